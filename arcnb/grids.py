@@ -1,0 +1,170 @@
+"""ARC grids: validation, padding and cropping, conversion to tensors.
+
+This is the one place that knows the pad convention. A grid is a 2-D array of ARC
+colours 0-9, from 1x1 to 30x30. Batches of grids are integer tensors ``[B, H, W]``
+padded with ``pad_token`` (default 10). A pad token inside 0-9 is refused: colour 0 is
+black, a real colour, never padding.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import GridError
+
+N_COLORS = 10
+PAD_TOKEN = 10
+MAX_SIZE = 30
+
+__all__ = [
+    "N_COLORS",
+    "PAD_TOKEN",
+    "MAX_SIZE",
+    "check_pad_token",
+    "validate_grid",
+    "as_grid_or_none",
+    "grid_problem",
+    "shape_str",
+    "pad_grids",
+    "crop_padding",
+]
+
+
+def check_pad_token(pad_token: int | None) -> int | None:
+    """Return ``pad_token`` if it is usable, else raise ValueError.
+
+    ``None`` means "no padding". A pad token in 0-9 is refused because those values
+    are ARC colours (0 is black).
+    """
+    if pad_token is None:
+        return None
+    if isinstance(pad_token, bool) or not isinstance(pad_token, (int, np.integer)):
+        raise ValueError(f"pad_token must be an int or None, got {pad_token!r}")
+    if 0 <= int(pad_token) <= 9:
+        raise ValueError(
+            f"pad_token={pad_token} is an ARC colour (0-9); colour 0 is black, not "
+            "padding. Use a value outside 0-9 (default 10) or pad_token=None."
+        )
+    return int(pad_token)
+
+
+def grid_problem(obj: Any) -> str | None:
+    """Describe why ``obj`` is not a valid ARC grid, or return None if it is one."""
+    if obj is None:
+        return "grid is None"
+    if isinstance(obj, (str, bytes)):
+        return "grid is a string"
+    if isinstance(obj, np.ndarray):
+        arr = obj
+        if arr.ndim != 2:
+            return f"grid has {arr.ndim} dimensions, expected 2"
+    else:
+        if not isinstance(obj, (list, tuple)):
+            return f"grid is a {type(obj).__name__}, expected a list of rows"
+        if len(obj) == 0:
+            return "grid is empty"
+        widths = set()
+        for row in obj:
+            if not isinstance(row, (list, tuple)):
+                return "grid rows must be lists"
+            widths.add(len(row))
+        if len(widths) != 1:
+            return f"grid is ragged (row lengths {sorted(widths)})"
+        try:
+            arr = np.asarray(obj)
+        except (ValueError, TypeError):
+            return "grid holds values that are not integers"
+        if arr.ndim != 2 or arr.dtype.kind not in "iuf" or arr.dtype == np.bool_:
+            return "grid holds values that are not integers"
+    if arr.size == 0 or 0 in arr.shape:
+        return "grid is empty"
+    if arr.shape[0] > MAX_SIZE or arr.shape[1] > MAX_SIZE:
+        return f"grid is {arr.shape[0]}x{arr.shape[1]}, larger than 30x30"
+    if arr.dtype.kind not in "iuf":
+        return f"grid has dtype {arr.dtype}, expected integers"
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        return "grid holds non-integer values"
+    if arr.min() < 0 or arr.max() > 9:
+        bad = arr[(arr < 0) | (arr > 9)].ravel()[0]
+        return f"grid holds value {bad!r} outside 0-9"
+    return None
+
+
+def validate_grid(obj: Any, *, file: str | None = None, task: str | None = None,
+                  where: str = "") -> np.ndarray:
+    """Return ``obj`` as an ``int8`` numpy array, or raise :class:`GridError`.
+
+    Checks: not empty, rectangular (no ragged rows), at most 30x30, values in 0-9.
+    ``file``, ``task`` and ``where`` name the offending place in the message.
+    """
+    problem = grid_problem(obj)
+    if problem is not None:
+        raise GridError(problem, file=file, task=task, where=where)
+    return np.asarray(obj).astype(np.int8, copy=False)
+
+
+def as_grid_or_none(obj: Any) -> np.ndarray | None:
+    """Return a valid grid as an ``int8`` array, or None if ``obj`` is malformed."""
+    if grid_problem(obj) is not None:
+        return None
+    return np.asarray(obj).astype(np.int8, copy=False)
+
+
+def shape_str(grid: np.ndarray | None) -> str | None:
+    """``"HxW"`` for a grid, None for a missing one."""
+    if grid is None:
+        return None
+    return f"{grid.shape[0]}x{grid.shape[1]}"
+
+
+def pad_grids(grids: Sequence[np.ndarray | None], *, pad_token: int = PAD_TOKEN,
+              size: tuple[int, int] | None = None, device=None, dtype=None):
+    """Stack grids into a padded ``[B, H, W]`` torch tensor (top-left aligned).
+
+    ``size`` defaults to the largest height and width in ``grids``. A None grid
+    becomes an all-padding slot.
+    """
+    import torch
+
+    pad_token = check_pad_token(pad_token)
+    if pad_token is None:
+        raise ValueError("pad_grids needs a pad_token outside 0-9")
+    if size is None:
+        hs = [g.shape[0] for g in grids if g is not None] or [1]
+        ws = [g.shape[1] for g in grids if g is not None] or [1]
+        size = (max(hs), max(ws))
+    H, W = size
+    out = np.full((len(grids), H, W), pad_token, dtype=np.int64)
+    for i, g in enumerate(grids):
+        if g is None:
+            continue
+        h, w = g.shape
+        if h > H or w > W:
+            raise ValueError(f"grid {i} is {h}x{w}, larger than the pad size {H}x{W}")
+        out[i, :h, :w] = g
+    t = torch.from_numpy(out)
+    if dtype is not None:
+        t = t.to(dtype)
+    if device is not None:
+        t = t.to(device)
+    return t
+
+
+def crop_padding(padded: Any, *, pad_token: int = PAD_TOKEN) -> np.ndarray | None:
+    """Cut the grid out of one padded 2-D array.
+
+    Rule: the grid is the top-left rectangle spanned by the rows and columns that
+    hold at least one non-padding cell, from row 0 / column 0 to the last such row /
+    column. Padding *inside* that rectangle is kept (it is not a colour, so the result
+    is not a valid grid and will be scored as wrong): the crop never repairs a shape.
+    Returns None when every cell is padding.
+    """
+    arr = np.asarray(padded.detach().cpu() if hasattr(padded, "detach") else padded)
+    valid = arr != pad_token
+    rows = np.flatnonzero(valid.any(axis=1))
+    cols = np.flatnonzero(valid.any(axis=0))
+    if rows.size == 0:
+        return None
+    return arr[: rows[-1] + 1, : cols[-1] + 1].copy()
+
