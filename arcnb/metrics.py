@@ -1,15 +1,84 @@
 """Metric functions.
 
 ``partial_credit`` scores one predicted grid against its truth (seed 001). The tensor
-metrics for training loops (grid, change, reconstruction, token) live here too.
+metrics for training loops live here too:
+
+* :func:`grid_metrics`: grid accuracy, exact match, cell accuracy, tolerance
+  accuracies, row / column rates, the dense grid objective and, given the source
+  grids, the change (transformation) metrics (seed 000);
+* :func:`reconstruction_metrics`, :func:`color_confusion`, :func:`latent_diagnostics`
+  (seed 002);
+* :func:`token_accuracy` (seed 004, corrected: the ignore index is never guessed).
+
+Conventions. Batches are ``[B, H, W]`` grids (or ``[B, L]`` sequences) padded with
+``pad_token`` (default 10; a value in 0-9 raises ValueError because colour 0 is black,
+never padding; ``pad_token=None`` means no padding). *Valid* cells are those whose
+target is not padding. Inputs may be torch tensors on any device with any integer
+dtype, numpy arrays or nested lists; results are dicts of 0-dim float32 tensors on
+the input's device (nothing is moved to the CPU). A ratio whose denominator is empty
+is NaN, never 0 or 1.
+
+Structure (the torchmetrics model). Every metric family has a count-based core:
+``_<family>_update(...)`` turns one batch into a dict of counts (sums), and
+``_<family>_compute(counts, ...)`` turns counts into ratios. The functions below are
+``compute(update(batch))``; the streaming classes in :mod:`arcnb.modules` keep the
+same counts as states, add them over batches (and processes, ``dist_reduce_fx="sum"``)
+and call the same ``compute``. So streaming over any split of the batches equals the
+one-shot result over their concatenation.
 """
 from __future__ import annotations
 
+import math
+from typing import Any, Mapping, Sequence
+
 import numpy as np
 
-__all__ = ["partial_credit"]
+from .grids import check_pad_token
+
+__all__ = [
+    "partial_credit",
+    "grid_metrics",
+    "reconstruction_metrics",
+    "color_confusion",
+    "latent_diagnostics",
+    "token_accuracy",
+    "tolerance_name",
+    "GRID_METRIC_NAMES",
+    "CHANGE_METRIC_NAMES",
+    "CONVENTIONS",
+    "ACTIVE_DIM_THRESHOLD",
+]
+
+CONVENTIONS = ("arcnb", "reference")
+DEFAULT_TOLERANCES = (0.90, 0.95, 0.99)
+DEFAULT_WEIGHTS = (0.0, 0.8, 0.2)
+#: A latent dimension is *active* when the variance over samples of its posterior
+#: mean exceeds this value (Burda et al. 2016, "Importance Weighted Autoencoders").
+ACTIVE_DIM_THRESHOLD = 0.01
+
+#: Metric names of :func:`grid_metrics` without ``source`` (plus one
+#: ``grid_tol_*`` per tolerance).
+GRID_METRIC_NAMES = (
+    "grid_accuracy", "exact_match", "cell_accuracy", "row_all_correct_rate",
+    "col_all_correct_rate", "dense_grid_objective", "n_grids",
+)
+#: Extra names of :func:`grid_metrics` given ``source``.
+CHANGE_METRIC_NAMES = (
+    "change_recall", "change_precision", "transformation_f1", "copy_rate",
+    "change_accuracy",
+)
+
+# Cells per chunk when scanning a batch: small on the CPU so that the dozen
+# boolean passes over a chunk stay in cache (the batch is then read from memory
+# about once), large on accelerators to bound temporaries without launching many
+# kernels.
+_CHUNK_CELLS_CPU = 1 << 17
+_CHUNK_CELLS_OTHER = 1 << 25
 
 
+# --------------------------------------------------------------------------- #
+# partial credit (scoring)
+# --------------------------------------------------------------------------- #
 def partial_credit(truth, pred) -> float:
     """Partial credit for one predicted grid (seed 001).
 
@@ -35,3 +104,675 @@ def partial_credit(truth, pred) -> float:
     h, w = min(t.shape[0], p.shape[0]), min(t.shape[1], p.shape[1])
     acc = float(np.mean(t[:h, :w] == p[:h, :w]))
     return float(rows * cols * acc)
+
+
+# --------------------------------------------------------------------------- #
+# input handling
+# --------------------------------------------------------------------------- #
+def _torch():
+    import torch
+
+    return torch
+
+
+def _first_device(*xs):
+    torch = _torch()
+    devices = {x.device for x in xs if isinstance(x, torch.Tensor)}
+    if len(devices) > 1:
+        raise ValueError(f"inputs are on different devices: {sorted(map(str, devices))}")
+    return devices.pop() if devices else torch.device("cpu")
+
+
+def _as_tensor(x: Any, name: str, device, *, integer: bool = True):
+    """``x`` as a torch tensor on ``device`` (tensors already there stay untouched)."""
+    torch = _torch()
+    if isinstance(x, torch.Tensor):
+        t = x.detach()
+    else:
+        if x is None:
+            raise ValueError(f"{name} is None")
+        try:
+            arr = np.asarray(x)
+        except (ValueError, TypeError) as exc:  # ragged nested lists
+            raise ValueError(f"{name} is not a rectangular array: {exc}") from None
+        if arr.dtype == object:
+            raise ValueError(f"{name} is not a rectangular array of numbers")
+        if arr.dtype.kind == "u" and arr.dtype.itemsize > 1:
+            arr = arr.astype(np.int64)  # torch lacks some unsigned dtypes
+        t = torch.as_tensor(arr, device=device)
+    if integer and (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
+        raise ValueError(
+            f"{name} has dtype {t.dtype}; expected integer class indices "
+            "(take the argmax of logits first)"
+        )
+    return t
+
+
+def _check_same_shape(a, b, na: str, nb: str) -> None:
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"{na} has shape {tuple(a.shape)} but {nb} has shape {tuple(b.shape)}")
+
+
+def _check_batch(t, name: str) -> None:
+    if t.dim() < 2:
+        raise ValueError(
+            f"{name} has shape {tuple(t.shape)}; expected a batch [B, H, W] or [B, L] "
+            "(wrap a single grid as grid[None])"
+        )
+
+
+def _float_dtype(device):
+    torch = _torch()
+    return torch.float32 if device.type == "mps" else torch.float64
+
+
+def _ratio(num, den):
+    """``num / den`` as float, NaN where ``den == 0`` (works elementwise)."""
+    torch = _torch()
+    dt = _float_dtype(num.device)
+    num = num.to(dt)
+    den = den.to(dt)
+    return torch.where(den > 0, num / den.clamp_min(1e-300 if dt == torch.float64 else 1e-30),
+                       torch.full_like(num, math.nan))
+
+
+def _out(x):
+    """Final form of a metric: float32 on the same device."""
+    torch = _torch()
+    return x.to(torch.float32)
+
+
+def tolerance_name(tol: float) -> str:
+    """Key of a tolerance accuracy: ``0.95 -> "grid_tol_0p95"``, ``0.999 -> "grid_tol_0p999"``."""
+    s = f"{tol:.2f}"
+    if float(s) != float(tol):
+        s = repr(float(tol))
+    return "grid_tol_" + s.replace(".", "p")
+
+
+def _check_tolerances(tolerances) -> tuple[float, ...]:
+    tols = tuple(float(t) for t in tolerances)
+    for t in tols:
+        if not (0.0 <= t <= 1.0):
+            raise ValueError(f"tolerance {t} is not in [0, 1]")
+    if len({tolerance_name(t) for t in tols}) != len(tols):
+        raise ValueError(f"duplicate tolerances {tols}")
+    return tols
+
+
+def _check_convention(convention: str) -> str:
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+    return convention
+
+
+def _check_weights(weights) -> tuple[float, float, float]:
+    w = tuple(float(x) for x in weights)
+    if len(w) != 3:
+        raise ValueError("weights must be (w_cell, w_tol, w_exact)")
+    return w
+
+
+def _chunks(n: int, cells_per_item: int, device):
+    limit = _CHUNK_CELLS_CPU if device.type == "cpu" else _CHUNK_CELLS_OTHER
+    step = max(1, limit // max(1, cells_per_item))
+    for start in range(0, n, step):
+        yield start, min(n, start + step)
+
+
+# --------------------------------------------------------------------------- #
+# grid metrics
+# --------------------------------------------------------------------------- #
+def _tolerances_for_update(tolerances) -> tuple[float, ...]:
+    """Tolerances to count: the requested ones plus 0.95 (dense grid objective)."""
+    tols = _check_tolerances(tolerances)
+    if tolerance_name(0.95) not in {tolerance_name(t) for t in tols}:
+        tols = tols + (0.95,)
+    return tols
+
+
+def _grid_count_names(tols: Sequence[float], with_source: bool, reference: bool) -> list[str]:
+    names = ["n_total", "n_grids", "n_correct", "n_exact", "n_valid", "n_valid_correct",
+             "n_rows", "n_rows_correct", "n_cols", "n_cols_correct"]
+    names += ["n_" + tolerance_name(t) for t in tols]
+    if with_source:
+        names += ["n_tgt_change", "n_pred_change", "n_both_change", "n_change_correct"]
+        if reference:
+            names += ["sum_ref_copy_rate", "sum_ref_recall", "sum_ref_precision", "sum_ref_f1"]
+    return names
+
+
+def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
+                 tolerances: Sequence[float] = DEFAULT_TOLERANCES,
+                 reference: bool = False) -> dict:
+    """Counts of one batch for :func:`grid_metrics` (all sums, on the input's device).
+
+    ``n_total`` grids in the batch; ``n_grids`` with at least one valid cell;
+    ``n_correct`` / ``n_exact`` / ``n_grid_tol_*`` among those; ``n_valid`` /
+    ``n_valid_correct`` valid cells; ``n_rows`` / ``n_cols`` rows / columns holding a
+    valid cell and ``n_rows_correct`` / ``n_cols_correct`` those without a wrong
+    valid cell. With ``source``, over valid cells: ``n_tgt_change`` (tgt!=src),
+    ``n_pred_change`` (pred!=src), ``n_both_change`` (both), ``n_change_correct``
+    (pred==tgt and tgt!=src); with ``reference=True`` also the sums over grids of the
+    reference code's per-grid copy rate, recall, precision and F1 (every cell).
+
+    Inputs are assumed to be tensors of the same shape on one device (the public
+    functions convert and check).
+    """
+    torch = _torch()
+    tols = _tolerances_for_update(tolerances)
+    device = target.device
+    with_source = source is not None
+    names = _grid_count_names(tols, with_source, reference)
+    fdt = _float_dtype(device)
+    acc = {n: torch.zeros((), dtype=fdt if n.startswith("sum_") else torch.int64, device=device)
+           for n in names}
+    B = target.shape[0]
+    acc["n_total"] += B
+    if B == 0 or target.numel() == 0:
+        return acc
+    grid3d = target.dim() >= 3
+    if target.dim() > 3:  # [B, ..., H, W]: fold the extra dims into rows
+        shp = (B, -1, target.shape[-1])
+        pred, target = pred.reshape(shp), target.reshape(shp)
+        source = source.reshape(shp) if with_source else None
+    cells = target[0].numel()
+    tol_t = torch.tensor(tols, dtype=fdt, device=device)
+
+    for a, b in _chunks(B, cells, device):
+        p, t = pred[a:b], target[a:b]
+        n = b - a
+        eq = p == t
+        if pad_token is None:
+            v = torch.ones_like(eq)
+        else:
+            v = t != pad_token
+        wrong = v > eq  # valid and not equal
+        if grid3d:
+            row_valid = v.sum(-1)  # [n, H]
+            row_wrong = wrong.sum(-1)
+            g_valid = row_valid.sum(-1)
+            g_wrong = row_wrong.sum(-1)
+            has_row = row_valid > 0
+            acc["n_rows"] += has_row.sum()
+            acc["n_rows_correct"] += (has_row & (row_wrong == 0)).sum()
+            col_valid = v.any(-2)
+            acc["n_cols"] += col_valid.sum()
+            acc["n_cols_correct"] += (col_valid > wrong.any(-2)).sum()
+        else:
+            g_valid = v.sum(-1)
+            g_wrong = wrong.sum(-1)
+        nonempty = g_valid > 0
+        acc["n_grids"] += nonempty.sum()
+        acc["n_valid"] += g_valid.sum()
+        acc["n_valid_correct"] += g_valid.sum() - g_wrong.sum()
+        acc["n_correct"] += (nonempty & (g_wrong == 0)).sum()
+        acc["n_exact"] += (nonempty & eq.reshape(n, -1).all(-1)).sum()
+        g_acc = (g_valid - g_wrong).to(fdt) / g_valid.clamp_min(1).to(fdt)
+        tol_hit = (g_acc[:, None] >= tol_t[None, :]) & nonempty[:, None]
+        tol_counts = tol_hit.sum(0)
+        for k, tl in enumerate(tols):
+            acc["n_" + tolerance_name(tl)] += tol_counts[k]
+        if with_source:
+            s = source[a:b]
+            tc = t != s
+            pc = p != s
+            tcv = tc & v
+            acc["n_tgt_change"] += tcv.sum()
+            acc["n_pred_change"] += (pc & v).sum()
+            acc["n_both_change"] += (tcv & pc).sum()
+            acc["n_change_correct"] += (tcv & eq).sum()
+            if reference:
+                # The reference code: per grid, over every cell (padding included).
+                tc_g = tc.reshape(n, -1).sum(-1)
+                pc_g = pc.reshape(n, -1).sum(-1)
+                both_g = (tc & pc).reshape(n, -1).sum(-1)
+                rec = torch.where(tc_g > 0, both_g.to(fdt) / tc_g.clamp_min(1).to(fdt),
+                                  torch.ones((), dtype=fdt, device=device))
+                prec = torch.where(pc_g > 0, both_g.to(fdt) / pc_g.clamp_min(1).to(fdt),
+                                   torch.ones((), dtype=fdt, device=device))
+                f1 = 2.0 * prec * rec / (prec + rec + 1e-8)
+                acc["sum_ref_copy_rate"] += (cells - pc_g).to(fdt).sum() / cells
+                acc["sum_ref_recall"] += rec.sum()
+                acc["sum_ref_precision"] += prec.sum()
+                acc["sum_ref_f1"] += f1.sum()
+    if not grid3d:
+        # sequences have no rows or columns: the rates are NaN (empty denominators)
+        pass
+    return acc
+
+
+def _grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
+                  weights=DEFAULT_WEIGHTS, convention: str = "arcnb") -> dict:
+    """Ratios of :func:`grid_metrics` from the counts of :func:`_grid_update`."""
+    torch = _torch()
+    convention = _check_convention(convention)
+    tols = _check_tolerances(tolerances)
+    w_cell, w_tol, w_exact = _check_weights(weights)
+    ref = convention == "reference"
+    grids = counts["n_total"] if ref else counts["n_grids"]
+    out = {
+        "grid_accuracy": _ratio(counts["n_correct"], grids),
+        "exact_match": _ratio(counts["n_exact"], grids),
+        "cell_accuracy": _ratio(counts["n_valid_correct"], counts["n_valid"]),
+    }
+    for tl in tols:
+        out[tolerance_name(tl)] = _ratio(counts["n_" + tolerance_name(tl)], grids)
+    out["row_all_correct_rate"] = _ratio(counts["n_rows_correct"], counts["n_rows"])
+    out["col_all_correct_rate"] = _ratio(counts["n_cols_correct"], counts["n_cols"])
+    tol95 = _ratio(counts["n_" + tolerance_name(0.95)], grids)
+    terms = [(w_cell, out["cell_accuracy"]), (w_tol, tol95), (w_exact, out["grid_accuracy"])]
+    dense = torch.zeros_like(out["cell_accuracy"])
+    for w, m in terms:
+        if w != 0.0:  # a zero weight drops its term (0 * NaN would poison the sum)
+            dense = dense + w * m
+    out["dense_grid_objective"] = dense
+    out["n_grids"] = grids.to(out["cell_accuracy"].dtype)
+    if "n_tgt_change" in counts:
+        if ref:
+            if "sum_ref_recall" not in counts:
+                raise ValueError("counts lack the reference change sums (update with reference=True)")
+            n = counts["n_total"]
+            out["change_recall"] = _ratio(counts["sum_ref_recall"], n)
+            out["change_precision"] = _ratio(counts["sum_ref_precision"], n)
+            out["transformation_f1"] = _ratio(counts["sum_ref_f1"], n)
+            out["copy_rate"] = _ratio(counts["sum_ref_copy_rate"], n)
+        else:
+            rec = _ratio(counts["n_both_change"], counts["n_tgt_change"])
+            prec = _ratio(counts["n_both_change"], counts["n_pred_change"])
+            s = prec + rec
+            f1 = torch.where(s > 0, 2 * prec * rec / torch.where(s > 0, s, torch.ones_like(s)),
+                             torch.where(torch.isnan(s), s, torch.zeros_like(s)))
+            out["change_recall"] = rec
+            out["change_precision"] = prec
+            out["transformation_f1"] = f1
+            out["copy_rate"] = _ratio(counts["n_valid"] - counts["n_pred_change"], counts["n_valid"])
+        # no counterpart in the reference code: pooled over valid cells in both
+        out["change_accuracy"] = _ratio(counts["n_change_correct"], counts["n_tgt_change"])
+    return {k: _out(v) for k, v in out.items()}
+
+
+def _prepare_grid_inputs(pred, target, source, pad_token):
+    pad_token = check_pad_token(pad_token)
+    device = _first_device(pred, target, source)
+    pred = _as_tensor(pred, "pred", device)
+    target = _as_tensor(target, "target", device)
+    _check_batch(target, "target")
+    _check_same_shape(pred, target, "pred", "target")
+    if source is not None:
+        source = _as_tensor(source, "source", device)
+        _check_same_shape(source, target, "source", "target")
+    return pred, target, source, pad_token
+
+
+def grid_metrics(pred, target, *, pad_token: int | None = 10, source=None,
+                 tolerances: Sequence[float] = DEFAULT_TOLERANCES,
+                 weights: Sequence[float] = DEFAULT_WEIGHTS,
+                 convention: str = "arcnb") -> dict:
+    """Grid, cell and (given ``source``) change metrics of a padded batch (seed 000).
+
+    ``pred``, ``target`` (and ``source``) are ``[B, H, W]`` (or ``[B, L]``) integer
+    batches padded with ``pad_token``. *Valid* cells: ``target != pad_token``. A grid
+    whose target is all padding is not a grid: with ``convention="arcnb"`` it is left
+    out of every denominator.
+
+    * ``grid_accuracy`` = #grids whose valid cells are all correct / #grids (padding
+      positions are not checked);
+    * ``exact_match`` = #grids with ``pred == target`` at every position, padding
+      included / #grids (a prediction of the wrong shape fails here);
+    * ``cell_accuracy`` = correct valid cells / valid cells, summed over the batch;
+    * ``grid_tol_0p90`` etc. = #grids whose own valid-cell accuracy >= tolerance / #grids;
+    * ``row_all_correct_rate`` / ``col_all_correct_rate`` = rows / columns without a
+      wrong valid cell / rows / columns holding a valid cell (NaN for ``[B, L]``);
+    * ``dense_grid_objective`` = w_cell*cell_accuracy + w_tol*grid_tol_0p95 +
+      w_exact*grid_accuracy with ``weights=(w_cell, w_tol, w_exact)`` (a zero weight
+      drops its term);
+    * ``n_grids``: the grid denominator.
+
+    With ``source`` (the input grids, same padding), over valid cells summed over the
+    batch: ``change_recall`` = |pred!=src & tgt!=src| / |tgt!=src|;
+    ``change_precision`` = |pred!=src & tgt!=src| / |pred!=src|;
+    ``transformation_f1`` = 2PR/(P+R) (0 when both are 0); ``copy_rate`` =
+    |pred==src| / |valid|; ``change_accuracy`` = |pred==tgt & tgt!=src| / |tgt!=src|.
+
+    ``convention="reference"`` reproduces the ARC Taxonomy reproduction code: a grid
+    whose target is all padding counts as wrong and stays in the grid denominators
+    (grid_accuracy, exact_match, grid_tol_*, n_grids = B); change_recall,
+    change_precision, transformation_f1 and copy_rate are computed per grid over
+    every cell, padding included, then averaged over the B grids, with recall 1.0 for
+    a grid without target changes, precision 1.0 for a grid without predicted
+    changes and F1 = 2PR/(P+R+1e-8). ``change_accuracy`` has no reference
+    counterpart and stays pooled over valid cells.
+
+    Empty denominators give NaN. Results are 0-dim float32 tensors on the input's
+    device.
+
+    >>> import torch
+    >>> m = grid_metrics(torch.tensor([[[1, 2], [3, 4]]]), torch.tensor([[[1, 2], [3, 5]]]))
+    >>> float(m["grid_accuracy"]), float(m["cell_accuracy"])
+    (0.0, 0.75)
+    """
+    tolerances = _check_tolerances(tolerances)
+    convention = _check_convention(convention)
+    weights = _check_weights(weights)
+    pred, target, source, pad_token = _prepare_grid_inputs(pred, target, source, pad_token)
+    counts = _grid_update(pred, target, source, pad_token=pad_token, tolerances=tolerances,
+                          reference=convention == "reference")
+    return _grid_compute(counts, tolerances=tolerances, weights=weights, convention=convention)
+
+
+# --------------------------------------------------------------------------- #
+# reconstruction metrics and colour confusion
+# --------------------------------------------------------------------------- #
+_N_COLORS = 10
+_PRED_COLS = 12  # predicted 0-9, 10 = padding, 11 = any other value
+
+
+def _confusion_counts(pred, target, pad_token):
+    """``[10, 12]`` counts of (target colour, predicted code) over valid cells.
+
+    Predicted code: the colour 0-9, 10 for ``pad_token``, 11 for any other value.
+    Raises ValueError if a valid target cell is not a colour 0-9 (one scalar sync).
+    """
+    torch = _torch()
+    device = target.device
+    if pad_token is None:
+        v = None
+        n_valid = torch.tensor(target.numel(), device=device)
+    else:
+        v = target != pad_token
+        n_valid = v.sum()
+    t_colour = (target >= 0) & (target <= 9)
+    bad_t = (v & ~t_colour) if v is not None else ~t_colour
+    if bool(bad_t.any()):
+        raise ValueError("target holds a value that is neither a colour 0-9 nor pad_token")
+    p_colour = (pred >= 0) & (pred <= 9)
+    code = torch.where(p_colour, pred.long(), torch.full((), 11, device=device, dtype=torch.long))
+    if pad_token is not None:
+        code = torch.where(pred == pad_token, torch.full((), 10, device=device, dtype=torch.long), code)
+    idx = target.long().clamp(0, 9) * _PRED_COLS + code
+    dump = _N_COLORS * _PRED_COLS
+    if v is not None:
+        idx = torch.where(v, idx, torch.full((), dump, device=device, dtype=torch.long))
+    counts = torch.bincount(idx.reshape(-1), minlength=dump + 1)[:dump]
+    del n_valid
+    return counts.reshape(_N_COLORS, _PRED_COLS)
+
+
+def _reconstruction_update(pred, target, *, pad_token=None) -> dict:
+    """Counts for :func:`reconstruction_metrics`: the ``[10, 12]`` confusion counts,
+    ``n_grids`` (grids with a valid cell) and ``n_perfect`` (those whose valid cells
+    are all correct)."""
+    torch = _torch()
+    conf = _confusion_counts(pred, target, pad_token)
+    B = target.shape[0]
+    if B == 0:
+        z = torch.zeros((), dtype=torch.int64, device=target.device)
+        return {"confusion": conf, "n_grids": z, "n_perfect": z.clone()}
+    eq = pred == target
+    if pad_token is None:
+        v = torch.ones_like(eq)
+    else:
+        v = target != pad_token
+    g_valid = v.reshape(B, -1).sum(-1)
+    g_wrong = (v > eq).reshape(B, -1).sum(-1)
+    nonempty = g_valid > 0
+    return {"confusion": conf, "n_grids": nonempty.sum(),
+            "n_perfect": (nonempty & (g_wrong == 0)).sum()}
+
+
+def _reconstruction_compute(counts: Mapping[str, Any], *, background: int | None = 0) -> dict:
+    torch = _torch()
+    conf = counts["confusion"]
+    diag = torch.diagonal(conf[:, :_N_COLORS])
+    per_colour_total = conf.sum(-1)
+    per_colour = _ratio(diag, per_colour_total)
+    present = per_colour_total > 0
+    n_present = present.sum()
+    balanced = _ratio(torch.where(present, per_colour, torch.zeros_like(per_colour)).sum(), n_present)
+    obj_mask = torch.ones(_N_COLORS, dtype=torch.bool, device=conf.device)
+    if background is not None:
+        obj_mask[background] = False
+    out = {
+        "pixel_accuracy": _ratio(diag.sum(), per_colour_total.sum()),
+        "perfect_recon_rate": _ratio(counts["n_perfect"], counts["n_grids"]),
+        "per_color_accuracy": per_colour,
+        "balanced_accuracy": balanced,
+        "object_accuracy": _ratio(diag[obj_mask].sum(), per_colour_total[obj_mask].sum()),
+        "n_grids": counts["n_grids"],
+    }
+    return {k: _out(v) for k, v in out.items()}
+
+
+def _check_background(background):
+    if background is None:
+        return None
+    if isinstance(background, bool) or not isinstance(background, (int, np.integer)) \
+            or not 0 <= int(background) <= 9:
+        raise ValueError(f"background must be a colour 0-9 or None, got {background!r}")
+    return int(background)
+
+
+def reconstruction_metrics(pred, target, *, background: int | None = 0,
+                           pad_token: int | None = None) -> dict:
+    """Reconstruction metrics of a batch of grids (seed 002).
+
+    Over valid cells (all cells when ``pad_token=None``), summed over the batch:
+
+    * ``pixel_accuracy`` = correct cells / cells;
+    * ``perfect_recon_rate`` = grids whose valid cells are all correct / grids with a
+      valid cell;
+    * ``per_color_accuracy``: tensor of 10; for colour c, cells with target c
+      predicted c / cells with target c (NaN for a colour absent from the target);
+    * ``balanced_accuracy`` = mean of ``per_color_accuracy`` over present colours;
+    * ``object_accuracy`` = correct cells / cells, over cells whose target is not
+      ``background`` (None: every colour counts as object);
+    * ``n_grids``: grids with a valid cell.
+
+    A predicted value that is neither a colour nor padding is simply wrong. A valid
+    target cell outside 0-9 raises ValueError.
+
+    >>> import torch
+    >>> m = reconstruction_metrics(torch.tensor([[[0, 1], [1, 1]]]), torch.tensor([[[0, 1], [2, 1]]]))
+    >>> float(m["pixel_accuracy"]), float(m["balanced_accuracy"])
+    (0.75, 0.6666666865348816)
+    """
+    background = _check_background(background)
+    pad_token = check_pad_token(pad_token)
+    device = _first_device(pred, target)
+    pred = _as_tensor(pred, "pred", device)
+    target = _as_tensor(target, "target", device)
+    _check_batch(target, "target")
+    _check_same_shape(pred, target, "pred", "target")
+    counts = _reconstruction_update(pred, target, pad_token=pad_token)
+    return _reconstruction_compute(counts, background=background)
+
+
+def color_confusion(pred, target, *, pad_token: int | None = None):
+    """Confusion counts of colours over valid cells: rows = true colour 0-9,
+    columns = predicted colour 0-9, plus an 11th column (index 10) counting cells
+    predicted as padding when ``pad_token`` is given. Returns an int64 tensor
+    ``[10, 10]`` (``pad_token=None``) or ``[10, 11]`` on the input's device.
+
+    Accepts a single grid ``[H, W]`` or a batch of any shape. Raises ValueError for a
+    valid target cell outside 0-9 or a prediction that is neither a colour nor the
+    pad token.
+
+    >>> import torch
+    >>> color_confusion(torch.tensor([[0, 1]]), torch.tensor([[0, 2]]))[2, 1].item()
+    1
+    """
+    pad_token = check_pad_token(pad_token)
+    device = _first_device(pred, target)
+    pred = _as_tensor(pred, "pred", device)
+    target = _as_tensor(target, "target", device)
+    _check_same_shape(pred, target, "pred", "target")
+    conf = _confusion_counts(pred, target, pad_token)
+    if bool(conf[:, 11].sum() > 0):
+        raise ValueError(
+            "pred holds a value that is neither a colour 0-9 nor pad_token "
+            f"(pad_token={pad_token}); pass the pad token your model predicts"
+        )
+    if pad_token is None:
+        return conf[:, :_N_COLORS].contiguous()
+    return conf[:, :_N_COLORS + 1].contiguous()
+
+
+# --------------------------------------------------------------------------- #
+# latent diagnostics
+# --------------------------------------------------------------------------- #
+def _latent_update(mu, logvar) -> dict:
+    """Sums over samples for :func:`latent_diagnostics` (per dimension)."""
+    torch = _torch()
+    fdt = _float_dtype(mu.device)
+    mu = mu.to(fdt)
+    logvar = logvar.to(fdt)
+    var = logvar.exp()
+    kl = -0.5 * (1 + logvar - mu.pow(2) - var)
+    return {"n": torch.tensor(mu.shape[0], device=mu.device), "sum_kl": kl.sum(0),
+            "sum_mu": mu.sum(0), "sum_mu2": mu.pow(2).sum(0), "sum_var": var.sum(0)}
+
+
+def _latent_compute(counts, *, active_threshold=ACTIVE_DIM_THRESHOLD) -> dict:
+    torch = _torch()
+    n = counts["n"]
+    kl_per_dim = _ratio(counts["sum_kl"], n.expand_as(counts["sum_kl"]))
+    mean_mu = _ratio(counts["sum_mu"], n.expand_as(counts["sum_mu"]))
+    var_mu = (_ratio(counts["sum_mu2"], n.expand_as(counts["sum_mu2"])) - mean_mu ** 2).clamp_min(0)
+    mean_var = _ratio(counts["sum_var"], n.expand_as(counts["sum_var"]))
+    active = var_mu > active_threshold
+    out = {
+        "kl_per_dim": kl_per_dim,
+        "mean_kl_per_dim": kl_per_dim.mean(),
+        "kl_total": kl_per_dim.sum(),
+        "n_active_dims": torch.where(n > 0, active.sum().to(kl_per_dim.dtype),
+                                     torch.full_like(kl_per_dim.sum(), math.nan)),
+        "n_dims": torch.tensor(float(kl_per_dim.shape[0]), device=kl_per_dim.device),
+        "latent_std": torch.sqrt(var_mu + mean_var).mean(),
+        "mu_variance_per_dim": var_mu,
+    }
+    return {k: _out(v) for k, v in out.items()}
+
+
+def latent_diagnostics(mu, logvar, *, active_threshold: float = ACTIVE_DIM_THRESHOLD) -> dict:
+    """Diagnostics of a diagonal-Gaussian latent space (seed 002's report).
+
+    ``mu`` and ``logvar``: ``[N, D]`` posterior means and log-variances.
+
+    * ``kl_per_dim`` (tensor of D) = mean over samples of
+      ``-0.5 * (1 + logvar - mu**2 - exp(logvar))``, the KL to N(0, 1) of each dimension;
+    * ``mean_kl_per_dim`` = mean of ``kl_per_dim`` (seed 002's "mean KL divergence",
+      collapse below about 0.05); ``kl_total`` = its sum (KL per sample);
+    * ``mu_variance_per_dim`` = variance over samples of ``mu`` (population, /N);
+    * ``n_active_dims`` = dimensions with ``mu_variance_per_dim > active_threshold``
+      (default 0.01, the activity criterion of Burda et al. 2016); ``n_dims`` = D;
+    * ``latent_std`` = mean over dimensions of the aggregate posterior standard
+      deviation ``sqrt(Var(mu) + mean(exp(logvar)))`` (about 1 when the aggregate
+      posterior matches N(0, 1)).
+
+    NaN when ``N == 0``.
+
+    >>> import torch
+    >>> m = latent_diagnostics(torch.zeros(4, 3), torch.zeros(4, 3))
+    >>> float(m["mean_kl_per_dim"]), float(m["n_active_dims"]), float(m["latent_std"])
+    (0.0, 0.0, 1.0)
+    """
+    torch = _torch()
+    device = _first_device(mu, logvar)
+    mu = _as_tensor(mu, "mu", device, integer=False).to(_float_dtype(device))
+    logvar = _as_tensor(logvar, "logvar", device, integer=False).to(_float_dtype(device))
+    if mu.dim() != 2:
+        raise ValueError(f"mu has shape {tuple(mu.shape)}; expected [N, D]")
+    _check_same_shape(mu, logvar, "mu", "logvar")
+    del torch
+    return _latent_compute(_latent_update(mu, logvar), active_threshold=active_threshold)
+
+
+# --------------------------------------------------------------------------- #
+# token accuracy
+# --------------------------------------------------------------------------- #
+_REQUIRED = object()
+
+
+def _token_prepare(logits_or_pred, target, ignore_index):
+    torch = _torch()
+    if ignore_index is not None and (isinstance(ignore_index, bool)
+                                     or not isinstance(ignore_index, (int, np.integer))):
+        raise ValueError(f"ignore_index must be an int or None, got {ignore_index!r}")
+    device = _first_device(logits_or_pred, target)
+    target = _as_tensor(target, "target", device)
+    x = _as_tensor(logits_or_pred, "logits_or_pred", device, integer=False)
+    if x.dim() == target.dim() + 1 and tuple(x.shape[:-1]) == tuple(target.shape):
+        if not x.is_floating_point():
+            raise ValueError("logits_or_pred has one more dimension than target but is not "
+                             "floating point; expected logits [..., V]")
+        pred = x.argmax(-1)
+    elif tuple(x.shape) == tuple(target.shape):
+        if x.is_floating_point() or x.dtype == torch.bool or x.is_complex():
+            raise ValueError(
+                "logits_or_pred has the shape of target but is not integer: pass "
+                "predictions as integers, or logits with a last class dimension"
+            )
+        pred = x
+    else:
+        raise ValueError(
+            f"logits_or_pred has shape {tuple(x.shape)}; expected {tuple(target.shape)} "
+            f"(predictions) or {tuple(target.shape)} + (V,) (logits)"
+        )
+    return pred, target
+
+
+def _token_update(pred, target, *, ignore_index) -> dict:
+    """Counts for :func:`token_accuracy`: valid tokens, correct valid tokens, and
+    sequences (first dimension) with a valid token / with all valid tokens correct."""
+    torch = _torch()
+    eq = pred == target
+    v = torch.ones_like(eq) if ignore_index is None else target != ignore_index
+    out = {"n_tokens": v.sum(), "n_correct": (eq & v).sum()}
+    if target.dim() >= 2 and target.shape[0] > 0:
+        B = target.shape[0]
+        s_valid = v.reshape(B, -1).sum(-1)
+        s_wrong = (v > eq).reshape(B, -1).sum(-1)
+        out["n_sequences"] = (s_valid > 0).sum()
+        out["n_sequences_correct"] = ((s_valid > 0) & (s_wrong == 0)).sum()
+    else:
+        z = torch.zeros((), dtype=torch.int64, device=target.device)
+        out["n_sequences"] = z
+        out["n_sequences_correct"] = z.clone()
+    return out
+
+
+def _token_compute(counts) -> dict:
+    out = {
+        "token_accuracy": _ratio(counts["n_correct"], counts["n_tokens"]),
+        "sequence_accuracy": _ratio(counts["n_sequences_correct"], counts["n_sequences"]),
+        "n_tokens": counts["n_tokens"],
+    }
+    return {k: _out(v) for k, v in out.items()}
+
+
+def token_accuracy(logits_or_pred, target, *, ignore_index=_REQUIRED) -> dict:
+    """Token accuracy with an explicit ignore index (seed 004, corrected).
+
+    ``ignore_index`` is required (pass ``None`` to count every position); it is never
+    guessed from the data: seed 004's rule "targets <= 10 mean 0 is padding" drops
+    every real 0 (black in ARC). ``logits_or_pred`` is either logits with a last class
+    dimension (``target.shape + (V,)``, floating point; argmax over the last
+    dimension) or integer predictions of the target's shape.
+
+    * ``token_accuracy`` = |pred == target & target != ignore_index| /
+      |target != ignore_index| (NaN when nothing is valid, never 0);
+    * ``sequence_accuracy`` = sequences (first dimension) whose valid tokens are all
+      correct / sequences with a valid token (NaN for a 1-D target);
+    * ``n_tokens``: valid tokens.
+
+    >>> import torch
+    >>> float(token_accuracy(torch.tensor([[0, 3, 0]]), torch.tensor([[0, 3, -100]]),
+    ...                      ignore_index=-100)["token_accuracy"])
+    1.0
+    """
+    if ignore_index is _REQUIRED:
+        raise TypeError("token_accuracy() needs ignore_index= (an int, or None for no "
+                        "ignored positions); it is never guessed from the data")
+    pred, target = _token_prepare(logits_or_pred, target, ignore_index)
+    return _token_compute(_token_update(pred, target, ignore_index=ignore_index))
