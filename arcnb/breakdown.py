@@ -1,0 +1,410 @@
+"""Breakdowns of scored results by category, colour, grid size, shape change or
+difficulty, with seeded bootstrap intervals; per-colour accuracy and colour confusion;
+CSV and LaTeX export.
+
+Every table is a view of ``Results.outputs`` (one row per task x test output); no
+correctness is recomputed here.
+
+Group metrics, for a group G holding the outputs O_G of the tasks T_G:
+
+* ``n_tasks = |T_G|``, ``n_outputs = |O_G|``;
+* ``pass@K``: for each task t in T_G, the fraction of *its outputs in G* solved within
+  K attempts, then the mean over T_G (the ARC Prize rule restricted to G);
+* ``pass@K_per_output``: the fraction of O_G solved within K attempts;
+* ``pass@K_all_or_nothing``: the fraction of T_G whose outputs in G are all solved;
+* ``cell_accuracy``: the mean of the outputs' ``cell_accuracy`` over O_G (outputs
+  without a right-shaped attempt are NaN and skipped, as in the overall summary);
+* ``pass@2_ci_low`` / ``pass@2_ci_high``: a seeded percentile bootstrap interval of
+  ``pass@2`` resampling the tasks of G (:func:`arcnb.stats.bootstrap_ci`).
+
+For task-level groupings (taxonomies, difficulty) a task's outputs all share its
+groups, so "its outputs in G" are all its outputs. Output-level groupings (grid size,
+shape change, colour) assign each test output on its own. In a multi-label grouping a
+task or output counts in *each* of its groups, so the counts of the rows can add up to
+more than the totals; the ``multi_label`` column and ``df.attrs["note"]`` say so.
+A task without a category is shown as ``uncategorized``, never dropped.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import ArcnbError
+from .io import atomic_write_text
+from .stats import bootstrap_ci
+from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
+
+__all__ = [
+    "breakdown",
+    "group_membership",
+    "GROUPINGS",
+    "GRID_SIZE_BINS",
+    "COLOR_NAMES",
+    "scored_pairs",
+    "color_accuracy",
+    "color_confusion",
+    "to_csv",
+    "to_latex",
+    "latex_table",
+]
+
+#: ARC colour names (index = colour).
+COLOR_NAMES = ("black", "blue", "red", "green", "yellow", "grey", "magenta", "orange",
+               "azure", "maroon")
+
+#: Grid-size bins on the larger side of the truth grid, ``(label, low, high)`` inclusive.
+GRID_SIZE_BINS = (("1-5", 1, 5), ("6-10", 6, 10), ("11-15", 11, 15), ("16-20", 16, 20),
+                  ("21-25", 21, 25), ("26-30", 26, 30))
+
+#: Named groupings accepted by :func:`breakdown` (besides taxonomies and files).
+GROUPINGS = {
+    "grid_size": "per output: the larger side of the truth grid, binned as GRID_SIZE_BINS",
+    "shape_change": "per output: truth shape vs test input shape: same_shape, output_smaller "
+                    "(no taller, no wider, smaller), output_larger (no shorter, no narrower, "
+                    "larger) or shape_mixed",
+    "color": "per output, multi-label: each colour present in the truth grid ('0 black' ... "
+             "'9 maroon')",
+    "structural": "per task, multi-label: the automatic structural taxonomy of the "
+                  "demonstration pairs (arcnb.taxonomy.STRUCTURAL_CATEGORIES)",
+    "folder": "per task: the folder the task file sits in (folder datasets)",
+    "task": "per task: one group per task",
+}
+
+_NOTE_MULTI = ("multi-label grouping: a task or output with several categories counts in "
+               "each of them, so the rows' counts can add up to more than the totals")
+_NOTE_SINGLE = "single-label grouping: each task or output is in exactly one group"
+
+
+def _size_bin(side: np.ndarray) -> np.ndarray:
+    out = np.empty(side.shape, dtype=object)
+    for label, lo, hi in GRID_SIZE_BINS:
+        out[(side >= lo) & (side <= hi)] = label
+    return out
+
+
+def _shape_change(ih, iw, oh, ow) -> np.ndarray:
+    same = (ih == oh) & (iw == ow)
+    le = (oh <= ih) & (ow <= iw)
+    ge = (oh >= ih) & (ow >= iw)
+    return np.select([same, le, ge], ["same_shape", "output_smaller", "output_larger"],
+                     default="shape_mixed").astype(object)
+
+
+def group_membership(results, by, *, taxonomy: str | None = None
+                     ) -> tuple[pd.DataFrame, dict]:
+    """Which outputs belong to which groups.
+
+    Returns a long table ``task_id, test_index, group`` (one row per output-group
+    pair; every scored output appears at least once) and a dict with ``grouping``
+    (name), ``level`` ("task" or "output"), ``order`` (the group order) and, for
+    taxonomies, ``coverage``. ``by`` is a name from :data:`GROUPINGS`, a
+    :class:`~arcnb.taxonomy.Taxonomy`, a ``{task_id: category | [categories]}`` dict,
+    or a taxonomy ``.csv`` / ``.json`` file (``taxonomy=`` picks one taxonomy of a
+    multi-taxonomy CSV), e.g. the ARC-Game difficulty levels.
+    """
+    out = results.outputs[["task_id", "test_index"]].reset_index(drop=True)
+    info: dict = {}
+    if isinstance(by, str) and by in ("grid_size", "shape_change", "color"):
+        info.update(grouping=by, level="output")
+        th = results.outputs["truth_h"].to_numpy()
+        tw = results.outputs["truth_w"].to_numpy()
+        if by == "grid_size":
+            info["order"] = [b[0] for b in GRID_SIZE_BINS]
+            return out.assign(group=_size_bin(np.maximum(th, tw))), info
+        if by == "shape_change":
+            shapes = np.array([results.test_input(t, int(i)).shape
+                               for t, i in zip(out["task_id"], out["test_index"])],
+                              dtype=np.int64).reshape(-1, 2)
+            info["order"] = ["same_shape", "output_smaller", "output_larger", "shape_mixed"]
+            return out.assign(group=_shape_change(shapes[:, 0], shapes[:, 1], th, tw)), info
+        # colours present in each truth grid: an [n_outputs, 10] presence matrix
+        present = np.zeros((len(out), 10), dtype=bool)
+        for r, (t, i) in enumerate(zip(out["task_id"], out["test_index"])):
+            present[r, np.unique(results.truth(t, int(i)))] = True
+        rows, cols = np.nonzero(present)
+        labels = np.array([f"{c} {COLOR_NAMES[c]}" for c in range(10)], dtype=object)
+        info["order"] = list(labels)
+        m = out.iloc[rows].reset_index(drop=True).assign(group=labels[cols])
+        return m, info
+    if isinstance(by, str) and by == "task":
+        info.update(grouping="task", level="task", order=sorted(out["task_id"].unique()))
+        return out.assign(group=out["task_id"].astype(object)), info
+    if isinstance(by, str) and by in ("structural", "folder"):
+        tax = load_taxonomy(by, dataset=results.dataset)
+    elif isinstance(by, (Taxonomy, dict)) or isinstance(by, (str, os.PathLike)):
+        tax = load_taxonomy(by, taxonomy=taxonomy)
+    else:
+        raise ArcnbError(f"cannot group by {by!r}: use one of {', '.join(GROUPINGS)}, a "
+                         "Taxonomy, a dict or a taxonomy .csv/.json file")
+    task_ids = list(results.tasks["task_id"])
+    mem = tax.membership(task_ids)
+    m = out.merge(mem.rename(columns={"category": "group"}), on="task_id", how="left",
+                  validate="many_to_many")
+    info.update(grouping=tax.name, level="task", order=list(tax.order),
+                coverage={k: v for k, v in tax.coverage(task_ids).items()
+                          if k != "uncategorized"})
+    return m, info
+
+
+def breakdown(results, by="structural", *, taxonomy: str | None = None,
+              ks: Sequence[int] = (1, 2), n_boot: int = 1000, seed: int = 0,
+              level: float = 0.95, include_empty: bool = False,
+              total: bool = False) -> pd.DataFrame:
+    """Break scored ``results`` down by a grouping; one row per group.
+
+    ``by``: ``"grid_size"``, ``"shape_change"``, ``"color"``, ``"structural"``,
+    ``"folder"``, ``"task"``, a :class:`~arcnb.taxonomy.Taxonomy`, a dict or a
+    taxonomy file (e.g. the difficulty-level CSV); see :func:`group_membership`.
+
+    Columns: ``group``, ``n_tasks``, ``n_outputs``, ``fraction_of_tasks``,
+    ``pass@K`` / ``pass@K_per_output`` / ``pass@K_all_or_nothing`` for each K in
+    ``ks``, ``cell_accuracy``, ``pass@2_ci_low``, ``pass@2_ci_high`` (seeded
+    ``level`` bootstrap over the group's tasks, ``n_boot`` resamples) and
+    ``multi_label``. The formulas are in the module docstring. Groups are in the
+    grouping's natural order with ``uncategorized`` last; ``include_empty`` adds the
+    known groups without members (counts 0, metrics NaN); ``total`` appends an
+    ``(all)`` row over every scored output. ``df.attrs`` holds ``grouping``,
+    ``level``, ``multi_label``, ``note``, ``n_tasks``, ``n_outputs``, ``bootstrap``
+    and (for taxonomies) ``coverage``.
+    """
+    ks = tuple(sorted(set(int(k) for k in ks) | {2}))
+    missing = [k for k in ks if f"solved@{k}" not in results.outputs.columns]
+    if missing:
+        raise ArcnbError(f"the results were scored without K={missing}; score with ks=...")
+    mem, info = group_membership(results, by, taxonomy=taxonomy)
+    cols = ["task_id", "test_index", "cell_accuracy"] + [f"solved@{k}" for k in ks]
+    data = mem.merge(results.outputs[cols], on=["task_id", "test_index"], how="left")
+    data["group"] = data["group"].astype(object)
+    multi = bool(mem.duplicated(["task_id", "test_index"]).any())
+    n_tasks_all = int(results.tasks.shape[0])
+
+    per_task = data.groupby(["group", "task_id"], sort=False)
+    agg = {f"solved@{k}": ["mean", "all"] for k in ks}
+    pt = per_task.agg(agg)
+    pt.columns = [f"{a}|{b}" for a, b in pt.columns]
+    pt = pt.reset_index()
+    g_task = pt.groupby("group", sort=False)
+    g_out = data.groupby("group", sort=False)
+    table = pd.DataFrame({"n_tasks": g_task.size(), "n_outputs": g_out.size()})
+    table["fraction_of_tasks"] = table["n_tasks"] / n_tasks_all if n_tasks_all else np.nan
+    for k in ks:
+        table[f"pass@{k}"] = g_task[f"solved@{k}|mean"].mean()
+    for k in ks:
+        table[f"pass@{k}_per_output"] = g_out[f"solved@{k}"].mean()
+    for k in ks:
+        table[f"pass@{k}_all_or_nothing"] = g_task[f"solved@{k}|all"].mean()
+    table["cell_accuracy"] = g_out["cell_accuracy"].mean()
+    ci = {grp: bootstrap_ci(v.to_numpy(), n_boot=n_boot, seed=seed, level=level)
+          for grp, v in g_task["solved@2|mean"]}
+    table["pass@2_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
+    table["pass@2_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
+
+    order = [g for g in info.get("order", []) if g != UNCATEGORIZED]
+    present = list(table.index)
+    rows = [g for g in order if g in present or include_empty]
+    rows += sorted(g for g in present if g not in set(order) and g != UNCATEGORIZED)
+    if UNCATEGORIZED in present:
+        rows.append(UNCATEGORIZED)
+    table = table.reindex(rows)
+    table.index.name = "group"
+    table = table.reset_index()
+    for c in ("n_tasks", "n_outputs"):
+        table[c] = table[c].fillna(0).astype("int64")
+    table["fraction_of_tasks"] = table["fraction_of_tasks"].fillna(0.0)
+    if total:
+        table = pd.concat([table, _total_row(results, ks, n_boot, seed, level)],
+                          ignore_index=True)
+    table["multi_label"] = multi
+    table.attrs.update({
+        "grouping": info["grouping"],
+        "level": info["level"],
+        "multi_label": multi,
+        "note": _NOTE_MULTI if multi else _NOTE_SINGLE,
+        "n_tasks": n_tasks_all,
+        "n_outputs": int(results.outputs.shape[0]),
+        "bootstrap": {"n_boot": n_boot, "seed": seed, "level": level, "unit": "task"},
+        "dataset": dict(results.dataset.info),
+    })
+    if "coverage" in info:
+        table.attrs["coverage"] = info["coverage"]
+    return table
+
+
+def _total_row(results, ks, n_boot, seed, level) -> pd.DataFrame:
+    out, tasks = results.outputs, results.tasks
+    row = {"group": "(all)", "n_tasks": len(tasks), "n_outputs": len(out),
+           "fraction_of_tasks": 1.0 if len(tasks) else np.nan}
+    for k in ks:
+        row[f"pass@{k}"] = tasks[f"pass@{k}"].mean()
+    for k in ks:
+        row[f"pass@{k}_per_output"] = out[f"solved@{k}"].mean()
+    for k in ks:
+        row[f"pass@{k}_all_or_nothing"] = tasks[f"all_solved@{k}"].mean()
+    row["cell_accuracy"] = out["cell_accuracy"].mean()
+    row["pass@2_ci_low"], row["pass@2_ci_high"] = bootstrap_ci(
+        tasks["pass@2"].to_numpy(), n_boot=n_boot, seed=seed, level=level)
+    return pd.DataFrame([row])
+
+
+# ------------------------------------------------------------------ colour metrics
+def scored_pairs(results, *, attempt: int | str = 1) -> tuple[list, list, dict]:
+    """The (prediction, truth) grid pairs the colour metrics are computed on.
+
+    ``attempt=1`` (default) takes each output's first attempt; ``attempt=2`` its
+    second; ``attempt="best"`` the attempt among the first two with the truth's shape
+    and the most correct cells (the attempt behind ``cell_accuracy``; ties: the
+    earlier). An output is *used* only when the chosen attempt exists and has the
+    truth's shape, since a cell-by-cell colour comparison needs aligned grids; the
+    others are counted as excluded. Returns ``(preds, truths, counts)`` with
+    ``counts = {"n_outputs", "n_used", "n_excluded", "attempt"}``.
+    """
+    if attempt not in (1, 2, "best") and not (isinstance(attempt, int) and attempt >= 1):
+        raise ArcnbError(f"attempt must be a positive int or 'best', got {attempt!r}")
+    preds, truths = [], []
+    out = results.outputs
+    for t, i in zip(out["task_id"], out["test_index"]):
+        truth = results.truth(t, int(i))
+        atts = results.attempts(t, int(i))
+        if attempt == "best":
+            cands = [g for g in atts[:2] if g is not None and g.shape == truth.shape]
+            pick = max(cands, key=lambda g: int((g == truth).sum()), default=None)
+        else:
+            pick = atts[attempt - 1] if len(atts) >= attempt else None
+        if pick is not None and pick.shape == truth.shape:
+            preds.append(np.asarray(pick))
+            truths.append(np.asarray(truth))
+    counts = {"attempt": attempt, "n_outputs": int(len(out)), "n_used": len(preds),
+              "n_excluded": int(len(out)) - len(preds)}
+    return preds, truths, counts
+
+
+def _padded(results, attempt, pad_token, device):
+    from .grids import pad_grids
+
+    preds, truths, counts = scored_pairs(results, attempt=attempt)
+    if not preds:
+        return None, None, counts
+    h = max(g.shape[0] for g in truths)
+    w = max(g.shape[1] for g in truths)
+    p = pad_grids(preds, pad_token=pad_token, size=(h, w), device=device)
+    t = pad_grids(truths, pad_token=pad_token, size=(h, w), device=device)
+    return p, t, counts
+
+
+def color_confusion(results, *, attempt: int | str = 1, pad_token: int = 10, device=None,
+                    normalize: str | None = None) -> pd.DataFrame:
+    """10 x 10 colour confusion over the scored outputs: rows are truth colours,
+    columns predicted colours, cells count grid cells (padding excluded), computed by
+    :func:`arcnb.metrics.color_confusion` on padded batches. Which attempt is used, and
+    which outputs, is :func:`scored_pairs`'s rule (default: attempt 1 where its shape
+    matches the truth). ``normalize="true"`` divides each row by its total (NaN for a
+    colour absent from the truth). ``df.attrs`` holds the counts of used / excluded
+    outputs."""
+    from . import metrics
+
+    p, t, counts = _padded(results, attempt, pad_token, device)
+    if p is None:
+        mat = np.zeros((10, 10), dtype=np.int64)
+    else:
+        mat = np.asarray(metrics.color_confusion(p, t, pad_token=pad_token).detach().cpu())
+        mat = mat.astype(np.int64)[:10, :10]
+    labels = [f"{c} {COLOR_NAMES[c]}" for c in range(10)]
+    df = pd.DataFrame(mat, index=pd.Index(labels, name="truth"),
+                      columns=pd.Index(labels, name="predicted"))
+    if normalize == "true":
+        tot = df.sum(axis=1).replace(0, np.nan)
+        df = df.div(tot, axis=0)
+    elif normalize is not None:
+        raise ArcnbError(f"normalize must be None or 'true', got {normalize!r}")
+    df.attrs.update(counts)
+    return df
+
+
+def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10,
+                   device=None) -> pd.DataFrame:
+    """Per-colour accuracy over the scored outputs: for each colour c, the fraction of
+    truth cells of colour c predicted as c (NaN when c never occurs in the used truth
+    grids), from :func:`arcnb.metrics.reconstruction_metrics`' ``per_color_accuracy``
+    on padded batches. Columns ``color``, ``name``, ``n_cells`` (truth cells of that
+    colour), ``accuracy``. Attempt and output selection as :func:`scored_pairs`."""
+    from . import metrics
+
+    p, t, counts = _padded(results, attempt, pad_token, device)
+    if p is None:
+        acc = np.full(10, np.nan)
+        n = np.zeros(10, dtype=np.int64)
+    else:
+        m = metrics.reconstruction_metrics(p, t, pad_token=pad_token)
+        acc = np.asarray(m["per_color_accuracy"].detach().cpu(), dtype=float)[:10]
+        valid = t != pad_token
+        import torch
+
+        n = np.asarray(torch.bincount(t[valid].flatten(), minlength=10)[:10].cpu(),
+                       dtype=np.int64)
+    df = pd.DataFrame({"color": np.arange(10), "name": list(COLOR_NAMES), "n_cells": n,
+                       "accuracy": acc})
+    df.attrs.update(counts)
+    return df
+
+
+# ------------------------------------------------------------------------ export
+def to_csv(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False,
+           index: bool = False) -> Path:
+    """Write a table as CSV, atomically; an existing file is kept unless
+    ``overwrite``. Floats are written with full precision, NaN as an empty cell."""
+    return atomic_write_text(path, df.to_csv(index=index, lineterminator="\n"),
+                             overwrite=overwrite)
+
+
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def _tex(text) -> str:
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def latex_table(df: pd.DataFrame, *, float_format: str = "{:.3f}", caption: str | None = None,
+                label: str | None = None, index: bool = False) -> str:
+    """A booktabs LaTeX table of ``df`` (needs ``\\usepackage{booktabs}``), written by
+    hand so it works without jinja2. Text is escaped; floats use ``float_format``; NaN
+    and missing values are shown as ``--``; numbers are right-aligned."""
+    d = df.reset_index() if index else df
+    cols = list(d.columns)
+    align = "".join("r" if pd.api.types.is_numeric_dtype(d[c]) and
+                    not pd.api.types.is_bool_dtype(d[c]) else "l" for c in cols)
+
+    def cell(v):
+        if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
+            return "--"
+        if isinstance(v, (float, np.floating)):
+            return float_format.format(float(v))
+        return _tex(v)
+
+    lines = []
+    if caption is not None or label is not None:
+        lines += [r"\begin{table}[ht]", r"\centering"]
+        if caption is not None:
+            lines.append(rf"\caption{{{_tex(caption)}}}")
+        if label is not None:
+            lines.append(rf"\label{{{label}}}")
+    lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+              " & ".join(_tex(c) for c in cols) + r" \\", r"\midrule"]
+    for row in d.itertuples(index=False, name=None):
+        lines.append(" & ".join(cell(v) for v in row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if caption is not None or label is not None:
+        lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def to_latex(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False,
+             **kwargs) -> Path:
+    """Write :func:`latex_table` ``(df, **kwargs)`` to ``path`` atomically; an existing
+    file is kept unless ``overwrite``."""
+    return atomic_write_text(path, latex_table(df, **kwargs), overwrite=overwrite)
