@@ -484,4 +484,9 @@ def coverage_table(taxonomy: Taxonomy, datasets: Mapping[str, Dataset]) -> pd.Da
         t = tax.coverage_table(ds).set_index("category")
         t.columns = [f"{label} n_tasks", f"{label} fraction"]
         frames.append(t)
-    return pd.concat(frames, axis=1).fillna(0).reset_index()
+    table = pd.concat(frames, axis=1)
+    for c in table.columns:
+        table[c] = table[c].fillna(0)
+        if c.endswith("n_tasks"):
+            table[c] = table[c].astype("int64")
+    return table.reset_index()
