@@ -1,0 +1,284 @@
+"""Breakdowns against hand-computed references on real ARC-AGI-1 evaluation results:
+the truth (everything solved), a copy-the-input baseline, the bundled heuristic
+predictions and a seeded mix of right and wrong attempts."""
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from arcnb.breakdown import (GRID_SIZE_BINS, breakdown, color_accuracy, color_confusion,
+                             latex_table, scored_pairs, to_csv, to_latex)
+from arcnb.data import load_dataset
+from arcnb.errors import ArcnbError, OutputExistsError
+from arcnb.scoring import score
+from arcnb.taxonomy import UNCATEGORIZED, structural_taxonomy
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+DIFFICULTY = SHARED / "taxonomies" / "arcgame_arc1_difficulty_levels.csv"
+HEURISTIC = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
+
+
+@pytest.fixture(scope="module")
+def ds():
+    return load_dataset("arc-agi-1:evaluation")
+
+
+def _submission(ds, kind, seed=0):
+    rng = np.random.default_rng(seed)
+    sub = {}
+    for t in ds:
+        sub[t.id] = []
+        for p in t.test:
+            if kind == "truth":
+                a1 = a2 = p.output
+            elif kind == "copy":
+                a1 = a2 = p.input
+            else:  # mixed: attempt 1 right 30%, attempt 2 right another 20%
+                u = rng.random()
+                a1 = p.output if u < 0.3 else p.input
+                a2 = p.output if u < 0.5 else np.zeros_like(p.output)
+            sub[t.id].append({"attempt_1": a1.tolist(), "attempt_2": a2.tolist()})
+    return sub
+
+
+@pytest.fixture(scope="module")
+def subs(ds):
+    out = {k: _submission(ds, k) for k in ("truth", "copy", "mixed")}
+    if HEURISTIC.exists():
+        import json
+        out["heuristic"] = json.loads(HEURISTIC.read_text())
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(ds, subs):
+    return {k: score(ds, v, n_boot=300) for k, v in subs.items()}
+
+
+def _solved(sub, task, i, truth, k=2):
+    """Independent reference: is output i of task solved within k attempts?"""
+    atts = sub.get(task, [])
+    if i >= len(atts):
+        return False
+    for key in [f"attempt_{j}" for j in range(1, k + 1)]:
+        g = atts[i].get(key)
+        if g is not None and np.array_equal(np.asarray(g), truth):
+            return True
+    return False
+
+
+def _size_bin(h, w):
+    side = max(h, w)
+    return next(b for b, lo, hi in GRID_SIZE_BINS if lo <= side <= hi)
+
+
+@pytest.mark.parametrize("kind", ["truth", "copy", "mixed", "heuristic"])
+@pytest.mark.parametrize("by", ["grid_size", "shape_change", "difficulty"])
+def test_single_label_totals_agree_with_summary(runs, kind, by):
+    if kind not in runs:
+        pytest.skip("bundled heuristic predictions are absent")
+    if by == "difficulty":
+        if not DIFFICULTY.exists():
+            pytest.skip(f"{DIFFICULTY} is absent")
+        by = DIFFICULTY
+    r = runs[kind]
+    s = r.summary
+    b = breakdown(r, by=by, n_boot=200)
+    assert not b["multi_label"].any() and not b.attrs["multi_label"]
+    assert b["n_outputs"].sum() == s["n_outputs"] == 419
+    w = b["n_outputs"] / b["n_outputs"].sum()
+    for k in (1, 2):
+        assert (w * b[f"pass@{k}_per_output"]).sum() == pytest.approx(s[f"pass@{k}_per_output"])
+    if by == DIFFICULTY:  # task-level single label: tasks add up, task means reproduce
+        assert b.attrs["coverage"]["coverage"] == 1.0
+        assert list(b["group"]) == ["entry", "easy", "intermediate", "medium", "hard",
+                                    "very-hard", "expert"]
+        assert b["n_tasks"].sum() == s["n_tasks"] == 400
+        wt = b["n_tasks"] / 400
+        for k in (1, 2):
+            assert (wt * b[f"pass@{k}"]).sum() == pytest.approx(s[f"pass@{k}"])
+            assert (wt * b[f"pass@{k}_all_or_nothing"]).sum() == \
+                pytest.approx(s[f"pass@{k}_all_or_nothing"])
+    # cell accuracy: the mean over outputs that have a value, weighted by how many
+    # such outputs each group holds (counted by hand), reproduces the overall one
+    ca = r.outputs["cell_accuracy"]
+    if by == "grid_size" and ca.notna().any():
+        bins = [_size_bin(h, w) for h, w in zip(r.outputs["truth_h"], r.outputs["truth_w"])]
+        n_val = ca.notna().groupby(bins).sum()
+        g = b.set_index("group")["cell_accuracy"]
+        num = sum(g[k] * n for k, n in n_val.items() if n > 0)
+        assert num / n_val.sum() == pytest.approx(s["cell_accuracy"])
+    total = breakdown(r, by=by, n_boot=200, total=True).iloc[-1]
+    assert total["group"] == "(all)"
+    for key in ("pass@1", "pass@2", "pass@2_per_output", "pass@2_all_or_nothing"):
+        assert total[key] == pytest.approx(s[key])
+
+
+@pytest.mark.parametrize("kind", ["truth", "copy", "mixed", "heuristic"])
+def test_intervals_contain_the_point_estimate(runs, kind):
+    if kind not in runs:
+        pytest.skip("bundled heuristic predictions are absent")
+    for by in ("structural", "grid_size", "color"):
+        b = breakdown(runs[kind], by=by, n_boot=200)
+        assert (b["n_tasks"] > 0).all()
+        assert (b["pass@2_ci_low"] <= b["pass@2"] + 1e-12).all()
+        assert (b["pass@2"] <= b["pass@2_ci_high"] + 1e-12).all()
+        for c in b.columns:
+            if c.startswith("pass@"):
+                assert b[c].between(0, 1).all(), c
+
+
+def test_truth_and_copy_baselines(runs):
+    t = breakdown(runs["truth"], by="structural", n_boot=100)
+    for c in ("pass@1", "pass@2", "pass@2_per_output", "pass@2_all_or_nothing",
+              "cell_accuracy", "pass@2_ci_low", "pass@2_ci_high"):
+        assert (t[c] == 1.0).all(), c
+    c = breakdown(runs["copy"], by="shape_change", n_boot=100).set_index("group")
+    assert runs["copy"].summary["pass@2"] == 0.0
+    assert (c["pass@2"] == 0).all() and (c["pass@2_ci_high"] == 0).all()
+    # copying the input never has the truth's shape when the shape changes
+    for g in ("output_smaller", "output_larger", "shape_mixed"):
+        assert math.isnan(c.loc[g, "cell_accuracy"])
+    assert 0 < c.loc["same_shape", "cell_accuracy"] < 1
+
+
+def test_category_pass2_is_the_mean_over_member_tasks(ds, subs, runs):
+    sub, r = subs["mixed"], runs["mixed"]
+    tax = structural_taxonomy(ds)
+    b = breakdown(r, by=tax, n_boot=200).set_index("group")
+    assert b.attrs["multi_label"] and "each" in b.attrs["note"]
+    for cat in b.index:
+        members = [t.id for t in ds if cat in tax.categories_of(t.id)]
+        per_task = [np.mean([_solved(sub, t, i, p.output) for i, p in enumerate(ds[t].test)])
+                    for t in members]
+        per_task1 = [np.mean([_solved(sub, t, i, p.output, k=1)
+                              for i, p in enumerate(ds[t].test)]) for t in members]
+        outs = [_solved(sub, t, i, p.output) for t in members for i, p in enumerate(ds[t].test)]
+        aon = [all(_solved(sub, t, i, p.output) for i, p in enumerate(ds[t].test))
+               for t in members]
+        assert b.loc[cat, "n_tasks"] == len(members)
+        assert b.loc[cat, "n_outputs"] == len(outs)
+        assert b.loc[cat, "pass@2"] == pytest.approx(np.mean(per_task))
+        assert b.loc[cat, "pass@1"] == pytest.approx(np.mean(per_task1))
+        assert b.loc[cat, "pass@2_per_output"] == pytest.approx(np.mean(outs))
+        assert b.loc[cat, "pass@2_all_or_nothing"] == pytest.approx(np.mean(aon))
+    # attempt 2 matters in this run, so pass@2 > pass@1 overall
+    assert r.summary["pass@2"] > r.summary["pass@1"]
+
+
+def test_output_level_groupings_by_hand(ds, subs, runs):
+    sub, r = subs["mixed"], runs["mixed"]
+    size = breakdown(r, by="grid_size", n_boot=50).set_index("group")
+    colour = breakdown(r, by="color", n_boot=50).set_index("group")
+    assert colour.attrs["multi_label"] and not size.attrs["multi_label"]
+    ref_size, ref_col = {}, {}
+    for t in ds:
+        for i, p in enumerate(t.test):
+            s = _solved(sub, t.id, i, p.output)
+            ref_size.setdefault(_size_bin(*p.output.shape), {}).setdefault(t.id, []).append(s)
+            for c in set(p.output.ravel().tolist()):
+                ref_col.setdefault(c, {}).setdefault(t.id, []).append(s)
+    for g, tasks in ref_size.items():
+        assert size.loc[g, "n_tasks"] == len(tasks)
+        assert size.loc[g, "pass@2"] == pytest.approx(np.mean([np.mean(v) for v in tasks.values()]))
+    for c, tasks in ref_col.items():
+        row = colour[colour.index.str.startswith(f"{c} ")].iloc[0]
+        assert row["n_outputs"] == sum(len(v) for v in tasks.values())
+        assert row["pass@2"] == pytest.approx(np.mean([np.mean(v) for v in tasks.values()]))
+
+
+def test_partial_taxonomy_shows_uncategorized(runs, ds):
+    ids = ds.task_ids
+    mapping = {ids[0]: "a", ids[1]: ["a", "b"], ids[2]: "b"}
+    b = breakdown(runs["mixed"], by=mapping, n_boot=50)
+    assert list(b["group"]) == ["a", "b", UNCATEGORIZED]
+    assert list(b["n_tasks"]) == [2, 2, 397]
+    assert b.attrs["coverage"]["n_uncategorized"] == 397
+    assert b["multi_label"].all()
+    e = breakdown(runs["mixed"], by=structural_taxonomy(ds), include_empty=True, n_boot=20)
+    dih = e.set_index("group").loc["dihedral"]
+    assert dih["n_tasks"] == 0 and math.isnan(dih["pass@2"])
+    with pytest.raises(ArcnbError):
+        breakdown(runs["mixed"], by=3.5)
+
+
+def test_bootstrap_is_seeded(runs):
+    a = breakdown(runs["mixed"], by="grid_size", n_boot=300, seed=5)
+    b = breakdown(runs["mixed"], by="grid_size", n_boot=300, seed=5)
+    pd.testing.assert_frame_equal(a, b)
+
+
+# ------------------------------------------------------------------ colour metrics
+def _naive_colour(ds, sub, attempt_key="attempt_1"):
+    conf = np.zeros((10, 10), dtype=np.int64)
+    for t in ds:
+        for i, p in enumerate(t.test):
+            g = sub[t.id][i].get(attempt_key)
+            if g is None:
+                continue
+            g = np.asarray(g)
+            if g.shape != p.output.shape:
+                continue
+            np.add.at(conf, (p.output.ravel().astype(int), g.ravel().astype(int)), 1)
+    return conf
+
+
+@pytest.mark.parametrize("kind", ["mixed", "heuristic"])
+def test_colour_confusion_and_accuracy_match_a_naive_count(ds, subs, runs, kind):
+    if kind not in runs:
+        pytest.skip("bundled heuristic predictions are absent")
+    ref = _naive_colour(ds, subs[kind])
+    conf = color_confusion(runs[kind])
+    np.testing.assert_array_equal(conf.to_numpy(), ref)
+    acc = color_accuracy(runs[kind])
+    tot = ref.sum(axis=1)
+    np.testing.assert_array_equal(acc["n_cells"].to_numpy(), tot)
+    expected = np.where(tot > 0, np.diag(ref) / np.maximum(tot, 1), np.nan)
+    np.testing.assert_allclose(acc["accuracy"].to_numpy(), expected, rtol=1e-6)
+    assert acc.attrs["n_used"] + acc.attrs["n_excluded"] == 419
+    norm = color_confusion(runs[kind], normalize="true")
+    np.testing.assert_allclose(norm.sum(axis=1)[tot > 0], 1.0)
+
+
+def test_colour_metrics_attempt_choice(ds, subs, runs):
+    r = runs["mixed"]
+    # attempt 2 is always the truth's shape in the mixed run (right grid or zeros)
+    assert scored_pairs(r, attempt=2)[2]["n_used"] == 419
+    np.testing.assert_array_equal(color_confusion(r, attempt=2).to_numpy(),
+                                  _naive_colour(ds, subs["mixed"], "attempt_2"))
+    best = color_accuracy(r, attempt="best")
+    assert best.attrs["n_used"] == 419
+    truth = color_accuracy(runs["truth"])
+    assert (truth["accuracy"] == 1.0).all()
+    with pytest.raises(ArcnbError):
+        scored_pairs(r, attempt=0)
+
+
+# ------------------------------------------------------------------------ export
+def test_csv_and_latex_export(runs, tmp_path, monkeypatch):
+    b = breakdown(runs["mixed"], by="shape_change", n_boot=50)
+    p = to_csv(b, tmp_path / "b.csv")
+    back = pd.read_csv(p)
+    assert list(back.columns) == list(b.columns)
+    np.testing.assert_allclose(back["pass@2"], b["pass@2"])
+    with pytest.raises(OutputExistsError):
+        to_csv(b, p)
+    to_csv(b, p, overwrite=True)
+    # LaTeX written by hand: works even when jinja2 cannot be imported
+    monkeypatch.setitem(sys.modules, "jinja2", None)
+    tex = to_latex(b, tmp_path / "b.tex", caption="Shape 50% & more", label="tab:shape")
+    text = tex.read_text()
+    assert r"\begin{tabular}" in text and r"\toprule" in text and r"\bottomrule" in text
+    assert r"same\_shape" in text and r"pass@2\_per\_output" in text
+    assert r"Shape 50\% \& more" in text and r"\label{tab:shape}" in text
+    body = [ln for ln in text.splitlines() if ln.endswith(r"\\")]
+    assert len(body) == len(b) + 1   # header + one line per row
+    assert all(ln.count(" & ") == len(b.columns) - 1 for ln in body)
+    with pytest.raises(OutputExistsError):
+        to_latex(b, tmp_path / "b.tex")
+    nan = latex_table(pd.DataFrame({"x": [float("nan"), 0.5]}))
+    assert "--" in nan and "0.500" in nan
