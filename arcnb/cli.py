@@ -81,8 +81,56 @@ def format_summary(summary: dict, ks=(1, 2)) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- compare
+def _add_compare(sub) -> None:
+    p = sub.add_parser("compare", help="compare run directories on the same tasks",
+                       description="Re-score two or more run directories and compare them: "
+                                   "paired bootstrap interval for the difference in pass@2, "
+                                   "exact McNemar test, outputs only one run solved, "
+                                   "per-category differences. Writes CSV + LaTeX tables and "
+                                   "summary.json into --out.")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                   help="run directories (predictions.json + metrics.json)")
+    p.add_argument("--out", required=True, help="output folder for the tables and summary.json")
+    p.add_argument("--common-tasks", action="store_true",
+                   help="compare on the tasks the runs share instead of refusing different "
+                        "task sets")
+    p.add_argument("--taxonomy", default="structural",
+                   help="categories for the per-category table: 'structural' (default), "
+                        "'folder', or a taxonomy .csv/.json file")
+    p.add_argument("--dataset", help="re-score every run on this dataset instead of the one "
+                                     "recorded in its metrics.json")
+    p.add_argument("--labels", help="comma-separated run labels (default: folder names)")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--no-latex", action="store_true", help="write CSV tables only")
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    p.set_defaults(func=_run_compare)
+
+
+def _run_compare(args) -> int:
+    from .compare import compare
+
+    if len(args.runs) < 2:
+        raise ValueError("compare needs at least two run directories")
+    labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
+    cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
+                  taxonomy=args.taxonomy, dataset=args.dataset, n_boot=args.n_boot,
+                  seed=args.seed)
+    cmp.write(args.out, overwrite=args.overwrite, latex=not args.no_latex)
+    print(f"compared {len(cmp.runs)} runs on {len(cmp.task_ids)} tasks"
+          + (" (common tasks only)" if cmp.summary["common_tasks_only"] else ""))
+    for pr in cmp.summary["pairs"]:
+        print(f"{pr['run_b']} - {pr['run_a']}: pass@2 difference {_fmt(pr['difference'])} "
+              f"[{_fmt(pr['ci_low'])}, {_fmt(pr['ci_high'])}], McNemar p={_fmt(pr['mcnemar_p'])} "
+              f"({pr['n_a_only']} outputs only {pr['run_a']}, {pr['n_b_only']} only "
+              f"{pr['run_b']})")
+    print(f"wrote {args.out}")
+    return 0
+
+
 # ---------------------------------------------------------------- main
-_COMMANDS = [_add_score]
+_COMMANDS = [_add_score, _add_compare]
 
 
 def build_parser() -> argparse.ArgumentParser:
