@@ -370,20 +370,26 @@ def _tex(text) -> str:
 
 
 def latex_table(df: pd.DataFrame, *, float_format: str = "{:.3f}", caption: str | None = None,
-                label: str | None = None, index: bool = False) -> str:
+                label: str | None = None, index: bool = False,
+                formats: dict | None = None) -> str:
     """A booktabs LaTeX table of ``df`` (needs ``\\usepackage{booktabs}``), written by
-    hand so it works without jinja2. Text is escaped; floats use ``float_format``; NaN
-    and missing values are shown as ``--``; numbers are right-aligned."""
+    hand so it works without jinja2. Text is escaped; floats use ``float_format``, or
+    ``formats[column]`` (p-value columns, named ``p_value`` or ending in ``_p``, default
+    to ``"{:.2g}"`` so tiny p-values stay visible); NaN and missing values are shown as
+    ``--``; numbers are right-aligned."""
     d = df.reset_index() if index else df
     cols = list(d.columns)
     align = "".join("r" if pd.api.types.is_numeric_dtype(d[c]) and
                     not pd.api.types.is_bool_dtype(d[c]) else "l" for c in cols)
+    fmt = {c: "{:.2g}" for c in cols if str(c) == "p_value" or str(c).endswith("_p")}
+    fmt.update(formats or {})
+    col_fmt = [fmt.get(c, float_format) for c in cols]
 
-    def cell(v):
-        if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
+    def cell(v, f):
+        if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
             return "--"
         if isinstance(v, (float, np.floating)):
-            return float_format.format(float(v))
+            return f.format(float(v))
         return _tex(v)
 
     lines = []
@@ -396,7 +402,7 @@ def latex_table(df: pd.DataFrame, *, float_format: str = "{:.3f}", caption: str 
     lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
               " & ".join(_tex(c) for c in cols) + r" \\", r"\midrule"]
     for row in d.itertuples(index=False, name=None):
-        lines.append(" & ".join(cell(v) for v in row) + r" \\")
+        lines.append(" & ".join(cell(v, f) for v, f in zip(row, col_fmt)) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if caption is not None or label is not None:
         lines.append(r"\end{table}")

@@ -127,7 +127,7 @@ def _check_recorded(recorded: dict, fresh: dict, where: Path) -> None:
 
 
 def load_run(run_dir: str | os.PathLike, *, dataset=None, label: str | None = None,
-             n_boot: int = 1000, seed: int = 0) -> RunScore:
+             n_boot: int = 1000, seed: int = 0, _cache: dict | None = None) -> RunScore:
     """Re-score a run directory.
 
     The dataset is ``dataset`` when given, else the one named in ``metrics.json``
@@ -164,7 +164,13 @@ def load_run(run_dir: str | os.PathLike, *, dataset=None, label: str | None = No
         if use_tasks is None:
             raise CompareError(f"{rd}: the recorded task filter {tasks!r} cannot be found and "
                                "there is no results.csv listing the tasks")
-    ds = load_dataset(dataset if dataset is not None else spec)
+    key = str(dataset if dataset is not None else spec)
+    if _cache is not None and key in _cache:
+        ds = _cache[key]
+    else:
+        ds = load_dataset(dataset if dataset is not None else spec)
+        if _cache is not None:
+            _cache[key] = ds
     if use_tasks is not None:
         ds = ds.select(use_tasks, label=str(tasks) if not isinstance(tasks, list) else None)
     res = score(ds, load_predictions(str(ppath)), n_boot=n_boot, seed=seed)
@@ -284,6 +290,7 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
     if labels is not None and len(labels) != len(runs):
         raise CompareError(f"{len(labels)} labels for {len(runs)} runs")
     loaded: list[RunScore] = []
+    cache: dict = {}  # each dataset is loaded once
     for i, r in enumerate(runs):
         lab = labels[i] if labels is not None else None
         if isinstance(r, RunScore):
@@ -291,7 +298,8 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
         elif isinstance(r, Results):
             loaded.append(RunScore(lab or f"run{i + 1}", r, None, {}))
         else:
-            loaded.append(load_run(r, dataset=dataset, label=lab, n_boot=n_boot, seed=seed))
+            loaded.append(load_run(r, dataset=dataset, label=lab, n_boot=n_boot, seed=seed,
+                                   _cache=cache))
     _labels(loaded)
     sets = [set(r.results.tasks["task_id"]) for r in loaded]
     common = sorted(set.intersection(*sets))
