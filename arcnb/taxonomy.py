@@ -339,6 +339,14 @@ STRUCTURAL_CATEGORIES: dict[str, str] = {
     "shape_mixed": "the output shape changes in some demonstration but the task is neither "
                    "output_smaller nor output_larger (e.g. taller but narrower, or larger in "
                    "one pair and smaller in another)",
+    "crop": "output_smaller, and every demonstration output appears exactly as a "
+            "contiguous rectangle of its input (the output is cut out of the input)",
+    "scale_up": "output_larger, and every demonstration output is its input with each cell "
+                "enlarged to a block of kh x kw equal cells (integers kh, kw >= 1, not both 1; "
+                "they may differ between demonstrations)",
+    "tile": "output_larger, and every demonstration output is a grid of blocks of the "
+            "input's shape, each block equal to the input or to one of its symmetries "
+            "(rotations, flips, transposes) of that shape",
     "color_mapping_only": "same_shape, and in every demonstration each input colour maps to "
                           "a single output colour (cells of equal input colour have equal "
                           "output colour), and at least one cell changes in some "
@@ -375,6 +383,34 @@ def _background(grid: np.ndarray) -> int:
     return int(np.bincount(grid.ravel().astype(np.int64), minlength=10).argmax())
 
 
+def _is_subgrid(small: np.ndarray, big: np.ndarray) -> bool:
+    h, w = small.shape
+    if h > big.shape[0] or w > big.shape[1]:
+        return False
+    win = np.lib.stride_tricks.sliding_window_view(big, (h, w))
+    return bool((win == small).all(axis=(2, 3)).any())
+
+
+def _is_scaled(inp: np.ndarray, out: np.ndarray) -> bool:
+    (h, w), (H, W) = inp.shape, out.shape
+    if H % h or W % w or (H == h and W == w):
+        return False
+    return bool(np.array_equal(np.repeat(np.repeat(inp, H // h, axis=0), W // w, axis=1), out))
+
+
+def _is_tiled(inp: np.ndarray, out: np.ndarray) -> bool:
+    (h, w), (H, W) = inp.shape, out.shape
+    if H % h or W % w or (H == h and W == w):
+        return False
+    variants = [inp] + [t(inp) for t in _DIHEDRAL.values()]
+    variants = [v for v in variants if v.shape == (h, w)]
+    blocks = out.reshape(H // h, h, W // w, w).transpose(0, 2, 1, 3)  # [bi, bj, h, w]
+    ok = np.zeros(blocks.shape[:2], dtype=bool)
+    for v in variants:
+        ok |= (blocks == v).all(axis=(2, 3))
+    return bool(ok.all())
+
+
 def structural_categories(task: Task) -> tuple[str, ...]:
     """The :data:`STRUCTURAL_CATEGORIES` of one task, in that dict's order, computed from
     its demonstration pairs (see each category's definition)."""
@@ -392,8 +428,14 @@ def structural_categories(task: Task) -> tuple[str, ...]:
         ge = all(so[0] >= si[0] and so[1] >= si[1] for si, so in shapes)
         if le:  # some pair differs, so its area is strictly smaller
             cats.add("output_smaller")
+            if all(_is_subgrid(o, i) for i, o in pairs):
+                cats.add("crop")
         elif ge:
             cats.add("output_larger")
+            if all(_is_scaled(i, o) for i, o in pairs):
+                cats.add("scale_up")
+            if all(_is_tiled(i, o) for i, o in pairs):
+                cats.add("tile")
         else:
             cats.add("shape_mixed")
     if same:

@@ -261,3 +261,39 @@ def test_every_category_has_a_definition_and_evaluation_tasks_are_covered():
     table = coverage_table(structural_taxonomy, {"ARC-AGI-1 evaluation": ds})
     assert int(table.set_index("category").loc["same_shape", "ARC-AGI-1 evaluation n_tasks"]) \
         == len(same)
+
+
+def test_crop_scale_and_tile():
+    g = [[1, 2, 0], [3, 4, 0], [0, 0, 5]]
+    assert "crop" in cats((g, [[4, 0], [0, 5]]), (g, [[2]]))
+    # same size as a sub-rectangle but not found in the input
+    c = cats((g, [[4, 1], [0, 5]]))
+    assert "output_smaller" in c and "crop" not in c
+    a = [[1, 2], [3, 4]]
+    up = np.repeat(np.repeat(a, 2, axis=0), 3, axis=1).tolist()
+    assert "scale_up" in cats((a, up), ([[5]], [[5, 5]]))
+    assert "tile" not in cats((a, up))
+    tiled = np.tile(a, (2, 1)).tolist()
+    mirrored = np.block([[np.array(a), np.array(a)[:, ::-1]]]).tolist()
+    c = cats((a, tiled), (a, mirrored))
+    assert "tile" in c and "scale_up" not in c
+    # one foreign block breaks the tiling
+    broken = np.tile(a, (2, 2))
+    broken[2:, :2] = [[9, 9], [9, 9]]
+    assert "tile" not in cats((a, broken.tolist()))
+
+
+def test_structural_categories_of_well_known_training_tasks():
+    ds = load_dataset("arc-agi-1:training")
+    expected = {
+        "a416b8f3": {"output_larger", "tile"},          # input repeated side by side
+        "46442a0e": {"output_larger", "tile"},          # rotated copies around a corner
+        "c59eb873": {"output_larger", "scale_up"},      # every cell doubled
+        "b91ae062": {"output_larger", "scale_up"},      # factor varies by pair
+        "6150a2bd": {"same_shape", "dihedral"},         # rotation by 180 degrees
+        "d10ecb37": {"output_smaller", "crop"},         # top-left 2x2
+        "0d3d703e": {"same_shape", "color_mapping_only"},  # fixed colour substitution
+    }
+    for tid, want in expected.items():
+        got = set(structural_categories(ds[tid]))
+        assert want <= got, (tid, got)
