@@ -282,3 +282,63 @@ def test_csv_and_latex_export(runs, tmp_path, monkeypatch):
         to_latex(b, tmp_path / "b.tex")
     nan = latex_table(pd.DataFrame({"x": [float("nan"), 0.5]}))
     assert "--" in nan and "0.500" in nan
+
+
+def test_conceptarc_by_folder_and_published_groups():
+    root = SHARED / "datasets" / "conceptarc"
+    groups_csv = SHARED / "taxonomies" / "conceptarc_groups.csv"
+    if not root.exists() or not groups_csv.exists():
+        pytest.skip(f"{root} or {groups_csv} is absent (../shared holds ConceptARC)")
+    cds = load_dataset(root)
+    # attempt 1 right on test output 0 only, attempt 2 always the input
+    sub = {t.id: [{"attempt_1": (p.output if i == 0 else p.input).tolist(),
+                   "attempt_2": p.input.tolist()} for i, p in enumerate(t.test)] for t in cds}
+    r = score(cds, sub, n_boot=50)
+    by_folder = breakdown(r, by="folder", n_boot=50).set_index("group")
+    assert by_folder["n_tasks"].sum() == 176 and not by_folder.attrs["multi_label"]
+    assert by_folder.loc["MinimalTasks", "n_tasks"] == 16
+    assert (by_folder.drop("MinimalTasks")["n_tasks"] == 10).all()
+    by_group = breakdown(r, by=groups_csv, n_boot=50).set_index("group")
+    assert len(by_group) == 16 and (by_group["n_tasks"] == 11).all()
+    # every ConceptARC task has 3 test outputs and only the first is solved
+    ref = np.mean([np.mean([i == 0 or np.array_equal(p.input, p.output)
+                            for i, p in enumerate(t.test)]) for t in cds])
+    assert r.summary["pass@2"] == pytest.approx(ref)
+    assert (by_group["pass@2_per_output"] >= 1 / 3 - 1e-12).all()
+
+
+try:
+    from hypothesis import given, settings, strategies as st
+except ImportError:  # pragma: no cover
+    given = None
+
+if given is not None:
+    @settings(max_examples=30, deadline=None)
+    @given(labels=st.lists(st.sampled_from(["p", "q", "r", "s"]), min_size=60, max_size=60),
+           seed=st.integers(0, 10_000))
+    def test_any_single_label_task_grouping_reproduces_the_summary(labels, seed):
+        r = _small_run(seed)
+        ids = list(r.tasks["task_id"])
+        mapping = dict(zip(ids, labels))
+        b = breakdown(r, by=mapping, n_boot=20)
+        s = r.summary
+        assert b["n_tasks"].sum() == s["n_tasks"] and b["n_outputs"].sum() == s["n_outputs"]
+        wt, wo = b["n_tasks"] / s["n_tasks"], b["n_outputs"] / s["n_outputs"]
+        for k in (1, 2):
+            assert (wt * b[f"pass@{k}"]).sum() == pytest.approx(s[f"pass@{k}"])
+            assert (wt * b[f"pass@{k}_all_or_nothing"]).sum() == \
+                pytest.approx(s[f"pass@{k}_all_or_nothing"])
+            assert (wo * b[f"pass@{k}_per_output"]).sum() == pytest.approx(s[f"pass@{k}_per_output"])
+        assert set(b["group"]) == set(labels)
+
+
+_SMALL = {}
+
+
+def _small_run(seed):
+    """Score a seeded mix of right / wrong attempts on 60 real tasks (cached per seed)."""
+    if "ds" not in _SMALL:
+        full = load_dataset("arc-agi-1:evaluation")
+        _SMALL["ds"] = full.select(full.task_ids[::7][:60])
+    ds = _SMALL["ds"]
+    return score(ds, _submission(ds, "mixed", seed=seed), n_boot=20)
