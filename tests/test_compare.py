@@ -236,3 +236,23 @@ def test_cli_with_a_difficulty_taxonomy(rundirs, tmp_path):
                                       "very-hard", "expert"]
     assert cats["n_tasks"].sum() == 400 and (cats["difference"] == 1.0).all()
     assert not cats["multi_label"].any()
+
+
+def test_run_dirs_written_by_arcnb_evaluate(tmp_path, ds, subs):
+    evaluate = pytest.importorskip("arcnb.evaluate")
+    if not hasattr(evaluate, "score_to_run_dir"):
+        pytest.skip("arcnb.evaluate.score_to_run_dir is not available")
+    pred = tmp_path / "mixed.json"
+    pred.write_text(json.dumps(subs["mixed"]))
+    ids = tmp_path / "ids.txt"
+    ids.write_text("\n".join(ds.task_ids[:50]) + "\n")
+    evaluate.score_to_run_dir(pred, "arc-agi-1:evaluation", tmp_path / "full")
+    evaluate.score_to_run_dir(pred, "arc-agi-1:evaluation", tmp_path / "part", tasks=str(ids))
+    evaluate.score_to_run_dir(pred, "arc-agi-1:evaluation", tmp_path / "part_list",
+                              tasks=ds.task_ids[50:80])
+    part = load_run(tmp_path / "part")
+    assert part.results.summary["n_tasks"] == 50
+    assert load_run(tmp_path / "part_list").results.summary["n_tasks"] == 30  # from results.csv
+    c = compare([tmp_path / "full", tmp_path / "part"], common_only=True, n_boot=50)
+    d = c.tables["differences"].iloc[0]
+    assert c.summary["n_tasks"] == 50 and d["difference"] == 0.0 and d["mcnemar_p"] == 1.0
