@@ -129,8 +129,79 @@ def _run_compare(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- report
+def _add_report(sub) -> None:
+    p = sub.add_parser("report", help="build a self-contained HTML report (papermill + nbconvert)",
+                       description="Evaluate a checkpoint, score a predictions file or take a "
+                                   "run directory, execute notebooks/report.ipynb with papermill "
+                                   "and export OUT/report.html (code hidden, images embedded, "
+                                   "nothing loaded from the network). Several checkpoints run "
+                                   "concurrently, one sub-folder of OUT each.")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--checkpoint", nargs="+", metavar="CKPT",
+                     help="checkpoint file(s), 'baseline' or a model name such as copy-input")
+    src.add_argument("--predictions", nargs="+", metavar="FILE",
+                     help="submission JSON file(s) to score")
+    src.add_argument("--run", nargs="+", metavar="DIR", help="existing run director(y/ies)")
+    src.add_argument("--default", action="store_true",
+                     help="the embedded default: the bundled baseline checkpoint on "
+                          "arc-agi-1:evaluation (or the bundled example predictions when no "
+                          "checkpoint is bundled)")
+    p.add_argument("--dataset", help="dataset name, task folder or *_challenges.json (required "
+                                     "with --checkpoint/--predictions; with --run it overrides "
+                                     "the recorded one)")
+    p.add_argument("--taxonomy", help="user taxonomy (.csv task_id,category or .json) added to "
+                                      "the automatic one")
+    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
+    p.add_argument("--out", required=True, help="output folder (run files, report.ipynb, "
+                                                "report.html, figures/)")
+    p.add_argument("--overwrite", action="store_true", help="replace existing outputs in --out")
+    p.add_argument("--device", default="auto", help="checkpoints: auto (default), cpu or cuda")
+    p.add_argument("--batch-size", type=int, default=64, help="checkpoints: inputs per batch (64)")
+    p.add_argument("--augment", default="none", choices=["none", "dihedral", "dihedral+colors"],
+                   help="checkpoints: test-time augmentation (default none)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="reports built at once (default: the number of cores)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=_run_report)
+
+
+def _run_report(args) -> int:
+    from pathlib import Path
+
+    from . import report as R
+
+    dataset = args.dataset
+    if args.default:
+        src = R.default_source()
+        sources, dataset = [src], dataset or src["dataset"]
+    elif args.checkpoint:
+        sources = [{"kind": "checkpoint", "path": c} for c in args.checkpoint]
+    elif args.predictions:
+        sources = [{"kind": "predictions", "path": f} for f in args.predictions]
+    else:
+        sources = [{"kind": "run", "path": d} for d in args.run]
+    if not dataset and not args.run:
+        raise ValueError("--dataset is required with --checkpoint / --predictions")
+    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment}
+    results = R.build_reports(sources, dataset=dataset, out=args.out, taxonomy=args.taxonomy,
+                              tasks=args.tasks, overwrite=args.overwrite,
+                              progress=not args.no_progress, max_workers=args.jobs,
+                              evaluate_options=opts if sources[0]["kind"] == "checkpoint"
+                              else None)
+    for r in results:
+        summ = R._summary_of(r.metrics)
+        print(f"report: {r.html}")
+        print(format_summary(summ, R._ks_of(r.metrics)))
+        print(R.compact_line(r.metrics))
+        print("time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in r.timings.items()))
+    if len(results) > 1:
+        print(f"index: {Path(args.out) / 'index.html'}")
+    return 0
+
+
 # ---------------------------------------------------------------- main
-_COMMANDS = [_add_score, _add_compare]
+_COMMANDS = [_add_score, _add_compare, _add_report]
 
 
 def build_parser() -> argparse.ArgumentParser:
