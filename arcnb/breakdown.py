@@ -135,7 +135,12 @@ def group_membership(results, by, *, taxonomy: str | None = None
         return out.assign(group=out["task_id"].astype(object)), info
     if isinstance(by, str) and by in ("structural", "folder"):
         tax = load_taxonomy(by, dataset=results.dataset)
-    elif isinstance(by, (Taxonomy, dict)) or isinstance(by, (str, os.PathLike)):
+    elif isinstance(by, (Taxonomy, dict)):
+        tax = load_taxonomy(by, taxonomy=taxonomy)
+    elif isinstance(by, (str, os.PathLike)):
+        if not Path(by).exists():
+            raise ArcnbError(f"cannot group by {str(by)!r}: not a grouping "
+                             f"({', '.join(GROUPINGS)}) and no such taxonomy file")
         tax = load_taxonomy(by, taxonomy=taxonomy)
     else:
         raise ArcnbError(f"cannot group by {by!r}: use one of {', '.join(GROUPINGS)}, a "

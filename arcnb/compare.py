@@ -38,6 +38,7 @@ from .data import load_dataset, load_task_ids
 from .errors import ArcnbError, OutputExistsError
 from .io import atomic_write_json, atomic_write_text
 from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
+from .taxonomy import UNCATEGORIZED
 
 __all__ = ["CompareError", "RunScore", "Comparison", "load_run", "compare", "TABLES"]
 
@@ -425,8 +426,11 @@ def _category_diffs(a: RunScore, b: RunScore, mem: pd.DataFrame, info: dict, n_b
     m = mem.merge(oa["solved@2"].rename("a").reset_index(), on=key) \
         .merge(ob["solved@2"].rename("b").reset_index(), on=key)
     rows = []
-    order = [g for g in info.get("order", []) if g in set(m["group"])]
-    order += sorted(set(m["group"]) - set(order))
+    present = set(m["group"])
+    order = [g for g in info.get("order", []) if g in present and g != UNCATEGORIZED]
+    order += sorted(present - set(order) - {UNCATEGORIZED})
+    if UNCATEGORIZED in present:
+        order.append(UNCATEGORIZED)
     grouped = dict(tuple(m.groupby("group", sort=False)))
     for g in order:
         d = grouped[g]
