@@ -204,6 +204,8 @@ def test_partial_taxonomy_shows_uncategorized(runs, ds):
     assert dih["n_tasks"] == 0 and math.isnan(dih["pass@2"])
     with pytest.raises(ArcnbError):
         breakdown(runs["mixed"], by=3.5)
+    with pytest.raises(ArcnbError, match="not a grouping"):
+        breakdown(runs["mixed"], by="difficulty_typo")
 
 
 def test_bootstrap_is_seeded(runs):

@@ -217,11 +217,13 @@ def test_cli_writes_tables_and_refuses_to_overwrite(rundirs, tmp_path, capsys):
     assert (out / "summary.json").read_bytes() == before  # deterministic
     # different task sets: one-line error, then --common-tasks works
     argv2 = ["compare", str(rundirs["copy"]), str(rundirs["mixed_first100"]), "--out",
-             str(tmp_path / "c2"), "--n-boot", "50", "--no-latex"]
+             str(tmp_path / "c2"), "--n-boot", "50", "--no-latex", "--taxonomy", "none"]
     assert main(argv2) == 2
     assert "--common-tasks" in capsys.readouterr().err
     assert main(argv2 + ["--common-tasks"]) == 0
     assert not list((tmp_path / "c2").glob("*.tex"))
+    assert sorted(p.name for p in (tmp_path / "c2").iterdir()) == [
+        "differences.csv", "only_one_solved.csv", "runs.csv", "summary.json"]
 
 
 def test_cli_with_a_difficulty_taxonomy(rundirs, tmp_path):
