@@ -97,7 +97,7 @@ def _add_compare(sub) -> None:
                         "task sets")
     p.add_argument("--taxonomy", default="structural",
                    help="categories for the per-category table: 'structural' (default), "
-                        "'folder', or a taxonomy .csv/.json file")
+                        "'folder', a taxonomy .csv/.json file, or 'none'")
     p.add_argument("--dataset", help="re-score every run on this dataset instead of the one "
                                      "recorded in its metrics.json")
     p.add_argument("--labels", help="comma-separated run labels (default: folder names)")
@@ -115,7 +115,8 @@ def _run_compare(args) -> int:
         raise ValueError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
-                  taxonomy=args.taxonomy, dataset=args.dataset, n_boot=args.n_boot,
+                  taxonomy=None if args.taxonomy.lower() == "none" else args.taxonomy,
+                  dataset=args.dataset, n_boot=args.n_boot,
                   seed=args.seed)
     cmp.write(args.out, overwrite=args.overwrite, latex=not args.no_latex)
     print(f"compared {len(cmp.runs)} runs on {len(cmp.task_ids)} tasks"
