@@ -267,9 +267,14 @@ def scored_pairs(results, *, attempt: int | str = 1) -> tuple[list, list, dict]:
     others are counted as excluded. Returns ``(preds, truths, counts)`` with
     ``counts = {"n_outputs", "n_used", "n_excluded", "attempt"}``.
     """
+    preds, truths, _, counts = _select(results, attempt)
+    return preds, truths, counts
+
+
+def _select(results, attempt):
     if attempt not in (1, 2, "best") and not (isinstance(attempt, int) and attempt >= 1):
         raise ArcnbError(f"attempt must be a positive int or 'best', got {attempt!r}")
-    preds, truths = [], []
+    preds, truths, tids = [], [], []
     out = results.outputs
     for t, i in zip(out["task_id"], out["test_index"]):
         truth = results.truth(t, int(i))
@@ -282,15 +287,18 @@ def scored_pairs(results, *, attempt: int | str = 1) -> tuple[list, list, dict]:
         if pick is not None and pick.shape == truth.shape:
             preds.append(np.asarray(pick))
             truths.append(np.asarray(truth))
+            tids.append(t)
     counts = {"attempt": attempt, "n_outputs": int(len(out)), "n_used": len(preds),
               "n_excluded": int(len(out)) - len(preds)}
-    return preds, truths, counts
+    return preds, truths, tids, counts
 
 
-def _padded(results, attempt, pad_token, device):
+def _padded(results, attempt, pad_token, device, *, with_ids: bool = False):
     from .grids import pad_grids
 
-    preds, truths, counts = scored_pairs(results, attempt=attempt)
+    preds, truths, tids, counts = _select(results, attempt)
+    if with_ids:
+        counts = dict(counts, _task_ids=tids)
     if not preds:
         return None, None, counts
     h = max(g.shape[0] for g in truths)
@@ -329,30 +337,68 @@ def color_confusion(results, *, attempt: int | str = 1, pad_token: int = 10, dev
     return df
 
 
-def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10,
-                   device=None) -> pd.DataFrame:
-    """Per-colour accuracy over the scored outputs: for each colour c, the fraction of
-    truth cells of colour c predicted as c (NaN when c never occurs in the used truth
-    grids), from :func:`arcnb.metrics.reconstruction_metrics`' ``per_color_accuracy``
-    on padded batches. Columns ``color``, ``name``, ``n_cells`` (truth cells of that
-    colour), ``accuracy``. Attempt and output selection as :func:`scored_pairs`."""
+def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10, device=None,
+                   n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+    """Per-colour accuracy over the scored outputs, with bootstrap intervals.
+
+    For each colour c, ``accuracy`` = truth cells of colour c predicted as c / truth
+    cells of colour c (NaN when c never occurs in the used truth grids), from
+    :func:`arcnb.metrics.reconstruction_metrics`' ``per_color_accuracy`` on padded
+    batches. Attempt and output selection as :func:`scored_pairs` (default: attempt 1
+    where its shape matches the truth). Columns ``color``, ``name``, ``n_cells`` (truth
+    cells of that colour), ``n_tasks`` (tasks with such cells), ``accuracy``,
+    ``ci_low``, ``ci_high``: a seeded percentile bootstrap resampling *tasks* (cells of
+    one task are not independent), the ratio of the resampled sums
+    ``sum correct / sum cells`` per colour; resamples without any cell of c are
+    skipped. ``df.attrs`` holds the counts of used / excluded outputs.
+    """
     from . import metrics
 
-    p, t, counts = _padded(results, attempt, pad_token, device)
+    p, t, counts = _padded(results, attempt, pad_token, device, with_ids=True)
+    tids = counts.pop("_task_ids")
+    lo = np.full(10, np.nan)
+    hi = np.full(10, np.nan)
     if p is None:
         acc = np.full(10, np.nan)
         n = np.zeros(10, dtype=np.int64)
+        n_tasks = np.zeros(10, dtype=np.int64)
     else:
-        m = metrics.reconstruction_metrics(p, t, pad_token=pad_token)
-        acc = np.asarray(m["per_color_accuracy"].detach().cpu(), dtype=float)[:10]
-        valid = t != pad_token
         import torch
 
-        n = np.asarray(torch.bincount(t[valid].flatten(), minlength=10)[:10].cpu(),
-                       dtype=np.int64)
+        m = metrics.reconstruction_metrics(p, t, pad_token=pad_token)
+        acc = np.asarray(m["per_color_accuracy"].detach().cpu(), dtype=float)[:10]
+        # per-task counts [n_tasks, 10] of truth cells and correct cells, vectorised
+        uniq, inv = np.unique(np.asarray(tids), return_inverse=True)
+        task_of = torch.as_tensor(inv, device=t.device).view(-1, 1, 1).expand_as(t)
+        valid = t != pad_token
+        code = (task_of * 10 + t.clamp(0, 9))
+        size = len(uniq) * 10
+        total = torch.bincount(code[valid], minlength=size).view(len(uniq), 10)
+        right = torch.bincount(code[valid & (p == t)], minlength=size).view(len(uniq), 10)
+        total = total.cpu().numpy().astype(np.int64)
+        right = right.cpu().numpy().astype(np.int64)
+        n = total.sum(axis=0)
+        n_tasks = (total > 0).sum(axis=0)
+        rng = np.random.default_rng(seed)
+        idx = rng.integers(0, len(uniq), size=(n_boot, len(uniq)))
+        tot_b = total[idx].sum(axis=1).astype(float)          # [n_boot, 10]
+        right_b = right[idx].sum(axis=1).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(tot_b > 0, right_b / tot_b, np.nan)
+        alpha = (1.0 - level) / 2.0
+        for c in range(10):
+            r = ratio[:, c]
+            r = r[np.isfinite(r)]
+            if n[c] == 0 or r.size == 0:
+                continue
+            if np.all(right[:, c] == total[:, c]) or np.all(right[:, c] == 0):
+                lo[c] = hi[c] = acc[c]  # a constant ratio (all right / all wrong)
+            else:
+                lo[c], hi[c] = np.quantile(r, [alpha, 1.0 - alpha])
     df = pd.DataFrame({"color": np.arange(10), "name": list(COLOR_NAMES), "n_cells": n,
-                       "accuracy": acc})
+                       "n_tasks": n_tasks, "accuracy": acc, "ci_low": lo, "ci_high": hi})
     df.attrs.update(counts)
+    df.attrs["bootstrap"] = {"n_boot": n_boot, "seed": seed, "level": level, "unit": "task"}
     return df
 
 

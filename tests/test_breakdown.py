@@ -242,6 +242,21 @@ def test_colour_confusion_and_accuracy_match_a_naive_count(ds, subs, runs, kind)
     expected = np.where(tot > 0, np.diag(ref) / np.maximum(tot, 1), np.nan)
     np.testing.assert_allclose(acc["accuracy"].to_numpy(), expected, rtol=1e-6)
     assert acc.attrs["n_used"] + acc.attrs["n_excluded"] == 419
+    # tasks holding truth cells of each colour among the used outputs, by hand
+    n_tasks = np.zeros(10, dtype=int)
+    for t in ds:
+        seen = set()
+        for i, p in enumerate(t.test):
+            g = subs[kind][t.id][i].get("attempt_1")
+            if g is not None and np.asarray(g).shape == p.output.shape:
+                seen |= set(p.output.ravel().tolist())
+        for c in seen:
+            n_tasks[c] += 1
+    np.testing.assert_array_equal(acc["n_tasks"].to_numpy(), n_tasks)
+    ok = acc["n_cells"] > 0
+    assert (acc.loc[ok, "ci_low"] <= acc.loc[ok, "accuracy"] + 1e-12).all()
+    assert (acc.loc[ok, "accuracy"] <= acc.loc[ok, "ci_high"] + 1e-12).all()
+    assert acc.loc[~ok, "ci_low"].isna().all()
     norm = color_confusion(runs[kind], normalize="true")
     np.testing.assert_allclose(norm.sum(axis=1)[tot > 0], 1.0)
 
@@ -256,6 +271,9 @@ def test_colour_metrics_attempt_choice(ds, subs, runs):
     assert best.attrs["n_used"] == 419
     truth = color_accuracy(runs["truth"])
     assert (truth["accuracy"] == 1.0).all()
+    assert (truth["ci_low"] == 1.0).all() and (truth["ci_high"] == 1.0).all()
+    a = color_accuracy(r, n_boot=200, seed=4)
+    pd.testing.assert_frame_equal(a, color_accuracy(r, n_boot=200, seed=4))
     with pytest.raises(ArcnbError):
         scored_pairs(r, attempt=0)
 
