@@ -11,7 +11,6 @@ import pytest
 from arcnb.cli import main
 from arcnb.compare import CompareError, compare, load_run
 from arcnb.data import Dataset, Pair, Task, load_dataset
-from arcnb.errors import OutputExistsError
 from arcnb.io import atomic_write_json
 from arcnb.scoring import score
 from arcnb.taxonomy import structural_taxonomy
