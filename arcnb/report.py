@@ -57,6 +57,12 @@ __all__ = [
     "provenance",
     "compact_line",
     "show",
+    "show_figure",
+    "figures_dir",
+    "default_compare_runs",
+    "read_metrics",
+    "run_files",
+    "file_table",
     "run_notebook",
     "export_html",
     "build_report",
@@ -174,14 +180,19 @@ def make_run(source: Mapping, dataset: str, out: str | os.PathLike, *, tasks=Non
     keyword arguments: device, batch_size, attempts, augment, seed, ...),
     :func:`arcnb.evaluate.score_to_run_dir` for a predictions file. Returns the
     Results."""
+    import warnings
+
     from .evaluate import evaluate, score_to_run_dir
 
     if source["kind"] == "predictions":
         return score_to_run_dir(source["path"], dataset, out, tasks=tasks or None,
                                 overwrite=overwrite)
     if source["kind"] == "checkpoint":
-        return evaluate(source["path"], dataset, out, tasks=tasks or None, overwrite=overwrite,
-                        **dict(evaluate_options or {}))
+        with warnings.catch_warnings():
+            # tqdm.auto in a kernel without ipywidgets warns even for a disabled bar
+            warnings.filterwarnings("ignore", message=".*IProgress not found.*")
+            return evaluate(source["path"], dataset, out, tasks=tasks or None,
+                            overwrite=overwrite, **dict(evaluate_options or {}))
     raise ArcnbError(f"unknown source kind {source['kind']!r}")
 
 
@@ -491,6 +502,79 @@ def show(text: str) -> None:
     from IPython.display import display
 
     display(_HTML(text))
+
+
+def figures_dir(figures_dir: str | os.PathLike | None, run: Run | None = None) -> Path | None:
+    """Where a report saves its figures: ``figures_dir`` when given, else
+    ``<run_dir>/figures`` for a run directory, else None (nothing saved)."""
+    if figures_dir:
+        return Path(figures_dir)
+    if run is not None and run.run_dir is not None:
+        return Path(run.run_dir) / "figures"
+    return None
+
+
+def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None = None, *,
+                formats: Sequence[str] = ("png",), tight: bool = True,
+                written: list | None = None) -> None:
+    """Display a matplotlib figure (or Axes) once and close it; with ``folder`` also save
+    it as ``folder/<name>.<format>`` through :func:`arcnb.plot.save` (deterministic,
+    atomic; files of an earlier run of the same report are replaced). The paths written
+    are appended to ``written`` when given."""
+    from IPython.display import display
+    import matplotlib.pyplot as plt
+
+    if hasattr(fig, "get_figure") and not hasattr(fig, "savefig"):
+        fig = fig.get_figure()
+    paths = []
+    if folder is not None and name:
+        from .plot import save
+
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        for fmt in formats:
+            kw = {"bbox_inches": "tight"} if tight else {}
+            paths.append(save(fig, Path(folder) / f"{name}.{fmt}", overwrite=True, **kw))
+    display(fig)
+    plt.close(fig)
+    if written is not None:
+        written.extend(paths)
+
+
+def read_metrics(run_dir: str | os.PathLike) -> dict:
+    """A run directory's ``metrics.json``."""
+    return _read_json(Path(run_dir) / "metrics.json")
+
+
+def file_table(paths: Iterable[str | os.PathLike]):
+    """A table of files (``file``, ``bytes``) for display."""
+    import pandas as pd
+
+    rows = [{"file": str(p), "bytes": Path(p).stat().st_size} for p in paths if Path(p).is_file()]
+    return pd.DataFrame(rows, columns=["file", "bytes"])
+
+
+def run_files(run_dir: str | os.PathLike):
+    """The files of a run directory (``file``, ``bytes``), hidden files left out."""
+    rd = Path(run_dir)
+    return file_table(sorted(p for p in rd.iterdir() if not p.name.startswith(".")))
+
+
+def default_compare_runs(folder: str | os.PathLike | None = None, *,
+                         dataset: str = DEFAULT_DATASET, tasks=None) -> list[Path]:
+    """Two run directories to compare by default: the bundled example predictions and
+    the copy-the-input baseline (:func:`arcnb.evaluate.evaluate` with ``"copy-input"``)
+    on ``dataset``. They are written under ``folder`` (default
+    ``reports/compare-default/``) once and reused when already finished."""
+    root = Path(folder) if folder else _ROOT / "reports" / "compare-default"
+    runs = [(root / "example-predictions", {"kind": "predictions",
+                                            "path": str(_EXAMPLE_PREDICTIONS)}),
+            (root / "copy-input", {"kind": "checkpoint", "path": "copy-input"})]
+    for rd, src in runs:
+        if not (rd / "metrics.json").exists():
+            make_run(src, dataset, rd, tasks=tasks,
+                     evaluate_options={"progress": False} if src["kind"] == "checkpoint"
+                     else None)
+    return [rd for rd, _ in runs]
 
 
 # ============================================================ notebook execution

@@ -63,9 +63,12 @@ seed: int = 0  # bootstrap seed
 """),
     code("""
 from arcnb import breakdown as B
+from arcnb import plot as P
 from arcnb import report as R
 
-run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, tasks=tasks or None)
+run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, tasks=tasks or None,
+                 n_boot=n_boot, seed=seed)
+fig_dir = R.figures_dir(figures_dir, run)
 run
 """),
     md("""
@@ -82,10 +85,26 @@ R.show(R.definitions_html())
 ## 2. pass@K
 
 pass@K for every K up to the number of attempts in the predictions, in the three
-conventions.
+conventions; the curve shows pass@K (per task) with its bootstrap band.
 """),
     code("""
 R.show(R.table_html(run.results.summary_table(), index=True, table_id="arcnb-pass-at-k"))
+R.show_figure(P.pass_at_k(run.results), "pass_at_k", fig_dir)
+"""),
+    md("""
+## 3. Failures and near misses
+
+Truth | prediction | difference for each output (the best attempt: the first correct
+one, else the right-shaped one with the most correct cells). Wrong cells are marked
+in the difference panel; a wrong shape or a missing prediction is stated instead.
+Near misses are unsolved outputs whose cell accuracy reaches `near_miss`, best first.
+"""),
+    code("""
+R.show_figure(P.gallery(run.results, "near_miss", near_miss=near_miss, sort="cell_accuracy",
+                        max_items=gallery_size, title="near misses"),
+              "gallery_near_misses", fig_dir, tight=False)
+R.show_figure(P.gallery(run.results, "failed", max_items=gallery_size, title="failures"),
+              "gallery_failures", fig_dir, tight=False)
 """),
     md("""
 ## 4. Colours
@@ -100,28 +119,38 @@ acc = B.color_accuracy(run.results)
 R.show(R.table_html(acc, table_id="arcnb-color-accuracy",
                     caption=f"{acc.attrs['n_used']} of {acc.attrs['n_outputs']} outputs used "
                             f"(attempt 1 with the truth's shape)"))
-conf = B.color_confusion(run.results, normalize="true")
-R.show(R.table_html(conf, index=True, digits=3, table_id="arcnb-color-confusion"))
+R.show_figure(P.color_accuracy(acc), "color_accuracy", fig_dir)
+"""),
+    code("""
+counts = B.color_confusion(run.results)
+R.show_figure(P.confusion_heatmap(counts), "color_confusion", fig_dir)
+R.show(R.table_html(B.color_confusion(run.results, normalize="true"), index=True, digits=3,
+                    table_id="arcnb-color-confusion"))
 """),
     md("""
 ## 5. Categories
 
 The automatic structural taxonomy (computed from each task's demonstration pairs) covers
 every task; a user taxonomy is added when the `taxonomy` parameter names one. A task with
-several categories counts in each; a task without one shows as `uncategorized`.
+several categories counts in each; a task without one shows as `uncategorized`. Error
+bars: 95% bootstrap intervals over the category's tasks.
 """),
     code("""
-structural = B.breakdown(run.results, "structural", n_boot=n_boot, seed=seed, total=True)
+structural = B.breakdown(run.results, "structural", n_boot=n_boot, seed=seed)
 R.show(R.breakdown_html(structural, table_id="arcnb-breakdown-structural",
                         caption="automatic structural taxonomy"))
+R.show_figure(P.breakdown_bars(structural, value="pass@2", horizontal=True),
+              "breakdown_structural", fig_dir)
 """),
     code("""
 if taxonomy:
-    user = B.breakdown(run.results, taxonomy, n_boot=n_boot, seed=seed, total=True)
+    user = B.breakdown(run.results, taxonomy, n_boot=n_boot, seed=seed)
     cov = user.attrs.get("coverage", {})
     R.show(R.breakdown_html(user, table_id="arcnb-breakdown-user",
                             caption=f"taxonomy {user.attrs['grouping']}: {cov.get('n_categorized')} "
                                     f"of {cov.get('n_tasks')} tasks categorised"))
+    R.show_figure(P.breakdown_bars(user, value="pass@2", horizontal=True), "breakdown_user",
+                  fig_dir)
 else:
     print("No user taxonomy given (parameter `taxonomy`).")
 """),
@@ -133,8 +162,9 @@ shape with the test input's. Both assign each test output on its own.
 """),
     code("""
 for by in ("grid_size", "shape_change"):
-    t = B.breakdown(run.results, by, n_boot=n_boot, seed=seed, total=True)
+    t = B.breakdown(run.results, by, n_boot=n_boot, seed=seed)
     R.show(R.breakdown_html(t, table_id=f"arcnb-breakdown-{by.replace('_', '-')}", caption=by))
+    R.show_figure(P.breakdown_bars(t, value="pass@2"), f"breakdown_{by}", fig_dir)
 """),
     md("""
 ## 7. Provenance
@@ -147,9 +177,210 @@ R.show(R.provenance_html(run.metrics, run_dir=run.run_dir))
 """),
 ]
 
+# ========================================================================== evaluate
+EVALUATE = [
+    md("""
+# Evaluate a checkpoint (or score a predictions file)
+
+Writes a run directory: `predictions.json` (ARC Prize format), `results.csv` /
+`results.parquet`, `tasks.csv` and `metrics.json` (scores plus provenance). Open it
+with `report.ipynb` (`run_dir` parameter). Same as `arcnb evaluate` / `arcnb score`.
+"""),
+    params("""
+# Parameters (papermill: -p NAME VALUE). Literals only.
+checkpoint: str = "default"  # checkpoint file, "baseline" or a model name such as "copy-input"; "default": the bundled baseline when present, else the example predictions
+predictions: str = ""  # a submission JSON to score instead of running a model ("default": the bundled example predictions); empty: run `checkpoint`
+dataset: str = "arc-agi-1:evaluation"  # dataset name, task folder or *_challenges.json
+tasks: str = ""  # file of task ids to keep (JSON list or one per line); empty: every task
+out: str = ""  # run directory to write; empty: a new folder under reports/runs/
+overwrite: bool = False  # replace a finished run in `out`
+device: str = "auto"  # auto, cpu or cuda
+batch_size: int = 64  # model inputs per forward pass
+attempts: int = 2  # attempts per test input
+augment: str = "none"  # test-time augmentation: none, dihedral or dihedral+colors
+seed: int = 0  # torch and colour-permutation seed
+"""),
+    code("""
+from arcnb import report as R
+
+source = R.resolve_source(checkpoint, predictions)
+run_dir = R.default_out(out, source, dataset)
+results = R.make_run(source, dataset, run_dir, tasks=tasks or None, overwrite=overwrite,
+                     evaluate_options=dict(device=device, batch_size=batch_size,
+                                           attempts=attempts, augment=augment, seed=seed,
+                                           progress=False))
+print(f"wrote {run_dir}")
+results
+"""),
+    md("## Headline"),
+    code("""
+metrics = R.read_metrics(run_dir)
+R.show(R.headline_html(metrics))
+"""),
+    md("## Files and provenance"),
+    code("""
+R.show(R.table_html(R.run_files(run_dir), table_id="arcnb-run-files"))
+R.show(R.provenance_html(metrics, run_dir=run_dir))
+"""),
+]
+
+# =========================================================================== compare
+COMPARE = [
+    md("""
+# Compare runs
+
+Several run directories side by side on the same tasks: a paired bootstrap interval for
+the difference in pass@2, an exact McNemar test on solved / unsolved outputs, the outputs
+only one run solved and a per-category table of differences (`arcnb.compare`; the same
+as `arcnb compare`).
+"""),
+    params("""
+# Parameters (papermill: -p NAME VALUE). Literals only.
+runs: list = []  # run directories to compare (two or more); empty: the example predictions vs the copy-the-input baseline
+labels: list = []  # one label per run; empty: the folder names
+dataset: str = ""  # re-score every run on this dataset; empty: the dataset each metrics.json records
+taxonomy: str = "structural"  # categories for the per-category table: structural, folder, or a .csv or .json file
+common_tasks: bool = False  # compare on the tasks the runs share instead of refusing different task sets
+n_boot: int = 1000  # bootstrap resamples
+seed: int = 0  # bootstrap seed
+out: str = ""  # folder for the tables (CSV, LaTeX, summary.json); empty: write nothing
+overwrite: bool = False  # replace existing tables in `out`
+"""),
+    code("""
+from arcnb import compare as C
+from arcnb import plot as P
+from arcnb import report as R
+
+run_dirs = runs or R.default_compare_runs()
+cmp = C.compare(run_dirs, labels=labels or None, common_only=common_tasks,
+                taxonomy=taxonomy or None, dataset=dataset or None, n_boot=n_boot, seed=seed)
+cmp
+"""),
+    md("## Runs"),
+    code("""
+R.show(R.table_html(cmp.tables["runs"], table_id="arcnb-compare-runs"))
+"""),
+    md("""
+## Paired differences
+
+Difference in pass@2 (B - A) over the same tasks with a 95% paired bootstrap interval,
+and the exact McNemar test on the outputs solved by exactly one of the two runs.
+"""),
+    code("""
+R.show(R.table_html(cmp.tables["differences"], table_id="arcnb-compare-differences"))
+for a, b in zip(cmp.runs[:-1], cmp.runs[1:]):
+    R.show_figure(P.compare(a.results, b.results, labels=(a.label, b.label)))
+"""),
+    md("## Outputs only one run solved"),
+    code("""
+R.show(R.table_html(cmp.tables["only_one_solved"], table_id="arcnb-compare-only-one"))
+"""),
+    md("## Per category"),
+    code("""
+if "categories" in cmp.tables:
+    R.show(R.table_html(cmp.tables["categories"], table_id="arcnb-compare-categories"))
+else:
+    print("No taxonomy (parameter `taxonomy`).")
+"""),
+    code("""
+if out:
+    for path in cmp.write(out, overwrite=overwrite):
+        print(path)
+"""),
+]
+
+# =========================================================================== figures
+FIGURES = [
+    md("""
+# Figures and tables for a paper
+
+PDF and SVG figures in the packaged paper style (TrueType fonts embedded in PDF, text
+kept as text in SVG, written deterministically) and booktabs LaTeX tables, saved in the
+run's `figures/` folder.
+"""),
+    params("""
+# Parameters (papermill: -p NAME VALUE). Literals only.
+run_dir: str = ""  # run directory holding metrics.json and predictions.json; empty: score `predictions` in memory
+predictions: str = "default"  # used without run_dir: a submission JSON, or "default" for the bundled example predictions
+dataset: str = "arc-agi-1:evaluation"  # used without run_dir: dataset name, task folder or *_challenges.json
+tasks: str = ""  # file of task ids to keep; empty: every task
+taxonomy: str = ""  # user taxonomy (.csv or .json) for an extra breakdown figure; empty: none
+out: str = ""  # folder for the figures and tables; empty: run_dir/figures, or a new folder under reports/figures/
+formats: list = ["pdf", "svg"]  # figure formats: pdf, svg, png
+columns: int = 1  # figure width: 1 (single column, 3.5 in) or 2 (double column, 7.2 in)
+gallery_size: int = 12  # near misses in the gallery figure
+n_boot: int = 1000  # bootstrap resamples for the intervals
+seed: int = 0  # bootstrap seed
+"""),
+    code("""
+import matplotlib.pyplot as plt
+
+from arcnb import breakdown as B
+from arcnb import plot as P
+from arcnb import report as R
+
+run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, tasks=tasks or None,
+                 n_boot=n_boot, seed=seed)
+fig_dir = R.figures_dir(out, run) or R.default_out("", {"path": run.label}, run.results.dataset.name,
+                                                    kind="figures")
+size = P.figsize(columns)
+written = []
+print(f"figures go to {fig_dir}")
+"""),
+    md("## pass@K and colours"),
+    code("""
+with P.paper_style():
+    fig, ax = plt.subplots(figsize=size)
+    P.pass_at_k(run.results, ax=ax)
+    R.show_figure(fig, "pass_at_k", fig_dir, formats=formats, written=written)
+    fig, ax = plt.subplots(figsize=size)
+    P.color_accuracy(B.color_accuracy(run.results), ax=ax)
+    R.show_figure(fig, "color_accuracy", fig_dir, formats=formats, written=written)
+    fig, ax = plt.subplots(figsize=(size[0], size[0]))
+    P.confusion_heatmap(B.color_confusion(run.results), ax=ax)
+    R.show_figure(fig, "color_confusion", fig_dir, formats=formats, written=written)
+"""),
+    md("## Breakdowns"),
+    code("""
+tables = {by: B.breakdown(run.results, by, n_boot=n_boot, seed=seed)
+          for by in ("structural", "grid_size", "shape_change")}
+if taxonomy:
+    tables["user"] = B.breakdown(run.results, taxonomy, n_boot=n_boot, seed=seed)
+with P.paper_style():
+    for by, t in tables.items():
+        fig, ax = plt.subplots(figsize=(size[0], size[1] * (1.6 if by in ("structural", "user") else 1)))
+        P.breakdown_bars(t, value="pass@2", horizontal=by in ("structural", "user"), ax=ax)
+        R.show_figure(fig, f"breakdown_{by}", fig_dir, formats=formats, written=written)
+"""),
+    md("## Near misses"),
+    code("""
+fig = P.gallery(run.results, "near_miss", sort="cell_accuracy", max_items=gallery_size,
+                ncols=3, text="artists", title="near misses")
+R.show_figure(fig, "gallery_near_misses", fig_dir, formats=formats, written=written, tight=False)
+"""),
+    md("## LaTeX tables (booktabs)"),
+    code("""
+written.append(B.to_latex(run.results.summary_table().reset_index(), fig_dir / "headline.tex",
+                          overwrite=True, caption="pass@K in three conventions",
+                          label="tab:arc-headline"))
+for by, t in tables.items():
+    written.append(B.to_latex(t[[c for c in R.BREAKDOWN_COLUMNS if c in t.columns]],
+                              fig_dir / f"breakdown_{by}.tex", overwrite=True,
+                              caption=f"pass@2 by {by}", label=f"tab:arc-{by}"))
+print(open(fig_dir / "headline.tex").read())
+"""),
+    code("""
+R.show(R.table_html(R.file_table(written), table_id="arcnb-figures-written"))
+print(R.compact_line(run.metrics))
+"""),
+]
+
 
 NOTEBOOKS = {
     "report.ipynb": REPORT,
+    "evaluate.ipynb": EVALUATE,
+    "compare.ipynb": COMPARE,
+    "figures.ipynb": FIGURES,
 }
 
 
