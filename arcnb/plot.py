@@ -39,7 +39,7 @@ __all__ = [
     "PALETTE", "PALETTE_RGB", "COLOR_NAMES", "PAD_COLOR", "PAD_HATCH_COLOR", "LINE_COLOR",
     "DIFF_OK_COLOR", "DIFF_WRONG_COLOR", "SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE",
     "grid_image", "diff_mask", "grid", "pair", "task", "gallery", "gallery_items",
-    "gallery_pages", "color_table", "confusion", "color_accuracy", "confusion_heatmap",
+    "gallery_pages", "color_accuracy", "confusion_heatmap",
     "breakdown_bars", "pass_at_k", "pass_at_k_table", "compare", "paper_style",
     "figsize", "save", "GridView", "PairView", "TaskView", "view", "enable_rich_display",
 ]
@@ -892,96 +892,22 @@ def gallery_pages(results, select: str = "failed", *, per_page: int = 100, tasks
 
 
 # ------------------------------------------------------------------ colour analysis
-def _chosen_pairs(results, attempt="best"):
-    max_k = max(results.ks)
-    out = []
-    for tid, i in zip(results.outputs["task_id"], results.outputs["test_index"]):
-        truth = np.asarray(results.truth(tid, int(i)))
-        atts = results.attempts(tid, int(i))
-        if attempt == "best":
-            _, p = _best_attempt(truth, atts, max_k)
-        else:
-            a = int(attempt)
-            p = atts[a - 1] if a <= len(atts) else None
-        out.append((truth, None if p is None else np.asarray(p)))
-    return out
-
-
-def _stack_same_shape(pairs) -> tuple[np.ndarray, np.ndarray]:
-    """Stack (truth, pred) pairs with equal shapes into padded ``[N, 30, 30]`` arrays."""
-    keep = [(t, p) for t, p in pairs if p is not None and p.shape == t.shape]
-    T = np.full((len(keep), 30, 30), PAD_TOKEN, np.int64)
-    P = np.full((len(keep), 30, 30), PAD_TOKEN, np.int64)
-    for j, (t, p) in enumerate(keep):
-        T[j, : t.shape[0], : t.shape[1]] = t
-        P[j, : p.shape[0], : p.shape[1]] = p
-    return T, P
-
-
-def confusion(results, *, attempt: str | int = "best"):
-    """Colour confusion counts as a 10 x 10 DataFrame (rows: true colour, columns:
-    predicted colour), over every cell of every output whose drawn attempt (see
-    :func:`gallery`) has the truth's shape. Outputs with a wrong shape or no attempt
-    contribute nothing. ``counts[a, b]`` = number of cells with truth ``a`` predicted ``b``.
-    """
-    import pandas as pd
-
-    T, P = _stack_same_shape(_chosen_pairs(results, attempt))
-    valid = T != PAD_TOKEN
-    counts = np.bincount((T[valid] * 10 + P[valid]).ravel(), minlength=100).reshape(10, 10)
-    idx = pd.Index(range(10), name="true colour")
-    return pd.DataFrame(counts, index=idx, columns=pd.Index(range(10), name="predicted colour"))
-
-
-def color_table(results, *, attempt: str | int = "best", n_boot: int = 1000, seed: int = 0,
-                level: float = 0.95):
-    """Per-colour accuracy: one row per colour 0-9.
-
-    ``accuracy[c] = (cells with truth c predicted c) / (cells with truth c)``, over the
-    outputs whose drawn attempt has the right shape (as in :func:`confusion`); NaN when
-    no such cell exists. ``ci_low``/``ci_high``: seeded percentile bootstrap resampling
-    outputs (ratio of summed counts). Columns: ``color``, ``name``, ``hex``,
-    ``n_outputs``, ``n_cells``, ``n_correct``, ``accuracy``, ``ci_low``, ``ci_high``.
-    """
-    import pandas as pd
-
-    T, P = _stack_same_shape(_chosen_pairs(results, attempt))
-    onehot = (T[..., None] == np.arange(10)).reshape(len(T), -1, 10)
-    total = onehot.sum(axis=1)  # [N, 10]
-    correct = (onehot & (T == P).reshape(len(T), -1, 1)).sum(axis=1)
-    n_cells = total.sum(0)
-    n_corr = correct.sum(0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        acc = np.where(n_cells > 0, n_corr / np.maximum(n_cells, 1), np.nan)
-        lo = np.full(10, np.nan)
-        hi = np.full(10, np.nan)
-        if len(T) and n_boot > 0:
-            rng = np.random.default_rng(seed)
-            idx = rng.integers(0, len(T), size=(n_boot, len(T)))
-            bt = total[idx].sum(1)
-            bc = correct[idx].sum(1)
-            ratio = np.where(bt > 0, bc / np.maximum(bt, 1), np.nan)
-            a = (1 - level) / 2
-            for c in range(10):
-                col = ratio[:, c][~np.isnan(ratio[:, c])]
-                if col.size and n_cells[c] > 0:
-                    lo[c], hi[c] = np.quantile(col, [a, 1 - a])
-    return pd.DataFrame({
-        "color": np.arange(10), "name": COLOR_NAMES, "hex": PALETTE,
-        "n_outputs": (total > 0).sum(0), "n_cells": n_cells, "n_correct": n_corr,
-        "accuracy": acc, "ci_low": lo, "ci_high": hi})
-
-
 def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None = "ci_low",
                    ci_high: str | None = "ci_high", annotate: bool = True):
     """Accuracy per true colour as bars in the ARC colours (thin dark outline so grey and
     yellow stay visible), with interval error bars when the columns exist.
 
-    ``data`` is a :func:`color_table` DataFrame (columns ``color`` and ``value``) or a
-    :class:`~arcnb.scoring.Results` (then :func:`color_table` is computed). A NaN
+    ``data`` is a DataFrame with columns ``color`` and ``value`` (such as
+    :func:`arcnb.breakdown.color_accuracy`'s) or a :class:`~arcnb.scoring.Results`
+    (then :func:`arcnb.breakdown.color_accuracy` is computed with its defaults). A NaN
     accuracy (colour never present) is drawn as an empty slot marked "n/a".
     """
-    df = color_table(data) if hasattr(data, "outputs") else data
+    if hasattr(data, "outputs"):
+        from .breakdown import color_accuracy as _table
+
+        df = _table(data)
+    else:
+        df = data
     if ax is None:
         _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, 2.2))
     colors = df["color"].to_numpy(int)
@@ -1015,12 +941,19 @@ def confusion_heatmap(data, *, ax=None, normalize: bool = True, annot: bool = Tr
 
     ``normalize=True`` divides each row by its total, so row ``a`` shows where cells of
     true colour ``a`` went (rows sum to 1; a colour that never occurs is a NaN row,
-    drawn blank). ``data`` is a 10 x 10 count table (:func:`confusion`) or a Results.
-    Palette swatches next to the tick labels show each colour.
+    drawn blank). ``data`` is a 10 x 10 count table (rows truth, columns prediction,
+    such as :func:`arcnb.breakdown.color_confusion`'s) or a Results (then that table is
+    computed with its defaults). Palette swatches next to the tick labels show each
+    colour.
     """
     import seaborn as sns
 
-    counts = confusion(data) if hasattr(data, "outputs") else data
+    if hasattr(data, "outputs"):
+        from .breakdown import color_confusion
+
+        counts = color_confusion(data)
+    else:
+        counts = data
     m = np.asarray(counts, dtype=float)
     if m.shape != (10, 10):
         raise ValueError(f"confusion table must be 10 x 10, got {m.shape}")
