@@ -838,7 +838,7 @@ def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text,
         font.draw_many(rgba, text_items)
         small.draw_many(rgba, note_items)
     if fig is None:
-        fig = _plt().figure(figsize=(W / dpi, H / dpi), dpi=dpi)
+        fig = _plt().figure(figsize=(W / dpi, H / dpi), dpi=dpi, layout="none")
     ax = fig.add_axes((0, 0, 1, 1))
     im = _exact_image_class()(ax, interpolation="nearest", resample=False, origin="upper",
                                extent=(-0.5, W - 0.5, H - 0.5, -0.5), gid="arcnb-gallery-image")
@@ -892,6 +892,11 @@ def gallery_pages(results, select: str = "failed", *, per_page: int = 100, tasks
 
 
 # ------------------------------------------------------------------ colour analysis
+def _compact(n) -> str:
+    n = int(n)
+    return f"{n / 1e6:.1f}M" if n >= 10**6 else f"{n / 1e3:.1f}k" if n >= 10**4 else str(n)
+
+
 def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None = "ci_low",
                    ci_high: str | None = "ci_high", annotate: bool = True):
     """Accuracy per true colour as bars in the ARC colours (thin dark outline so grey and
@@ -924,7 +929,7 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
         if not np.isfinite(v):
             ax.text(xi, 0.02, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
     if annotate and "n_cells" in df.columns:
-        labels = [f"{c}\n{n}" for c, n in zip(colors, df["n_cells"])]
+        labels = [f"{c}\n{_compact(n)}" for c, n in zip(colors, df["n_cells"])]
         ax.set_xlabel("true colour (cells)")
     else:
         labels = [str(c) for c in colors]
@@ -987,16 +992,20 @@ def confusion_heatmap(data, *, ax=None, normalize: bool = True, annot: bool = Tr
 
 # ------------------------------------------------------------------ breakdowns
 def _default_group(df, group):
+    """Group labels: the ``group`` column given, else a ``group`` column, else a named
+    or non-default index, else the first text column."""
+    import pandas as pd
+
     if group is not None:
         if group not in df.columns:
             raise ValueError(f"no column {group!r}; columns are {list(df.columns)}")
         return df[group].astype(str).to_numpy()
     if "group" in df.columns:
         return df["group"].astype(str).to_numpy()
-    if df.index.name is not None or not isinstance(df.index, type(df.reset_index().index)):
+    if df.index.name is not None or not isinstance(df.index, pd.RangeIndex):
         return df.index.astype(str).to_numpy()
     for c in df.columns:
-        if df[c].dtype == object or str(df[c].dtype) in ("category", "string"):
+        if not pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
             return df[c].astype(str).to_numpy()
     raise ValueError("cannot tell which column names the groups: pass group=")
 
