@@ -249,7 +249,8 @@ def open_run(run_dir: str | os.PathLike | None = None, *, predictions: str | Non
 
     With ``run_dir``: :func:`arcnb.compare.load_run` re-scores its ``predictions.json``
     on the dataset and task filter its ``metrics.json`` records (the re-scored headline
-    numbers must equal the recorded ones). Without: score ``predictions``
+    numbers must equal the recorded ones; ``predictions``, ``dataset`` and ``tasks`` are
+    then ignored). Without: score ``predictions``
     (``"default"`` = the bundled example predictions) on ``dataset`` (default
     ARC-AGI-1 evaluation) in memory, with provenance from
     :func:`arcnb.evaluate.run_provenance`. Either way pass@K is scored for every K up
@@ -261,7 +262,8 @@ def open_run(run_dir: str | os.PathLike | None = None, *, predictions: str | Non
     if run_dir:
         from .compare import load_run
 
-        rs = load_run(run_dir, dataset=dataset or None, label=label, n_boot=n_boot, seed=seed)
+        # the run records its dataset and task filter; `dataset`/`tasks` are ignored
+        rs = load_run(run_dir, label=label, n_boot=n_boot, seed=seed)
         res, metrics = rs.results, rs.metrics
         ks = _attempt_ks(res.predictions)
         if tuple(ks) != tuple(res.ks):

