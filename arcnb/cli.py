@@ -201,8 +201,65 @@ def _run_report(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- evaluate
+def _add_evaluate(sub) -> None:
+    p = sub.add_parser("evaluate", help="run a model checkpoint on a dataset and score it",
+                       description="Evaluate a checkpoint: predictions.json (ARC Prize format), "
+                                   "results.csv/.parquet, tasks.csv and metrics.json with "
+                                   "provenance in --out. Resumable; shards over ranks under "
+                                   "torchrun.")
+    p.add_argument("--checkpoint", required=True,
+                   help="checkpoint file (arcnb, Lightning .ckpt, TorchScript, torch.export), "
+                        "'baseline' (the bundled model) or a model name such as copy-input")
+    p.add_argument("--dataset", required=True,
+                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
+                        "*_challenges.json")
+    p.add_argument("--out", required=True, help="run directory to write")
+    p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
+    p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")
+    p.add_argument("--attempts", type=int, default=2, help="attempts per test input (2)")
+    p.add_argument("--augment", default="none", choices=["none", "dihedral", "dihedral+colors"],
+                   help="test-time augmentation with voting (default none)")
+    p.add_argument("--color-perms", type=int, default=1,
+                   help="random colour permutations per dihedral view for dihedral+colors (1)")
+    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
+    p.add_argument("--arch", help="model builder (registered name or module:callable) for "
+                                  "Lightning / state-dict checkpoints")
+    p.add_argument("--config", help="JSON object of builder arguments (overrides the "
+                                    "checkpoint's)")
+    p.add_argument("--seed", type=int, default=0, help="torch and colour-permutation seed (0)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
+    p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
+    p.add_argument("--trust-checkpoint", action="store_true",
+                   help="allow a checkpoint that needs arbitrary pickled code (runs code from "
+                        "the file: only for files you trust)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run_evaluate)
+
+
+def _run_evaluate(args) -> int:
+    from .evaluate import evaluate
+
+    config = None
+    if args.config:
+        config = json.loads(args.config)
+        if not isinstance(config, dict):
+            raise ValueError("--config must be a JSON object")
+    res = evaluate(args.checkpoint, args.dataset, args.out, device=args.device,
+                   batch_size=args.batch_size, attempts=args.attempts, augment=args.augment,
+                   color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,
+                   overwrite=args.overwrite, trust_checkpoint=args.trust_checkpoint,
+                   arch=args.arch, config=config, seed=args.seed,
+                   progress=False if args.no_progress else None)
+    if res is None:  # a non-zero rank under torchrun: rank 0 reports
+        return 0
+    print(format_summary(res.summary, res.ks))
+    print(f"wrote {args.out}")
+    return 0
+
+
 # ---------------------------------------------------------------- main
-_COMMANDS = [_add_score, _add_compare, _add_report]
+_COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,555 @@
+"""Evaluate a model checkpoint on a dataset: predictions, scores, provenance.
+
+:func:`evaluate` runs a model (see :mod:`arcnb.models` for the interface and the
+checkpoint formats) over every test input of every task, optionally under test-time
+augmentation with voting (:mod:`arcnb.augment`), and writes a *run directory*:
+
+* ``predictions.json``: ARC Prize submission format, every test input of every task,
+  in order (an invalid prediction is ``null``);
+* ``results.csv`` / ``results.parquet``: the scoring outputs table
+  (:func:`arcnb.scoring.score`) plus the vote columns ``n_views``, ``n_valid_views``,
+  ``n_distinct``, ``votes_attempt_K`` and ``confidence_attempt_K``;
+* ``tasks.csv``: the per-task table;
+* ``metrics.json``: the scoring summary keys at top level plus ``provenance``
+  (checkpoint path and SHA-256, dataset name / version / filter, arcnb version, git
+  commit, every parameter, device, torch version). Facts about one particular
+  execution (wall time, resumed or not, number of processes) sit under
+  ``provenance.run``; everything else is byte-stable for the same inputs.
+
+How the work is cut (this is what makes resumed and multi-process runs give the same
+bytes as a single uninterrupted run): tasks, in sorted order, are packed greedily
+into *units* of at most ``batch_size`` model inputs (task x test input x view),
+never splitting a task unless it alone exceeds ``batch_size`` (then it is one unit of
+several batches). The units depend only on the dataset, the views and
+``batch_size``, so every input is always computed in the same batch. Under
+``torchrun`` unit ``j`` goes to rank ``j % world_size`` and rank 0 gathers.
+
+Resuming: after each unit every finished task is appended to ``journal.jsonl`` (one
+JSON line per task, flushed and fsynced); ``resume=True`` reads it (a truncated last
+line is ignored and cut off), skips finished units and recomputes the rest. The final
+files are written atomically (temporary file + rename); ``metrics.json`` is written
+last and marks a finished run, which is never overwritten without ``overwrite=True``.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .augment import AUGMENT_MODES, View, make_views, vote
+from .errors import ArcnbError, OutputExistsError
+from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, to_jsonable
+
+__all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_provenance",
+           "plan_units"]
+
+#: The files of a finished run directory (metrics.json last: it marks completion).
+RUN_FILES = ("predictions.json", "results.csv", "results.parquet", "tasks.csv", "metrics.json")
+JOURNAL_GLOB = "journal*.jsonl"
+_JOURNAL_KIND = "arcnb-evaluate-journal"
+
+
+# ------------------------------------------------------------------ provenance helpers
+def _git_commit() -> str | None:
+    root = Path(__file__).resolve().parents[1]
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and len(commit) == 40 else None
+
+
+def run_provenance(**extra) -> dict:
+    """Base provenance: arcnb version, git commit (or None), python, torch, numpy."""
+    from . import __version__
+
+    prov = {"arcnb_version": __version__, "git_commit": _git_commit(),
+            "python": sys.version.split()[0], "numpy": np.__version__}
+    try:
+        import torch
+
+        prov["torch"] = torch.__version__
+    except ImportError:  # pragma: no cover
+        prov["torch"] = None
+    prov.update(extra)
+    return prov
+
+
+# ------------------------------------------------------------------ run directory
+def _check_out(out: Path, *, overwrite: bool) -> None:
+    existing = [f for f in RUN_FILES if (out / f).exists()]
+    if existing and not overwrite:
+        raise OutputExistsError(f"{out} already holds a finished run ({', '.join(existing)}); "
+                                "refusing to overwrite it (pass --overwrite / overwrite=True)")
+
+
+def _df_csv(df: pd.DataFrame) -> bytes:
+    return df.to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+def _df_parquet(df: pd.DataFrame) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False, engine="pyarrow")
+    return buf.getvalue()
+
+
+def write_run_dir(results, out, *, provenance: dict, overwrite: bool = False,
+                  extra_columns: pd.DataFrame | None = None,
+                  predictions_text: str | None = None) -> Path:
+    """Write a run directory from scored :class:`~arcnb.scoring.Results`.
+
+    ``extra_columns`` (keyed by ``task_id`` and ``test_index``) are joined onto the
+    outputs table. ``predictions_text`` is written verbatim as ``predictions.json``;
+    by default the predictions source file is copied byte for byte when there is one,
+    else the parsed attempts are written in submission format. All writes are atomic;
+    existing run files are only replaced with ``overwrite=True`` (checked up front).
+    Returns the directory.
+    """
+    from .predictions import to_submission
+
+    out = Path(out)
+    _check_out(out, overwrite=overwrite)
+    out.mkdir(parents=True, exist_ok=True)
+    if predictions_text is None:
+        src = getattr(results.predictions, "source", None)
+        if src and Path(src).is_file():
+            predictions_bytes = Path(src).read_bytes()
+        else:
+            predictions_bytes = (json.dumps(to_submission(results.predictions.attempts),
+                                            separators=(",", ":")) + "\n").encode()
+    else:
+        predictions_bytes = predictions_text.encode("utf-8")
+    outputs = results.outputs
+    if extra_columns is not None:
+        outputs = outputs.merge(extra_columns, on=["task_id", "test_index"], how="left",
+                                validate="one_to_one")
+    metrics = dict(results.summary)
+    metrics["provenance"] = provenance
+    atomic_write_bytes(out / "predictions.json", predictions_bytes, overwrite=overwrite)
+    atomic_write_bytes(out / "results.csv", _df_csv(outputs), overwrite=overwrite)
+    atomic_write_bytes(out / "results.parquet", _df_parquet(outputs), overwrite=overwrite)
+    atomic_write_bytes(out / "tasks.csv", _df_csv(results.tasks), overwrite=overwrite)
+    atomic_write_json(out / "metrics.json", metrics, overwrite=overwrite)
+    return out
+
+
+def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool = False,
+                     ks: Sequence[int] = (1, 2), provenance: dict | None = None):
+    """Score a predictions file and write a run directory from it (no model involved).
+
+    Used by ``arcnb report --predictions`` and comparisons. ``predictions.json`` in
+    the directory is a byte copy of the input file. Returns the Results.
+    """
+    from .data import load_dataset
+    from .predictions import load_predictions
+    from .scoring import score
+
+    _check_out(Path(out), overwrite=overwrite)
+    ds = load_dataset(dataset, tasks=tasks)
+    preds = load_predictions(predictions)
+    res = score(ds, preds, ks=ks)
+    prov = run_provenance(source="predictions",
+                          predictions=str(predictions) if preds.source else None,
+                          predictions_sha256=_sha256_or_none(preds.source),
+                          dataset=ds.info)
+    prov.update(provenance or {})
+    write_run_dir(res, out, provenance=prov, overwrite=overwrite)
+    return res
+
+
+def _sha256_or_none(path) -> str | None:
+    if path and Path(path).is_file():
+        from .models.loading import file_sha256
+
+        return file_sha256(path)
+    return None
+
+
+# ------------------------------------------------------------------ planning
+def plan_units(counts: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Pack consecutive tasks (with ``counts[i]`` model inputs each) into units.
+
+    Greedy in order: a unit takes whole tasks while its total stays <= ``batch_size``;
+    a task with more than ``batch_size`` inputs is a unit on its own. Returns lists of
+    task positions.
+
+    >>> plan_units([2, 2, 3, 9, 1], 4)
+    [[0, 1], [2], [3], [4]]
+    """
+    units: list[list[int]] = []
+    cur: list[int] = []
+    size = 0
+    for i, n in enumerate(counts):
+        if cur and size + n > batch_size:
+            units.append(cur)
+            cur, size = [], 0
+        cur.append(i)
+        size += n
+        if size >= batch_size:
+            units.append(cur)
+            cur, size = [], 0
+    if cur:
+        units.append(cur)
+    return units
+
+
+# ------------------------------------------------------------------ journal
+def _journal_name(rank: int, world: int) -> str:
+    return "journal.jsonl" if world == 1 else f"journal.rank{rank}-of-{world}.jsonl"
+
+
+def _read_journals(out: Path, params: dict) -> dict[str, dict]:
+    """Finished task records from every journal in ``out`` (bad or truncated lines skipped)."""
+    done: dict[str, dict] = {}
+    for path in sorted(out.glob(JOURNAL_GLOB)):
+        with open(path, "rb") as fh:
+            lines = fh.read().split(b"\n")
+        for n, raw in enumerate(lines):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue  # a line cut short by a kill
+            if rec.get("kind") == _JOURNAL_KIND:
+                if rec.get("params") != params:
+                    diff = sorted(k for k in set(params) | set(rec.get("params") or {})
+                                  if params.get(k) != (rec.get("params") or {}).get(k))
+                    raise ArcnbError(f"{path} was written by a run with different parameters "
+                                     f"({', '.join(diff)}); use --overwrite to start over")
+                continue
+            if "task_id" in rec:
+                done[rec["task_id"]] = rec
+    return done
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a journal back to its last complete line (a kill can leave half a line)."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)
+
+
+class _Journal:
+    def __init__(self, path: Path, params: dict):
+        self.path = path
+        _repair_tail(path)
+        new = not path.exists() or path.stat().st_size == 0
+        self.fh = open(path, "ab")
+        if new:
+            self._write({"kind": _JOURNAL_KIND, "version": 1, "params": params})
+
+    def _write(self, obj) -> None:
+        self.fh.write(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode() + b"\n")
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+
+    def append(self, record: dict) -> None:
+        self._write(record)
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+# ------------------------------------------------------------------ inference
+@contextlib.contextmanager
+def _deterministic(seed: int):
+    import torch
+
+    prev = torch.are_deterministic_algorithms_enabled()
+    prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(prev, warn_only=prev_warn)
+
+
+def _resolve_device(device: str):
+    import torch
+
+    if device in (None, "auto"):
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ArcnbError("--device cuda was asked for but CUDA is not available")
+        if dev.index is None and "LOCAL_RANK" in os.environ:
+            dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+    return dev
+
+
+def _round(x: float) -> float | None:
+    x = float(x)
+    return None if x != x else round(x, 6)
+
+
+def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: int,
+              device) -> list[dict]:
+    """Predict every test input of ``tasks`` under every view; vote; return records."""
+    import torch
+
+    from .models.interface import decode_logits, pad_batch, pad_demonstrations
+
+    items = [(ti, i, v) for ti, task in enumerate(tasks) for i in range(len(task.test))
+             for v in range(len(views))]
+    cands: dict[tuple[int, int], list] = {}
+    confs: dict[tuple[int, int], list] = {}
+    for start in range(0, len(items), batch_size):
+        chunk = items[start:start + batch_size]
+        xs = [views[v].apply(tasks[ti].test[i].input) for ti, i, v in chunk]
+        x = pad_batch(xs, device=device)
+        demos = None
+        if adapter.reads_demonstrations:
+            demos = pad_demonstrations(
+                [[(views[v].apply(p.input), views[v].apply(p.output)) for p in tasks[ti].train]
+                 for ti, _, v in chunk], device=device)
+        with torch.inference_mode():
+            logits = adapter.logits(x, demos)
+        grids, conf = decode_logits(logits)
+        for (ti, i, v), g, c in zip(chunk, grids, conf):
+            g = None if g is None else views[v].invert(g)
+            cands.setdefault((ti, i), []).append(g)
+            confs.setdefault((ti, i), []).append(0.0 if c != c else float(c))
+    records = []
+    for ti, task in enumerate(tasks):
+        atts, votes = [], []
+        for i in range(len(task.test)):
+            vt = vote(cands[(ti, i)], confs[(ti, i)], attempts=attempts)
+            atts.append([None if g is None else np.asarray(g).tolist() for g in vt.grids])
+            votes.append({"n_views": vt.n_candidates, "n_valid_views": vt.n_valid,
+                          "n_distinct": vt.n_distinct, "votes": vt.votes,
+                          "confidence": [_round(c) for c in vt.confidence]})
+        rec = {"task_id": task.id, "attempts": atts, "votes": votes}
+        # normalise through JSON so fresh and journaled records are identical
+        records.append(json.loads(json.dumps(rec, sort_keys=True)))
+    return records
+
+
+def _vote_columns(records: Iterable[dict], attempts: int) -> pd.DataFrame:
+    rows = []
+    for rec in records:
+        for i, v in enumerate(rec["votes"]):
+            row = {"task_id": rec["task_id"], "test_index": i, "n_views": v["n_views"],
+                   "n_valid_views": v["n_valid_views"], "n_distinct": v["n_distinct"]}
+            for k in range(attempts):
+                row[f"votes_attempt_{k + 1}"] = v["votes"][k]
+            for k in range(attempts):
+                c = v["confidence"][k]
+                row[f"confidence_attempt_{k + 1}"] = float("nan") if c is None else c
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    for c in df.columns:
+        if c.startswith(("n_", "votes_")):
+            df[c] = df[c].astype("int64")
+    df["test_index"] = df["test_index"].astype("int64")
+    return df
+
+
+def _dist_setup(device):
+    """(rank, world_size, created_group) from torch.distributed / torchrun's env."""
+    world_env = int(os.environ.get("WORLD_SIZE", "1"))
+    try:
+        import torch.distributed as dist
+    except ImportError:  # pragma: no cover
+        return 0, 1, False
+    if not dist.is_available():
+        return 0, 1, False
+    if dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size(), False
+    if world_env <= 1:
+        return 0, 1, False
+    dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    return dist.get_rank(), dist.get_world_size(), True
+
+
+def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int = 64,
+             attempts: int = 2, augment: str = "none", color_perms: int = 1, tasks=None,
+             resume: bool = False, overwrite: bool = False, trust_checkpoint: bool = False,
+             arch=None, config: dict | None = None, seed: int = 0, progress: bool | None = None,
+             n_boot: int = 1000):
+    """Evaluate a model on a dataset and write a run directory ``out``.
+
+    Parameters
+    ----------
+    checkpoint: a checkpoint file, ``"baseline"`` (the bundled model), a registered
+        model name (``"copy-input"``), an ``nn.Module`` or a ``ModelAdapter``
+        (see :func:`arcnb.models.load_model`).
+    dataset: a :class:`~arcnb.data.Dataset` or anything ``load_dataset`` takes;
+        ``tasks`` filters it (list or file of task ids).
+    device: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``.
+    batch_size: model inputs per forward pass (memory is bounded by it).
+    attempts: attempts per test input (``attempt_1 .. attempt_N``).
+    augment: ``"none"``, ``"dihedral"`` (8 views) or ``"dihedral+colors"``
+        (``8 * (1 + color_perms)`` views); see :mod:`arcnb.augment` for the vote.
+    resume / overwrite: continue from ``out/journal.jsonl`` / replace a finished run.
+    trust_checkpoint: allow a checkpoint that needs arbitrary pickled code.
+    arch, config: the builder (and its config) for Lightning / state-dict checkpoints.
+    seed: torch seed and colour-permutation seed. progress: tqdm bar on stderr
+        (default: when stderr is a terminal).
+
+    Returns the :class:`~arcnb.scoring.Results` on rank 0 (None on other ranks).
+    """
+    import torch
+
+    from .data import load_dataset
+    from .models import load_model
+    from .models.loading import file_sha256
+    from .predictions import Predictions, to_submission
+    from .scoring import score
+
+    t_start = time.time()
+    if isinstance(batch_size, bool) or int(batch_size) < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if isinstance(attempts, bool) or int(attempts) < 1:
+        raise ValueError(f"attempts must be >= 1, got {attempts}")
+    if augment not in AUGMENT_MODES:
+        raise ValueError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
+    batch_size, attempts = int(batch_size), int(attempts)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ArcnbError(f"--out {out} exists and is not a directory")
+    _check_out(out, overwrite=overwrite)
+    journals = sorted(out.glob(JOURNAL_GLOB)) if out.exists() else []
+    if journals and not resume and not overwrite:
+        raise OutputExistsError(f"{out} holds an unfinished run ({journals[0].name}); pass "
+                                "--resume to continue it or --overwrite to start over")
+
+    dev = _resolve_device(device)
+    ds = load_dataset(dataset, tasks=tasks)
+    adapter = load_model(checkpoint, arch=arch, config=config,
+                         trust_checkpoint=trust_checkpoint, device=dev)
+    ckpt_path = None
+    if isinstance(checkpoint, (str, os.PathLike)):
+        p = Path(checkpoint)
+        if not p.exists() and str(checkpoint) == "baseline":
+            from .models import BUNDLED_BASELINE
+
+            p = BUNDLED_BASELINE
+        ckpt_path = p if p.is_file() else None
+    ckpt_name = str(checkpoint) if isinstance(checkpoint, (str, os.PathLike)) \
+        else type(getattr(checkpoint, "model", checkpoint)).__name__
+    views = make_views(augment, color_perms=color_perms, seed=seed)
+    params = {
+        "checkpoint": ckpt_name,
+        "checkpoint_sha256": file_sha256(ckpt_path) if ckpt_path else None,
+        "checkpoint_format": adapter.source,
+        "arch": None if arch is None or callable(arch) and not isinstance(arch, str) else str(arch),
+        "config": to_jsonable(config) if config else None,
+        "reads_demonstrations": adapter.reads_demonstrations,
+        "dataset": ds.info,
+        "device": dev.type,
+        "batch_size": batch_size,
+        "attempts": attempts,
+        "augment": augment,
+        "color_perms": int(color_perms) if augment == "dihedral+colors" else None,
+        "n_views": len(views),
+        "views": [v.name for v in views],
+        "seed": int(seed),
+        "trust_checkpoint": bool(trust_checkpoint),
+    }
+    params = json.loads(json.dumps(to_jsonable(params), sort_keys=True))
+
+    task_list = list(ds)
+    counts = [len(t.test) * len(views) for t in task_list]
+    units = plan_units(counts, batch_size)
+
+    rank, world, created = _dist_setup(dev)
+    try:
+        if world > 1:
+            import torch.distributed as dist
+
+            dist.barrier()
+        out.mkdir(parents=True, exist_ok=True)
+        if overwrite and not resume and rank == 0:
+            for j in out.glob(JOURNAL_GLOB):
+                j.unlink()
+        if world > 1:
+            dist.barrier()
+        done = _read_journals(out, params) if resume else {}
+        resumed_tasks = len(done)
+        journal = _Journal(out / _journal_name(rank, world), params)
+        my_units = [u for j, u in enumerate(units) if j % world == rank]
+        my_records: list[dict] = []
+        show = (sys.stderr.isatty() if progress is None else bool(progress)) and rank == 0
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=sum(counts[i] for u in my_units for i in u), disable=not show,
+                   file=sys.stderr, unit="grid", desc="evaluate", dynamic_ncols=True)
+        try:
+            with _deterministic(seed):
+                for unit in my_units:
+                    unit_tasks = [task_list[i] for i in unit]
+                    n = sum(counts[i] for i in unit)
+                    if all(t.id in done for t in unit_tasks):
+                        my_records += [done[t.id] for t in unit_tasks]
+                        bar.update(n)
+                        continue
+                    recs = _run_unit(adapter, unit_tasks, views, attempts=attempts,
+                                     batch_size=batch_size, device=dev)
+                    for t, rec in zip(unit_tasks, recs):
+                        if t.id in done:
+                            rec = done[t.id]
+                        else:
+                            journal.append(rec)
+                        my_records.append(rec)
+                    bar.update(n)
+        finally:
+            bar.close()
+            journal.close()
+
+        if world > 1:
+            gathered = [None] * world if rank == 0 else None
+            dist.gather_object(my_records, gathered, dst=0)
+            if rank != 0:
+                dist.barrier()
+                return None
+            all_records = [r for part in gathered for r in part]
+        else:
+            all_records = my_records
+        by_id = {r["task_id"]: r for r in all_records}
+        missing = [t.id for t in task_list if t.id not in by_id]
+        if missing:  # pragma: no cover - would be a bug in the unit bookkeeping
+            raise RuntimeError(f"no predictions for {len(missing)} task(s), e.g. {missing[0]}")
+        attempts_by_task = {t.id: [[None if g is None else np.asarray(g, dtype=np.int8)
+                                    for g in outs] for outs in by_id[t.id]["attempts"]]
+                            for t in task_list}
+        submission = to_submission(attempts_by_task)
+        text = json.dumps(submission, separators=(",", ":")) + "\n"
+        preds = Predictions.from_obj(json.loads(text))
+        ks = sorted({1, 2, attempts})
+        results = score(ds, preds, ks=ks, n_boot=n_boot)
+        votes = _vote_columns([by_id[t.id] for t in task_list], attempts)
+        provenance = run_provenance(
+            checkpoint=params["checkpoint"], checkpoint_sha256=params["checkpoint_sha256"],
+            dataset=ds.info, device=dev.type, parameters=params,
+            run={"wall_time_s": round(time.time() - t_start, 3), "resumed": bool(resume),
+                 "tasks_from_journal": resumed_tasks, "world_size": world})
+        write_run_dir(results, out, provenance=provenance, overwrite=overwrite,
+                      extra_columns=votes, predictions_text=text)
+        results.run_dir = out
+        results.votes = votes
+        if world > 1:
+            dist.barrier()
+        return results
+    finally:
+        if created:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()

