@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 report: setup
-	$(VENV)/bin/arcnb report --default --out $(REPORT_OUT)
+	$(VENV)/bin/arcnb report --default --out $(REPORT_OUT) --overwrite
 
 test: setup
 	$(PY) -m pytest

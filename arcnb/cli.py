@@ -165,6 +165,36 @@ def _add_report(sub) -> None:
                    help="reports built at once (default: the number of cores)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
+    _extend_compare(sub)
+
+
+def _extend_compare(sub) -> None:
+    """``arcnb compare ... --report``: after the comparison tables, also execute
+    notebooks/compare.ipynb and export OUT/compare.html (the report's export rules).
+    Kept separate from _add_compare/_run_compare, which it wraps."""
+    cp = sub.choices.get("compare")
+    if cp is None or any("--report" in a.option_strings for a in cp._actions):
+        return
+    cp.add_argument("--report", action="store_true",
+                    help="also render notebooks/compare.ipynb to OUT/compare.html")
+    inner = cp.get_default("func")
+
+    def run(args) -> int:
+        rc = inner(args)
+        if rc or not getattr(args, "report", False):
+            return rc
+        from . import report as R
+
+        labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
+        taxonomy = None if str(args.taxonomy).lower() == "none" else args.taxonomy
+        html = R.build_compare_report(args.runs, args.out, labels=labels, dataset=args.dataset,
+                                      taxonomy=taxonomy, common_tasks=args.common_tasks,
+                                      n_boot=args.n_boot, seed=args.seed,
+                                      overwrite=args.overwrite)
+        print(f"report: {html}")
+        return 0
+
+    cp.set_defaults(func=run)
 
 
 def _run_report(args) -> int:

@@ -67,6 +67,7 @@ __all__ = [
     "export_html",
     "build_report",
     "build_reports",
+    "build_compare_report",
 ]
 
 #: The notebooks shipped in ``notebooks/`` (name -> file name).
@@ -451,8 +452,9 @@ def compact_line(metrics: Mapping, metric: str = "pass@2") -> str:
     ``<metric>=<fraction> (<percent>%), checkpoint=<sha256>, data=<name>@<version>,
     filter=<filter>, arcnb=<version>+<commit>``.
 
-    Without a checkpoint (a predictions file was scored), ``checkpoint=none`` and the
-    predictions file's SHA-256 follow as ``predictions=<sha256>``.
+    A model given by name (no file, e.g. ``copy-input``) shows its name instead of a
+    SHA-256. Without a checkpoint (a predictions file was scored), ``checkpoint=none``
+    and the predictions file's SHA-256 follow as ``predictions=<sha256>``.
     """
     s = _summary_of(metrics)
     p = provenance(metrics)
@@ -461,7 +463,8 @@ def compact_line(metrics: Mapping, metric: str = "pass@2") -> str:
         value = "nan (nan%)"
     else:
         value = f"{float(v):.4f} ({100 * float(v):.2f}%)"
-    parts = [f"{metric}={value}", f"checkpoint={p.get('checkpoint_sha256') or 'none'}"]
+    parts = [f"{metric}={value}",
+             f"checkpoint={p.get('checkpoint_sha256') or p.get('checkpoint') or 'none'}"]
     if not p.get("checkpoint_sha256") and p.get("predictions_sha256"):
         parts.append(f"predictions={p['predictions_sha256']}")
     parts.append(f"data={p['dataset']}@{p['dataset_version']}")
@@ -815,6 +818,37 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     log(f"total: {timings['total']:.1f} s")
     metrics = _read_json(out / "metrics.json") if (out / "metrics.json").exists() else {}
     return ReportResult(out, html_path, nb_path, metrics, timings, label or out.name)
+
+
+def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLike, *,
+                         labels: Sequence[str] | None = None, dataset: str | None = None,
+                         taxonomy: str | None = "structural", common_tasks: bool = False,
+                         n_boot: int = 1000, seed: int = 0, overwrite: bool = False,
+                         progress: bool = True) -> Path:
+    """Execute ``compare.ipynb`` on ``runs`` into ``out/compare.ipynb`` and export
+    ``out/compare.html`` (same export rules and failure handling as the report).
+    Returns the HTML path."""
+    out = Path(out)
+    log = _printer("compare")
+    timings: dict = {}
+    html_path, nb_path = out / "compare.html", out / "compare.ipynb"
+    for p in (html_path, nb_path):
+        if p.exists() and not overwrite:
+            raise OutputExistsError(f"{p} already exists; refusing to overwrite it "
+                                    "(pass --overwrite)")
+    out.mkdir(parents=True, exist_ok=True)
+    params = {"runs": [str(Path(r).resolve()) for r in runs],
+              "labels": list(labels or []), "dataset": dataset or "",
+              "taxonomy": str(Path(taxonomy).resolve()) if taxonomy and Path(taxonomy).exists()
+              else (taxonomy or ""),
+              "common_tasks": bool(common_tasks), "n_boot": int(n_boot), "seed": int(seed),
+              "out": ""}
+    with _stage(timings, "compare.ipynb (papermill)", log):
+        run_notebook("compare", nb_path, params, progress=progress, overwrite=True, cwd=out,
+                     html=html_path, html_on_success=False, title="arcnb comparison")
+    with _stage(timings, "html export", log):
+        export_html(nb_path, html_path, overwrite=True, title="arcnb comparison")
+    return html_path
 
 
 def _unique_names(paths: Sequence[str]) -> list[str]:

@@ -233,16 +233,23 @@ def test_evaluate_notebook_writes_a_run_dir(evaluated, shared):
     assert sorted(subs) == sorted(shared["task_ids"])
 
 
-def test_compare_notebook_pairs_two_runs(evaluated, shared, tmp_path):
+def test_compare_command_renders_the_compare_notebook(evaluated, shared, tmp_path):
+    """`arcnb compare --report` writes the tables and compare.ipynb / compare.html."""
     out = tmp_path / "cmp"
-    _execute("compare", tmp_path / "compare.ipynb",
-             {"runs": [str(evaluated), shared["out"]], "labels": ["copy", "mixed"],
-              "out": str(out)}, tmp_path)
+    proc = F.arcnb("compare", evaluated, shared["out"], "--labels", "copy,<b>mixed</b>",
+                   "--out", out, "--report", "--n-boot", "200")
+    assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     pair = summary["pairs"][0]
     expected = shared["expected"]["pass@2"] - _copy_input_expected(Path(shared["dataset"]))
     assert pair["difference"] == pytest.approx(expected, abs=1e-12)
     assert (out / "differences.csv").is_file() and (out / "categories.tex").is_file()
+    soup = _soup(out / "compare.html")
+    assert soup.find_all("script") == [] and soup.find_all("b", string="mixed") == []
+    assert "<b>mixed</b>" in soup.get_text()
+    diff = soup.select_one("#arcnb-compare-differences")
+    assert diff is not None and f"{expected:.4f}" in diff.get_text()
+    assert len(soup.find_all("img")) >= 1  # the per-task scatter
 
 
 def test_figures_notebook_writes_pdf_svg_and_latex(shared, tmp_path):
