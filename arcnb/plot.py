@@ -517,7 +517,8 @@ def _render_tiles(triples: list[tuple[np.ndarray, np.ndarray | None]], slot: int
 
     Each triple uses one cell size ``c = (slot - 1) // max(dims of truth and prediction)``
     for its three panels (so the panels are comparable); grids are top-left aligned,
-    with a 1-px line around every cell (only the outer border when ``c < 4``). The
+    with a 1-px line around every cell (only the outer border when ``c`` is 2 or 3,
+    none when ``c == 1``). The
     difference panel holds ``_T_WRONG`` exactly where ``truth != prediction`` and
     ``_T_OK`` elsewhere; a missing prediction or a shape mismatch fills the truth's area
     with a red hatch instead. All pixel work is batched over the grids that share a
@@ -564,8 +565,10 @@ def _render_tiles(triples: list[tuple[np.ndarray, np.ndarray | None]], slot: int
         pix[(pix == _T_MISMATCH) & stripes] = _T_MISMATCH_HATCH
         if lines and c >= 4:
             on_line = (ys % c == 0) | (xs % c == 0)
-        else:
+        elif c >= 2:  # too small for cell lines: only the outer border
             on_line = (ys == 0) | (xs == 0) | (ys == hh) | (xs == ww)
+        else:  # one pixel per cell: no room for any line
+            on_line = np.zeros((1, 1, 1), bool)
         line = on_line & (ys <= hh) & (xs <= ww) & (hh > 0)
         is_diff = (np.arange(3 * m) >= 2 * m)[:, None, None]
         pix[line & ~is_diff] = _T_LINE
@@ -755,8 +758,9 @@ def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text,
              title, fig):
     if text not in ("pixels", "artists"):
         raise ValueError(f"text must be 'pixels' or 'artists', got {text!r}")
-    if slot < 8:
-        raise ValueError(f"slot must be at least 8 pixels, got {slot}")
+    if slot < 31:
+        raise ValueError(f"slot must be at least 31 pixels (a 30x30 grid at one pixel per "
+                         f"cell plus its border), got {slot}")
     if attempt != "best" and (isinstance(attempt, bool) or not isinstance(attempt, (int, np.integer))
                               or attempt < 1):
         raise ValueError(f"attempt must be 'best' or a 1-based attempt number, got {attempt!r}")

@@ -494,3 +494,98 @@ def test_enable_rich_display_registers_png_formatters(arc1_eval):
     data, _ = shell.display_formatter.format(t.train[0])
     assert "image/png" in data
     assert P.enable_rich_display(types.SimpleNamespace()) is False
+
+
+# ------------------------------------------------------------------ properties and environment
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _triple(draw):
+    h, w = draw(st.integers(1, 30)), draw(st.integers(1, 30))
+    truth = np.array(draw(st.lists(st.integers(0, 9), min_size=h * w, max_size=h * w))).reshape(h, w)
+    kind = draw(st.sampled_from(["same", "other", "none"]))
+    if kind == "none":
+        return truth, None
+    if kind == "same":
+        flips = np.array(draw(st.lists(st.booleans(), min_size=h * w, max_size=h * w))).reshape(h, w)
+        return truth, np.where(flips, (truth + 3) % 10, truth)
+    h2, w2 = draw(st.integers(1, 30)), draw(st.integers(1, 30))
+    return truth, np.full((h2, w2), draw(st.integers(0, 9)))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(_triple(), min_size=1, max_size=6), st.sampled_from([31, 40, 64, 97]))
+def test_gallery_tiles_hold_every_cell_and_mark_exactly_the_wrong_ones(triples, slot):
+    tiles = P._render_tiles(triples, slot)
+    for n, (truth, pred) in enumerate(triples):
+        dims = truth.shape + (() if pred is None else pred.shape)
+        c = max(1, (slot - 1) // max(dims))
+        h, w = truth.shape
+        for r in range(h):
+            for col in range(w):
+                y, x = r * c + c // 2, col * c + c // 2
+                assert tiles[n, 0, y, x] == truth[r, col]
+                d = tiles[n, 2, y, x]
+                if pred is None or pred.shape != truth.shape:
+                    assert d in (P._T_MISMATCH, P._T_MISMATCH_HATCH)
+                elif pred[r, col] != truth[r, col]:
+                    assert d == P._T_WRONG
+                else:
+                    assert d == P._T_OK
+        if pred is not None:
+            for r in range(pred.shape[0]):
+                for col in range(pred.shape[1]):
+                    assert tiles[n, 1, r * c + c // 2, col * c + c // 2] == pred[r, col]
+        else:
+            assert (tiles[n, 1] == P._T_BG).all()
+
+
+def test_gallery_attempt_choice(mixed_results):
+    fig = P.gallery(mixed_results, "solved", attempt=1)
+    # kind-0 tasks: attempt 1 is the input copy, so the drawn attempt is not the right one
+    assert all("attempt 1" in lab for lab in fig.arcnb_labels)
+    with pytest.raises(ValueError, match="attempt must be"):
+        P.gallery(mixed_results, "solved", attempt=0)
+    with pytest.raises(ValueError, match="slot must be"):
+        P.gallery(mixed_results, "solved", slot=8)
+
+
+def test_headless_and_offline(tmp_path):
+    """A fresh interpreter with no display, no backend setting and no network draws and
+    saves every kind of figure."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import socket
+        def _no_network(*a, **k):
+            raise OSError("network disabled in this test")
+        socket.socket.connect = _no_network
+        socket.socket.connect_ex = _no_network
+        socket.create_connection = _no_network
+        import numpy as np, pandas as pd, matplotlib
+        from arcnb import plot as P
+        from arcnb.data import load_dataset
+        from arcnb.scoring import score
+        ds = load_dataset("arc-agi-1:evaluation").select(["00576224", "009d5c81"])
+        res = score(ds, {{t.id: [{{"attempt_1": p.input.tolist()}} for p in t.test] for t in ds}},
+                    n_boot=10)
+        out = {str(tmp_path)!r}
+        P.save(P.task(ds["00576224"], res), out + "/task.pdf")
+        P.save(P.pair(ds["00576224"].test[0].output, ds["00576224"].test[0].input), out + "/pair.svg")
+        P.save(P.gallery(res, "all"), out + "/gallery.png")
+        P.save(P.breakdown_bars(pd.DataFrame({{"group": ["a"], "pass@2": [0.5]}})), out + "/b.pdf")
+        P.view(ds["00576224"])._repr_png_()
+        print(matplotlib.get_backend())
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY",
+                                                             "MPLBACKEND")}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().lower() == "agg"
+    assert {p.name for p in tmp_path.iterdir()} == {"task.pdf", "pair.svg", "gallery.png", "b.pdf"}
