@@ -589,3 +589,23 @@ def test_headless_and_offline(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().lower() == "agg"
     assert {p.name for p in tmp_path.iterdir()} == {"task.pdf", "pair.svg", "gallery.png", "b.pdf"}
+
+
+def test_task_and_grid_show_as_pictures_in_a_real_kernel():
+    """A Task, a Pair or a wrapped grid that ends a notebook cell displays as a PNG."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    if "python3" not in KernelSpecManager().find_kernel_specs():
+        pytest.skip("no python3 Jupyter kernel installed")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import arcnb.plot as P\nfrom arcnb import load_dataset\n"
+                                          "ds = load_dataset('arc-agi-1:evaluation')"),
+                nbformat.v4.new_code_cell("ds['00576224']"),
+                nbformat.v4.new_code_cell("ds['00576224'].train[0]"),
+                nbformat.v4.new_code_cell("P.view(ds['00576224'].test[0].output)")]
+    nbclient.NotebookClient(nb, timeout=180, kernel_name="python3").execute()
+    for cell in nb.cells[1:]:
+        result = [o for o in cell.outputs if o["output_type"] == "execute_result"]
+        assert len(result) == 1 and "image/png" in result[0]["data"]
