@@ -265,3 +265,60 @@ def test_figures_notebook_writes_pdf_svg_and_latex(shared, tmp_path):
     tex = (out / "headline.tex").read_text()
     exp = shared["expected"]["pass@2"]
     assert r"\toprule" in tex and f"{exp:.3f}" in tex
+
+
+# ------------------------------------------------------------------ helpers, no kernel
+def test_several_reports_run_concurrently_bounded_by_workers(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from arcnb import report as R
+
+    lock, state = threading.Lock(), {"active": 0, "peak": 0}
+
+    def fake_build(source, *, dataset, out, label=None, **kw):
+        with lock:
+            state["active"] += 1
+            state["peak"] = max(state["peak"], state["active"])
+        time.sleep(0.3)
+        with lock:
+            state["active"] -= 1
+        Path(out).mkdir(parents=True)
+        return R.ReportResult(Path(out), Path(out) / "report.html", Path(out) / "report.ipynb",
+                              {"pass@2": 0.5, "pass@2_per_output": 0.25,
+                               "pass@2_all_or_nothing": float("nan")}, {}, label)
+
+    monkeypatch.setattr(R, "build_report", fake_build)
+    sources = [{"kind": "predictions", "path": f"/x/{n}.json"}
+               for n in ("a", "<b>", "a", "c")]
+    res = R.build_reports(sources, dataset="d", out=tmp_path, max_workers=2)
+    assert state["peak"] == 2
+    assert [r.label for r in res] == ["a", "<b>", "a_2", "c"]
+    page = (tmp_path / "index.html").read_text()
+    assert "&lt;b&gt;" in page and "<b>" not in page
+    assert "0.5000 (50.00%)" in page and "NaN" in page
+
+
+def test_table_and_headline_html_escape_and_format():
+    import pandas as pd
+
+    from arcnb import report as R
+
+    df = pd.DataFrame({"group": ["<script>x</script>", "a&b"], "pass@2": [0.5, float("nan")]})
+    html = R.table_html(df, table_id="t")
+    assert "<script>" not in html and "&lt;script&gt;" in html and "a&amp;b" in html
+    assert ">0.5000<" in html and ">NaN<" in html
+    m = {"pass@1": 0.25, "pass@2": 1 / 3, "pass@1_per_output": 0.2, "pass@2_per_output": 0.4,
+         "pass@1_all_or_nothing": 0.0, "pass@2_all_or_nothing": float("nan"),
+         "pass@2_ci95": [0.1, 0.6], "n_tasks": 3,
+         "dataset": {"name": "<i>d</i>", "version": "v", "filter": None},
+         "provenance": {"checkpoint": "m.pt", "checkpoint_sha256": "ab" * 32,
+                        "arcnb_version": "0.1.0", "git_commit": "0123456789abcdef"}}
+    head = R.headline_html(m)
+    assert "data-metric='pass@2' data-value='0.3333333333333333'>0.3333 (33.33%)<" in head
+    assert "data-value='nan'>NaN<" in head
+    line = R.compact_line(m)
+    assert line == ("pass@2=0.3333 (33.33%), checkpoint=" + "ab" * 32 +
+                    ", data=<i>d</i>@v, filter=none, arcnb=0.1.0+0123456789ab")
+    prov = R.provenance_html(m)
+    assert "<i>" not in prov and "&lt;i&gt;d&lt;/i&gt;@v" in prov
