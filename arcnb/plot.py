@@ -1178,24 +1178,33 @@ def _per_task(obj, metric: str):
 
 
 def compare(a, b, *, metric: str = "pass@2", kind: str = "scatter",
-            labels: Sequence[str] = ("run A", "run B"), ax=None):
+            labels: Sequence[str] = ("run A", "run B"), max_tasks: int = 30, ax=None):
     """Compare two runs task by task.
 
     ``a``, ``b``: Results or per-task DataFrames (``task_id`` + ``metric``), aligned on
-    the task ids they share (an error when they share none). ``kind="scatter"``: one
-    point per distinct ``(a, b)`` pair sized by the number of tasks there (annotated),
-    with the diagonal; ``kind="bars"``: numbers of tasks where A is higher, both equal,
-    B is higher.
+    the task ids they share (an error when they share none; tasks where either value is
+    NaN are left out). ``kind="scatter"``: one point per distinct ``(a, b)`` pair sized
+    by the number of tasks there (annotated), with the diagonal; ``kind="bars"``:
+    numbers of tasks where A is higher, both equal, B is higher; ``kind="paired"``:
+    paired horizontal bars (A and B) for the tasks where the runs differ, largest
+    ``|B - A|`` first, at most ``max_tasks``.
     """
+    if kind not in ("scatter", "bars", "paired"):
+        raise ValueError(f"kind must be 'scatter', 'bars' or 'paired', got {kind!r}")
     sa, sb = _per_task(a, metric), _per_task(b, metric)
     common = sa.index.intersection(sb.index)
     if len(common) == 0:
         raise ValueError("the two runs share no task ids")
     x, y = sa.loc[common].to_numpy(float), sb.loc[common].to_numpy(float)
     ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
+    x, y, ids = x[ok], y[ok], np.asarray(common)[ok]
     if ax is None:
-        _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, SINGLE_COLUMN if kind == "scatter" else 2.2))
+        if kind == "paired":
+            n_shown = min(max_tasks, int((x != y).sum()))
+            size = (SINGLE_COLUMN, max(1.6, 0.16 * n_shown + 0.8))
+        else:
+            size = (SINGLE_COLUMN, SINGLE_COLUMN if kind == "scatter" else 2.2)
+        _, ax = _plt().subplots(figsize=size)
     la, lb = labels
     if kind == "scatter":
         pts, counts = np.unique(np.round(np.column_stack([x, y]), 6), axis=0, return_counts=True)
@@ -1222,8 +1231,21 @@ def compare(a, b, *, metric: str = "pass@2", kind: str = "scatter",
             ax.text(i, v, str(v), ha="center", va="bottom", fontsize=7)
         ax.set_ylabel("tasks")
         ax.set_title(f"{metric} per task ({len(x)} tasks)")
-    else:
-        raise ValueError(f"kind must be 'scatter' or 'bars', got {kind!r}")
+    else:  # paired
+        diff = y - x
+        order = [i for i in np.lexsort((ids, -np.abs(diff))) if diff[i] != 0][:max_tasks]
+        pos = np.arange(len(order))
+        ax.barh(pos - 0.2, x[order], height=0.4, color="#0072B2", label=la)
+        ax.barh(pos + 0.2, y[order], height=0.4, color="#E69F00", label=lb)
+        ax.set_yticks(pos, [str(ids[i]) for i in order])
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(metric)
+        n_diff = int((diff != 0).sum())
+        ax.set_title(f"{n_diff} of {len(x)} tasks differ" +
+                     (f"; largest {len(order)} shown" if len(order) < n_diff else ""))
+        if order:
+            ax.legend()
     return ax
 
 

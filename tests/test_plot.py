@@ -405,6 +405,11 @@ def test_compare_two_runs(small_ds, mixed_results):
     assert [int(p.get_height()) for p in ax.patches] == naive
     ax = P.compare(mixed_results, other, metric="cell_accuracy")
     assert ax.collections  # a scatter
+    ax = P.compare(mixed_results, other, kind="paired", labels=("A", "B"), max_tasks=5)
+    differ = sorted((t for t in a.index if a[t] != b[t]), key=lambda t: (-abs(b[t] - a[t]), t))
+    assert [t.get_text() for t in ax.get_yticklabels()] == differ[:5]
+    assert [p.get_width() for p in ax.patches[:5]] == [a[t] for t in differ[:5]]
+    assert [p.get_width() for p in ax.patches[5:]] == [b[t] for t in differ[:5]]
     with pytest.raises(ValueError, match="share no task"):
         P.compare(mixed_results.tasks.assign(task_id="zz"), other)
 
