@@ -7,15 +7,16 @@ multi-panel figures) and return the Axes or the Figure they drew on.
 
 Colours
     ``PALETTE[c]`` is the official ARC colour of value ``c`` (0 black, 1 blue, 2 red,
-    3 green, 4 yellow, 5 grey, 6 magenta, 7 orange, 8 sky blue, 9 maroon). Padding
+    3 green, 4 yellow, 5 grey, 6 magenta, 7 orange, 8 azure, 9 maroon). Padding
     (the pad token, default 10) is never drawn black: it is white with a grey hatch.
 
 Images
     :func:`grid` draws one pixel per cell (``imshow`` of an ``H x W x 3`` array whose
     every pixel is exactly ``PALETTE_RGB[value]``) with thin vector cell lines, so
     PDF/SVG output stays sharp. :func:`gallery` instead tiles hundreds of
-    truth / prediction / difference triples into one RGB image per figure (one
-    ``imshow`` plus text labels), which is much faster than one Axes per grid.
+    truth / prediction / difference triples into one RGBA image per figure (a single
+    image artist, labels written into the pixels), which is tens of times faster than
+    one Axes per grid.
 
 Difference panel
     Cell ``(r, c)`` is marked wrong iff ``truth[r, c] != prediction[r, c]``; it is only
@@ -49,7 +50,7 @@ __all__ = [
 PALETTE = ("#000000", "#0074D9", "#FF4136", "#2ECC40", "#FFDC00",
            "#AAAAAA", "#F012BE", "#FF851B", "#7FDBFF", "#870C25")
 COLOR_NAMES = ("black", "blue", "red", "green", "yellow", "grey", "magenta", "orange",
-               "sky", "maroon")
+               "azure", "maroon")
 
 
 def _rgb(hex_color: str) -> tuple[int, int, int]:
