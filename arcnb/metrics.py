@@ -72,7 +72,7 @@ CHANGE_METRIC_NAMES = (
 # boolean passes over a chunk stay in cache (the batch is then read from memory
 # about once), large on accelerators to bound temporaries without launching many
 # kernels.
-_CHUNK_CELLS_CPU = 1 << 17
+_CHUNK_CELLS_CPU = 1 << 20
 _CHUNK_CELLS_OTHER = 1 << 25
 
 
@@ -242,9 +242,73 @@ def _grid_count_names(tols: Sequence[float], with_source: bool, reference: bool)
     return names
 
 
+def _narrow_into(tensors, outs, zbuf):
+    """Copy ``tensors`` into the int8 buffers ``outs`` when that is exact; return
+    True, or False (buffers then unspecified) when some value lies outside int8.
+
+    Comparisons of int8 tensors are vectorised on the CPU, int64 comparisons are
+    not, so a chunk is narrowed once and then compared many times. For an int64
+    tensor the exact check costs one min / max pass over its int32 words plus cheap
+    passes over narrow data: if every word lies in [0, 127], the words narrowed to
+    int8 are exact, and each value's (low word, high word) byte pair read as int16 is
+    ``low + 256 * high``, at most 127 exactly when every high word is 0. Otherwise
+    (e.g. a pad token of -1) an exact int64 min / max decides. Only 0-dim booleans
+    are read back; no tensor leaves its device.
+    """
+    torch = _torch()
+    oks = []
+    for x, o in zip(tensors, outs):
+        if x.dtype == torch.int64:
+            w = x.view(torch.int32)
+            lo, hi = torch.aminmax(w)
+            z = zbuf[: x.shape[0]].view(w.shape).copy_(w)
+            z16 = z.view(torch.int16)
+            oks.append((lo >= 0) & (hi <= 127) & (z16.amax() <= 127))
+            o.copy_(z16)
+        else:
+            o.copy_(x)
+            if x.dtype != torch.int8:
+                lo, hi = torch.aminmax(x)
+                oks.append((lo >= -128) & (hi <= 127))
+    if not oks or bool(torch.stack(oks).all()):
+        return True
+    for x, o in zip(tensors, outs):  # exact but slower check (negative values)
+        if x.dtype != torch.int8:
+            lo, hi = torch.aminmax(x)
+            if not bool((lo >= -128) & (hi <= 127)):
+                return False
+            o.copy_(x)
+    return True
+
+
+def _fits(value: int, dtype) -> bool:
+    torch = _torch()
+    info = torch.iinfo(dtype)
+    return info.min <= value <= info.max
+
+
+def _per_grid_count(b, n: int, i16=None):
+    """Number of True cells of a bool tensor per grid (first dimension).
+
+    Bytes are copied into an int16 buffer and summed there: a same-dtype int16 sum
+    over the contiguous grid is the fast CPU path (``sum(dtype=...)`` on the bytes
+    would allocate a converted copy). Grids of more than 32767 cells use int32.
+    """
+    torch = _torch()
+    cells = b.numel() // max(n, 1)
+    if cells > 32767:
+        return b.reshape(n, -1).sum(-1, dtype=torch.int32)
+    if i16 is None:
+        x = b.to(torch.int16)
+    else:
+        x = i16[:n].copy_(b.view(torch.uint8).reshape(i16[:n].shape) if b.shape != i16[:n].shape
+                          else b.view(torch.uint8))
+    return x.reshape(n, -1).sum(-1, dtype=torch.int16)
+
+
 def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                  tolerances: Sequence[float] = DEFAULT_TOLERANCES,
-                 reference: bool = False) -> dict:
+                 reference: bool = False, _narrow_ok: bool = True) -> dict:
     """Counts of one batch for :func:`grid_metrics` (all sums, on the input's device).
 
     ``n_total`` grids in the batch; ``n_grids`` with at least one valid cell;
@@ -256,8 +320,17 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     (pred==tgt and tgt!=src); with ``reference=True`` also the sums over grids of the
     reference code's per-grid copy rate, recall, precision and F1 (every cell).
 
-    Inputs are assumed to be tensors of the same shape on one device (the public
-    functions convert and check).
+    Inputs are tensors of the same shape on one device (the public functions
+    convert and check).
+
+    How it stays near one pass over memory: the batch is scanned in chunks of grids
+    into preallocated buffers (no allocation inside the loop); each chunk is narrowed
+    to int8 when that is exact (comparisons of int8 are vectorised); the per-cell
+    flags are packed into one float64 code per cell, ``valid + 32*wrong +
+    1024*(tgt_change + 32*both_change) + 2**20*change_correct``, and one
+    matrix-vector product sums it over every row (fields cannot overflow: a row has
+    fewer than 32 cells), one more over every column. The per-row / per-grid
+    bookkeeping then runs once on the small collected tensors.
     """
     torch = _torch()
     tols = _tolerances_for_update(tolerances)
@@ -265,81 +338,167 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     with_source = source is not None
     names = _grid_count_names(tols, with_source, reference)
     fdt = _float_dtype(device)
-    acc = {n: torch.zeros((), dtype=fdt if n.startswith("sum_") else torch.int64, device=device)
+    i64 = torch.int64
+    acc = {n: torch.zeros((), dtype=fdt if n.startswith("sum_") else i64, device=device)
            for n in names}
     B = target.shape[0]
     acc["n_total"] += B
     if B == 0 or target.numel() == 0:
         return acc
-    grid3d = target.dim() >= 3
-    if target.dim() > 3:  # [B, ..., H, W]: fold the extra dims into rows
-        shp = (B, -1, target.shape[-1])
-        pred, target = pred.reshape(shp), target.reshape(shp)
-        source = source.reshape(shp) if with_source else None
-    cells = target[0].numel()
-    tol_t = torch.tensor(tols, dtype=fdt, device=device)
+    if target.dim() == 2:  # [B, L]: one row per grid, no columns counted
+        shp3 = (B, 1, target.shape[1])
+        grid3d = False
+    else:  # [B, ..., H, W]: fold extra dims into rows
+        shp3 = (B, -1, target.shape[-1])
+        grid3d = True
+    pred, target = pred.reshape(shp3), target.reshape(shp3)
+    source = source.reshape(shp3) if with_source else None
+    H, W = target.shape[1], target.shape[2]
+    cells = H * W
+    packed = W < 32 and H < 32 and device.type != "mps"
+    step = next(iter(_chunks(B, cells, device)))[1]
+    buf = _GridBuffers(min(step, B), H, W, device, with_source, packed, pad_token)
+    rows_c, cols_c, exact_c, gv_c, gw_c = [], [], [], [], []
+    ch = {k: [] for k in ("tc", "both", "cc", "tc_g", "pc_g", "both_g")}
 
     for a, b in _chunks(B, cells, device):
-        p, t = pred[a:b], target[a:b]
         n = b - a
-        eq = p == t
-        if pad_token is None:
-            v = torch.ones_like(eq)
+        group = [pred[a:b], target[a:b]] + ([source[a:b]] if with_source else [])
+        group = [x.contiguous() for x in group]
+        outs = [buf.p8[:n], buf.t8[:n]] + ([buf.s8[:n]] if with_source else [])
+        if _narrow_ok and _narrow_into(group, outs, buf.z):
+            p, t = outs[0], outs[1]
+            s = outs[2] if with_source else None
+            padfull = buf.pad8[:n] if buf.pad8 is not None else None
+        else:  # values outside int8: compare as int64 (slower, allocates)
+            p, t = group[0].to(i64), group[1].to(i64)
+            s = group[2].to(i64) if with_source else None
+            padfull = (torch.full_like(t, pad_token)
+                       if pad_token is not None else None)
+        eq = torch.eq(p, t, out=buf.eq[:n])
+        if padfull is None:
+            v = torch.ones_like(eq) if not buf.has_v else buf.v[:n].fill_(True)
         else:
-            v = t != pad_token
-        wrong = v > eq  # valid and not equal
-        if grid3d:
-            row_valid = v.sum(-1)  # [n, H]
-            row_wrong = wrong.sum(-1)
-            g_valid = row_valid.sum(-1)
-            g_wrong = row_wrong.sum(-1)
-            has_row = row_valid > 0
-            acc["n_rows"] += has_row.sum()
-            acc["n_rows_correct"] += (has_row & (row_wrong == 0)).sum()
-            col_valid = v.any(-2)
-            acc["n_cols"] += col_valid.sum()
-            acc["n_cols_correct"] += (col_valid > wrong.any(-2)).sum()
-        else:
-            g_valid = v.sum(-1)
-            g_wrong = wrong.sum(-1)
-        nonempty = g_valid > 0
-        acc["n_grids"] += nonempty.sum()
-        acc["n_valid"] += g_valid.sum()
-        acc["n_valid_correct"] += g_valid.sum() - g_wrong.sum()
-        acc["n_correct"] += (nonempty & (g_wrong == 0)).sum()
-        acc["n_exact"] += (nonempty & eq.reshape(n, -1).all(-1)).sum()
-        g_acc = (g_valid - g_wrong).to(fdt) / g_valid.clamp_min(1).to(fdt)
-        tol_hit = (g_acc[:, None] >= tol_t[None, :]) & nonempty[:, None]
-        tol_counts = tol_hit.sum(0)
-        for k, tl in enumerate(tols):
-            acc["n_" + tolerance_name(tl)] += tol_counts[k]
+            v = torch.ne(t, padfull, out=buf.v[:n])
+        wrong = torch.gt(v, eq, out=buf.wrong[:n])
         if with_source:
-            s = source[a:b]
-            tc = t != s
-            pc = p != s
-            tcv = tc & v
-            acc["n_tgt_change"] += tcv.sum()
-            acc["n_pred_change"] += (pc & v).sum()
-            acc["n_both_change"] += (tcv & pc).sum()
-            acc["n_change_correct"] += (tcv & eq).sum()
-            if reference:
-                # The reference code: per grid, over every cell (padding included).
-                tc_g = tc.reshape(n, -1).sum(-1)
-                pc_g = pc.reshape(n, -1).sum(-1)
-                both_g = (tc & pc).reshape(n, -1).sum(-1)
-                rec = torch.where(tc_g > 0, both_g.to(fdt) / tc_g.clamp_min(1).to(fdt),
-                                  torch.ones((), dtype=fdt, device=device))
-                prec = torch.where(pc_g > 0, both_g.to(fdt) / pc_g.clamp_min(1).to(fdt),
-                                   torch.ones((), dtype=fdt, device=device))
-                f1 = 2.0 * prec * rec / (prec + rec + 1e-8)
-                acc["sum_ref_copy_rate"] += (cells - pc_g).to(fdt).sum() / cells
-                acc["sum_ref_recall"] += rec.sum()
-                acc["sum_ref_precision"] += prec.sum()
-                acc["sum_ref_f1"] += f1.sum()
-    if not grid3d:
-        # sequences have no rows or columns: the rates are NaN (empty denominators)
-        pass
+            tc = torch.ne(t, s, out=buf.tc[:n])
+            pc = torch.ne(p, s, out=buf.pc[:n])
+            tcv = torch.logical_and(tc, v, out=buf.tcv[:n])
+            both = torch.logical_and(tcv, pc, out=buf.both[:n])
+            cc = torch.logical_and(tcv, eq, out=buf.cc[:n])
+        exact_c.append(eq.view(torch.uint8).view(n, -1).amin(-1))
+        if packed:
+            # valid + 32 * wrong per cell; one matrix-vector product gives both
+            # counts of every row (a row has < 32 cells), one more every column
+            lo = torch.add(v.view(torch.uint8), wrong.view(torch.uint8), alpha=32,
+                           out=buf.lo[:n])
+            f = buf.f[:n].copy_(lo)
+            rows_c.append(torch.mv(f.view(-1, W), buf.ones_w).view(n, H))
+            if grid3d:
+                cols_c.append(torch.matmul(buf.ones_h, f))  # [n, W]
+        else:
+            if grid3d:
+                rows_c.append(v.sum(-1) + 32 * wrong.sum(-1))
+                cols_c.append(v.sum(-2) + 32 * wrong.sum(-2))
+            else:
+                gv_c.append(_per_grid_count(v, n))
+                gw_c.append(_per_grid_count(wrong, n))
+        if with_source:
+            ch["tc"].append(_per_grid_count(tcv, n, buf.i16))
+            ch["both"].append(_per_grid_count(both, n, buf.i16))
+            ch["cc"].append(_per_grid_count(cc, n, buf.i16))
+        if with_source and reference:
+            ch["tc_g"].append(_per_grid_count(tc, n, buf.i16))
+            ch["pc_g"].append(_per_grid_count(pc, n, buf.i16))
+            ch["both_g"].append(_per_grid_count(torch.logical_and(tc, pc, out=buf.both[:n]), n,
+                                                buf.i16))
+
+    # -- bookkeeping on the small per-row / per-grid tensors
+    if packed or grid3d:
+        rows = torch.cat(rows_c).to(i64)  # [B, H] packed: valid + 32 * wrong
+        rv, rw = rows & 31, rows >> 5
+        g_valid = rv.sum(-1)
+        g_wrong = rw.sum(-1)
+        if grid3d:
+            has_row = rv > 0
+            acc["n_rows"] += has_row.sum()
+            acc["n_rows_correct"] += (has_row & (rw == 0)).sum()
+            cols = torch.cat(cols_c).to(i64)
+            cv, cw = cols & 31, cols >> 5
+            has_col = cv > 0
+            acc["n_cols"] += has_col.sum()
+            acc["n_cols_correct"] += (has_col & (cw == 0)).sum()
+    else:
+        g_valid = torch.cat(gv_c).to(i64)
+        g_wrong = torch.cat(gw_c).to(i64)
+    nonempty = g_valid > 0
+    acc["n_grids"] += nonempty.sum()
+    acc["n_valid"] += g_valid.sum()
+    acc["n_valid_correct"] += g_valid.sum() - g_wrong.sum()
+    acc["n_correct"] += (nonempty & (g_wrong == 0)).sum()
+    acc["n_exact"] += (nonempty & (torch.cat(exact_c) > 0)).sum()
+    g_acc = (g_valid - g_wrong).to(fdt) / g_valid.clamp_min(1).to(fdt)
+    tol_t = torch.tensor(tols, dtype=fdt, device=device)
+    tol_counts = ((g_acc[:, None] >= tol_t[None, :]) & nonempty[:, None]).sum(0)
+    for k, tl in enumerate(tols):
+        acc["n_" + tolerance_name(tl)] += tol_counts[k]
+    if with_source:
+        n_tc = torch.cat(ch["tc"]).to(i64).sum()
+        n_both = torch.cat(ch["both"]).to(i64).sum()
+        n_cc = torch.cat(ch["cc"]).to(i64).sum()
+        n_wrong = g_wrong.sum()
+        acc["n_tgt_change"] += n_tc
+        acc["n_both_change"] += n_both
+        acc["n_change_correct"] += n_cc
+        # valid cells with pred != src: where tgt != src, the n_both cells; where
+        # tgt == src, exactly the wrong cells, n_wrong - (n_tc - n_cc) of them
+        acc["n_pred_change"] += n_both + n_wrong - n_tc + n_cc
+        if reference:
+            # the reference code: per grid, over every cell (padding included)
+            tc_g = torch.cat(ch["tc_g"]).to(fdt)
+            pc_g = torch.cat(ch["pc_g"]).to(fdt)
+            both_g = torch.cat(ch["both_g"]).to(fdt)
+            one = torch.ones((), dtype=fdt, device=device)
+            rec = torch.where(tc_g > 0, both_g / tc_g.clamp_min(1), one)
+            prec = torch.where(pc_g > 0, both_g / pc_g.clamp_min(1), one)
+            f1 = 2.0 * prec * rec / (prec + rec + 1e-8)
+            acc["sum_ref_copy_rate"] += ((cells - pc_g) / cells).sum()
+            acc["sum_ref_recall"] += rec.sum()
+            acc["sum_ref_precision"] += prec.sum()
+            acc["sum_ref_f1"] += f1.sum()
     return acc
+
+
+class _GridBuffers:
+    """Work buffers for one chunk of ``n`` grids of ``H x W`` (reused across chunks)."""
+
+    def __init__(self, n, H, W, device, with_source, packed, pad_token):
+        torch = _torch()
+        shape = (n, H, W)
+
+        def new(dt):
+            return torch.empty(shape, dtype=dt, device=device)
+
+        self.p8, self.t8 = new(torch.int8), new(torch.int8)
+        self.s8 = new(torch.int8) if with_source else None
+        if pad_token is not None and -128 <= pad_token <= 127:
+            self.pad8 = torch.full(shape, pad_token, dtype=torch.int8, device=device)
+        else:
+            self.pad8 = None  # no int8 cell can hold the pad token: all valid
+        self.pad_token = pad_token
+        self.has_v = True
+        self.eq, self.v, self.wrong = new(torch.bool), new(torch.bool), new(torch.bool)
+        if with_source:
+            self.tc, self.pc = new(torch.bool), new(torch.bool)
+            self.tcv, self.both, self.cc = new(torch.bool), new(torch.bool), new(torch.bool)
+        self.i16 = new(torch.int16)
+        self.z = torch.empty((n, H, 2 * W), dtype=torch.int8, device=device)
+        if packed:
+            self.lo = new(torch.uint8)
+            self.f = new(torch.float32)
+            self.ones_w = torch.ones(W, dtype=torch.float32, device=device)
+            self.ones_h = torch.ones(H, dtype=torch.float32, device=device)
 
 
 def _grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
