@@ -1,0 +1,209 @@
+"""Streaming metric modules (arcnb.modules): streaming == one-shot, names, states."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from arcnb.metrics import (grid_metrics, latent_diagnostics, reconstruction_metrics,
+                           token_accuracy)
+from arcnb.modules import (ArcMetricCollection, GridMetrics, LatentDiagnostics,
+                           ReconstructionMetrics, TokenAccuracy)
+
+from naive_metrics import naive_grid_metrics, random_batch
+
+HSET = settings(max_examples=40, deadline=None)
+
+
+def close(a, b, tol=1e-6):
+    a, b = float(a), float(b)
+    if math.isnan(b):
+        return math.isnan(a)
+    return abs(a - b) <= tol * max(1.0, abs(b))
+
+
+def splits(rng, n):
+    """Random cut points of range(n) into consecutive batches (some may be empty)."""
+    k = int(rng.integers(1, 5))
+    cuts = sorted(rng.integers(0, n + 1, size=k - 1).tolist())
+    bounds = [0] + cuts + [n]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+@HSET
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["arcnb", "reference"]), st.booleans())
+def test_grid_streaming_equals_one_shot_for_random_splits(seed, convention, with_source):
+    rng = np.random.default_rng(seed)
+    p, t, s = random_batch(rng, B=int(rng.integers(1, 25)), size=(5, 6))
+    m = GridMetrics(convention=convention)
+    for a, b in splits(rng, p.shape[0]):
+        if with_source:
+            m.update(torch.from_numpy(p[a:b]), torch.from_numpy(t[a:b]),
+                     source=torch.from_numpy(s[a:b]))
+        else:
+            m.update(torch.from_numpy(p[a:b]), torch.from_numpy(t[a:b]))
+    got = m.compute()
+    src = s if with_source else None
+    one = grid_metrics(p, t, source=src, convention=convention)
+    naive = naive_grid_metrics(p, t, src, convention=convention)
+    assert set(got) == set(one)
+    for k in one:
+        assert close(got[k], one[k], 1e-6), k
+        assert close(got[k], naive[k], 1e-6), k
+
+
+def test_streaming_with_different_grid_sizes_per_batch():
+    # batches padded to different sizes still add up (counts do not depend on padding)
+    rng = np.random.default_rng(5)
+    m = GridMetrics()
+    ps, ts, ss = [], [], []
+    for size in [(3, 3), (7, 2), (30, 30), (1, 1)]:
+        p, t, s = random_batch(rng, B=6, size=size)
+        m.update(p, t, source=s)
+        ps.append(p), ts.append(t), ss.append(s)
+    H = max(x.shape[1] for x in ts)
+    W = max(x.shape[2] for x in ts)
+
+    def pad(xs):
+        return np.concatenate([np.pad(x, ((0, 0), (0, H - x.shape[1]), (0, W - x.shape[2])),
+                                      constant_values=10) for x in xs])
+
+    one = grid_metrics(pad(ps), pad(ts), source=pad(ss))
+    got = m.compute()
+    for k in one:
+        assert close(got[k], one[k]), k
+
+
+def test_collection_names_like_seed000_and_log_dict_ready():
+    c = ArcMetricCollection(prefix="val_")
+    rng = np.random.default_rng(0)
+    p, t, s = random_batch(rng, B=10, size=(4, 4))
+    c.update(torch.from_numpy(p), torch.from_numpy(t), source=torch.from_numpy(s))
+    r = c.compute()
+    for name in ("val_grid_accuracy", "val_cell_accuracy", "val_change_recall",
+                 "val_dense_grid_objective", "val_exact_match", "val_grid_tol_0p95",
+                 "val_change_precision", "val_transformation_f1", "val_copy_rate",
+                 "val_change_accuracy", "val_row_all_correct_rate", "val_n_grids"):
+        assert name in r, name
+    for v in r.values():
+        assert isinstance(v, torch.Tensor) and v.dim() == 0
+    one = grid_metrics(p, t, source=s)
+    for k, v in one.items():
+        assert close(r["val_" + k], v), k
+    c.reset()
+    c.update(torch.from_numpy(t), torch.from_numpy(t))
+    r = c.compute()
+    assert "val_change_recall" not in r
+    assert float(r["val_grid_accuracy"]) == 1.0
+    other = ArcMetricCollection(prefix="test_", convention="reference")
+    other.update(torch.from_numpy(p), torch.from_numpy(t))
+    assert "test_grid_accuracy" in other.compute()
+
+
+def test_forward_returns_batch_value_and_accumulates():
+    rng = np.random.default_rng(1)
+    p1, t1, _ = random_batch(rng, B=5, size=(4, 4))
+    p2, t2, _ = random_batch(rng, B=7, size=(4, 4))
+    m = GridMetrics()
+    b1 = m(torch.from_numpy(p1), torch.from_numpy(t1))
+    m(torch.from_numpy(p2), torch.from_numpy(t2))
+    for k, v in grid_metrics(p1, t1).items():
+        assert close(b1[k], v), k
+    allm = grid_metrics(np.concatenate([p1, p2]), np.concatenate([t1, t2]))
+    got = m.compute()
+    for k, v in allm.items():
+        assert close(got[k], v), k
+
+
+def test_mixing_source_and_no_source_raises_and_reset_clears():
+    m = GridMetrics()
+    t = torch.tensor([[[1, 2]]])
+    m.update(t, t, source=t)
+    m.update(t, t)
+    with pytest.raises(ValueError, match="source"):
+        m.compute()
+    m.reset()
+    m.update(t, t)
+    assert float(m.compute()["n_grids"]) == 1
+
+
+def test_empty_metric_gives_nan():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torchmetrics warns about compute before update
+        r = GridMetrics().compute()
+    assert math.isnan(float(r["grid_accuracy"])) and float(r["n_grids"]) == 0
+
+
+def test_bad_pad_token_and_missing_ignore_index():
+    with pytest.raises(ValueError):
+        GridMetrics(pad_token=0)
+    with pytest.raises(ValueError):
+        ReconstructionMetrics(pad_token=5)
+    with pytest.raises(TypeError, match="ignore_index"):
+        TokenAccuracy()
+
+
+@HSET
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([None, 10]))
+def test_reconstruction_streaming_equals_one_shot(seed, pad):
+    rng = np.random.default_rng(seed)
+    p, t, _ = random_batch(rng, B=int(rng.integers(1, 15)), size=(4, 5))
+    if pad is None:
+        p, t = np.where(p == 10, 2, p), np.where(t == 10, 0, t)
+    m = ReconstructionMetrics(pad_token=pad, background=0)
+    for a, b in splits(rng, p.shape[0]):
+        m.update(torch.from_numpy(p[a:b]), torch.from_numpy(t[a:b]))
+    got = m.compute()
+    one = reconstruction_metrics(p, t, pad_token=pad)
+    for k, v in one.items():
+        if v.dim() == 0:
+            assert close(got[k], v), k
+        else:
+            assert all(close(x, y) for x, y in zip(got[k].tolist(), v.tolist())), k
+    from arcnb.metrics import color_confusion
+    assert torch.equal(got["color_confusion"], color_confusion(p, t, pad_token=pad))
+
+
+@HSET
+@given(st.integers(0, 2 ** 32 - 1))
+def test_token_streaming_equals_one_shot(seed):
+    g = torch.Generator().manual_seed(seed)
+    B, L = 9, 6
+    logits = torch.randn(B, L, 11, generator=g)
+    target = torch.randint(0, 11, (B, L), generator=g)
+    target[torch.rand(B, L, generator=g) < 0.4] = -100
+    m = TokenAccuracy(ignore_index=-100)
+    rng = np.random.default_rng(seed)
+    for a, b in splits(rng, B):
+        m.update(logits[a:b], target[a:b])
+    got = m.compute()
+    for k, v in token_accuracy(logits, target, ignore_index=-100).items():
+        assert close(got[k], v), k
+
+
+def test_latent_streaming_equals_one_shot():
+    g = torch.Generator().manual_seed(3)
+    mu = torch.randn(40, 5, generator=g)
+    lv = torch.randn(40, 5, generator=g) * 0.2
+    m = LatentDiagnostics(5)
+    m.update(mu[:13], lv[:13])
+    m.update(mu[13:], lv[13:])
+    got = m.compute()
+    for k, v in latent_diagnostics(mu, lv).items():
+        if v.dim() == 0:
+            assert close(got[k], v, 1e-5), k
+        else:
+            assert torch.allclose(got[k], v, atol=1e-5), k
+
+
+def test_states_are_sums_reduced_by_sum():
+    for m in (GridMetrics(), GridMetrics(convention="reference"), ReconstructionMetrics(),
+              TokenAccuracy(ignore_index=-100), LatentDiagnostics(3)):
+        assert m._reductions, type(m).__name__
+        for name, fx in m._reductions.items():
+            assert fx is not None and getattr(fx, "__name__", "") in ("dim_zero_sum", "sum"), \
+                (type(m).__name__, name, fx)
