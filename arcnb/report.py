@@ -741,7 +741,8 @@ def _copy_run_files(run_dir: Path, out: Path, overwrite: bool) -> None:
 
 
 def _make_run_dir(source: Mapping, dataset: str, out: Path, *, tasks, overwrite: bool,
-                  progress: bool, log, timings: dict, evaluate_options: Mapping | None) -> Path:
+                  progress: bool, log, timings: dict, evaluate_options: Mapping | None,
+                  in_process: bool) -> Path:
     kind, path = source["kind"], source["path"]
     if kind == "run":
         rd = Path(path)
@@ -754,6 +755,13 @@ def _make_run_dir(source: Mapping, dataset: str, out: Path, *, tasks, overwrite:
     if kind == "predictions":
         with _stage(timings, "score predictions", log):
             make_run(source, dataset, out, tasks=tasks, overwrite=overwrite)
+        return out
+    if kind == "checkpoint" and in_process:
+        opts = dict(evaluate_options or {})
+        opts.setdefault("progress", progress)
+        with _stage(timings, "evaluate checkpoint", log):
+            make_run(source, dataset, out, tasks=tasks, overwrite=overwrite,
+                     evaluate_options=opts)
         return out
     if kind == "checkpoint":
         ck = str(Path(path).resolve()) if Path(path).exists() else str(path)
@@ -773,12 +781,17 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
                  taxonomy: str | None = None, tasks: str | None = None,
                  overwrite: bool = False, progress: bool = True, label: str | None = None,
                  report_parameters: Mapping | None = None,
-                 evaluate_options: Mapping | None = None) -> ReportResult:
+                 evaluate_options: Mapping | None = None,
+                 evaluate_in_process: bool = True) -> ReportResult:
     """One report: make the run directory ``out`` (evaluate a checkpoint, score a
     predictions file, or copy a run), execute ``report.ipynb`` on it and export
     ``report.html``.
 
-    ``source`` is ``{"kind": "checkpoint" | "predictions" | "run", "path": ...}``.
+    ``source`` is ``{"kind": "checkpoint" | "predictions" | "run", "path": ...}``. A
+    checkpoint is evaluated in this process (``evaluate_in_process``, the fastest: no
+    second kernel) or by executing ``evaluate.ipynb`` with papermill in its own kernel
+    (kept as ``out/evaluate.ipynb``; what :func:`build_reports` does for several
+    checkpoints, so that they run in separate processes).
     Writes ``out/report.ipynb``, ``out/report.html``, ``out/figures/`` and the run files.
     The time of each stage is printed on stderr and returned in ``timings``.
     """
@@ -793,7 +806,8 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
-                  log=log, timings=timings, evaluate_options=evaluate_options)
+                  log=log, timings=timings, evaluate_options=evaluate_options,
+                  in_process=evaluate_in_process)
     params = {"run_dir": str(out.resolve()),
               "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
               "figures_dir": str((out / "figures").resolve())}
@@ -876,8 +890,10 @@ def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.Pat
     results: list = [None] * len(sources)
     errors: list = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
+        # checkpoints are evaluated by evaluate.ipynb, each in its own kernel process
         futs = {pool.submit(build_report, s, dataset=dataset, out=out / n, label=n,
-                            **kwargs): i for i, (s, n) in enumerate(zip(sources, names))}
+                            evaluate_in_process=False, **kwargs): i
+                for i, (s, n) in enumerate(zip(sources, names))}
         for fut, i in futs.items():
             try:
                 results[i] = fut.result()

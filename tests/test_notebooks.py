@@ -233,6 +233,18 @@ def test_evaluate_notebook_writes_a_run_dir(evaluated, shared):
     assert sorted(subs) == sorted(shared["task_ids"])
 
 
+def test_report_command_evaluates_a_checkpoint(shared, tmp_path):
+    out = tmp_path / "ckpt"
+    proc = F.arcnb("report", "--checkpoint", "copy-input", "--dataset", shared["dataset"],
+                   "--out", out, "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["pass@2"] == pytest.approx(_copy_input_expected(Path(shared["dataset"])),
+                                              abs=1e-12)
+    assert "checkpoint=copy-input" in proc.stdout and "evaluate checkpoint" in proc.stdout
+    assert (out / "report.html").is_file() and (out / "figures" / "pass_at_k.png").is_file()
+
+
 def test_compare_command_renders_the_compare_notebook(evaluated, shared, tmp_path):
     """`arcnb compare --report` writes the tables and compare.ipynb / compare.html."""
     out = tmp_path / "cmp"
