@@ -55,6 +55,12 @@ class Pair:
     input: np.ndarray
     output: np.ndarray | None
 
+    def _repr_png_(self) -> bytes:
+        """Jupyter shows a pair as a picture (input | output)."""
+        from .plot import PairView
+
+        return PairView(self)._repr_png_()
+
 
 @dataclass(frozen=True)
 class Task:
@@ -68,6 +74,12 @@ class Task:
     train: tuple[Pair, ...]
     test: tuple[Pair, ...]
     group: str | None = None
+
+    def _repr_png_(self) -> bytes:
+        """Jupyter shows a task as a picture: demonstrations, then the test inputs."""
+        from .plot import TaskView
+
+        return TaskView(self)._repr_png_()
 
     @property
     def has_truth(self) -> bool:

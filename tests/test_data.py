@@ -166,3 +166,16 @@ def test_duplicate_ids_in_folder(tmp_path):
     _write(tmp_path / "b" / "same.json", _task())
     with pytest.raises(DatasetError, match="share the id same"):
         load_dataset(tmp_path)
+
+
+def test_tasks_and_pairs_display_as_pictures(arc1_eval):
+    import io
+
+    import matplotlib.image as mpimg
+
+    task = arc1_eval["00576224"]
+    for obj in (task, task.test[0]):
+        png = obj._repr_png_()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        img = mpimg.imread(io.BytesIO(png))
+        assert img.ndim == 3 and img.shape[0] > 20 and img.shape[1] > 20
