@@ -89,7 +89,10 @@ conventions; the curve shows pass@K (per task) with its bootstrap band.
 """),
     code("""
 R.show(R.table_html(run.results.summary_table(), index=True, table_id="arcnb-pass-at-k"))
-R.show_figure(P.pass_at_k(run.results), "pass_at_k", fig_dir)
+pass_k = P.pass_at_k_table(run.results, n_boot=n_boot, seed=seed)
+R.show(R.table_html(pass_k, table_id="arcnb-pass-at-k-ci",
+                    caption="pass@K (per task) with a 95% bootstrap interval over tasks"))
+R.show_figure(P.pass_at_k(pass_k), "pass_at_k", fig_dir)
 """),
     md("""
 ## 3. Failures and near misses
