@@ -25,8 +25,6 @@ import html
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -609,6 +607,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     fd, tmp = tempfile.mkstemp(prefix=f".{output.stem}.", suffix=".ipynb", dir=output.parent)
     os.close(fd)
     failure: PapermillExecutionError | None = None
+    other: Exception | None = None
     try:
         try:
             pm.execute_notebook(str(src), tmp, parameters=dict(parameters or {}),
@@ -616,10 +615,27 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
                                 cwd=str(cwd) if cwd else None, log_output=False)
         except PapermillExecutionError as exc:
             failure = exc
-        os.replace(tmp, output)
+        except (KeyboardInterrupt, ArcnbError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a dead kernel, a timeout, ...
+            other = exc
+        if os.path.getsize(tmp) > 0:
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, output)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    if other is not None:
+        msg = (f"{src.name} could not be executed: {type(other).__name__}: "
+               f"{str(other).strip().splitlines()[0] if str(other).strip() else ''}")
+        if output.exists() and html:
+            export_html(output, html, overwrite=True, title=title,
+                        error={"cell_index": None, "exec_count": None,
+                               "ename": type(other).__name__, "evalue": str(other),
+                               "source": ""})
+        raise NotebookError(msg, notebook=str(output) if output.exists() else None,
+                            html=str(html) if html and output.exists() else None,
+                            ename=type(other).__name__, evalue=str(other))
     error = None
     if failure is not None:
         error = {"cell_index": failure.cell_index, "exec_count": failure.exec_count,
@@ -669,11 +685,15 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
 
 
 def _insert_error_banner(body: str, error: Mapping, notebook) -> str:
-    where = (f"cell {error.get('exec_count')}" if error.get("exec_count")
-             else f"cell #{error.get('cell_index')}")
+    if error.get("exec_count"):
+        head = f"The notebook failed at cell {error['exec_count']}"
+    elif error.get("cell_index") is not None:
+        head = f"The notebook failed at cell #{error['cell_index']}"
+    else:
+        head = "The notebook could not be executed"
     banner = (
         "<div class='arcnb-error' id='arcnb-error'>"
-        f"<h2>The report failed at {_esc(where)}</h2>"
+        f"<h2>{_esc(head)}</h2>"
         f"<p><b>{_esc(error.get('ename'))}</b>: {_esc(error.get('evalue'))}</p>"
         f"<p>The partly executed notebook is {_esc(notebook)}. The failing cell:</p>"
         f"<pre>{_esc(error.get('source') or '')}</pre></div>")
@@ -818,6 +838,8 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
                          cwd=out)
         except NotebookError as exc:
             # the error page is still written, then the error propagates
+            if not nb_path.exists():
+                raise
             with _stage(timings, "html export (error page)", log):
                 export_html(nb_path, html_path, overwrite=True, title=label or out.name,
                             error={"cell_index": exc.cell_index, "exec_count": exc.exec_count,
