@@ -274,11 +274,17 @@ def _deterministic(seed: int):
     prev = torch.are_deterministic_algorithms_enabled()
     prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    # the flag itself; torch.use_deterministic_algorithms() would also import
+    # torch._inductor (seconds of start-up) only to set a compiler option unused here
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None:  # pragma: no cover - other torch versions
+        def setter(mode, warn_only=False):
+            torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    setter(True, warn_only=True)
     try:
         yield
     finally:
-        torch.use_deterministic_algorithms(prev, warn_only=prev_warn)
+        setter(prev, warn_only=prev_warn)
 
 
 def _resolve_device(device: str):
@@ -450,7 +456,8 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         "checkpoint": ckpt_name,
         "checkpoint_sha256": file_sha256(ckpt_path) if ckpt_path else None,
         "checkpoint_format": adapter.source,
-        "arch": None if arch is None or callable(arch) and not isinstance(arch, str) else str(arch),
+        "arch": None if arch is None else str(arch) if isinstance(arch, str)
+        else f"{getattr(arch, '__module__', '?')}:{getattr(arch, '__qualname__', repr(arch))}",
         "config": to_jsonable(config) if config else None,
         "reads_demonstrations": adapter.reads_demonstrations,
         "dataset": ds.info,
