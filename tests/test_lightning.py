@@ -25,7 +25,7 @@ class TinyLit(L.LightningModule):
 
     reads_demonstrations = False
 
-    def __init__(self, lr: float = 0.1):
+    def __init__(self, lr: float = 0.2):
         super().__init__()
         self.save_hyperparameters()
         self.conv = nn.Conv2d(11, 11, 1)
@@ -44,7 +44,7 @@ class TinyLit(L.LightningModule):
         return {"logits": logits, "target": tgt, "source": src}
 
     def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=self.hparams.lr)
+        return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)
 
 
 class Recorder(Callback):
@@ -83,7 +83,7 @@ def test_callback_logs_metrics_and_checkpoint_monitors_grid_accuracy(tmp_path):
     arc_cb, rec = ArcMetricsCallback(prefix="val_"), Recorder()
     ckpt_cb = ModelCheckpoint(dirpath=tmp_path / "ckpt", monitor="val_grid_accuracy",
                               mode="max", save_top_k=1)
-    trainer = L.Trainer(max_epochs=4, accelerator="cpu", devices=1, logger=False,
+    trainer = L.Trainer(max_epochs=25, accelerator="cpu", devices=1, logger=False,
                         enable_progress_bar=False, enable_model_summary=False,
                         num_sanity_val_steps=0, default_root_dir=tmp_path,
                         callbacks=[arc_cb, rec, ckpt_cb])
@@ -104,7 +104,8 @@ def test_callback_logs_metrics_and_checkpoint_monitors_grid_accuracy(tmp_path):
     # ModelCheckpoint kept the epoch with the highest val_grid_accuracy
     best = max(h["val_grid_accuracy"] for h in rec.history)
     assert float(ckpt_cb.best_model_score) == pytest.approx(best)
-    assert len(rec.history) == 4 and best > 0  # the colour-map tasks are learnable
+    assert len(rec.history) == 25
+    assert last["val_cell_accuracy"] > 0.4 and best > 0.1  # it learned: not a test of zeros
     # that Lightning .ckpt loads safely and evaluates with arcnb
     from arcnb.evaluate import evaluate
     from arcnb.models import load_model
