@@ -72,7 +72,7 @@ CHANGE_METRIC_NAMES = (
 # boolean passes over a chunk stay in cache (the batch is then read from memory
 # about once), large on accelerators to bound temporaries without launching many
 # kernels.
-_CHUNK_CELLS_CPU = 1 << 20
+_CHUNK_CELLS_CPU = 1 << 17
 _CHUNK_CELLS_OTHER = 1 << 25
 
 
@@ -243,42 +243,44 @@ def _grid_count_names(tols: Sequence[float], with_source: bool, reference: bool)
 
 
 def _narrow_into(tensors, outs, zbuf):
-    """Copy ``tensors`` into the int8 buffers ``outs`` when that is exact; return
-    True, or False (buffers then unspecified) when some value lies outside int8.
+    """Copy ``tensors`` into the int8 buffers ``outs``; return a small int32 tensor
+    of statistics that tells (see :func:`_narrow_ok`) whether the copy was exact.
 
     Comparisons of int8 tensors are vectorised on the CPU, int64 comparisons are
     not, so a chunk is narrowed once and then compared many times. For an int64
-    tensor the exact check costs one min / max pass over its int32 words plus cheap
-    passes over narrow data: if every word lies in [0, 127], the words narrowed to
-    int8 are exact, and each value's (low word, high word) byte pair read as int16 is
-    ``low + 256 * high``, at most 127 exactly when every high word is 0. Otherwise
-    (e.g. a pad token of -1) an exact int64 min / max decides. Only 0-dim booleans
-    are read back; no tensor leaves its device.
+    tensor the check costs one min / max pass over its int32 words plus cheap passes
+    over narrow data: if every word lies in [0, 127], the words narrowed to int8 are
+    exact, and each value's (low word, high word) byte pair read as int16 is
+    ``low + 256 * high``, at most 127 exactly when every high word is 0. Other dtypes
+    need their min and max in [-128, 127]. Nothing is read back here: the caller
+    checks all chunks at once at the end (and redoes the rare inexact ones).
     """
     torch = _torch()
-    oks = []
+    stats = []
     for x, o in zip(tensors, outs):
         if x.dtype == torch.int64:
             w = x.view(torch.int32)
-            lo, hi = torch.aminmax(w)
             z = zbuf[: x.shape[0]].view(w.shape).copy_(w)
+            lo, hi = torch.aminmax(w)
             z16 = z.view(torch.int16)
-            oks.append((lo >= 0) & (hi <= 127) & (z16.amax() <= 127))
+            stats.append(torch.stack([lo, hi, z16.amax().to(torch.int32)]))
             o.copy_(z16)
+        elif x.dtype == torch.int8:
+            o.copy_(x)
         else:
-            o.copy_(x)
-            if x.dtype != torch.int8:
-                lo, hi = torch.aminmax(x)
-                oks.append((lo >= -128) & (hi <= 127))
-    if not oks or bool(torch.stack(oks).all()):
-        return True
-    for x, o in zip(tensors, outs):  # exact but slower check (negative values)
-        if x.dtype != torch.int8:
             lo, hi = torch.aminmax(x)
-            if not bool((lo >= -128) & (hi <= 127)):
-                return False
+            # shift so that the same bounds apply: [lo + 128 >= 0, hi <= 127]
+            stats.append(torch.stack([lo.to(torch.int32) + 128, hi.to(torch.int32),
+                                      hi.to(torch.int32)]))
             o.copy_(x)
-    return True
+    if not stats:
+        return None
+    return torch.stack(stats)  # [k, 3]
+
+
+def _narrow_ok(stats):
+    """Per chunk: was the int8 copy exact? (``stats``: [chunks, k, 3])."""
+    return ((stats[..., 0] >= 0) & (stats[..., 1] <= 127) & (stats[..., 2] <= 127)).all(-1)
 
 
 def _fits(value: int, dtype) -> bool:
@@ -308,7 +310,7 @@ def _per_grid_count(b, n: int, i16=None):
 
 def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                  tolerances: Sequence[float] = DEFAULT_TOLERANCES,
-                 reference: bool = False, _narrow_ok: bool = True) -> dict:
+                 reference: bool = False, _narrow: bool = True) -> dict:
     """Counts of one batch for :func:`grid_metrics` (all sums, on the input's device).
 
     ``n_total`` grids in the batch; ``n_grids`` with at least one valid cell;
@@ -357,96 +359,116 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     cells = H * W
     packed = W < 32 and H < 32 and device.type != "mps"
     step = next(iter(_chunks(B, cells, device)))[1]
-    buf = _GridBuffers(min(step, B), H, W, device, with_source, packed, pad_token)
-    rows_c, cols_c, exact_c, gv_c, gw_c = [], [], [], [], []
-    ch = {k: [] for k in ("tc", "both", "cc", "tc_g", "pc_g", "both_g")}
+    buf = _GridBuffers(min(step, B), H, W, device, with_source, packed, pad_token,
+                      reference)
 
-    for a, b in _chunks(B, cells, device):
+    def chunk(a, b, narrow):
+        """Per-chunk partial results (small tensors) for grids a..b."""
         n = b - a
+        res = {}
         group = [pred[a:b], target[a:b]] + ([source[a:b]] if with_source else [])
         group = [x.contiguous() for x in group]
-        outs = [buf.p8[:n], buf.t8[:n]] + ([buf.s8[:n]] if with_source else [])
-        if _narrow_ok and _narrow_into(group, outs, buf.z):
+        if narrow:
+            outs = [buf.p8[:n], buf.t8[:n]] + ([buf.s8[:n]] if with_source else [])
+            res["stats"] = _narrow_into(group, outs, buf.z)
             p, t = outs[0], outs[1]
             s = outs[2] if with_source else None
             padfull = buf.pad8[:n] if buf.pad8 is not None else None
-        else:  # values outside int8: compare as int64 (slower, allocates)
+        else:  # exact int64 comparisons (slower, allocates)
             p, t = group[0].to(i64), group[1].to(i64)
             s = group[2].to(i64) if with_source else None
-            padfull = (torch.full_like(t, pad_token)
-                       if pad_token is not None else None)
+            padfull = torch.full_like(t, pad_token) if pad_token is not None else None
         eq = torch.eq(p, t, out=buf.eq[:n])
         if padfull is None:
-            v = torch.ones_like(eq) if not buf.has_v else buf.v[:n].fill_(True)
+            v = buf.v[:n].fill_(True)
         else:
             v = torch.ne(t, padfull, out=buf.v[:n])
         wrong = torch.gt(v, eq, out=buf.wrong[:n])
-        if with_source:
-            tc = torch.ne(t, s, out=buf.tc[:n])
-            pc = torch.ne(p, s, out=buf.pc[:n])
-            tcv = torch.logical_and(tc, v, out=buf.tcv[:n])
-            both = torch.logical_and(tcv, pc, out=buf.both[:n])
-            cc = torch.logical_and(tcv, eq, out=buf.cc[:n])
-        exact_c.append(eq.view(torch.uint8).view(n, -1).amin(-1))
+        res["exact"] = eq.view(torch.uint8).view(n, -1).amin(-1)
         if packed:
             # valid + 32 * wrong per cell; one matrix-vector product gives both
             # counts of every row (a row has < 32 cells), one more every column
             lo = torch.add(v.view(torch.uint8), wrong.view(torch.uint8), alpha=32,
                            out=buf.lo[:n])
             f = buf.f[:n].copy_(lo)
-            rows_c.append(torch.mv(f.view(-1, W), buf.ones_w).view(n, H))
+            res["rows"] = torch.mv(f.view(-1, W), buf.ones_w).view(n, H)
             if grid3d:
-                cols_c.append(torch.matmul(buf.ones_h, f))  # [n, W]
+                res["cols"] = torch.matmul(buf.ones_h, f)  # [n, W]
+        elif grid3d:
+            res["rv"], res["rw"] = v.sum(-1), wrong.sum(-1)
+            res["cv"], res["cw"] = v.sum(-2), wrong.sum(-2)
         else:
-            if grid3d:
-                rows_c.append(v.sum(-1) + 32 * wrong.sum(-1))
-                cols_c.append(v.sum(-2) + 32 * wrong.sum(-2))
-            else:
-                gv_c.append(_per_grid_count(v, n))
-                gw_c.append(_per_grid_count(wrong, n))
+            res["gv"], res["gw"] = _per_grid_count(v, n), _per_grid_count(wrong, n)
         if with_source:
-            ch["tc"].append(_per_grid_count(tcv, n, buf.i16))
-            ch["both"].append(_per_grid_count(both, n, buf.i16))
-            ch["cc"].append(_per_grid_count(cc, n, buf.i16))
-        if with_source and reference:
-            ch["tc_g"].append(_per_grid_count(tc, n, buf.i16))
-            ch["pc_g"].append(_per_grid_count(pc, n, buf.i16))
-            ch["both_g"].append(_per_grid_count(torch.logical_and(tc, pc, out=buf.both[:n]), n,
-                                                buf.i16))
+            fl = buf.flags[:, :n]  # [k, n, H, W]: one copy + one sum counts them all
+            tc = torch.ne(t, s, out=buf.tc[:n])
+            pc = torch.ne(p, s, out=buf.pc[:n])
+            tcv = torch.logical_and(tc, v, out=fl[0])
+            torch.logical_and(tcv, pc, out=fl[1])
+            torch.logical_and(tcv, eq, out=fl[2])
+            if reference:
+                fl[3].copy_(tc)
+                fl[4].copy_(pc)
+                torch.logical_and(tc, pc, out=fl[5])
+            k = fl.shape[0]
+            x16 = buf.i16k[:, :n].copy_(fl.view(torch.uint8))
+            counts = x16.reshape(k, n, -1).sum(-1, dtype=torch.int16)  # [k, n]
+            res["tc"], res["both"], res["cc"] = counts[0], counts[1], counts[2]
+            if reference:
+                res["tc_g"], res["pc_g"], res["both_g"] = counts[3], counts[4], counts[5]
+        return res
+
+    bounds = list(_chunks(B, cells, device))
+    parts = [chunk(a, b, _narrow) for a, b in bounds]
+    if _narrow and parts and parts[0].get("stats") is not None:
+        ok = _narrow_ok(torch.stack([r["stats"] for r in parts]))
+        if not bool(ok.all()):  # one read-back for the whole batch
+            for i in range(len(parts)):
+                if not bool(ok[i]):
+                    parts[i] = chunk(*bounds[i], False)
+
+    def cat(key):
+        return torch.cat([r[key] for r in parts])
 
     # -- bookkeeping on the small per-row / per-grid tensors
-    if packed or grid3d:
-        rows = torch.cat(rows_c).to(i64)  # [B, H] packed: valid + 32 * wrong
+    if packed:
+        rows = cat("rows").to(i64)  # [B, H] packed: valid + 32 * wrong
         rv, rw = rows & 31, rows >> 5
+    elif grid3d:
+        rv, rw = cat("rv").to(i64), cat("rw").to(i64)
+    if grid3d:
+        if packed:
+            cols = cat("cols").to(i64)
+            cv, cw = cols & 31, cols >> 5
+        else:
+            cv, cw = cat("cv").to(i64), cat("cw").to(i64)
+        has_row = rv > 0
+        has_col = cv > 0
+        acc["n_rows"] += has_row.sum()
+        acc["n_rows_correct"] += (has_row & (rw == 0)).sum()
+        acc["n_cols"] += has_col.sum()
+        acc["n_cols_correct"] += (has_col & (cw == 0)).sum()
+    if packed or grid3d:
         g_valid = rv.sum(-1)
         g_wrong = rw.sum(-1)
-        if grid3d:
-            has_row = rv > 0
-            acc["n_rows"] += has_row.sum()
-            acc["n_rows_correct"] += (has_row & (rw == 0)).sum()
-            cols = torch.cat(cols_c).to(i64)
-            cv, cw = cols & 31, cols >> 5
-            has_col = cv > 0
-            acc["n_cols"] += has_col.sum()
-            acc["n_cols_correct"] += (has_col & (cw == 0)).sum()
     else:
-        g_valid = torch.cat(gv_c).to(i64)
-        g_wrong = torch.cat(gw_c).to(i64)
+        g_valid = cat("gv").to(i64)
+        g_wrong = cat("gw").to(i64)
     nonempty = g_valid > 0
     acc["n_grids"] += nonempty.sum()
     acc["n_valid"] += g_valid.sum()
     acc["n_valid_correct"] += g_valid.sum() - g_wrong.sum()
     acc["n_correct"] += (nonempty & (g_wrong == 0)).sum()
-    acc["n_exact"] += (nonempty & (torch.cat(exact_c) > 0)).sum()
+    acc["n_exact"] += (nonempty & (cat("exact") > 0)).sum()
     g_acc = (g_valid - g_wrong).to(fdt) / g_valid.clamp_min(1).to(fdt)
     tol_t = torch.tensor(tols, dtype=fdt, device=device)
     tol_counts = ((g_acc[:, None] >= tol_t[None, :]) & nonempty[:, None]).sum(0)
     for k, tl in enumerate(tols):
         acc["n_" + tolerance_name(tl)] += tol_counts[k]
     if with_source:
-        n_tc = torch.cat(ch["tc"]).to(i64).sum()
-        n_both = torch.cat(ch["both"]).to(i64).sum()
-        n_cc = torch.cat(ch["cc"]).to(i64).sum()
+        n_tc = cat("tc").to(i64).sum()
+        n_both = cat("both").to(i64).sum()
+        n_cc = cat("cc").to(i64).sum()
         n_wrong = g_wrong.sum()
         acc["n_tgt_change"] += n_tc
         acc["n_both_change"] += n_both
@@ -456,9 +478,9 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         acc["n_pred_change"] += n_both + n_wrong - n_tc + n_cc
         if reference:
             # the reference code: per grid, over every cell (padding included)
-            tc_g = torch.cat(ch["tc_g"]).to(fdt)
-            pc_g = torch.cat(ch["pc_g"]).to(fdt)
-            both_g = torch.cat(ch["both_g"]).to(fdt)
+            tc_g = cat("tc_g").to(fdt)
+            pc_g = cat("pc_g").to(fdt)
+            both_g = cat("both_g").to(fdt)
             one = torch.ones((), dtype=fdt, device=device)
             rec = torch.where(tc_g > 0, both_g / tc_g.clamp_min(1), one)
             prec = torch.where(pc_g > 0, both_g / pc_g.clamp_min(1), one)
@@ -473,7 +495,7 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
 class _GridBuffers:
     """Work buffers for one chunk of ``n`` grids of ``H x W`` (reused across chunks)."""
 
-    def __init__(self, n, H, W, device, with_source, packed, pad_token):
+    def __init__(self, n, H, W, device, with_source, packed, pad_token, reference=False):
         torch = _torch()
         shape = (n, H, W)
 
@@ -491,8 +513,9 @@ class _GridBuffers:
         self.eq, self.v, self.wrong = new(torch.bool), new(torch.bool), new(torch.bool)
         if with_source:
             self.tc, self.pc = new(torch.bool), new(torch.bool)
-            self.tcv, self.both, self.cc = new(torch.bool), new(torch.bool), new(torch.bool)
-        self.i16 = new(torch.int16)
+            k = 6 if reference else 3
+            self.flags = torch.empty((k,) + shape, dtype=torch.bool, device=device)
+            self.i16k = torch.empty((k,) + shape, dtype=torch.int16, device=device)
         self.z = torch.empty((n, H, 2 * W), dtype=torch.int8, device=device)
         if packed:
             self.lo = new(torch.uint8)

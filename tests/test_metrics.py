@@ -67,7 +67,7 @@ def test_grid_metrics_int64_path_and_small_chunks_match_naive(monkeypatch):
             want = naive_grid_metrics(p, t, s, convention=conv)
             for narrow in (True, False):
                 counts = M._grid_update(P, T, S, pad_token=10, reference=conv == "reference",
-                                        _narrow_ok=narrow)
+                                        _narrow=narrow)
                 assert_matches(M._grid_compute(counts, convention=conv), want)
 
 

@@ -1,0 +1,123 @@
+"""Benchmark: arcnb.metrics.grid_metrics with source on padded 30x30 int64 grids.
+
+Reports, in one run and on the same tensors:
+
+* the floor: one ``pred == target`` pass (the memory-bound minimum any metric needs);
+* ``grid_metrics(pred, target, source=source)`` (arcnb convention);
+* two per-grid loops on a subset, scaled to the full batch: the tests' naive
+  reference (Python loops over numpy, tests/naive_metrics.py) and a per-grid loop
+  of torch calls (seed 000's formulas applied grid by grid).
+
+Ratios are against the floor and against the loops. Timings are the best of
+``--repeats`` runs. Usage::
+
+    .venv/bin/python benchmarks/bench_metrics.py            # 100,000 grids
+    .venv/bin/python benchmarks/bench_metrics.py --n 20000 --threads 1
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from arcnb.metrics import grid_metrics  # noqa: E402
+from naive_metrics import naive_grid_metrics  # noqa: E402
+
+PAD = 10
+
+
+def make_batch(n: int, seed: int = 0, size: int = 30):
+    """Padded int64 batches [n, 30, 30]: random grid sizes, 5% wrong predictions,
+    sources differing from the target in 30% of cells."""
+    g = torch.Generator().manual_seed(seed)
+    hs = torch.randint(1, size + 1, (n,), generator=g)
+    ws = torch.randint(1, size + 1, (n,), generator=g)
+    ar = torch.arange(size)
+    inside = (ar[None, :, None] < hs[:, None, None]) & (ar[None, None, :] < ws[:, None, None])
+    target = torch.randint(0, 10, (n, size, size), generator=g)
+    target.masked_fill_(~inside, PAD)
+    noise = torch.randint(0, 10, (n, size, size), generator=g)
+    source = torch.where(torch.rand(n, size, size, generator=g) < 0.3, noise, target)
+    source.masked_fill_(~inside, PAD)
+    del noise
+    pred = torch.where(torch.rand(n, size, size, generator=g) < 0.05,
+                       torch.randint(0, 11, (n, size, size), generator=g), target)
+    return pred, target, source
+
+
+def best_of(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def torch_loop(pred, target, source):
+    """Seed 000's formulas, one grid at a time (what a per-grid loop looks like)."""
+    out = []
+    for i in range(pred.shape[0]):
+        p, t, s = pred[i], target[i], source[i]
+        valid = t != PAD
+        correct = (p == t) & valid
+        nv = valid.sum()
+        tc = (t != s) & valid
+        pc = (p != s) & valid
+        out.append((
+            (correct | ~valid).all(), correct.sum(), nv, (correct.sum() / nv) >= 0.95,
+            (pc & tc).sum(), tc.sum(), pc.sum(), ((p == s) & valid).sum(),
+            ((correct | ~valid).all(1) | ~valid.any(1)).sum(),
+            ((correct | ~valid).all(0) | ~valid.any(0)).sum(),
+        ))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=100_000, help="grids in the batch")
+    ap.add_argument("--naive-n", type=int, default=1000, help="grids timed for the loops")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    pred, target, source = make_batch(args.n)
+    print(f"arcnb grid_metrics benchmark: {args.n:,} grids 30x30 int64 "
+          f"({pred.numel() * 8 / 1e6:.0f} MB per tensor), torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
+
+    floor = best_of(lambda: pred == target, args.repeats)
+    ours = best_of(lambda: grid_metrics(pred, target, source=source), args.repeats)
+
+    k = min(args.naive_n, args.n)
+    p_np, t_np, s_np = pred[:k].numpy(), target[:k].numpy(), source[:k].numpy()
+    naive = best_of(lambda: naive_grid_metrics(p_np, t_np, s_np), 1) * args.n / k
+    tloop = best_of(lambda: torch_loop(pred[:k], target[:k], source[:k]), 1) * args.n / k
+
+    # same numbers (sanity): the fast path against the naive reference on the subset
+    fast = grid_metrics(pred[:k], target[:k], source=source[:k])
+    ref = naive_grid_metrics(p_np, t_np, s_np)
+    worst = max(abs(float(fast[key]) - ref[key]) for key in ref)
+
+    print(f"  floor  (pred == target)            {floor * 1e3:9.1f} ms")
+    print(f"  grid_metrics(..., source=...)      {ours * 1e3:9.1f} ms   "
+          f"{ours / floor:5.2f}x the floor")
+    print(f"  naive reference loop (scaled)      {naive * 1e3:9.1f} ms   "
+          f"{naive / ours:7.0f}x slower than grid_metrics")
+    print(f"  per-grid torch loop (scaled)       {tloop * 1e3:9.1f} ms   "
+          f"{tloop / ours:7.0f}x slower than grid_metrics")
+    print(f"  max |fast - naive| on the subset   {worst:.1e}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
