@@ -496,3 +496,26 @@ def test_tensor_inputs_are_never_moved_to_the_host(no_host_transfer):
     assert c.device == t.device
     for k, v in results[0].items():
         assert v.dim() == 0, k
+
+
+@pytest.mark.parametrize("size", [(2, 40), (40, 3), (33, 33)])
+def test_grids_wider_than_packing_limit(size):
+    # rows / columns of 32 cells or more take the unpacked path
+    for seed in range(5):
+        rng = np.random.default_rng(5000 + seed)
+        p, t, s = random_batch(rng, B=4, size=size)
+        for conv in ("arcnb", "reference"):
+            got = grid_metrics(p, t, source=s, convention=conv)
+            assert_matches(got, naive_grid_metrics(p, t, s, convention=conv))
+
+
+def test_long_sequences_count_past_int16():
+    rng = np.random.default_rng(9)
+    t = rng.integers(0, 10, (2, 33000))
+    t[1, 30000:] = 10
+    p = t.copy()
+    p[0, :5] = (p[0, :5] + 1) % 10
+    got = grid_metrics(p, t)
+    assert_matches(got, naive_grid_metrics(p, t))
+    a = token_accuracy(p, t, ignore_index=10)
+    assert float(a["token_accuracy"]) == pytest.approx(1 - 5 / 63000)
