@@ -283,29 +283,12 @@ def _narrow_ok(stats):
     return ((stats[..., 0] >= 0) & (stats[..., 1] <= 127) & (stats[..., 2] <= 127)).all(-1)
 
 
-def _fits(value: int, dtype) -> bool:
-    torch = _torch()
-    info = torch.iinfo(dtype)
-    return info.min <= value <= info.max
-
-
-def _per_grid_count(b, n: int, i16=None):
-    """Number of True cells of a bool tensor per grid (first dimension).
-
-    Bytes are copied into an int16 buffer and summed there: a same-dtype int16 sum
-    over the contiguous grid is the fast CPU path (``sum(dtype=...)`` on the bytes
-    would allocate a converted copy). Grids of more than 32767 cells use int32.
-    """
+def _per_grid_count(b, n: int):
+    """Number of True cells of a bool tensor per grid (first dimension)."""
     torch = _torch()
     cells = b.numel() // max(n, 1)
-    if cells > 32767:
-        return b.reshape(n, -1).sum(-1, dtype=torch.int32)
-    if i16 is None:
-        x = b.to(torch.int16)
-    else:
-        x = i16[:n].copy_(b.view(torch.uint8).reshape(i16[:n].shape) if b.shape != i16[:n].shape
-                          else b.view(torch.uint8))
-    return x.reshape(n, -1).sum(-1, dtype=torch.int16)
+    dt = torch.int16 if cells <= 32767 else torch.int32
+    return b.reshape(n, -1).to(dt).sum(-1, dtype=dt)
 
 
 def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
@@ -325,14 +308,14 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     Inputs are tensors of the same shape on one device (the public functions
     convert and check).
 
-    How it stays near one pass over memory: the batch is scanned in chunks of grids
-    into preallocated buffers (no allocation inside the loop); each chunk is narrowed
-    to int8 when that is exact (comparisons of int8 are vectorised); the per-cell
-    flags are packed into one float64 code per cell, ``valid + 32*wrong +
-    1024*(tgt_change + 32*both_change) + 2**20*change_correct``, and one
-    matrix-vector product sums it over every row (fields cannot overflow: a row has
-    fewer than 32 cells), one more over every column. The per-row / per-grid
-    bookkeeping then runs once on the small collected tensors.
+    How it stays close to one pass over memory: the batch is scanned in chunks of
+    grids into preallocated buffers; each chunk is narrowed to int8 (exactness is
+    checked for all chunks at once at the end, and a chunk holding values outside
+    int8 is redone with int64 comparisons); the per-cell flags ``valid + 32 * wrong``
+    are summed over every row with one float32 matrix-vector product and over every
+    column with one more (exact: a row or column of fewer than 32 cells cannot carry
+    into the next field); the change flags are counted with one int16 sum per grid.
+    The per-row / per-grid bookkeeping runs once on the small collected tensors.
     """
     torch = _torch()
     tols = _tolerances_for_update(tolerances)
@@ -508,8 +491,6 @@ class _GridBuffers:
             self.pad8 = torch.full(shape, pad_token, dtype=torch.int8, device=device)
         else:
             self.pad8 = None  # no int8 cell can hold the pad token: all valid
-        self.pad_token = pad_token
-        self.has_v = True
         self.eq, self.v, self.wrong = new(torch.bool), new(torch.bool), new(torch.bool)
         if with_source:
             self.tc, self.pc = new(torch.bool), new(torch.bool)
