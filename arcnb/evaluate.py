@@ -24,6 +24,10 @@ several batches). The units depend only on the dataset, the views and
 ``batch_size``, so every input is always computed in the same batch. Under
 ``torchrun`` unit ``j`` goes to rank ``j % world_size`` and rank 0 gathers.
 
+Same bytes need the same arithmetic: CPU kernels can round differently with another
+number of threads, so compare a torchrun run (``OMP_NUM_THREADS=1`` per process by
+default) with a single process run under the same ``OMP_NUM_THREADS``.
+
 Resuming: after each unit every finished task is appended to ``journal.jsonl`` (one
 JSON line per task, flushed and fsynced); ``resume=True`` reads it (a truncated last
 line is ignored and cut off), skips finished units and recomputes the rest. The final
@@ -302,8 +306,10 @@ def _resolve_device(device: str):
 
 
 def _round(x: float) -> float | None:
+    """Confidences are stored to 4 decimals: enough to read, and coarse enough that
+    float noise (e.g. another thread count) rarely changes the stored digits."""
     x = float(x)
-    return None if x != x else round(x, 6)
+    return None if x != x else round(x, 4)
 
 
 def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: int,

@@ -206,10 +206,10 @@ def test_unfinished_run_needs_resume_and_params_must_match(eval_ds, tmp_path):
 @needs_baseline
 def test_kill_and_resume_gives_identical_files(eval_ds, tmp_path):
     ids = tmp_path / "ids.txt"
-    ids.write_text("\n".join(eval_ds.task_ids[:30]))
+    ids.write_text("\n".join(eval_ds.task_ids[:20]))
     common = ["evaluate", "--checkpoint", "baseline", "--dataset", "arc-agi-1:evaluation",
-              "--tasks", ids, "--augment", "dihedral+colors", "--color-perms", "3",
-              "--batch-size", "8", "--no-progress"]
+              "--tasks", ids, "--augment", "dihedral+colors", "--color-perms", "1",
+              "--batch-size", "4", "--no-progress"]
     killed = tmp_path / "killed"
     proc = subprocess.Popen([PY, "-m", "arcnb", *map(str, common), "--out", str(killed)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -224,7 +224,7 @@ def test_kill_and_resume_gives_identical_files(eval_ds, tmp_path):
     proc.wait()
     assert not (killed / "metrics.json").exists() and not (killed / "predictions.json").exists()
     n_done = journal.read_bytes().count(b"\n") - 1
-    assert 2 <= n_done < 30
+    assert 2 <= n_done < 20
     r = cli(*common, "--out", killed, "--resume")
     assert r.returncode == 0, r.stderr
     full = tmp_path / "full"
@@ -242,11 +242,12 @@ def test_torchrun_two_processes_match_single(eval_ds, tmp_path):
               str(BUNDLED_BASELINE) if BUNDLED_BASELINE.exists() else "copy-input",
               "--dataset", "arc-agi-1:evaluation", "--tasks", ids, "--augment", "dihedral",
               "--batch-size", "8", "--device", "cpu", "--no-progress"]
+    # torchrun runs each process with OMP_NUM_THREADS=1: same arithmetic for the reference
+    env = dict(os.environ, OMP_NUM_THREADS="1")
     single = tmp_path / "single"
-    r = cli(*common, "--out", single)
+    r = cli(*common, "--out", single, env=env)
     assert r.returncode == 0, r.stderr
     multi = tmp_path / "multi"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
     r = subprocess.run([PY, "-m", "torch.distributed.run", "--nproc_per_node", "2",
                         "--master_port", "29517", "-m", "arcnb", *map(str, common),
                         "--out", str(multi)],
