@@ -899,7 +899,11 @@ def gallery_pages(results, select: str = "failed", *, per_page: int = 100, tasks
 # ------------------------------------------------------------------ colour analysis
 def _compact(n) -> str:
     n = int(n)
-    return f"{n / 1e6:.1f}M" if n >= 10**6 else f"{n / 1e3:.1f}k" if n >= 10**4 else str(n)
+    if n >= 10**6:
+        return f"{n / 1e6:.1f}M"
+    if n >= 10**4:
+        return f"{n / 1e3:.0f}k"
+    return f"{n / 1e3:.1f}k" if n >= 10**3 else str(n)
 
 
 def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None = "ci_low",
@@ -940,6 +944,8 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
         labels = [str(c) for c in colors]
         ax.set_xlabel("true colour")
     ax.set_xticks(x, labels)
+    if annotate and "n_cells" in df.columns:
+        ax.tick_params(axis="x", labelsize=6)
     ax.set_ylim(0, 1)
     ax.set_ylabel("cell accuracy" if value == "accuracy" else value)
     return ax
