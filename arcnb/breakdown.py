@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ArcnbError
+from .grids import COLOR_NAMES
 from .io import atomic_write_text
 from .stats import bootstrap_ci
 from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
@@ -51,10 +52,6 @@ __all__ = [
     "to_latex",
     "latex_table",
 ]
-
-#: ARC colour names (index = colour).
-COLOR_NAMES = ("black", "blue", "red", "green", "yellow", "grey", "magenta", "orange",
-               "azure", "maroon")
 
 #: Grid-size bins on the larger side of the truth grid, ``(label, low, high)`` inclusive.
 GRID_SIZE_BINS = (("1-5", 1, 5), ("6-10", 6, 10), ("11-15", 11, 15), ("16-20", 16, 20),

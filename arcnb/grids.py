@@ -16,11 +16,15 @@ from .errors import GridError
 N_COLORS = 10
 PAD_TOKEN = 10
 MAX_SIZE = 30
+#: ARC colour names (index = colour); the palette is in :mod:`arcnb.plot`.
+COLOR_NAMES = ("black", "blue", "red", "green", "yellow", "grey", "magenta", "orange",
+               "azure", "maroon")
 
 __all__ = [
     "N_COLORS",
     "PAD_TOKEN",
     "MAX_SIZE",
+    "COLOR_NAMES",
     "check_pad_token",
     "validate_grid",
     "as_grid_or_none",

@@ -34,14 +34,14 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .grids import PAD_TOKEN, check_pad_token
+from .grids import COLOR_NAMES, PAD_TOKEN, check_pad_token
 
 __all__ = [
     "PALETTE", "PALETTE_RGB", "COLOR_NAMES", "PAD_COLOR", "PAD_HATCH_COLOR", "LINE_COLOR",
     "DIFF_OK_COLOR", "DIFF_WRONG_COLOR", "SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE",
     "grid_image", "diff_mask", "grid", "pair", "task", "gallery", "gallery_items",
     "gallery_pages", "color_accuracy", "confusion_heatmap",
-    "breakdown_bars", "pass_at_k", "pass_at_k_table", "compare", "paper_style",
+    "breakdown_bars", "pass_at_k", "compare", "paper_style",
     "figsize", "save", "GridView", "PairView", "TaskView", "view", "enable_rich_display",
 ]
 
@@ -49,8 +49,6 @@ __all__ = [
 #: Official ARC colours, index = cell value.
 PALETTE = ("#000000", "#0074D9", "#FF4136", "#2ECC40", "#FFDC00",
            "#AAAAAA", "#F012BE", "#FF851B", "#7FDBFF", "#870C25")
-COLOR_NAMES = ("black", "blue", "red", "green", "yellow", "grey", "magenta", "orange",
-               "azure", "maroon")
 
 
 def _rgb(hex_color: str) -> tuple[int, int, int]:
@@ -1107,43 +1105,21 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
     return ax
 
 
-def pass_at_k_table(results, *, max_k: int | None = None, n_boot: int = 1000, seed: int = 0):
-    """pass@K for K = 1 .. max_k from a Results' ``first_correct`` column (ARC Prize rule:
-    mean over a task's outputs of ``first_correct <= K``, then mean over tasks), with a
-    seeded bootstrap interval over tasks. Columns ``K``, ``pass@K``, ``ci_low``, ``ci_high``.
-    """
-    import pandas as pd
-
-    from .stats import bootstrap_ci
-
-    out = results.outputs
-    if max_k is None:
-        max_k = int(max(max(results.ks), out["n_attempts"].max() if len(out) else 1))
-    fc = out["first_correct"].astype("Float64").fillna(np.inf).to_numpy(float)
-    rows = []
-    for K in range(1, max_k + 1):
-        per_task = pd.Series(fc <= K).groupby(out["task_id"].to_numpy()).mean()
-        lo, hi = bootstrap_ci(per_task.to_numpy(float), n_boot=n_boot, seed=seed)
-        rows.append({"K": K, "pass@K": float(per_task.mean()) if len(per_task) else np.nan,
-                     "ci_low": lo, "ci_high": hi})
-    return pd.DataFrame(rows)
-
-
 def pass_at_k(data, *, ax=None, max_k: int | None = None, k: str = "K", value: str = "pass@K",
               ci_low: str | None = "ci_low", ci_high: str | None = "ci_high",
               run: str | None = "run", labels: Sequence[str] | None = None):
     """pass@K curves (K on x, fraction on y, [0, 1]) with interval bands.
 
     ``data``: a Results, a dict ``{label: Results}``, or a DataFrame with columns ``K``
-    and ``pass@K`` (e.g. :func:`pass_at_k_table` or ``Results.summary_table()``
-    reset), optionally ``ci_low``/``ci_high`` and a ``run`` column for several curves.
+    and ``pass@K`` (e.g. ``Results.pass_at_k_table()``), optionally ``ci_low`` /
+    ``ci_high`` and a ``run`` column for several curves.
     """
     import pandas as pd
 
     if hasattr(data, "outputs"):
-        tables = {labels[0] if labels else "": pass_at_k_table(data, max_k=max_k)}
+        tables = {labels[0] if labels else "": data.pass_at_k_table(max_k)}
     elif isinstance(data, Mapping):
-        tables = {str(name): (pass_at_k_table(r, max_k=max_k) if hasattr(r, "outputs") else r)
+        tables = {str(name): (r.pass_at_k_table(max_k) if hasattr(r, "outputs") else r)
                   for name, r in data.items()}
     else:
         df = data.reset_index() if k not in data.columns else data

@@ -90,6 +90,33 @@ class Results:
             })
         return pd.DataFrame(rows).set_index("K")
 
+    def pass_at_k_table(self, max_k: int | None = None, *, n_boot: int | None = None,
+                        seed: int | None = None) -> pd.DataFrame:
+        """pass@K for K = 1 .. ``max_k`` in the three conventions, with a seeded bootstrap
+        interval over tasks for ``pass@K`` (columns ``K``, ``pass@K``,
+        ``pass@K_per_output``, ``pass@K_all_or_nothing``, ``ci_low``, ``ci_high``).
+
+        Computed from ``first_correct``, so any K works, not only the scored ones;
+        ``max_k`` defaults to the most attempts any output has (at least max(ks)).
+        ``n_boot`` and ``seed`` default to the summary's.
+        """
+        boot = self.summary.get("bootstrap", {})
+        n_boot = boot.get("n_boot", 1000) if n_boot is None else n_boot
+        seed = boot.get("seed", 0) if seed is None else seed
+        out = self.outputs
+        if max_k is None:
+            max_k = int(max(max(self.ks), out["n_attempts"].max() if len(out) else 1))
+        first = out["first_correct"].astype("Float64").fillna(np.inf).to_numpy(float)
+        task_ids = out["task_id"].to_numpy()
+        rows = []
+        for k in range(1, max_k + 1):
+            solved = pd.Series(first <= k).groupby(task_ids)
+            per_task, all_solved = solved.mean(), solved.all()
+            lo, hi = bootstrap_ci(per_task.to_numpy(float), n_boot=n_boot, seed=seed)
+            rows.append({"K": k, "pass@K": _mean(per_task), "pass@K_per_output": _mean(first <= k),
+                         "pass@K_all_or_nothing": _mean(all_solved), "ci_low": lo, "ci_high": hi})
+        return pd.DataFrame(rows)
+
     def __repr__(self) -> str:
         s = self.summary
         return (f"Results({self.dataset.name}, tasks={s['n_tasks']}, outputs={s['n_outputs']}, "

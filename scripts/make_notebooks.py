@@ -88,10 +88,10 @@ pass@K for every K up to the number of attempts in the predictions, in the three
 conventions; the curve shows pass@K (per task) with its bootstrap band.
 """),
     code("""
-R.show(R.table_html(run.results.summary_table(), index=True, table_id="arcnb-pass-at-k"))
-pass_k = P.pass_at_k_table(run.results, n_boot=n_boot, seed=seed)
-R.show(R.table_html(pass_k, table_id="arcnb-pass-at-k-ci",
-                    caption="pass@K (per task) with a 95% bootstrap interval over tasks"))
+pass_k = run.results.pass_at_k_table(n_boot=n_boot, seed=seed)
+R.show(R.table_html(pass_k, table_id="arcnb-pass-at-k",
+                    caption="pass@K in the three conventions; ci_low / ci_high: 95% bootstrap "
+                            "interval over tasks for pass@K (per task)"))
 R.show_figure(P.pass_at_k(pass_k), "pass_at_k", fig_dir)
 """),
     md("""

@@ -109,6 +109,13 @@ def test_hand_computed_scores(hand_dataset):
     assert o.loc[("A", 1), "cell_accuracy"] == 1.0
     assert bool(o.loc[("D", 0), "missing"]) is True
     assert o.loc[("D", 0), "partial_credit"] == 0.0
+    # pass@K at any K from first_correct, hand-computed (E's attempt_10 is its 3rd attempt)
+    pk = res.pass_at_k_table(n_boot=50).set_index("K")
+    assert list(pk.index) == [1, 2, 3]  # most attempts given for one output: 3
+    assert pk.loc[3, "pass@K"] == pytest.approx((1 + 1 / 3 + 1) / 5)
+    assert pk.loc[2, "pass@K_per_output"] == pytest.approx(3 / 8)
+    assert pk.loc[3, "pass@K_all_or_nothing"] == pytest.approx(2 / 5)
+    assert pk.loc[1, "ci_low"] <= pk.loc[1, "pass@K"] <= pk.loc[1, "ci_high"]
     t = res.tasks.set_index("task_id")
     assert t.loc["C", "n_missing_outputs"] == 2 and t.loc["E", "n_invalid_attempts"] == 2
     assert t.loc["A", "pass@1"] == 0.5
