@@ -334,6 +334,9 @@ def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: i
                  for ti, _, v in chunk], device=device)
         with torch.inference_mode():
             logits = adapter.logits(x, demos)
+        if not hasattr(logits, "shape") or logits.ndim < 1 or logits.shape[0] != len(chunk):
+            raise ArcnbError(f"the model returned {getattr(logits, 'shape', type(logits))} for a "
+                             f"batch of {len(chunk)} inputs; expected logits [B, 11, H, W]")
         grids, conf = decode_logits(logits)
         for (ti, i, v), g, c in zip(chunk, grids, conf):
             g = None if g is None else views[v].invert(g)

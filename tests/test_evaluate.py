@@ -286,3 +286,14 @@ def test_bad_parameters(eval_ds, tmp_path):
     r = cli("evaluate", "--checkpoint", "copy-input", "--dataset", "nope:x", "--out",
             tmp_path / "r2")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_model_returning_wrong_batch_is_refused(eval_ds, tmp_path):
+    class BadOut(torch.nn.Module):
+        def forward(self, inputs):
+            return torch.zeros(1, 11, 3, 3)
+
+    ds = eval_ds.select(eval_ds.task_ids[:3])
+    with pytest.raises(ArcnbError, match="batch of 3"):
+        evaluate(BadOut(), ds, tmp_path / "r", batch_size=4, progress=False)
+    assert not (tmp_path / "r" / "metrics.json").exists()
