@@ -68,12 +68,12 @@ CHANGE_METRIC_NAMES = (
     "change_accuracy",
 )
 
-# Cells per chunk when scanning a batch: small on the CPU so that the dozen
-# boolean passes over a chunk stay in cache (the batch is then read from memory
-# about once), large on accelerators to bound temporaries without launching many
-# kernels.
+# Cells per chunk when scanning a batch: small on the CPU so that the dozen passes
+# over a chunk stay in cache (the batch is read from memory about once); larger on
+# accelerators (fewer kernel launches) while the work buffers, about 30 bytes per
+# cell of a chunk, stay near 250 MB.
 _CHUNK_CELLS_CPU = 1 << 17
-_CHUNK_CELLS_OTHER = 1 << 25
+_CHUNK_CELLS_OTHER = 1 << 23
 
 
 # --------------------------------------------------------------------------- #
@@ -242,45 +242,10 @@ def _grid_count_names(tols: Sequence[float], with_source: bool, reference: bool)
     return names
 
 
-def _narrow_into(tensors, outs, zbuf):
-    """Copy ``tensors`` into the int8 buffers ``outs``; return a small int32 tensor
-    of statistics that tells (see :func:`_narrow_ok`) whether the copy was exact.
-
-    Comparisons of int8 tensors are vectorised on the CPU, int64 comparisons are
-    not, so a chunk is narrowed once and then compared many times. For an int64
-    tensor the check costs one min / max pass over its int32 words plus cheap passes
-    over narrow data: if every word lies in [0, 127], the words narrowed to int8 are
-    exact, and each value's (low word, high word) byte pair read as int16 is
-    ``low + 256 * high``, at most 127 exactly when every high word is 0. Other dtypes
-    need their min and max in [-128, 127]. Nothing is read back here: the caller
-    checks all chunks at once at the end (and redoes the rare inexact ones).
-    """
-    torch = _torch()
-    stats = []
-    for x, o in zip(tensors, outs):
-        if x.dtype == torch.int64:
-            w = x.view(torch.int32)
-            z = zbuf[: x.shape[0]].view(w.shape).copy_(w)
-            lo, hi = torch.aminmax(w)
-            z16 = z.view(torch.int16)
-            stats.append(torch.stack([lo, hi, z16.amax().to(torch.int32)]))
-            o.copy_(z16)
-        elif x.dtype == torch.int8:
-            o.copy_(x)
-        else:
-            lo, hi = torch.aminmax(x)
-            # shift so that the same bounds apply: [lo + 128 >= 0, hi <= 127]
-            stats.append(torch.stack([lo.to(torch.int32) + 128, hi.to(torch.int32),
-                                      hi.to(torch.int32)]))
-            o.copy_(x)
-    if not stats:
-        return None
-    return torch.stack(stats)  # [k, 3]
-
-
-def _narrow_ok(stats):
-    """Per chunk: was the int8 copy exact? (``stats``: [chunks, k, 3])."""
-    return ((stats[..., 0] >= 0) & (stats[..., 1] <= 127) & (stats[..., 2] <= 127)).all(-1)
+def _fits(value: int, dtype) -> bool:
+    """Whether ``value`` is representable in the integer ``dtype`` (torch or numpy)."""
+    info = np.iinfo(dtype) if isinstance(dtype, np.dtype) else _torch().iinfo(dtype)
+    return int(info.min) <= value <= int(info.max)
 
 
 def _per_grid_count(b, n: int):
@@ -293,7 +258,7 @@ def _per_grid_count(b, n: int):
 
 def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                  tolerances: Sequence[float] = DEFAULT_TOLERANCES,
-                 reference: bool = False, _narrow: bool = True) -> dict:
+                 reference: bool = False, _backend: str | None = None) -> dict:
     """Counts of one batch for :func:`grid_metrics` (all sums, on the input's device).
 
     ``n_total`` grids in the batch; ``n_grids`` with at least one valid cell;
@@ -309,13 +274,15 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     convert and check).
 
     How it stays close to one pass over memory: the batch is scanned in chunks of
-    grids into preallocated buffers; each chunk is narrowed to int8 (exactness is
-    checked for all chunks at once at the end, and a chunk holding values outside
-    int8 is redone with int64 comparisons); the per-cell flags ``valid + 32 * wrong``
-    are summed over every row with one float32 matrix-vector product and over every
-    column with one more (exact: a row or column of fewer than 32 cells cannot carry
-    into the next field); the change flags are counted with one int16 sum per grid.
-    The per-row / per-grid bookkeeping runs once on the small collected tensors.
+    grids into preallocated buffers (no allocation in the loop); the per-cell flags
+    ``valid + 32 * wrong`` are summed over every row with one float32
+    matrix-vector product and over every column with one more (exact: a row or
+    column of fewer than 32 cells cannot carry into the next field); the change
+    flags are counted with one int16 sum per grid. The per-row / per-grid
+    bookkeeping runs once on the small collected tensors. On the CPU the chunk
+    passes run as numpy ufuncs on zero-copy views of the tensors (numpy's int64
+    comparisons are vectorised, torch's are not); on any other device they are torch
+    operations on that device (``_backend`` forces one: "torch" or "numpy").
     """
     torch = _torch()
     tols = _tolerances_for_update(tolerances)
@@ -342,30 +309,30 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     cells = H * W
     packed = W < 32 and H < 32 and device.type != "mps"
     step = next(iter(_chunks(B, cells, device)))[1]
-    buf = _GridBuffers(min(step, B), H, W, device, with_source, packed, pad_token,
-                      reference)
 
-    def chunk(a, b, narrow):
-        """Per-chunk partial results (small tensors) for grids a..b."""
+    use_numpy = (_backend == "numpy") if _backend is not None else device.type == "cpu"
+    if use_numpy:
+        pn, tn = pred.numpy(), target.numpy()  # zero-copy views of CPU tensors
+        sn = source.numpy() if with_source else None
+        pad_np = (tn.dtype.type(pad_token)
+                  if pad_token is not None and _fits(pad_token, tn.dtype) else None)
+        nbuf = _GridBuffers(min(step, B), H, W, None, with_source, packed, reference,
+                            numpy=True)
+    else:
+        buf = _GridBuffers(min(step, B), H, W, device, with_source, packed, reference)
+        pad_fits = pad_token is not None and _fits(pad_token, target.dtype)
+
+    def chunk_torch(a, b):
+        """Per-chunk partial results (small tensors) for grids a..b, torch ops."""
         n = b - a
         res = {}
-        group = [pred[a:b], target[a:b]] + ([source[a:b]] if with_source else [])
-        group = [x.contiguous() for x in group]
-        if narrow:
-            outs = [buf.p8[:n], buf.t8[:n]] + ([buf.s8[:n]] if with_source else [])
-            res["stats"] = _narrow_into(group, outs, buf.z)
-            p, t = outs[0], outs[1]
-            s = outs[2] if with_source else None
-            padfull = buf.pad8[:n] if buf.pad8 is not None else None
-        else:  # exact int64 comparisons (slower, allocates)
-            p, t = group[0].to(i64), group[1].to(i64)
-            s = group[2].to(i64) if with_source else None
-            padfull = torch.full_like(t, pad_token) if pad_token is not None else None
+        p, t = pred[a:b], target[a:b]
+        s = source[a:b] if with_source else None
         eq = torch.eq(p, t, out=buf.eq[:n])
-        if padfull is None:
-            v = buf.v[:n].fill_(True)
+        if not pad_fits:
+            v = buf.v[:n].fill_(True)  # no cell can hold the pad token
         else:
-            v = torch.ne(t, padfull, out=buf.v[:n])
+            v = torch.ne(t, pad_token, out=buf.v[:n])
         wrong = torch.gt(v, eq, out=buf.wrong[:n])
         res["exact"] = eq.view(torch.uint8).view(n, -1).amin(-1)
         if packed:
@@ -394,35 +361,86 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                 fl[4].copy_(pc)
                 torch.logical_and(tc, pc, out=fl[5])
             k = fl.shape[0]
-            x16 = buf.i16k[:, :n].copy_(fl.view(torch.uint8))
-            counts = x16.reshape(k, n, -1).sum(-1, dtype=torch.int16)  # [k, n]
-            res["tc"], res["both"], res["cc"] = counts[0], counts[1], counts[2]
-            if reference:
-                res["tc_g"], res["pc_g"], res["both_g"] = counts[3], counts[4], counts[5]
+            if cells <= 32767:
+                x16 = buf.i16k[:, :n].copy_(fl.view(torch.uint8))
+                counts = x16.reshape(k, n, -1).sum(-1, dtype=torch.int16)  # [k, n]
+            else:
+                counts = fl.reshape(k, n, -1).sum(-1)
+            res["flags"] = counts
         return res
 
-    bounds = list(_chunks(B, cells, device))
-    parts = [chunk(a, b, _narrow) for a, b in bounds]
-    if _narrow and parts and parts[0].get("stats") is not None:
-        ok = _narrow_ok(torch.stack([r["stats"] for r in parts]))
-        if not bool(ok.all()):  # one read-back for the whole batch
-            for i in range(len(parts)):
-                if not bool(ok[i]):
-                    parts[i] = chunk(*bounds[i], False)
+    def chunk_numpy(a, b):
+        """The same partial results with numpy ufuncs on views of CPU tensors."""
+        n = b - a
+        res = {}
+        nb = nbuf
+        p, t = pn[a:b], tn[a:b]
+        s = sn[a:b] if with_source else None
+        eq = np.equal(p, t, out=nb.eq[:n])
+        v = nb.v[:n]
+        if pad_np is None:
+            v.fill(True)
+        else:
+            np.not_equal(t, pad_np, out=v)
+        wrong = np.greater(v, eq, out=nb.wrong[:n])
+        res["exact"] = torch.from_numpy(eq.reshape(n, -1).view(np.uint8).min(1))
+        if packed:
+            lo = np.left_shift(wrong.view(np.uint8), 5, out=nb.lo[:n])
+            np.bitwise_or(lo, v.view(np.uint8), out=lo)
+            f = nb.f[:n]
+            np.copyto(f, lo)
+            res["rows"] = torch.from_numpy(f.reshape(-1, W) @ nb.ones_w).view(n, H)
+            if grid3d:
+                res["cols"] = torch.from_numpy(np.matmul(nb.ones_h, f))  # [n, W]
+        elif grid3d:
+            res["rv"] = torch.from_numpy(np.count_nonzero(v, axis=2))
+            res["rw"] = torch.from_numpy(np.count_nonzero(wrong, axis=2))
+            res["cv"] = torch.from_numpy(np.count_nonzero(v, axis=1))
+            res["cw"] = torch.from_numpy(np.count_nonzero(wrong, axis=1))
+        else:
+            res["gv"] = torch.from_numpy(np.count_nonzero(v.reshape(n, -1), axis=1))
+            res["gw"] = torch.from_numpy(np.count_nonzero(wrong.reshape(n, -1), axis=1))
+        if with_source:
+            fl = nb.flags[:, :n]
+            tc = np.not_equal(t, s, out=nb.tc[:n])
+            pc = np.not_equal(p, s, out=nb.pc[:n])
+            tcv = np.logical_and(tc, v, out=fl[0])
+            np.logical_and(tcv, pc, out=fl[1])
+            np.logical_and(tcv, eq, out=fl[2])
+            if reference:
+                np.copyto(fl[3], tc)
+                np.copyto(fl[4], pc)
+                np.logical_and(tc, pc, out=fl[5])
+            k = fl.shape[0]
+            if cells <= 32767:
+                x16 = nb.i16k[:, :n]
+                np.copyto(x16, fl.view(np.uint8))
+                counts = x16.reshape(k, n, -1).sum(-1, dtype=np.int16)
+            else:
+                counts = np.count_nonzero(fl.reshape(k, n, -1), axis=-1)
+            res["flags"] = torch.from_numpy(counts)
+        return res
+
+    chunk = chunk_numpy if use_numpy else chunk_torch
+    parts = [chunk(a, b) for a, b in _chunks(B, cells, device)]
 
     def cat(key):
         return torch.cat([r[key] for r in parts])
 
     # -- bookkeeping on the small per-row / per-grid tensors
+    def unpack(x):
+        # float32 valid + 32 * wrong (exact small integers) -> (valid, wrong);
+        # float arithmetic is vectorised where int64 bit operations are not
+        w = torch.floor(x * (1.0 / 32))
+        return x - 32 * w, w
+
     if packed:
-        rows = cat("rows").to(i64)  # [B, H] packed: valid + 32 * wrong
-        rv, rw = rows & 31, rows >> 5
+        rv, rw = unpack(cat("rows"))  # [B, H]
     elif grid3d:
         rv, rw = cat("rv").to(i64), cat("rw").to(i64)
     if grid3d:
         if packed:
-            cols = cat("cols").to(i64)
-            cv, cw = cols & 31, cols >> 5
+            cv, cw = unpack(cat("cols"))  # [B, W]
         else:
             cv, cw = cat("cv").to(i64), cat("cw").to(i64)
         has_row = rv > 0
@@ -432,8 +450,8 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         acc["n_cols"] += has_col.sum()
         acc["n_cols_correct"] += (has_col & (cw == 0)).sum()
     if packed or grid3d:
-        g_valid = rv.sum(-1)
-        g_wrong = rw.sum(-1)
+        g_valid = rv.sum(-1).to(i64)
+        g_wrong = rw.sum(-1).to(i64)
     else:
         g_valid = cat("gv").to(i64)
         g_wrong = cat("gw").to(i64)
@@ -449,9 +467,8 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     for k, tl in enumerate(tols):
         acc["n_" + tolerance_name(tl)] += tol_counts[k]
     if with_source:
-        n_tc = cat("tc").to(i64).sum()
-        n_both = cat("both").to(i64).sum()
-        n_cc = cat("cc").to(i64).sum()
+        flags = torch.cat([r["flags"] for r in parts], dim=1).to(i64)  # [k, B]
+        n_tc, n_both, n_cc = flags[0].sum(), flags[1].sum(), flags[2].sum()
         n_wrong = g_wrong.sum()
         acc["n_tgt_change"] += n_tc
         acc["n_both_change"] += n_both
@@ -461,9 +478,7 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         acc["n_pred_change"] += n_both + n_wrong - n_tc + n_cc
         if reference:
             # the reference code: per grid, over every cell (padding included)
-            tc_g = cat("tc_g").to(fdt)
-            pc_g = cat("pc_g").to(fdt)
-            both_g = cat("both_g").to(fdt)
+            tc_g, pc_g, both_g = flags[3].to(fdt), flags[4].to(fdt), flags[5].to(fdt)
             one = torch.ones((), dtype=fdt, device=device)
             rec = torch.where(tc_g > 0, both_g / tc_g.clamp_min(1), one)
             prec = torch.where(pc_g > 0, both_g / pc_g.clamp_min(1), one)
@@ -476,33 +491,35 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
 
 
 class _GridBuffers:
-    """Work buffers for one chunk of ``n`` grids of ``H x W`` (reused across chunks)."""
+    """Work buffers for one chunk of ``n`` grids of ``H x W`` (reused across chunks),
+    torch tensors on ``device`` or, with ``numpy=True``, numpy arrays."""
 
-    def __init__(self, n, H, W, device, with_source, packed, pad_token, reference=False):
+    def __init__(self, n, H, W, device, with_source, packed, reference, numpy=False):
         torch = _torch()
         shape = (n, H, W)
-
-        def new(dt):
-            return torch.empty(shape, dtype=dt, device=device)
-
-        self.p8, self.t8 = new(torch.int8), new(torch.int8)
-        self.s8 = new(torch.int8) if with_source else None
-        if pad_token is not None and -128 <= pad_token <= 127:
-            self.pad8 = torch.full(shape, pad_token, dtype=torch.int8, device=device)
+        if numpy:
+            def new(dt, shp=shape):
+                return np.empty(shp, dtype=dt)
+            b8, u8, i16, f32 = np.bool_, np.uint8, np.int16, np.float32
         else:
-            self.pad8 = None  # no int8 cell can hold the pad token: all valid
-        self.eq, self.v, self.wrong = new(torch.bool), new(torch.bool), new(torch.bool)
+            def new(dt, shp=shape):
+                return torch.empty(shp, dtype=dt, device=device)
+            b8, u8, i16, f32 = torch.bool, torch.uint8, torch.int16, torch.float32
+        self.eq, self.v, self.wrong = new(b8), new(b8), new(b8)
         if with_source:
-            self.tc, self.pc = new(torch.bool), new(torch.bool)
+            self.tc, self.pc = new(b8), new(b8)
             k = 6 if reference else 3
-            self.flags = torch.empty((k,) + shape, dtype=torch.bool, device=device)
-            self.i16k = torch.empty((k,) + shape, dtype=torch.int16, device=device)
-        self.z = torch.empty((n, H, 2 * W), dtype=torch.int8, device=device)
+            self.flags = new(b8, (k,) + shape)
+            self.i16k = new(i16, (k,) + shape)
         if packed:
-            self.lo = new(torch.uint8)
-            self.f = new(torch.float32)
-            self.ones_w = torch.ones(W, dtype=torch.float32, device=device)
-            self.ones_h = torch.ones(H, dtype=torch.float32, device=device)
+            self.lo = new(u8)
+            self.f = new(f32)
+            if numpy:
+                self.ones_w = np.ones(W, dtype=np.float32)
+                self.ones_h = np.ones(H, dtype=np.float32)
+            else:
+                self.ones_w = torch.ones(W, dtype=torch.float32, device=device)
+                self.ones_h = torch.ones(H, dtype=torch.float32, device=device)
 
 
 def _grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,

@@ -56,19 +56,26 @@ def test_grid_metrics_match_naive_on_random_batches(convention, with_source):
         assert_matches(got, want)
 
 
-def test_grid_metrics_int64_path_and_small_chunks_match_naive(monkeypatch):
-    # force many chunks, and compare the int8 path with the int64 path
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_both_backends_and_small_chunks_match_naive(monkeypatch, backend):
+    # the CPU (numpy) and accelerator (torch) chunk code, with many chunks
     monkeypatch.setattr(M, "_CHUNK_CELLS_CPU", 40)
-    for seed in range(40):
+    for seed in range(30):
         rng = np.random.default_rng(1000 + seed)
         p, t, s = random_batch(rng, B=int(rng.integers(1, 30)))
         P, T, S = map(torch.from_numpy, (p, t, s))
         for conv in ("arcnb", "reference"):
             want = naive_grid_metrics(p, t, s, convention=conv)
-            for narrow in (True, False):
-                counts = M._grid_update(P, T, S, pad_token=10, reference=conv == "reference",
-                                        _narrow=narrow)
+            for pad_dtype in (torch.int64, torch.int8):
+                counts = M._grid_update(P, T.to(pad_dtype), S, pad_token=10,
+                                        reference=conv == "reference", _backend=backend)
                 assert_matches(M._grid_compute(counts, convention=conv), want)
+            counts = M._grid_update(P[:, :, :3].reshape(P.shape[0], -1),
+                                    T[:, :, :3].reshape(P.shape[0], -1), None,
+                                    reference=conv == "reference", _backend=backend)
+            want2 = naive_grid_metrics(p[:, :, :3].reshape(p.shape[0], -1),
+                                       t[:, :, :3].reshape(p.shape[0], -1), convention=conv)
+            assert_matches(M._grid_compute(counts, convention=conv), want2)
 
 
 @pytest.mark.parametrize("pad", [10, 11, 255, -1, -100, 1000])
@@ -467,6 +474,10 @@ def no_host_transfer(monkeypatch):
             raise AssertionError("tensor moved to the CPU with .to()")
         return real_to(self, *args, **kwargs)
 
+    # the accelerator code path (torch ops only); on the CPU arcnb otherwise runs
+    # the chunk passes as numpy ufuncs on zero-copy views
+    import functools
+    monkeypatch.setattr(M, "_grid_update", functools.partial(M._grid_update, _backend="torch"))
     monkeypatch.setattr(torch.Tensor, "cpu", boom)
     monkeypatch.setattr(torch.Tensor, "numpy", boom)
     monkeypatch.setattr(torch.Tensor, "tolist", boom)
@@ -482,7 +493,7 @@ def test_tensor_inputs_are_never_moved_to_the_host(no_host_transfer):
     results = [
         grid_metrics(p, t, source=s),
         grid_metrics(p, t, source=s, convention="reference"),
-        grid_metrics(p.to(torch.int32) + 1000, t, source=s),  # int64 fallback path
+        grid_metrics(p.to(torch.int32) + 1000, t, source=s),
         reconstruction_metrics(p, t, pad_token=10),
         token_accuracy(torch.randn(5, 6, 11, generator=g), t.view(5, -1)[:, :6],
                        ignore_index=10),
