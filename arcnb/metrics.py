@@ -29,6 +29,8 @@ one-shot result over their concatenation.
 from __future__ import annotations
 
 import math
+import queue
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -316,8 +318,14 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         sn = source.numpy() if with_source else None
         pad_np = (tn.dtype.type(pad_token)
                   if pad_token is not None and _fits(pad_token, tn.dtype) else None)
-        nbuf = _GridBuffers(min(step, B), H, W, None, with_source, packed, reference,
-                            numpy=True)
+        bounds = list(_chunks(B, cells, device))
+        # numpy releases the GIL inside ufuncs: chunks run on up to
+        # torch.get_num_threads() Python threads, each with its own buffers
+        n_workers = max(1, min(_torch().get_num_threads(), len(bounds)))
+        pool = queue.SimpleQueue()
+        for _ in range(n_workers):
+            pool.put(_GridBuffers(min(step, B), H, W, None, with_source, packed, reference,
+                                  numpy=True))
     else:
         buf = _GridBuffers(min(step, B), H, W, device, with_source, packed, reference)
         pad_fits = pad_token is not None and _fits(pad_token, target.dtype)
@@ -371,9 +379,15 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
 
     def chunk_numpy(a, b):
         """The same partial results with numpy ufuncs on views of CPU tensors."""
+        nb = pool.get()
+        try:
+            return _chunk_numpy(a, b, nb)
+        finally:
+            pool.put(nb)
+
+    def _chunk_numpy(a, b, nb):
         n = b - a
         res = {}
-        nb = nbuf
         p, t = pn[a:b], tn[a:b]
         s = sn[a:b] if with_source else None
         eq = np.equal(p, t, out=nb.eq[:n])
@@ -421,8 +435,13 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
             res["flags"] = torch.from_numpy(counts)
         return res
 
-    chunk = chunk_numpy if use_numpy else chunk_torch
-    parts = [chunk(a, b) for a, b in _chunks(B, cells, device)]
+    if use_numpy and n_workers > 1:
+        with ThreadPoolExecutor(max_workers=n_workers) as ex:
+            parts = list(ex.map(lambda ab: chunk_numpy(*ab), bounds))
+    elif use_numpy:
+        parts = [chunk_numpy(a, b) for a, b in bounds]
+    else:
+        parts = [chunk_torch(a, b) for a, b in _chunks(B, cells, device)]
 
     def cat(key):
         return torch.cat([r[key] for r in parts])
