@@ -207,3 +207,18 @@ def test_states_are_sums_reduced_by_sum():
         for name, fx in m._reductions.items():
             assert fx is not None and getattr(fx, "__name__", "") in ("dim_zero_sum", "sum"), \
                 (type(m).__name__, name, fx)
+
+
+def test_works_under_inference_mode_like_lightning_validation():
+    rng = np.random.default_rng(8)
+    p, t, s = random_batch(rng, B=12, size=(6, 6))
+    want = grid_metrics(p, t, source=s)
+    c = ArcMetricCollection(prefix="val_")
+    with torch.inference_mode():
+        P, T, S = (torch.from_numpy(x).clone() for x in (p, t, s))
+        c.update(P, T, source=S)
+        got = c.compute()
+        direct = grid_metrics(P, T, source=S)
+    for k, v in want.items():
+        assert close(got["val_" + k], v), k
+        assert close(direct[k], v), k
