@@ -823,6 +823,8 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
         if p.exists() and not overwrite:
             raise OutputExistsError(f"{p} already exists; refusing to overwrite it "
                                     "(pass --overwrite)")
+    if html_path.exists() or nb_path.exists():
+        log(f"replacing the existing report in {out} (--overwrite)")
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
@@ -872,6 +874,8 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
         if p.exists() and not overwrite:
             raise OutputExistsError(f"{p} already exists; refusing to overwrite it "
                                     "(pass --overwrite)")
+    if html_path.exists() or nb_path.exists():
+        log(f"replacing the existing report in {out} (--overwrite)")
     out.mkdir(parents=True, exist_ok=True)
     params = {"runs": [str(Path(r).resolve()) for r in runs],
               "labels": list(labels or []), "dataset": dataset or "",
