@@ -71,6 +71,8 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--blocks", type=int, default=3)
+    ap.add_argument("--no-prior", dest="prior", action="store_false",
+                    help="no colour-map prior added to the logits (see DemoConvNet)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--overwrite", action="store_true")
     args = ap.parse_args(argv)
@@ -86,7 +88,7 @@ def main(argv=None):
     sizes = [max(max(a.shape) for a in [p.input] + [g for d in demos for g in (d.input, d.output)])
              for _, p, demos in samples]
     by_size = np.argsort(np.asarray(sizes), kind="stable")
-    model = DemoConvNet(hidden=args.hidden, blocks=args.blocks)
+    model = DemoConvNet(hidden=args.hidden, blocks=args.blocks, prior=args.prior)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"DemoConvNet: {n_params} parameters")
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -112,7 +114,7 @@ def main(argv=None):
             print(f"step {step}: loss {run_loss / 100:.4f}  cell_accuracy {run_cell / 100:.4f}  "
                   f"({time.time() - t0:.0f}s)", flush=True)
             run_loss = run_cell = 0.0
-    config = {"hidden": args.hidden, "blocks": args.blocks}
+    config = {"hidden": args.hidden, "blocks": args.blocks, "prior": args.prior}
     training = {"data": f"{ds.name} ({ds.version}), same-shape pairs", "n_samples": len(samples),
                 "seed": args.seed, "steps": args.steps, "batch_size": args.batch_size,
                 "lr": args.lr, "optimizer": "Adam + cosine", "threads": args.threads,

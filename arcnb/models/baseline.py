@@ -99,19 +99,33 @@ class DemoConvNet(nn.Module):
     """Small demonstration-conditioned conv net (the bundled baseline).
 
     ``hidden`` channels, ``blocks`` residual blocks with dilations cycling 1, 2, 4.
+    With ``prior=True`` the logits also get ``prior_weight * p`` (a learnt scalar,
+    initialised to 4), where ``p`` is the demonstrations' colour map for the cell's
+    colour (the one-hot input colour when the demonstrations never show that colour)
+    plus the pad channel: the net starts from "recolour as the demonstrations do" and
+    learns corrections.
     """
 
     reads_demonstrations = True
 
-    def __init__(self, hidden: int = 32, blocks: int = 3):
+    def __init__(self, hidden: int = 32, blocks: int = 3, prior: bool = False):
         super().__init__()
         self.hidden = int(hidden)
         self.blocks = int(blocks)
+        self.prior = bool(prior)
         self.stem = nn.Conv2d(32, self.hidden, 3, padding=1)
         self.body = nn.Sequential(*[_Block(self.hidden, (1, 2, 4)[i % 3])
                                     for i in range(self.blocks)])
         self.head = nn.Conv2d(self.hidden, 11, 1)
+        if self.prior:
+            self.prior_weight = nn.Parameter(torch.tensor(4.0))
 
     def forward(self, inputs, demo_inputs, demo_outputs, demo_mask):
         x = demo_features(inputs, demo_inputs, demo_outputs, demo_mask)
-        return self.head(F.relu(self.body(self.stem(x))))
+        out = self.head(F.relu(self.body(self.stem(x))))
+        if self.prior:
+            mapped = x[:, 11:21]
+            seen = mapped.sum(1, keepdim=True) > 0
+            prior = torch.where(seen, mapped, x[:, :10])
+            out = out + self.prior_weight * torch.cat([prior, x[:, 10:11]], dim=1)
+        return out

@@ -74,7 +74,7 @@ def _build_copy_input(**config):
 def _build_demo_conv(**config):
     from .baseline import DemoConvNet
 
-    keep = {k: config[k] for k in ("hidden", "blocks") if k in config}
+    keep = {k: config[k] for k in ("hidden", "blocks", "prior") if k in config}
     return DemoConvNet(**keep)
 
 
