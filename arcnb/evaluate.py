@@ -43,14 +43,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .augment import AUGMENT_MODES, View, make_views, vote
 from .errors import ArcnbError, OutputExistsError
-from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, to_jsonable
+from .io import atomic_write_bytes, atomic_write_json, to_jsonable
 
 __all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_provenance",
            "plan_units"]
@@ -421,8 +421,6 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
 
     Returns the :class:`~arcnb.scoring.Results` on rank 0 (None on other ranks).
     """
-    import torch
-
     from .data import load_dataset
     from .models import load_model
     from .models.loading import file_sha256
@@ -463,6 +461,9 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     views = make_views(augment, color_perms=color_perms, seed=seed)
     params = {
         "checkpoint": ckpt_name,
+        "checkpoint_file": None if ckpt_path is None else (
+            "data/checkpoints/baseline.pt (bundled)" if str(checkpoint) == "baseline"
+            else str(ckpt_path)),
         "checkpoint_sha256": file_sha256(ckpt_path) if ckpt_path else None,
         "checkpoint_format": adapter.source,
         "arch": None if arch is None else str(arch) if isinstance(arch, str)
@@ -553,7 +554,8 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         results = score(ds, preds, ks=ks, n_boot=n_boot)
         votes = _vote_columns([by_id[t.id] for t in task_list], attempts)
         provenance = run_provenance(
-            checkpoint=params["checkpoint"], checkpoint_sha256=params["checkpoint_sha256"],
+            checkpoint=params["checkpoint"], checkpoint_file=params["checkpoint_file"],
+            checkpoint_sha256=params["checkpoint_sha256"],
             dataset=ds.info, device=dev.type, parameters=params,
             run={"wall_time_s": round(time.time() - t_start, 3), "resumed": bool(resume),
                  "tasks_from_journal": resumed_tasks, "world_size": world})

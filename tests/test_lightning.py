@@ -3,7 +3,6 @@ to a naive recount, ModelCheckpoint(monitor="val_grid_accuracy", mode="max") kee
 best epoch, and the Lightning .ckpt it writes evaluates with arcnb."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 from torch import nn

@@ -2,7 +2,6 @@
 checkpoint formats, and safe loading (unsafe pickles refused, nothing executed)."""
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import subprocess
