@@ -390,6 +390,10 @@ def _dist_setup(device):
         return dist.get_rank(), dist.get_world_size(), False
     if world_env <= 1:
         return 0, 1, False
+    if device.type == "cuda":
+        import torch
+
+        torch.cuda.set_device(device)  # NCCL object collectives use the current device
     dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
     return dist.get_rank(), dist.get_world_size(), True
 
