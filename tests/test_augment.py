@@ -195,3 +195,32 @@ def test_majority_beats_minority(slice5, tmp_path):
     # without augmentation the identity view alone decides (it is right)
     res0 = evaluate(model, slice5, tmp_path / "run0", augment="none", progress=False)
     assert res0.summary["pass@1"] == 1.0
+
+
+class _ColourMapFromDemos(torch.nn.Module):
+    """The README's worked example: recolour with the demonstrations' colour map."""
+
+    reads_demonstrations = True
+
+    def forward(self, inputs, demo_inputs, demo_outputs, demo_mask):
+        from torch.nn import functional as F
+
+        same = ((demo_inputs == 10) == (demo_outputs == 10)).flatten(2).all(-1) & demo_mask
+        di = F.one_hot(demo_inputs, 11).float() * same[:, :, None, None, None]
+        do = F.one_hot(demo_outputs, 11).float()
+        counts = torch.einsum("bnhwi,bnhwo->bio", di, do)
+        counts = counts + 1e-3 * torch.eye(11, device=inputs.device)
+        return torch.einsum("bhwi,bio->bohw", F.one_hot(inputs, 11).float(), counts)
+
+
+def test_demonstrations_are_transformed_with_the_test_input(tmp_path):
+    """A colour-map model is right under a view only if the demonstrations went through
+    the same dihedral transform *and* colour permutation as the test input."""
+    from arcnb.data import load_dataset
+    from arcnb.evaluate import evaluate
+
+    ds = load_dataset("arc-agi-1:training", tasks=["0d3d703e", "c8f0f002"])
+    res = evaluate(_ColourMapFromDemos(), ds, tmp_path / "run", augment="dihedral+colors",
+                   color_perms=2, progress=False)
+    assert res.summary["pass@1"] == 1.0
+    assert (res.votes["votes_attempt_1"] == 24).all() and (res.votes["n_distinct"] == 1).all()
