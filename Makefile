@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build
 	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install "torch==2.13.0"
-	$(PY) -m pip install -e ".[test]"
+	$(PY) -m pip install -e ".[test,lightning]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (arcnb)"
 	@touch $(STAMP)
 

@@ -20,7 +20,8 @@ def _split(req: str) -> tuple[str, str]:
 
 def test_environment_matches_pyproject():
     py = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    want = dict(_split(r) for r in py["dependencies"] + py["optional-dependencies"]["test"])
+    extras = [r for reqs in py["optional-dependencies"].values() for r in reqs]
+    want = dict(_split(r) for r in py["dependencies"] + extras)
 
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     assert "conda-forge" in env["channels"]
