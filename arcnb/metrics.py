@@ -76,6 +76,10 @@ CHANGE_METRIC_NAMES = (
 # cell of a chunk, stay near 250 MB.
 _CHUNK_CELLS_CPU = 1 << 17
 _CHUNK_CELLS_OTHER = 1 << 23
+# CPU chunks compare pred with source only at the wrong valid cells where the
+# target changes, gathered by index while they are fewer than 1 / this of the chunk
+_SPARSE_FRACTION = 16
+_U8_32 = np.uint8(32)
 
 
 # --------------------------------------------------------------------------- #
@@ -258,6 +262,36 @@ def _per_grid_count(b, n: int):
     return b.reshape(n, -1).to(dt).sum(-1, dtype=dt)
 
 
+#: Layout of the count list a CPU chunk returns (then one count per tolerance,
+#: then n_tgt_change, n_both_change, n_change_correct with ``source``).
+_NP_COUNT_KEYS = ("n_grids", "n_correct", "n_exact", "n_valid", "n_wrong",
+                  "n_rows", "n_rows_correct", "n_cols", "n_cols_correct")
+
+
+def _np_grid_counts(rv, rw, cv, cw, gv, gw, exact, tols) -> list:
+    """One CPU chunk's counts (Python ints, layout ``_NP_COUNT_KEYS`` + tolerances)
+    from numpy arrays: valid / wrong cells per row ``rv, rw`` [n, H] and per column
+    ``cv, cw`` [n, W] (None for sequences), per grid ``gv, gw`` [n], and ``exact``
+    [n] (nonzero where pred == target everywhere)."""
+    nonempty = gv > 0
+    n_grids = int(np.count_nonzero(nonempty))
+    out = [n_grids,
+           n_grids - int(np.count_nonzero(gw)),  # a wrong cell is a valid cell
+           int(np.count_nonzero(np.logical_and(nonempty, exact))),
+           int(gv.sum()), int(gw.sum())]
+    for v_, w_ in ((rv, rw), (cv, cw)):
+        if v_ is None:
+            out += [0, 0]
+        else:
+            has = int(np.count_nonzero(v_))
+            out += [has, has - int(np.count_nonzero(w_))]
+    # same float64 division and comparison as the torch path
+    acc = (gv - gw) / np.maximum(gv, 1)
+    for tl in tols:
+        out.append(int(np.count_nonzero(np.logical_and(acc >= tl, nonempty))))
+    return out
+
+
 def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                  tolerances: Sequence[float] = DEFAULT_TOLERANCES,
                  reference: bool = False, _backend: str | None = None) -> dict:
@@ -317,6 +351,7 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     if use_numpy:
         pn, tn = pred.numpy(), target.numpy()  # zero-copy views of CPU tensors
         sn = source.numpy() if with_source else None
+        flat_ok = with_source and pn.flags.c_contiguous and sn.flags.c_contiguous
         pad_np = (tn.dtype.type(pad_token)
                   if pad_token is not None and _fits(pad_token, tn.dtype) else None)
         bounds = list(_chunks(B, cells, device))
@@ -375,7 +410,10 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                 counts = x16.reshape(k, n, -1).sum(-1, dtype=torch.int16)  # [k, n]
             else:
                 counts = fl.reshape(k, n, -1).sum(-1)
-            res["flags"] = counts
+            counts = counts.to(torch.int64)
+            res["chg"] = counts[:3].sum(1)  # n_tc, n_both, n_cc
+            if reference:
+                res["ref"] = counts[3:]  # per grid: tc, pc, both (every cell)
         return res
 
     def chunk_numpy(a, b):
@@ -390,50 +428,76 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         n = b - a
         res = {}
         p, t = pn[a:b], tn[a:b]
-        s = sn[a:b] if with_source else None
+        # the int64 passes first, in an order that reads each input from memory
+        # once (the chunk of t stays in cache for the second and third pass)
         eq = np.equal(p, t, out=nb.eq[:n])
+        if with_source:
+            tc = np.not_equal(t, sn[a:b], out=nb.tc[:n])
         v = nb.v[:n]
         if pad_np is None:
             v.fill(True)
         else:
             np.not_equal(t, pad_np, out=v)
         wrong = np.greater(v, eq, out=nb.wrong[:n])
-        res["exact"] = torch.from_numpy(eq.reshape(n, -1).view(np.uint8).min(1))
+        exact = eq.reshape(n, -1).view(np.uint8).min(1)
+        rv = rw = cv = cw = None
         if packed:
-            lo = np.left_shift(wrong.view(np.uint8), 5, out=nb.lo[:n])
-            np.bitwise_or(lo, v.view(np.uint8), out=lo)
+            # valid + 32 * wrong per cell (bit shifts on uint8 are slow in numpy;
+            # a multiply and an add are not); one float32 matrix-vector product
+            # sums it over every row (a row has < 32 cells), one more every column
+            lo = np.multiply(wrong.view(np.uint8), _U8_32, out=nb.lo[:n])
+            np.add(lo, v.view(np.uint8), out=lo)
             f = nb.f[:n]
             np.copyto(f, lo)
-            res["rows"] = torch.from_numpy(f.reshape(-1, W) @ nb.ones_w).view(n, H)
+            rows = (f.reshape(-1, W) @ nb.ones_w).reshape(n, H).astype(np.int32)
+            rv, rw = np.bitwise_and(rows, 31), np.right_shift(rows, 5)
             if grid3d:
-                res["cols"] = torch.from_numpy(np.matmul(nb.ones_h, f))  # [n, W]
+                cols = np.matmul(nb.ones_h, f).astype(np.int32)  # [n, W]
+                cv, cw = np.bitwise_and(cols, 31), np.right_shift(cols, 5)
+            gv, gw = rv.sum(1), rw.sum(1)
         elif grid3d:
-            res["rv"] = torch.from_numpy(np.count_nonzero(v, axis=2))
-            res["rw"] = torch.from_numpy(np.count_nonzero(wrong, axis=2))
-            res["cv"] = torch.from_numpy(np.count_nonzero(v, axis=1))
-            res["cw"] = torch.from_numpy(np.count_nonzero(wrong, axis=1))
+            rv, rw = np.count_nonzero(v, axis=2), np.count_nonzero(wrong, axis=2)
+            cv, cw = np.count_nonzero(v, axis=1), np.count_nonzero(wrong, axis=1)
+            gv, gw = rv.sum(1), rw.sum(1)
         else:
-            res["gv"] = torch.from_numpy(np.count_nonzero(v.reshape(n, -1), axis=1))
-            res["gw"] = torch.from_numpy(np.count_nonzero(wrong.reshape(n, -1), axis=1))
+            gv = np.count_nonzero(v.reshape(n, -1), axis=1)
+            gw = np.count_nonzero(wrong.reshape(n, -1), axis=1)
+        if not grid3d:  # [B, L]: rows and columns are not counted
+            rv = rw = None
+        res["c"] = _np_grid_counts(rv, rw, cv, cw, gv, gw, exact, tols)
         if with_source:
-            fl = nb.flags[:, :n]
-            tc = np.not_equal(t, s, out=nb.tc[:n])
-            pc = np.not_equal(p, s, out=nb.pc[:n])
-            tcv = np.logical_and(tc, v, out=fl[0])
-            np.logical_and(tcv, pc, out=fl[1])
-            np.logical_and(tcv, eq, out=fl[2])
+            s = sn[a:b]
+            pc = None
             if reference:
-                np.copyto(fl[3], tc)
-                np.copyto(fl[4], pc)
-                np.logical_and(tc, pc, out=fl[5])
-            k = fl.shape[0]
-            if cells <= 32767:
-                x16 = nb.i16k[:, :n]
-                np.copyto(x16, fl.view(np.uint8))
-                counts = x16.reshape(k, n, -1).sum(-1, dtype=np.int16)
+                # the reference code's per-grid counts over every cell
+                fl = nb.flags[:, :n]
+                np.copyto(fl[0], tc)
+                pc = np.not_equal(p, s, out=fl[1])
+                np.logical_and(tc, pc, out=fl[2])
+                if cells <= 32767:
+                    x16 = nb.i16k[:, :n]
+                    np.copyto(x16, fl.view(np.uint8))
+                    ref = x16.reshape(3, n, -1).sum(-1, dtype=np.int16)
+                else:
+                    ref = np.count_nonzero(fl.reshape(3, n, -1), axis=-1)
+                res["ref"] = torch.from_numpy(ref)
+            # valid cells: n_tc = |tgt!=src|; of those, the wrong ones (tw) are
+            # the only cells where pred!=src can differ from tgt!=src (where
+            # pred == tgt they agree), so only they need pred compared with src
+            n_tc = np.count_nonzero(np.logical_and(tc, v, out=nb.tcv[:n]))
+            tw = np.logical_and(tc, wrong, out=tc)
+            n_tw = np.count_nonzero(tw)
+            if n_tw == 0:
+                n_twp = 0
+            elif pc is None and flat_ok and n_tw * _SPARSE_FRACTION <= tw.size:
+                idx = np.flatnonzero(tw)
+                n_twp = np.count_nonzero(p.reshape(-1)[idx] != s.reshape(-1)[idx])
             else:
-                counts = np.count_nonzero(fl.reshape(k, n, -1), axis=-1)
-            res["flags"] = torch.from_numpy(counts)
+                if pc is None:
+                    pc = np.not_equal(p, s, out=nb.pc[:n])
+                n_twp = np.count_nonzero(np.logical_and(tw, pc, out=tw))
+            n_tc, n_tw, n_twp = int(n_tc), int(n_tw), int(n_twp)
+            res["c"] += [n_tc, n_tc - n_tw + n_twp, n_tc - n_tw]  # n_tc, n_both, n_cc
         return res
 
     if use_numpy and n_workers > 1:
@@ -444,52 +508,66 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     else:
         parts = [chunk_torch(a, b) for a, b in _chunks(B, cells, device)]
 
-    def cat(key):
-        return torch.cat([r[key] for r in parts])
-
-    # -- bookkeeping on the small per-row / per-grid tensors
-    def unpack(x):
-        # float32 valid + 32 * wrong (exact small integers) -> (valid, wrong);
-        # float arithmetic is vectorised where int64 bit operations are not
-        w = torch.floor(x * (1.0 / 32))
-        return x - 32 * w, w
-
-    if packed:
-        rv, rw = unpack(cat("rows"))  # [B, H]
-    elif grid3d:
-        rv, rw = cat("rv").to(i64), cat("rw").to(i64)
-    if grid3d:
-        if packed:
-            cv, cw = unpack(cat("cols"))  # [B, W]
-        else:
-            cv, cw = cat("cv").to(i64), cat("cw").to(i64)
-        has_row = rv > 0
-        has_col = cv > 0
-        acc["n_rows"] += has_row.sum()
-        acc["n_rows_correct"] += (has_row & (rw == 0)).sum()
-        acc["n_cols"] += has_col.sum()
-        acc["n_cols_correct"] += (has_col & (cw == 0)).sum()
-    if packed or grid3d:
-        g_valid = rv.sum(-1).to(i64)
-        g_wrong = rw.sum(-1).to(i64)
+    if use_numpy:
+        # each chunk already reduced itself to counts (see _np_grid_counts)
+        tot = [sum(r["c"][j] for r in parts) for j in range(len(parts[0]["c"]))]
+        for j, key in enumerate(_NP_COUNT_KEYS):
+            if key in acc:
+                acc[key] += tot[j]
+        acc["n_valid_correct"] += tot[3] - tot[4]
+        for k, tl in enumerate(tols):
+            acc["n_" + tolerance_name(tl)] += tot[len(_NP_COUNT_KEYS) + k]
+        if with_source:
+            n_wrong = tot[4]
+            n_tc, n_both, n_cc = tot[-3:]
     else:
-        g_valid = cat("gv").to(i64)
-        g_wrong = cat("gw").to(i64)
-    nonempty = g_valid > 0
-    acc["n_grids"] += nonempty.sum()
-    acc["n_valid"] += g_valid.sum()
-    acc["n_valid_correct"] += g_valid.sum() - g_wrong.sum()
-    acc["n_correct"] += (nonempty & (g_wrong == 0)).sum()
-    acc["n_exact"] += (nonempty & (cat("exact") > 0)).sum()
-    g_acc = (g_valid - g_wrong).to(fdt) / g_valid.clamp_min(1).to(fdt)
-    tol_t = torch.tensor(tols, dtype=fdt, device=device)
-    tol_counts = ((g_acc[:, None] >= tol_t[None, :]) & nonempty[:, None]).sum(0)
-    for k, tl in enumerate(tols):
-        acc["n_" + tolerance_name(tl)] += tol_counts[k]
+        def cat(key):
+            return torch.cat([r[key] for r in parts])
+
+        # -- bookkeeping on the small per-row / per-grid tensors
+        def unpack(x):
+            # float32 valid + 32 * wrong (exact small integers) -> (valid, wrong);
+            # float arithmetic is vectorised where int64 bit operations are not
+            w = torch.floor(x * (1.0 / 32))
+            return x - 32 * w, w
+
+        if packed:
+            rv, rw = unpack(cat("rows"))  # [B, H]
+        elif grid3d:
+            rv, rw = cat("rv").to(i64), cat("rw").to(i64)
+        if grid3d:
+            if packed:
+                cv, cw = unpack(cat("cols"))  # [B, W]
+            else:
+                cv, cw = cat("cv").to(i64), cat("cw").to(i64)
+            has_row = rv > 0
+            has_col = cv > 0
+            acc["n_rows"] += has_row.sum()
+            acc["n_rows_correct"] += (has_row & (rw == 0)).sum()
+            acc["n_cols"] += has_col.sum()
+            acc["n_cols_correct"] += (has_col & (cw == 0)).sum()
+        if packed or grid3d:
+            g_valid = rv.sum(-1).to(i64)
+            g_wrong = rw.sum(-1).to(i64)
+        else:
+            g_valid = cat("gv").to(i64)
+            g_wrong = cat("gw").to(i64)
+        nonempty = g_valid > 0
+        acc["n_grids"] += nonempty.sum()
+        acc["n_valid"] += g_valid.sum()
+        acc["n_valid_correct"] += g_valid.sum() - g_wrong.sum()
+        acc["n_correct"] += (nonempty & (g_wrong == 0)).sum()
+        acc["n_exact"] += (nonempty & (cat("exact") > 0)).sum()
+        g_acc = (g_valid - g_wrong).to(fdt) / g_valid.clamp_min(1).to(fdt)
+        tol_t = torch.tensor(tols, dtype=fdt, device=device)
+        tol_counts = ((g_acc[:, None] >= tol_t[None, :]) & nonempty[:, None]).sum(0)
+        for k, tl in enumerate(tols):
+            acc["n_" + tolerance_name(tl)] += tol_counts[k]
+        if with_source:
+            chg = torch.stack([r["chg"] for r in parts]).sum(0)
+            n_tc, n_both, n_cc = chg[0], chg[1], chg[2]
+            n_wrong = g_wrong.sum()
     if with_source:
-        flags = torch.cat([r["flags"] for r in parts], dim=1).to(i64)  # [k, B]
-        n_tc, n_both, n_cc = flags[0].sum(), flags[1].sum(), flags[2].sum()
-        n_wrong = g_wrong.sum()
         acc["n_tgt_change"] += n_tc
         acc["n_both_change"] += n_both
         acc["n_change_correct"] += n_cc
@@ -498,7 +576,8 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         acc["n_pred_change"] += n_both + n_wrong - n_tc + n_cc
         if reference:
             # the reference code: per grid, over every cell (padding included)
-            tc_g, pc_g, both_g = flags[3].to(fdt), flags[4].to(fdt), flags[5].to(fdt)
+            flags = torch.cat([r["ref"] for r in parts], dim=1).to(fdt)  # [3, B]
+            tc_g, pc_g, both_g = flags[0], flags[1], flags[2]
             one = torch.ones((), dtype=fdt, device=device)
             rec = torch.where(tc_g > 0, both_g / tc_g.clamp_min(1), one)
             prec = torch.where(pc_g > 0, both_g / pc_g.clamp_min(1), one)
@@ -526,7 +605,12 @@ class _GridBuffers:
                 return torch.empty(shp, dtype=dt, device=device)
             b8, u8, i16, f32 = torch.bool, torch.uint8, torch.int16, torch.float32
         self.eq, self.v, self.wrong = new(b8), new(b8), new(b8)
-        if with_source:
+        if with_source and numpy:
+            self.tc, self.pc, self.tcv = new(b8), new(b8), new(b8)
+            if reference:
+                self.flags = new(b8, (3,) + shape)  # tc, pc, both over every cell
+                self.i16k = new(i16, (3,) + shape)
+        elif with_source:
             self.tc, self.pc = new(b8), new(b8)
             k = 6 if reference else 3
             self.flags = new(b8, (k,) + shape)
