@@ -217,3 +217,14 @@ def test_bundled_baseline_loads_safely_and_matches_card():
     assert isinstance(m.model, DemoConvNet) and m.reads_demonstrations
     card = (BUNDLED_BASELINE.parent / "README.md").read_text()
     assert file_sha256(BUNDLED_BASELINE) in card
+
+
+def test_unreadable_checkpoints_are_not_called_unsafe(tmp_path):
+    text = tmp_path / "notes.pt"
+    text.write_text("hello world\n")
+    rand = tmp_path / "random.pt"
+    rand.write_bytes(bytes(range(7, 107)))
+    for f in (text, rand):
+        with pytest.raises(ArcnbError, match="not a PyTorch checkpoint") as ei:
+            load_model(f)
+        assert not isinstance(ei.value, UnsafeCheckpointError)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
-import pickle
 import re
 import zipfile
 from pathlib import Path
@@ -98,9 +97,10 @@ def detect_format(path: str | os.PathLike) -> str:
     return "pickle"
 
 
-def _pickle_globals(path: Path) -> list[str]:
+def _pickle_globals(path: Path) -> list[str] | None:
     """Names of the Python objects a pickle imports, read with :mod:`pickletools`
-    (which only parses opcodes and executes nothing). Best effort."""
+    (which only parses opcodes and executes nothing); None when the data does not
+    parse as a pickle at all."""
     import pickletools
 
     try:
@@ -119,8 +119,8 @@ def _pickle_globals(path: Path) -> list[str]:
             elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
                 names.append(f"{strings[-2]}.{strings[-1]}")
         return names
-    except Exception:  # noqa: BLE001 - only used to word a message
-        return []
+    except Exception:  # noqa: BLE001 - not a pickle
+        return None
 
 
 _SAFE_PREFIXES = ("torch.", "collections.OrderedDict", "builtins.set", "builtins.frozenset",
@@ -130,7 +130,7 @@ _SAFE_PREFIXES = ("torch.", "collections.OrderedDict", "builtins.set", "builtins
 def _unsafe_message(path, exc) -> str:
     text = str(exc)
     m = re.search(r"GLOBAL ([\w.]+)", text)
-    names = [m.group(1)] if m else [n for n in _pickle_globals(path)
+    names = [m.group(1)] if m else [n for n in (_pickle_globals(path) or [])
                                     if not n.startswith(_SAFE_PREFIXES)]
     what = f" (it references {', '.join(dict.fromkeys(names[:3]))})" if names else ""
     return (f"refusing to load checkpoint {path}: it needs arbitrary pickled Python code to "
@@ -149,17 +149,16 @@ def _torch_load(path: Path, trust: bool):
         with warnings.catch_warnings():  # e.g. "Detected pickle protocol 4": noise here
             warnings.simplefilter("ignore")
             return torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as exc:
+    except Exception as exc:  # noqa: BLE001 - classified below, never re-raised raw
+        msg = str(exc)
+        refused = "weights only" in msg.lower() or "weights_only" in msg.lower()
+        if not refused or _pickle_globals(path) is None:
+            first = msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__
+            why = "the data is not a pickle" if refused else f"{type(exc).__name__}: {first[:200]}"
+            raise ArcnbError(f"cannot read checkpoint {path}: not a PyTorch checkpoint or "
+                             f"damaged ({why})") from None
         if not trust:
             raise UnsafeCheckpointError(_unsafe_message(path, exc), file=str(path)) from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
-        msg = str(exc)
-        if "weights_only" in msg.lower() or "Weights only load failed" in msg:
-            if not trust:
-                raise UnsafeCheckpointError(_unsafe_message(path, exc), file=str(path)) from None
-        else:
-            raise ArcnbError(f"cannot read checkpoint {path}: "
-                             f"{msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__}") from None
     try:
         return torch.load(path, map_location="cpu", weights_only=False)
     except Exception as exc:  # noqa: BLE001 - any failure of a trusted pickle
