@@ -292,6 +292,20 @@ def _np_grid_counts(rv, rw, cv, cw, gv, gw, exact, tols) -> list:
     return out
 
 
+def _np_packed_counts(rows, cols, exact, tols) -> list:
+    """:func:`_np_grid_counts` from float32 arrays of ``valid + 32 * wrong`` per row
+    [B, H] and per column [B, W] (None: not counted) and ``exact`` [B]."""
+    ones = np.ones(rows.shape[1], dtype=np.float32)
+    rw = np.floor(rows * np.float32(1 / 32))  # exact: small integers, a power of 2
+    gw = rw @ ones  # exact in float32 (< 2 ** 24)
+    gv = (rows @ ones - 32 * gw).astype(np.int64)
+    gw = gw.astype(np.int64)
+    if cols is None:
+        return _np_grid_counts(None, None, None, None, gv, gw, exact, tols)
+    cw = np.floor(cols * np.float32(1 / 32))
+    return _np_grid_counts(rows, rw, cols, cw, gv, gw, exact, tols)
+
+
 def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                  tolerances: Sequence[float] = DEFAULT_TOLERANCES,
                  reference: bool = False, _backend: str | None = None) -> dict:
@@ -358,6 +372,11 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         # numpy releases the GIL inside ufuncs: chunks run on up to
         # torch.get_num_threads() Python threads, each with its own buffers
         n_workers = max(1, min(_torch().get_num_threads(), len(bounds)))
+        if packed:
+            # per row / column: valid + 32 * wrong; per grid: all of pred == target
+            rows_all = np.empty((B, H), dtype=np.float32)
+            cols_all = np.empty((B, W), dtype=np.float32) if grid3d else None
+            exact_all = np.empty(B, dtype=np.uint8)
         pool = queue.SimpleQueue()
         for _ in range(n_workers):
             pool.put(_GridBuffers(min(step, B), H, W, None, with_source, packed, reference,
@@ -439,32 +458,30 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         else:
             np.not_equal(t, pad_np, out=v)
         wrong = np.greater(v, eq, out=nb.wrong[:n])
-        exact = eq.reshape(n, -1).view(np.uint8).min(1)
-        rv = rw = cv = cw = None
         if packed:
             # valid + 32 * wrong per cell (bit shifts on uint8 are slow in numpy;
             # a multiply and an add are not); one float32 matrix-vector product
-            # sums it over every row (a row has < 32 cells), one more every column
+            # sums it over every row (a row has < 32 cells), one more every column;
+            # the results go straight into the batch arrays (counted at the end)
+            np.min(eq.reshape(n, -1).view(np.uint8), axis=1, out=exact_all[a:b])
             lo = np.multiply(wrong.view(np.uint8), _U8_32, out=nb.lo[:n])
             np.add(lo, v.view(np.uint8), out=lo)
             f = nb.f[:n]
             np.copyto(f, lo)
-            rows = (f.reshape(-1, W) @ nb.ones_w).reshape(n, H).astype(np.int32)
-            rv, rw = np.bitwise_and(rows, 31), np.right_shift(rows, 5)
+            np.matmul(f.reshape(-1, W), nb.ones_w, out=rows_all[a:b].reshape(-1))
             if grid3d:
-                cols = np.matmul(nb.ones_h, f).astype(np.int32)  # [n, W]
-                cv, cw = np.bitwise_and(cols, 31), np.right_shift(cols, 5)
-            gv, gw = rv.sum(1), rw.sum(1)
-        elif grid3d:
-            rv, rw = np.count_nonzero(v, axis=2), np.count_nonzero(wrong, axis=2)
-            cv, cw = np.count_nonzero(v, axis=1), np.count_nonzero(wrong, axis=1)
-            gv, gw = rv.sum(1), rw.sum(1)
+                np.matmul(nb.ones_h, f, out=cols_all[a:b])  # [n, W]
         else:
-            gv = np.count_nonzero(v.reshape(n, -1), axis=1)
-            gw = np.count_nonzero(wrong.reshape(n, -1), axis=1)
-        if not grid3d:  # [B, L]: rows and columns are not counted
-            rv = rw = None
-        res["c"] = _np_grid_counts(rv, rw, cv, cw, gv, gw, exact, tols)
+            exact = eq.reshape(n, -1).view(np.uint8).min(1)
+            rv = rw = cv = cw = None
+            if grid3d:
+                rv, rw = np.count_nonzero(v, axis=2), np.count_nonzero(wrong, axis=2)
+                cv, cw = np.count_nonzero(v, axis=1), np.count_nonzero(wrong, axis=1)
+                gv, gw = rv.sum(1), rw.sum(1)
+            else:
+                gv = np.count_nonzero(v.reshape(n, -1), axis=1)
+                gw = np.count_nonzero(wrong.reshape(n, -1), axis=1)
+            res["c"] = _np_grid_counts(rv, rw, cv, cw, gv, gw, exact, tols)
         if with_source:
             s = sn[a:b]
             pc = None
@@ -497,7 +514,7 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                     pc = np.not_equal(p, s, out=nb.pc[:n])
                 n_twp = np.count_nonzero(np.logical_and(tw, pc, out=tw))
             n_tc, n_tw, n_twp = int(n_tc), int(n_tw), int(n_twp)
-            res["c"] += [n_tc, n_tc - n_tw + n_twp, n_tc - n_tw]  # n_tc, n_both, n_cc
+            res["chg"] = [n_tc, n_tc - n_tw + n_twp, n_tc - n_tw]  # n_tc, n_both, n_cc
         return res
 
     if use_numpy and n_workers > 1:
@@ -509,8 +526,10 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         parts = [chunk_torch(a, b) for a, b in _chunks(B, cells, device)]
 
     if use_numpy:
-        # each chunk already reduced itself to counts (see _np_grid_counts)
-        tot = [sum(r["c"][j] for r in parts) for j in range(len(parts[0]["c"]))]
+        if packed:  # counted once on the per-row / per-column / per-grid arrays
+            tot = _np_packed_counts(rows_all, cols_all, exact_all, tols)
+        else:  # each chunk reduced itself to counts
+            tot = [sum(r["c"][j] for r in parts) for j in range(len(parts[0]["c"]))]
         for j, key in enumerate(_NP_COUNT_KEYS):
             if key in acc:
                 acc[key] += tot[j]
@@ -519,7 +538,7 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
             acc["n_" + tolerance_name(tl)] += tot[len(_NP_COUNT_KEYS) + k]
         if with_source:
             n_wrong = tot[4]
-            n_tc, n_both, n_cc = tot[-3:]
+            n_tc, n_both, n_cc = (sum(r["chg"][j] for r in parts) for j in range(3))
     else:
         def cat(key):
             return torch.cat([r[key] for r in parts])
