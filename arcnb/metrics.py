@@ -29,7 +29,6 @@ one-shot result over their concatenation.
 from __future__ import annotations
 
 import math
-import queue
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
@@ -377,10 +376,8 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
             rows_all = np.empty((B, H), dtype=np.float32)
             cols_all = np.empty((B, W), dtype=np.float32) if grid3d else None
             exact_all = np.empty(B, dtype=np.uint8)
-        pool = queue.SimpleQueue()
-        for _ in range(n_workers):
-            pool.put(_GridBuffers(min(step, B), H, W, None, with_source, packed, reference,
-                                  numpy=True))
+        worker_bufs = [_GridBuffers(min(step, B), H, W, None, with_source, packed, reference,
+                                    numpy=True) for _ in range(n_workers)]
     else:
         buf = _GridBuffers(min(step, B), H, W, device, with_source, packed, reference)
         pad_fits = pad_token is not None and _fits(pad_token, target.dtype)
@@ -435,15 +432,14 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                 res["ref"] = counts[3:]  # per grid: tc, pc, both (every cell)
         return res
 
-    def chunk_numpy(a, b):
-        """The same partial results with numpy ufuncs on views of CPU tensors."""
-        nb = pool.get()
-        try:
-            return _chunk_numpy(a, b, nb)
-        finally:
-            pool.put(nb)
+    def numpy_worker(nb, todo, parts):
+        """Chunks taken from the shared iterator ``todo`` (``next`` is atomic under
+        the GIL) until none is left, with the worker's own buffers ``nb``."""
+        for i in todo:
+            parts[i] = _chunk_numpy(*bounds[i], nb)
 
     def _chunk_numpy(a, b, nb):
+        """The same partial results with numpy ufuncs on views of CPU tensors."""
         n = b - a
         res = {}
         p, t = pn[a:b], tn[a:b]
@@ -517,11 +513,17 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
             res["chg"] = [n_tc, n_tc - n_tw + n_twp, n_tc - n_tw]  # n_tc, n_both, n_cc
         return res
 
-    if use_numpy and n_workers > 1:
-        with ThreadPoolExecutor(max_workers=n_workers) as ex:
-            parts = list(ex.map(lambda ab: chunk_numpy(*ab), bounds))
-    elif use_numpy:
-        parts = [chunk_numpy(a, b) for a, b in bounds]
+    if use_numpy:
+        parts = [None] * len(bounds)
+        todo = iter(range(len(bounds)))
+        if n_workers > 1:
+            with ThreadPoolExecutor(max_workers=n_workers - 1) as ex:
+                futures = [ex.submit(numpy_worker, nb, todo, parts) for nb in worker_bufs[1:]]
+                numpy_worker(worker_bufs[0], todo, parts)
+                for fut in futures:
+                    fut.result()
+        else:
+            numpy_worker(worker_bufs[0], todo, parts)
     else:
         parts = [chunk_torch(a, b) for a, b in _chunks(B, cells, device)]
 
