@@ -8,8 +8,11 @@ Reports, in one run and on the same tensors:
   reference (Python loops over numpy, tests/naive_metrics.py) and a per-grid loop
   of torch calls (seed 000's formulas applied grid by grid).
 
-Ratios are against the floor and against the loops. Timings are the best of
-``--repeats`` interleaved runs. Usage::
+Ratios are against the floor and against the loops. The floor and
+``grid_metrics`` are timed alternately, ``--repeats`` times each, and the best of
+each is kept (on a shared machine both get the quiet moments); the loops are the
+best of ``--naive-repeats`` runs. The load average is printed with the figures.
+Usage::
 
     .venv/bin/python benchmarks/bench_metrics.py            # 100,000 grids
     .venv/bin/python benchmarks/bench_metrics.py --n 20000 --threads 1
@@ -17,6 +20,7 @@ Ratios are against the floor and against the loops. Timings are the best of
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -84,7 +88,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100_000, help="grids in the batch")
     ap.add_argument("--naive-n", type=int, default=1000, help="grids timed for the loops")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--naive-repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
     args = ap.parse_args(argv)
     if args.threads:
@@ -93,7 +98,8 @@ def main(argv=None) -> int:
     pred, target, source = make_batch(args.n)
     print(f"arcnb grid_metrics benchmark: {args.n:,} grids 30x30 int64 "
           f"({pred.numel() * 8 / 1e6:.0f} MB per tensor), torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
+          f"{torch.get_num_threads()} threads, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
 
     # interleaved, best of each: on a shared machine both get the quiet moments
     floor = ours = float("inf")
@@ -103,8 +109,9 @@ def main(argv=None) -> int:
 
     k = min(args.naive_n, args.n)
     p_np, t_np, s_np = pred[:k].numpy(), target[:k].numpy(), source[:k].numpy()
-    naive = best_of(lambda: naive_grid_metrics(p_np, t_np, s_np), 1) * args.n / k
-    tloop = best_of(lambda: torch_loop(pred[:k], target[:k], source[:k]), 1) * args.n / k
+    naive = best_of(lambda: naive_grid_metrics(p_np, t_np, s_np), args.naive_repeats) * args.n / k
+    tloop = best_of(lambda: torch_loop(pred[:k], target[:k], source[:k]),
+                    args.naive_repeats) * args.n / k
 
     # same numbers (sanity): the fast path against the naive reference on the subset
     fast = grid_metrics(pred[:k], target[:k], source=source[:k])
@@ -119,6 +126,7 @@ def main(argv=None) -> int:
     print(f"  per-grid torch loop (scaled)       {tloop * 1e3:9.1f} ms   "
           f"{tloop / ours:7.0f}x slower than grid_metrics")
     print(f"  max |fast - naive| on the subset   {worst:.1e}")
+    print(f"  load average at the end            {os.getloadavg()[0]:.2f}")
     return 0
 
 
