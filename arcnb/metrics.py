@@ -499,16 +499,21 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
             # pred == tgt they agree), so only they need pred compared with src
             n_tc = np.count_nonzero(np.logical_and(tc, v, out=nb.tcv[:n]))
             tw = np.logical_and(tc, wrong, out=tc)
-            n_tw = np.count_nonzero(tw)
-            if n_tw == 0:
-                n_twp = 0
-            elif pc is None and flat_ok and n_tw * _SPARSE_FRACTION <= tw.size:
+            if pc is None and flat_ok and nb.sparse:
+                # gathered by index (flatnonzero counts them too); the next chunk
+                # of this worker stays sparse while they are few
                 idx = np.flatnonzero(tw)
+                n_tw = idx.size
                 n_twp = np.count_nonzero(p.reshape(-1)[idx] != s.reshape(-1)[idx])
             else:
-                if pc is None:
-                    pc = np.not_equal(p, s, out=nb.pc[:n])
-                n_twp = np.count_nonzero(np.logical_and(tw, pc, out=tw))
+                n_tw = np.count_nonzero(tw)
+                if n_tw == 0:
+                    n_twp = 0
+                else:
+                    if pc is None:
+                        pc = np.not_equal(p, s, out=nb.pc[:n])
+                    n_twp = np.count_nonzero(np.logical_and(tw, pc, out=tw))
+            nb.sparse = n_tw * _SPARSE_FRACTION <= tw.size
             n_tc, n_tw, n_twp = int(n_tc), int(n_tw), int(n_twp)
             res["chg"] = [n_tc, n_tc - n_tw + n_twp, n_tc - n_tw]  # n_tc, n_both, n_cc
         return res
@@ -626,6 +631,7 @@ class _GridBuffers:
                 return torch.empty(shp, dtype=dt, device=device)
             b8, u8, i16, f32 = torch.bool, torch.uint8, torch.int16, torch.float32
         self.eq, self.v, self.wrong = new(b8), new(b8), new(b8)
+        self.sparse = True  # CPU: whether the last chunk had few wrong changed cells
         if with_source and numpy:
             self.tc, self.pc, self.tcv = new(b8), new(b8), new(b8)
             if reference:
