@@ -464,7 +464,9 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
             np.add(lo, v.view(np.uint8), out=lo)
             f = nb.f[:n]
             np.copyto(f, lo)
-            np.matmul(f.reshape(-1, W), nb.ones_w, out=rows_all[a:b].reshape(-1))
+            # per-grid products ([n, H, W] @ [W]): each small enough that OpenBLAS
+            # does not start its own threads (those fight the chunk workers)
+            np.matmul(f, nb.ones_w, out=rows_all[a:b])
             if grid3d:
                 np.matmul(nb.ones_h, f, out=cols_all[a:b])  # [n, W]
         else:
