@@ -320,6 +320,12 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("arcnb: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`arcnb score ... | head`): no traceback, and none at exit
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
