@@ -740,6 +740,17 @@ def _stage(timings: dict, name: str, log):
         log(f"{name}: {timings[name]:.1f} s")
 
 
+def _claim_outputs(out: Path, targets, *, overwrite: bool, log) -> None:
+    """Refuse existing ``targets`` without ``overwrite``; say so when replacing them."""
+    existing = [p for p in targets if p.exists()]
+    if existing and not overwrite:
+        raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
+                                "(pass --overwrite)")
+    if existing:
+        log(f"replacing the existing report in {out} (--overwrite)")
+    out.mkdir(parents=True, exist_ok=True)
+
+
 def _printer(label: str | None):
     prefix = f"[arcnb report{': ' + label if label else ''}] "
 
@@ -819,13 +830,7 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     log = _printer(label)
     timings: dict = {}
     html_path, nb_path = out / "report.html", out / "report.ipynb"
-    for p in (html_path, nb_path):
-        if p.exists() and not overwrite:
-            raise OutputExistsError(f"{p} already exists; refusing to overwrite it "
-                                    "(pass --overwrite)")
-    if html_path.exists() or nb_path.exists():
-        log(f"replacing the existing report in {out} (--overwrite)")
-    out.mkdir(parents=True, exist_ok=True)
+    _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
     t0 = time.perf_counter()
     _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
                   log=log, timings=timings, evaluate_options=evaluate_options,
@@ -835,21 +840,10 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
               "figures_dir": str((out / "figures").resolve())}
     params.update(dict(report_parameters or {}))
     with _stage(timings, "report.ipynb (papermill)", log):
-        try:
-            run_notebook("report", nb_path, params, progress=progress, overwrite=True,
-                         cwd=out)
-        except NotebookError as exc:
-            # the error page is still written, then the error propagates
-            if not nb_path.exists():
-                raise
-            with _stage(timings, "html export (error page)", log):
-                export_html(nb_path, html_path, overwrite=True, title=label or out.name,
-                            error={"cell_index": exc.cell_index, "exec_count": exc.exec_count,
-                                   "ename": exc.ename, "evalue": exc.evalue,
-                                   "source": exc.source})
-            exc.html = str(html_path)
-            exc.args = (str(exc) + f", error page {html_path}",)
-            raise
+        # on a failing cell, run_notebook still writes the partial notebook and an error
+        # page, then raises NotebookError naming the cell
+        run_notebook("report", nb_path, params, progress=progress, overwrite=True, cwd=out,
+                     html=html_path, html_on_success=False, title=label or out.name)
     with _stage(timings, "html export", log):
         export_html(nb_path, html_path, overwrite=True, title=label or out.name)
     timings["total"] = time.perf_counter() - t0
@@ -870,13 +864,7 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
     log = _printer("compare")
     timings: dict = {}
     html_path, nb_path = out / "compare.html", out / "compare.ipynb"
-    for p in (html_path, nb_path):
-        if p.exists() and not overwrite:
-            raise OutputExistsError(f"{p} already exists; refusing to overwrite it "
-                                    "(pass --overwrite)")
-    if html_path.exists() or nb_path.exists():
-        log(f"replacing the existing report in {out} (--overwrite)")
-    out.mkdir(parents=True, exist_ok=True)
+    _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
     params = {"runs": [str(Path(r).resolve()) for r in runs],
               "labels": list(labels or []), "dataset": dataset or "",
               "taxonomy": str(Path(taxonomy).resolve()) if taxonomy and Path(taxonomy).exists()
