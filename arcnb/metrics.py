@@ -69,8 +69,8 @@ CHANGE_METRIC_NAMES = (
     "change_accuracy",
 )
 
-# Cells per chunk when scanning a batch: small on the CPU so that the dozen passes
-# over a chunk stay in cache (the batch is read from memory about once); larger on
+# Cells per chunk when scanning a batch: small on the CPU so that the passes over a
+# chunk stay in cache (each input is read from memory once); larger on
 # accelerators (fewer kernel launches) while the work buffers, about 30 bytes per
 # cell of a chunk, stay near 250 MB.
 _CHUNK_CELLS_CPU = 1 << 17
@@ -323,16 +323,24 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     convert and check).
 
     How it stays close to one pass over memory: the batch is scanned in chunks of
-    grids into preallocated buffers (no allocation in the loop); the per-cell flags
-    ``valid + 32 * wrong`` are summed over every row with one float32
-    matrix-vector product and over every column with one more (exact: a row or
-    column of fewer than 32 cells cannot carry into the next field); the change
-    flags are counted with one int16 sum per grid. The per-row / per-grid
-    bookkeeping runs once on the small collected tensors. On the CPU the chunk
-    passes run as numpy ufuncs on zero-copy views of the tensors (numpy compares
-    int64 about twice as fast as torch on the CPU, and releases the GIL, so chunks run
-    on ``torch.get_num_threads()`` Python threads); on any other device they are
-    torch operations on that device (``_backend`` forces one: "torch" or "numpy").
+    grids small enough to stay in the core's cache, into preallocated buffers (no
+    allocation in the loop), so each input is read from memory once. Per cell there
+    are three int64 comparisons (pred == tgt and tgt != src stream the inputs, tgt !=
+    pad reads the cached chunk); the rest works on one-byte flags. The per-cell
+    value ``valid + 32 * wrong`` is summed over every row with float32
+    matrix-vector products and over every column with more (exact: a row or column of
+    fewer than 32 cells cannot carry into the next field). Change counts: where
+    pred == tgt, pred != src equals tgt != src, so
+    ``n_both_change = n_change_correct + |wrong & tgt!=src & pred!=src|``. On the
+    CPU, pred is compared with src only at the wrong valid cells where the target
+    changes. Those cells are gathered by index while they are fewer than
+    1/``_SPARSE_FRACTION`` of a chunk; otherwise one dense comparison runs. The chunk passes run as numpy ufuncs on
+    zero-copy views of the tensors. numpy compares int64 faster than torch on the
+    CPU and releases the GIL, so chunks run on ``torch.get_num_threads()`` Python
+    threads. Each chunk writes its per-row / per-column sums into batch arrays,
+    which are counted once at the end. On any other device the chunk passes are
+    torch operations on that device, with the bookkeeping on the collected
+    per-row / per-grid tensors (``_backend`` forces one: "torch" or "numpy").
     """
     torch = _torch()
     tols = _tolerances_for_update(tolerances)
