@@ -293,16 +293,16 @@ def _np_grid_counts(rv, rw, cv, cw, gv, gw, exact, tols) -> list:
 
 def _np_packed_counts(rows, cols, exact, tols) -> list:
     """:func:`_np_grid_counts` from float32 arrays of ``valid + 32 * wrong`` per row
-    [B, H] and per column [B, W] (None: not counted) and ``exact`` [B]."""
+    [B, H] and per column [B, W] (None: not counted) and ``exact`` [B]. Overwrites
+    ``rows``."""
+    # flags (bool arrays count fast): a valid cell / a wrong cell in the line
+    lines = (None,) * 4 if cols is None else (rows > 0, rows >= 32, cols > 0, cols >= 32)
     ones = np.ones(rows.shape[1], dtype=np.float32)
-    rw = np.floor(rows * np.float32(1 / 32))  # exact: small integers, a power of 2
-    gw = rw @ ones  # exact in float32 (< 2 ** 24)
-    gv = (rows @ ones - 32 * gw).astype(np.int64)
-    gw = gw.astype(np.int64)
-    if cols is None:
-        return _np_grid_counts(None, None, None, None, gv, gw, exact, tols)
-    cw = np.floor(cols * np.float32(1 / 32))
-    return _np_grid_counts(rows, rw, cols, cw, gv, gw, exact, tols)
+    total = rows @ ones  # valid + 32 * wrong per grid, exact in float32 (< 2 ** 24)
+    rw = np.floor(np.multiply(rows, np.float32(1 / 32), out=rows), out=rows)  # exact
+    gw = rw @ ones
+    gv = (total - 32 * gw).astype(np.int64)
+    return _np_grid_counts(*lines, gv, gw.astype(np.int64), exact, tols)
 
 
 def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
