@@ -464,8 +464,8 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
         wrong = np.greater(v, eq, out=nb.wrong[:n])
         if packed:
             # valid + 32 * wrong per cell (bit shifts on uint8 are slow in numpy;
-            # a multiply and an add are not); one float32 matrix-vector product
-            # sums it over every row (a row has < 32 cells), one more every column;
+            # a multiply and an add are not); float32 matrix-vector products sum
+            # it over every row and every column (< 32 cells: fields cannot carry);
             # the results go straight into the batch arrays (counted at the end)
             np.min(eq.reshape(n, -1).view(np.uint8), axis=1, out=exact_all[a:b])
             lo = np.multiply(wrong.view(np.uint8), _U8_32, out=nb.lo[:n])
