@@ -1114,8 +1114,6 @@ def pass_at_k(data, *, ax=None, max_k: int | None = None, k: str = "K", value: s
     and ``pass@K`` (e.g. ``Results.pass_at_k_table()``), optionally ``ci_low`` /
     ``ci_high`` and a ``run`` column for several curves.
     """
-    import pandas as pd
-
     if hasattr(data, "outputs"):
         tables = {labels[0] if labels else "": data.pass_at_k_table(max_k)}
     elif isinstance(data, Mapping):

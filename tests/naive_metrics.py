@@ -278,3 +278,11 @@ def random_batch(rng, B=None, size=None, pad=10, with_empty=True, n_colours=None
         else:
             prd[i] = rng.integers(0, k, (H, W))
     return prd, tgt, src
+
+
+def close(a, b, tol=1e-6) -> bool:
+    """``a`` equals the reference ``b`` up to ``tol`` (relative); NaN only equals NaN."""
+    a, b = float(a), float(b)
+    if math.isnan(b):
+        return math.isnan(a)
+    return abs(a - b) <= tol * max(1.0, abs(b))

@@ -15,6 +15,7 @@ from arcnb.data import load_dataset
 from arcnb.errors import ArcnbError, OutputExistsError
 from arcnb.scoring import score
 from arcnb.taxonomy import UNCATEGORIZED, structural_taxonomy
+from submissions import synthetic_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -28,21 +29,8 @@ def ds():
 
 
 def _submission(ds, kind, seed=0):
-    rng = np.random.default_rng(seed)
-    sub = {}
-    for t in ds:
-        sub[t.id] = []
-        for p in t.test:
-            if kind == "truth":
-                a1 = a2 = p.output
-            elif kind == "copy":
-                a1 = a2 = p.input
-            else:  # mixed: attempt 1 right 30%, attempt 2 right another 20%
-                u = rng.random()
-                a1 = p.output if u < 0.3 else p.input
-                a2 = p.output if u < 0.5 else np.zeros_like(p.output)
-            sub[t.id].append({"attempt_1": a1.tolist(), "attempt_2": a2.tolist()})
-    return sub
+    # mixed: attempt 1 right 30%, attempt 2 right another 20%, else zeros
+    return synthetic_submission(ds, kind, seed)
 
 
 @pytest.fixture(scope="module")

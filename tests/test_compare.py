@@ -14,6 +14,7 @@ from arcnb.data import Dataset, Pair, Task, load_dataset
 from arcnb.io import atomic_write_json
 from arcnb.scoring import score
 from arcnb.taxonomy import structural_taxonomy
+from submissions import synthetic_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 HEURISTIC = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
@@ -26,22 +27,7 @@ def ds():
 
 
 def _sub(ds, kind, seed=0):
-    rng = np.random.default_rng(seed)
-    out = {}
-    for t in ds:
-        rows = []
-        for p in t.test:
-            if kind == "truth":
-                a1 = a2 = p.output
-            elif kind == "copy":
-                a1 = a2 = p.input
-            else:
-                u = rng.random()
-                a1 = p.output if u < 0.3 else p.input
-                a2 = p.output if u < 0.45 else p.input
-            rows.append({"attempt_1": a1.tolist(), "attempt_2": a2.tolist()})
-        out[t.id] = rows
-    return out
+    return synthetic_submission(ds, kind, seed, p_second=0.45, second_wrong="input")
 
 
 @pytest.fixture(scope="module")

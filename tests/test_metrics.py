@@ -13,17 +13,12 @@ from arcnb.grids import pad_grids
 from arcnb.metrics import (color_confusion, grid_metrics, latent_diagnostics,
                            reconstruction_metrics, token_accuracy)
 
-from naive_metrics import (naive_color_confusion, naive_grid_metrics, naive_latent,
+from naive_metrics import (close, naive_color_confusion, naive_grid_metrics, naive_latent,
                            naive_reconstruction_metrics, naive_token_accuracy, random_batch)
 
 HSET = settings(max_examples=50, deadline=None)
 
 
-def close(a, b, tol=1e-6):
-    a, b = float(a), float(b)
-    if math.isnan(b):
-        return math.isnan(a)
-    return abs(a - b) <= tol * max(1.0, abs(b))
 
 
 def assert_matches(got, want, keys=None):
@@ -171,7 +166,7 @@ def test_seed000_worked_example_one_wrong_cell_of_four():
 def test_hand_computed_change_metrics_and_conventions():
     # grid 0: 2x2, source changes two cells, prediction gets one of them right
     # grid 1: all padding (not a grid in the arcnb convention)
-    P, S = 10, 10
+    P = 10
     tgt = torch.tensor([[[1, 2], [3, 4]], [[P, P], [P, P]]])
     src = torch.tensor([[[1, 2], [0, 0]], [[P, P], [P, P]]])
     pred = torch.tensor([[[1, 2], [3, 7]], [[P, P], [P, P]]])

@@ -13,16 +13,11 @@ from arcnb.metrics import (grid_metrics, latent_diagnostics, reconstruction_metr
 from arcnb.modules import (ArcMetricCollection, GridMetrics, LatentDiagnostics,
                            ReconstructionMetrics, TokenAccuracy)
 
-from naive_metrics import naive_grid_metrics, random_batch
+from naive_metrics import close, naive_grid_metrics, random_batch
 
 HSET = settings(max_examples=40, deadline=None)
 
 
-def close(a, b, tol=1e-6):
-    a, b = float(a), float(b)
-    if math.isnan(b):
-        return math.isnan(a)
-    return abs(a - b) <= tol * max(1.0, abs(b))
 
 
 def splits(rng, n):
