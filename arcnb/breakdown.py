@@ -178,32 +178,15 @@ def breakdown(results, by="structural", *, taxonomy: str | None = None,
     if missing:
         raise ArcnbError(f"the results were scored without K={missing}; score with ks=...")
     mem, info = group_membership(results, by, taxonomy=taxonomy)
-    cols = ["task_id", "test_index", "cell_accuracy"] + [f"solved@{k}" for k in ks]
-    data = mem.merge(results.outputs[cols], on=["task_id", "test_index"], how="left")
+    data = mem.merge(results.outputs[_metric_columns(ks)], on=["task_id", "test_index"],
+                     how="left")
     data["group"] = data["group"].astype(object)
     multi = bool(mem.duplicated(["task_id", "test_index"]).any())
     n_tasks_all = int(results.tasks.shape[0])
 
-    per_task = data.groupby(["group", "task_id"], sort=False)
-    agg = {f"solved@{k}": ["mean", "all"] for k in ks}
-    pt = per_task.agg(agg)
-    pt.columns = [f"{a}|{b}" for a, b in pt.columns]
-    pt = pt.reset_index()
-    g_task = pt.groupby("group", sort=False)
-    g_out = data.groupby("group", sort=False)
-    table = pd.DataFrame({"n_tasks": g_task.size(), "n_outputs": g_out.size()})
-    table["fraction_of_tasks"] = table["n_tasks"] / n_tasks_all if n_tasks_all else np.nan
-    for k in ks:
-        table[f"pass@{k}"] = g_task[f"solved@{k}|mean"].mean()
-    for k in ks:
-        table[f"pass@{k}_per_output"] = g_out[f"solved@{k}"].mean()
-    for k in ks:
-        table[f"pass@{k}_all_or_nothing"] = g_task[f"solved@{k}|all"].mean()
-    table["cell_accuracy"] = g_out["cell_accuracy"].mean()
-    ci = {grp: bootstrap_ci(v.to_numpy(), n_boot=n_boot, seed=seed, level=level)
-          for grp, v in g_task["solved@2|mean"]}
-    table["pass@2_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
-    table["pass@2_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
+    table = _group_table(data, ks, n_boot, seed, level)
+    table.insert(2, "fraction_of_tasks",
+                 table["n_tasks"] / n_tasks_all if n_tasks_all else np.nan)
 
     order = [g for g in info.get("order", []) if g != UNCATEGORIZED]
     present = list(table.index)
@@ -236,20 +219,41 @@ def breakdown(results, by="structural", *, taxonomy: str | None = None,
     return table
 
 
+def _metric_columns(ks) -> list[str]:
+    return ["task_id", "test_index", "cell_accuracy"] + [f"solved@{k}" for k in ks]
+
+
+def _group_table(data: pd.DataFrame, ks, n_boot, seed, level) -> pd.DataFrame:
+    """The metric columns per ``group`` of ``data`` (one row per group x output)."""
+    per_task = data.groupby(["group", "task_id"], sort=False)
+    agg = {f"solved@{k}": ["mean", "all"] for k in ks}
+    pt = per_task.agg(agg)
+    pt.columns = [f"{a}|{b}" for a, b in pt.columns]
+    pt = pt.reset_index()
+    g_task = pt.groupby("group", sort=False)
+    g_out = data.groupby("group", sort=False)
+    table = pd.DataFrame({"n_tasks": g_task.size(), "n_outputs": g_out.size()})
+    for k in ks:
+        table[f"pass@{k}"] = g_task[f"solved@{k}|mean"].mean()
+    for k in ks:
+        table[f"pass@{k}_per_output"] = g_out[f"solved@{k}"].mean()
+    for k in ks:
+        table[f"pass@{k}_all_or_nothing"] = g_task[f"solved@{k}|all"].mean()
+    table["cell_accuracy"] = g_out["cell_accuracy"].mean()
+    ci = {grp: bootstrap_ci(v.to_numpy(), n_boot=n_boot, seed=seed, level=level)
+          for grp, v in g_task["solved@2|mean"]}
+    table["pass@2_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
+    table["pass@2_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
+    return table
+
+
 def _total_row(results, ks, n_boot, seed, level) -> pd.DataFrame:
-    out, tasks = results.outputs, results.tasks
-    row = {"group": "(all)", "n_tasks": len(tasks), "n_outputs": len(out),
-           "fraction_of_tasks": 1.0 if len(tasks) else np.nan}
-    for k in ks:
-        row[f"pass@{k}"] = tasks[f"pass@{k}"].mean()
-    for k in ks:
-        row[f"pass@{k}_per_output"] = out[f"solved@{k}"].mean()
-    for k in ks:
-        row[f"pass@{k}_all_or_nothing"] = tasks[f"all_solved@{k}"].mean()
-    row["cell_accuracy"] = out["cell_accuracy"].mean()
-    row["pass@2_ci_low"], row["pass@2_ci_high"] = bootstrap_ci(
-        tasks["pass@2"].to_numpy(), n_boot=n_boot, seed=seed, level=level)
-    return pd.DataFrame([row])
+    """The ``(all)`` row: the same computation with every output in one group."""
+    data = results.outputs[_metric_columns(ks)].assign(group="(all)")
+    row = _group_table(data, ks, n_boot, seed, level)
+    row.insert(2, "fraction_of_tasks", 1.0 if len(results.tasks) else np.nan)
+    row.index.name = "group"
+    return row.reset_index()
 
 
 # ------------------------------------------------------------------ colour metrics
