@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ArcnbError
-from ..grids import MAX_SIZE, PAD_TOKEN, crop_padding
+from ..grids import MAX_SIZE, PAD_TOKEN, crop_padding, pad_grids
 
 __all__ = ["N_CLASSES", "CANVAS", "ModelAdapter", "pad_batch", "pad_demonstrations",
            "decode_logits", "is_valid_prediction"]
@@ -44,13 +44,7 @@ CANVAS = MAX_SIZE
 
 def pad_batch(grids: Sequence[np.ndarray], *, device=None):
     """Stack grids on the 30x30 canvas: ``int64 [B, 30, 30]`` with pad 10."""
-    import torch
-
-    out = np.full((len(grids), CANVAS, CANVAS), PAD_TOKEN, dtype=np.int64)
-    for i, g in enumerate(grids):
-        h, w = g.shape
-        out[i, :h, :w] = g
-    return torch.from_numpy(out).to(device) if device is not None else torch.from_numpy(out)
+    return pad_grids(grids, pad_token=PAD_TOKEN, size=(CANVAS, CANVAS), device=device)
 
 
 def pad_demonstrations(demos: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]], *, device=None):
