@@ -47,6 +47,9 @@ def _add_score(sub) -> None:
     p.add_argument("--k", type=int, action="append", default=[], metavar="K",
                    help="also report pass@K for this K (repeatable; 1 and 2 always)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--strict", action="store_true",
+                   help="fail (exit 2) instead of warning when the predictions look made for "
+                        "another dataset or hold test outputs the dataset lacks")
     p.set_defaults(func=_run_score)
 
 
@@ -55,6 +58,11 @@ def _run_score(args) -> int:
     from .scoring import score
 
     res = score(args.dataset, args.predictions, tasks=args.tasks, ks=[1, 2, *args.k])
+    warnings = res.summary.get("warnings", [])
+    if warnings and args.strict:
+        return _fail(f"{warnings[0]} (--strict)")
+    for w in warnings:
+        print(f"arcnb: warning: {w}", file=sys.stderr)
     if args.json:
         print(json.dumps(to_jsonable(res.summary), sort_keys=True))
         return 0
@@ -77,7 +85,11 @@ def format_summary(summary: dict, ks=(1, 2)) -> str:
     lines.append(f"pass@2 95% bootstrap interval over tasks: [{_fmt(lo)}, {_fmt(hi)}]")
     lines.append("tasks: {n_tasks}  outputs: {n_outputs}  missing outputs: {n_missing_outputs}  "
                  "invalid attempts: {n_invalid_attempts}  extra tasks: {n_extra_tasks}"
-                 .format(**summary))
+                 .format(**summary)
+                 + "".join(f"  {label}: {summary[key]}" for key, label in (
+                     ("n_extra_outputs", "extra outputs"), ("n_bad_attempt_keys",
+                                                            "bad attempt keys"))
+                           if summary.get(key)))
     return "\n".join(lines)
 
 

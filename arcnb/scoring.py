@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Dataset, load_dataset
-from .grids import shape_str
+from .grids import best_attempt, shape_str
 from .metrics import partial_credit
 from .predictions import Predictions, load_predictions
 from .stats import bootstrap_ci
@@ -34,6 +34,7 @@ SUMMARY_KEYS = (
     "pass@1", "pass@2", "pass@1_per_output", "pass@2_per_output",
     "pass@1_all_or_nothing", "pass@2_all_or_nothing",
     "n_tasks", "n_outputs", "n_missing_outputs", "n_invalid_attempts", "n_extra_tasks",
+    "n_extra_outputs", "n_bad_attempt_keys",
 )
 
 METRIC_DEFINITIONS = {
@@ -42,11 +43,22 @@ METRIC_DEFINITIONS = {
     "pass@K_per_output": "fraction of all test outputs solved within K attempts",
     "pass@K_all_or_nothing": "fraction of tasks whose test outputs are all solved within K "
                              "attempts",
-    "cell_accuracy": "best fraction of correct cells among attempts with the truth's shape "
-                     "(NaN when no attempt has the right shape)",
-    "partial_credit": "best seed-001 partial credit among attempts: shape ratio x cell "
-                      "accuracy on the overlap",
+    "cell_accuracy": "per output: the best attempt's fraction of correct cells, where the "
+                     "best attempt is the first exact one, else the right-shaped one with "
+                     "the most correct cells (NaN when no attempt has the truth's shape)",
+    "cell_accuracy_right_shape": "mean cell accuracy over the outputs that have a "
+                                 "right-shaped attempt only (n_right_shape_outputs of them); "
+                                 "not a score over the whole dataset",
+    "shape_accuracy": "fraction of test outputs whose attempt 1 has the truth's height and "
+                      "width",
+    "partial_credit": "per output: the highest graded score among the attempts, rows ratio "
+                      "x columns ratio x fraction of correct cells on the top-left overlap; "
+                      "1 only when exact",
 }
+
+#: Share of submitted tasks missing from the dataset above which scoring warns that
+#: the predictions were probably made for another dataset.
+FOREIGN_TASKS_WARNING = 0.5
 
 
 @dataclass
@@ -56,6 +68,8 @@ class Results:
     ``outputs`` has one row per task x test output with the columns ``task_id``,
     ``test_index``, ``n_attempts``, ``n_invalid_attempts``, ``missing``,
     ``first_correct`` (1-based attempt position, <NA> when none is right),
+    ``best_attempt`` (1-based position of the best attempt, see
+    :func:`arcnb.grids.best_attempt`; <NA> when no attempt is valid),
     ``solved@K`` for each K, ``shape_correct``, ``cell_accuracy``, ``partial_credit``,
     ``truth_shape`` / ``pred_shape`` (``"HxW"``; pred is attempt 1's) and
     ``truth_h``, ``truth_w``, ``pred_h``, ``pred_w``.
@@ -117,6 +131,25 @@ class Results:
                          "pass@K_all_or_nothing": _mean(all_solved), "ci_low": lo, "ci_high": hi})
         return pd.DataFrame(rows)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich view: the headline table in the three conventions, the
+        bootstrap interval and the counts."""
+        from html import escape
+
+        s = self.summary
+        table = self.summary_table().to_html(float_format=lambda v: f"{v:.4f}",
+                                             na_rep="NaN", classes="arcnb-results")
+        lo, hi = s.get("pass@2_ci95", [float("nan")] * 2)
+        counts = ", ".join(f"{label}: {s.get(key, 0)}" for key, label in (
+            ("n_tasks", "tasks"), ("n_outputs", "test outputs"),
+            ("n_missing_outputs", "missing outputs"), ("n_invalid_attempts", "invalid attempts"),
+            ("n_extra_tasks", "extra tasks"), ("n_extra_outputs", "extra outputs")))
+        warn = "".join(f"<p><b>warning:</b> {escape(w)}</p>" for w in s.get("warnings", []))
+        return (f"<div><p><b>Results</b> on {escape(str(self.dataset.name))} "
+                f"({escape(str(self.dataset.version))})</p>{table}"
+                f"<p>pass@2 (ARC Prize rule) 95% bootstrap interval over tasks: "
+                f"[{lo:.4f}, {hi:.4f}]</p><p>{escape(counts)}</p>{warn}</div>")
+
     def __repr__(self) -> str:
         s = self.summary
         return (f"Results({self.dataset.name}, tasks={s['n_tasks']}, outputs={s['n_outputs']}, "
@@ -130,7 +163,7 @@ def _score_output(truth: np.ndarray, attempts: list, ks: Sequence[int]) -> dict:
                for g in attempts]
     first = next((i + 1 for i, c in enumerate(correct) if c), None)
     same_shape = [g for g in considered if g is not None and g.shape == truth.shape]
-    cell_acc = max((float(np.mean(g == truth)) for g in same_shape), default=float("nan"))
+    best, cell_acc = best_attempt(truth, attempts, max_k)
     pc = max((partial_credit(truth, g) for g in considered), default=0.0)
     a1 = attempts[0] if attempts else None
     row = {
@@ -138,6 +171,7 @@ def _score_output(truth: np.ndarray, attempts: list, ks: Sequence[int]) -> dict:
         "n_invalid_attempts": sum(g is None for g in attempts),
         "missing": len(attempts) == 0,
         "first_correct": first,
+        "best_attempt": None if best is None else best + 1,
     }
     for k in ks:
         row[f"solved@{k}"] = first is not None and first <= k
@@ -182,7 +216,7 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
             row.update(_score_output(pair.output, preds.get(task.id, i), ks))
             rows.append(row)
     out = pd.DataFrame(rows, columns=_output_columns(ks))
-    for c in ("first_correct", "pred_h", "pred_w"):
+    for c in ("first_correct", "best_attempt", "pred_h", "pred_w"):
         out[c] = out[c].astype("Int64")
     for c in ("truth_h", "truth_w", "n_attempts", "n_invalid_attempts", "test_index"):
         out[c] = out[c].astype("int64")
@@ -216,10 +250,15 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
         "n_invalid_attempts": int(out["n_invalid_attempts"].sum()),
         "n_extra_tasks": len(extra),
         "extra_tasks": extra,
-        "cell_accuracy": float(out["cell_accuracy"].mean()) if out["cell_accuracy"].notna().any()
-        else float("nan"),
+        "n_extra_outputs": _extra_outputs(ds, preds),
+        "n_bad_attempt_keys": int(preds.n_bad_attempt_keys),
+        "cell_accuracy_right_shape": float(out["cell_accuracy"].mean())
+        if out["cell_accuracy"].notna().any() else float("nan"),
+        "n_right_shape_outputs": int(out["cell_accuracy"].notna().sum()),
+        "shape_accuracy": _mean(out["pred_shape"] == out["truth_shape"]),
         "partial_credit": _mean(per_task["partial_credit"]),
     })
+    summary["warnings"] = _warnings(ds, preds, summary)
     lo, hi = bootstrap_ci(per_task["pass@2"], n_boot=n_boot, seed=seed)
     summary["pass@2_ci95"] = [lo, hi]
     summary["bootstrap"] = {"n_boot": n_boot, "seed": seed, "level": 0.95, "unit": "task"}
@@ -227,8 +266,49 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
     return Results(ds, preds, out, per_task, summary, ks, extra)
 
 
+def _extra_outputs(ds: Dataset, preds: Predictions) -> int:
+    """Test-input entries in the predictions beyond a scored task's test inputs."""
+    return int(sum(max(0, len(preds.attempts[t]) - len(ds[t].test))
+                   for t in preds.task_ids if t in ds))
+
+
+def _warnings(ds: Dataset, preds: Predictions, summary: dict) -> list[str]:
+    """Plain-words warnings that the numbers may not mean what they seem."""
+    out = []
+    n_sub = len(preds.task_ids)
+    n_foreign = summary["n_extra_tasks"]
+    if n_sub and n_foreign / n_sub > FOREIGN_TASKS_WARNING:
+        msg = (f"{n_foreign} of the {n_sub} submitted tasks are not in {ds.name}: the "
+               "predictions look made for another dataset")
+        better = _better_dataset(preds.task_ids, exclude=ds.name)
+        if better is not None:
+            name, hits = better
+            msg += f"; {name} holds {hits} of the {n_sub}"
+        out.append(msg)
+    if summary["n_extra_outputs"]:
+        out.append(f"{summary['n_extra_outputs']} test-output entries in the predictions have "
+                   f"no test input in {ds.name}: they may be aligned with another version of "
+                   "the dataset (entries are matched to test inputs by position)")
+    return out
+
+
+def _better_dataset(task_ids, *, exclude: str) -> tuple[str, int] | None:
+    """The bundled dataset holding the most of ``task_ids`` (ties: first listed)."""
+    from .data import DATASETS, bundled_task_ids
+
+    ids = set(task_ids)
+    best = None
+    for name in DATASETS:
+        if name == exclude:
+            continue
+        hits = len(ids & bundled_task_ids(name))
+        if hits and (best is None or hits > best[1]):
+            best = (name, hits)
+    return best
+
+
 def _output_columns(ks) -> list[str]:
     return (["task_id", "test_index", "n_attempts", "n_invalid_attempts", "missing",
-             "first_correct"] + [f"solved@{k}" for k in ks]
+             "first_correct", "best_attempt"] + [f"solved@{k}" for k in ks]
             + ["shape_correct", "cell_accuracy", "partial_credit", "truth_shape", "pred_shape",
                "truth_h", "truth_w", "pred_h", "pred_w"])

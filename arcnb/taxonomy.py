@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ import pandas as pd
 
 from .data import Dataset, Task, load_dataset, normalize_task_id
 from .errors import ArcnbError
+from .io import JSONInputError, read_json
 
 __all__ = [
     "UNCATEGORIZED",
@@ -222,11 +222,9 @@ def read_taxonomy_json(path: str | os.PathLike, *, name: str | None = None) -> T
     """Read ``{task_id: category | [categories]}`` from a JSON file."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise TaxonomyError(f"taxonomy file not found: {path}", file=str(path)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TaxonomyError(f"{path} is not valid JSON: {exc}", file=str(path)) from None
+        raw = read_json(path, what="taxonomy file")
+    except JSONInputError as exc:
+        raise TaxonomyError(str(exc), file=str(path)) from None
     return from_mapping(raw, name=name or path.stem, source=str(path))
 
 

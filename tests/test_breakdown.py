@@ -99,7 +99,7 @@ def test_single_label_totals_agree_with_summary(runs, kind, by):
         n_val = ca.notna().groupby(bins).sum()
         g = b.set_index("group")["cell_accuracy"]
         num = sum(g[k] * n for k, n in n_val.items() if n > 0)
-        assert num / n_val.sum() == pytest.approx(s["cell_accuracy"])
+        assert num / n_val.sum() == pytest.approx(s["cell_accuracy_right_shape"])
     total = breakdown(r, by=by, n_boot=200, total=True).iloc[-1]
     assert total["group"] == "(all)"
     for key in ("pass@1", "pass@2", "pass@2_per_output", "pass@2_all_or_nothing"):
