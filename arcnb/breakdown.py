@@ -14,8 +14,20 @@ Group metrics, for a group G holding the outputs O_G of the tasks T_G:
 * ``pass@K_all_or_nothing``: the fraction of T_G whose outputs in G are all solved;
 * ``cell_accuracy``: the mean of the outputs' ``cell_accuracy`` over O_G (outputs
   without a right-shaped attempt are NaN and skipped, as in the overall summary);
-* ``pass@2_ci_low`` / ``pass@2_ci_high``: a seeded percentile bootstrap interval of
-  ``pass@2`` resampling the tasks of G (:func:`arcnb.stats.bootstrap_ci`).
+  ``n_right_shape`` counts the outputs it averages over;
+* ``shape_accuracy``: for each task, the fraction of its outputs in G whose attempt 1
+  has the truth's shape, then the mean over T_G;
+* ``partial_credit``: for each task, the mean partial credit of its outputs in G, then
+  the mean over T_G;
+* ``n_near_miss``: outputs in G not solved within 2 attempts whose cell accuracy is at
+  least ``near_miss`` (default 0.8);
+* ``<metric>_ci_low`` / ``<metric>_ci_high`` for ``pass@2``, ``shape_accuracy``,
+  ``partial_credit`` and ``cell_accuracy``: a seeded percentile bootstrap interval
+  resampling the tasks of G (:func:`arcnb.stats.bootstrap_ci`; for ``cell_accuracy``
+  the ratio of the resampled sums, since it is a mean over outputs).
+
+These graded columns carry the signal when almost nothing is solved (the usual case on
+ARC-AGI-2); :func:`lead_metric` picks which one a chart should lead with.
 
 For task-level groupings (taxonomies, difficulty) a task's outputs all share its
 groups, so "its outputs in G" are all its outputs. Output-level groupings (grid size,
@@ -35,7 +47,7 @@ import pandas as pd
 
 from .errors import ArcnbError
 from .grids import COLOR_NAMES
-from .io import atomic_write_text
+from .io import atomic_write_text, csv_text
 from .stats import bootstrap_ci
 from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
 
@@ -51,7 +63,12 @@ __all__ = [
     "to_csv",
     "to_latex",
     "latex_table",
+    "lead_metric",
+    "GRADED_COLUMNS",
 ]
+
+#: The graded columns of every breakdown, shown next to the exact pass@K ones.
+GRADED_COLUMNS = ("shape_accuracy", "cell_accuracy", "partial_credit", "n_near_miss")
 
 #: Grid-size bins on the larger side of the truth grid, ``(label, low, high)`` inclusive.
 GRID_SIZE_BINS = (("1-5", 1, 5), ("6-10", 6, 10), ("11-15", 11, 15), ("16-20", 16, 20),
@@ -155,7 +172,7 @@ def group_membership(results, by, *, taxonomy: str | None = None
 def breakdown(results, by="structural", *, taxonomy: str | None = None,
               ks: Sequence[int] = (1, 2), n_boot: int = 1000, seed: int = 0,
               level: float = 0.95, include_empty: bool = False,
-              total: bool = False) -> pd.DataFrame:
+              total: bool = False, near_miss: float = 0.8) -> pd.DataFrame:
     """Break scored ``results`` down by a grouping; one row per group.
 
     ``by``: ``"grid_size"``, ``"shape_change"``, ``"color"``, ``"structural"``,
@@ -164,9 +181,10 @@ def breakdown(results, by="structural", *, taxonomy: str | None = None,
 
     Columns: ``group``, ``n_tasks``, ``n_outputs``, ``fraction_of_tasks``,
     ``pass@K`` / ``pass@K_per_output`` / ``pass@K_all_or_nothing`` for each K in
-    ``ks``, ``cell_accuracy``, ``pass@2_ci_low``, ``pass@2_ci_high`` (seeded
-    ``level`` bootstrap over the group's tasks, ``n_boot`` resamples) and
-    ``multi_label``. The formulas are in the module docstring. Groups are in the
+    ``ks``, ``pass@2_ci_low``, ``pass@2_ci_high`` (seeded ``level`` bootstrap over
+    the group's tasks, ``n_boot`` resamples), the graded columns ``shape_accuracy``,
+    ``cell_accuracy``, ``n_right_shape``, ``partial_credit`` (each with ``_ci_low`` /
+    ``_ci_high``) and ``n_near_miss``, and ``multi_label``. The formulas are in the module docstring. Groups are in the
     grouping's natural order with ``uncategorized`` last; ``include_empty`` adds the
     known groups without members (counts 0, metrics NaN); ``total`` appends an
     ``(all)`` row over every scored output. ``df.attrs`` holds ``grouping``,
@@ -178,7 +196,7 @@ def breakdown(results, by="structural", *, taxonomy: str | None = None,
     if missing:
         raise ArcnbError(f"the results were scored without K={missing}; score with ks=...")
     mem, info = group_membership(results, by, taxonomy=taxonomy)
-    data = mem.merge(results.outputs[_metric_columns(ks)], on=["task_id", "test_index"],
+    data = mem.merge(_metric_data(results, ks, near_miss), on=["task_id", "test_index"],
                      how="left")
     data["group"] = data["group"].astype(object)
     multi = bool(mem.duplicated(["task_id", "test_index"]).any())
@@ -197,11 +215,11 @@ def breakdown(results, by="structural", *, taxonomy: str | None = None,
     table = table.reindex(rows)
     table.index.name = "group"
     table = table.reset_index()
-    for c in ("n_tasks", "n_outputs"):
+    for c in ("n_tasks", "n_outputs", "n_right_shape", "n_near_miss"):
         table[c] = table[c].fillna(0).astype("int64")
     table["fraction_of_tasks"] = table["fraction_of_tasks"].fillna(0.0)
     if total:
-        table = pd.concat([table, _total_row(results, ks, n_boot, seed, level)],
+        table = pd.concat([table, _total_row(results, ks, n_boot, seed, level, near_miss)],
                           ignore_index=True)
     table["multi_label"] = multi
     table.attrs.update({
@@ -213,20 +231,48 @@ def breakdown(results, by="structural", *, taxonomy: str | None = None,
         "n_outputs": int(results.outputs.shape[0]),
         "bootstrap": {"n_boot": n_boot, "seed": seed, "level": level, "unit": "task"},
         "dataset": dict(results.dataset.info),
+        "near_miss": near_miss,
     })
     if "coverage" in info:
         table.attrs["coverage"] = info["coverage"]
     return table
 
 
-def _metric_columns(ks) -> list[str]:
-    return ["task_id", "test_index", "cell_accuracy"] + [f"solved@{k}" for k in ks]
+def _metric_data(results, ks, near_miss: float) -> pd.DataFrame:
+    """Per output: the columns the group metrics are computed from."""
+    out = results.outputs
+    data = out[["task_id", "test_index", "cell_accuracy", "partial_credit"]
+               + [f"solved@{k}" for k in ks]].copy()
+    data["shape_ok"] = (out["pred_shape"] == out["truth_shape"]).to_numpy(float)
+    data["right_shape"] = out["cell_accuracy"].notna().to_numpy(float)
+    data["cell_sum"] = out["cell_accuracy"].fillna(0.0).to_numpy(float)
+    data["near_miss"] = ((~out["solved@2"]) & (out["cell_accuracy"] >= near_miss)).to_numpy(bool)
+    return data
+
+
+def _ratio_ci(num: np.ndarray, den: np.ndarray, *, n_boot, seed, level) -> tuple[float, float]:
+    """Percentile interval of sum(num) / sum(den), resampling the rows (tasks)."""
+    ok = den > 0
+    if not ok.any():
+        return (float("nan"), float("nan"))
+    ratio = num / np.where(ok, den, 1.0)
+    if np.all(ratio[ok] == ratio[ok][0]):
+        return (float(ratio[ok][0]), float(ratio[ok][0]))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, num.size, size=(n_boot, num.size))
+    d = den[idx].sum(axis=1)
+    r = num[idx].sum(axis=1)[d > 0] / d[d > 0]
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(r, [alpha, 1.0 - alpha])
+    return (float(lo), float(hi))
 
 
 def _group_table(data: pd.DataFrame, ks, n_boot, seed, level) -> pd.DataFrame:
     """The metric columns per ``group`` of ``data`` (one row per group x output)."""
     per_task = data.groupby(["group", "task_id"], sort=False)
     agg = {f"solved@{k}": ["mean", "all"] for k in ks}
+    agg.update({"shape_ok": ["mean"], "partial_credit": ["mean"], "cell_sum": ["sum"],
+                "right_shape": ["sum"]})
     pt = per_task.agg(agg)
     pt.columns = [f"{a}|{b}" for a, b in pt.columns]
     pt = pt.reset_index()
@@ -240,16 +286,36 @@ def _group_table(data: pd.DataFrame, ks, n_boot, seed, level) -> pd.DataFrame:
     for k in ks:
         table[f"pass@{k}_all_or_nothing"] = g_task[f"solved@{k}|all"].mean()
     table["cell_accuracy"] = g_out["cell_accuracy"].mean()
-    ci = {grp: bootstrap_ci(v.to_numpy(), n_boot=n_boot, seed=seed, level=level)
-          for grp, v in g_task["solved@2|mean"]}
-    table["pass@2_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
-    table["pass@2_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
+    table["n_right_shape"] = g_out["right_shape"].sum()
+    table["shape_accuracy"] = g_task["shape_ok|mean"].mean()
+    table["partial_credit"] = g_task["partial_credit|mean"].mean()
+    table["n_near_miss"] = g_out["near_miss"].sum()
+    boot = dict(n_boot=n_boot, seed=seed, level=level)
+    for name, col in (("pass@2", "solved@2|mean"), ("shape_accuracy", "shape_ok|mean"),
+                      ("partial_credit", "partial_credit|mean")):
+        ci = {grp: bootstrap_ci(v.to_numpy(), **boot) for grp, v in g_task[col]}
+        table[f"{name}_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
+        table[f"{name}_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
+    ci = {grp: _ratio_ci(v["cell_sum|sum"].to_numpy(float), v["right_shape|sum"].to_numpy(float),
+                         **boot) for grp, v in g_task}
+    table["cell_accuracy_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
+    table["cell_accuracy_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
     return table
 
 
-def _total_row(results, ks, n_boot, seed, level) -> pd.DataFrame:
+def lead_metric(table: pd.DataFrame, *, min_groups: int = 3) -> str:
+    """Which metric a breakdown chart should lead with: ``"pass@2"`` when at least
+    ``min_groups`` groups (or every group, if fewer) have something solved, else
+    ``"partial_credit"``, which is graded and so still separates the groups when almost
+    nothing is solved. The ``(all)`` row is ignored."""
+    rows = table[table["group"] != "(all)"] if "group" in table else table
+    solved = int((rows["pass@2"].fillna(0) > 0).sum())
+    return "pass@2" if len(rows) and solved >= min(min_groups, len(rows)) else "partial_credit"
+
+
+def _total_row(results, ks, n_boot, seed, level, near_miss) -> pd.DataFrame:
     """The ``(all)`` row: the same computation with every output in one group."""
-    data = results.outputs[_metric_columns(ks)].assign(group="(all)")
+    data = _metric_data(results, ks, near_miss).assign(group="(all)")
     row = _group_table(data, ks, n_boot, seed, level)
     row.insert(2, "fraction_of_tasks", 1.0 if len(results.tasks) else np.nan)
     row.index.name = "group"
@@ -261,9 +327,9 @@ def scored_pairs(results, *, attempt: int | str = 1) -> tuple[list, list, dict]:
     """The (prediction, truth) grid pairs the colour metrics are computed on.
 
     ``attempt=1`` (default) takes each output's first attempt; ``attempt=2`` its
-    second; ``attempt="best"`` the attempt among the first two with the truth's shape
-    and the most correct cells (the attempt behind ``cell_accuracy``; ties: the
-    earlier). An output is *used* only when the chosen attempt exists and has the
+    second; ``attempt="best"`` the output's best attempt, ``Results.outputs
+    ["best_attempt"]`` (:func:`arcnb.grids.best_attempt`: the attempt behind
+    ``cell_accuracy``). An output is *used* only when the chosen attempt exists and has the
     truth's shape, since a cell-by-cell colour comparison needs aligned grids; the
     others are counted as excluded. Returns ``(preds, truths, counts)`` with
     ``counts = {"n_outputs", "n_used", "n_excluded", "attempt"}``.
@@ -277,14 +343,13 @@ def _select(results, attempt):
         raise ArcnbError(f"attempt must be a positive int or 'best', got {attempt!r}")
     preds, truths, tids = [], [], []
     out = results.outputs
-    for t, i in zip(out["task_id"], out["test_index"]):
+    best = (out["best_attempt"] if "best_attempt" in out
+            else pd.Series([pd.NA] * len(out), index=out.index))
+    for t, i, b in zip(out["task_id"], out["test_index"], best):
         truth = results.truth(t, int(i))
         atts = results.attempts(t, int(i))
-        if attempt == "best":
-            cands = [g for g in atts[:2] if g is not None and g.shape == truth.shape]
-            pick = max(cands, key=lambda g: int((g == truth).sum()), default=None)
-        else:
-            pick = atts[attempt - 1] if len(atts) >= attempt else None
+        k = (None if pd.isna(b) else int(b)) if attempt == "best" else attempt
+        pick = atts[k - 1] if k is not None and len(atts) >= k else None
         if pick is not None and pick.shape == truth.shape:
             preds.append(np.asarray(pick))
             truths.append(np.asarray(truth))
@@ -407,9 +472,10 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10, devi
 def to_csv(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False,
            index: bool = False) -> Path:
     """Write a table as CSV, atomically; an existing file is kept unless
-    ``overwrite``. Floats are written with full precision, NaN as an empty cell."""
-    return atomic_write_text(path, df.to_csv(index=index, lineterminator="\n"),
-                             overwrite=overwrite)
+    ``overwrite``. Floats are written with full precision, NaN as an empty cell. User
+    strings that a spreadsheet would run as a formula are neutralised
+    (:func:`arcnb.io.csv_text`)."""
+    return atomic_write_text(path, csv_text(df, index=index), overwrite=overwrite)
 
 
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -421,14 +487,29 @@ def _tex(text) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-def latex_table(df: pd.DataFrame, *, float_format: str = "{:.3f}", caption: str | None = None,
-                label: str | None = None, index: bool = False,
+def _adaptive(v: float) -> str:
+    """At least 3 decimals, and as many more (up to 6) as keep two significant digits,
+    so a small nonzero score (0.0025) is never printed as something else (0.003)."""
+    if v == 0 or not np.isfinite(v):
+        return f"{v:.3f}"
+    digits = int(min(6, max(3, np.ceil(-np.log10(abs(v))) + 1)))
+    return f"{v:.{digits}f}"
+
+
+def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: bool = False,
+                caption: str | None = None, label: str | None = None, index: bool = False,
                 formats: dict | None = None) -> str:
     """A booktabs LaTeX table of ``df`` (needs ``\\usepackage{booktabs}``), written by
-    hand so it works without jinja2. Text is escaped; floats use ``float_format``, or
-    ``formats[column]`` (p-value columns, named ``p_value`` or ending in ``_p``, default
-    to ``"{:.2g}"`` so tiny p-values stay visible); NaN and missing values are shown as
-    ``--``; numbers are right-aligned."""
+    hand so it works without jinja2. Text is escaped; NaN and missing values are shown as
+    ``--``; numbers are right-aligned.
+
+    Floats: by default at least 3 decimals and more for small values (two significant
+    digits, up to 6), so that 0.0025 prints as ``0.0025``, never ``0.003``;
+    ``percent=True`` prints fractions as percent with 2 decimals (``0.25``, the way
+    papers quote ARC scores; the header says ``(%)``); ``float_format`` (e.g.
+    ``"{:.3f}"``) fixes one format for every float; ``formats[column]`` overrides a
+    column (p-value columns, named ``p_value`` or ending in ``_p``, default to
+    ``"{:.2g}"`` so tiny p-values stay visible and are never turned into percent)."""
     d = df.reset_index() if index else df
     cols = list(d.columns)
     align = "".join("r" if pd.api.types.is_numeric_dtype(d[c]) and
@@ -436,14 +517,19 @@ def latex_table(df: pd.DataFrame, *, float_format: str = "{:.3f}", caption: str 
     fmt = {c: "{:.2g}" for c in cols if str(c) == "p_value" or str(c).endswith("_p")}
     fmt.update(formats or {})
     col_fmt = [fmt.get(c, float_format) for c in cols]
+    as_pct = [percent and c not in fmt and pd.api.types.is_float_dtype(d[c]) for c in cols]
 
-    def cell(v, f):
+    def cell(v, f, pct):
         if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
             return "--"
         if isinstance(v, (float, np.floating)):
-            return f.format(float(v))
+            v = float(v) * (100.0 if pct else 1.0)
+            if pct and f is None:
+                return f"{v:.2f}"
+            return _adaptive(v) if f is None else f.format(v)
         return _tex(v)
 
+    header = [_tex(c) + (r" (\%)" if pct else "") for c, pct in zip(cols, as_pct)]
     lines = []
     if caption is not None or label is not None:
         lines += [r"\begin{table}[ht]", r"\centering"]
@@ -452,9 +538,10 @@ def latex_table(df: pd.DataFrame, *, float_format: str = "{:.3f}", caption: str 
         if label is not None:
             lines.append(rf"\label{{{label}}}")
     lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
-              " & ".join(_tex(c) for c in cols) + r" \\", r"\midrule"]
+              " & ".join(header) + r" \\", r"\midrule"]
     for row in d.itertuples(index=False, name=None):
-        lines.append(" & ".join(cell(v, f) for v, f in zip(row, col_fmt)) + r" \\")
+        lines.append(" & ".join(cell(v, f, p) for v, f, p in zip(row, col_fmt, as_pct))
+                     + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if caption is not None or label is not None:
         lines.append(r"\end{table}")

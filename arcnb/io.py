@@ -18,7 +18,7 @@ from typing import Any
 from .errors import OutputExistsError
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
-           "read_json", "JSONInputError", "MAX_JSON_DEPTH"]
+           "read_json", "JSONInputError", "MAX_JSON_DEPTH", "csv_text"]
 
 #: Deepest nesting of arrays and objects arcnb accepts in an input JSON file. The deepest
 #: legitimate input (a benchmarking-harness task file: list > test input > attempt >
@@ -168,3 +168,34 @@ def atomic_write_json(path: str | os.PathLike, obj: Any, *, overwrite: bool = Fa
     """Write ``obj`` as indented, key-sorted JSON (byte-stable for the same input)."""
     text = json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False)
     return atomic_write_text(path, text + "\n", overwrite=overwrite)
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV
+#: injection"): such user strings get a leading apostrophe in CSV exports.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _neutralise(value):
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def csv_text(df, *, index: bool = False) -> str:
+    """``df`` as CSV text for people to open in a spreadsheet: every string cell (and
+    string index / column label) that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+    carriage return gets a leading ``'`` so that it is shown, never run, as OWASP
+    recommends. Numbers are untouched; the exact strings stay in Parquet and JSON."""
+    import pandas as pd
+
+    out = df.copy()
+    for col in out.columns:
+        dtype = out[col].dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            out[col] = out[col].astype(object)
+        if pd.api.types.is_object_dtype(out[col]) or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(_neutralise)
+    out.columns = [_neutralise(c) for c in out.columns]
+    if index:
+        out.index = out.index.map(_neutralise)
+    return out.to_csv(index=index, lineterminator="\n")
