@@ -90,7 +90,7 @@ def grid_problem(obj: Any) -> str | None:
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
         return "grid holds non-integer values"
     if arr.min() < 0 or arr.max() > 9:
-        bad = arr[(arr < 0) | (arr > 9)].ravel()[0]
+        bad = arr[(arr < 0) | (arr > 9)].ravel()[0].item()  # a Python number: prints as 15
         return f"grid holds value {bad!r} outside 0-9"
     return None
 

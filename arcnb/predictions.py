@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .errors import PredictionsError
-from .grids import as_grid_or_none
+from .grids import as_grid_or_none, grid_problem
 from .io import JSONInputError, atomic_write_text, read_json
 
 __all__ = ["Predictions", "load_predictions", "write_predictions", "to_submission",
@@ -136,7 +136,8 @@ class Predictions:
                     g = _attempt_grid(v)
                     if g is None:
                         n_invalid += 1
-                        bad(tid, i, k, "malformed attempt")
+                        raw = v.get("answer") if isinstance(v, dict) else v
+                        bad(tid, i, k, f"malformed attempt: {grid_problem(raw)}")
                     grids.append(g)
                 task_attempts.append(grids)
             attempts[tid] = task_attempts

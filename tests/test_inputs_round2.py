@@ -256,3 +256,12 @@ def test_results_html_repr(arc1_eval):
     assert "0.9000" in cells  # pass@2 by hand: 9 of 10 tasks
     text = soup.get_text()
     assert "bootstrap interval" in text and "tasks: 10" in text
+
+
+def test_problem_messages_print_plain_numbers():
+    from arcnb.grids import grid_problem
+    from arcnb.predictions import load_predictions
+
+    assert grid_problem(np.array([[1, 15]])) == "grid holds value 15 outside 0-9"
+    p = load_predictions({"a": [{"attempt_1": [[1, 15]]}]})
+    assert p.problems[0]["problem"] == "malformed attempt: grid holds value 15 outside 0-9"
