@@ -139,12 +139,21 @@ class Dataset:
         """Name, resolved version and filter, as stored with every result."""
         return {"name": self.name, "version": self.version, "filter": self.filter}
 
-    def select(self, task_ids: Iterable[str], *, label: str | None = None) -> "Dataset":
-        """A new dataset restricted to ``task_ids``. Unknown ids raise DatasetError."""
+    def select(self, task_ids: Iterable[str], *, label: str | None = None,
+               from_file: bool = False) -> "Dataset":
+        """A new dataset restricted to ``task_ids``. Unknown ids raise DatasetError.
+
+        With ``from_file`` the ids came from a file (``label`` names it): the error then
+        names the file and counts the unknown ids, and never prints them, since they are
+        the file's contents."""
         ids = [normalize_task_id(t) for t in task_ids]
         missing = sorted(set(ids) - set(self.tasks))
+        if missing and from_file:
+            raise DatasetError(
+                f"{len(missing)} of the {len(set(ids))} task ids in {label} are not in dataset "
+                f"{self.name}: is it a task-id file for this dataset?", file=label)
         if missing:
-            shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+            shown = ", ".join(repr(m)[:40] for m in missing[:5]) + (" ..." if len(missing) > 5 else "")
             raise DatasetError(
                 f"{len(missing)} task id(s) in the filter are not in dataset {self.name}: {shown}")
         keep = sorted(set(ids))
@@ -405,6 +414,7 @@ def load_dataset(spec: str | os.PathLike | Dataset, *, tasks=None, solutions=Non
                     f"unknown dataset {text!r}: use one of {', '.join(DATASETS)}, a folder of "
                     "task JSON files, a task file or a *_challenges.json file")
     if tasks is not None:
-        label = str(tasks) if isinstance(tasks, (str, os.PathLike)) else None
-        ds = ds.select(load_task_ids(tasks), label=label)
+        from_file = isinstance(tasks, (str, os.PathLike))
+        ds = ds.select(load_task_ids(tasks), label=str(tasks) if from_file else None,
+                       from_file=from_file)
     return ds

@@ -265,3 +265,14 @@ def test_problem_messages_print_plain_numbers():
     assert grid_problem(np.array([[1, 15]])) == "grid holds value 15 outside 0-9"
     p = load_predictions({"a": [{"attempt_1": [[1, 15]]}]})
     assert p.problems[0]["problem"] == "malformed attempt: grid holds value 15 outside 0-9"
+
+
+def test_task_filter_errors_never_echo_the_file(tmp_path, tiny):
+    secret = tmp_path / "passwd"
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n")
+    pred = tmp_path / "p.json"
+    pred.write_text(json.dumps({"a": [{"attempt_1": [[1, 2], [3, 4]]}]}))
+    line = one_line_error(run("score", "--dataset", tiny, "--predictions", pred, "--tasks", secret),
+                          str(secret))
+    for word in ("bash", "nologin", "root", "daemon"):
+        assert word not in line.replace(str(tmp_path), "")
