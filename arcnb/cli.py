@@ -338,6 +338,13 @@ def main(argv=None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as exc:  # disk full (ENOSPC), read-only file system, I/O errors
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        return _fail(f"{exc.strerror or exc}{where}")
+    except MemoryError:
+        return _fail("out of memory (is an input file far larger than ARC data can be?)")
+    except RecursionError:
+        return _fail("an input is nested too deeply")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,11 @@ __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_j
 #: legitimate input (a benchmarking-harness task file: list > test input > attempt >
 #: metadata > usage > details, or an answer grid) needs 7; 64 leaves room to spare.
 MAX_JSON_DEPTH = 64
+
+#: Largest input JSON file arcnb reads (2 GiB: a run of 1000 sampled attempts per test
+#: input over 400 tasks is well under it). Larger files, and endless ones such as
+#: /dev/zero, are refused instead of filling the memory.
+MAX_JSON_BYTES = 2 * 1024 ** 3
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 
@@ -59,7 +65,7 @@ class _DuplicateKey(Exception):
 
 
 def read_json(path: str | os.PathLike, *, what: str = "JSON file",
-              max_depth: int = MAX_JSON_DEPTH, max_bytes: int | None = None) -> Any:
+              max_depth: int = MAX_JSON_DEPTH, max_bytes: int = MAX_JSON_BYTES) -> Any:
     """Parse a JSON input file the way every arcnb loader does.
 
     UTF-8 with or without a byte-order mark is accepted (Windows tools write one).
@@ -71,10 +77,13 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
     """
     path = Path(path)
     try:
-        if max_bytes is not None and path.stat().st_size > max_bytes:
+        st = path.stat()
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+            raise JSONInputError(f"{what} {path} is a device, not a file")
+        if st.st_size > max_bytes:
             raise JSONInputError(f"{what} {path} is larger than {max_bytes} bytes")
         with open(path, "rb") as fh:
-            raw = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+            raw = fh.read(max_bytes + 1)
     except FileNotFoundError:
         raise JSONInputError(f"{what} not found: {path}") from None
     except IsADirectoryError:
@@ -83,7 +92,7 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
         raise JSONInputError(f"{what} {path} is too large to read") from None
     except OSError as exc:
         raise JSONInputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    if max_bytes is not None and len(raw) > max_bytes:
+    if len(raw) > max_bytes:
         raise JSONInputError(f"{what} {path} is larger than {max_bytes} bytes")
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]

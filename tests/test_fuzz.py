@@ -1,0 +1,216 @@
+"""Fuzz the command line and the loaders with generated files, from valid to damaged.
+
+For every generated input, each entry point must either succeed (exit status 0, the
+file's problems counted) or refuse with exactly one line on stderr and exit status 2:
+never a traceback, never a partly written output.
+
+CI runs a fixed, derandomised set of examples. For a longer hunt:
+
+    ARCNB_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest tests/test_fuzz.py
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+EXAMPLES = int(os.environ.get("ARCNB_FUZZ_EXAMPLES", "60"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="ARCNB_FUZZ_EXAMPLES" not in os.environ,
+                suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                       HealthCheck.too_slow, HealthCheck.data_too_large],
+                database=None)
+
+#: Every case run, per entry point and outcome: printed at the end of the session.
+TALLY: dict[str, int] = {}
+
+
+def cli(*argv) -> tuple[int, str, str]:
+    """Run ``arcnb`` in-process; an exception escaping ``main`` fails the test (that
+    would be a traceback for the user)."""
+    from arcnb.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def check(name: str, code, err: str) -> None:
+    assert code in (0, 2), (code, err)
+    assert "Traceback" not in err
+    if code == 2:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("arcnb"), err
+    TALLY[f"{name}: exit {code}"] = TALLY.get(f"{name}: exit {code}", 0) + 1
+
+
+# ------------------------------------------------------------------- strategies
+colours = st.integers(min_value=-2, max_value=12)
+good_colour = st.integers(min_value=0, max_value=9)
+
+
+@st.composite
+def grids(draw, valid_bias=True):
+    h = draw(st.integers(1, 4) if valid_bias else st.integers(0, 33))
+    w = draw(st.integers(1, 4) if valid_bias else st.integers(0, 33))
+    cell = good_colour if valid_bias else colours
+    g = [[draw(cell) for _ in range(w)] for _ in range(h)]
+    if not valid_bias and h and draw(st.booleans()):
+        g[0] = g[0] + [1]  # ragged
+    return g
+
+
+json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+                      st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8))
+json_any = st.recursive(json_leaf, lambda c: st.one_of(
+    st.lists(c, max_size=4), st.dictionaries(st.text(max_size=6), c, max_size=4)), max_leaves=20)
+
+attempt_key = st.one_of(st.sampled_from(["attempt_1", "attempt_2", "attempt_3", "attempt_10",
+                                         "attempt_0", "attempt_01", "attempt_\u0661",
+                                         "attempt_1\n", "answer", "attempt_" + "9" * 60]),
+                        st.text(max_size=6))
+attempt_value = st.one_of(grids(), grids(valid_bias=False), json_any,
+                          st.builds(lambda g: {"answer": g}, grids()),
+                          st.builds(lambda g: {"answer": json.dumps(g)}, grids()))
+entry = st.one_of(st.dictionaries(attempt_key, attempt_value, max_size=3), grids(), json_any)
+submission = st.dictionaries(st.sampled_from(["a", "b", "zz", "", "a\n", "../x"]),
+                             st.one_of(st.lists(entry, max_size=3), entry), max_size=4)
+
+
+def _dump(obj) -> bytes:
+    return json.dumps(obj, allow_nan=True).encode()
+
+
+file_bytes = st.one_of(
+    submission.map(_dump),
+    json_any.map(_dump),
+    submission.map(lambda o: b"\xef\xbb\xbf" + _dump(o)),
+    st.binary(max_size=64),
+    st.integers(1, 5000).map(lambda n: b"[" * n + b"]" * n),
+    st.integers(1, 5000).map(lambda n: b"[" * n),
+    submission.map(lambda o: _dump(o)[: max(1, len(_dump(o)) // 2)]),  # truncated
+    st.just(b'{"a": [], "a": []}'),
+)
+
+task_obj = st.fixed_dictionaries({
+    "train": st.lists(st.fixed_dictionaries({"input": grids(), "output": grids()}), max_size=2),
+    "test": st.lists(st.fixed_dictionaries({"input": grids(), "output": grids()}), min_size=1,
+                     max_size=2),
+})
+# mostly valid tasks, so that folders that load are explored too
+task_bytes = st.one_of(task_obj.map(_dump), task_obj.map(_dump), task_obj.map(_dump),
+                       task_obj.map(lambda o: b"\xef\xbb\xbf" + _dump(o)), json_any.map(_dump),
+                       st.binary(max_size=32))
+task_name = st.text(alphabet=string.ascii_letters + string.digits + "_-. \u00e9\t",
+                    min_size=1, max_size=10)
+
+
+def _good_task() -> dict:
+    return {"train": [{"input": [[0]], "output": [[1]]}],
+            "test": [{"input": [[0, 0], [0, 0]], "output": [[1, 2], [3, 4]]}]}
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    for t in ("a", "b"):
+        (ds / f"{t}.json").write_text(json.dumps(_good_task()))
+    return ds
+
+
+def _files(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if p.is_file()}
+
+
+# ------------------------------------------------------------------- the fuzzers
+@FUZZ
+@given(data=file_bytes, strict=st.booleans(), as_json=st.booleans())
+def test_fuzz_score_predictions(tmp_path, dataset, data, strict, as_json):
+    pred = tmp_path / "pred.json"
+    pred.write_bytes(data)
+    argv = ["score", "--dataset", dataset, "--predictions", pred]
+    code, out, err = cli(*argv, *(["--strict"] if strict else []), *(["--json"] if as_json else []))
+    check("score", code, err)
+    if code == 0 and as_json:
+        summary = json.loads(out)
+        for k in ("pass@1", "pass@2", "pass@2_per_output", "pass@2_all_or_nothing"):
+            assert 0.0 <= summary[k] <= 1.0
+
+
+@FUZZ
+@given(files=st.lists(st.tuples(task_name, task_bytes), min_size=0, max_size=2),
+       sub=st.lists(st.sampled_from(["", "g1", "g1/g2"]), min_size=3, max_size=3))
+def test_fuzz_task_folders(tmp_path_factory, files, sub):
+    root = tmp_path_factory.mktemp("tasks")
+    for (name, data), folder in zip(files, sub):
+        d = root / folder
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{name}.json").write_bytes(data)
+    pred = root.parent / f"{root.name}_pred.json"
+    pred.write_text(json.dumps({}))
+    code, _, err = cli("score", "--dataset", root, "--predictions", pred)
+    check("score on a task folder", code, err)
+
+
+@FUZZ
+@given(kind=st.sampled_from(["csv", "json"]), body=st.one_of(
+    st.text(max_size=80), st.lists(st.tuples(st.sampled_from(["a", "b", "x", "=1+1", ""]),
+                                             st.text(max_size=6)), max_size=4).map(
+        lambda rows: "task_id,category\n" + "\n".join(f"{t},{c}" for t, c in rows))),
+    jbody=st.one_of(json_any, st.dictionaries(st.sampled_from(["a", "b", "q"]),
+                                              st.one_of(st.text(max_size=5), st.lists(
+                                                  st.text(max_size=5), max_size=3)),
+                                              max_size=3)))
+def test_fuzz_taxonomy_loader(tmp_path, dataset, kind, body, jbody):
+    from arcnb.errors import ArcnbError
+    from arcnb.taxonomy import load_taxonomy
+
+    path = tmp_path / f"tax.{kind}"
+    path.write_text(body if kind == "csv" else json.dumps(jbody))
+    try:
+        tax = load_taxonomy(str(path))
+    except ArcnbError as exc:
+        assert "\n" not in str(exc).strip()
+        TALLY["taxonomy loader: refused"] = TALLY.get("taxonomy loader: refused", 0) + 1
+        return
+    assert all(isinstance(c, tuple) for c in tax.labels.values())
+    TALLY["taxonomy loader: loaded"] = TALLY.get("taxonomy loader: loaded", 0) + 1
+
+
+@FUZZ
+@given(data=st.one_of(st.none(), submission.map(_dump), file_bytes),
+       name=st.sampled_from(["metrics.json", "predictions.json", "results.csv"]))
+def test_fuzz_compare_damaged_runs(tmp_path_factory, dataset, data, name):
+    """Two run directories, one of them damaged: compare refuses in one line or works,
+    and never leaves a partial output folder behind."""
+    from arcnb.evaluate import score_to_run_dir
+
+    root = tmp_path_factory.mktemp("runs")
+    good = {"a": [{"attempt_1": [[1, 2], [3, 4]]}], "b": [{"attempt_1": [[0]]}]}
+    runs = []
+    for label in ("r1", "r2"):
+        score_to_run_dir(good, str(dataset), root / label)
+        runs.append(root / label)
+    if data is not None:
+        (runs[1] / name).write_bytes(data)
+    out = root / "cmp"
+    code, _, err = cli("compare", *runs, "--out", out, "--n-boot", 20, "--no-latex")
+    check("compare", code, err)
+    if code == 2:
+        assert not out.exists() or not _files(out), sorted(_files(out))
+
+
+def teardown_module(module):
+    # The case counts, for the closing note of a fuzzing session (pytest -s shows them).
+    print("\nfuzz cases:", json.dumps(dict(sorted(TALLY.items())), indent=1))
