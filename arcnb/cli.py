@@ -266,7 +266,8 @@ def _add_evaluate(sub) -> None:
                    help="random colour permutations per dihedral view for dihedral+colors (1)")
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
     p.add_argument("--arch", help="model builder (registered name or module:callable) for "
-                                  "Lightning / state-dict checkpoints")
+                                  "Lightning / state-dict checkpoints; the module is looked up "
+                                  "in the current directory first, as `python -m` does")
     p.add_argument("--config", help="JSON object of builder arguments (overrides the "
                                     "checkpoint's)")
     p.add_argument("--seed", type=int, default=0, help="torch and colour-permutation seed (0)")
@@ -279,6 +280,18 @@ def _add_evaluate(sub) -> None:
     p.set_defaults(func=_run_evaluate)
 
 
+def _import_from_cwd() -> None:
+    """Let ``--arch mymodels:build`` find ``mymodels.py`` in the current directory, as
+    ``python -m`` and uvicorn's ``--app-dir`` do. Only for a builder the user names on
+    the command line; a builder named inside a checkpoint still needs
+    ``--trust-checkpoint`` to be imported."""
+    import os
+
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def _run_evaluate(args) -> int:
     from .evaluate import evaluate
 
@@ -287,6 +300,8 @@ def _run_evaluate(args) -> int:
         config = json.loads(args.config)
         if not isinstance(config, dict):
             raise ValueError("--config must be a JSON object")
+    if args.arch and ":" in args.arch:
+        _import_from_cwd()
     res = evaluate(args.checkpoint, args.dataset, args.out, device=args.device,
                    batch_size=args.batch_size, attempts=args.attempts, augment=args.augment,
                    color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,

@@ -276,3 +276,30 @@ def test_task_filter_errors_never_echo_the_file(tmp_path, tiny):
                           str(secret))
     for word in ("bash", "nologin", "root", "daemon"):
         assert word not in line.replace(str(tmp_path), "")
+
+
+def test_arch_module_is_found_in_the_current_directory(tmp_path, tiny):
+    """The console script (not `python -m`, which already looks in the current
+    directory) finds `mymodels.py` beside the user, like `python -m` and uvicorn."""
+    import torch
+
+    exe = Path(sys.executable).with_name("arcnb")
+    if not exe.exists():
+        pytest.skip("the arcnb console script is not installed beside this Python")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "mymodels.py").write_text(
+        "import torch, torch.nn.functional as F\n\n"
+        "class Scaled(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.scale = torch.nn.Parameter(torch.ones(()))\n"
+        "    def forward(self, x):\n"
+        "        return self.scale * F.one_hot(x.long().clamp(0, 10), 11).permute(0, 3, 1, 2).float()\n\n"
+        "def build(**config):\n    return Scaled()\n")
+    torch.save({"scale": torch.ones(())}, work / "sd.pt")
+    r = subprocess.run([str(exe), "evaluate", "--checkpoint", "sd.pt", "--arch", "mymodels:build",
+                        "--dataset", str(tiny), "--out", "run", "--no-progress"],
+                       cwd=work, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert (work / "run" / "metrics.json").exists()
