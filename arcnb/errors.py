@@ -6,8 +6,24 @@ turns these into one line on stderr and exit status 2.
 from __future__ import annotations
 
 
+def printable(text) -> str:
+    """``text`` with control and other unprintable characters escaped (a newline shows
+    as ``\\n``), so that a task id or a file name taken from the user can't break a
+    one-line message or a label."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class ArcnbError(Exception):
-    """Base class for errors caused by user input (files, names, parameters)."""
+    """Base class for errors caused by user input (files, names, parameters).
+
+    Its message is always one line: characters such as a newline inside a task id or
+    a file name are shown escaped."""
+
+    def __str__(self) -> str:
+        return printable(super().__str__())
 
 
 class GridError(ArcnbError, ValueError):
