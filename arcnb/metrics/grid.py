@@ -35,7 +35,6 @@ CHANGE_METRIC_NAMES = (
     "change_accuracy",
 )
 
-# Cells per chunk when scanning a batch: small on the CPU so that the passes over a
 
 def tolerance_name(tol: float) -> str:
     """Key of a tolerance accuracy: ``0.95 -> "grid_tol_0p95"``, ``0.999 -> "grid_tol_0p999"``."""
