@@ -46,7 +46,7 @@ except ImportError:  # pragma: no cover
         raise ImportError("arcnb.lightning needs Lightning: pip install 'arcnb[lightning]' "
                           "(or pip install lightning)") from exc
 
-from .modules import ArcMetricCollection
+from .metrics.streaming import ArcMetricCollection
 
 __all__ = ["ArcMetricsCallback", "batch_to_metric_inputs"]
 

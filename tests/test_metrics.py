@@ -8,7 +8,8 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-import arcnb.metrics as M
+import arcnb.metrics.grid as G
+import arcnb.metrics.grid_kernel as K
 from arcnb.grids import pad_grids
 from arcnb.metrics import (color_confusion, grid_metrics, latent_diagnostics,
                            reconstruction_metrics, token_accuracy)
@@ -54,7 +55,7 @@ def test_grid_metrics_match_naive_on_random_batches(convention, with_source):
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_both_backends_and_small_chunks_match_naive(monkeypatch, backend):
     # the CPU (numpy) and accelerator (torch) chunk code, with many chunks
-    monkeypatch.setattr(M, "_CHUNK_CELLS_CPU", 40)
+    monkeypatch.setattr(K, "_CHUNK_CELLS_CPU", 40)
     for seed in range(30):
         rng = np.random.default_rng(1000 + seed)
         p, t, s = random_batch(rng, B=int(rng.integers(1, 30)))
@@ -62,15 +63,15 @@ def test_both_backends_and_small_chunks_match_naive(monkeypatch, backend):
         for conv in ("arcnb", "reference"):
             want = naive_grid_metrics(p, t, s, convention=conv)
             for pad_dtype in (torch.int64, torch.int8):
-                counts = M._grid_update(P, T.to(pad_dtype), S, pad_token=10,
+                counts = G._grid_update(P, T.to(pad_dtype), S, pad_token=10,
                                         reference=conv == "reference", _backend=backend)
-                assert_matches(M._grid_compute(counts, convention=conv), want)
-            counts = M._grid_update(P[:, :, :3].reshape(P.shape[0], -1),
+                assert_matches(G._grid_compute(counts, convention=conv), want)
+            counts = G._grid_update(P[:, :, :3].reshape(P.shape[0], -1),
                                     T[:, :, :3].reshape(P.shape[0], -1), None,
                                     reference=conv == "reference", _backend=backend)
             want2 = naive_grid_metrics(p[:, :, :3].reshape(p.shape[0], -1),
                                        t[:, :, :3].reshape(p.shape[0], -1), convention=conv)
-            assert_matches(M._grid_compute(counts, convention=conv), want2)
+            assert_matches(G._grid_compute(counts, convention=conv), want2)
 
 
 @pytest.mark.parametrize("pad", [10, 11, 255, -1, -100, 1000])
@@ -440,10 +441,10 @@ def test_counts_add_up_over_any_split(batch, seed, convention):
     p, t, s = (torch.from_numpy(x) for x in batch)
     cut = int(np.random.default_rng(seed).integers(0, p.shape[0] + 1))
     ref = convention == "reference"
-    c1 = M._grid_update(p[:cut], t[:cut], s[:cut], reference=ref)
-    c2 = M._grid_update(p[cut:], t[cut:], s[cut:], reference=ref)
+    c1 = G._grid_update(p[:cut], t[:cut], s[:cut], reference=ref)
+    c2 = G._grid_update(p[cut:], t[cut:], s[cut:], reference=ref)
     summed = {k: c1[k] + c2[k] for k in c1}
-    a = M._grid_compute(summed, convention=convention)
+    a = G._grid_compute(summed, convention=convention)
     b = grid_metrics(p, t, source=s, convention=convention)
     for k in a:
         assert close(a[k], b[k], 1e-9), k
@@ -472,7 +473,7 @@ def no_host_transfer(monkeypatch):
     # the accelerator code path (torch ops only); on the CPU arcnb otherwise runs
     # the chunk passes as numpy ufuncs on zero-copy views
     import functools
-    monkeypatch.setattr(M, "_grid_update", functools.partial(M._grid_update, _backend="torch"))
+    monkeypatch.setattr(G, "_grid_update", functools.partial(G._grid_update, _backend="torch"))
     monkeypatch.setattr(torch.Tensor, "cpu", boom)
     monkeypatch.setattr(torch.Tensor, "numpy", boom)
     monkeypatch.setattr(torch.Tensor, "tolist", boom)

@@ -1,0 +1,90 @@
+"""Input conversion, checks and ratio helpers shared by every metric family.
+
+torch is imported lazily (inside the functions), so ``import arcnb.metrics`` stays
+free of torch until a tensor metric is called.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _first_device(*xs):
+    torch = _torch()
+    devices = {x.device for x in xs if isinstance(x, torch.Tensor)}
+    if len(devices) > 1:
+        raise ValueError(f"inputs are on different devices: {sorted(map(str, devices))}")
+    return devices.pop() if devices else torch.device("cpu")
+
+
+def _as_tensor(x: Any, name: str, device, *, integer: bool = True):
+    """``x`` as a torch tensor on ``device`` (tensors already there stay untouched)."""
+    torch = _torch()
+    if isinstance(x, torch.Tensor):
+        t = x.detach()
+    else:
+        if x is None:
+            raise ValueError(f"{name} is None")
+        try:
+            arr = np.asarray(x)
+        except (ValueError, TypeError) as exc:  # ragged nested lists
+            raise ValueError(f"{name} is not a rectangular array: {exc}") from None
+        if arr.dtype == object:
+            raise ValueError(f"{name} is not a rectangular array of numbers")
+        if arr.dtype.kind == "u" and arr.dtype.itemsize > 1:
+            arr = arr.astype(np.int64)  # torch lacks some unsigned dtypes
+        t = torch.as_tensor(arr, device=device)
+    if integer and (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
+        raise ValueError(
+            f"{name} has dtype {t.dtype}; expected integer class indices "
+            "(take the argmax of logits first)"
+        )
+    return t
+
+
+def _check_same_shape(a, b, na: str, nb: str) -> None:
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"{na} has shape {tuple(a.shape)} but {nb} has shape {tuple(b.shape)}")
+
+
+def _check_batch(t, name: str) -> None:
+    if t.dim() < 2:
+        raise ValueError(
+            f"{name} has shape {tuple(t.shape)}; expected a batch [B, H, W] or [B, L] "
+            "(wrap a single grid as grid[None])"
+        )
+
+
+def _float_dtype(device):
+    torch = _torch()
+    return torch.float32 if device.type == "mps" else torch.float64
+
+
+def _ratio(num, den):
+    """``num / den`` as float, NaN where ``den == 0`` (works elementwise)."""
+    torch = _torch()
+    dt = _float_dtype(num.device)
+    num = num.to(dt)
+    den = den.to(dt)
+    return torch.where(den > 0, num / den.clamp_min(1e-300 if dt == torch.float64 else 1e-30),
+                       torch.full_like(num, math.nan))
+
+
+def _out(x):
+    """Final form of a metric: float32 on the same device."""
+    torch = _torch()
+    return x.to(torch.float32)
+
+
+def _fits(value: int, dtype) -> bool:
+    """Whether ``value`` is representable in the integer ``dtype`` (torch or numpy)."""
+    info = np.iinfo(dtype) if isinstance(dtype, np.dtype) else _torch().iinfo(dtype)
+    return int(info.min) <= value <= int(info.max)

@@ -1,0 +1,293 @@
+"""Grid family: :func:`grid_metrics`, its options, its counts and its ratios.
+
+``_grid_update`` turns one batch into named counts (sums): it checks the options,
+reshapes the batch to ``[B, R, W]``, hands it to one of the two kernels
+(:mod:`arcnb.metrics.grid_numpy` on the CPU, :mod:`arcnb.metrics.grid_torch`
+elsewhere; their contract is in :mod:`arcnb.metrics.grid_kernel`) and derives the
+remaining counts from theirs. ``_grid_compute`` turns counts into ratios.
+:func:`grid_metrics` is ``compute(update(batch))``;
+:class:`arcnb.metrics.streaming.GridMetrics` adds the counts over batches first.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..grids import check_pad_token
+from ._tensors import (_as_tensor, _check_batch, _check_same_shape, _first_device,
+                       _float_dtype, _out, _ratio, _torch)
+from .grid_kernel import CELL_KEYS
+from .grid_numpy import count_numpy
+from .grid_torch import count_torch
+
+CONVENTIONS = ("arcnb", "reference")
+DEFAULT_TOLERANCES = (0.90, 0.95, 0.99)
+DEFAULT_WEIGHTS = (0.0, 0.8, 0.2)
+
+#: Metric names of :func:`grid_metrics` without ``source`` (plus one
+#: ``grid_tol_*`` per tolerance).
+GRID_METRIC_NAMES = (
+    "grid_accuracy", "exact_match", "cell_accuracy", "row_all_correct_rate",
+    "col_all_correct_rate", "dense_grid_objective", "n_grids",
+)
+#: Extra names of :func:`grid_metrics` given ``source``.
+CHANGE_METRIC_NAMES = (
+    "change_recall", "change_precision", "transformation_f1", "copy_rate",
+    "change_accuracy",
+)
+
+
+def tolerance_name(tol: float) -> str:
+    """Key of a tolerance accuracy: ``0.95 -> "grid_tol_0p95"``, ``0.999 -> "grid_tol_0p999"``."""
+    s = f"{tol:.2f}"
+    if float(s) != float(tol):
+        s = repr(float(tol))
+    return "grid_tol_" + s.replace(".", "p")
+
+
+def _check_tolerances(tolerances) -> tuple[float, ...]:
+    tols = tuple(float(t) for t in tolerances)
+    for t in tols:
+        if not (0.0 <= t <= 1.0):
+            raise ValueError(f"tolerance {t} is not in [0, 1]")
+    if len({tolerance_name(t) for t in tols}) != len(tols):
+        raise ValueError(f"duplicate tolerances {tols}")
+    return tols
+
+
+def _check_convention(convention: str) -> str:
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+    return convention
+
+
+def _check_weights(weights) -> tuple[float, float, float]:
+    w = tuple(float(x) for x in weights)
+    if len(w) != 3:
+        raise ValueError("weights must be (w_cell, w_tol, w_exact)")
+    return w
+
+
+def _tolerances_for_update(tolerances) -> tuple[float, ...]:
+    """Tolerances to count: the requested ones plus 0.95 (dense grid objective)."""
+    tols = _check_tolerances(tolerances)
+    if tolerance_name(0.95) not in {tolerance_name(t) for t in tols}:
+        tols = tols + (0.95,)
+    return tols
+
+
+def _grid_count_names(tols: Sequence[float], with_source: bool, reference: bool) -> list[str]:
+    names = ["n_total", "n_grids", "n_correct", "n_exact", "n_valid", "n_valid_correct",
+             "n_rows", "n_rows_correct", "n_cols", "n_cols_correct"]
+    names += ["n_" + tolerance_name(t) for t in tols]
+    if with_source:
+        names += ["n_tgt_change", "n_pred_change", "n_both_change", "n_change_correct"]
+        if reference:
+            names += ["sum_ref_copy_rate", "sum_ref_recall", "sum_ref_precision", "sum_ref_f1"]
+    return names
+
+
+
+def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
+                 tolerances: Sequence[float] = DEFAULT_TOLERANCES,
+                 reference: bool = False, _backend: str | None = None) -> dict:
+    """Counts of one batch for :func:`grid_metrics` (all sums, on the input's device).
+
+    ``n_total`` grids in the batch; ``n_grids`` with at least one valid cell;
+    ``n_correct`` / ``n_exact`` / ``n_grid_tol_*`` among those; ``n_valid`` /
+    ``n_valid_correct`` valid cells; ``n_rows`` / ``n_cols`` rows / columns holding a
+    valid cell and ``n_rows_correct`` / ``n_cols_correct`` those without a wrong
+    valid cell. With ``source``, over valid cells: ``n_tgt_change`` (tgt!=src),
+    ``n_pred_change`` (pred!=src), ``n_both_change`` (both), ``n_change_correct``
+    (pred==tgt and tgt!=src); with ``reference=True`` also the sums over grids of the
+    reference code's per-grid copy rate, recall, precision and F1 (every cell).
+
+    Inputs are tensors of the same shape on one device (the public functions
+    convert and check). The cells are counted by a kernel
+    (:mod:`arcnb.metrics.grid_kernel`): the numpy kernel on zero-copy views of CPU
+    tensors, on ``torch.get_num_threads()`` threads; the torch kernel on any other
+    device (``_backend`` forces one: "torch" or "numpy").
+    """
+    torch = _torch()
+    tols = _tolerances_for_update(tolerances)
+    device = target.device
+    with_source = source is not None
+    names = _grid_count_names(tols, with_source, reference)
+    fdt = _float_dtype(device)
+    acc = {n: torch.zeros((), dtype=fdt if n.startswith("sum_") else torch.int64,
+                          device=device)
+           for n in names}
+    B = target.shape[0]
+    acc["n_total"] += B
+    if B == 0 or target.numel() == 0:
+        return acc
+    columns = target.dim() != 2
+    # [B, L]: one row per grid, no columns counted; [B, ..., H, W]: extra dims fold
+    # into rows
+    shp3 = (B, -1, target.shape[-1]) if columns else (B, 1, target.shape[1])
+    pred, target = pred.reshape(shp3), target.reshape(shp3)
+    source = source.reshape(shp3) if with_source else None
+    opts = dict(pad_token=pad_token, tols=tols, columns=columns, reference=reference)
+    use_numpy = (_backend == "numpy") if _backend is not None else device.type == "cpu"
+    if use_numpy:
+        raw = count_numpy(pred.numpy(), target.numpy(),  # zero-copy views
+                          source.numpy() if with_source else None,
+                          threads=torch.get_num_threads(), **opts)
+    else:
+        raw = count_torch(pred, target, source, **opts)
+    _add_kernel_counts(acc, raw, tols, target.shape[1] * target.shape[2])
+    return acc
+
+
+def _add_kernel_counts(acc: dict, raw: Mapping[str, Any], tols, cells: int) -> None:
+    """Add a kernel's counts ``raw`` to the counts ``acc`` of :func:`_grid_update`,
+    deriving the counts the kernels leave out."""
+    for key in CELL_KEYS:
+        if key in acc:
+            acc[key] += raw[key]
+    acc["n_valid_correct"] += raw["n_valid"] - raw["n_wrong"]
+    for k, tl in enumerate(tols):
+        acc["n_" + tolerance_name(tl)] += raw["n_tol"][k]
+    if "n_tgt_change" not in acc:
+        return
+    n_tc, n_both, n_cc = raw["n_tgt_change"], raw["n_both_change"], raw["n_change_correct"]
+    acc["n_tgt_change"] += n_tc
+    acc["n_both_change"] += n_both
+    acc["n_change_correct"] += n_cc
+    # valid cells with pred != src: where tgt != src, the n_both cells; where
+    # tgt == src, exactly the wrong cells, n_wrong - (n_tc - n_cc) of them
+    acc["n_pred_change"] += n_both + raw["n_wrong"] - n_tc + n_cc
+    if "sum_ref_recall" in acc:
+        # the reference code: per grid, over every cell (padding included)
+        torch = _torch()
+        fdt = acc["sum_ref_recall"].dtype
+        device = acc["sum_ref_recall"].device
+        flags = torch.as_tensor(raw["ref_per_grid"], device=device).to(fdt)  # [3, B]
+        tc_g, pc_g, both_g = flags[0], flags[1], flags[2]
+        one = torch.ones((), dtype=fdt, device=device)
+        rec = torch.where(tc_g > 0, both_g / tc_g.clamp_min(1), one)
+        prec = torch.where(pc_g > 0, both_g / pc_g.clamp_min(1), one)
+        f1 = 2.0 * prec * rec / (prec + rec + 1e-8)
+        acc["sum_ref_copy_rate"] += ((cells - pc_g) / cells).sum()
+        acc["sum_ref_recall"] += rec.sum()
+        acc["sum_ref_precision"] += prec.sum()
+        acc["sum_ref_f1"] += f1.sum()
+
+
+def _grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
+                  weights=DEFAULT_WEIGHTS, convention: str = "arcnb") -> dict:
+    """Ratios of :func:`grid_metrics` from the counts of :func:`_grid_update`."""
+    torch = _torch()
+    convention = _check_convention(convention)
+    tols = _check_tolerances(tolerances)
+    w_cell, w_tol, w_exact = _check_weights(weights)
+    ref = convention == "reference"
+    grids = counts["n_total"] if ref else counts["n_grids"]
+    out = {
+        "grid_accuracy": _ratio(counts["n_correct"], grids),
+        "exact_match": _ratio(counts["n_exact"], grids),
+        "cell_accuracy": _ratio(counts["n_valid_correct"], counts["n_valid"]),
+    }
+    for tl in tols:
+        out[tolerance_name(tl)] = _ratio(counts["n_" + tolerance_name(tl)], grids)
+    out["row_all_correct_rate"] = _ratio(counts["n_rows_correct"], counts["n_rows"])
+    out["col_all_correct_rate"] = _ratio(counts["n_cols_correct"], counts["n_cols"])
+    tol95 = _ratio(counts["n_" + tolerance_name(0.95)], grids)
+    terms = [(w_cell, out["cell_accuracy"]), (w_tol, tol95), (w_exact, out["grid_accuracy"])]
+    dense = torch.zeros_like(out["cell_accuracy"])
+    for w, m in terms:
+        if w != 0.0:  # a zero weight drops its term (0 * NaN would poison the sum)
+            dense = dense + w * m
+    out["dense_grid_objective"] = dense
+    out["n_grids"] = grids.to(out["cell_accuracy"].dtype)
+    if "n_tgt_change" in counts:
+        if ref:
+            if "sum_ref_recall" not in counts:
+                raise ValueError("counts lack the reference change sums (update with reference=True)")
+            n = counts["n_total"]
+            out["change_recall"] = _ratio(counts["sum_ref_recall"], n)
+            out["change_precision"] = _ratio(counts["sum_ref_precision"], n)
+            out["transformation_f1"] = _ratio(counts["sum_ref_f1"], n)
+            out["copy_rate"] = _ratio(counts["sum_ref_copy_rate"], n)
+        else:
+            rec = _ratio(counts["n_both_change"], counts["n_tgt_change"])
+            prec = _ratio(counts["n_both_change"], counts["n_pred_change"])
+            s = prec + rec
+            f1 = torch.where(s > 0, 2 * prec * rec / torch.where(s > 0, s, torch.ones_like(s)),
+                             torch.where(torch.isnan(s), s, torch.zeros_like(s)))
+            out["change_recall"] = rec
+            out["change_precision"] = prec
+            out["transformation_f1"] = f1
+            out["copy_rate"] = _ratio(counts["n_valid"] - counts["n_pred_change"], counts["n_valid"])
+        # no counterpart in the reference code: pooled over valid cells in both
+        out["change_accuracy"] = _ratio(counts["n_change_correct"], counts["n_tgt_change"])
+    return {k: _out(v) for k, v in out.items()}
+
+
+def _prepare_grid_inputs(pred, target, source, pad_token):
+    pad_token = check_pad_token(pad_token)
+    device = _first_device(pred, target, source)
+    pred = _as_tensor(pred, "pred", device)
+    target = _as_tensor(target, "target", device)
+    _check_batch(target, "target")
+    _check_same_shape(pred, target, "pred", "target")
+    if source is not None:
+        source = _as_tensor(source, "source", device)
+        _check_same_shape(source, target, "source", "target")
+    return pred, target, source, pad_token
+
+
+def grid_metrics(pred, target, *, pad_token: int | None = 10, source=None,
+                 tolerances: Sequence[float] = DEFAULT_TOLERANCES,
+                 weights: Sequence[float] = DEFAULT_WEIGHTS,
+                 convention: str = "arcnb") -> dict:
+    """Grid, cell and (given ``source``) change metrics of a padded batch (seed 000).
+
+    ``pred``, ``target`` (and ``source``) are ``[B, H, W]`` (or ``[B, L]``) integer
+    batches padded with ``pad_token``. *Valid* cells: ``target != pad_token``. A grid
+    whose target is all padding is not a grid: with ``convention="arcnb"`` it is left
+    out of every denominator.
+
+    * ``grid_accuracy`` = #grids whose valid cells are all correct / #grids (padding
+      positions are not checked);
+    * ``exact_match`` = #grids with ``pred == target`` at every position, padding
+      included / #grids (a prediction of the wrong shape fails here);
+    * ``cell_accuracy`` = correct valid cells / valid cells, summed over the batch;
+    * ``grid_tol_0p90`` etc. = #grids whose own valid-cell accuracy >= tolerance / #grids;
+    * ``row_all_correct_rate`` / ``col_all_correct_rate`` = rows / columns without a
+      wrong valid cell / rows / columns holding a valid cell (NaN for ``[B, L]``);
+    * ``dense_grid_objective`` = w_cell*cell_accuracy + w_tol*grid_tol_0p95 +
+      w_exact*grid_accuracy with ``weights=(w_cell, w_tol, w_exact)`` (a zero weight
+      drops its term);
+    * ``n_grids``: the grid denominator.
+
+    With ``source`` (the input grids, same padding), over valid cells summed over the
+    batch: ``change_recall`` = |pred!=src & tgt!=src| / |tgt!=src|;
+    ``change_precision`` = |pred!=src & tgt!=src| / |pred!=src|;
+    ``transformation_f1`` = 2PR/(P+R) (0 when both are 0); ``copy_rate`` =
+    |pred==src| / |valid|; ``change_accuracy`` = |pred==tgt & tgt!=src| / |tgt!=src|.
+
+    ``convention="reference"`` reproduces the ARC Taxonomy reproduction code: a grid
+    whose target is all padding counts as wrong and stays in the grid denominators
+    (grid_accuracy, exact_match, grid_tol_*, n_grids = B); change_recall,
+    change_precision, transformation_f1 and copy_rate are computed per grid over
+    every cell, padding included, then averaged over the B grids, with recall 1.0 for
+    a grid without target changes, precision 1.0 for a grid without predicted
+    changes and F1 = 2PR/(P+R+1e-8). ``change_accuracy`` has no reference
+    counterpart and stays pooled over valid cells.
+
+    Empty denominators give NaN. Results are 0-dim float32 tensors on the input's
+    device.
+
+    >>> import torch
+    >>> m = grid_metrics(torch.tensor([[[1, 2], [3, 4]]]), torch.tensor([[[1, 2], [3, 5]]]))
+    >>> float(m["grid_accuracy"]), float(m["cell_accuracy"])
+    (0.0, 0.75)
+    """
+    tolerances = _check_tolerances(tolerances)
+    convention = _check_convention(convention)
+    weights = _check_weights(weights)
+    pred, target, source, pad_token = _prepare_grid_inputs(pred, target, source, pad_token)
+    counts = _grid_update(pred, target, source, pad_token=pad_token, tolerances=tolerances,
+                          reference=convention == "reference")
+    return _grid_compute(counts, tolerances=tolerances, weights=weights, convention=convention)
+
