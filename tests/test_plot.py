@@ -631,11 +631,13 @@ def test_task_and_grid_show_as_pictures_in_a_real_kernel():
     if "python3" not in KernelSpecManager().find_kernel_specs():
         pytest.skip("no python3 Jupyter kernel installed")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import arcnb.plot as P\nfrom arcnb import load_dataset\n"
+    # Task and Pair before arcnb.plot is imported: `import arcnb` wires the display
+    nb.cells = [nbformat.v4.new_code_cell("from arcnb import load_dataset\n"
                                           "ds = load_dataset('arc-agi-1:evaluation')"),
                 nbformat.v4.new_code_cell("ds['00576224']"),
                 nbformat.v4.new_code_cell("ds['00576224'].train[0]"),
-                nbformat.v4.new_code_cell("P.view(ds['00576224'].test[0].output)")]
+                nbformat.v4.new_code_cell("import arcnb.plot as P\n"
+                                          "P.view(ds['00576224'].test[0].output)")]
     nbclient.NotebookClient(nb, timeout=180, kernel_name="python3").execute()
     for cell in nb.cells[1:]:
         result = [o for o in cell.outputs if o["output_type"] == "execute_result"]

@@ -54,5 +54,3 @@ __all__ = [
     "breakdown_bars", "pass_at_k", "compare", "paper_style",
     "figsize", "save", "GridView", "PairView", "TaskView", "view", "enable_rich_display",
 ]
-
-enable_rich_display()

@@ -1,8 +1,8 @@
 """Rich display in Jupyter: :class:`GridView`, :class:`PairView` and :class:`TaskView`
 (pictures through ``_repr_png_``), :func:`view`, and :func:`enable_rich_display`, which
 registers the PNG formatters that show a :class:`~arcnb.data.Task` or
-:class:`~arcnb.data.Pair` as a picture (called when ``arcnb.plot`` is imported inside a
-running IPython)."""
+:class:`~arcnb.data.Pair` as a picture (``arcnb/__init__.py`` calls it when ``arcnb`` is
+imported inside a running IPython)."""
 from __future__ import annotations
 
 import io
@@ -117,18 +117,31 @@ def enable_rich_display(shell=None) -> bool:
     :class:`~arcnb.data.Pair` that ends a notebook cell shows as a picture.
 
     Uses the running IPython shell (or ``shell``); returns False when there is none.
-    Called automatically when ``arcnb.plot`` is imported inside IPython.
+    Called automatically when ``arcnb`` is imported inside IPython. The formatters are
+    registered by class name (``arcnb.data.Task``, ``arcnb.data.Pair``), so the data
+    classes know nothing of plotting, and they import matplotlib only when they first
+    draw.
     """
-    from ..data import Pair, Task
-
     if shell is None:
-        ipython = sys.modules.get("IPython")  # no IPython imported -> no shell running
-        if ipython is None:
-            return False
-        shell = ipython.get_ipython()
+        shell = _running_shell()
     if shell is None or not hasattr(shell, "display_formatter"):
         return False
     png = shell.display_formatter.formatters["image/png"]
-    png.for_type(Task, lambda t: TaskView(t)._repr_png_())
-    png.for_type(Pair, lambda p: PairView(p)._repr_png_())
+    png.for_type_by_name("arcnb.data", "Task", _task_png)
+    png.for_type_by_name("arcnb.data", "Pair", _pair_png)
     return True
+
+
+def _running_shell():
+    """The running IPython shell, or None; never imports IPython."""
+    ipython = sys.modules.get("IPython")  # no IPython imported -> no shell running
+    get_ipython = getattr(ipython, "get_ipython", None)
+    return None if get_ipython is None else get_ipython()
+
+
+def _task_png(t) -> bytes:
+    return TaskView(t)._repr_png_()
+
+
+def _pair_png(p) -> bytes:
+    return PairView(p)._repr_png_()
