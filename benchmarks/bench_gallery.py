@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 
 from arcnb import plot as P  # noqa: E402
 from arcnb.data import load_dataset  # noqa: E402
+from arcnb.plot.galleries import _best_attempt  # noqa: E402
 from arcnb.scoring import score  # noqa: E402
 
 
@@ -60,7 +61,7 @@ def one_axes_per_grid(results, items, path: Path, ncols: int = 5) -> None:
         ax.set_axis_off()
     for q, (tid, i) in enumerate(zip(items["task_id"], items["test_index"])):
         truth = results.truth(tid, int(i))
-        j, pred = P._best_attempt(truth, results.attempts(tid, int(i)), max(results.ks))
+        j, pred = _best_attempt(truth, results.attempts(tid, int(i)), max(results.ks))
         r, c = divmod(q, ncols)
         a0, a1, a2 = axes[r, 3 * c], axes[r, 3 * c + 1], axes[r, 3 * c + 2]
         a0.imshow(P.PALETTE_RGB[truth], interpolation="nearest")

@@ -168,14 +168,68 @@ def test_duplicate_ids_in_folder(tmp_path):
         load_dataset(tmp_path)
 
 
-def test_tasks_and_pairs_display_as_pictures(arc1_eval):
+def _run_python(code: str) -> str:
+    import subprocess
+    import sys
+    import textwrap
+
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+def test_tasks_and_pairs_display_as_pictures():
+    """Inside IPython, a Task or a Pair that ends a cell shows as a PNG: what Jupyter
+    does is ask the shell's display formatter, which `import arcnb` has set up (without
+    importing matplotlib before the first picture)."""
+    import base64
     import io
 
     import matplotlib.image as mpimg
 
-    task = arc1_eval["00576224"]
-    for obj in (task, task.test[0]):
-        png = obj._repr_png_()
+    out = _run_python("""
+        import base64, json, sys
+        from IPython.core.interactiveshell import InteractiveShell
+        shell = InteractiveShell.instance()
+        mpl_before = "matplotlib" in sys.modules
+        import arcnb
+        mpl_after_import = "matplotlib" in sys.modules
+        task = arcnb.load_dataset("arc-agi-1:evaluation")["00576224"]
+        pngs = [shell.display_formatter.format(obj)[0].get("image/png", b"")
+                for obj in (task, task.test[0])]
+        print(json.dumps({"mpl": [mpl_before, mpl_after_import],
+                          "pngs": [base64.b64encode(p).decode() for p in pngs]}))
+    """)
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got["mpl"] == [False, False]
+    for b64 in got["pngs"]:
+        png = base64.b64decode(b64)
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
         img = mpimg.imread(io.BytesIO(png))
         assert img.ndim == 3 and img.shape[0] > 20 and img.shape[1] > 20
+
+
+def test_data_knows_nothing_of_plotting():
+    """arcnb.data (a grid container) imports nothing from arcnb.plot or matplotlib, and
+    `import arcnb` outside IPython imports neither (nor IPython)."""
+    import ast
+    from pathlib import Path
+
+    import arcnb.data
+
+    tree = ast.parse(Path(arcnb.data.__file__).read_text())
+    imported = set()
+    for node in ast.walk(tree):  # every import, also the ones inside functions
+        if isinstance(node, ast.ImportFrom):
+            imported.add("." * node.level + (node.module or ""))
+            imported.update(f"{'.' * node.level}{node.module or ''}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+    assert not {m for m in imported if "plot" in m or "matplotlib" in m or "IPython" in m}
+    out = _run_python("""
+        import sys
+        import arcnb.data, arcnb
+        print(sorted(m for m in ("arcnb.plot", "matplotlib", "IPython") if m in sys.modules))
+    """)
+    assert out.strip() == "[]"

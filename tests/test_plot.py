@@ -16,6 +16,7 @@ import pytest  # noqa: E402
 
 from arcnb import plot as P  # noqa: E402
 from arcnb.errors import OutputExistsError  # noqa: E402
+from arcnb.plot import tiles as T  # noqa: E402
 from arcnb.scoring import score  # noqa: E402
 
 # the official ARC palette, written out by hand (value -> RGB)
@@ -500,6 +501,32 @@ def test_enable_rich_display_registers_png_formatters(arc1_eval):
     assert P.enable_rich_display(types.SimpleNamespace()) is False
 
 
+# the public names of arcnb.plot, written out by hand (the README's and the notebooks' API)
+PUBLIC = """PALETTE PALETTE_RGB COLOR_NAMES PAD_COLOR PAD_HATCH_COLOR LINE_COLOR DIFF_OK_COLOR
+DIFF_WRONG_COLOR SINGLE_COLUMN DOUBLE_COLUMN STYLE grid_image diff_mask grid pair task gallery
+gallery_items gallery_pages color_accuracy confusion_heatmap breakdown_bars pass_at_k compare
+paper_style figsize save GridView PairView TaskView view enable_rich_display""".split()
+
+
+def test_every_public_name_is_importable_from_arcnb_plot():
+    """`arcnb.plot.X` and `from arcnb.plot import *` give every public name, and importing
+    arcnb.plot does not import matplotlib (the first drawing does)."""
+    import subprocess
+    import sys
+
+    ns: dict = {}
+    exec("from arcnb.plot import *", ns)
+    assert set(PUBLIC) <= set(ns) and set(P.__all__) == set(PUBLIC)
+    for name in PUBLIC:
+        assert getattr(P, name) is ns[name]
+    assert callable(P.gallery) and callable(P.grid) and callable(P.save)
+    code = ("import sys, arcnb.plot\n"
+            "print(sorted(m for m in ('matplotlib', 'IPython') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "[]"
+
+
 # ------------------------------------------------------------------ properties and environment
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -522,7 +549,7 @@ def _triple(draw):
 @settings(max_examples=50, deadline=None)
 @given(st.lists(_triple(), min_size=1, max_size=6), st.sampled_from([31, 40, 64, 97]))
 def test_gallery_tiles_hold_every_cell_and_mark_exactly_the_wrong_ones(triples, slot):
-    tiles = P._render_tiles(triples, slot)
+    tiles = T._render_tiles(triples, slot)
     for n, (truth, pred) in enumerate(triples):
         dims = truth.shape + (() if pred is None else pred.shape)
         c = max(1, (slot - 1) // max(dims))
@@ -533,17 +560,17 @@ def test_gallery_tiles_hold_every_cell_and_mark_exactly_the_wrong_ones(triples, 
                 assert tiles[n, 0, y, x] == truth[r, col]
                 d = tiles[n, 2, y, x]
                 if pred is None or pred.shape != truth.shape:
-                    assert d in (P._T_MISMATCH, P._T_MISMATCH_HATCH)
+                    assert d in (T._T_MISMATCH, T._T_MISMATCH_HATCH)
                 elif pred[r, col] != truth[r, col]:
-                    assert d == P._T_WRONG
+                    assert d == T._T_WRONG
                 else:
-                    assert d == P._T_OK
+                    assert d == T._T_OK
         if pred is not None:
             for r in range(pred.shape[0]):
                 for col in range(pred.shape[1]):
                     assert tiles[n, 1, r * c + c // 2, col * c + c // 2] == pred[r, col]
         else:
-            assert (tiles[n, 1] == P._T_BG).all()
+            assert (tiles[n, 1] == T._T_BG).all()
 
 
 def test_gallery_attempt_choice(mixed_results):
@@ -604,11 +631,13 @@ def test_task_and_grid_show_as_pictures_in_a_real_kernel():
     if "python3" not in KernelSpecManager().find_kernel_specs():
         pytest.skip("no python3 Jupyter kernel installed")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import arcnb.plot as P\nfrom arcnb import load_dataset\n"
+    # Task and Pair before arcnb.plot is imported: `import arcnb` wires the display
+    nb.cells = [nbformat.v4.new_code_cell("from arcnb import load_dataset\n"
                                           "ds = load_dataset('arc-agi-1:evaluation')"),
                 nbformat.v4.new_code_cell("ds['00576224']"),
                 nbformat.v4.new_code_cell("ds['00576224'].train[0]"),
-                nbformat.v4.new_code_cell("P.view(ds['00576224'].test[0].output)")]
+                nbformat.v4.new_code_cell("import arcnb.plot as P\n"
+                                          "P.view(ds['00576224'].test[0].output)")]
     nbclient.NotebookClient(nb, timeout=180, kernel_name="python3").execute()
     for cell in nb.cells[1:]:
         result = [o for o in cell.outputs if o["output_type"] == "execute_result"]

@@ -1,0 +1,56 @@
+"""Plots of ARC grids and results: the official palette, grid / pair / task panels,
+fast galleries, breakdown charts and paper-ready figures.
+
+Everything works offline and headless (no fonts or styles are fetched; the Agg
+backend is enough). Plotting functions take ``ax=None`` (or ``axes=None`` for
+multi-panel figures) and return the Axes or the Figure they drew on. Importing
+``arcnb.plot`` does not import matplotlib; the first drawing does.
+
+Colours
+    ``PALETTE[c]`` is the official ARC colour of value ``c`` (0 black, 1 blue, 2 red,
+    3 green, 4 yellow, 5 grey, 6 magenta, 7 orange, 8 azure, 9 maroon). Padding
+    (the pad token, default 10) is never drawn black: it is white with a grey hatch.
+
+Images
+    :func:`grid` draws one pixel per cell (``imshow`` of an ``H x W x 3`` array whose
+    every pixel is exactly ``PALETTE_RGB[value]``) with thin vector cell lines, so
+    PDF/SVG output stays sharp. :func:`gallery` instead tiles hundreds of
+    truth / prediction / difference triples into one RGBA image per figure (a single
+    image artist, labels written into the pixels), which is tens of times faster than
+    one Axes per grid.
+
+Difference panel
+    Cell ``(r, c)`` is marked wrong iff ``truth[r, c] != prediction[r, c]``; it is only
+    defined when the shapes agree. A shape mismatch (or a missing prediction) is
+    stated in words instead.
+
+Modules (every public name is importable from ``arcnb.plot`` itself)
+    ``palette``   the palette constants, :func:`grid_image`, :func:`diff_mask`, array helpers
+    ``panels``    :func:`grid`, :func:`pair`, :func:`task`
+    ``galleries`` :func:`gallery`, :func:`gallery_items`, :func:`gallery_pages`
+    ``tiles``     the gallery's tile rendering (tokens and their colour look-up table)
+    ``pixelfont`` the gallery's text, rasterised into the image
+    ``charts``    :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
+                  :func:`pass_at_k`, :func:`compare`
+    ``paper``     :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
+    ``display``   :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
+                  :func:`enable_rich_display`
+"""
+from __future__ import annotations
+
+from .charts import breakdown_bars, color_accuracy, compare, confusion_heatmap, pass_at_k
+from .display import GridView, PairView, TaskView, enable_rich_display, view
+from .galleries import gallery, gallery_items, gallery_pages
+from .palette import (COLOR_NAMES, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, PAD_COLOR,
+                      PAD_HATCH_COLOR, PALETTE, PALETTE_RGB, diff_mask, grid_image)
+from .panels import grid, pair, task
+from .paper import DOUBLE_COLUMN, SINGLE_COLUMN, STYLE, figsize, paper_style, save
+
+__all__ = [
+    "PALETTE", "PALETTE_RGB", "COLOR_NAMES", "PAD_COLOR", "PAD_HATCH_COLOR", "LINE_COLOR",
+    "DIFF_OK_COLOR", "DIFF_WRONG_COLOR", "SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE",
+    "grid_image", "diff_mask", "grid", "pair", "task", "gallery", "gallery_items",
+    "gallery_pages", "color_accuracy", "confusion_heatmap",
+    "breakdown_bars", "pass_at_k", "compare", "paper_style",
+    "figsize", "save", "GridView", "PairView", "TaskView", "view", "enable_rich_display",
+]
