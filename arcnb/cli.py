@@ -213,6 +213,7 @@ def _run_report(args) -> int:
     from pathlib import Path
 
     from . import report as R
+    from .runs import compact_line, ks_of, summary_of
 
     dataset = args.dataset
     if args.default:
@@ -233,13 +234,12 @@ def _run_report(args) -> int:
                               evaluate_options=opts if sources[0]["kind"] == "checkpoint"
                               else None)
     for r in results:
-        summ = R._summary_of(r.metrics)
         print(f"report: {r.html}")
-        print(format_summary(summ, R._ks_of(r.metrics)))
-        print(R.compact_line(r.metrics))
+        print(format_summary(summary_of(r.metrics), ks_of(r.metrics)))
+        print(compact_line(r.metrics))
         print("time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in r.timings.items()))
     if len(results) > 1:
-        print(f"index: {Path(args.out) / 'index.html'}")
+        print(f"index: {Path(args.out) / R.INDEX_HTML}")
     return 0
 
 

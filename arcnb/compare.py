@@ -2,11 +2,12 @@
 pass@2, exact McNemar test on solved / unsolved outputs, the outputs only one run
 solved, and a per-category table of differences.
 
-A run is a run directory (``predictions.json`` + ``metrics.json`` naming the dataset,
-as written by ``arcnb evaluate`` / ``arcnb report``) or an in-memory
-:class:`~arcnb.scoring.Results`. Run directories are *re-scored* from
-``predictions.json`` on the dataset recorded in ``metrics.json`` (never trusting the
-CSV tables); the re-scored headline numbers must match the recorded ones.
+A run is a run directory (as written by ``arcnb evaluate`` / ``arcnb report``; see
+:mod:`arcnb.runs`), a :class:`~arcnb.runs.Run` or an in-memory
+:class:`~arcnb.scoring.Results`. Run directories are *re-scored* from their
+predictions on the dataset their metrics record (never trusting the tables), by
+:meth:`arcnb.runs.Run.open`; the re-scored headline numbers must match the recorded
+ones.
 
 For runs A and B (A listed first) over the same tasks T and outputs O:
 
@@ -24,9 +25,8 @@ Runs over different task sets are refused (:class:`CompareError`) unless
 """
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 
 from .breakdown import group_membership, latex_table
-from .data import load_dataset, load_task_ids
-from .errors import ArcnbError, OutputExistsError
+from .errors import OutputExistsError
 from .io import atomic_write_json, atomic_write_text
+from .runs import Run, RunDirError
 from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
 from .taxonomy import UNCATEGORIZED
 
@@ -46,141 +46,38 @@ __all__ = ["CompareError", "RunScore", "Comparison", "load_run", "compare", "TAB
 TABLES = ("runs", "differences", "only_one_solved", "categories")
 
 
-class CompareError(ArcnbError, ValueError):
-    """Runs cannot be compared (different task sets, different truths, bad run dir)."""
+#: The comparison's JSON summary, written beside the tables.
+SUMMARY_FILE = "summary.json"
 
 
-@dataclass
-class RunScore:
-    """One run: a label, where it came from, its re-scored results and metrics.json."""
+class CompareError(RunDirError):
+    """Runs cannot be compared (different task sets, different truths, bad run dir).
 
-    label: str
-    results: object
-    path: str | None = None
-    metrics: dict = field(default_factory=dict)
+    A subclass of :class:`arcnb.runs.RunDirError` (itself an ArcnbError and a
+    ValueError) because :func:`load_run` raises it for a bad run directory."""
 
 
-# ---------------------------------------------------------------------- run dirs
-def _summary_of(metrics: dict) -> dict:
-    s = metrics.get("summary")
-    return dict(s) if isinstance(s, dict) else dict(metrics)
+class RunScore(Run):
+    """The former name of :class:`arcnb.runs.Run` in this module, kept for code that
+    builds one positionally as ``RunScore(label, results, path, metrics)``."""
 
-
-def _recorded_dataset(metrics: dict) -> tuple[str | None, object, dict]:
-    """(dataset spec, task filter, recorded dataset info) from a metrics.json."""
-    summ = _summary_of(metrics)
-    info = metrics.get("dataset") if isinstance(metrics.get("dataset"), dict) else \
-        (summ.get("dataset") if isinstance(summ.get("dataset"), dict) else {})
-    params = metrics.get("parameters") or metrics.get("params") or {}
-    spec = info.get("name") or (params.get("dataset") if isinstance(params, dict) else None)
-    tasks = None
-    for holder in (metrics, summ, info):
-        for key in ("task_ids", "tasks"):
-            if isinstance(holder.get(key), list):
-                tasks = holder[key]
-                break
-        if tasks is not None:
-            break
-    if tasks is None and isinstance(params, dict) and params.get("tasks"):
-        tasks = params["tasks"]
-    if tasks is None and info.get("filter"):
-        tasks = info["filter"]
-    return spec, tasks, info
-
-
-def _resolve_tasks(tasks, run_dir: Path):
-    """A task filter as recorded: a list, or a path (absolute, or relative to the run
-    dir / the working directory). None when it cannot be resolved."""
-    if tasks is None or isinstance(tasks, list):
-        return tasks
-    for cand in (Path(str(tasks)), run_dir / str(tasks)):
-        if cand.is_file():
-            return load_task_ids(cand)
-    return None
-
-
-def _csv_task_ids(run_dir: Path) -> list[str] | None:
-    for name in ("results.csv", "results.parquet"):
-        p = run_dir / name
-        if p.exists():
-            try:
-                df = pd.read_csv(p, dtype={"task_id": str}) if name.endswith(".csv") \
-                    else pd.read_parquet(p, columns=["task_id"])
-            except Exception:  # noqa: BLE001 - an unreadable table is just not used
-                continue
-            if "task_id" in df.columns:
-                return sorted(set(df["task_id"].astype(str)))
-    return None
-
-
-def _check_recorded(recorded: dict, fresh: dict, where: Path) -> None:
-    for key in ("n_tasks", "n_outputs", "pass@1", "pass@2", "pass@2_per_output",
-                "pass@2_all_or_nothing"):
-        a = recorded.get(key)
-        if a is None:
-            continue
-        b = fresh[key]
-        if isinstance(b, float) and np.isnan(b):
-            raise CompareError(f"{where}: re-scoring gives {key}=nan but metrics.json says {a}")
-        if abs(float(a) - float(b)) > 1e-9:
-            raise CompareError(f"{where}: re-scoring predictions.json gives {key}={b}, but "
-                               f"metrics.json says {a}; the run directory is inconsistent")
+    def __init__(self, label: str, results, path: str | None = None,
+                 metrics: dict | None = None):
+        super().__init__(results, dict(metrics or {}), Path(path) if path else None, label)
 
 
 def load_run(run_dir: str | os.PathLike, *, dataset=None, label: str | None = None,
-             n_boot: int = 1000, seed: int = 0, _cache: dict | None = None) -> RunScore:
-    """Re-score a run directory.
-
-    The dataset is ``dataset`` when given, else the one named in ``metrics.json``
-    (``dataset.name`` at the top level or in ``summary``, or ``parameters.dataset``).
-    The task set is, in order: a task-id list recorded in metrics.json, the recorded
-    task filter file, the task ids of ``results.csv`` / ``results.parquet`` when the
-    recorded filter cannot be resolved, else the whole dataset. The re-scored
-    headline numbers (n_tasks, n_outputs, pass@1, pass@2, ...) must equal the recorded
-    ones, else :class:`CompareError`.
-    """
-    from .predictions import load_predictions
-    from .scoring import score
-
-    rd = Path(run_dir)
-    if not rd.is_dir():
-        raise CompareError(f"run directory not found: {rd}")
-    mpath, ppath = rd / "metrics.json", rd / "predictions.json"
-    for p in (mpath, ppath):
-        if not p.is_file():
-            raise CompareError(f"{rd} is not a run directory: {p.name} is missing")
+             n_boot: int = 1000, seed: int = 0, _cache: dict | None = None) -> Run:
+    """Re-score a run directory: :meth:`arcnb.runs.Run.open` (see it for how the
+    dataset and the task set are found), with :class:`CompareError` for a run
+    directory that is missing, incomplete or inconsistent."""
     try:
-        metrics = json.loads(mpath.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CompareError(f"{mpath} is not valid JSON: {exc}") from None
-    if not isinstance(metrics, dict):
-        raise CompareError(f"{mpath} must hold a JSON object")
-    spec, tasks, info = _recorded_dataset(metrics)
-    if dataset is None and not spec:
-        raise CompareError(f"{mpath} names no dataset (expected dataset.name); pass "
-                           "dataset= / --dataset")
-    use_tasks = _resolve_tasks(tasks, rd)
-    if tasks is not None and use_tasks is None:
-        use_tasks = _csv_task_ids(rd)
-        if use_tasks is None:
-            raise CompareError(f"{rd}: the recorded task filter {tasks!r} cannot be found and "
-                               "there is no results.csv listing the tasks")
-    key = str(dataset if dataset is not None else spec)
-    if _cache is not None and key in _cache:
-        ds = _cache[key]
-    else:
-        ds = load_dataset(dataset if dataset is not None else spec)
-        if _cache is not None:
-            _cache[key] = ds
-    if use_tasks is not None:
-        ds = ds.select(use_tasks, label=str(tasks) if not isinstance(tasks, list) else None)
-    res = score(ds, load_predictions(str(ppath)), n_boot=n_boot, seed=seed)
-    _check_recorded(_summary_of(metrics), res.summary, rd)
-    rec_version = info.get("version")
-    if rec_version and dataset is None and rec_version != ds.version:
-        raise CompareError(f"{rd}: metrics.json records dataset version {rec_version} but "
-                           f"{ds.name} is now {ds.version}")
-    return RunScore(label or rd.name, res, str(rd), metrics)
+        return Run.open(run_dir, dataset=dataset, label=label, n_boot=n_boot, seed=seed,
+                        cache=_cache)
+    except CompareError:
+        raise
+    except RunDirError as exc:
+        raise CompareError(str(exc)) from None
 
 
 # ---------------------------------------------------------------------- comparison
@@ -189,20 +86,20 @@ class Comparison:
     """The result of :func:`compare`: the runs, the common task list, a JSON-able
     ``summary`` and the tables of :data:`TABLES`."""
 
-    runs: list[RunScore]
+    runs: list[Run]
     task_ids: list[str]
     summary: dict
     tables: dict[str, pd.DataFrame]
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
               latex: bool = True) -> list[Path]:
-        """Write ``<table>.csv`` (and ``.tex``) for every table and ``summary.json``
+        """Write ``<table>.csv`` (and ``.tex``) for every table and :data:`SUMMARY_FILE`
         into ``out``, each file atomically. Nothing is written when any target exists
         and ``overwrite`` is False."""
         out = Path(out)
         if out.exists() and not out.is_dir():
             raise CompareError(f"{out} exists and is not a directory")
-        targets = [out / "summary.json"]
+        targets = [out / SUMMARY_FILE]
         for name in self.tables:
             targets.append(out / f"{name}.csv")
             if latex:
@@ -220,7 +117,7 @@ class Comparison:
                 written.append(atomic_write_text(out / f"{name}.tex",
                                                  latex_table(df, caption=_CAPTIONS[name]),
                                                  overwrite=True))
-        written.append(atomic_write_json(out / "summary.json", self.summary, overwrite=True))
+        written.append(atomic_write_json(out / SUMMARY_FILE, self.summary, overwrite=True))
         return written
 
     def __repr__(self) -> str:
@@ -237,7 +134,7 @@ _CAPTIONS = {
 }
 
 
-def _labels(runs: Sequence[RunScore]) -> None:
+def _labels(runs: Sequence[Run]) -> None:
     seen: dict[str, int] = {}
     for r in runs:
         n = seen.get(r.label, 0)
@@ -246,18 +143,18 @@ def _labels(runs: Sequence[RunScore]) -> None:
             r.label = f"{r.label}#{n + 1}"
 
 
-def _restrict(run: RunScore, task_ids: list[str], n_boot: int, seed: int) -> RunScore:
+def _restrict(run: Run, task_ids: list[str], n_boot: int, seed: int) -> Run:
     from .scoring import score
 
     res = run.results
     if list(res.tasks["task_id"]) == task_ids:
         return run
     ds = res.dataset.select(task_ids, label=f"{len(task_ids)} common tasks")
-    return RunScore(run.label, score(ds, res.predictions, ks=res.ks, n_boot=n_boot, seed=seed),
-                    run.path, run.metrics)
+    return Run(score(ds, res.predictions, ks=res.ks, n_boot=n_boot, seed=seed), run.metrics,
+               run.run_dir, run.label)
 
 
-def _check_truths(runs: Sequence[RunScore], task_ids: list[str]) -> None:
+def _check_truths(runs: Sequence[Run], task_ids: list[str]) -> None:
     ref = runs[0].results.dataset
     for r in runs[1:]:
         ds = r.results.dataset
@@ -276,7 +173,8 @@ def _check_truths(runs: Sequence[RunScore], task_ids: list[str]) -> None:
 def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only: bool = False,
             taxonomy="structural", dataset=None, n_boot: int = 1000, seed: int = 0,
             level: float = 0.95) -> Comparison:
-    """Compare two or more runs (run directories or :class:`~arcnb.scoring.Results`).
+    """Compare two or more runs (run directories, :class:`~arcnb.runs.Run` or
+    :class:`~arcnb.scoring.Results`).
 
     Every pair (A, B) with A listed before B is compared as described in the module
     docstring; ``taxonomy`` (a taxonomy spec for
@@ -290,14 +188,19 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
         raise CompareError("compare needs at least two runs")
     if labels is not None and len(labels) != len(runs):
         raise CompareError(f"{len(labels)} labels for {len(runs)} runs")
-    loaded: list[RunScore] = []
+    loaded: list[Run] = []
     cache: dict = {}  # each dataset is loaded once
     for i, r in enumerate(runs):
         lab = labels[i] if labels is not None else None
-        if isinstance(r, RunScore):
-            loaded.append(RunScore(lab or r.label, r.results, r.path, r.metrics))
+        if isinstance(r, Run) and r.results is not None:
+            loaded.append(Run(r.results, r.metrics, r.run_dir, lab or r.label))
+        elif isinstance(r, Run):  # read without scoring (Run.read): open its directory
+            if r.run_dir is None:
+                raise CompareError(f"run {r.label!r} has neither results nor a run directory")
+            loaded.append(load_run(r.run_dir, dataset=dataset, label=lab or r.label,
+                                   n_boot=n_boot, seed=seed, _cache=cache))
         elif isinstance(r, Results):
-            loaded.append(RunScore(lab or f"run{i + 1}", r, None, {}))
+            loaded.append(Run(r, {}, None, lab or f"run{i + 1}"))
         else:
             loaded.append(load_run(r, dataset=dataset, label=lab, n_boot=n_boot, seed=seed,
                                    _cache=cache))
@@ -380,7 +283,7 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
     return Comparison(loaded, common, summary, tables)
 
 
-def _aligned(a: RunScore, b: RunScore):
+def _aligned(a: Run, b: Run):
     ta = a.results.tasks.set_index("task_id")
     tb = b.results.tasks.set_index("task_id").reindex(ta.index)
     oa = a.results.outputs.set_index(["task_id", "test_index"])
@@ -388,7 +291,7 @@ def _aligned(a: RunScore, b: RunScore):
     return ta, tb, oa, ob
 
 
-def _compare_pair(a: RunScore, b: RunScore, *, n_boot, seed, level) -> dict:
+def _compare_pair(a: Run, b: Run, *, n_boot, seed, level) -> dict:
     ta, tb, oa, ob = _aligned(a, b)
     diff, lo, hi = paired_bootstrap_ci(ta["pass@2"].to_numpy(), tb["pass@2"].to_numpy(),
                                        n_boot=n_boot, seed=seed, level=level)
@@ -419,7 +322,7 @@ def _compare_pair(a: RunScore, b: RunScore, *, n_boot, seed, level) -> dict:
     return {"row": row, "only": only, "json": js}
 
 
-def _category_diffs(a: RunScore, b: RunScore, mem: pd.DataFrame, info: dict, n_boot, seed,
+def _category_diffs(a: Run, b: Run, mem: pd.DataFrame, info: dict, n_boot, seed,
                     level) -> pd.DataFrame:
     ta, tb, oa, ob = _aligned(a, b)
     key = ["task_id", "test_index"]

@@ -2,19 +2,15 @@
 
 :func:`evaluate` runs a model (see :mod:`arcnb.models` for the interface and the
 checkpoint formats) over every test input of every task, optionally under test-time
-augmentation with voting (:mod:`arcnb.augment`), and writes a *run directory*:
-
-* ``predictions.json``: ARC Prize submission format, every test input of every task,
-  in order (an invalid prediction is ``null``);
-* ``results.csv`` / ``results.parquet``: the scoring outputs table
-  (:func:`arcnb.scoring.score`) plus the vote columns ``n_views``, ``n_valid_views``,
-  ``n_distinct``, ``votes_attempt_K`` and ``confidence_attempt_K``;
-* ``tasks.csv``: the per-task table;
-* ``metrics.json``: the scoring summary keys at top level plus ``provenance``
-  (checkpoint path and SHA-256, dataset name / version / filter, arcnb version, git
-  commit, every parameter, device, torch version). Facts about one particular
-  execution (wall time, resumed or not, number of processes) sit under
-  ``provenance.run``; everything else is byte-stable for the same inputs.
+augmentation with voting (:mod:`arcnb.augment`), and writes a *run directory*
+(:mod:`arcnb.runs` describes its files): the predictions in ARC Prize submission
+format, the scoring tables (:func:`arcnb.scoring.score`) plus the vote columns
+``n_views``, ``n_valid_views``, ``n_distinct``, ``votes_attempt_K`` and
+``confidence_attempt_K``, and the metrics with their provenance (checkpoint path and
+SHA-256, dataset name / version / filter, arcnb version, git commit, every parameter,
+device, torch version). Facts about one particular execution (wall time, resumed or
+not, number of processes) sit under ``provenance.run``; everything else is
+byte-stable for the same inputs.
 
 How the work is cut (this is what makes resumed and multi-process runs give the same
 bytes as a single uninterrupted run): tasks, in sorted order, are packed greedily
@@ -28,18 +24,18 @@ Same bytes need the same arithmetic: CPU kernels can round differently with anot
 number of threads, so compare a torchrun run (``OMP_NUM_THREADS=1`` per process by
 default) with a single process run under the same ``OMP_NUM_THREADS``.
 
-Resuming: after each unit every finished task is appended to ``journal.jsonl`` (one
-JSON line per task, flushed and fsynced); ``resume=True`` reads it (a truncated last
-line is ignored and cut off), skips finished units and recomputes the rest. The final
-files are written atomically (temporary file + rename); ``metrics.json`` is written
-last and marks a finished run, which is never overwritten without ``overwrite=True``.
+Resuming: after each unit every finished task is appended to the run's journal (one
+JSON line per task, flushed and fsynced; :class:`arcnb.runs.Journal`);
+``resume=True`` reads it (a truncated last line is ignored and cut off), skips
+finished units and recomputes the rest. The final files are written atomically
+(temporary file + rename), the metrics last: they mark a finished run, which is never
+overwritten without ``overwrite=True``.
 """
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -50,135 +46,37 @@ import pandas as pd
 
 from .augment import AUGMENT_MODES, View, make_views, vote
 from .errors import ArcnbError, OutputExistsError
-from .io import atomic_write_bytes, atomic_write_json, to_jsonable
+from .io import to_jsonable
+from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, file_sha256_or_none,  # noqa: F401
+                   journal_name, journal_paths, read_journals, refuse_finished,
+                   run_provenance, write_run_dir)
 
 __all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_provenance",
            "plan_units"]
-
-#: The files of a finished run directory (metrics.json last: it marks completion).
-RUN_FILES = ("predictions.json", "results.csv", "results.parquet", "tasks.csv", "metrics.json")
-JOURNAL_GLOB = "journal*.jsonl"
-_JOURNAL_KIND = "arcnb-evaluate-journal"
-
-
-# ------------------------------------------------------------------ provenance helpers
-def _git_commit() -> str | None:
-    root = Path(__file__).resolve().parents[1]
-    try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = out.stdout.strip()
-    return commit if out.returncode == 0 and len(commit) == 40 else None
-
-
-def run_provenance(**extra) -> dict:
-    """Base provenance: arcnb version, git commit (or None), python, torch, numpy."""
-    from . import __version__
-
-    prov = {"arcnb_version": __version__, "git_commit": _git_commit(),
-            "python": sys.version.split()[0], "numpy": np.__version__}
-    try:
-        import torch
-
-        prov["torch"] = torch.__version__
-    except ImportError:  # pragma: no cover
-        prov["torch"] = None
-    prov.update(extra)
-    return prov
-
-
-# ------------------------------------------------------------------ run directory
-def _check_out(out: Path, *, overwrite: bool) -> None:
-    existing = [f for f in RUN_FILES if (out / f).exists()]
-    if existing and not overwrite:
-        raise OutputExistsError(f"{out} already holds a finished run ({', '.join(existing)}); "
-                                "refusing to overwrite it (pass --overwrite / overwrite=True)")
-
-
-def _df_csv(df: pd.DataFrame) -> bytes:
-    return df.to_csv(index=False, lineterminator="\n").encode("utf-8")
-
-
-def _df_parquet(df: pd.DataFrame) -> bytes:
-    import io
-
-    buf = io.BytesIO()
-    df.to_parquet(buf, index=False, engine="pyarrow")
-    return buf.getvalue()
-
-
-def write_run_dir(results, out, *, provenance: dict, overwrite: bool = False,
-                  extra_columns: pd.DataFrame | None = None,
-                  predictions_text: str | None = None) -> Path:
-    """Write a run directory from scored :class:`~arcnb.scoring.Results`.
-
-    ``extra_columns`` (keyed by ``task_id`` and ``test_index``) are joined onto the
-    outputs table. ``predictions_text`` is written verbatim as ``predictions.json``;
-    by default the predictions source file is copied byte for byte when there is one,
-    else the parsed attempts are written in submission format. All writes are atomic;
-    existing run files are only replaced with ``overwrite=True`` (checked up front).
-    Returns the directory.
-    """
-    from .predictions import to_submission
-
-    out = Path(out)
-    _check_out(out, overwrite=overwrite)
-    out.mkdir(parents=True, exist_ok=True)
-    if predictions_text is None:
-        src = getattr(results.predictions, "source", None)
-        if src and Path(src).is_file():
-            predictions_bytes = Path(src).read_bytes()
-        else:
-            predictions_bytes = (json.dumps(to_submission(results.predictions.attempts),
-                                            separators=(",", ":")) + "\n").encode()
-    else:
-        predictions_bytes = predictions_text.encode("utf-8")
-    outputs = results.outputs
-    if extra_columns is not None:
-        outputs = outputs.merge(extra_columns, on=["task_id", "test_index"], how="left",
-                                validate="one_to_one")
-    metrics = dict(results.summary)
-    metrics["provenance"] = provenance
-    atomic_write_bytes(out / "predictions.json", predictions_bytes, overwrite=overwrite)
-    atomic_write_bytes(out / "results.csv", _df_csv(outputs), overwrite=overwrite)
-    atomic_write_bytes(out / "results.parquet", _df_parquet(outputs), overwrite=overwrite)
-    atomic_write_bytes(out / "tasks.csv", _df_csv(results.tasks), overwrite=overwrite)
-    atomic_write_json(out / "metrics.json", metrics, overwrite=overwrite)
-    return out
 
 
 def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool = False,
                      ks: Sequence[int] = (1, 2), provenance: dict | None = None):
     """Score a predictions file and write a run directory from it (no model involved).
 
-    Used by ``arcnb report --predictions`` and comparisons. ``predictions.json`` in
-    the directory is a byte copy of the input file. Returns the Results.
+    Used by ``arcnb report --predictions`` and comparisons. The run's predictions file
+    is a byte copy of the input file. Returns the Results.
     """
     from .data import load_dataset
     from .predictions import load_predictions
     from .scoring import score
 
-    _check_out(Path(out), overwrite=overwrite)
+    refuse_finished(out, overwrite=overwrite)
     ds = load_dataset(dataset, tasks=tasks)
     preds = load_predictions(predictions)
     res = score(ds, preds, ks=ks)
     prov = run_provenance(source="predictions",
                           predictions=str(predictions) if preds.source else None,
-                          predictions_sha256=_sha256_or_none(preds.source),
+                          predictions_sha256=file_sha256_or_none(preds.source),
                           dataset=ds.info)
     prov.update(provenance or {})
     write_run_dir(res, out, provenance=prov, overwrite=overwrite)
     return res
-
-
-def _sha256_or_none(path) -> str | None:
-    if path and Path(path).is_file():
-        from .models.loading import file_sha256
-
-        return file_sha256(path)
-    return None
 
 
 # ------------------------------------------------------------------ planning
@@ -207,67 +105,6 @@ def plan_units(counts: Sequence[int], batch_size: int) -> list[list[int]]:
     if cur:
         units.append(cur)
     return units
-
-
-# ------------------------------------------------------------------ journal
-def _journal_name(rank: int, world: int) -> str:
-    return "journal.jsonl" if world == 1 else f"journal.rank{rank}-of-{world}.jsonl"
-
-
-def _read_journals(out: Path, params: dict) -> dict[str, dict]:
-    """Finished task records from every journal in ``out`` (bad or truncated lines skipped)."""
-    done: dict[str, dict] = {}
-    for path in sorted(out.glob(JOURNAL_GLOB)):
-        with open(path, "rb") as fh:
-            lines = fh.read().split(b"\n")
-        for n, raw in enumerate(lines):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue  # a line cut short by a kill
-            if rec.get("kind") == _JOURNAL_KIND:
-                if rec.get("params") != params:
-                    diff = sorted(k for k in set(params) | set(rec.get("params") or {})
-                                  if params.get(k) != (rec.get("params") or {}).get(k))
-                    raise ArcnbError(f"{path} was written by a run with different parameters "
-                                     f"({', '.join(diff)}); use --overwrite to start over")
-                continue
-            if "task_id" in rec:
-                done[rec["task_id"]] = rec
-    return done
-
-
-def _repair_tail(path: Path) -> None:
-    """Cut a journal back to its last complete line (a kill can leave half a line)."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as fh:
-            fh.truncate(data.rfind(b"\n") + 1)
-
-
-class _Journal:
-    def __init__(self, path: Path, params: dict):
-        self.path = path
-        _repair_tail(path)
-        new = not path.exists() or path.stat().st_size == 0
-        self.fh = open(path, "ab")
-        if new:
-            self._write({"kind": _JOURNAL_KIND, "version": 1, "params": params})
-
-    def _write(self, obj) -> None:
-        self.fh.write(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode() + b"\n")
-        self.fh.flush()
-        os.fsync(self.fh.fileno())
-
-    def append(self, record: dict) -> None:
-        self._write(record)
-
-    def close(self) -> None:
-        self.fh.close()
 
 
 # ------------------------------------------------------------------ inference
@@ -417,7 +254,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     attempts: attempts per test input (``attempt_1 .. attempt_N``).
     augment: ``"none"``, ``"dihedral"`` (8 views) or ``"dihedral+colors"``
         (``8 * (1 + color_perms)`` views); see :mod:`arcnb.augment` for the vote.
-    resume / overwrite: continue from ``out/journal.jsonl`` / replace a finished run.
+    resume / overwrite: continue from the journal in ``out`` / replace a finished run.
     trust_checkpoint: allow a checkpoint that needs arbitrary pickled code.
     arch, config: the builder (and its config) for Lightning / state-dict checkpoints.
     seed: torch seed and colour-permutation seed. progress: tqdm bar on stderr
@@ -427,31 +264,90 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     """
     from .data import load_dataset
     from .models import load_model
-    from .models.loading import file_sha256
-    from .predictions import Predictions, to_submission
-    from .scoring import score
 
     t_start = time.time()
+    batch_size, attempts = _check_parameters(batch_size, attempts, augment)
+    out = Path(out)
+    _check_out_dir(out, resume=resume, overwrite=overwrite)
+
+    dev = _resolve_device(device)
+    ds = load_dataset(dataset, tasks=tasks)
+    adapter = load_model(checkpoint, arch=arch, config=config,
+                         trust_checkpoint=trust_checkpoint, device=dev)
+    views = make_views(augment, color_perms=color_perms, seed=seed)
+    params = _parameters(checkpoint, adapter, ds, dev, views, batch_size=batch_size,
+                         attempts=attempts, augment=augment, color_perms=color_perms,
+                         arch=arch, config=config, seed=seed,
+                         trust_checkpoint=trust_checkpoint)
+    task_list = list(ds)
+    counts = [len(t.test) * len(views) for t in task_list]
+    units = plan_units(counts, batch_size)
+
+    rank, world, created = _dist_setup(dev)
+    try:
+        if world > 1:
+            import torch.distributed as dist
+
+            dist.barrier()
+        out.mkdir(parents=True, exist_ok=True)
+        if overwrite and not resume and rank == 0:
+            for j in journal_paths(out):
+                j.unlink()
+        if world > 1:
+            dist.barrier()
+        done = read_journals(out, params) if resume else {}
+        my_units = [u for j, u in enumerate(units) if j % world == rank]
+        show = (sys.stderr.isatty() if progress is None else bool(progress)) and rank == 0
+        journal = Journal(out / journal_name(rank, world), params)
+        try:
+            my_records = _run_units(adapter, task_list, views, my_units, counts, done,
+                                    journal, attempts=attempts, batch_size=batch_size,
+                                    device=dev, seed=seed, show=show)
+        finally:
+            journal.close()
+        all_records = _gather(my_records, rank, world)
+        if all_records is None:
+            return None
+        run = {"resumed": bool(resume), "tasks_from_journal": len(done), "world_size": world}
+        results = _write_results(all_records, task_list, ds, out, params, run, t_start,
+                                 attempts=attempts, n_boot=n_boot, overwrite=overwrite)
+        if world > 1:
+            dist.barrier()
+        return results
+    finally:
+        if created:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()
+
+
+def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
     if isinstance(batch_size, bool) or int(batch_size) < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if isinstance(attempts, bool) or int(attempts) < 1:
         raise ValueError(f"attempts must be >= 1, got {attempts}")
     if augment not in AUGMENT_MODES:
         raise ValueError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
-    batch_size, attempts = int(batch_size), int(attempts)
-    out = Path(out)
+    return int(batch_size), int(attempts)
+
+
+def _check_out_dir(out: Path, *, resume: bool, overwrite: bool) -> None:
+    """Refuse a file, a finished run (without overwrite) or an unfinished one (without
+    resume or overwrite)."""
     if out.exists() and not out.is_dir():
         raise ArcnbError(f"--out {out} exists and is not a directory")
-    _check_out(out, overwrite=overwrite)
-    journals = sorted(out.glob(JOURNAL_GLOB)) if out.exists() else []
+    refuse_finished(out, overwrite=overwrite)
+    journals = journal_paths(out)
     if journals and not resume and not overwrite:
         raise OutputExistsError(f"{out} holds an unfinished run ({journals[0].name}); pass "
                                 "--resume to continue it or --overwrite to start over")
 
-    dev = _resolve_device(device)
-    ds = load_dataset(dataset, tasks=tasks)
-    adapter = load_model(checkpoint, arch=arch, config=config,
-                         trust_checkpoint=trust_checkpoint, device=dev)
+
+def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, augment,
+                color_perms, arch, config, seed, trust_checkpoint) -> dict:
+    """Every parameter of the run, as plain JSON (the journal header and provenance)."""
+    from .models.loading import file_sha256
+
     ckpt_path = None
     if isinstance(checkpoint, (str, os.PathLike)):
         p = Path(checkpoint)
@@ -462,7 +358,6 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         ckpt_path = p if p.is_file() else None
     ckpt_name = str(checkpoint) if isinstance(checkpoint, (str, os.PathLike)) \
         else type(getattr(checkpoint, "model", checkpoint)).__name__
-    views = make_views(augment, color_perms=color_perms, seed=seed)
     params = {
         "checkpoint": ckpt_name,
         "checkpoint_file": None if ckpt_path is None else (
@@ -485,93 +380,82 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         "seed": int(seed),
         "trust_checkpoint": bool(trust_checkpoint),
     }
-    params = json.loads(json.dumps(to_jsonable(params), sort_keys=True))
+    return json.loads(json.dumps(to_jsonable(params), sort_keys=True))
 
-    task_list = list(ds)
-    counts = [len(t.test) * len(views) for t in task_list]
-    units = plan_units(counts, batch_size)
 
-    rank, world, created = _dist_setup(dev)
+def _run_units(adapter, task_list, views, my_units, counts, done: dict, journal: Journal, *,
+               attempts: int, batch_size: int, device, seed: int, show: bool) -> list[dict]:
+    """Predict this rank's units in order (taking finished tasks from ``done``) and
+    journal every newly finished task. Returns one record per task of the units."""
+    from tqdm.auto import tqdm
+
+    my_records: list[dict] = []
+    bar = tqdm(total=sum(counts[i] for u in my_units for i in u), disable=not show,
+               file=sys.stderr, unit="grid", desc="evaluate", dynamic_ncols=True)
     try:
-        if world > 1:
-            import torch.distributed as dist
-
-            dist.barrier()
-        out.mkdir(parents=True, exist_ok=True)
-        if overwrite and not resume and rank == 0:
-            for j in out.glob(JOURNAL_GLOB):
-                j.unlink()
-        if world > 1:
-            dist.barrier()
-        done = _read_journals(out, params) if resume else {}
-        resumed_tasks = len(done)
-        journal = _Journal(out / _journal_name(rank, world), params)
-        my_units = [u for j, u in enumerate(units) if j % world == rank]
-        my_records: list[dict] = []
-        show = (sys.stderr.isatty() if progress is None else bool(progress)) and rank == 0
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=sum(counts[i] for u in my_units for i in u), disable=not show,
-                   file=sys.stderr, unit="grid", desc="evaluate", dynamic_ncols=True)
-        try:
-            with _deterministic(seed):
-                for unit in my_units:
-                    unit_tasks = [task_list[i] for i in unit]
-                    n = sum(counts[i] for i in unit)
-                    if all(t.id in done for t in unit_tasks):
-                        my_records += [done[t.id] for t in unit_tasks]
-                        bar.update(n)
-                        continue
-                    recs = _run_unit(adapter, unit_tasks, views, attempts=attempts,
-                                     batch_size=batch_size, device=dev)
-                    for t, rec in zip(unit_tasks, recs):
-                        if t.id in done:
-                            rec = done[t.id]
-                        else:
-                            journal.append(rec)
-                        my_records.append(rec)
+        with _deterministic(seed):
+            for unit in my_units:
+                unit_tasks = [task_list[i] for i in unit]
+                n = sum(counts[i] for i in unit)
+                if all(t.id in done for t in unit_tasks):
+                    my_records += [done[t.id] for t in unit_tasks]
                     bar.update(n)
-        finally:
-            bar.close()
-            journal.close()
-
-        if world > 1:
-            gathered = [None] * world if rank == 0 else None
-            dist.gather_object(my_records, gathered, dst=0)
-            if rank != 0:
-                dist.barrier()
-                return None
-            all_records = [r for part in gathered for r in part]
-        else:
-            all_records = my_records
-        by_id = {r["task_id"]: r for r in all_records}
-        missing = [t.id for t in task_list if t.id not in by_id]
-        if missing:  # pragma: no cover - would be a bug in the unit bookkeeping
-            raise RuntimeError(f"no predictions for {len(missing)} task(s), e.g. {missing[0]}")
-        attempts_by_task = {t.id: [[None if g is None else np.asarray(g, dtype=np.int8)
-                                    for g in outs] for outs in by_id[t.id]["attempts"]]
-                            for t in task_list}
-        submission = to_submission(attempts_by_task)
-        text = json.dumps(submission, separators=(",", ":")) + "\n"
-        preds = Predictions.from_obj(json.loads(text))
-        ks = sorted({1, 2, attempts})
-        results = score(ds, preds, ks=ks, n_boot=n_boot)
-        votes = _vote_columns([by_id[t.id] for t in task_list], attempts)
-        provenance = run_provenance(
-            checkpoint=params["checkpoint"], checkpoint_file=params["checkpoint_file"],
-            checkpoint_sha256=params["checkpoint_sha256"],
-            dataset=ds.info, device=dev.type, parameters=params,
-            run={"wall_time_s": round(time.time() - t_start, 3), "resumed": bool(resume),
-                 "tasks_from_journal": resumed_tasks, "world_size": world})
-        write_run_dir(results, out, provenance=provenance, overwrite=overwrite,
-                      extra_columns=votes, predictions_text=text)
-        results.run_dir = out
-        results.votes = votes
-        if world > 1:
-            dist.barrier()
-        return results
+                    continue
+                recs = _run_unit(adapter, unit_tasks, views, attempts=attempts,
+                                 batch_size=batch_size, device=device)
+                for t, rec in zip(unit_tasks, recs):
+                    if t.id in done:
+                        rec = done[t.id]
+                    else:
+                        journal.append(rec)
+                    my_records.append(rec)
+                bar.update(n)
     finally:
-        if created:
-            import torch.distributed as dist
+        bar.close()
+    return my_records
 
-            dist.destroy_process_group()
+
+def _gather(my_records: list[dict], rank: int, world: int) -> list[dict] | None:
+    """Every rank's records on rank 0 (None on the other ranks, after a barrier)."""
+    if world == 1:
+        return my_records
+    import torch.distributed as dist
+
+    gathered = [None] * world if rank == 0 else None
+    dist.gather_object(my_records, gathered, dst=0)
+    if rank != 0:
+        dist.barrier()
+        return None
+    return [r for part in gathered for r in part]
+
+
+def _write_results(all_records: list[dict], task_list, ds, out: Path, params: dict, run: dict,
+                   t_start: float, *, attempts: int, n_boot: int, overwrite: bool):
+    """Score the gathered records and write the run directory; returns the Results.
+    ``run`` (facts about this execution) gets the wall time since ``t_start``."""
+    from .predictions import Predictions, to_submission
+    from .scoring import score
+
+    by_id = {r["task_id"]: r for r in all_records}
+    missing = [t.id for t in task_list if t.id not in by_id]
+    if missing:  # pragma: no cover - would be a bug in the unit bookkeeping
+        raise RuntimeError(f"no predictions for {len(missing)} task(s), e.g. {missing[0]}")
+    attempts_by_task = {t.id: [[None if g is None else np.asarray(g, dtype=np.int8)
+                                for g in outs] for outs in by_id[t.id]["attempts"]]
+                        for t in task_list}
+    submission = to_submission(attempts_by_task)
+    text = json.dumps(submission, separators=(",", ":")) + "\n"
+    preds = Predictions.from_obj(json.loads(text))
+    ks = sorted({1, 2, attempts})
+    results = score(ds, preds, ks=ks, n_boot=n_boot)
+    votes = _vote_columns([by_id[t.id] for t in task_list], attempts)
+    provenance = run_provenance(
+        checkpoint=params["checkpoint"], checkpoint_file=params["checkpoint_file"],
+        checkpoint_sha256=params["checkpoint_sha256"],
+        dataset=ds.info, device=params["device"], parameters=params,
+        run={"wall_time_s": round(time.time() - t_start, 3), **run})
+    write_run_dir(results, out, provenance=provenance, overwrite=overwrite,
+                  extra_columns=votes, predictions_text=text)
+    results.run_dir = out
+    results.votes = votes
+    return results

@@ -285,6 +285,7 @@ def test_several_reports_run_concurrently_bounded_by_workers(tmp_path, monkeypat
     import time
 
     from arcnb import report as R
+    from arcnb.report import build
 
     lock, state = threading.Lock(), {"active": 0, "peak": 0}
 
@@ -300,7 +301,7 @@ def test_several_reports_run_concurrently_bounded_by_workers(tmp_path, monkeypat
                               {"pass@2": 0.5, "pass@2_per_output": 0.25,
                                "pass@2_all_or_nothing": float("nan")}, {}, label)
 
-    monkeypatch.setattr(R, "build_report", fake_build)
+    monkeypatch.setattr(build, "build_report", fake_build)  # where build_reports finds it
     sources = [{"kind": "predictions", "path": f"/x/{n}.json"}
                for n in ("a", "<b>", "a", "c")]
     res = R.build_reports(sources, dataset="d", out=tmp_path, max_workers=2)

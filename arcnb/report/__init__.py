@@ -1,0 +1,74 @@
+"""Parameterized notebooks executed with papermill and exported as self-contained HTML.
+
+Everything the notebooks and ``arcnb report`` use imports from here
+(``from arcnb import report as R``); the work is split in four modules:
+
+* :mod:`arcnb.report.html`: **HTML fragments** (:func:`headline_html`,
+  :func:`table_html`, :func:`provenance_html`, ...) and :func:`show` /
+  :func:`show_figure`, which the cells of ``notebooks/*.ipynb`` call. Every string
+  from the user (task ids, paths, category names) is escaped, so a task id such as
+  ``<script>`` shows as text, never as markup.
+* :mod:`arcnb.report.sources`: what a report is built from (the embedded default,
+  :func:`resolve_source`, :func:`make_run`) and :func:`open_run`, which gives the
+  notebooks an :class:`arcnb.runs.Run`.
+* :mod:`arcnb.report.notebooks`: **running and exporting** notebooks
+  (:func:`run_notebook`, :func:`export_html`): papermill with the ``python3``
+  kernel, then nbconvert with arcnb's template (``arcnb/templates/arcnb_report``):
+  code hidden, images embedded as ``data:`` URIs, no script and no stylesheet from
+  the network (the default template's require.js, MathJax and Mermaid CDN scripts
+  are dropped and a Content-Security-Policy forbids any script or remote resource).
+* :mod:`arcnb.report.build`: **building** one report, many at once, or a
+  comparison's (:func:`build_report`, :func:`build_reports`,
+  :func:`build_compare_report`), behind ``arcnb report``.
+
+The run directory itself (its files, provenance, the compact reporting line) is
+:mod:`arcnb.runs`; :func:`provenance`, :func:`compact_line` and :func:`read_metrics`
+are re-exported here.
+
+When a cell fails, the partly executed notebook and an HTML page showing the error
+are still written, and :class:`NotebookError` names the failing cell (its index,
+execution count, exception name and message).
+"""
+from __future__ import annotations
+
+# re-exports: the names the notebooks, the CLI and users import from arcnb.report
+from ..runs import Run, compact_line, read_metrics
+from ..runs import flat_provenance as provenance
+from .build import INDEX_HTML, ReportResult, build_compare_report, build_report, build_reports
+from .html import (BREAKDOWN_COLUMNS, breakdown_html, definitions_html, file_table,
+                   headline_html, provenance_html, run_files, show, show_figure, table_html)
+from .notebooks import (KERNEL_NAME, NOTEBOOKS, NotebookError, export_html, notebook_path,
+                        run_notebook)
+from .sources import (DEFAULT_DATASET, default_compare_runs, default_out, default_source,
+                      figures_dir, make_run, open_run, resolve_source)
+
+__all__ = [
+    "NotebookError",
+    "Run",
+    "ReportResult",
+    "NOTEBOOKS",
+    "notebook_path",
+    "default_source",
+    "open_run",
+    "resolve_source",
+    "make_run",
+    "default_out",
+    "headline_html",
+    "table_html",
+    "definitions_html",
+    "breakdown_html",
+    "provenance",
+    "compact_line",
+    "show",
+    "show_figure",
+    "figures_dir",
+    "default_compare_runs",
+    "read_metrics",
+    "run_files",
+    "file_table",
+    "run_notebook",
+    "export_html",
+    "build_report",
+    "build_reports",
+    "build_compare_report",
+]

@@ -1,0 +1,242 @@
+"""Building reports: one (:func:`build_report`, behind ``arcnb report``), many at once
+(:func:`build_reports`, with an index page) and a comparison's
+(:func:`build_compare_report`, behind ``arcnb compare --report``).
+
+A report is the run directory (made from a checkpoint, a predictions file or an
+existing run), ``report.ipynb`` executed on it with papermill and its HTML export,
+written beside the run files; the time of each stage is printed and returned.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from ..errors import ArcnbError, OutputExistsError
+from ..io import atomic_write_text
+from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, REPORT_HTML, REPORT_NOTEBOOK,
+                    copy_run_files, is_finished, read_metrics, require_finished, summary_of)
+from .html import _esc, _fmt_fraction
+from .notebooks import NOTEBOOKS, export_html, run_notebook
+from .sources import make_run
+
+__all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report",
+           "INDEX_HTML"]
+
+#: The page listing the reports that :func:`build_reports` built (in its ``out``).
+INDEX_HTML = "index.html"
+
+
+@dataclass
+class ReportResult:
+    """What :func:`build_report` wrote and measured."""
+
+    out: Path
+    html: Path
+    notebook: Path
+    metrics: dict
+    timings: dict = field(default_factory=dict)
+    label: str = ""
+
+
+@contextmanager
+def _stage(timings: dict, name: str, log):
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = time.perf_counter() - t0
+        log(f"{name}: {timings[name]:.1f} s")
+
+
+def _claim_outputs(out: Path, targets, *, overwrite: bool, log) -> None:
+    """Refuse existing ``targets`` without ``overwrite``; say so when replacing them."""
+    existing = [p for p in targets if p.exists()]
+    if existing and not overwrite:
+        raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
+                                "(pass --overwrite)")
+    if existing:
+        log(f"replacing the existing report in {out} (--overwrite)")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _printer(label: str | None):
+    prefix = f"[arcnb report{': ' + label if label else ''}] "
+
+    def log(msg: str) -> None:
+        print(prefix + msg, file=sys.stderr, flush=True)
+
+    return log
+
+
+def _make_run_dir(source: Mapping, dataset: str, out: Path, *, tasks, overwrite: bool,
+                  progress: bool, log, timings: dict, evaluate_options: Mapping | None,
+                  in_process: bool) -> Path:
+    kind, path = source["kind"], source["path"]
+    if kind == "run":
+        rd = require_finished(path)
+        if rd.resolve() != out.resolve():
+            with _stage(timings, "copy run", log):
+                copy_run_files(rd, out, overwrite=overwrite)
+        return out
+    if kind == "predictions":
+        with _stage(timings, "score predictions", log):
+            make_run(source, dataset, out, tasks=tasks, overwrite=overwrite)
+        return out
+    if kind == "checkpoint" and in_process:
+        opts = dict(evaluate_options or {})
+        opts.setdefault("progress", progress)
+        with _stage(timings, "evaluate checkpoint", log):
+            make_run(source, dataset, out, tasks=tasks, overwrite=overwrite,
+                     evaluate_options=opts)
+        return out
+    if kind == "checkpoint":
+        ck = str(Path(path).resolve()) if Path(path).exists() else str(path)
+        params = {"checkpoint": ck, "predictions": "", "dataset": dataset,
+                  "out": str(out.resolve()), "tasks": str(Path(tasks).resolve()) if tasks
+                  else "", "overwrite": bool(overwrite)}
+        params.update(dict(evaluate_options or {}))
+        with _stage(timings, f"evaluate ({EVALUATE_NOTEBOOK})", log):
+            run_notebook("evaluate", out / EVALUATE_NOTEBOOK, params, progress=progress,
+                         overwrite=True, cwd=out, html=out / EVALUATE_HTML,
+                         html_on_success=False)
+        return out
+    raise ArcnbError(f"unknown source kind {kind!r}")
+
+
+def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
+                 taxonomy: str | None = None, tasks: str | None = None,
+                 overwrite: bool = False, progress: bool = True, label: str | None = None,
+                 report_parameters: Mapping | None = None,
+                 evaluate_options: Mapping | None = None,
+                 evaluate_in_process: bool = True) -> ReportResult:
+    """One report: make the run directory ``out`` (evaluate a checkpoint, score a
+    predictions file, or copy a run), execute ``report.ipynb`` on it and export
+    ``report.html``.
+
+    ``source`` is ``{"kind": "checkpoint" | "predictions" | "run", "path": ...}``. A
+    checkpoint is evaluated in this process (``evaluate_in_process``, the fastest: no
+    second kernel) or by executing ``evaluate.ipynb`` with papermill in its own kernel
+    (kept as ``out/evaluate.ipynb``; what :func:`build_reports` does for several
+    checkpoints, so that they run in separate processes).
+    Writes ``out/report.ipynb``, ``out/report.html``, ``out/figures/`` and the run files.
+    The time of each stage is printed on stderr and returned in ``timings``.
+    """
+    out = Path(out)
+    log = _printer(label)
+    timings: dict = {}
+    html_path, nb_path = out / REPORT_HTML, out / REPORT_NOTEBOOK
+    _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
+    t0 = time.perf_counter()
+    _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
+                  log=log, timings=timings, evaluate_options=evaluate_options,
+                  in_process=evaluate_in_process)
+    params = {"run_dir": str(out.resolve()),
+              "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
+              "figures_dir": str((out / FIGURES).resolve())}
+    params.update(dict(report_parameters or {}))
+    with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
+        # on a failing cell, run_notebook still writes the partial notebook and an error
+        # page, then raises NotebookError naming the cell
+        run_notebook("report", nb_path, params, progress=progress, overwrite=True, cwd=out,
+                     html=html_path, html_on_success=False, title=label or out.name)
+    with _stage(timings, "html export", log):
+        export_html(nb_path, html_path, overwrite=True, title=label or out.name)
+    timings["total"] = time.perf_counter() - t0
+    log(f"total: {timings['total']:.1f} s")
+    metrics = read_metrics(out) if is_finished(out) else {}
+    return ReportResult(out, html_path, nb_path, metrics, timings, label or out.name)
+
+
+def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLike, *,
+                         labels: Sequence[str] | None = None, dataset: str | None = None,
+                         taxonomy: str | None = "structural", common_tasks: bool = False,
+                         n_boot: int = 1000, seed: int = 0, overwrite: bool = False,
+                         progress: bool = True) -> Path:
+    """Execute ``compare.ipynb`` on ``runs`` into ``out/compare.ipynb`` and export
+    ``out/compare.html`` (same export rules and failure handling as the report).
+    Returns the HTML path."""
+    out = Path(out)
+    log = _printer("compare")
+    timings: dict = {}
+    nb_path = out / NOTEBOOKS["compare"]
+    html_path = nb_path.with_suffix(".html")
+    _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
+    params = {"runs": [str(Path(r).resolve()) for r in runs],
+              "labels": list(labels or []), "dataset": dataset or "",
+              "taxonomy": str(Path(taxonomy).resolve()) if taxonomy and Path(taxonomy).exists()
+              else (taxonomy or ""),
+              "common_tasks": bool(common_tasks), "n_boot": int(n_boot), "seed": int(seed),
+              "out": ""}
+    with _stage(timings, f"{nb_path.name} (papermill)", log):
+        run_notebook("compare", nb_path, params, progress=progress, overwrite=True, cwd=out,
+                     html=html_path, html_on_success=False, title="arcnb comparison")
+    with _stage(timings, "html export", log):
+        export_html(nb_path, html_path, overwrite=True, title="arcnb comparison")
+    return html_path
+
+
+def _unique_names(paths: Sequence[str]) -> list[str]:
+    names, seen = [], {}
+    for p in paths:
+        base = Path(p).stem or "run"
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        names.append(base if n == 0 else f"{base}_{n + 1}")
+    return names
+
+
+def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.PathLike,
+                  max_workers: int | None = None, **kwargs) -> list[ReportResult]:
+    """Several reports at once, one sub-folder of ``out`` per source (named after the
+    file), run concurrently on at most ``max_workers`` (default: the number of cores)
+    workers. Every report is attempted; the first failure is raised at the end."""
+    out = Path(out)
+    if len(sources) == 1:
+        return [build_report(sources[0], dataset=dataset, out=out, **kwargs)]
+    names = _unique_names([s["path"] for s in sources])
+    workers = max(1, min(len(sources), max_workers or os.cpu_count() or 1))
+    kwargs = dict(kwargs)
+    kwargs["progress"] = False  # one progress bar per cell would interleave
+    results: list = [None] * len(sources)
+    errors: list = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        # checkpoints are evaluated by evaluate.ipynb, each in its own kernel process
+        futs = {pool.submit(build_report, s, dataset=dataset, out=out / n, label=n,
+                            evaluate_in_process=False, **kwargs): i
+                for i, (s, n) in enumerate(zip(sources, names))}
+        for fut, i in futs.items():
+            try:
+                results[i] = fut.result()
+            except Exception as exc:  # noqa: BLE001 - reported after every report ran
+                errors.append(exc)
+    if errors:
+        raise errors[0]
+    _write_index(out, results, overwrite=kwargs.get("overwrite", False))
+    return results
+
+
+def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool) -> Path:
+    """``out/index.html`` (:data:`INDEX_HTML`): one row per report with its headline
+    numbers (escaped)."""
+    rows = []
+    for r in results:
+        s = summary_of(r.metrics)
+        rel = f"{r.out.name}/{REPORT_HTML}"
+        rows.append(f"<tr><td class='arcnb-text'><a href='{_esc(rel)}'>{_esc(r.label)}</a>"
+                    f"</td>" + "".join(f"<td>{_esc(_fmt_fraction(s.get(k)))}</td>" for k in
+                                       ("pass@2", "pass@2_per_output",
+                                        "pass@2_all_or_nothing")) + "</tr>")
+    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+            "style-src 'unsafe-inline'\"><title>arcnb reports</title><style>"
+            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
+            "</style></head><body><h1>arcnb reports</h1><table><thead><tr><th>run</th>"
+            "<th>pass@2</th><th>pass@2_per_output</th><th>pass@2_all_or_nothing</th></tr>"
+            "</thead><tbody>" + "".join(rows) + "</tbody></table></body></html>\n")
+    return atomic_write_text(out / INDEX_HTML, page, overwrite=True)

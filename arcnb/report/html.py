@@ -1,0 +1,205 @@
+"""HTML fragments for the report notebooks, and displaying them.
+
+Every builder returns a string of HTML in which every string from the user (task
+ids, paths, category names, run labels) is escaped, so a task id such as
+``<script>`` shows as text, never as markup. :func:`show` and :func:`show_figure`
+display them (and figures) in a notebook.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from ..runs import compact_line, flat_provenance, ks_of, summary_of
+
+__all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
+           "breakdown_html", "provenance_html", "show", "show_figure", "file_table",
+           "run_files"]
+
+
+def _esc(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _fmt_fraction(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "NaN"
+    return f"{float(v):.4f} ({100 * float(v):.2f}%)"
+
+
+def _data_value(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "nan"
+    return repr(float(v))
+
+
+def headline_html(metrics: Mapping, *, ks: Sequence[int] | None = None) -> str:
+    """The headline table: pass@K in the three conventions (rows K, columns
+    ``pass@K``, ``pass@K_per_output``, ``pass@K_all_or_nothing``) with the pass@2
+    bootstrap interval and counts.
+
+    The table has ``id="arcnb-headline"``; each number cell carries
+    ``data-metric`` (e.g. ``pass@2_per_output``) and ``data-value`` (the exact float),
+    so a browser test can read the numbers back.
+    """
+    s = summary_of(metrics)
+    ks = tuple(ks) if ks else ks_of(metrics)
+    conv = [("", "pass@K"), ("_per_output", "pass@K_per_output"),
+            ("_all_or_nothing", "pass@K_all_or_nothing")]
+    rows = ["<table class='arcnb-table' id='arcnb-headline'>",
+            "<thead><tr><th>K</th>" + "".join(f"<th>{_esc(c)}</th>" for _, c in conv)
+            + "</tr></thead><tbody>"]
+    for k in ks:
+        cells = [f"<th>{int(k)}</th>"]
+        for suffix, _ in conv:
+            key = f"pass@{int(k)}{suffix}"
+            v = s.get(key)
+            cells.append(f"<td data-metric='{_esc(key)}' data-value='{_data_value(v)}'>"
+                         f"{_esc(_fmt_fraction(v))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    rows.append("</tbody></table>")
+    ci = s.get("pass@2_ci95") or [None, None]
+    boot = s.get("bootstrap") or {}
+    counts = [("n_tasks", "tasks"), ("n_outputs", "test outputs"),
+              ("n_missing_outputs", "missing outputs"), ("n_invalid_attempts",
+                                                         "invalid attempts"),
+              ("n_extra_tasks", "extra tasks ignored")]
+    parts = [f"<span data-metric='{k}' data-value='{_esc(s.get(k))}'>{_esc(label)}: "
+             f"{_esc(s.get(k))}</span>" for k, label in counts if k in s]
+    lo, hi = (ci + [None, None])[:2]
+    rows.append(
+        "<p class='arcnb-note' id='arcnb-headline-ci'>pass@2 95% bootstrap interval over "
+        f"tasks: <span data-metric='pass@2_ci95_low' data-value='{_data_value(lo)}'>"
+        f"{_esc(_fmt_fraction(lo))}</span> to <span data-metric='pass@2_ci95_high' "
+        f"data-value='{_data_value(hi)}'>{_esc(_fmt_fraction(hi))}</span>"
+        + (f" (percentile bootstrap, {_esc(boot.get('n_boot'))} resamples of tasks, seed "
+           f"{_esc(boot.get('seed'))})" if boot else "") + ".</p>")
+    rows.append("<p class='arcnb-note'>" + " &middot; ".join(parts) + "</p>")
+    return "\n".join(rows)
+
+
+def definitions_html(definitions: Mapping[str, str] | None = None) -> str:
+    """The metric definitions (default :data:`arcnb.scoring.METRIC_DEFINITIONS`) as a
+    two-column table."""
+    if definitions is None:
+        from ..scoring import METRIC_DEFINITIONS as definitions
+    body = "".join(f"<tr><th class='arcnb-text'>{_esc(k)}</th>"
+                   f"<td class='arcnb-text'>{_esc(v)}</td></tr>" for k, v in definitions.items())
+    return f"<table class='arcnb-table' id='arcnb-definitions'><tbody>{body}</tbody></table>"
+
+
+def table_html(df, *, table_id: str | None = None, caption: str | None = None,
+               index: bool = False, max_rows: int | None = 200, digits: int = 4) -> str:
+    """A DataFrame as an HTML table with every cell, header and index escaped
+    (``DataFrame.to_html(escape=True)``). Floats show ``digits`` decimals and NaN as
+    ``NaN``; at most ``max_rows`` rows (a note says how many were left out)."""
+    import pandas as pd
+
+    shown = df if max_rows is None or len(df) <= max_rows else df.head(max_rows)
+    fmt = (lambda x: "NaN" if pd.isna(x) else f"{x:.{digits}f}")
+    text = shown.to_html(escape=True, index=index, na_rep="NaN", float_format=fmt,
+                         classes="arcnb-table", border=0,
+                         table_id=table_id if table_id else None)
+    out = []
+    if caption:
+        out.append(f"<p class='arcnb-note'>{_esc(caption)}</p>")
+    out.append(text)
+    if shown is not df:
+        out.append(f"<p class='arcnb-note'>{len(df) - len(shown)} more rows not shown.</p>")
+    return "\n".join(out)
+
+
+#: Columns of a breakdown table shown in reports (the CSV export keeps them all).
+BREAKDOWN_COLUMNS = ("group", "n_tasks", "n_outputs", "pass@2", "pass@2_ci_low",
+                     "pass@2_ci_high", "pass@2_per_output", "pass@2_all_or_nothing",
+                     "pass@1", "cell_accuracy")
+
+
+def breakdown_html(df, *, table_id: str | None = None, caption: str | None = None,
+                   columns: Sequence[str] = BREAKDOWN_COLUMNS) -> str:
+    """A breakdown table (:func:`arcnb.breakdown.breakdown`) as escaped HTML, restricted to
+    the report's ``columns``; the table's note (multi-label or not) follows the caption."""
+    cols = [c for c in columns if c in df.columns]
+    note = df.attrs.get("note")
+    cap = " ".join(x for x in (caption, f"({note})" if note else None) if x)
+    return table_html(df[cols], table_id=table_id, caption=cap or None)
+
+
+def provenance_html(metrics: Mapping, *, run_dir=None, metric: str = "pass@2") -> str:
+    """Provenance as an escaped key/value table followed by the compact reporting line."""
+    p = flat_provenance(metrics, run_dir=run_dir)
+    rows = []
+    for k, v in p.items():
+        if isinstance(v, (dict, list)):
+            v = json.dumps(v, sort_keys=True)
+        rows.append(f"<tr><th class='arcnb-text'>{_esc(k)}</th>"
+                    f"<td class='arcnb-text' data-key='{_esc(k)}'>{_esc(v)}</td></tr>")
+    line = compact_line(metrics, metric)
+    return (f"<table class='arcnb-table' id='arcnb-provenance'><tbody>{''.join(rows)}"
+            f"</tbody></table>\n<p>Compact reporting line (seed 003):</p>\n"
+            f"<pre id='arcnb-compact-line'>{_esc(line)}</pre>")
+
+
+class _HTML:
+    """A minimal rich-display object (``text/html``) built from already-escaped HTML."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"<HTML {len(self.text)} chars>"
+
+
+def show(text: str) -> None:
+    """Display HTML produced by this module's builders in a notebook."""
+    from IPython.display import display
+
+    display(_HTML(text))
+
+
+def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None = None, *,
+                formats: Sequence[str] = ("png",), tight: bool = True,
+                written: list | None = None) -> None:
+    """Display a matplotlib figure (or Axes) once and close it; with ``folder`` also save
+    it as ``folder/<name>.<format>`` through :func:`arcnb.plot.save` (deterministic,
+    atomic; files of an earlier run of the same report are replaced). The paths written
+    are appended to ``written`` when given."""
+    from IPython.display import display
+    import matplotlib.pyplot as plt
+
+    if hasattr(fig, "get_figure") and not hasattr(fig, "savefig"):
+        fig = fig.get_figure()
+    paths = []
+    if folder is not None and name:
+        from ..plot import save
+
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        for fmt in formats:
+            kw = {"bbox_inches": "tight"} if tight else {}
+            paths.append(save(fig, Path(folder) / f"{name}.{fmt}", overwrite=True, **kw))
+    display(fig)
+    plt.close(fig)
+    if written is not None:
+        written.extend(paths)
+
+
+def file_table(paths: Iterable[str | os.PathLike]):
+    """A table of files (``file``, ``bytes``) for display."""
+    import pandas as pd
+
+    rows = [{"file": str(p), "bytes": Path(p).stat().st_size} for p in paths if Path(p).is_file()]
+    return pd.DataFrame(rows, columns=["file", "bytes"])
+
+
+def run_files(run_dir: str | os.PathLike):
+    """The files of a run directory (``file``, ``bytes``), hidden files left out."""
+    rd = Path(run_dir)
+    return file_table(sorted(p for p in rd.iterdir() if not p.name.startswith(".")))
+

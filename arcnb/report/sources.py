@@ -1,0 +1,160 @@
+"""What a report is built from: the embedded default, the ``checkpoint`` /
+``predictions`` parameters of the notebooks, writing a run directory from them, and
+opening a run for the report's cells (:func:`open_run`)."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import ArcnbError
+from ..runs import FIGURES, Run, is_finished, run_provenance
+
+__all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "default_out",
+           "open_run", "figures_dir", "default_compare_runs"]
+
+_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DATASET = "arc-agi-1:evaluation"
+_EXAMPLE_PREDICTIONS = _ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
+
+
+def _bundled_checkpoint() -> Path | None:
+    try:
+        from ..models import BUNDLED_BASELINE
+    except ImportError:  # pragma: no cover - the models package is part of arcnb
+        return None
+    return BUNDLED_BASELINE if BUNDLED_BASELINE.is_file() else None
+
+
+def default_source() -> dict:
+    """The embedded default: the bundled baseline checkpoint on ARC-AGI-1 evaluation when
+    ``data/checkpoints/`` holds one, else the bundled example predictions.
+
+    Returns ``{"kind": "checkpoint" | "predictions", "path": str, "dataset": str}``.
+    """
+    ckpt = _bundled_checkpoint()
+    if ckpt is not None:
+        return {"kind": "checkpoint", "path": str(ckpt), "dataset": DEFAULT_DATASET}
+    if not _EXAMPLE_PREDICTIONS.exists():
+        raise ArcnbError(f"the bundled example predictions {_EXAMPLE_PREDICTIONS} are "
+                         "missing and no bundled checkpoint was found in data/checkpoints/")
+    return {"kind": "predictions", "path": str(_EXAMPLE_PREDICTIONS),
+            "dataset": DEFAULT_DATASET}
+
+
+def _resolve_default(value: str, *, kind: str) -> str:
+    """``"default"`` -> the bundled example predictions (``kind="predictions"``)."""
+    if value != "default":
+        return value
+    if kind == "predictions":
+        return str(_EXAMPLE_PREDICTIONS)
+    raise ArcnbError(f"no default for {kind}")
+
+
+def resolve_source(checkpoint: str = "", predictions: str = "") -> dict:
+    """What a notebook's ``checkpoint`` / ``predictions`` parameters name.
+
+    ``predictions`` (a file, or ``"default"`` for the bundled example predictions) wins
+    when set; else ``checkpoint`` (a file, ``"baseline"``, a registered model name such
+    as ``"copy-input"``, or ``"default"`` = :func:`default_source`). Returns
+    ``{"kind": "checkpoint" | "predictions", "path": str}``.
+    """
+    if predictions:
+        return {"kind": "predictions", "path": _resolve_default(predictions, kind="predictions")}
+    if not checkpoint or checkpoint == "default":
+        src = default_source()
+        return {"kind": src["kind"], "path": src["path"]}
+    return {"kind": "checkpoint", "path": str(checkpoint)}
+
+
+def make_run(source: Mapping, dataset: str, out: str | os.PathLike, *, tasks=None,
+             overwrite: bool = False, evaluate_options: Mapping | None = None):
+    """Write a run directory ``out`` from ``source`` (see :func:`resolve_source`):
+    :func:`arcnb.evaluate.evaluate` for a checkpoint (``evaluate_options`` are its
+    keyword arguments: device, batch_size, attempts, augment, seed, ...),
+    :func:`arcnb.evaluate.score_to_run_dir` for a predictions file. Returns the
+    Results."""
+    import warnings
+
+    from ..evaluate import evaluate, score_to_run_dir
+
+    if source["kind"] == "predictions":
+        return score_to_run_dir(source["path"], dataset, out, tasks=tasks or None,
+                                overwrite=overwrite)
+    if source["kind"] == "checkpoint":
+        with warnings.catch_warnings():
+            # tqdm.auto in a kernel without ipywidgets warns even for a disabled bar
+            warnings.filterwarnings("ignore", message=".*IProgress not found.*")
+            return evaluate(source["path"], dataset, out, tasks=tasks or None,
+                            overwrite=overwrite, **dict(evaluate_options or {}))
+    raise ArcnbError(f"unknown source kind {source['kind']!r}")
+
+
+def default_out(out: str, source: Mapping, dataset: str, *, kind: str = "runs") -> Path:
+    """``out`` when given, else ``reports/<kind>/<source name>-<dataset>-<UTC time>``
+    (a fresh folder, so a notebook run never replaces an earlier one)."""
+    if out:
+        return Path(out)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    name = f"{Path(str(source['path'])).stem}-{str(dataset).replace(':', '-')}-{stamp}"
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+    return _ROOT / "reports" / kind / safe
+
+
+def open_run(run_dir: str | os.PathLike | None = None, *, predictions: str | None = None,
+             dataset: str | None = None, tasks=None, label: str | None = None,
+             n_boot: int = 1000, seed: int = 0) -> Run:
+    """Open a run for a report.
+
+    With ``run_dir``: :meth:`arcnb.runs.Run.open` re-scores its predictions on the
+    dataset and task filter its metrics record (the re-scored headline numbers must
+    equal the recorded ones; ``predictions``, ``dataset`` and ``tasks`` are then
+    ignored). Without: score ``predictions`` (``"default"`` = the bundled example
+    predictions) on ``dataset`` (default ARC-AGI-1 evaluation) in memory, with
+    provenance from :func:`arcnb.runs.run_provenance`. Either way pass@K is scored for
+    every K up to the largest number of attempts in the predictions.
+    """
+    if run_dir:
+        # the run records its dataset and task filter; `dataset`/`tasks` are ignored
+        return Run.open(run_dir, label=label, ks="attempts", n_boot=n_boot, seed=seed)
+    from ..models import file_sha256
+    from ..predictions import load_predictions
+    from ..runs import attempt_ks
+    from ..scoring import score
+
+    path = _resolve_default(predictions or "default", kind="predictions")
+    preds = load_predictions(path)
+    res = score(dataset or DEFAULT_DATASET, preds, tasks=tasks or None, ks=attempt_ks(preds),
+                n_boot=n_boot, seed=seed)
+    prov = run_provenance(source="predictions", predictions=str(path),
+                          predictions_sha256=file_sha256(path), dataset=res.dataset.info)
+    return Run.from_results(res, provenance=prov, label=label or Path(path).stem)
+
+
+def figures_dir(figures_dir: str | os.PathLike | None, run: Run | None = None) -> Path | None:
+    """Where a report saves its figures: ``figures_dir`` when given, else
+    ``<run_dir>/figures`` for a run directory, else None (nothing saved)."""
+    if figures_dir:
+        return Path(figures_dir)
+    if run is not None and run.run_dir is not None:
+        return run.file(FIGURES)
+    return None
+
+
+def default_compare_runs(folder: str | os.PathLike | None = None, *,
+                         dataset: str = DEFAULT_DATASET, tasks=None) -> list[Path]:
+    """Two run directories to compare by default: the bundled example predictions and
+    the copy-the-input baseline (:func:`arcnb.evaluate.evaluate` with ``"copy-input"``)
+    on ``dataset``. They are written under ``folder`` (default
+    ``reports/compare-default/``) once and reused when already finished."""
+    root = Path(folder) if folder else _ROOT / "reports" / "compare-default"
+    runs = [(root / "example-predictions", {"kind": "predictions",
+                                            "path": str(_EXAMPLE_PREDICTIONS)}),
+            (root / "copy-input", {"kind": "checkpoint", "path": "copy-input"})]
+    for rd, src in runs:
+        if not is_finished(rd):
+            make_run(src, dataset, rd, tasks=tasks,
+                     evaluate_options={"progress": False} if src["kind"] == "checkpoint"
+                     else None)
+    return [rd for rd, _ in runs]
