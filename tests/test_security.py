@@ -219,6 +219,35 @@ def test_pt2_other_refusals(tmp_path):
     assert not marker.exists()
 
 
+def test_pt2_input_structure_importing_a_module_refused(tmp_path, monkeypatch):
+    """The input structure (a pytree spec) may name an enum, whose module
+    torch.export.load imports: any installed module's import-time code runs."""
+    marker = tmp_path / "pwned"
+    (tmp_path / "arcnb_test_evil_module.py").write_text(
+        f"import enum, pathlib\npathlib.Path({str(marker)!r}).touch()\n"
+        "class Colour(enum.Enum):\n    RED = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def enum_context(f):
+        def edit(m):
+            sig = m["graph_module"]["module_call_graph"][0]["signature"]
+            spec = json.loads(sig["in_spec"])
+            spec[1]["context"] = json.dumps({"__enum__": True, "name": "RED",
+                                             "fqn": "arcnb_test_evil_module:Colour"})
+            sig["in_spec"] = json.dumps(spec)
+        _json_edit(f, "models/model.json", edit)
+
+    evil = _edit_zip(_export(tmp_path), tmp_path / "evil.pt2", enum_context)
+    with pytest.raises(UnsafeCheckpointError, match="in_spec"):
+        load_model(evil)
+    assert not marker.exists()
+    try:
+        load_model(evil, trust_checkpoint=True)
+    except ArcnbError:
+        pass
+    assert marker.exists()  # live
+
+
 def test_pt2_honest_archives_still_load_without_trust(tmp_path):
     path = _export(tmp_path)
     m = load_model(path)

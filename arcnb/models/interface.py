@@ -105,10 +105,10 @@ def decode_logits(logits) -> tuple[list[np.ndarray | None], np.ndarray]:
                          f"expected [B, {N_CLASSES}, H, W] (colours 0-9 plus padding, "
                          "H and W at least 1)")
     logits = logits.float()
-    # NaN or +inf anywhere, or a cell with every class at -inf: no meaningful argmax
-    finite = ~(torch.isnan(logits) | torch.isposinf(logits)).flatten(1).any(dim=1)
-    finite &= (logits > float("-inf")).any(dim=1).flatten(1).all(dim=1)  # [B]
     prob_max, pred = torch.softmax(logits, dim=1).max(dim=1)  # [B, H, W]
+    # a cell's softmax is NaN exactly when its logits hold a NaN or +inf or are all
+    # -inf, and max propagates NaN: such a prediction has no meaningful argmax
+    finite = ~torch.isnan(prob_max).flatten(1).any(dim=1)  # [B]
     valid = pred != PAD_TOKEN
     B, H, W = pred.shape
     rows = valid.any(dim=2)  # [B, H]

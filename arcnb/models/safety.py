@@ -11,12 +11,15 @@ were shown to, with files built in ``tests/test_security.py``):
   inputs when ``weights_only`` refuses them, legacy weight files and ``opaque_obj_*``
   constants (``pickle.loads``); it compiles and runs the program's ``guards_code``
   (Python source); it passes every shape expression to ``sympy.sympify``, which calls
-  ``eval``; and it loads AOTInductor members (native shared libraries).
+  ``eval``; it imports any module an input/output structure (``in_spec``,
+  ``out_spec``) names for an enum or a ``defaultdict`` factory; and it loads
+  AOTInductor members (native shared libraries).
   :func:`check_export_archive` refuses all of these: members must have the names
   ``torch.export.save`` writes; each pickle in the archive must load with
   ``torch.load(weights_only=True)``; each guard must parse (:mod:`ast`) to
   comparisons and arithmetic on the inputs' sizes and strides; each shape expression
-  must parse to calls of a fixed list of sympy classes on numbers and names; and operators must be PyTorch's own (``aten``, ``prims``,
+  must parse to calls of a fixed list of sympy classes on numbers and names; the
+  input/output structures must name no enum or ``defaultdict``; and operators must be PyTorch's own (``aten``, ``prims``,
   higher-order operators), minus those that touch files.
 * **TorchScript archives**: their pickles (``data.pkl``, ``constants.pkl``) are read
   by PyTorch's C++ unpickler, which only rebuilds tensors and TorchScript types, so a
@@ -270,6 +273,11 @@ def _check_program(program, name: str, path) -> None:
                 _check_expression(value, path)
             elif key in ("target", "as_operator"):  # the schema's two operator fields
                 _check_target(value, path)
+            elif key in ("in_spec", "out_spec") and ("__enum__" in value
+                                                      or "defaultdict" in value):
+                # pytree contexts: an enum or a defaultdict factory is imported by name
+                raise _refuse(path, f"its program's {key} names a Python module to import "
+                                    "(an enum or defaultdict in its input/output structure)")
 
 
 def _check_target(target: str, path) -> None:
