@@ -268,8 +268,11 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--arch", help="model builder (registered name or module:callable) for "
                                   "Lightning / state-dict checkpoints; the module is looked up "
                                   "in the current directory first, as `python -m` does")
-    p.add_argument("--config", help="JSON object of builder arguments (overrides the "
-                                    "checkpoint's)")
+    p.add_argument("--config", help="JSON object of builder arguments (merged over the "
+                                    "checkpoint's saved config)")
+    p.add_argument("--replace-config", action="store_true",
+                   help="use --config (or the builder's defaults) instead of the checkpoint's "
+                        "saved config, not merged over it")
     p.add_argument("--seed", type=int, default=0, help="torch and colour-permutation seed (0)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
@@ -302,6 +305,10 @@ def _run_evaluate(args) -> int:
             raise ValueError("--config must be a JSON object")
     if args.arch and ":" in args.arch:
         _import_from_cwd()
+    if args.replace_config:
+        from .models import ReplaceConfig
+
+        config = ReplaceConfig(config or {})
     res = evaluate(args.checkpoint, args.dataset, args.out, device=args.device,
                    batch_size=args.batch_size, attempts=args.attempts, augment=args.augment,
                    color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,

@@ -133,12 +133,25 @@ def _resolve_device(device: str):
 
     if device in (None, "auto"):
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    dev = torch.device(device)
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ArcnbError(f"--device {device!r} is not a device: use auto, cpu, cuda, cuda:N "
+                         "or mps") from None
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             raise ArcnbError("--device cuda was asked for but CUDA is not available")
         if dev.index is None and "LOCAL_RANK" in os.environ:
             dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ArcnbError(f"--device {device}: this machine has "
+                             f"{torch.cuda.device_count()} CUDA device(s)")
+    elif dev.type == "mps":
+        if not torch.backends.mps.is_available():
+            raise ArcnbError("--device mps was asked for but MPS is not available")
+    elif dev.type != "cpu":
+        raise ArcnbError(f"--device {device}: arcnb runs models on cpu, cuda or mps, "
+                         f"not {dev.type}")
     return dev
 
 

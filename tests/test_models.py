@@ -2,10 +2,12 @@
 checkpoint formats, and safe loading (unsafe pickles refused, nothing executed)."""
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -228,3 +230,281 @@ def test_unreadable_checkpoints_are_not_called_unsafe(tmp_path):
         with pytest.raises(ArcnbError, match="not a PyTorch checkpoint") as ei:
             load_model(f)
         assert not isinstance(ei.value, UnsafeCheckpointError)
+
+
+# ------------------------------------------------------------------ bad models: one line
+def _cli(args, env=None, timeout=600):
+    return subprocess.run([sys.executable, "-m", "arcnb", *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
+
+
+def _assert_one_line(r, out: Path | None = None, *words):
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr[-3000:]
+    assert "Traceback" not in r.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+    if out is not None:
+        assert not (out / "metrics.json").exists() and not (out / "predictions.json").exists()
+
+
+class _Raises(torch.nn.Module):
+    def forward(self, x):
+        if bool(x.sum() > -1):
+            raise RuntimeError("the model broke")
+        return x.float()
+
+
+class _Conv(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(11, 11, 1)
+
+    def forward(self, x):
+        return self.conv(torch.nn.functional.one_hot(x.clamp(0, 10), 11).permute(0, 3, 1, 2).float())
+
+
+class _Empty(torch.nn.Module):
+    def forward(self, x):
+        return torch.zeros(x.shape[0], 11, 0, 0)
+
+
+def _bad_files(tmp: Path) -> dict:
+    """name -> (checkpoint, extra CLI args, words the one line must hold)."""
+    files = {}
+    fake = tmp / "fake.pt"  # has TorchScript's member names, holds nothing of it
+    with zipfile.ZipFile(fake, "w") as z:
+        for name in ("fake/code/__torch__.py", "fake/constants.pkl", "fake/data.pkl"):
+            z.writestr(name, b"not what it says (((")
+    files["fake_torchscript"] = (fake, [], ["TorchScript"])
+    good = tmp / "good.pt"
+    torch.jit.save(torch.jit.trace(CopyInput(), (torch.full((1, 30, 30), 10),)), good)
+    corrupt = tmp / "corrupt.pt"
+    with zipfile.ZipFile(good) as zin, zipfile.ZipFile(corrupt, "w") as zout:
+        for n in zin.namelist():
+            data = zin.read(n)
+            zout.writestr(n, data[: len(data) // 2] if n.endswith("data.pkl") else data)
+    files["corrupt_torchscript"] = (corrupt, [], ["TorchScript"])
+    ep = tmp / "conv.pt2"
+    torch.export.save(torch.export.export(_Conv(), (torch.full((2, 30, 30), 10),)), ep)
+    for name, keep in (("pt2_bad_json", lambda n, d: b"{not json" if n.endswith("model.json")
+                        else d),
+                       ("pt2_no_version", lambda n, d: None if n.endswith("archive_version")
+                        else d),
+                       ("pt2_no_weight", lambda n, d: None if n.endswith("weight_0") else d)):
+        bad = tmp / f"{name}.pt2"
+        with zipfile.ZipFile(ep) as zin, zipfile.ZipFile(bad, "w") as zout:
+            for n in zin.namelist():
+                data = keep(n, zin.read(n))
+                if data is not None:
+                    zout.writestr(n, data)
+        files[name] = (bad, [], ["torch.export"])
+    raises = tmp / "raises.pt"
+    torch.jit.save(torch.jit.script(_Raises()), raises)
+    files["forward_raises"] = (raises, [], ["the model failed", "the model broke"])
+    empty = tmp / "empty.pt"
+    torch.jit.save(torch.jit.script(_Empty()), empty)
+    files["empty_logits"] = (empty, [], ["(1, 11, 0, 0)"])
+    files["device_tpu"] = ("copy-input", ["--device", "tpu:7"], ["tpu:7"])
+    return files
+
+
+@pytest.mark.parametrize("case", ["fake_torchscript", "corrupt_torchscript", "pt2_bad_json",
+                                  "pt2_no_version", "pt2_no_weight", "forward_raises",
+                                  "empty_logits", "device_tpu"])
+def test_bad_models_are_one_line(tmp_path, case):
+    ckpt, extra, words = _bad_files(tmp_path)[case]
+    ids = tmp_path / "ids.txt"
+    ids.write_text("00576224\n")
+    out = tmp_path / "run"
+    r = _cli(["evaluate", "--checkpoint", ckpt, "--dataset", "arc-agi-1:evaluation", "--tasks",
+              ids, "--out", out, "--no-progress", "--batch-size", "1", *extra])
+    _assert_one_line(r, out, *words)
+
+
+# ------------------------------------------------------------------ non-finite and oversize
+def test_nonfinite_logits_are_invalid():
+    good = one_hot_logits(torch.full((1, 4, 4), 3)) * 5.0
+    cases = {name: good.clone() for name in ("all_nan", "one_nan", "pos_inf", "neg_inf_cell")}
+    cases["all_nan"][:] = float("nan")  # before: a 30x30-style grid of colour 0, "valid"
+    cases["one_nan"][0, 2, 3, 3] = float("nan")
+    cases["pos_inf"][0, 1, 0, 0] = float("inf")
+    cases["neg_inf_cell"][0, :, 0, 0] = float("-inf")  # no class left for this cell
+    for name, logits in cases.items():
+        grids, conf = decode_logits(logits)
+        assert grids[0] is None, name
+        assert np.isnan(conf[0]), name
+    # -inf on some classes (masking) is fine: the argmax is still defined
+    masked = good.clone()
+    masked[:, 10] = float("-inf")
+    grids, conf = decode_logits(masked)
+    assert grids[0].tolist() == [[3] * 4] * 4
+    assert conf[0] == pytest.approx(np.exp(5) / (np.exp(5) + 9))  # 9 classes left at 0
+
+
+def test_oversize_prediction_is_invalid():
+    big = one_hot_logits(torch.full((1, 100, 100), 1))
+    assert decode_logits(big)[0][0] is None
+    edge = torch.full((2, 40, 40), 10)
+    edge[0, :30, :30] = 2  # 30x30 inside a 40x40 output: a valid grid
+    edge[1, :31, :5] = 2   # 31 rows: no ARC grid is that tall
+    grids, _ = decode_logits(one_hot_logits(edge))
+    assert grids[0].shape == (30, 30) and grids[1] is None
+
+
+class _Constant(torch.nn.Module):
+    """Logits of a fixed kind whatever the input: NaN, or a 100x100 grid of colour 1."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+
+    def forward(self, x):
+        if self.kind == "nan":
+            return torch.full((x.shape[0], 11, 30, 30), float("nan"))
+        return one_hot_logits(torch.ones(x.shape[0], 100, 100, dtype=torch.long))
+
+
+@pytest.mark.parametrize("kind", ["nan", "oversize"])
+def test_nonfinite_and_oversize_are_null_in_runs(tmp_path, kind):
+    from arcnb.data import load_dataset
+    from arcnb.evaluate import evaluate
+
+    ds = load_dataset("arc-agi-1:evaluation", tasks=["00576224", "009d5c81", "00dbd492"])
+    res = evaluate(_Constant(kind), ds, tmp_path / "run", progress=False, attempts=2)
+    preds = json.loads((tmp_path / "run" / "predictions.json").read_text())
+    n_outputs = sum(len(t.test) for t in ds)
+    assert sum(len(v) for v in preds.values()) == n_outputs
+    assert all(a[k] is None for v in preds.values() for a in v for k in a)
+    assert res.summary["n_invalid_attempts"] == 2 * n_outputs
+    assert res.summary["pass@2"] == 0.0
+
+
+# ------------------------------------------------------------------ configs
+def test_builder_config_bounds_checked_before_building(tmp_path):
+    net = DemoConvNet(hidden=8, blocks=1)
+    for cfg, word in (({"hidden": 30000, "blocks": 1}, "hidden=30000"),
+                      ({"hidden": 8, "blocks": 10 ** 7}, "blocks=10000000"),
+                      ({"hidden": 1024, "blocks": 64}, "parameters"),
+                      ({"hidden": "8", "blocks": 1}, "not an integer")):
+        path = save_checkpoint(tmp_path / f"m{len(list(tmp_path.iterdir()))}.pt", net,
+                               arch="demo-conv", config=cfg)
+        with pytest.raises(ArcnbError, match=word):
+            load_model(path)
+    # the CLI: one line, and quickly (before, blocks=10**7 built ten million blocks)
+    path = save_checkpoint(tmp_path / "huge.pt", net, arch="demo-conv",
+                           config={"hidden": 8, "blocks": 10 ** 7})
+    r = _cli(["evaluate", "--checkpoint", path, "--dataset", "arc-agi-1:evaluation",
+              "--out", tmp_path / "run", "--no-progress"], timeout=120)
+    _assert_one_line(r, tmp_path / "run", "blocks=10000000", "0..64")
+
+
+def test_builder_exception_is_one_line(tmp_path):
+    (tmp_path / "mybuilders.py").write_text(
+        "def broken(**config):\n    raise RuntimeError('cannot build this')\n")
+    path = tmp_path / "sd.pt"
+    torch.save(DemoConvNet(hidden=4, blocks=1).state_dict(), path)
+    r = _cli(["evaluate", "--checkpoint", path, "--arch", "mybuilders:broken", "--dataset",
+              "arc-agi-1:evaluation", "--out", tmp_path / "run", "--no-progress"],
+             env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"})
+    _assert_one_line(r, tmp_path / "run", "cannot build this", "mybuilders:broken")
+
+
+class InnerNet(torch.nn.Module):
+    """An inner network whose constructor names its arguments (no **kwargs)."""
+
+    def __init__(self, hidden: int = 4, *, blocks: int = 1):
+        super().__init__()
+        self.net = DemoConvNet(hidden=hidden, blocks=blocks)
+        self.reads_demonstrations = True
+
+    def forward(self, *a):
+        return self.net(*a)
+
+
+def test_lightning_hparams_filtered_to_the_builders_signature(tmp_path):
+    torch.manual_seed(3)
+    inner = InnerNet(hidden=6, blocks=2)
+    ckpt = {"epoch": 1, "pytorch-lightning_version": "2.5.0",
+            "state_dict": {f"model.{k}": v for k, v in inner.state_dict().items()},
+            "hyper_parameters": {"hidden": 6, "blocks": 2, "lr": 1e-3, "weight_decay": 0.1}}
+    path = tmp_path / "lit.ckpt"
+    torch.save(ckpt, path)
+    m = load_model(path, arch=InnerNet)  # before: unexpected keyword argument 'lr'
+    assert m.source["ignored_config"] == ["lr", "weight_decay"]
+    for k, v in inner.state_dict().items():
+        assert torch.equal(m.model.state_dict()[k], v)
+    seen = {}
+
+    def takes_all(**config):  # a builder with **kwargs is given everything
+        seen.update(config)
+        return InnerNet(hidden=config["hidden"], blocks=config["blocks"])
+
+    load_model(path, arch=takes_all)
+    assert seen == ckpt["hyper_parameters"]
+    # the caller's config is not filtered: a misspelt key is an error
+    with pytest.raises(ArcnbError, match="hiden"):
+        load_model(path, arch=InnerNet, config={"hiden": 6})
+
+
+def test_replace_config_instead_of_merging(tmp_path):
+    torch.manual_seed(4)
+    net = DemoConvNet(hidden=8, blocks=2)  # prior=False: no prior_weight
+    ckpt = {"epoch": 1, "state_dict": {f"model.{k}": v for k, v in net.state_dict().items()},
+            "hyper_parameters": {"hidden": 8, "blocks": 2, "prior": True}}  # wrong prior
+    path = tmp_path / "lit.ckpt"
+    torch.save(ckpt, path)
+    with pytest.raises(ArcnbError, match="does not fit"):  # merged: prior=True stays
+        load_model(path, arch="demo-conv", config={"hidden": 8})
+    m = load_model(path, arch="demo-conv", config={"hidden": 8, "blocks": 2},
+                   replace_config=True)
+    assert m.source["config_mode"] == "replace" and not m.model.prior
+    ids = tmp_path / "ids.txt"
+    ids.write_text("00576224\n")
+    common = ["evaluate", "--checkpoint", path, "--arch", "demo-conv", "--dataset",
+              "arc-agi-1:evaluation", "--tasks", ids, "--no-progress",
+              "--config", '{"hidden": 8, "blocks": 2}']
+    _assert_one_line(_cli([*common, "--out", tmp_path / "merged"]), None, "does not fit")
+    r = _cli([*common, "--out", tmp_path / "replaced", "--replace-config"])
+    assert r.returncode == 0, r.stderr
+    prov = json.loads((tmp_path / "replaced" / "metrics.json").read_text())["provenance"]
+    assert prov["parameters"]["checkpoint_format"]["config_mode"] == "replace"
+
+
+# ------------------------------------------------------------------ fixed-shape exports
+def test_export_with_fixed_batch_is_padded(tmp_path):
+    from arcnb.data import load_dataset
+    from arcnb.evaluate import evaluate
+
+    path = tmp_path / "copy4.pt2"
+    torch.export.save(torch.export.export(CopyInput(), (torch.full((4, 30, 30), 10),)), path)
+    m = load_model(path)
+    assert m.fixed_batch == 4
+    ds = load_dataset("arc-agi-1:evaluation", tasks=["00576224", "009d5c81", "00dbd492",
+                                                     "03560426", "05a7bcf2"])
+    n = sum(len(t.test) for t in ds)
+    assert n % 4 != 0  # the last batch is smaller than 4
+    for bs in (3, 4, 7):
+        evaluate(str(path), ds, tmp_path / f"run{bs}", batch_size=bs, progress=False)
+        preds = json.loads((tmp_path / f"run{bs}" / "predictions.json").read_text())
+        for t in ds:  # copy-input: attempt_1 is the test input itself
+            assert [p["attempt_1"] for p in preds[t.id]] == [x.input.tolist() for x in t.test]
+
+
+def test_export_with_fixed_demonstration_count(tmp_path):
+    net = DemoConvNet(hidden=4, blocks=1).eval()
+    one = np.array([[1, 2]], np.int8)
+    x = pad_batch([one, one])
+    d3 = pad_demonstrations([[(one, one)] * 3, [(one, one)] * 3])
+    path = tmp_path / "demo.pt2"
+    torch.export.save(torch.export.export(net, (x, *d3)), path)
+    m = load_model(path)
+    assert (m.fixed_batch, m.fixed_demos) == (2, 3)
+    d2 = pad_demonstrations([[(one, one)] * 2, [(one, one)]])  # fewer pairs: filler added
+    torch.testing.assert_close(m.logits(x[:1], tuple(t[:1] for t in d2)),
+                               net(x[:1], *(t[:1] for t in d2)))
+    d5 = pad_demonstrations([[(one, one)] * 5, [(one, one)]])
+    with pytest.raises(ArcnbError, match="dynamic demonstration dimension"):
+        m.logits(x, d5)

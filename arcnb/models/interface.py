@@ -13,13 +13,24 @@ maps padded test inputs to per-cell logits:
   with fewer than ``N`` pairs, whose grids are all padding). Call:
   ``model(inputs, demo_inputs, demo_outputs, demo_mask)``;
 * **output**: logits ``float [B, 11, H, W]`` over the 10 colours and padding
-  (class 10), any ``H, W`` in 1-30 (usually 30x30).
+  (class 10), ``H, W >= 1`` (usually 30x30).
 
 The predicted grid is ``crop_padding(argmax(logits, dim=1))``
 (:func:`arcnb.grids.crop_padding`): the top-left rectangle up to the last row and
 column holding a non-padding cell. A padding cell left *inside* that rectangle makes
 the prediction invalid (it is written as ``null`` and scored wrong): the crop never
-repairs a shape. An all-padding prediction is invalid too.
+repairs a shape. An all-padding prediction is invalid too, and so is a crop larger
+than 30x30 (no ARC grid is), and the whole prediction when its logits hold a NaN or
+``+inf``, or a cell whose 11 logits are all ``-inf`` (``-inf`` alone, to mask a
+class, is fine): such logits have no meaningful argmax.
+
+A model that fails (its ``forward`` raises, or returns something other than a
+tensor of logits) stops the run with one :class:`~arcnb.errors.ArcnbError` line.
+A ``torch.export`` program exported with a fixed batch size is called with batches
+of exactly that size (a smaller batch is padded by repeating its last input and the
+padded rows are dropped; a larger one is split); one exported with a fixed number of
+demonstration pairs gets filler pairs up to that number, and a task with more pairs
+is an error naming the fix (export with a dynamic dimension, ``torch.export.Dim``).
 
 Under test-time augmentation the whole task (demonstrations and test input) is
 transformed before it reaches the model; see :mod:`arcnb.augment`.
@@ -71,27 +82,33 @@ def pad_demonstrations(demos: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]],
 
 
 def is_valid_prediction(grid: np.ndarray | None) -> bool:
-    """True for a cropped prediction with every cell a colour 0-9."""
-    return grid is not None and grid.size > 0 and int(grid.max()) <= 9 and int(grid.min()) >= 0
+    """True for a cropped prediction of 1x1 to 30x30 cells, every cell a colour 0-9."""
+    return (grid is not None and grid.ndim == 2 and 1 <= grid.shape[0] <= MAX_SIZE
+            and 1 <= grid.shape[1] <= MAX_SIZE and int(grid.max()) <= 9 and int(grid.min()) >= 0)
 
 
 def decode_logits(logits) -> tuple[list[np.ndarray | None], np.ndarray]:
     """Turn logits ``[B, 11, H, W]`` into cropped grids and mean confidences.
 
     Returns ``(grids, confidence)``: ``grids[b]`` is the cropped ``int8`` grid, or
-    None when it is invalid (padding inside the crop, or all padding);
-    ``confidence[b]`` is the mean over the crop rectangle of the winning class's
-    softmax probability (NaN for an all-padding prediction). The argmax, softmax
-    and rectangle means are computed on the logits' device for the whole batch;
-    only the ``[B, H, W]`` argmax moves to the CPU for the crop.
+    None when it is invalid (padding inside the crop, all padding, larger than
+    30x30, or non-finite logits: see the module docstring); ``confidence[b]`` is the
+    mean over the crop rectangle of the winning class's softmax probability (NaN for
+    an all-padding prediction or non-finite logits). The argmax, softmax and
+    rectangle means are computed on the logits' device for the whole batch; only the
+    ``[B, H, W]`` argmax moves to the CPU for the crop.
     """
     import torch
 
-    if logits.ndim != 4 or logits.shape[1] != N_CLASSES:
+    if logits.ndim != 4 or logits.shape[1] != N_CLASSES or min(logits.shape[2:]) < 1:
         raise ArcnbError(f"the model returned logits of shape {tuple(logits.shape)}; "
-                         f"expected [B, {N_CLASSES}, H, W] (colours 0-9 plus padding)")
+                         f"expected [B, {N_CLASSES}, H, W] (colours 0-9 plus padding, "
+                         "H and W at least 1)")
     logits = logits.float()
     prob_max, pred = torch.softmax(logits, dim=1).max(dim=1)  # [B, H, W]
+    # a cell's softmax is NaN exactly when its logits hold a NaN or +inf or are all
+    # -inf, and max propagates NaN: such a prediction has no meaningful argmax
+    finite = ~torch.isnan(prob_max).flatten(1).any(dim=1)  # [B]
     valid = pred != PAD_TOKEN
     B, H, W = pred.shape
     rows = valid.any(dim=2)  # [B, H]
@@ -102,12 +119,13 @@ def decode_logits(logits) -> tuple[list[np.ndarray | None], np.ndarray]:
     last_c = torch.where(cols, ar_w, -1).max(dim=1).values
     rect = (ar_h[None, :, None] <= last_r[:, None, None]) & (ar_w[None, None, :] <= last_c[:, None, None])
     n = rect.sum(dim=(1, 2))
-    conf = torch.where(n > 0, (prob_max * rect).sum(dim=(1, 2)) / n.clamp(min=1),
+    conf = torch.where((n > 0) & finite, (prob_max * rect).sum(dim=(1, 2)) / n.clamp(min=1),
                        torch.full_like(n, float("nan"), dtype=prob_max.dtype))
     pred_np = pred.to(torch.int8).cpu().numpy()
+    finite_np = finite.cpu().numpy()
     grids = []
     for b in range(B):
-        g = crop_padding(pred_np[b], pad_token=PAD_TOKEN)
+        g = crop_padding(pred_np[b], pad_token=PAD_TOKEN) if finite_np[b] else None
         grids.append(g if is_valid_prediction(g) else None)
     return grids, conf.double().cpu().numpy()
 
@@ -116,13 +134,23 @@ class ModelAdapter:
     """A loaded model plus how to call it.
 
     ``reads_demonstrations``: pass the demonstration tensors. ``source`` describes
-    where it came from (checkpoint format, builder). Call :meth:`logits`.
+    where it came from (checkpoint format, builder). ``fixed_batch`` /
+    ``fixed_demos``: the batch size / number of demonstration pairs the model only
+    accepts (exported programs with static shapes); batches are padded or split to
+    fit (see the module docstring). Call :meth:`logits`.
     """
 
-    def __init__(self, model: Any, *, reads_demonstrations: bool = False, source: dict | None = None):
+    def __init__(self, model: Any, *, reads_demonstrations: bool = False, source: dict | None = None,
+                 fixed_batch: int | None = None, fixed_demos: int | None = None):
         self.model = model
         self.reads_demonstrations = bool(reads_demonstrations)
         self.source = dict(source or {})
+        self.fixed_batch = None if fixed_batch is None else int(fixed_batch)
+        self.fixed_demos = None if fixed_demos is None else int(fixed_demos)
+        if self.fixed_batch is not None:
+            self.source["fixed_batch"] = self.fixed_batch
+        if self.fixed_demos is not None:
+            self.source["fixed_demonstrations"] = self.fixed_demos
 
     def to(self, device):
         if hasattr(self.model, "to"):
@@ -142,18 +170,71 @@ class ModelAdapter:
 
     def logits(self, inputs, demos=None):
         """Run the model; ``demos`` is the tuple from :func:`pad_demonstrations`."""
-        if self.reads_demonstrations:
-            if demos is None:
-                raise ArcnbError("this model reads demonstrations but none were given")
-            out = self.model(inputs, *demos)
-        else:
-            out = self.model(inputs)
-        if isinstance(out, (tuple, list)):
+        import torch
+
+        if self.reads_demonstrations and demos is None:
+            raise ArcnbError("this model reads demonstrations but none were given")
+        if not self.reads_demonstrations:
+            demos = None
+        if demos is not None and self.fixed_demos is not None:
+            demos = _fit_demonstrations(demos, self.fixed_demos)
+        n = self.fixed_batch
+        if n is None or inputs.shape[0] == n:
+            return self._call(inputs, demos)
+        outs = []
+        for start in range(0, inputs.shape[0], n):
+            x = inputs[start:start + n]
+            d = None if demos is None else tuple(t[start:start + n] for t in demos)
+            k = x.shape[0]
+            if k < n:  # repeat the last input: the model only takes batches of n
+                x = torch.cat([x, x[-1:].expand(n - k, *x.shape[1:])])
+                d = None if d is None else tuple(torch.cat([t, t[-1:].expand(n - k, *t.shape[1:])])
+                                                  for t in d)
+            outs.append(self._call(x, d)[:k])
+        return torch.cat(outs)
+
+    def _call(self, inputs, demos):
+        import torch
+
+        try:
+            out = self.model(inputs) if demos is None else self.model(inputs, *demos)
+        except Exception as exc:  # noqa: BLE001 - the model's failure: one line, not a traceback
+            lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()] or [""]
+            # TorchScript puts its own frame first and the model's error last
+            line = lines[-1] if "TorchScript interpreter" in lines[0] else lines[0]
+            raise ArcnbError(f"the model failed on a batch of {inputs.shape[0]} inputs: "
+                             f"{type(exc).__name__}: {line[:300]}") from None
+        if isinstance(out, (tuple, list)) and out:
             out = out[0]
-        if isinstance(out, dict):
+        if isinstance(out, dict) and out:
             out = out.get("logits", next(iter(out.values())))
+        if not isinstance(out, torch.Tensor):
+            raise ArcnbError(f"the model returned a {type(out).__name__}, not a tensor of "
+                             f"logits [B, {N_CLASSES}, H, W]")
         return out
 
     def __repr__(self) -> str:
         return (f"ModelAdapter({type(self.model).__name__}, "
                 f"reads_demonstrations={self.reads_demonstrations}, source={self.source})")
+
+
+def _fit_demonstrations(demos, n: int):
+    """Pad ``(demo_inputs, demo_outputs, demo_mask)`` with filler pairs to exactly
+    ``n`` pairs; more than ``n`` real pairs is an error."""
+    import torch
+
+    di, do, mask = demos
+    have = di.shape[1]
+    if have == n:
+        return demos
+    if have > n and bool(mask[:, n:].any()):
+        raise ArcnbError(f"the model was exported for exactly {n} demonstration pairs per task, "
+                         f"but a task here has {int(mask.sum(dim=1).max())}; export it with a "
+                         "dynamic demonstration dimension (torch.export.Dim)")
+    if have > n:
+        return di[:, :n], do[:, :n], mask[:, :n]
+    fill = torch.full((di.shape[0], n - have, *di.shape[2:]), PAD_TOKEN, dtype=di.dtype,
+                      device=di.device)
+    return (torch.cat([di, fill], dim=1), torch.cat([do, fill.to(do.dtype)], dim=1),
+            torch.cat([mask, torch.zeros(mask.shape[0], n - have, dtype=mask.dtype,
+                                         device=mask.device)], dim=1))

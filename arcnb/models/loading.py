@@ -8,28 +8,36 @@ Formats (detected from the file, nothing is executed to detect them):
    :mod:`arcnb.models.registry`) or a ``"module:callable"`` path; the builder is
    called as ``builder(**config)`` and the state dict loaded strictly.
 2. **PyTorch Lightning** ``.ckpt`` (``state_dict`` + ``hyper_parameters``): the user
-   names the builder (``arch=``, ``--arch``), called as ``builder(**hyper_parameters)``
-   (``config=`` overrides). A LightningModule class whose state dict keys match is
-   loaded as is; otherwise the common key prefix (``model.``, ``net.`` ...) is
-   stripped to fit the built module.
+   names the builder (``arch=``, ``--arch``), called with the saved hyper-parameters
+   it accepts (``config=`` overrides). A LightningModule class whose state dict keys
+   match is loaded as is; otherwise the common key prefix (``model.``, ``net.`` ...)
+   is stripped to fit the built module.
 3. A plain state dict, with ``arch=`` (and ``config=``) from the user.
 4. **TorchScript** (``torch.jit.save``) and **torch.export** (``torch.export.save``)
-   archives, which need no Python code from the file.
+   archives: programs, checked before loading (:mod:`arcnb.models.safety`).
+
+Configs: a config saved in the checkpoint (arcnb ``config``, Lightning
+``hyper_parameters``) is filtered to the parameters the builder's signature names
+(all of it when the builder takes ``**kwargs``); the keys left out are recorded in
+the adapter's ``source["ignored_config"]`` (training-only values such as ``lr``).
+The caller's ``config`` is merged over it and passed unfiltered (a misspelt key is an
+error), or replaces it with ``replace_config=True`` / a :class:`ReplaceConfig`.
 
 Safety: pickled checkpoints are read with ``torch.load(weights_only=True)``, which
 only rebuilds tensors and plain containers. A file that needs any other Python object
 (whose unpickling could run arbitrary code) is refused with an
 :class:`~arcnb.errors.ArcnbError` naming ``--trust-checkpoint``; only with
-``trust_checkpoint=True`` is it unpickled in full. A ``"module:callable"`` builder
-written *inside* a checkpoint is also only imported with ``trust_checkpoint=True``
-(or when the caller passes the same ``arch``), since importing it runs code.
+``trust_checkpoint=True`` is it unpickled in full. TorchScript and torch.export
+archives are inspected first (see :mod:`arcnb.models.safety` for exactly what).
+A ``"module:callable"`` builder written *inside* a checkpoint is also only imported
+with ``trust_checkpoint=True`` (or when the caller passes the same ``arch``), since
+importing it runs code.
 """
 from __future__ import annotations
 
 import hashlib
 import inspect
 import os
-import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -37,20 +45,14 @@ from typing import Any
 from ..errors import ArcnbError
 from .interface import ModelAdapter
 from .registry import _BUILDERS, resolve_builder
+from .safety import (TRUST_HINT, UnsafeCheckpointError, load_checked, one_line, pickle_globals,
+                     quiet_torch, refused_names)
 
 __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE",
-           "UnsafeCheckpointError", "detect_format"]
+           "UnsafeCheckpointError", "detect_format", "ReplaceConfig"]
 
 #: The bundled baseline checkpoint (trained by scripts/train_baseline.py).
 BUNDLED_BASELINE = Path(__file__).resolve().parents[2] / "data" / "checkpoints" / "baseline.pt"
-
-
-class UnsafeCheckpointError(ArcnbError):
-    """The checkpoint needs arbitrary pickled code and trust was not given."""
-
-    def __init__(self, message: str, *, file: str | None = None):
-        self.file = file
-        super().__init__(message)
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -85,69 +87,47 @@ def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict |
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """``"torchscript"``, ``"export"`` or ``"pickle"`` (from zip member names only)."""
+    """``"torchscript"``, ``"export"`` or ``"pickle"`` (from zip member names only).
+
+    A zip with an ``archive_format`` member is a torch.export archive; one with a
+    ``constants.pkl`` member is TorchScript (PyTorch's own rule: ``torch.load`` hands
+    such a zip to ``torch.jit.load``); anything else goes to ``torch.load``."""
     path = Path(path)
     if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as zf:
-            names = zf.namelist()
+        try:
+            with zipfile.ZipFile(path) as zf:
+                names = zf.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+            return "pickle"
         if any(n.endswith("/archive_format") or n.endswith("models/model.json") for n in names):
             return "export"
-        if any("/code/" in n for n in names) and any(n.endswith("constants.pkl") for n in names):
+        if any(n.endswith("/constants.pkl") or n == "constants.pkl" for n in names):
             return "torchscript"
     return "pickle"
 
 
 def _pickle_globals(path: Path) -> list[str] | None:
-    """Names of the Python objects a pickle imports, read with :mod:`pickletools`
-    (which only parses opcodes and executes nothing); None when the data does not
-    parse as a pickle at all."""
-    import pickletools
-
+    """Names of the Python objects the pickle in ``path`` imports (nothing executed)."""
     try:
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as zf:
-                name = next((n for n in zf.namelist() if n.endswith("data.pkl")), None)
-                data = zf.read(name) if name else b""
-        else:
-            data = Path(path).read_bytes()
-        names, strings = [], []
-        for op, arg, _ in pickletools.genops(data):
-            if op.name in ("GLOBAL", "INST") and isinstance(arg, str):
-                names.append(arg.replace(" ", "."))
-            elif op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
-                strings.append(arg)
-            elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
-                names.append(f"{strings[-2]}.{strings[-1]}")
-        return names
-    except Exception:  # noqa: BLE001 - not a pickle
+        return pickle_globals(Path(path).read_bytes())
+    except OSError:
         return None
 
 
-_SAFE_PREFIXES = ("torch.", "collections.OrderedDict", "builtins.set", "builtins.frozenset",
-                  "_codecs.encode", "numpy.")
-
-
 def _unsafe_message(path, exc) -> str:
-    text = str(exc)
-    m = re.search(r"GLOBAL ([\w.]+)", text)
-    names = [m.group(1)] if m else [n for n in (_pickle_globals(path) or [])
-                                    if not n.startswith(_SAFE_PREFIXES)]
-    what = f" (it references {', '.join(dict.fromkeys(names[:3]))})" if names else ""
+    names = refused_names(str(exc), Path(path).read_bytes() if Path(path).is_file() else None)
+    what = f" (it references {', '.join(names[:3])})" if names else ""
     return (f"refusing to load checkpoint {path}: it needs arbitrary pickled Python code to "
             f"load{what}, and unpickling it could run any code on this machine (read, change "
-            "or delete files, start programs). Only tensors and plain data load safely. If you "
-            "trust where this file came from, pass --trust-checkpoint "
-            "(trust_checkpoint=True) to load it in full.")
+            "or delete files, start programs). Only tensors and plain data load safely. "
+            + TRUST_HINT)
 
 
 def _torch_load(path: Path, trust: bool):
-    import warnings
-
     import torch
 
     try:
-        with warnings.catch_warnings():  # e.g. "Detected pickle protocol 4": noise here
-            warnings.simplefilter("ignore")
+        with quiet_torch():  # e.g. "Detected pickle protocol 4": noise here
             return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - classified below, never re-raised raw
         msg = str(exc)
@@ -156,13 +136,15 @@ def _torch_load(path: Path, trust: bool):
             first = msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__
             why = "the data is not a pickle" if refused else f"{type(exc).__name__}: {first[:200]}"
             raise ArcnbError(f"cannot read checkpoint {path}: not a PyTorch checkpoint or "
-                             f"damaged ({why})") from None
+                             f"damaged ({one_line(why)})") from None
         if not trust:
             raise UnsafeCheckpointError(_unsafe_message(path, exc), file=str(path)) from None
     try:
-        return torch.load(path, map_location="cpu", weights_only=False)
+        with quiet_torch():
+            return torch.load(path, map_location="cpu", weights_only=False)
     except Exception as exc:  # noqa: BLE001 - any failure of a trusted pickle
-        raise ArcnbError(f"cannot load trusted checkpoint {path}: {type(exc).__name__}: {exc}") from None
+        raise ArcnbError(f"cannot load trusted checkpoint {path}: {type(exc).__name__}: "
+                         f"{one_line(exc)}") from None
 
 
 def _reads_demos(model) -> bool:
@@ -179,7 +161,7 @@ def _reads_demos(model) -> bool:
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                   and p.default is p.empty]
         return len(params) >= 4
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):  # no forward (e.g. overloaded): it fails later
         return False
 
 
@@ -211,7 +193,29 @@ def _load_state(model, state_dict: dict, path) -> None:
                      f"(e.g. missing {', '.join(missing) or '?'}); check --arch / config")
 
 
-def _build(arch, config: dict, path, *, trust: bool, user_arch) -> Any:
+class ReplaceConfig(dict):
+    """A config that replaces the checkpoint's saved config instead of being merged over
+    it (``--replace-config``); pass it as ``config=`` to :func:`load_model` or
+    :func:`arcnb.evaluate.evaluate`."""
+
+
+def _accepted_params(builder) -> set[str] | None:
+    """Keyword names ``builder`` accepts; None when it takes ``**kwargs`` (or its
+    signature cannot be read): then it is given everything."""
+    try:
+        sig = inspect.signature(builder)
+    except (TypeError, ValueError):
+        return None
+    params = sig.parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _build(arch, saved: dict, user: dict | None, path, *, trust: bool, user_arch,
+           replace: bool = False) -> tuple[Any, dict]:
+    """Build the model: ``(module, source facts)``. ``saved`` is the checkpoint's own
+    config (filtered to what the builder accepts), ``user`` the caller's."""
     if isinstance(arch, str) and arch not in _BUILDERS and ":" in arch and not trust \
             and arch != user_arch:
         raise UnsafeCheckpointError(
@@ -219,24 +223,47 @@ def _build(arch, config: dict, path, *, trust: bool, user_arch) -> Any:
             "that module runs its code. Pass it yourself (--arch / arch=) or, if you trust "
             "the file, pass --trust-checkpoint (trust_checkpoint=True).", file=str(path))
     builder = resolve_builder(arch)
+    accepted = _accepted_params(builder)
+    base = {} if replace else dict(saved or {})
+    ignored = [] if accepted is None else sorted(str(k) for k in base if k not in accepted)
+    config = {k: v for k, v in base.items() if accepted is None or k in accepted}
+    config.update(user or {})
+    facts = {"ignored_config": ignored} if ignored else {}
+    if replace:
+        facts["config_mode"] = "replace"
+    where = f"checkpoint {path}" if path is not None else f"model {arch!r}"
     try:
-        return builder(**config)
-    except TypeError as exc:
-        raise ArcnbError(f"checkpoint {path}: builder {arch!r} rejected the config: {exc}") from None
+        return builder(**config), facts
+    except ArcnbError as exc:
+        raise ArcnbError(f"{where}: builder {_arch_name(arch)} rejected the config: "
+                         f"{one_line(exc, 300)}") from None
+    except Exception as exc:  # noqa: BLE001 - a builder's failure is one line, not a traceback
+        shown = ", ".join(f"{k}={one_line(repr(v), 40)}" for k, v in config.items())
+        raise ArcnbError(f"{where}: builder {_arch_name(arch)} failed on the config "
+                         f"({shown}): {type(exc).__name__}: {one_line(exc)}") from None
+
+
+def _arch_name(arch) -> str:
+    if isinstance(arch, str):
+        return repr(arch)
+    return repr(f"{getattr(arch, '__module__', '?')}:{getattr(arch, '__qualname__', arch)}")
 
 
 def load_model(spec, *, arch=None, config: dict | None = None, trust_checkpoint: bool = False,
-               device=None) -> ModelAdapter:
+               device=None, replace_config: bool = False) -> ModelAdapter:
     """Load a model for evaluation.
 
     ``spec``: a checkpoint path, ``"baseline"`` (the bundled checkpoint), a registered
     builder name such as ``"copy-input"`` (built with ``config``), an ``nn.Module`` or a
     :class:`ModelAdapter`. ``arch``: the builder for Lightning / plain state-dict
-    checkpoints (or to override an arcnb checkpoint's). Returns the adapter in eval
-    mode, on ``device`` when given.
+    checkpoints (or to override an arcnb checkpoint's). ``config`` is merged over the
+    checkpoint's saved config, or replaces it with ``replace_config=True`` (or when it
+    is a :class:`ReplaceConfig`). Returns the adapter in eval mode, on ``device`` when
+    given.
     """
     import torch
 
+    replace = bool(replace_config) or isinstance(config, ReplaceConfig)
     if isinstance(spec, ModelAdapter):
         adapter = spec
     elif isinstance(spec, torch.nn.Module):
@@ -248,17 +275,54 @@ def load_model(spec, *, arch=None, config: dict | None = None, trust_checkpoint:
         if text == "baseline" and not path.exists():
             path = BUNDLED_BASELINE
         if not path.exists() and text in _BUILDERS:
-            model = resolve_builder(text)(**(config or {}))
+            model, _ = _build(text, {}, config, None, trust=True, user_arch=text)
             adapter = ModelAdapter(model, reads_demonstrations=_reads_demos(model),
                                    source={"format": "builder", "arch": text})
         else:
-            adapter = _load_file(path, arch=arch, config=config, trust=trust_checkpoint)
+            adapter = _load_file(path, arch=arch, config=config, trust=trust_checkpoint,
+                                 replace=replace)
     if device is not None:
         adapter.to(device)
     return adapter.eval()
 
 
-def _load_file(path: Path, *, arch, config, trust: bool) -> ModelAdapter:
+def _load_program(path: Path, fmt: str, trust: bool) -> ModelAdapter:
+    """A TorchScript or torch.export archive (checked first unless trusted)."""
+    program = load_checked(path, fmt, trust)
+    if fmt == "torchscript":
+        return ModelAdapter(program, reads_demonstrations=_reads_demos(program),
+                            source={"format": "torchscript"})
+    try:
+        with quiet_torch():
+            module = program.module()
+    except Exception as exc:  # noqa: BLE001 - PyTorch's own failure: one line
+        raise ArcnbError(f"cannot read torch.export archive {path}: damaged or not a "
+                         f"torch.export archive ({type(exc).__name__}: {one_line(exc)})") from None
+    n_inputs = len(program.graph_signature.user_inputs)
+    batch, demos = _fixed_dims(program)
+    return ModelAdapter(module, reads_demonstrations=n_inputs >= 4, fixed_batch=batch,
+                        fixed_demos=demos if n_inputs >= 4 else None,
+                        source={"format": "torch.export"})
+
+
+def _fixed_dims(program) -> tuple[int | None, int | None]:
+    """The batch size and demonstration count an exported program was fixed to (None
+    when the dimension is dynamic)."""
+    names = list(program.graph_signature.user_inputs)
+    shapes = {n.name: getattr(n.meta.get("val"), "shape", None)
+              for n in program.graph.nodes if n.op == "placeholder"}
+
+    def static(name, dim):
+        shape = shapes.get(name) if name is not None else None
+        if shape is None or len(shape) <= dim:
+            return None
+        return int(shape[dim]) if type(shape[dim]) is int else None
+
+    return (static(names[0] if names else None, 0),
+            static(names[1] if len(names) >= 4 else None, 1))
+
+
+def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) -> ModelAdapter:
     import torch
 
     if not path.exists():
@@ -267,15 +331,8 @@ def _load_file(path: Path, *, arch, config, trust: bool) -> ModelAdapter:
     if path.is_dir():
         raise ArcnbError(f"checkpoint path is a directory: {path}")
     fmt = detect_format(path)
-    if fmt == "torchscript":
-        model = torch.jit.load(str(path), map_location="cpu")
-        return ModelAdapter(model, reads_demonstrations=_reads_demos(model),
-                            source={"format": "torchscript"})
-    if fmt == "export":
-        ep = torch.export.load(str(path))
-        n_inputs = len(ep.graph_signature.user_inputs)
-        return ModelAdapter(ep.module(), reads_demonstrations=n_inputs >= 4,
-                            source={"format": "torch.export"})
+    if fmt in ("torchscript", "export"):
+        return _load_program(path, fmt, trust)
     obj = _torch_load(path, trust)
     if isinstance(obj, torch.nn.Module):  # only reachable with trust
         return ModelAdapter(obj, reads_demonstrations=_reads_demos(obj),
@@ -285,29 +342,36 @@ def _load_file(path: Path, *, arch, config, trust: bool) -> ModelAdapter:
                          "arcnb checkpoint dict, a Lightning checkpoint or a state dict")
     if "arch" in obj and "state_dict" in obj:
         use_arch = arch or obj["arch"]
-        cfg = dict(obj.get("config") or {})
-        cfg.update(config or {})
-        model = _build(use_arch, cfg, path, trust=trust, user_arch=arch)
+        model, facts = _build(use_arch, _saved_config(obj.get("config"), path), config, path,
+                              trust=trust, user_arch=arch, replace=replace)
         _load_state(model, obj["state_dict"], path)
-        src = {"format": "arcnb", "arch": str(use_arch)}
+        src = {"format": "arcnb", "arch": str(use_arch), **facts}
     elif "state_dict" in obj and ("hyper_parameters" in obj or "pytorch-lightning_version" in obj
                                   or "epoch" in obj):
         if arch is None:
             raise ArcnbError(f"checkpoint {path} is a Lightning checkpoint: name the model "
                              "builder with --arch NAME|module:callable (arch=)")
-        cfg = dict(obj.get("hyper_parameters") or {})
-        cfg.update(config or {})
-        model = _build(arch, cfg, path, trust=True, user_arch=arch)
+        model, facts = _build(arch, _saved_config(obj.get("hyper_parameters"), path), config,
+                              path, trust=True, user_arch=arch, replace=replace)
         _load_state(model, obj["state_dict"], path)
-        src = {"format": "lightning", "arch": str(arch)}
+        src = {"format": "lightning", "arch": str(arch), **facts}
     elif obj and all(isinstance(v, torch.Tensor) for v in obj.values()):
         if arch is None:
             raise ArcnbError(f"checkpoint {path} is a bare state dict: name the model builder "
                              "with --arch NAME|module:callable (arch=)")
-        model = _build(arch, dict(config or {}), path, trust=True, user_arch=arch)
+        model, facts = _build(arch, {}, config, path, trust=True, user_arch=arch)
         _load_state(model, obj, path)
-        src = {"format": "state_dict", "arch": str(arch)}
+        src = {"format": "state_dict", "arch": str(arch), **facts}
     else:
         raise ArcnbError(f"checkpoint {path}: unrecognised contents (keys: "
-                         f"{', '.join(map(str, list(obj)[:6]))})")
+                         f"{', '.join(one_line(k, 40) for k in list(obj)[:6])})")
     return ModelAdapter(model, reads_demonstrations=_reads_demos(model), source=src)
+
+
+def _saved_config(cfg, path) -> dict:
+    if cfg is None:
+        return {}
+    if not isinstance(cfg, dict):
+        raise ArcnbError(f"checkpoint {path}: its saved config is a {type(cfg).__name__}, "
+                         "not a dict of builder arguments")
+    return {str(k): v for k, v in cfg.items()}

@@ -65,17 +65,48 @@ def resolve_builder(spec: str | Callable) -> Callable:
     return get_builder(spec)
 
 
-def _build_copy_input(**config):
+def _build_copy_input():
     from .baseline import CopyInput
 
     return CopyInput()
 
 
-def _build_demo_conv(**config):
+#: bounds on the demo-conv config, checked before anything is built: the baseline is
+#: hidden=32, blocks=3 (about 60k parameters)
+DEMO_CONV_BOUNDS = {"hidden": (1, 1024), "blocks": (0, 64)}
+DEMO_CONV_MAX_PARAMS = 50_000_000
+
+
+def _int_in(name: str, value, lo: int, hi: int) -> int:
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArcnbError(f"{name}={value!r} is not an integer")
+    if not lo <= int(value) <= hi:
+        raise ArcnbError(f"{name}={int(value)} is outside {lo}..{hi}")
+    return int(value)
+
+
+def demo_conv_parameters(hidden: int, blocks: int, prior: bool = False) -> int:
+    """The number of parameters of ``DemoConvNet(hidden, blocks, prior)``."""
+    stem = 32 * hidden * 9 + hidden
+    block = 2 * (hidden * hidden * 9 + hidden)
+    head = hidden * 11 + 11
+    return stem + blocks * block + head + int(bool(prior))
+
+
+def _build_demo_conv(hidden: int = 32, blocks: int = 3, prior: bool = False):
     from .baseline import DemoConvNet
 
-    keep = {k: config[k] for k in ("hidden", "blocks", "prior") if k in config}
-    return DemoConvNet(**keep)
+    hidden = _int_in("hidden", hidden, *DEMO_CONV_BOUNDS["hidden"])
+    blocks = _int_in("blocks", blocks, *DEMO_CONV_BOUNDS["blocks"])
+    if not isinstance(prior, bool):
+        raise ArcnbError(f"prior={prior!r} is not true or false")
+    n = demo_conv_parameters(hidden, blocks, prior)
+    if n > DEMO_CONV_MAX_PARAMS:
+        raise ArcnbError(f"hidden={hidden}, blocks={blocks} make {n:,} parameters, more than "
+                         f"the {DEMO_CONV_MAX_PARAMS:,} demo-conv allows")
+    return DemoConvNet(hidden=hidden, blocks=blocks, prior=prior)
 
 
 register_builder("copy-input", _build_copy_input)
