@@ -155,8 +155,7 @@ class Results:
     @property
     def has_cost(self) -> bool:
         """True when some attempt carries a cost (``total_cost`` is a number)."""
-        v = self.summary.get("total_cost")
-        return isinstance(v, (int, float)) and not math.isnan(v)
+        return _known(self.summary.get("total_cost"))
 
     def summary_table(self) -> pd.DataFrame:
         """The headline numbers in the three conventions, one row per K."""
@@ -422,19 +421,28 @@ def _cost_summary(out: pd.DataFrame, n_cost: int, preds: Predictions, task_ids) 
     }
 
 
+def _known(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+
+
 def cost_line(summary: dict) -> str:
-    """``"cost: total $X, $Y per task, $Z per attempt; tokens: ...; model: ..."``, or ""
-    when the summary has neither cost, tokens nor a model."""
+    """``"cost: total $X, $Y per task, $Z per attempt (...); tokens: ...; model: ..."``,
+    or "" when the summary has neither cost, tokens nor a model (also for a summary
+    read back from JSON, where NaN is null)."""
+    def money(v):
+        return f"${v:.4f}" if _known(v) else "nan"
+
     parts = []
-    cost = summary.get("total_cost")
-    if isinstance(cost, (int, float)) and not math.isnan(cost):
-        parts.append(f"cost: total ${cost:.4f}, ${summary['cost_per_task']:.4f} per task, "
-                     f"${summary['cost_per_attempt']:.4f} per attempt "
+    if _known(summary.get("total_cost")):
+        parts.append(f"cost: total {money(summary['total_cost'])}, "
+                     f"{money(summary.get('cost_per_task'))} per task, "
+                     f"{money(summary.get('cost_per_attempt'))} per attempt "
                      f"({summary.get('n_attempts_with_cost', 0)} of "
                      f"{summary.get('n_attempts', 0)} attempts with a cost)")
-    tokens = summary.get("total_tokens")
-    if isinstance(tokens, (int, float)) and not math.isnan(tokens):
-        parts.append(f"tokens: {int(tokens)} total, {summary['tokens_per_task']:.1f} per task")
+    if _known(summary.get("total_tokens")):
+        per = summary.get("tokens_per_task")
+        parts.append(f"tokens: {int(summary['total_tokens'])} total, "
+                     + (f"{per:.1f}" if _known(per) else "nan") + " per task")
     if summary.get("model"):
         parts.append(f"model: {summary['model']}"
                      + (f" ({summary['provider']})" if summary.get("provider") else ""))
