@@ -444,30 +444,47 @@ def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predict
     return Predictions.from_obj(obj, source=str(path))
 
 
-def to_submission(attempts: Mapping[str, list[list[Any]]]) -> dict:
+def to_submission(attempts: Mapping[str, list[list[Any]]],
+                  metadata: Mapping[str, list[list[dict | None]]] | None = None) -> dict:
     """Build the ARC Prize submission dict from ``{task: [[grid, grid], ...]}``.
 
     Every test input gets ``attempt_1 .. attempt_N``; a None attempt is written as
-    ``null`` (scored as wrong).
+    ``null`` (scored as wrong). With ``metadata`` (parallel to ``attempts``, as
+    :attr:`Predictions.metadata`), an attempt that has metadata is written as
+    ``{"answer": grid-or-null, "metadata": {...}}``, which :func:`load_predictions`
+    reads back with its cost and usage (Kaggle wants plain grids: leave it out there).
     """
+    metadata = metadata or {}
     sub = {}
     for tid in sorted(attempts):
+        task_md = metadata.get(tid) or []
         entries = []
-        for outs in attempts[tid]:
-            entries.append({f"attempt_{j + 1}": (None if g is None else np.asarray(g).tolist())
-                            for j, g in enumerate(outs)})
+        for i, outs in enumerate(attempts[tid]):
+            mds = task_md[i] if i < len(task_md) else []
+            entry = {}
+            for j, g in enumerate(outs):
+                grid = None if g is None else np.asarray(g).tolist()
+                md = mds[j] if j < len(mds) else None
+                entry[f"attempt_{j + 1}"] = grid if md is None else {"answer": grid,
+                                                                     "metadata": md}
+            entries.append(entry)
         sub[tid] = entries
     return sub
 
 
 def write_predictions(path: str | os.PathLike, predictions: Mapping | Predictions, *,
-                      overwrite: bool = False) -> Path:
+                      overwrite: bool = False, with_metadata: bool = False) -> Path:
     """Write a submission file atomically (temporary file, then rename).
 
     ``predictions`` is a :class:`Predictions` or ``{task: [[grid, ...], ...]}``.
+    ``with_metadata=True`` keeps a :class:`Predictions`' attempt metadata (cost, tokens,
+    ``pair_index``...) in the ``{"answer": ..., "metadata": ...}`` form, so a
+    benchmarking-harness run written as one file scores the same, cost included.
     An existing file is not replaced unless ``overwrite=True``.
     """
+    metadata = None
     if isinstance(predictions, Predictions):
+        metadata = predictions.metadata if with_metadata else None
         predictions = predictions.attempts
-    text = json.dumps(to_submission(predictions), separators=(",", ":"))
+    text = json.dumps(to_submission(predictions, metadata), separators=(",", ":"))
     return atomic_write_text(path, text + "\n", overwrite=overwrite)

@@ -303,14 +303,18 @@ def _output_pass(out: pd.DataFrame, k: int, estimator: str) -> np.ndarray:
     return (first <= k).astype(float)
 
 
-def _task_means(per_out: np.ndarray, task_ids) -> tuple[pd.Series, pd.Series]:
+def _task_means(per_out, task_ids):
     """Per task (sorted ids): the mean and the product of its outputs' values, NaN when
-    one of them is NaN (an undefined output leaves its task undefined)."""
-    s = pd.Series(per_out, dtype=float)
-    g = s.groupby(np.asarray(task_ids), sort=True)
-    undefined = s.isna().groupby(np.asarray(task_ids), sort=True).any()
-    mean, prod = g.mean(), g.prod()
-    return mean.mask(undefined), prod.mask(undefined)
+    one of them is NaN (an undefined output leaves its task undefined). ``per_out`` is
+    an array (Series returned) or a DataFrame (one column each)."""
+    frame = isinstance(per_out, pd.DataFrame)
+    df = (per_out if frame else pd.DataFrame({"v": np.asarray(per_out, dtype=float)}))
+    df = df.astype(float).reset_index(drop=True)
+    keys = np.asarray(task_ids)
+    g = df.groupby(keys, sort=True)
+    undefined = df.isna().groupby(keys, sort=True).any()
+    mean, prod = g.mean().mask(undefined), g.prod().mask(undefined)
+    return (mean, prod) if frame else (mean["v"], prod["v"])
 
 
 def _task_ci(per_task, *, n_boot: int, seed: int) -> tuple[float, float]:
@@ -518,19 +522,23 @@ def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
 def _task_table(out: pd.DataFrame, ks) -> pd.DataFrame:
     g = out.groupby("task_id", sort=True)
     per_task = pd.DataFrame({"n_outputs": g.size()})
+    pass_cols = [f"pass@{k}" for k in ks]
+    mean, prod = _task_means(out[pass_cols], out["task_id"])
+    solved = g[[f"solved@{k}" for k in ks]].all()
     for k in ks:
-        mean, prod = _task_means(out[f"pass@{k}"].to_numpy(float), out["task_id"])
-        per_task[f"pass@{k}"] = mean
-        per_task[f"all_solved@{k}"] = g[f"solved@{k}"].all()
-        per_task[f"pass@{k}_all_or_nothing"] = prod
-    per_task["cell_accuracy"] = g["cell_accuracy"].mean()  # NaNs skipped
-    per_task["partial_credit"] = g["partial_credit"].mean()
-    per_task["n_missing_outputs"] = g["missing"].sum().astype("int64")
-    per_task["n_attempts"] = g["n_attempts"].sum().astype("int64")
-    per_task["n_invalid_attempts"] = g["n_invalid_attempts"].sum().astype("int64")
-    for c in USAGE_COLUMNS:
-        per_task[c] = g[c].sum(min_count=1)
-    return per_task.reset_index()
+        per_task[f"pass@{k}"] = mean[f"pass@{k}"]
+        per_task[f"all_solved@{k}"] = solved[f"solved@{k}"]
+        per_task[f"pass@{k}_all_or_nothing"] = prod[f"pass@{k}"]
+    means = g[["cell_accuracy", "partial_credit"]].mean()  # NaNs skipped
+    sums = g[["missing", "n_attempts", "n_invalid_attempts"]].sum().astype("int64")
+    usage = g[list(USAGE_COLUMNS)].sum(min_count=1)
+    per_task = pd.concat([per_task, means, sums.rename(columns={"missing": "n_missing_outputs"}),
+                          usage], axis=1)
+    cols = (["n_outputs"] + [c for k in ks for c in (f"pass@{k}", f"all_solved@{k}",
+                                                      f"pass@{k}_all_or_nothing")]
+            + ["cell_accuracy", "partial_credit", "n_missing_outputs", "n_attempts",
+               "n_invalid_attempts"] + list(USAGE_COLUMNS))
+    return per_task[cols].reset_index()
 
 
 def _summary(ds, preds, out, per_task, ks, estimator: str) -> dict:

@@ -488,3 +488,22 @@ def test_bad_folder_or_file_is_one_line_exit_2(tmp_path, arc_tasks, case):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("arcnb: error:"), p.stderr
     assert named in lines[0] and "Traceback" not in p.stderr
+
+
+def test_harness_run_written_as_one_file_scores_the_same(tmp_path, task_dir, arc_tasks):
+    """Results.predictions (mapped to the dataset) written with its metadata reads back
+    to the same scores and cost; without metadata, to the same scores and no cost."""
+    from arcnb.predictions import write_predictions
+
+    folder = write_run(tmp_path / "run", complete_run(arc_tasks))
+    ds = load_dataset(task_dir)
+    res = score(ds, folder)
+    path = write_predictions(tmp_path / "predictions.json", res.predictions, with_metadata=True)
+    again = score(ds, path)
+    for key in ("pass@1", "pass@2", "pass@2_all_or_nothing", "total_cost", "n_attempts",
+                "cost_per_attempt", "total_tokens", "total_duration_s", "n_invalid_attempts"):
+        assert again.summary[key] == res.summary[key], key
+    pd.testing.assert_frame_equal(again.outputs, res.outputs)
+    plain = score(ds, write_predictions(tmp_path / "plain.json", res.predictions))
+    assert plain.summary["pass@2"] == res.summary["pass@2"]
+    assert math.isnan(plain.summary["total_cost"])
