@@ -37,15 +37,23 @@ def _fmt(v) -> str:
 # ---------------------------------------------------------------- score
 def _add_score(sub) -> None:
     p = sub.add_parser("score", help="score an ARC Prize submission file on a dataset",
-                       description="Score predictions (ARC Prize submission format) with the "
-                                   "official rule, in three conventions.")
+                       description="Score predictions (an ARC Prize submission file or a "
+                                   "benchmarking-harness run folder) with the official rule, "
+                                   "in three conventions, with cost and tokens when the "
+                                   "attempts carry them.")
     p.add_argument("--dataset", required=True,
                    help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
                         "*_challenges.json")
-    p.add_argument("--predictions", required=True, help="submission JSON file")
+    p.add_argument("--predictions", required=True,
+                   help="submission JSON file, or a benchmarking-harness run folder (one "
+                        "<task_id>.json per task)")
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
     p.add_argument("--k", type=int, action="append", default=[], metavar="K",
                    help="also report pass@K for this K (repeatable; 1 and 2 always)")
+    p.add_argument("--estimator", choices=["ranked", "unbiased"], default="ranked",
+                   help="ranked (default, ARC Prize rule): any of the first K attempts in file "
+                        "order; unbiased: 1 - C(n-c,K)/C(n,K) per output from n attempts with "
+                        "c right, for sampled attempts")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 2) instead of warning when the predictions look made for "
@@ -57,12 +65,15 @@ def _run_score(args) -> int:
     from .io import to_jsonable
     from .scoring import score
 
-    res = score(args.dataset, args.predictions, tasks=args.tasks, ks=[1, 2, *args.k])
+    res = score(args.dataset, args.predictions, tasks=args.tasks, ks=[1, 2, *args.k],
+                estimator=args.estimator)
     warnings = res.summary.get("warnings", [])
     if warnings and args.strict:
         return _fail(f"{warnings[0]} (--strict)")
     for w in warnings:
         print(f"arcnb: warning: {w}", file=sys.stderr)
+    for note in res.summary.get("notes", []):
+        print(f"arcnb: note: {note}", file=sys.stderr)
     if args.json:
         print(json.dumps(to_jsonable(res.summary), sort_keys=True))
         return 0
@@ -75,6 +86,11 @@ def format_summary(summary: dict, ks=(1, 2)) -> str:
     ds = summary.get("dataset", {})
     lines = [f"dataset: {ds.get('name')} ({ds.get('version')})"
              + (f", filter: {ds['filter']}" if ds.get("filter") else "")]
+    est = summary.get("estimator", "ranked")
+    lines.append("estimator: " + ("ranked (any of the first K attempts, in file order)"
+                                  if est == "ranked" else
+                                  f"{est} (1 - C(n-c,K)/C(n,K) per output, n attempts, "
+                                  "c right)"))
     lines.append(f"{'K':>3}  {'pass@K':>8}  {'pass@K_per_output':>17}  "
                  f"{'pass@K_all_or_nothing':>21}")
     for k in ks:
@@ -90,6 +106,10 @@ def format_summary(summary: dict, ks=(1, 2)) -> str:
                      ("n_extra_outputs", "extra outputs"), ("n_bad_attempt_keys",
                                                             "bad attempt keys"))
                            if summary.get(key)))
+    from .scoring import cost_line
+
+    if cost_line(summary):
+        lines.append(cost_line(summary))
     return "\n".join(lines)
 
 

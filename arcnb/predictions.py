@@ -10,14 +10,26 @@ a malformed entry: counted in ``n_bad_attempt_keys`` and listed in ``problems``,
 taken as an attempt.
 
 Malformed attempts (None, empty, ragged, a string, values outside 0-9) never crash
-anything: they are kept as ``None``, scored as wrong and counted.
+anything: they are kept as ``None``, scored as wrong and counted. In the
+``{"answer": ..., "metadata": {...}}`` form an answer given as a JSON string of a grid
+(``"[[1, 2], [3, 4]]"``) is parsed, as the benchmarking harness does; a string that is
+not a JSON grid is a malformed attempt. The ``metadata`` object of every attempt is kept
+(``Predictions.metadata``).
+
+A folder is read as a run of ARC Prize's benchmarking harness
+(``arcprize/arc-agi-benchmarking``): one ``<task_id>.json`` per task, each a list with one
+entry per test input, each entry mapping ``attempt_N`` to
+``{"answer": grid, "metadata": {...}, "correct": ...}`` or null. See
+:func:`load_predictions` for which files are read and how ``metadata.pair_index`` maps an
+entry to its test input.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -28,7 +40,7 @@ from .grids import as_grid_or_none, grid_problem
 from .io import JSONInputError, atomic_write_text, read_json
 
 __all__ = ["Predictions", "load_predictions", "write_predictions", "to_submission",
-           "attempt_keys", "bad_attempt_keys"]
+           "attempt_keys", "bad_attempt_keys", "HARNESS_SKIPPED_FILES"]
 
 _ATTEMPT = re.compile(r"attempt_([1-9][0-9]*)", re.ASCII)
 
@@ -55,10 +67,125 @@ def _show_key(key: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit] + "...'"
 
 
-def _attempt_grid(value: Any) -> np.ndarray | None:
+#: Files of a benchmarking-harness run folder that are never task files: the harness's
+#: scorer writes its summary there as ``results.json``.
+HARNESS_SKIPPED_FILES = frozenset({"results.json"})
+
+
+def _attempt_value(value: Any) -> tuple[np.ndarray | None, dict | None, str | None]:
+    """One attempt's (grid or None, metadata object or None, problem or None).
+
+    ``value`` is a grid or ``{"answer": grid-or-JSON-string, "metadata": {...}}``.
+    """
+    metadata = None
+    raw = value
     if isinstance(value, dict):
-        value = value.get("answer")
-    return as_grid_or_none(value)
+        md = value.get("metadata")
+        metadata = md if isinstance(md, dict) else None
+        raw = value.get("answer")
+        if isinstance(raw, str):  # the harness stores some answers as a JSON string
+            try:
+                raw = json.loads(raw)
+            except (ValueError, RecursionError):
+                return None, metadata, ("malformed attempt: the answer is a string that is "
+                                        "not a JSON grid")
+    grid = as_grid_or_none(raw)
+    if grid is None:
+        return None, metadata, f"malformed attempt: {grid_problem(raw)}"
+    return grid, metadata, None
+
+
+def _pair_index_hints(entry: Mapping, keys: list[str]) -> list[int]:
+    """``metadata.pair_index`` of an entry's attempts in the order the harness's scorer
+    looks at them: attempt keys sorted as strings, attempts that are not objects or hold
+    no integer ``pair_index`` passed over."""
+    hints = []
+    for key in sorted(keys):
+        value = entry[key]
+        md = value.get("metadata") if isinstance(value, dict) else None
+        hint = md.get("pair_index") if isinstance(md, dict) else None
+        if isinstance(hint, int) and not isinstance(hint, bool):
+            hints.append(hint)
+    return hints
+
+
+@dataclass
+class _Entry:
+    """One test-input entry as read, before it is mapped to a test input."""
+
+    grids: list
+    metadata: list
+    hints: list[int]
+
+
+class _Reader:
+    """Parses test-input entries, collecting problems and counts."""
+
+    def __init__(self):
+        self.problems: list[dict] = []
+        self.n_invalid = 0
+        self.n_bad_keys = 0
+
+    def bad(self, task, idx, key, reason):
+        self.problems.append({"task_id": task, "test_index": idx, "attempt": key,
+                              "problem": reason})
+
+    def entry(self, tid: str, i: int, entry: Any) -> _Entry:
+        if isinstance(entry, dict):
+            keys = attempt_keys(entry)
+            values = [entry[k] for k in keys]
+            hints = _pair_index_hints(entry, keys)
+            for k in bad_attempt_keys(entry):
+                self.n_bad_keys += 1
+                self.bad(tid, i, _show_key(k), "not an attempt key (expected attempt_1, "
+                                               "attempt_2, ...): ignored")
+        else:  # a bare grid (or garbage) counts as a single attempt
+            keys, values, hints = ["attempt_1"], [entry], []
+        grids, metas = [], []
+        for k, v in zip(keys, values):
+            grid, md, problem = _attempt_value(v)
+            if problem is not None:
+                self.n_invalid += 1
+                self.bad(tid, i, k, problem)
+            grids.append(grid)
+            metas.append(md)
+        return _Entry(grids, metas, hints)
+
+
+def _place(tid: str, entries: list[_Entry], n_test: int):
+    """Map entries to test inputs as the harness's scorer does.
+
+    Entry ``j`` goes to the first of its attempts' ``pair_index`` values that is a valid
+    test index (``0 <= pair_index < n_test``), else to position ``j``. Returns
+    ``(attempts, metadata, problems, moved)``: test inputs ``0 .. n_test-1`` (``[]``
+    when no entry maps there), then the entries that map beyond them (extra outputs).
+    Two entries mapped to one test input are merged: the later one's attempts follow.
+    """
+    slots: list[list | None] = [None] * n_test
+    metas: list[list | None] = [None] * n_test
+    owner = [-1] * n_test
+    extra_g, extra_m, problems, moved = [], [], [], []
+    for j, e in enumerate(entries):
+        target = next((h for h in e.hints if 0 <= h < n_test), j)
+        if target >= n_test:
+            extra_g.append(list(e.grids))
+            extra_m.append(list(e.metadata))
+            continue
+        if target != j:
+            moved.append((tid, j, target))
+        if slots[target] is None:
+            slots[target], metas[target], owner[target] = list(e.grids), list(e.metadata), j
+        else:
+            slots[target].extend(e.grids)
+            metas[target].extend(e.metadata)
+            problems.append({"task_id": tid, "test_index": target, "attempt": None,
+                             "kind": "pair_index",
+                             "problem": f"entry {j} maps to test input {target} "
+                                        f"(metadata.pair_index), which entry {owner[target]} "
+                                        "already holds: its attempts are appended"})
+    attempts = [s if s is not None else [] for s in slots] + extra_g
+    metadata = [m if m is not None else [] for m in metas] + extra_m
+    return attempts, metadata, problems, moved
 
 
 @dataclass
@@ -71,6 +198,19 @@ class Predictions:
     entries whose key looks like an attempt but is not ``attempt_N``; ``problems`` says
     what was wrong (task, test index, attempt key, reason) so nothing is silently
     dropped.
+
+    ``metadata[task_id][i][j]`` is attempt ``j``'s ``metadata`` object (a dict, as
+    read) or None; a task none of whose attempts has metadata is absent from it (use
+    :meth:`get_metadata`). ``format`` is ``"submission"`` (one JSON file or a dict) or
+    ``"harness"`` (a benchmarking-harness run folder); ``files`` lists the task files
+    read from a folder and ``ignored_files`` the folder's other entries. ``moved`` lists
+    ``(task_id, entry, test_index)`` for entries that ``metadata.pair_index`` sent to
+    another test input than their position.
+
+    Entries whose ``pair_index`` differs from their position can only be mapped for
+    sure once the task's number of test inputs is known: on loading, that number is
+    taken as the file's number of entries; :meth:`aligned` (which
+    :func:`arcnb.scoring.score` calls) maps them again with the dataset's numbers.
     """
 
     attempts: dict[str, list[list[np.ndarray | None]]]
@@ -78,6 +218,12 @@ class Predictions:
     problems: list[dict] = field(default_factory=list)
     source: str | None = None
     n_bad_attempt_keys: int = 0
+    metadata: dict[str, list[list[dict | None]]] = field(default_factory=dict)
+    format: str = "submission"
+    files: list[str] = field(default_factory=list)
+    ignored_files: list[str] = field(default_factory=list)
+    moved: list[tuple[str, int, int]] = field(default_factory=list)
+    _entries: dict[str, list[_Entry]] = field(default_factory=dict, repr=False)
 
     @property
     def task_ids(self) -> list[str]:
@@ -96,61 +242,201 @@ class Predictions:
             return []
         return outs[test_index]
 
+    def get_metadata(self, task_id: str, test_index: int) -> list[dict | None]:
+        """The attempts' metadata for one test input, parallel to :meth:`get` (None for
+        an attempt without a ``metadata`` object)."""
+        outs = self.metadata.get(task_id)
+        if outs is not None and test_index < len(outs):
+            return outs[test_index]
+        return [None] * len(self.get(task_id, test_index))
+
+    @property
+    def has_metadata(self) -> bool:
+        return bool(self.metadata)
+
+    def aligned(self, n_tests: Mapping[str, int]) -> "Predictions":
+        """These predictions with every entry mapped to its test input by the harness's
+        rule, given each task's number of test inputs (``{task_id: n}``).
+
+        Returns ``self`` when no entry carries a ``pair_index`` other than its position.
+        """
+        todo = [t for t in self._entries if t in n_tests]
+        if not todo:
+            return self
+        attempts, metadata = dict(self.attempts), dict(self.metadata)
+        problems = [p for p in self.problems
+                    if not (p.get("kind") == "pair_index" and p["task_id"] in todo)]
+        moved = [m for m in self.moved if m[0] not in todo]
+        for tid in todo:
+            a, m, probs, mv = _place(tid, self._entries[tid], int(n_tests[tid]))
+            attempts[tid] = a
+            if tid in metadata:
+                metadata[tid] = m
+            problems += probs
+            moved += mv
+        return replace(self, attempts=attempts, metadata=metadata, problems=problems,
+                       moved=sorted(moved))
+
+    def source_sha256(self) -> str | None:
+        """SHA-256 of what was read: the file's bytes; for a harness folder, a digest of
+        the task files read (each file's name and the SHA-256 of its bytes, by name).
+        None for predictions built in memory."""
+        if not self.source:
+            return None
+        path = Path(self.source)
+        if path.is_file():
+            return _file_sha256(path)
+        if not self.files:
+            return None
+        h = hashlib.sha256()
+        for name in sorted(self.files):
+            h.update(name.encode("utf-8") + b"\0" + bytes.fromhex(_file_sha256(path / name)))
+        return h.hexdigest()
+
     @classmethod
     def from_obj(cls, obj: Any, *, source: str | None = None) -> "Predictions":
         if not isinstance(obj, dict):
             raise PredictionsError(
                 f"{source or 'predictions'}: expected a JSON object mapping task ids to lists "
                 f"of attempts, got {type(obj).__name__}", file=source)
-        attempts: dict[str, list[list[np.ndarray | None]]] = {}
-        problems: list[dict] = []
-        n_invalid = n_bad_keys = 0
-
-        def bad(task, idx, key, reason):
-            problems.append({"task_id": task, "test_index": idx, "attempt": key,
-                             "problem": reason})
-
+        reader = _Reader()
+        parsed: dict[str, list[_Entry] | None] = {}
         for task_id in sorted(obj, key=str):
             outs = obj[task_id]
             tid = str(task_id)
             if isinstance(outs, dict) and (attempt_keys(outs) or bad_attempt_keys(outs)):
                 outs = [outs]  # a single test input given without the list
             if not isinstance(outs, list):
-                bad(tid, None, None, f"expected a list of test inputs, got {type(outs).__name__}")
-                n_invalid += 1
+                reader.bad(tid, None, None,
+                           f"expected a list of test inputs, got {type(outs).__name__}")
+                reader.n_invalid += 1
+                parsed[tid] = None
+                continue
+            parsed[tid] = [reader.entry(tid, i, e) for i, e in enumerate(outs)]
+        return cls._build(parsed, reader, source=source)
+
+    @classmethod
+    def _build(cls, parsed: Mapping[str, list[_Entry] | None], reader: _Reader, *,
+               source: str | None, **extra) -> "Predictions":
+        attempts, metadata, entries, moved = {}, {}, {}, []
+        problems = list(reader.problems)
+        for tid, task_entries in parsed.items():
+            if task_entries is None:
                 attempts[tid] = []
                 continue
-            task_attempts = []
-            for i, entry in enumerate(outs):
-                if isinstance(entry, dict):
-                    keys = attempt_keys(entry)
-                    values = [entry[k] for k in keys]
-                    for k in bad_attempt_keys(entry):
-                        n_bad_keys += 1
-                        bad(tid, i, _show_key(k), "not an attempt key (expected attempt_1, "
-                                                  "attempt_2, ...): ignored")
-                else:  # a bare grid (or garbage) counts as a single attempt
-                    keys, values = ["attempt_1"], [entry]
-                grids = []
-                for k, v in zip(keys, values):
-                    g = _attempt_grid(v)
-                    if g is None:
-                        n_invalid += 1
-                        raw = v.get("answer") if isinstance(v, dict) else v
-                        bad(tid, i, k, f"malformed attempt: {grid_problem(raw)}")
-                    grids.append(g)
-                task_attempts.append(grids)
-            attempts[tid] = task_attempts
-        return cls(attempts, n_invalid, problems, source, n_bad_keys)
+            a, m, probs, mv = _place(tid, task_entries, len(task_entries))
+            attempts[tid] = a
+            if any(md is not None for e in task_entries for md in e.metadata):
+                metadata[tid] = m
+            if any(h != j for j, e in enumerate(task_entries) for h in e.hints):
+                entries[tid] = task_entries
+            problems += probs
+            moved += mv
+        return cls(attempts, reader.n_invalid, problems, source, reader.n_bad_keys,
+                   metadata=metadata, moved=moved, _entries=entries, **extra)
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _check_harness_file(path: Path, obj: list) -> None:
+    """A harness task file is a list of objects keyed by ``attempt_N``; anything else is
+    a file with the wrong structure (one line naming the file and the first fault)."""
+    for i, entry in enumerate(obj):
+        if not isinstance(entry, dict):
+            raise PredictionsError(
+                f"benchmarking-harness task file {path}: entry {i} is a "
+                f"{type(entry).__name__}, expected an object of attempt_1, attempt_2, ...",
+                file=str(path))
+        if entry and not any(isinstance(k, str) and k.startswith("attempt") for k in entry):
+            keys = ", ".join(_show_key(k, 20) for k in list(entry)[:4])
+            raise PredictionsError(
+                f"benchmarking-harness task file {path}: entry {i} has no attempt_N key "
+                f"(its keys: {keys})", file=str(path))
+
+
+def _scan_folder(path: Path):
+    """The task files of a harness run folder: ``({task_id: (file, list)}, ignored,
+    n_arc_task_files, sub-folders)``."""
+    tasks, ignored, subdirs, n_arc = {}, [], [], 0
+    try:
+        children = sorted(path.iterdir())
+    except OSError as exc:
+        raise PredictionsError(f"cannot read the predictions folder {path}: "
+                               f"{exc.strerror or exc}", file=str(path)) from None
+    for child in children:
+        name = child.name
+        if child.is_dir():
+            subdirs.append(child)
+            ignored.append(name + "/")
+            continue
+        if name.startswith(".") or child.suffix != ".json" or name in HARNESS_SKIPPED_FILES:
+            ignored.append(name)
+            continue
+        try:
+            obj = read_json(child, what="benchmarking-harness task file")
+        except JSONInputError as exc:
+            raise PredictionsError(str(exc), file=str(child)) from None
+        if isinstance(obj, list):
+            _check_harness_file(child, obj)
+            tasks[child.stem] = (child, obj)
+        else:  # an object (a summary, a config, an ARC task) or a scalar: not a result
+            n_arc += isinstance(obj, dict) and "train" in obj and "test" in obj
+            ignored.append(name)
+    return tasks, ignored, n_arc, subdirs
+
+
+def _load_folder(path: Path) -> Predictions:
+    tasks, ignored, n_arc, subdirs = _scan_folder(path)
+    if not tasks:
+        msg = (f"{path} is not a benchmarking-harness run: it holds no <task_id>.json file "
+               "with a list of test-input entries")
+        if n_arc:
+            msg += (f"; its {n_arc} JSON files with train/test are ARC tasks (pass that folder "
+                    "as the dataset, not as predictions)")
+        with_json = [d.name for d in subdirs if any(d.glob("*.json"))]
+        if with_json:
+            msg += ("; sub-folders with JSON files: " + ", ".join(with_json[:3])
+                    + (" ..." if len(with_json) > 3 else "") + " (pass one of them)")
+        raise PredictionsError(msg, file=str(path))
+    reader = _Reader()
+    parsed = {tid: [reader.entry(tid, i, e) for i, e in enumerate(obj)]
+              for tid, (_, obj) in sorted(tasks.items())}
+    return Predictions._build(parsed, reader, source=str(path), format="harness",
+                              files=sorted(f.name for f, _ in tasks.values()),
+                              ignored_files=ignored)
 
 
 def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predictions:
-    """Read predictions from a path, a parsed dict or a :class:`Predictions`."""
+    """Read predictions from a path, a parsed dict or a :class:`Predictions`.
+
+    A path is an ARC Prize submission file or a benchmarking-harness run folder. In a
+    folder, every ``*.json`` file whose top level is a list is a task's results
+    (task id = file name without ``.json``); ``results.json`` (the harness's summary),
+    files that are not ``*.json``, hidden files, sub-folders and JSON files whose top
+    level is not a list (summaries, configs, ARC task files) are ignored and listed in
+    ``ignored_files``. A task file that is not valid JSON, or a list whose entries are
+    not objects keyed by ``attempt_N``, raises :class:`~arcnb.errors.PredictionsError`
+    naming the file; so does a folder without any task file.
+
+    An entry goes to the test input given by its attempts' ``metadata.pair_index``
+    (the first one, in the harness's order, that is a valid index), else to its
+    position, as the harness's scorer maps it. Unlike the harness, whose schema takes a
+    missing ``pair_index`` as 0, an attempt without an integer ``pair_index`` says
+    nothing about its entry's place.
+    """
     if isinstance(spec, Predictions):
         return spec
     if isinstance(spec, Mapping):
         return Predictions.from_obj(dict(spec))
     path = Path(spec)
+    if path.is_dir():
+        return _load_folder(path)
     try:
         obj = read_json(path, what="predictions file")
     except JSONInputError as exc:
@@ -158,30 +444,47 @@ def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predict
     return Predictions.from_obj(obj, source=str(path))
 
 
-def to_submission(attempts: Mapping[str, list[list[Any]]]) -> dict:
+def to_submission(attempts: Mapping[str, list[list[Any]]],
+                  metadata: Mapping[str, list[list[dict | None]]] | None = None) -> dict:
     """Build the ARC Prize submission dict from ``{task: [[grid, grid], ...]}``.
 
     Every test input gets ``attempt_1 .. attempt_N``; a None attempt is written as
-    ``null`` (scored as wrong).
+    ``null`` (scored as wrong). With ``metadata`` (parallel to ``attempts``, as
+    :attr:`Predictions.metadata`), an attempt that has metadata is written as
+    ``{"answer": grid-or-null, "metadata": {...}}``, which :func:`load_predictions`
+    reads back with its cost and usage (Kaggle wants plain grids: leave it out there).
     """
+    metadata = metadata or {}
     sub = {}
     for tid in sorted(attempts):
+        task_md = metadata.get(tid) or []
         entries = []
-        for outs in attempts[tid]:
-            entries.append({f"attempt_{j + 1}": (None if g is None else np.asarray(g).tolist())
-                            for j, g in enumerate(outs)})
+        for i, outs in enumerate(attempts[tid]):
+            mds = task_md[i] if i < len(task_md) else []
+            entry = {}
+            for j, g in enumerate(outs):
+                grid = None if g is None else np.asarray(g).tolist()
+                md = mds[j] if j < len(mds) else None
+                entry[f"attempt_{j + 1}"] = grid if md is None else {"answer": grid,
+                                                                     "metadata": md}
+            entries.append(entry)
         sub[tid] = entries
     return sub
 
 
 def write_predictions(path: str | os.PathLike, predictions: Mapping | Predictions, *,
-                      overwrite: bool = False) -> Path:
+                      overwrite: bool = False, with_metadata: bool = False) -> Path:
     """Write a submission file atomically (temporary file, then rename).
 
     ``predictions`` is a :class:`Predictions` or ``{task: [[grid, ...], ...]}``.
+    ``with_metadata=True`` keeps a :class:`Predictions`' attempt metadata (cost, tokens,
+    ``pair_index``...) in the ``{"answer": ..., "metadata": ...}`` form, so a
+    benchmarking-harness run written as one file scores the same, cost included.
     An existing file is not replaced unless ``overwrite=True``.
     """
+    metadata = None
     if isinstance(predictions, Predictions):
+        metadata = predictions.metadata if with_metadata else None
         predictions = predictions.attempts
-    text = json.dumps(to_submission(predictions), separators=(",", ":"))
+    text = json.dumps(to_submission(predictions, metadata), separators=(",", ":"))
     return atomic_write_text(path, text + "\n", overwrite=overwrite)

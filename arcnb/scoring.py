@@ -12,10 +12,24 @@ side by side:
 The denominator is always the dataset's task list (after any filter): a task or test
 output missing from the predictions counts as wrong, extra tasks are ignored and
 reported.
+
+Two estimators turn the attempts into pass@K (``score(..., estimator=)``):
+
+* ``ranked`` (default, the ARC Prize rule): an output is solved at K when any of its
+  first K attempts, in the file's order, is right (0 or 1 per output);
+* ``unbiased``: the attempts are taken as an unordered sample of n, c of them right,
+  and pass@K is the probability that K drawn without replacement hold a right one,
+  ``1 - C(n-c, K) / C(n, K)`` (Chen et al. 2021), per output; undefined (NaN) when
+  0 < n < K. It is the average of the ranked rule over every ordering of the attempts.
+
+Attempts that carry benchmarking-harness ``metadata`` add cost, token and duration
+columns and summary keys (NaN when unknown, never 0).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Sequence
 
 import numpy as np
@@ -27,15 +41,34 @@ from .metrics import partial_credit
 from .predictions import Predictions, load_predictions
 from .stats import bootstrap_ci
 
-__all__ = ["Results", "score", "SUMMARY_KEYS", "METRIC_DEFINITIONS"]
+__all__ = ["Results", "score", "SUMMARY_KEYS", "METRIC_DEFINITIONS", "ESTIMATORS",
+           "COST_SUMMARY_KEYS", "USAGE_COLUMNS", "pass_at_k_unbiased", "cost_line"]
+
+#: The ways attempts become pass@K (see the module docstring).
+ESTIMATORS = ("ranked", "unbiased")
+
+#: Cost and usage keys every summary carries: NaN (null in JSON) or None when the
+#: attempts carry no such metadata, never 0.
+COST_SUMMARY_KEYS = (
+    "total_cost", "cost_per_task", "cost_per_attempt", "total_tokens", "tokens_per_task",
+    "total_duration_s", "n_attempts_with_cost", "model", "provider",
+)
 
 #: Keys every summary carries (plus pass@K variants for extra K).
 SUMMARY_KEYS = (
     "pass@1", "pass@2", "pass@1_per_output", "pass@2_per_output",
     "pass@1_all_or_nothing", "pass@2_all_or_nothing",
     "n_tasks", "n_outputs", "n_missing_outputs", "n_invalid_attempts", "n_extra_tasks",
-    "n_extra_outputs", "n_bad_attempt_keys",
-)
+    "n_extra_outputs", "n_bad_attempt_keys", "estimator", "n_attempts", "notes",
+) + COST_SUMMARY_KEYS
+
+#: Per-output (summed over the attempts) and per-task (summed over the outputs) usage
+#: columns, from each attempt's ``metadata``: ``cost`` is ``cost.total_cost``, the
+#: tokens come from ``usage`` (``reasoning_tokens`` from
+#: ``usage.completion_tokens_details``), ``duration_s`` is ``end_timestamp -
+#: start_timestamp`` in seconds. NaN when no attempt of the row has the value.
+USAGE_COLUMNS = ("cost", "prompt_tokens", "completion_tokens", "reasoning_tokens",
+                 "total_tokens", "duration_s")
 
 METRIC_DEFINITIONS = {
     "pass@K": "per task: fraction of the task's test outputs solved within K attempts, "
@@ -43,6 +76,15 @@ METRIC_DEFINITIONS = {
     "pass@K_per_output": "fraction of all test outputs solved within K attempts",
     "pass@K_all_or_nothing": "fraction of tasks whose test outputs are all solved within K "
                              "attempts",
+    "estimator": "how attempts become pass@K: 'ranked' = any of the first K attempts in "
+                 "file order is right (ARC Prize rule); 'unbiased' = 1 - C(n-c, K)/C(n, K) "
+                 "per output from n attempts with c right (Chen et al. 2021), NaN when "
+                 "0 < n < K; all-or-nothing is then the product over a task's outputs",
+    "cost_per_task": "total cost of the attempts (metadata cost.total_cost) divided by the "
+                     "dataset's number of tasks (a task without predictions adds no cost)",
+    "cost_per_attempt": "total cost divided by the number of attempts of the scored tasks",
+    "tokens_per_task": "total tokens (metadata usage.total_tokens) divided by the dataset's "
+                       "number of tasks",
     "cell_accuracy": "per output: the best attempt's fraction of correct cells, where the "
                      "best attempt is the first exact one, else the right-shaped one with "
                      "the most correct cells (NaN when no attempt has the truth's shape)",
@@ -72,7 +114,17 @@ class Results:
     :func:`arcnb.grids.best_attempt`; <NA> when no attempt is valid),
     ``solved@K`` for each K, ``shape_correct``, ``cell_accuracy``, ``partial_credit``,
     ``truth_shape`` / ``pred_shape`` (``"HxW"``; pred is attempt 1's) and
-    ``truth_h``, ``truth_w``, ``pred_h``, ``pred_w``.
+    ``truth_h``, ``truth_w``, ``pred_h``, ``pred_w``; ``n_correct`` (right attempts
+    among all of them), ``pass@K`` for each K (the estimator's value for the output:
+    ``solved@K`` as 0/1 for ``ranked``, a probability or NaN for ``unbiased``) and the
+    :data:`USAGE_COLUMNS`.
+
+    ``tasks`` has one row per task: ``n_outputs``, ``pass@K`` (mean of the outputs'
+    ``pass@K``; NaN when one is NaN), ``all_solved@K`` (ranked rule),
+    ``pass@K_all_or_nothing`` (product of the outputs' ``pass@K``: 0/1 for ``ranked``),
+    ``cell_accuracy``, ``partial_credit``, ``n_missing_outputs``, ``n_attempts``,
+    ``n_invalid_attempts`` and the :data:`USAGE_COLUMNS` summed over the outputs.
+    ``solved@K``, ``first_correct`` and ``all_solved@K`` always follow the ranked rule.
     """
 
     dataset: Dataset
@@ -92,6 +144,19 @@ class Results:
     def attempts(self, task_id: str, test_index: int) -> list[np.ndarray | None]:
         return self.predictions.get(task_id, test_index)
 
+    def attempt_metadata(self, task_id: str, test_index: int) -> list[dict | None]:
+        """Each attempt's ``metadata`` object (None where there is none)."""
+        return self.predictions.get_metadata(task_id, test_index)
+
+    @property
+    def estimator(self) -> str:
+        return self.summary.get("estimator", "ranked")
+
+    @property
+    def has_cost(self) -> bool:
+        """True when some attempt carries a cost (``total_cost`` is a number)."""
+        return _known(self.summary.get("total_cost"))
+
     def summary_table(self) -> pd.DataFrame:
         """The headline numbers in the three conventions, one row per K."""
         rows = []
@@ -110,9 +175,10 @@ class Results:
         interval over tasks for ``pass@K`` (columns ``K``, ``pass@K``,
         ``pass@K_per_output``, ``pass@K_all_or_nothing``, ``ci_low``, ``ci_high``).
 
-        Computed from ``first_correct``, so any K works, not only the scored ones;
-        ``max_k`` defaults to the most attempts any output has (at least max(ks)).
-        ``n_boot`` and ``seed`` default to the summary's.
+        Computed from ``first_correct`` (``ranked``) or ``n_attempts`` and
+        ``n_correct`` (``unbiased``, the summary's estimator), so any K works, not only
+        the scored ones; ``max_k`` defaults to the most attempts any output has (at
+        least max(ks)). ``n_boot`` and ``seed`` default to the summary's.
         """
         boot = self.summary.get("bootstrap", {})
         n_boot = boot.get("n_boot", 1000) if n_boot is None else n_boot
@@ -120,15 +186,15 @@ class Results:
         out = self.outputs
         if max_k is None:
             max_k = int(max(max(self.ks), out["n_attempts"].max() if len(out) else 1))
-        first = out["first_correct"].astype("Float64").fillna(np.inf).to_numpy(float)
         task_ids = out["task_id"].to_numpy()
         rows = []
         for k in range(1, max_k + 1):
-            solved = pd.Series(first <= k).groupby(task_ids)
-            per_task, all_solved = solved.mean(), solved.all()
-            lo, hi = bootstrap_ci(per_task.to_numpy(float), n_boot=n_boot, seed=seed)
-            rows.append({"K": k, "pass@K": _mean(per_task), "pass@K_per_output": _mean(first <= k),
-                         "pass@K_all_or_nothing": _mean(all_solved), "ci_low": lo, "ci_high": hi})
+            per_out = _output_pass(out, k, self.estimator)
+            per_task, all_or_nothing = _task_means(per_out, task_ids)
+            lo, hi = _task_ci(per_task, n_boot=n_boot, seed=seed)
+            rows.append({"K": k, "pass@K": _mean(per_task), "pass@K_per_output": _mean(per_out),
+                         "pass@K_all_or_nothing": _mean(all_or_nothing), "ci_low": lo,
+                         "ci_high": hi})
         return pd.DataFrame(rows)
 
     def _repr_html_(self) -> str:
@@ -145,18 +211,22 @@ class Results:
             ("n_missing_outputs", "missing outputs"), ("n_invalid_attempts", "invalid attempts"),
             ("n_extra_tasks", "extra tasks"), ("n_extra_outputs", "extra outputs")))
         warn = "".join(f"<p><b>warning:</b> {escape(w)}</p>" for w in s.get("warnings", []))
+        notes = "".join(f"<p><b>note:</b> {escape(w)}</p>" for w in s.get("notes", []))
+        cost = f"<p>{escape(cost_line(s))}</p>" if cost_line(s) else ""
         return (f"<div><p><b>Results</b> on {escape(str(self.dataset.name))} "
-                f"({escape(str(self.dataset.version))})</p>{table}"
+                f"({escape(str(self.dataset.version))}), estimator: "
+                f"{escape(str(self.estimator))}</p>{table}"
                 f"<p>pass@2 (ARC Prize rule) 95% bootstrap interval over tasks: "
-                f"[{lo:.4f}, {hi:.4f}]</p><p>{escape(counts)}</p>{warn}</div>")
+                f"[{lo:.4f}, {hi:.4f}]</p><p>{escape(counts)}</p>{cost}{warn}{notes}</div>")
 
     def __repr__(self) -> str:
         s = self.summary
+        est = "" if self.estimator == "ranked" else f", estimator={self.estimator}"
         return (f"Results({self.dataset.name}, tasks={s['n_tasks']}, outputs={s['n_outputs']}, "
-                f"pass@2={s['pass@2']:.4f})")
+                f"pass@2={s['pass@2']:.4f}{est})")
 
 
-def _score_output(truth: np.ndarray, attempts: list, ks: Sequence[int]) -> dict:
+def _score_output(truth: np.ndarray, attempts: list, metas: list, ks: Sequence[int]) -> dict:
     max_k = max(ks)
     considered = attempts[:max_k]
     correct = [g is not None and g.shape == truth.shape and np.array_equal(g, truth)
@@ -184,8 +254,203 @@ def _score_output(truth: np.ndarray, attempts: list, ks: Sequence[int]) -> dict:
         "truth_h": truth.shape[0], "truth_w": truth.shape[1],
         "pred_h": None if a1 is None else a1.shape[0],
         "pred_w": None if a1 is None else a1.shape[1],
+        "n_correct": sum(correct),
     })
+    row.update(_usage(metas))
     return row
+
+
+# ------------------------------------------------------------------ estimators
+def pass_at_k_unbiased(n, c, k: int) -> np.ndarray:
+    """The unbiased pass@k estimator (Chen et al. 2021) per output, vectorised.
+
+    ``n`` attempts with ``c`` right give ``1 - C(n-c, k) / C(n, k)``, computed as
+    ``1 - prod_{i=n-c+1}^{n} (1 - k/i)`` in log space (``-expm1(sum(log1p(-k/i)))``),
+    so no binomial is ever formed and n = 1000 or more is exact to rounding. It is 1
+    when ``n - c < k`` (every draw of k holds a right one) and 0 when ``c = 0``. An
+    output without attempts (``n = 0``) is 0, wrong like a missing output; ``0 < n < k``
+    is undefined: NaN.
+    """
+    k = int(k)
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    n, c = np.broadcast_arrays(np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64))
+    if np.any(c < 0) or np.any(c > n):
+        raise ValueError("need 0 <= c <= n for every output")
+    out = np.full(n.shape, np.nan)
+    defined = n >= k
+    out[n == 0] = 0.0
+    out[defined & (c == 0)] = 0.0
+    out[defined & (n - c < k)] = 1.0
+    todo = defined & (c > 0) & (n - c >= k)
+    if np.any(todo):
+        pairs, inverse = np.unique(np.stack([n[todo], c[todo]], axis=1), axis=0,
+                                   return_inverse=True)
+        vals = np.empty(len(pairs))
+        for j, (nn, cc) in enumerate(pairs):  # one product per distinct (n, c)
+            i = np.arange(nn - cc + 1, nn + 1, dtype=np.float64)
+            vals[j] = -np.expm1(np.log1p(-k / i).sum())
+        out[todo] = vals[inverse.ravel()]
+    return out
+
+
+def _output_pass(out: pd.DataFrame, k: int, estimator: str) -> np.ndarray:
+    """Each output's pass@k under ``estimator`` (float array, NaN where undefined)."""
+    if estimator == "unbiased":
+        return pass_at_k_unbiased(out["n_attempts"].to_numpy(np.int64),
+                                  out["n_correct"].to_numpy(np.int64), k)
+    first = out["first_correct"].astype("Float64").fillna(np.inf).to_numpy(float)
+    return (first <= k).astype(float)
+
+
+def _task_means(per_out, task_ids):
+    """Per task (sorted ids): the mean and the product of its outputs' values, NaN when
+    one of them is NaN (an undefined output leaves its task undefined). ``per_out`` is
+    an array (Series returned) or a DataFrame (one column each)."""
+    frame = isinstance(per_out, pd.DataFrame)
+    df = (per_out if frame else pd.DataFrame({"v": np.asarray(per_out, dtype=float)}))
+    df = df.astype(float).reset_index(drop=True)
+    keys = np.asarray(task_ids)
+    g = df.groupby(keys, sort=True)
+    undefined = df.isna().groupby(keys, sort=True).any()
+    mean, prod = g.mean().mask(undefined), g.prod().mask(undefined)
+    return (mean, prod) if frame else (mean["v"], prod["v"])
+
+
+def _task_ci(per_task, *, n_boot: int, seed: int) -> tuple[float, float]:
+    """Bootstrap interval over tasks; NaN when some task's value is undefined (the
+    interval would otherwise cover a different set of tasks than the estimate)."""
+    v = np.asarray(per_task, dtype=float)
+    if np.isnan(v).any():
+        return (float("nan"), float("nan"))
+    return bootstrap_ci(v, n_boot=n_boot, seed=seed)
+
+
+# ------------------------------------------------------------------ cost and usage
+def _number(x) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return math.nan
+    try:
+        x = float(x)
+    except OverflowError:
+        return math.nan
+    return x if math.isfinite(x) else math.nan
+
+
+def _dig(obj, *path):
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _timestamp(x) -> datetime | None:
+    if not isinstance(x, str):
+        return None
+    try:
+        return datetime.fromisoformat(x.strip())
+    except ValueError:
+        return None
+
+
+def _attempt_usage(md) -> tuple[float, ...]:
+    """One attempt's values for :data:`USAGE_COLUMNS` (NaN where absent or unusable)."""
+    if not isinstance(md, dict):
+        return (math.nan,) * len(USAGE_COLUMNS)
+    start, end = _timestamp(md.get("start_timestamp")), _timestamp(md.get("end_timestamp"))
+    try:
+        duration = (end - start).total_seconds() if start and end else math.nan
+    except TypeError:  # one timestamp with a time zone, one without
+        duration = math.nan
+    return (_number(_dig(md, "cost", "total_cost")),
+            _number(_dig(md, "usage", "prompt_tokens")),
+            _number(_dig(md, "usage", "completion_tokens")),
+            _number(_dig(md, "usage", "completion_tokens_details", "reasoning_tokens")),
+            _number(_dig(md, "usage", "total_tokens")),
+            duration)
+
+
+def _usage(metas: list) -> dict:
+    """Sum of each usage value over one output's attempts (NaN when none has it), plus
+    the private count of attempts with a cost."""
+    if not metas or all(m is None for m in metas):
+        row = dict.fromkeys(USAGE_COLUMNS, math.nan)
+        row["_n_cost"] = 0
+        return row
+    vals = np.array([_attempt_usage(m) for m in metas], dtype=float)
+    known = ~np.isnan(vals)
+    sums = np.where(known.any(axis=0), np.nansum(vals, axis=0), np.nan)
+    row = dict(zip(USAGE_COLUMNS, sums.tolist()))
+    row["_n_cost"] = int(known[:, 0].sum())
+    return row
+
+
+def _fsum(col: pd.Series) -> float:
+    """Exactly rounded sum of the known values; NaN when none is known (never 0)."""
+    v = col.to_numpy(float)
+    v = v[~np.isnan(v)]
+    return math.fsum(v) if v.size else math.nan
+
+
+def _ratio(a: float, b: int) -> float:
+    return a / b if b and not math.isnan(a) else math.nan
+
+
+def _names(preds: Predictions, task_ids, key: str) -> str | None:
+    """The distinct ``metadata[key]`` strings of the scored tasks' attempts, joined."""
+    names = {md.get(key) for t in task_ids for outs in preds.metadata.get(t, [])
+             for md in outs if isinstance(md, dict)}
+    names = sorted(n for n in names if isinstance(n, str) and n)
+    return ", ".join(names) if names else None
+
+
+def _cost_summary(out: pd.DataFrame, n_cost: int, preds: Predictions, task_ids) -> dict:
+    n_tasks, n_attempts = len(task_ids), int(out["n_attempts"].sum())
+    total_cost = _fsum(out["cost"])
+    total_tokens = _fsum(out["total_tokens"])
+    if not math.isnan(total_tokens) and total_tokens.is_integer():
+        total_tokens = int(total_tokens)
+    return {
+        "n_attempts": n_attempts,
+        "total_cost": total_cost,
+        "cost_per_task": _ratio(total_cost, n_tasks),
+        "cost_per_attempt": _ratio(total_cost, n_attempts),
+        "total_tokens": total_tokens,
+        "tokens_per_task": _ratio(float(total_tokens), n_tasks),
+        "total_duration_s": _fsum(out["duration_s"]),
+        "n_attempts_with_cost": n_cost,
+        "model": _names(preds, task_ids, "model"),
+        "provider": _names(preds, task_ids, "provider"),
+    }
+
+
+def _known(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+
+
+def cost_line(summary: dict) -> str:
+    """``"cost: total $X, $Y per task, $Z per attempt (...); tokens: ...; model: ..."``,
+    or "" when the summary has neither cost, tokens nor a model (also for a summary
+    read back from JSON, where NaN is null)."""
+    def money(v):
+        return f"${v:.4f}" if _known(v) else "nan"
+
+    parts = []
+    if _known(summary.get("total_cost")):
+        parts.append(f"cost: total {money(summary['total_cost'])}, "
+                     f"{money(summary.get('cost_per_task'))} per task, "
+                     f"{money(summary.get('cost_per_attempt'))} per attempt "
+                     f"({summary.get('n_attempts_with_cost', 0)} of "
+                     f"{summary.get('n_attempts', 0)} attempts with a cost)")
+    if _known(summary.get("total_tokens")):
+        per = summary.get("tokens_per_task")
+        parts.append(f"tokens: {int(summary['total_tokens'])} total, "
+                     + (f"{per:.1f}" if _known(per) else "nan") + " per task")
+    if summary.get("model"):
+        parts.append(f"model: {summary['model']}"
+                     + (f" ({summary['provider']})" if summary.get("provider") else ""))
+    return "; ".join(parts)
 
 
 def _mean(x) -> float:
@@ -194,55 +459,96 @@ def _mean(x) -> float:
 
 
 def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), tasks=None,
-          n_boot: int = 1000, seed: int = 0) -> Results:
+          n_boot: int = 1000, seed: int = 0, estimator: str = "ranked") -> Results:
     """Score ``predictions`` on ``dataset`` with the official rule.
 
     ``dataset`` is a :class:`~arcnb.data.Dataset` or anything
-    :func:`~arcnb.data.load_dataset` takes; ``predictions`` a path, a dict in the ARC
-    Prize format or a :class:`~arcnb.predictions.Predictions`. ``ks`` always includes
-    1 and 2. The summary's ``pass@2_ci95`` is a seeded percentile bootstrap over tasks.
+    :func:`~arcnb.data.load_dataset` takes; ``predictions`` a path (a submission file
+    or a benchmarking-harness run folder), a dict in the ARC Prize format or a
+    :class:`~arcnb.predictions.Predictions`. ``ks`` always includes 1 and 2.
+    ``estimator`` is ``"ranked"`` (any of the first K attempts, the ARC Prize rule) or
+    ``"unbiased"`` (see :func:`pass_at_k_unbiased`). The summary's ``pass@2_ci95`` is a
+    seeded percentile bootstrap over tasks.
     """
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"unknown estimator {estimator!r}: expected one of "
+                         f"{', '.join(ESTIMATORS)}")
     ds = load_dataset(dataset, tasks=tasks)
     preds = load_predictions(predictions)
+    preds = preds.aligned({t.id: len(t.test) for t in ds if t.id in preds})
     ks = tuple(sorted(set(int(k) for k in ks) | {1, 2}))
     if any(k < 1 for k in ks):
         raise ValueError(f"K must be >= 1, got {ks}")
+    out, n_cost = _output_table(ds, preds, ks, estimator)
+    per_task = _task_table(out, ks)
+    summary = _summary(ds, preds, out, per_task, ks, estimator)
+    summary.update(_cost_summary(out, n_cost, preds, ds.task_ids))
+    summary["warnings"] = _warnings(ds, preds, summary)
+    summary["notes"] = _notes(out, preds, ks, estimator)
+    lo, hi = _task_ci(per_task["pass@2"], n_boot=n_boot, seed=seed)
+    summary["pass@2_ci95"] = [lo, hi]
+    summary["bootstrap"] = {"n_boot": n_boot, "seed": seed, "level": 0.95, "unit": "task"}
+    summary["dataset"] = ds.info
+    extra = summary["extra_tasks"]
+    return Results(ds, preds, out, per_task, summary, ks, extra)
+
+
+def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
     rows = []
     for task in ds:
         for i, pair in enumerate(task.test):
             if pair.output is None:
                 raise ValueError(f"task {task.id} test {i}: truth missing, cannot score")
             row = {"task_id": task.id, "test_index": i}
-            row.update(_score_output(pair.output, preds.get(task.id, i), ks))
+            row.update(_score_output(pair.output, preds.get(task.id, i),
+                                     preds.get_metadata(task.id, i), ks))
             rows.append(row)
+    n_cost = sum(r.pop("_n_cost") for r in rows)
     out = pd.DataFrame(rows, columns=_output_columns(ks))
     for c in ("first_correct", "best_attempt", "pred_h", "pred_w"):
         out[c] = out[c].astype("Int64")
-    for c in ("truth_h", "truth_w", "n_attempts", "n_invalid_attempts", "test_index"):
+    for c in ("truth_h", "truth_w", "n_attempts", "n_invalid_attempts", "test_index",
+              "n_correct"):
         out[c] = out[c].astype("int64")
     for c in ["missing", "shape_correct"] + [f"solved@{k}" for k in ks]:
         out[c] = out[c].astype(bool)
-    for c in ("cell_accuracy", "partial_credit"):
+    for c in ("cell_accuracy", "partial_credit") + USAGE_COLUMNS:
         out[c] = out[c].astype(float)
+    for k in ks:
+        out[f"pass@{k}"] = _output_pass(out, k, estimator)
+    return out, n_cost
 
+
+def _task_table(out: pd.DataFrame, ks) -> pd.DataFrame:
     g = out.groupby("task_id", sort=True)
     per_task = pd.DataFrame({"n_outputs": g.size()})
+    pass_cols = [f"pass@{k}" for k in ks]
+    mean, prod = _task_means(out[pass_cols], out["task_id"])
+    solved = g[[f"solved@{k}" for k in ks]].all()
     for k in ks:
-        per_task[f"pass@{k}"] = g[f"solved@{k}"].mean()
-        per_task[f"all_solved@{k}"] = g[f"solved@{k}"].all()
-    per_task["cell_accuracy"] = g["cell_accuracy"].mean()  # NaNs skipped
-    per_task["partial_credit"] = g["partial_credit"].mean()
-    per_task["n_missing_outputs"] = g["missing"].sum().astype("int64")
-    per_task["n_invalid_attempts"] = g["n_invalid_attempts"].sum().astype("int64")
-    per_task = per_task.reset_index()
+        per_task[f"pass@{k}"] = mean[f"pass@{k}"]
+        per_task[f"all_solved@{k}"] = solved[f"solved@{k}"]
+        per_task[f"pass@{k}_all_or_nothing"] = prod[f"pass@{k}"]
+    means = g[["cell_accuracy", "partial_credit"]].mean()  # NaNs skipped
+    sums = g[["missing", "n_attempts", "n_invalid_attempts"]].sum().astype("int64")
+    usage = g[list(USAGE_COLUMNS)].sum(min_count=1)
+    per_task = pd.concat([per_task, means, sums.rename(columns={"missing": "n_missing_outputs"}),
+                          usage], axis=1)
+    cols = (["n_outputs"] + [c for k in ks for c in (f"pass@{k}", f"all_solved@{k}",
+                                                      f"pass@{k}_all_or_nothing")]
+            + ["cell_accuracy", "partial_credit", "n_missing_outputs", "n_attempts",
+               "n_invalid_attempts"] + list(USAGE_COLUMNS))
+    return per_task[cols].reset_index()
 
+
+def _summary(ds, preds, out, per_task, ks, estimator: str) -> dict:
     extra = sorted(set(preds.task_ids) - set(ds.task_ids))
     # invalid attempts are counted over the scored tasks only (extra tasks are ignored)
-    summary: dict = {}
+    summary: dict = {"estimator": estimator}
     for k in ks:
         summary[f"pass@{k}"] = _mean(per_task[f"pass@{k}"])
-        summary[f"pass@{k}_per_output"] = _mean(out[f"solved@{k}"])
-        summary[f"pass@{k}_all_or_nothing"] = _mean(per_task[f"all_solved@{k}"])
+        summary[f"pass@{k}_per_output"] = _mean(out[f"pass@{k}"])
+        summary[f"pass@{k}_all_or_nothing"] = _mean(per_task[f"pass@{k}_all_or_nothing"])
     summary.update({
         "n_tasks": int(len(per_task)),
         "n_outputs": int(len(out)),
@@ -258,12 +564,29 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
         "shape_accuracy": _mean(out["pred_shape"] == out["truth_shape"]),
         "partial_credit": _mean(per_task["partial_credit"]),
     })
-    summary["warnings"] = _warnings(ds, preds, summary)
-    lo, hi = bootstrap_ci(per_task["pass@2"], n_boot=n_boot, seed=seed)
-    summary["pass@2_ci95"] = [lo, hi]
-    summary["bootstrap"] = {"n_boot": n_boot, "seed": seed, "level": 0.95, "unit": "task"}
-    summary["dataset"] = ds.info
-    return Results(ds, preds, out, per_task, summary, ks, extra)
+    return summary
+
+
+def _notes(out: pd.DataFrame, preds: Predictions, ks, estimator: str) -> list[str]:
+    """Plain-words notes on how to read the numbers (never an error, even --strict)."""
+    notes = []
+    if estimator == "unbiased":
+        n = out["n_attempts"].to_numpy()
+        for k in ks:
+            short = int(((n > 0) & (n < k)).sum())
+            if short:
+                notes.append(f"pass@{k} (unbiased estimator) is undefined for {short} test "
+                             f"outputs with fewer than {k} attempts: NaN for them, their "
+                             f"tasks and the pass@{k} means; use a smaller K or the ranked "
+                             "estimator")
+    scored = set(out["task_id"])
+    merged = sum(p.get("kind") == "pair_index" and p["task_id"] in scored
+                 for p in preds.problems)
+    if merged:
+        notes.append(f"{merged} test-input entries were mapped by metadata.pair_index to a "
+                     "test input another entry already holds; their attempts were appended "
+                     "to that input's (the benchmarking harness would score them twice)")
+    return notes
 
 
 def _extra_outputs(ds: Dataset, preds: Predictions) -> int:
@@ -311,4 +634,4 @@ def _output_columns(ks) -> list[str]:
     return (["task_id", "test_index", "n_attempts", "n_invalid_attempts", "missing",
              "first_correct", "best_attempt"] + [f"solved@{k}" for k in ks]
             + ["shape_correct", "cell_accuracy", "partial_credit", "truth_shape", "pred_shape",
-               "truth_h", "truth_w", "pred_h", "pred_w"])
+               "truth_h", "truth_w", "pred_h", "pred_w", "n_correct"] + list(USAGE_COLUMNS))
