@@ -1062,7 +1062,8 @@ def _build_widget(ex: Explorer):
         "values": W.Checkbox(description="show values", value=ex.values, indent=False,
                              layout=auto),
         "info": W.HTML(),
-        "image": W.Image(format="png", layout=W.Layout(max_width="100%")),
+        "image": W.Image(format="png", layout=W.Layout(max_width="100%", height="auto",
+                                                         align_self="flex-start")),
         "status": W.HTML(),
     }
     if not ex.runs:
