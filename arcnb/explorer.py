@@ -1005,7 +1005,10 @@ class Explorer:
 
             plt.close(fig)
             return {"image/png": buf.getvalue(), "text/plain": repr(self)}
-        return self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        if isinstance(bundle, dict):  # a frontend without widgets shows this text instead
+            bundle["text/plain"] = repr(self)
+        return bundle
 
     def __repr__(self) -> str:
         what = ", ".join(self.labels) if self.runs else f"dataset {self.dataset.name}"
