@@ -323,22 +323,30 @@ def _font(px: int, bold: bool = False):
     return _FONTS[key]
 
 
-_DIGITS: dict = {}
+_CELLS: dict = {}
 
 
-def _digit_masks(c: int) -> np.ndarray:
-    """``[10, c, c]`` float32 coverage of the digits 0-9 centred in a c x c cell."""
-    if c not in _DIGITS:
+def _value_cells(c: int) -> np.ndarray:
+    """``[10, c, c, 3]`` uint8: the cell of each value 0-9 in its ARC colour (from
+    :func:`arcnb.plot.grid_image`) with the digit written on it, black or white for
+    contrast. Built once per cell size, so writing the values is a gather."""
+    if c not in _CELLS:
         from PIL import Image, ImageDraw
 
+        from .plot import grid_image
+
+        colors = grid_image(np.arange(10)[None, :])[0].astype(np.float32)  # [10, 3]
+        lum = colors @ np.array([0.2126, 0.7152, 0.0722], np.float32)
+        ink = np.where((lum < 128)[:, None], 255.0, 0.0)
         font = _font(max(6, int(c * 0.72)), bold=True)
-        masks = np.zeros((10, c, c), np.float32)
+        cells = np.empty((10, c, c, 3), np.uint8)
         for d in range(10):
             im = Image.new("L", (c, c), 0)
             ImageDraw.Draw(im).text((c / 2, c / 2 + 0.5), str(d), fill=255, font=font, anchor="mm")
-            masks[d] = np.asarray(im, np.float32) / 255.0
-        _DIGITS[c] = masks
-    return _DIGITS[c]
+            a = np.asarray(im, np.float32)[..., None] / 255.0
+            cells[d] = (colors[d] * (1 - a) + ink[d] * a + 0.5).astype(np.uint8)
+        _CELLS[c] = cells
+    return _CELLS[c]
 
 
 def _upsample(img: np.ndarray, c: int) -> np.ndarray:
@@ -361,19 +369,16 @@ def _lines(tile: np.ndarray, c: int, color) -> np.ndarray:
 
 def _grid_tile(g: np.ndarray, c: int, values: bool) -> np.ndarray:
     """A grid as pixels: :func:`arcnb.plot.grid_image` colours, c x c per cell, 1-px cell
-    lines, and the cell values written in when ``values``."""
+    lines, and the cell values written in when ``values`` (and cells are >= 8 px)."""
     from .plot import LINE_COLOR, grid_image
 
-    img = grid_image(g)
-    tile = _upsample(img, c)
     if values and c >= 8:
         h, w = g.shape
-        a = _digit_masks(c)[g].transpose(0, 2, 1, 3).reshape(h * c, w * c)[..., None]
-        lum = img.astype(np.float32) @ np.array([0.2126, 0.7152, 0.0722], np.float32)
-        ink = np.where((lum < 128)[..., None], 255.0, 0.0).astype(np.float32)
-        ink = _upsample(np.broadcast_to(ink, img.shape).astype(np.float32), c)[:-1, :-1]
-        body = tile[:-1, :-1].astype(np.float32)
-        tile[:-1, :-1] = (body * (1 - a) + ink * a + 0.5).astype(np.uint8)
+        tile = np.empty((h * c + 1, w * c + 1, 3), np.uint8)
+        tile[:-1, :-1] = _value_cells(c)[g].transpose(0, 2, 1, 3, 4).reshape(h * c, w * c, 3)
+        tile[-1, :] = tile[:, -1] = 0
+    else:
+        tile = _upsample(grid_image(g), c)
     return _lines(tile, c, _rgb(LINE_COLOR))
 
 
@@ -797,7 +802,7 @@ class Explorer:
             return int(self.cell)
         biggest = max(max(g.shape) for g in grids if g is not None)
         c = max(2, min(24, 150 // biggest))
-        return max(c, 16) if self._values else c
+        return max(c, 13) if self._values else c
 
     def panels(self) -> tuple[str, list]:
         """The current view as ``(header, sections)``; a section is ``(title, columns)``
