@@ -1001,13 +1001,11 @@ class Explorer:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if self.show_all:
-            from .plot import save as _  # noqa: F401  (plot is importable)
+            import matplotlib.pyplot as plt
 
             fig = self.gallery()
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=fig.dpi)
-            import matplotlib.pyplot as plt
-
             plt.close(fig)
             return {"image/png": buf.getvalue(), "text/plain": repr(self)}
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)

@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 
 import arcnb  # noqa: E402
 from arcnb import plot as P  # noqa: E402
-from arcnb.data import Dataset, Pair, Task, load_dataset  # noqa: E402
+from arcnb.data import Dataset, Task, load_dataset  # noqa: E402
 from arcnb.scoring import score  # noqa: E402
 
 
