@@ -133,8 +133,13 @@ def lab(tmp_path_factory):
         yield {"base": base, "token": token, "root": root, "disagree": disagree,
                "log": tmp / "server.log"}
     finally:
-        proc.kill()  # this server only, by its own process id
-        proc.wait(timeout=60)
+        # this server only, by its own process id: SIGTERM lets it shut its kernels down
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
         log.close()
 
 
