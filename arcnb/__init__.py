@@ -34,3 +34,17 @@ def _wire_rich_display() -> None:
 
 
 _wire_rich_display()
+
+
+def __getattr__(name: str):
+    # `arcnb.explore` is imported on first use, so `import arcnb` never loads
+    # ipywidgets or matplotlib (the browser lives in arcnb.explorer)
+    if name == "explore":
+        from .explorer import explore
+
+        return explore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {"explore"})

@@ -384,12 +384,56 @@ print(R.compact_line(run.metrics))
 """),
 ]
 
+# =========================================================================== explore
+EXPLORE = [
+    md("""
+# Explore a run in JupyterLab
+
+A task and failure browser: previous / next, a slider, a task-id search box, the
+selection filter (all, solved, failed, near misses, wrong shape, invalid or missing,
+where compared runs disagree), a category filter, an attempt switcher and the cell
+values. Each view shows the whole task (every demonstration pair, then the test input),
+the truth, the attempt and the difference panel, with the output's numbers above it.
+Run all cells; the browser appears under the next cell.
+"""),
+    params("""
+# Parameters (papermill: -p NAME VALUE). Literals only.
+run: str = "default"  # run directory, predictions file (scored on `dataset`), or a dataset name (tasks only); "default": the bundled example predictions on ARC-AGI-1 evaluation
+dataset: str = "arc-agi-1:evaluation"  # the dataset a predictions file in `run` is scored on (a run directory records its own)
+selection: str = "all"  # all, solved, failed, near_miss, wrong_shape, invalid_or_missing, or disagree (with compare)
+category: str = ""  # show only this category of `taxonomy`; empty: any category
+taxonomy: str = "structural"  # categories: structural (automatic), folder, or a task_id,category .csv / .json file
+near_miss: float = 0.8  # an unsolved output whose cell accuracy reaches this is a near miss
+compare: list = []  # other runs on the same tasks (run directories or predictions files), shown side by side
+"""),
+    code("""
+import arcnb
+
+ex = arcnb.explore(run or "default", dataset=dataset, select=selection,
+                   category=category or None, taxonomy=taxonomy or None,
+                   near_miss=near_miss, compare=compare or None)
+ex
+"""),
+    md("""
+## The selection as a table
+
+`ex.items` is the current selection in browsing order (the Results table's rows);
+`ex.save_selection("failures.txt")` writes its task ids as a task filter to send to a
+colleague; `ex.gallery()` draws it as a static gallery for saving; `ex.go("task id")`
+and `ex.go(12)` move the browser from code.
+"""),
+    code("""
+ex.items.head(20)
+"""),
+]
+
 
 NOTEBOOKS = {
     "report.ipynb": REPORT,
     "evaluate.ipynb": EVALUATE,
     "compare.ipynb": COMPARE,
     "figures.ipynb": FIGURES,
+    "explore.ipynb": EXPLORE,
 }
 
 
