@@ -35,7 +35,7 @@ import pandas as pd
 
 from .breakdown import group_membership, latex_table
 from .errors import OutputExistsError
-from .io import atomic_write_json, atomic_write_text
+from .io import atomic_write_json, atomic_write_text, csv_text
 from .runs import Run, RunDirError
 from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
 from .taxonomy import UNCATEGORIZED
@@ -111,7 +111,7 @@ class Comparison:
         written = []
         for name, df in self.tables.items():
             written.append(atomic_write_text(out / f"{name}.csv",
-                                             df.to_csv(index=False, lineterminator="\n"),
+                                             csv_text(df),
                                              overwrite=True))
             if latex:
                 written.append(atomic_write_text(out / f"{name}.tex",

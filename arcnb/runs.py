@@ -494,7 +494,12 @@ def write_run_dir(results, out, *, provenance: dict, overwrite: bool = False,
 
 
 def _df_csv(df) -> bytes:
-    return df.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    """A table as CSV for people: user strings that a spreadsheet would run as a formula
+    (a leading ``=``, ``+``, ``-``, ``@``, tab or CR) get a leading ``'``
+    (:func:`arcnb.io.csv_text`); the exact values stay in Parquet and JSON."""
+    from .io import csv_text
+
+    return csv_text(df).encode("utf-8")
 
 
 def _df_parquet(df) -> bytes:
@@ -547,10 +552,13 @@ def _resolve_tasks(tasks, run_dir: Path):
 
 
 def _table_task_ids(run_dir: Path) -> list[str] | None:
-    """The task ids of the run's outputs table (CSV, else parquet), or None."""
+    """The task ids of the run's outputs table (Parquet, which keeps the exact ids, else
+    CSV, whose formula-neutralising ``'`` is taken off again), or None."""
     import pandas as pd
 
-    for name in (RESULTS_CSV, RESULTS_PARQUET):
+    from .io import FORMULA_START
+
+    for name in (RESULTS_PARQUET, RESULTS_CSV):
         p = run_dir / name
         if p.exists():
             try:
@@ -559,7 +567,11 @@ def _table_task_ids(run_dir: Path) -> list[str] | None:
             except Exception:  # noqa: BLE001 - an unreadable table is just not used
                 continue
             if "task_id" in df.columns:
-                return sorted(set(df["task_id"].astype(str)))
+                ids = df["task_id"].astype(str)
+                if name == RESULTS_CSV:
+                    ids = ids.map(lambda t: t[1:] if t.startswith("'") and
+                                  t[1:].startswith(FORMULA_START) else t)
+                return sorted(set(ids))
     return None
 
 
