@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .errors import ArcnbError, OutputExistsError
-from .io import atomic_write_bytes, atomic_write_json
+from .io import atomic_write_bytes, atomic_write_json, to_jsonable
 
 __all__ = [
     "Run", "RunDirError", "RUN_FILES", "METRICS", "PREDICTIONS", "RESULTS_CSV",
@@ -411,7 +411,9 @@ class Run:
         in metrics.json, the recorded task filter file (absolute, or relative to the
         run dir / the working directory), the task ids of ``results.csv`` /
         ``results.parquet`` when the recorded filter cannot be resolved, else the whole
-        dataset. The re-scored :data:`HEADLINE_KEYS` must equal the recorded ones, and
+        dataset. Every number ``metrics.json`` records must equal the re-scored one
+        (pass@K in every convention for every recorded K, counts, accuracies, costs;
+        not only :data:`HEADLINE_KEYS`), and
         the recorded dataset version the current one (unless ``dataset`` is given),
         else :class:`RunDirError`.
 
@@ -435,8 +437,13 @@ class Run:
             if ks != "attempts":
                 raise ValueError(f"ks must be a list of K or 'attempts', got {ks!r}")
             ks = attempt_ks(preds)
-        res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed)
-        _check_recorded(summary_of(metrics), res.summary, rd)
+        recorded = summary_of(metrics)
+        # every recorded pass@K is re-scored, with the recorded estimator
+        ks = tuple(sorted(set(ks) | set(ks_of(metrics))))
+        estimator = recorded.get("estimator")
+        res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed,
+                    estimator=estimator if estimator in ("ranked", "unbiased") else "ranked")
+        _check_recorded(recorded, res.summary, rd)
         rec_version = recorded_dataset(metrics)[2].get("version")
         if rec_version and dataset is None and rec_version != ds.version:
             raise RunDirError(f"{rd}: {METRICS} records dataset version {rec_version} but "
@@ -451,7 +458,8 @@ class Run:
         ``extra_columns`` (keyed by ``task_id`` and ``test_index``) are joined onto the
         outputs table. ``predictions_text`` is written verbatim as ``predictions.json``;
         by default the predictions source file is copied byte for byte when there is
-        one, else the parsed attempts are written in submission format. All writes are
+        one, else the parsed attempts (with their metadata: cost, tokens) are written in
+        submission format. All writes are
         atomic, ``metrics.json`` last; existing run files are only replaced with
         ``overwrite=True`` (checked up front).
         """
@@ -468,8 +476,11 @@ class Run:
             if src and Path(src).is_file():
                 predictions_bytes = Path(src).read_bytes()
             else:
-                predictions_bytes = (json.dumps(to_submission(res.predictions.attempts),
-                                                separators=(",", ":")) + "\n").encode()
+                # a harness run folder becomes one file that keeps each attempt's
+                # metadata, so that re-scoring it gives the same cost and tokens
+                predictions_bytes = (json.dumps(to_submission(
+                    res.predictions.attempts, getattr(res.predictions, "metadata", None)),
+                    separators=(",", ":")) + "\n").encode()
         else:
             predictions_bytes = predictions_text.encode("utf-8")
         outputs = res.outputs
@@ -575,19 +586,49 @@ def _table_task_ids(run_dir: Path) -> list[str] | None:
     return None
 
 
-def _check_recorded(recorded: dict, fresh: dict, where: Path) -> None:
-    import numpy as np
+#: Summary entries that are not numbers re-scoring must reproduce: free text, the
+#: dataset (its version is checked on its own) and the bootstrap settings (the interval
+#: is checked when they match).
+_NOT_RECHECKED = frozenset({"provenance", "dataset", "notes", "warnings", "bootstrap"})
 
-    for key in HEADLINE_KEYS:
-        a = recorded.get(key)
-        if a is None:
+
+def _same(a, b) -> bool:
+    """Whether a recorded JSON value equals a re-scored one (NaN is stored as null;
+    numbers agree to 1e-9)."""
+    import math
+
+    if isinstance(b, float) and math.isnan(b):
+        return a is None or (isinstance(a, float) and math.isnan(a))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(a, list) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, Mapping):
+        return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _shown(value) -> str:
+    text = json.dumps(to_jsonable(value), sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_recorded(recorded: Mapping, fresh: Mapping, where: Path) -> None:
+    """Every number ``metrics.json`` records (any key re-scoring also computes: pass@K
+    in every convention, counts, cell and shape accuracies, costs, tokens, the
+    interval when the bootstrap settings match) must equal the re-scored one."""
+    for key in sorted(recorded, key=str):
+        if key in _NOT_RECHECKED or key not in fresh:
             continue
-        b = fresh[key]
-        if isinstance(b, float) and np.isnan(b):
-            raise RunDirError(f"{where}: re-scoring gives {key}=nan but {METRICS} says {a}")
-        if abs(float(a) - float(b)) > 1e-9:
-            raise RunDirError(f"{where}: re-scoring {PREDICTIONS} gives {key}={b}, but "
-                              f"{METRICS} says {a}; the run directory is inconsistent")
+        if key.endswith("_ci95") and not _same(recorded.get("bootstrap"),
+                                               fresh.get("bootstrap")):
+            continue
+        a, b = recorded[key], fresh[key]
+        if not _same(a, b):
+            raise RunDirError(f"{where}: re-scoring {PREDICTIONS} gives {key}={_shown(b)}, but "
+                              f"{METRICS} says {_shown(a)}; the run directory is inconsistent")
 
 
 # ======================================================================= journal

@@ -106,3 +106,91 @@ def test_run_dir_and_compare_csvs_neutralise_formulas(tmp_path):
     # the exact strings stay in the JSON summary
     summary = json.loads((tmp_path / "cmp" / "summary.json").read_text())
     assert [r["run"] for r in summary["runs"]] == [evil_label, "+x"]
+
+
+# ------------------------------------------------- every recorded metric (16.8)
+@pytest.fixture(scope="module")
+def scored_run(tmp_path_factory):
+    """A run directory of a folder dataset: task a solved by attempt 2, task b wrong
+    (pass@1 = 0, pass@2 = 0.5 by hand)."""
+    from arcnb.evaluate import score_to_run_dir
+
+    base = tmp_path_factory.mktemp("scored")
+    ds = make_folder(base / "ds")
+    sub = {"a": [{"attempt_1": [[0]], "attempt_2": [[1, 2], [3, 4]]}],
+           "b": [{"attempt_1": [[5, 5], [5, 0]], "attempt_2": [[1]]}]}
+    score_to_run_dir(sub, str(ds), base / "run")
+    return base / "run"
+
+
+@pytest.mark.parametrize("key,value", [
+    ("pass@2_per_output", 0.99),
+    ("pass@1_all_or_nothing", 1.0),
+    ("pass@1_per_output", 0.75),
+    ("shape_accuracy", 0.1),
+    ("cell_accuracy_right_shape", 0.2),
+    ("n_invalid_attempts", 7),
+    ("n_missing_outputs", 1),
+    ("partial_credit", 0.9),
+    ("pass@2_ci95", [0.9, 1.0]),
+])
+def test_report_refuses_a_hand_edited_metric(scored_run, tmp_path, key, value):
+    import shutil
+
+    from arcnb.runs import Run, RunDirError
+
+    edited = tmp_path / "edited"
+    shutil.copytree(scored_run, edited)
+    m = json.loads((edited / "metrics.json").read_text())
+    assert key in m and m[key] != value
+    assert m["pass@1"] == 0.0 and m["pass@2"] == 0.5  # by hand
+    Run.open(edited)  # as written: consistent
+    m[key] = value
+    (edited / "metrics.json").write_text(json.dumps(m))
+    with pytest.raises(RunDirError, match=f"{key}=.*but metrics.json says"):
+        Run.open(edited)
+    code, _, err = cli("report", "--run", edited, "--out", tmp_path / "rep", "--no-progress")
+    one_line_error(code, err, key, "inconsistent")
+    code, _, err = cli("compare", edited, scored_run, "--out", tmp_path / "cmp")
+    one_line_error(code, err, key)
+
+
+def test_a_recorded_pass_at_3_is_rechecked(scored_run, tmp_path):
+    import shutil
+
+    from arcnb.runs import Run, RunDirError
+
+    edited = tmp_path / "k3"
+    shutil.copytree(scored_run, edited)
+    m = json.loads((edited / "metrics.json").read_text())
+    m["pass@3"] = 1.0  # only 2 attempts: pass@3 is pass@2 = 0.5
+    (edited / "metrics.json").write_text(json.dumps(m))
+    with pytest.raises(RunDirError, match="pass@3=0.5, but metrics.json says 1.0"):
+        Run.open(edited)
+    m["pass@3"] = 0.5
+    (edited / "metrics.json").write_text(json.dumps(m))
+    assert Run.open(edited).results.summary["pass@3"] == 0.5
+
+
+def test_a_harness_run_folder_reopens_with_its_cost(tmp_path):
+    """A run directory made from a benchmarking-harness run folder keeps each attempt's
+    metadata in predictions.json, so re-checking its cost and tokens holds."""
+    from test_harness import TASK_IDS, complete_run, task_json, write_run
+
+    from arcnb.data import load_dataset
+    from arcnb.evaluate import score_to_run_dir
+    from arcnb.runs import Run
+
+    ds = load_dataset("arc-agi-1:evaluation", tasks=TASK_IDS)
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    for t in ds:
+        (tasks / f"{t.id}.json").write_text(json.dumps(task_json(t)))
+    folder = write_run(tmp_path / "harness", complete_run(ds))
+    score_to_run_dir(str(folder), str(tasks), tmp_path / "run")
+    recorded = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    # costs in complete_run: 0.25+0.125 + 0.5+0.0625*2 + 0.03125*2 + 0.375*2+0.25 + 0.5*4
+    assert recorded["total_cost"] == pytest.approx(4.0625)
+    again = Run.open(tmp_path / "run").results.summary
+    assert again["total_cost"] == pytest.approx(4.0625)
+    assert again["total_tokens"] == recorded["total_tokens"]

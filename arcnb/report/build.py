@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 from ..errors import ArcnbError, OutputExistsError
 from ..io import atomic_write_text
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, REPORT_HTML, REPORT_NOTEBOOK,
-                    copy_run_files, is_finished, read_metrics, require_finished, summary_of)
+                    Run, copy_run_files, is_finished, read_metrics, require_finished, summary_of)
 from .html import _esc, _fmt_fraction
 from .notebooks import NOTEBOOKS, export_html, run_notebook
 from .sources import make_run
@@ -131,6 +131,10 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     log = _printer(label)
     timings: dict = {}
     html_path, nb_path = out / REPORT_HTML, out / REPORT_NOTEBOOK
+    if source["kind"] == "run":
+        # re-score the run before anything is written or a kernel starts: a run whose
+        # metrics.json disagrees with its predictions is refused in one line
+        Run.open(require_finished(source["path"]))
     _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
     t0 = time.perf_counter()
     _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
