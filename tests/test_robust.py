@@ -194,3 +194,250 @@ def test_a_harness_run_folder_reopens_with_its_cost(tmp_path):
     again = Run.open(tmp_path / "run").results.summary
     assert again["total_cost"] == pytest.approx(4.0625)
     assert again["total_tokens"] == recorded["total_tokens"]
+
+
+# ------------------------------------------------ the run-directory lock (16.6)
+SLOW_MODULE = '''
+import time
+
+from arcnb.models.baseline import CopyInput
+
+
+class Slow(CopyInput):
+    """Copies the input, slowly: a run that lasts long enough to be raced."""
+
+    def forward(self, inputs):
+        time.sleep(0.5)
+        return super().forward(inputs)
+
+
+def build():
+    return Slow()
+'''
+
+
+def _slow_setup(base: Path, n_tasks: int = 16) -> list:
+    """A folder dataset of ``n_tasks`` tasks, a slow copy-input checkpoint and its
+    builder module in ``base``; the evaluate arguments (relative to ``base``)."""
+    sys.path.insert(0, str(base))
+    try:
+        (base / "slowmod.py").write_text(SLOW_MODULE)
+        import importlib
+
+        slowmod = importlib.import_module("slowmod")
+        from arcnb.models import save_checkpoint
+
+        save_checkpoint(base / "slow.pt", slowmod.build(), arch="slowmod:build")
+    finally:
+        sys.path.remove(str(base))
+        sys.modules.pop("slowmod", None)
+    make_folder(base / "ds", ids=[f"t{i:02d}" for i in range(n_tasks)])
+    return ["evaluate", "--checkpoint", "slow.pt", "--arch", "slowmod:build", "--dataset", "ds",
+            "--batch-size", "1", "--device", "cpu", "--no-progress"]
+
+
+def _popen(args, cwd):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen([sys.executable, "-m", "arcnb", *map(str, args)], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_lines(path: Path, n: int, proc, timeout=120.0):
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never reached {n} lines: {proc.poll()} "
+                         f"{proc.stderr.read() if proc.poll() is not None else ''}")
+
+
+def test_a_second_evaluate_into_the_same_out_is_refused(tmp_path):
+    from arcnb.runs import Run
+
+    args = _slow_setup(tmp_path)
+    first = _popen([*args, "--out", "run"], tmp_path)
+    try:
+        _wait_for_lines(tmp_path / "run" / "journal.jsonl", 2, first)  # header + 1 task
+        for flag in ("--resume", "--overwrite"):
+            second = run(*args, "--out", "run", flag, cwd=tmp_path)
+            assert first.poll() is None, "the first run ended before the second started"
+            one_line_error(second.returncode, second.stderr, "another arcnb process")
+        out, err = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, err
+    # the first run was not disturbed: its journal is whole, its numbers re-check
+    lines = (tmp_path / "run" / "journal.jsonl").read_bytes().splitlines()
+    assert len(lines) == 1 + 16
+    s = Run.open(tmp_path / "run").results.summary
+    assert s["n_tasks"] == 16 and s["pass@2"] == 0.0  # copy-input: the input is 0s
+
+
+def _copy_run(base: Path, *extra, out="run"):
+    make_folder(base / "ds", ids=[f"t{i}" for i in range(6)])
+    code, _, err = cli("evaluate", "--checkpoint", "copy-input", "--dataset", base / "ds",
+                       "--out", base / out, "--batch-size", "2", "--no-progress", *extra)
+    assert code == 0, err
+    return base / out
+
+
+def _journal(out: Path) -> list[dict]:
+    return [json.loads(x) for x in (out / "journal.jsonl").read_bytes().splitlines()]
+
+
+def _write_journal(out: Path, records: list) -> None:
+    (out / "journal.jsonl").write_bytes(b"".join(
+        json.dumps(r, sort_keys=True, separators=(",", ":")).encode() + b"\n" for r in records))
+
+
+def _unfinish(out: Path) -> None:
+    for f in ("metrics.json", "predictions.json", "results.csv", "results.parquet", "tasks.csv"):
+        (out / f).unlink(missing_ok=True)
+
+
+def test_a_journal_record_of_another_parameter_set_is_refused(tmp_path):
+    out = _copy_run(tmp_path)
+    other = _copy_run(tmp_path, "--seed", "5", out="other")
+    mine, theirs = _journal(out), _journal(other)
+    assert mine[0]["params"] != theirs[0]["params"]
+    assert mine[1]["params_sha256"] == mine[0]["params_sha256"] != theirs[1]["params_sha256"]
+    _unfinish(out)
+    foreign = dict(theirs[1], attempts=[[[[7]], [[7]]]])  # would be an all-7 prediction
+    _write_journal(out, [mine[0], foreign, *mine[2:]])
+    args = ("evaluate", "--checkpoint", "copy-input", "--dataset", tmp_path / "ds", "--out", out,
+            "--batch-size", "2", "--no-progress", "--resume")
+    code, _, err = cli(*args)
+    one_line_error(code, err, "journal.jsonl line 2", "another run")
+    assert not (out / "predictions.json").exists() and not (out / "metrics.json").exists()
+    # a record without the hash (as an older journal, or a hand-made line) is refused too
+    bare = {k: v for k, v in mine[1].items() if k != "params_sha256"}
+    _write_journal(out, [mine[0], bare, *mine[2:]])
+    one_line_error(*cli(*args)[::2], "line 2", "another run")
+    # with the record back, the run resumes and nothing of the foreign one is used
+    _write_journal(out, mine)
+    code, _, err = cli(*args)
+    assert code == 0, err
+    preds = json.loads((out / "predictions.json").read_text())
+    assert all(a == [[0, 0], [0, 0]] for outs in preds.values() for e in outs for a in e.values())
+
+
+@pytest.mark.parametrize("line", [
+    [1, 2], "a string", 7, None, {"task_id": 5},
+    "RECORD:attempts=x", "RECORD:attempts=[[[[1,2],[3]]]]", "RECORD:votes=[]",
+    "RECORD:attempts=[[[[12]], [[0]]]]", "RECORD:attempts=[[[[0]]]]",
+])
+def test_journal_lines_of_the_wrong_shape_are_one_line(tmp_path, line):
+    out = _copy_run(tmp_path)
+    recs = _journal(out)
+    _unfinish(out)
+    if isinstance(line, str) and line.startswith("RECORD:"):
+        key, value = line[len("RECORD:"):].split("=", 1)
+        bad = dict(recs[1])
+        bad[key] = value if value == "x" else json.loads(value)
+    else:
+        bad = line
+    _write_journal(out, [recs[0], bad, *recs[2:]])
+    code, _, err = cli("evaluate", "--checkpoint", "copy-input", "--dataset", tmp_path / "ds",
+                       "--out", out, "--batch-size", "2", "--no-progress", "--resume")
+    one_line_error(code, err, "--overwrite")
+    assert not (out / "metrics.json").exists()
+
+
+# ------------------------------------- metrics.json marks a finished run (16.7)
+@pytest.mark.parametrize("damage", ["no metrics", "no metrics, cut results",
+                                    "only predictions", "predictions cut"])
+def test_resume_finishes_a_run_killed_during_its_final_writes(tmp_path, damage):
+    ref = _copy_run(tmp_path, out="ref")
+    out = tmp_path / "run"
+    import shutil
+
+    shutil.copytree(ref, out)
+    (out / "metrics.json").unlink()
+    if damage == "no metrics, cut results":
+        data = (out / "results.csv").read_bytes()
+        (out / "results.csv").write_bytes(data[: len(data) // 2])
+    elif damage == "only predictions":
+        for f in ("results.csv", "results.parquet", "tasks.csv"):
+            (out / f).unlink()
+    elif damage == "predictions cut":
+        (out / "predictions.json").write_bytes(b'{"t0": [{"attem')
+    args = ("evaluate", "--checkpoint", "copy-input", "--dataset", tmp_path / "ds", "--out", out,
+            "--batch-size", "2", "--no-progress")
+    code, _, err = cli(*args)  # without --resume: refused, naming --resume
+    one_line_error(code, err, "--resume", "no metrics.json")
+    code, _, err = cli(*args, "--resume")
+    assert code == 0, err
+    for f in ("predictions.json", "results.csv", "results.parquet", "tasks.csv"):
+        assert (out / f).read_bytes() == (ref / f).read_bytes(), f
+    m = json.loads((out / "metrics.json").read_text())
+    r = json.loads((ref / "metrics.json").read_text())
+    assert {k: v for k, v in m.items() if k != "provenance"} == \
+        {k: v for k, v in r.items() if k != "provenance"}
+    assert m["provenance"]["run"]["tasks_from_journal"] == 6
+    code, _, err = cli(*args, "--resume")  # now finished: nothing to resume
+    one_line_error(code, err, "finished run")
+
+
+def test_run_files_without_a_journal_need_overwrite(tmp_path):
+    out = _copy_run(tmp_path)
+    (out / "metrics.json").unlink()
+    (out / "journal.jsonl").unlink()
+    args = ("evaluate", "--checkpoint", "copy-input", "--dataset", tmp_path / "ds", "--out", out,
+            "--no-progress")
+    for extra in ((), ("--resume",)):
+        one_line_error(*cli(*args, *extra)[::2], "--overwrite")
+    code, _, err = cli(*args, "--overwrite")
+    assert code == 0, err
+
+
+# ------------------------------------------------------------ relative paths (15.1)
+def test_report_and_compare_report_with_every_path_relative(tmp_path):
+    """From a temporary working directory, with a relative task folder, relative
+    predictions, task list, taxonomy, run dirs and outputs: the notebook kernels,
+    which run in the output folder, still find everything."""
+    make_folder(tmp_path / "ds", ids=("a", "b", "c"))
+    (tmp_path / "p.json").write_text(json.dumps({"a": [{"attempt_1": [[1, 2], [3, 4]]}],
+                                                 "b": [{"attempt_1": [[0]]}]}))
+    (tmp_path / "ids.txt").write_text("a\nb\n")
+    (tmp_path / "tax.csv").write_text("task_id,category\na,one\nb,two\nc,two\n")
+    r = run("report", "--predictions", "p.json", "--dataset", "ds", "--tasks", "ids.txt",
+            "--taxonomy", "tax.csv", "--out", "rep", "--no-progress", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "rep" / "report.html").is_file()
+    m = json.loads((tmp_path / "rep" / "metrics.json").read_text())
+    assert m["pass@2"] == 0.5 and m["n_tasks"] == 2  # a solved, b not: by hand
+    paths = m["provenance"]["run"]["paths"]
+    assert paths["cwd"] == str(tmp_path)
+    assert paths["--dataset"] == {"given": "ds", "resolved": str(tmp_path / "ds")}
+    assert paths["--predictions"] == {"given": ["p.json"], "resolved": [str(tmp_path / "p.json")]}
+    assert paths["--tasks"]["given"] == "ids.txt"
+    assert m["provenance"]["predictions"] == str(tmp_path / "p.json")
+
+    r = run("evaluate", "--checkpoint", "copy-input", "--dataset", "ds", "--out", "copy",
+            "--no-progress", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = run("report", "--run", "copy", "--out", "rep2", "--no-progress", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = run("compare", "copy", "rep2", "--out", "cmp", "--report", "--taxonomy", "tax.csv",
+            "--n-boot", "50", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "cmp" / "compare.html").is_file()
+    summary = json.loads((tmp_path / "cmp" / "summary.json").read_text())
+    assert [x["run"] for x in summary["runs"]] == ["copy", "rep2"]
+
+
+def test_a_run_recorded_with_a_relative_dataset_opens_from_elsewhere(tmp_path, monkeypatch):
+    from arcnb.evaluate import score_to_run_dir
+    from arcnb.runs import Run
+
+    make_folder(tmp_path / "ds")
+    monkeypatch.chdir(tmp_path)
+    score_to_run_dir({"a": [{"attempt_1": [[1, 2], [3, 4]]}]}, "ds", "run")
+    assert json.loads(Path("run/metrics.json").read_text())["dataset"]["name"] == "ds"
+    monkeypatch.chdir(tmp_path / "run")  # where a report's kernel runs
+    assert Run.open(".").results.summary["pass@2"] == 0.5
