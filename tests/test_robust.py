@@ -441,3 +441,104 @@ def test_a_run_recorded_with_a_relative_dataset_opens_from_elsewhere(tmp_path, m
     assert json.loads(Path("run/metrics.json").read_text())["dataset"]["name"] == "ds"
     monkeypatch.chdir(tmp_path / "run")  # where a report's kernel runs
     assert Run.open(".").results.summary["pass@2"] == 0.5
+
+
+# --------------------------------------- one line instead of a traceback (16.9)
+def _disk_full_when(monkeypatch, name: str, after: int = 0):
+    """Make fsync fail with ENOSPC (disk full) for files whose name contains ``name``,
+    after ``after`` successful ones: what a full disk does to arcnb's writes, which
+    all fsync before they rename or go on."""
+    import errno
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc to name a file descriptor's file")
+    real = os.fsync
+    seen = {"n": 0}
+
+    def fsync(fd):
+        try:
+            target = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            target = ""
+        if name in target:
+            seen["n"] += 1
+            if seen["n"] > after:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+@pytest.mark.parametrize("where,after", [("results.parquet", 0), ("metrics.json", 0),
+                                         ("journal.jsonl", 3)])
+def test_a_full_disk_is_one_line_and_the_run_resumes(tmp_path, monkeypatch, where, after):
+    ref = _copy_run(tmp_path, out="ref")
+    out = tmp_path / "run"
+    args = ("evaluate", "--checkpoint", "copy-input", "--dataset", tmp_path / "ds", "--out", out,
+            "--batch-size", "2", "--no-progress")
+    with monkeypatch.context() as mp:
+        _disk_full_when(mp, where, after)
+        code, _, err = cli(*args)
+    one_line_error(code, err, "No space left on device")
+    assert not (out / "metrics.json").exists() and _leftovers(out) == []
+    # the files this write created are taken back: nothing but the journal is left
+    assert sorted(p.name for p in out.iterdir()) == ["journal.jsonl"]
+    code, _, err = cli(*args, "--resume")
+    assert code == 0, err
+    for f in ("predictions.json", "results.csv", "results.parquet", "tasks.csv"):
+        assert (out / f).read_bytes() == (ref / f).read_bytes(), f
+
+
+def test_a_full_disk_in_report_and_compare_leaves_no_partial_output(tmp_path, monkeypatch):
+    make_folder(tmp_path / "ds")
+    pred = tmp_path / "p.json"
+    pred.write_text(json.dumps({"a": [{"attempt_1": [[1, 2], [3, 4]]}]}))
+    with monkeypatch.context() as mp:
+        _disk_full_when(mp, "tasks.csv")
+        code, _, err = cli("report", "--predictions", pred, "--dataset", tmp_path / "ds", "--out",
+                           tmp_path / "rep", "--no-progress")
+    one_line_error(code, err, "No space left on device")
+    assert [p for p in (tmp_path / "rep").rglob("*") if p.is_file()] == []
+    from arcnb.evaluate import score_to_run_dir
+
+    for name in ("r1", "r2"):
+        score_to_run_dir(str(pred), str(tmp_path / "ds"), tmp_path / name)
+    with monkeypatch.context() as mp:
+        _disk_full_when(mp, "categories.csv")
+        code, _, err = cli("compare", tmp_path / "r1", tmp_path / "r2", "--out", tmp_path / "cmp",
+                           "--n-boot", 20)
+    one_line_error(code, err, "No space left on device")
+    assert [p for p in (tmp_path / "cmp").rglob("*") if p.is_file()] == []
+    code, _, err = cli("compare", tmp_path / "r1", tmp_path / "r2", "--out", tmp_path / "cmp",
+                       "--n-boot", 20)
+    assert code == 0, err
+
+
+def test_out_under_a_file_or_an_existing_file_is_one_line(tmp_path):
+    make_folder(tmp_path / "ds")
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    pred = tmp_path / "p.json"
+    pred.write_text(json.dumps({"a": [{"attempt_1": [[1, 2], [3, 4]]}]}))
+    cases = [
+        ("evaluate", "--checkpoint", "copy-input", "--dataset", tmp_path / "ds", "--out",
+         afile / "sub"),
+        ("evaluate", "--checkpoint", "copy-input", "--dataset", tmp_path / "ds", "--out", afile),
+        ("report", "--predictions", pred, "--dataset", tmp_path / "ds", "--out", afile),
+        ("report", "--predictions", pred, "--dataset", tmp_path / "ds", "--out", afile / "sub"),
+    ]
+    for argv in cases:
+        code, _, err = cli(*argv, "--no-progress")
+        one_line_error(code, err, "afile", "not a folder")
+    from arcnb.evaluate import score_to_run_dir
+
+    for name in ("r1", "r2"):
+        score_to_run_dir(str(pred), str(tmp_path / "ds"), tmp_path / name)
+    for out in (afile, afile / "sub"):
+        code, _, err = cli("compare", tmp_path / "r1", tmp_path / "r2", "--out", out)
+        one_line_error(code, err, "afile", "not a folder")
+    assert afile.read_text() == "mine"

@@ -48,11 +48,9 @@ class ReportResult:
 @contextmanager
 def _stage(timings: dict, name: str, log):
     t0 = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[name] = time.perf_counter() - t0
-        log(f"{name}: {timings[name]:.1f} s")
+    yield  # a stage that fails is reported by the error, in one line
+    timings[name] = time.perf_counter() - t0
+    log(f"{name}: {timings[name]:.1f} s")
 
 
 def _claim_outputs(out: Path, targets, *, overwrite: bool, log) -> None:
