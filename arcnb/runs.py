@@ -141,9 +141,17 @@ def refuse_finished(out: str | os.PathLike, *, overwrite: bool,
                                 "finish an evaluate run from its journal, or --overwrite)")
 
 
+#: arcnb's own folders, which no output may go into (with or without --overwrite):
+#: the shipped notebooks and the package itself.
+_SHIPPED = tuple(Path(os.path.realpath(p)) for p in (Path(__file__).resolve().parents[1]
+                                                     / "notebooks",
+                                                     Path(__file__).resolve().parent))
+
+
 def check_out_path(out: str | os.PathLike, *, what: str = "--out") -> Path:
     """``out`` as a Path; :class:`~arcnb.errors.ArcnbError` when it, or a folder above
-    it, exists and is not a folder (``--out FILE`` or ``--out FILE/sub``)."""
+    it, exists and is not a folder (``--out FILE`` or ``--out FILE/sub``), or when it
+    lies inside arcnb's shipped ``notebooks/`` folder or the package's own folder."""
     out = Path(out)
     for p in (out, *out.parents):
         if p.exists():
@@ -151,6 +159,12 @@ def check_out_path(out: str | os.PathLike, *, what: str = "--out") -> Path:
                 raise ArcnbError(f"{what} {out}: {p} is a file, not a folder" if p != out
                                  else f"{what} {out} exists and is not a folder")
             break
+    real = Path(os.path.realpath(out))
+    for shipped in _SHIPPED:
+        if real == shipped or shipped in real.parents:
+            raise ArcnbError(f"{what} {out} is inside arcnb's own {shipped.name}/ folder "
+                             f"({shipped}); write outputs elsewhere, never over the shipped "
+                             "files")
     return out
 
 

@@ -542,3 +542,24 @@ def test_out_under_a_file_or_an_existing_file_is_one_line(tmp_path):
         code, _, err = cli("compare", tmp_path / "r1", tmp_path / "r2", "--out", out)
         one_line_error(code, err, "afile", "not a folder")
     assert afile.read_text() == "mine"
+
+
+# ------------------------------------------- never over the shipped notebooks (16.10)
+def test_out_inside_the_shipped_notebooks_is_refused(tmp_path):
+    import hashlib
+
+    make_folder(tmp_path / "ds")
+    pred = tmp_path / "p.json"
+    pred.write_text(json.dumps({"a": [{"attempt_1": [[1, 2], [3, 4]]}]}))
+    nb = ROOT / "notebooks"
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in nb.iterdir()}
+    for out in (nb, nb / "sub", ROOT / "arcnb" / "report", Path(os.path.relpath(nb))):
+        for argv in (("report", "--predictions", pred, "--dataset", tmp_path / "ds"),
+                     ("evaluate", "--checkpoint", "copy-input", "--dataset", tmp_path / "ds")):
+            code, _, err = cli(*argv, "--out", out, "--overwrite", "--no-progress")
+            one_line_error(code, err, "inside arcnb's own")
+    r = run("report", "--predictions", pred, "--dataset", tmp_path / "ds", "--out", ".",
+            "--overwrite", "--no-progress", cwd=nb)
+    one_line_error(r.returncode, r.stderr, "inside arcnb's own notebooks/")
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in nb.iterdir()}
+    assert after == before
