@@ -563,3 +563,80 @@ def test_out_inside_the_shipped_notebooks_is_refused(tmp_path):
     one_line_error(r.returncode, r.stderr, "inside arcnb's own notebooks/")
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in nb.iterdir()}
     assert after == before
+
+
+# ------------------------------------------------- labels can't break drawing (15.2)
+ODD_IDS = ("a\nb", "x$y$z", "$\\foo$", "\x07bell", "\u4e2d\u6587", "\U0001F9E0", "tab\there")
+
+
+def _drawn_texts(fig) -> list[str]:
+    from matplotlib.text import Text
+
+    return [t.get_text() for t in fig.findobj(Text) if t.get_text()]
+
+
+def test_odd_labels_are_drawn_escaped_in_every_figure(tmp_path):
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from arcnb import plot as P
+    from arcnb.scoring import score
+
+    ds = make_folder(tmp_path / "ds", ids=ODD_IDS)
+    res = score(str(ds), {"a\nb": [{"attempt_1": [[1, 2], [3, 4]]}]})
+    figs = {
+        "gallery": P.gallery(res, "all"),
+        "gallery artists": P.gallery(res, "all", text="artists", title="$\\x$"),
+        "task": P.task(res.dataset["$\\foo$"]),
+        "task newline": P.task(res.dataset["a\nb"]),
+        "pair": P.pair([[1]], [[2]], suptitle="$\\foo$", titles=("$\\a$", "b\nc", "\U0001F9E0")),
+        "bars": P.breakdown_bars(pd.DataFrame({"group": ["$\\foo$", "a\nb", "\u4e2d"],
+                                               "pass@2": [0.1, 0.2, 0.3]}),
+                                 value="pass@2").figure,
+        "compare": P.compare(res, res, labels=("$\\foo$", "\U0001F9E0")).figure,
+        "passk": P.pass_at_k({"$\\foo$ run": res}).figure,
+    }
+    import io as _io
+
+    for name, fig in figs.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a missing glyph warns: it must not happen
+            fig.savefig(_io.BytesIO(), format="png")
+    # the pixel gallery's labels: the id's newline shown as \n, a character the font lacks as \U0001f9e0
+    labels = figs["gallery"].arcnb_labels
+    assert any(lab.startswith("a\\nb test 0") for lab in labels), labels
+    assert any(lab.startswith("\\U0001f9e0 test 0") for lab in labels), labels
+    assert any(lab.startswith("\\x07bell test 0") for lab in labels), labels
+    assert any(lab.startswith("\\u4e2d\\u6587 test 0") for lab in labels), labels
+    assert any(lab.startswith("tab\\there test 0") for lab in labels), labels
+    # Text artists hold escaped, mathtext-free strings: `\$` is drawn as a plain `$`
+    assert "task \\$\\foo\\$" in _drawn_texts(figs["task"])
+    assert "task a\\nb" in _drawn_texts(figs["task newline"])
+    bars = _drawn_texts(figs["bars"])
+    assert "\\$\\foo\\$" in bars and "a\\nb" in bars and "\\u4e2d" in bars
+    assert any("\\U0001f9e0" in t for t in _drawn_texts(figs["compare"]))
+    assert any(t == "\\$\\foo\\$ run" for t in _drawn_texts(figs["passk"]))
+    # what is drawn is the escaped text, never a mathtext rendering: render the title
+    from matplotlib.text import Text
+
+    t = Text(text="\\$\\foo\\$")
+    assert t._preprocess_math(t.get_text()) == ("$\\foo$", False)
+
+
+def test_a_report_on_task_files_with_odd_names(tmp_path):
+    ds = make_folder(tmp_path / "ds", ids=("plain", *ODD_IDS))
+    pred = tmp_path / "p.json"
+    pred.write_text(json.dumps({"a\nb": [{"attempt_1": [[1, 2], [3, 4]]}],
+                                "$\\foo$": [{"attempt_1": [[0]]}]}))
+    tax = tmp_path / "tax.json"
+    tax.write_text(json.dumps({"a\nb": "$\\bad$ category", "$\\foo$": "new\nline",
+                               "plain": "=cmd|'/c calc'!A1"}))
+    r = run("report", "--predictions", pred, "--dataset", ds, "--taxonomy", tax, "--out",
+            tmp_path / "rep", "--no-progress")
+    assert r.returncode == 0, r.stderr[-3000:]
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "a\\nb" in html and "Traceback" not in html

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .palette import _WRONG, _plt, _shape
-from .pixelfont import _PixelFont
+from .pixelfont import _PixelFont, plain_label, safe_text
 from .tiles import _LUT4, _T_BG, _render_tiles
 
 __all__ = ["gallery", "gallery_items", "gallery_pages"]
@@ -236,7 +236,7 @@ def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text,
     fig, ax = _gallery_figure(rgba, fig=fig, dpi=dpi)
     if text == "artists":
         for x, y, s, color, anchor, bg in text_items + note_items:
-            ax.text(x - 0.5, y - 0.5, s, fontsize=fontsize if bg is None else small_pt,
+            ax.text(x - 0.5, y - 0.5, plain_label(s), fontsize=fontsize if bg is None else small_pt,
                     color=color, ha=anchor, va="top",
                     gid="arcnb-gallery-text", clip_on=False,
                     bbox=None if bg is None else dict(facecolor=bg, edgecolor="none", pad=0.5))
@@ -281,7 +281,7 @@ def _gallery_rows(results, items, *, k, attempt):
             tail += f"  attempt {j + 1}"
         if bool(solved):
             tail += "  ✓"
-        heads.append(f"{tid} test {int(i)}")
+        heads.append(f"{safe_text(tid)} test {int(i)}")  # a newline in an id shows as \n
         tails.append(tail)
         if p is None:
             notes.append(("no|prediction", "no|prediction"))
