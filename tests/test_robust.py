@@ -640,3 +640,42 @@ def test_a_report_on_task_files_with_odd_names(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "a\\nb" in html and "Traceback" not in html
+
+
+# ----------------------------------------------------- figures display once (16.12)
+def test_task_pair_and_gallery_figures_display_once_in_a_kernel(tmp_path):
+    """Through a real Jupyter kernel: every way of showing a figure of P.task, P.pair
+    or P.gallery gives one picture, never two."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    cells = {
+        "setup": "import arcnb.plot as P\nimport arcnb.report as R\n"
+                 "from IPython.display import display\n"
+                 "from arcnb.data import load_dataset\nfrom arcnb.scoring import score\n"
+                 "ds = load_dataset('arc-agi-1:evaluation')[:2]\nres = score(ds, {})",
+        "task as value": "P.task(ds[0])",
+        "pair as value": "P.pair([[1, 2]], [[2, 2]], suptitle='a pair')",
+        "gallery as value": "P.gallery(res, 'all')",
+        "task assigned": "fig = P.task(ds[0], res)",
+        "task with ;": "P.task(ds[0]);",
+        "display()": "fig = P.pair([[1]], [[2]])\ndisplay(fig)",
+        "display() then value": "fig = P.task(ds[1])\ndisplay(fig)\nfig.savefig('x.png')",
+        "show_figure": "R.show_figure(P.task(ds[0]))",
+        "value of an earlier cell": "fig",
+    }
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells.values()])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3",
+                                 "language": "python"}
+    env_pp = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + env_pp
+    try:
+        NotebookClient(nb, kernel_name="python3", timeout=300,
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+    finally:
+        os.environ["PYTHONPATH"] = env_pp
+    counts = {name: sum(1 for o in cell.outputs if "image/png" in o.get("data", {}))
+              for name, cell in zip(cells, nb.cells)}
+    assert counts.pop("setup") == 0
+    assert counts == {name: 1 for name in counts}, counts
+    assert (tmp_path / "x.png").stat().st_size > 0  # a figure shown is still usable

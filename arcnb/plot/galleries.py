@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .palette import _WRONG, _plt, _shape
+from .palette import _WRONG, _shape
 from .pixelfont import _PixelFont, plain_label, safe_text
 from .tiles import _LUT4, _T_BG, _render_tiles
 
@@ -350,7 +350,9 @@ def _gallery_figure(rgba, *, fig, dpi):
     ``dpi`` (a new figure unless ``fig`` is given); returns the figure and its Axes."""
     H, W = rgba.shape[:2]
     if fig is None:
-        fig = _plt().figure(figsize=(W / dpi, H / dpi), dpi=dpi, layout="none")
+        from .figures import new_figure
+
+        fig = new_figure(figsize=(W / dpi, H / dpi), dpi=dpi, layout="none")
     ax = fig.add_axes((0, 0, 1, 1))
     im = _exact_image_class()(ax, interpolation="nearest", resample=False, origin="upper",
                                extent=(-0.5, W - 0.5, H - 0.5, -0.5), gid="arcnb-gallery-image")

@@ -140,8 +140,9 @@ def pair(truth: Any, pred: Any, *, axes=None, values: bool = False, lines: bool 
     t = _as_array(truth, name="truth")
     p = None if pred is None else _as_array(pred, name="prediction")
     if axes is None:
-        plt = _plt()
-        fig, axes = plt.subplots(1, 3, figsize=(DOUBLE_COLUMN * 0.75, 2.4), layout="constrained")
+        from .figures import new_subplots
+
+        fig, axes = new_subplots(1, 3, figsize=(DOUBLE_COLUMN * 0.75, 2.4), layout="constrained")
     else:
         axes = list(axes)
         if len(axes) != 3:
@@ -213,8 +214,9 @@ def task(t, predictions=None, *, values: bool = False, lines: bool = True,
     ncols = max(2, 2 + n_att)
     nrows = len(t.train) + len(t.test)
     if fig is None:
-        plt = _plt()
-        fig = plt.figure(figsize=(ncols * cell, nrows * (cell + 0.25)), layout="constrained")
+        from .figures import new_figure
+
+        fig = new_figure(figsize=(ncols * cell, nrows * (cell + 0.25)), layout="constrained")
     axs = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
     for ax in axs.ravel():
         ax.set_axis_off()
