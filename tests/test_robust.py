@@ -717,3 +717,34 @@ def test_report_says_how_many_of_how_many_and_links_the_full_list(tmp_path):
     fig = P.gallery(res, "failed", max_items=24)
     assert len(fig.arcnb_items) == 24
     assert fig.arcnb_header.startswith(f"24 of {n_outputs} outputs")
+
+
+# ------------------------------------------------ README's papermill commands (16.13)
+def _readme_block(heading: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index(heading):]
+    start = section.index("```bash\n") + len("```bash\n")
+    return section[start:section.index("```", start)]
+
+
+def test_readme_papermill_commands_run_as_written(tmp_path):
+    """The README's batch and figures commands, run as written (papermill as this
+    venv's) in a fresh folder holding a copy of notebooks/."""
+    import shutil
+
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    script = _readme_block("### Batch reports with papermill") + \
+        _readme_block("### Figures for papers")
+    script = script.replace(".venv/bin/papermill", f"{sys.executable} -m papermill")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    for f in ("out/eval-copy.ipynb", "out/eval-example.ipynb", "out/report.ipynb",
+              "out/cmp.ipynb", "out/cmp/summary.json", "out/figures.ipynb",
+              "runs/copy-input/metrics.json", "runs/example/metrics.json",
+              "runs/copy-input/figures/headline.tex"):
+        assert (tmp_path / f).is_file(), f
+    summary = json.loads((tmp_path / "out/cmp/summary.json").read_text())
+    assert [x["run"] for x in summary["runs"]] == ["example", "copy-input"]
