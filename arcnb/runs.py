@@ -236,10 +236,12 @@ def summary_of(metrics: Mapping) -> dict:
 
 
 def ks_of(metrics: Mapping) -> tuple[int, ...]:
-    """The K of every ``pass@K`` a metrics.json holds (always 1 and 2)."""
+    """The K of every ``pass@K`` a metrics.json holds (always 1 and 2; K is a plain
+    ASCII number >= 1)."""
     ks = {1, 2}
     for key in summary_of(metrics):
-        if key.startswith("pass@") and "_" not in key and key[5:].isdigit():
+        if (isinstance(key, str) and key.startswith("pass@") and "_" not in key
+                and key[5:].isascii() and key[5:].isdigit() and int(key[5:]) >= 1):
             ks.add(int(key[5:]))
     return tuple(sorted(ks))
 
@@ -281,13 +283,15 @@ def recorded_dataset(metrics: Mapping) -> tuple[str | None, object, dict]:
 def read_metrics(run_dir: str | os.PathLike) -> dict:
     """A run directory's ``metrics.json`` (a JSON object; :class:`RunDirError` when it
     is missing or is not one)."""
+    from .io import JSONInputError, read_json
+
     path = Path(run_dir) / METRICS
     if not path.is_file():
         raise RunDirError(f"{Path(run_dir)} is not a run directory: {METRICS} is missing")
-    try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RunDirError(f"{path} is not valid JSON: {exc}") from None
+    try:  # BOM, nesting depth, size and duplicated keys checked as for every input
+        metrics = read_json(path, what="run file")
+    except JSONInputError as exc:
+        raise RunDirError(str(exc)) from None
     if not isinstance(metrics, dict):
         raise RunDirError(f"{path} must hold a JSON object")
     return metrics

@@ -748,3 +748,22 @@ def test_readme_papermill_commands_run_as_written(tmp_path):
         assert (tmp_path / f).is_file(), f
     summary = json.loads((tmp_path / "out/cmp/summary.json").read_text())
     assert [x["run"] for x in summary["runs"]] == ["example", "copy-input"]
+
+
+# ------------------------------------------- what the fuzz suite found (15.4)
+def test_fuzz_findings_on_damaged_run_dirs(scored_run, tmp_path):
+    """Found by tests/test_fuzz.py::test_fuzz_open_damaged_run_dirs: a metrics.json
+    with a ``pass@0`` key raised a bare ValueError, and one nested 2000 deep a
+    RecursionError, from Run.open."""
+    import shutil
+
+    from arcnb.runs import Run, RunDirError
+
+    rd = tmp_path / "run"
+    shutil.copytree(scored_run, rd)
+    m = json.loads((rd / "metrics.json").read_text())
+    (rd / "metrics.json").write_text(json.dumps({**m, "pass@0": 0.0, "pass@\u0661": 1.0}))
+    assert Run.open(rd).results.ks == (1, 2)  # not pass@K keys: ignored
+    (rd / "metrics.json").write_text("[" * 2000 + "]" * 2000)
+    with pytest.raises(RunDirError, match="levels deep"):
+        Run.open(rd)
