@@ -28,8 +28,12 @@ Resuming: after each unit every finished task is appended to the run's journal (
 JSON line per task, flushed and fsynced; :class:`arcnb.runs.Journal`);
 ``resume=True`` reads it (a truncated last line is ignored and cut off), skips
 finished units and recomputes the rest. The final files are written atomically
-(temporary file + rename), the metrics last: they mark a finished run, which is never
-overwritten without ``overwrite=True``.
+(temporary file + rename), the metrics last: they alone mark a finished run, which is
+never overwritten without ``overwrite=True``; a run killed during its final writes (run
+files but no metrics) is finished by ``resume=True`` from its journal. Every journal
+record carries the SHA-256 of the run's parameters (a record of another run is refused,
+never used), and the run directory is locked (:class:`arcnb.runs.RunLock`) for the
+whole run, so a second evaluate into it stops with one line.
 """
 from __future__ import annotations
 

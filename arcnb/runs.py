@@ -905,7 +905,8 @@ class RunLockedError(ArcnbError):
 class RunLock:
     """An exclusive, non-blocking ``flock`` on a run directory itself (no lock file is
     left behind), held while a run writes it. The kernel drops it when the process
-    ends, however it ends. Where ``fcntl`` is missing (Windows) it does nothing."""
+    ends, however it ends. Where ``fcntl`` is missing (Windows), or the file system has
+    no ``flock`` (some network mounts), it does nothing."""
 
     def __init__(self, run_dir: str | os.PathLike):
         self.run_dir = Path(run_dir)
@@ -919,11 +920,14 @@ class RunLock:
         fd = os.open(self.run_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:
             os.close(fd)
             raise RunLockedError(f"{self.run_dir} is being written by another arcnb process "
                                  "(an evaluate into the same --out is running); wait for it "
                                  "or choose another --out") from None
+        except OSError:  # a file system without flock (some network mounts): no lock
+            os.close(fd)
+            return self
         self.fd = fd
         return self
 

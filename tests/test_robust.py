@@ -278,6 +278,18 @@ def test_a_second_evaluate_into_the_same_out_is_refused(tmp_path):
     assert s["n_tasks"] == 16 and s["pass@2"] == 0.0  # copy-input: the input is 0s
 
 
+def test_run_lock_is_exclusive_and_released(tmp_path):
+    from arcnb.runs import RunLock, RunLockedError
+
+    first = RunLock(tmp_path).acquire()
+    with pytest.raises(RunLockedError, match="another arcnb process"):
+        RunLock(tmp_path).acquire()
+    first.release()
+    with RunLock(tmp_path):
+        pass
+    assert sorted(tmp_path.iterdir()) == []  # no lock file left behind
+
+
 def _copy_run(base: Path, *extra, out="run"):
     make_folder(base / "ds", ids=[f"t{i}" for i in range(6)])
     code, _, err = cli("evaluate", "--checkpoint", "copy-input", "--dataset", base / "ds",
@@ -606,7 +618,8 @@ def test_odd_labels_are_drawn_escaped_in_every_figure(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a missing glyph warns: it must not happen
             fig.savefig(_io.BytesIO(), format="png")
-    # the pixel gallery's labels: the id's newline shown as \n, a character the font lacks as \U0001f9e0
+    # the pixel gallery's labels: the id's newline shown as \n, a character the font
+    # lacks as \U0001f9e0
     labels = figs["gallery"].arcnb_labels
     assert any(lab.startswith("a\\nb test 0") for lab in labels), labels
     assert any(lab.startswith("\\U0001f9e0 test 0") for lab in labels), labels

@@ -193,8 +193,10 @@ def gallery(results, select: str = "failed", *, tasks=None, category=None, categ
     artists instead (searchable text in PDF/SVG, slower). Either way the label strings
     are in ``fig.arcnb_labels`` (the header in ``fig.arcnb_header``: "24 of 418
     outputs" when ``max_items`` cut the selection), the drawn rows in
-    ``fig.arcnb_items`` and the RGB image in ``fig.arcnb_image``. The figure's size equals the image's at ``dpi``, so a PNG
-    saved at that dpi holds the image pixel for pixel. Returns the Figure.
+    ``fig.arcnb_items`` and the RGB image in ``fig.arcnb_image``. The figure's size
+    equals the image's at ``dpi``, so a PNG saved at that dpi holds the image pixel for
+    pixel. Labels show a task id's control characters and the characters the font lacks
+    escaped (``a\\nb``). Returns the Figure.
     """
     every = gallery_items(results, select, tasks=tasks, category=category,
                           categories=categories, near_miss=near_miss, k=k, sort=sort, rows=rows)

@@ -204,7 +204,6 @@ def run_files(run_dir: str | os.PathLike):
     return file_table(sorted(p for p in rd.iterdir() if not p.name.startswith(".")))
 
 
-
 #: The columns of the full lists :func:`cut_note` writes (those the outputs table has).
 CUT_LIST_COLUMNS = ("task_id", "test_index", "cell_accuracy", "partial_credit", "best_attempt",
                     "truth_shape", "pred_shape", "n_attempts")
