@@ -238,12 +238,14 @@ def summary_of(metrics: Mapping) -> dict:
 def ks_of(metrics: Mapping) -> tuple[int, ...]:
     """The K of every ``pass@K`` a metrics.json holds (always 1 and 2; K is a plain
     ASCII number >= 1)."""
-    ks = {1, 2}
-    for key in summary_of(metrics):
-        if (isinstance(key, str) and key.startswith("pass@") and "_" not in key
-                and key[5:].isascii() and key[5:].isdigit() and int(key[5:]) >= 1):
-            ks.add(int(key[5:]))
-    return tuple(sorted(ks))
+    return tuple(sorted({1, 2} | _pass_ks(summary_of(metrics))))
+
+
+def _pass_ks(keys) -> set[int]:
+    """The K of the ``pass@K`` keys among ``keys``."""
+    return {int(key[5:]) for key in keys
+            if isinstance(key, str) and key.startswith("pass@") and "_" not in key
+            and key[5:].isascii() and key[5:].isdigit() and int(key[5:]) >= 1}
 
 
 def attempt_ks(preds) -> tuple[int, ...]:
@@ -515,13 +517,17 @@ class Run:
             if ks != "attempts":
                 raise ValueError(f"ks must be a list of K or 'attempts', got {ks!r}")
             ks = attempt_ks(preds)
-        recorded = summary_of(metrics)
+        # the numbers at the top level and those under "summary" (an older layout), when
+        # there is one: a number anywhere in metrics.json must hold
+        layers = [metrics] + ([metrics["summary"]] if isinstance(metrics.get("summary"), Mapping)
+                              else [])
         # every recorded pass@K is re-scored, with the recorded estimator
-        ks = tuple(sorted(set(ks) | set(ks_of(metrics))))
-        estimator = recorded.get("estimator")
+        ks = tuple(sorted(set(ks).union(*(_pass_ks(m) for m in layers))))
+        estimator = summary_of(metrics).get("estimator")
         res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed,
                     estimator=estimator if estimator in ("ranked", "unbiased") else "ranked")
-        _check_recorded(recorded, res.summary, rd)
+        for recorded in layers:
+            _check_recorded(recorded, res.summary, rd)
         rec_version = recorded_dataset(metrics)[2].get("version")
         if rec_version and dataset is None and rec_version != ds.version:
             raise RunDirError(f"{rd}: {METRICS} records dataset version {rec_version} but "

@@ -766,8 +766,9 @@ def test_readme_papermill_commands_run_as_written(tmp_path):
 # ------------------------------------------- what the fuzz suite found (15.4)
 def test_fuzz_findings_on_damaged_run_dirs(scored_run, tmp_path):
     """Found by tests/test_fuzz.py::test_fuzz_open_damaged_run_dirs: a metrics.json
-    with a ``pass@0`` key raised a bare ValueError, and one nested 2000 deep a
-    RecursionError, from Run.open."""
+    with a ``pass@0`` key raised a bare ValueError, one nested 2000 deep a
+    RecursionError, from Run.open; and an empty ``summary`` object hid every number at
+    the top level from the re-check."""
     import shutil
 
     from arcnb.runs import Run, RunDirError
@@ -777,6 +778,10 @@ def test_fuzz_findings_on_damaged_run_dirs(scored_run, tmp_path):
     m = json.loads((rd / "metrics.json").read_text())
     (rd / "metrics.json").write_text(json.dumps({**m, "pass@0": 0.0, "pass@\u0661": 1.0}))
     assert Run.open(rd).results.ks == (1, 2)  # not pass@K keys: ignored
+    # an empty "summary" (an older layout) must not hide a wrong number at the top level
+    (rd / "metrics.json").write_text(json.dumps({**m, "pass@1": 0.5, "summary": {}}))
+    with pytest.raises(RunDirError, match="pass@1=0.0, but metrics.json says 0.5"):
+        Run.open(rd)
     (rd / "metrics.json").write_text("[" * 2000 + "]" * 2000)
     with pytest.raises(RunDirError, match="levels deep"):
         Run.open(rd)
