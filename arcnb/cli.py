@@ -7,7 +7,9 @@ its parser and sets ``func`` to ``_run_<name>(args) -> int``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 
 from .errors import ArcnbError
@@ -308,8 +310,6 @@ def _import_from_cwd() -> None:
     ``python -m`` and uvicorn's ``--app-dir`` do. Only for a builder the user names on
     the command line; a builder named inside a checkpoint still needs
     ``--trust-checkpoint`` to be imported."""
-    import os
-
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
@@ -358,11 +358,62 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Per command, the arguments that hold input paths (``out`` is always resolved too).
+_PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
+              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks"),
+              "compare": ("runs", "dataset", "taxonomy")}
+
+
+def _resolve_paths(args) -> dict:
+    """Make every path of the command line absolute against the caller's working
+    directory, before it reaches a notebook kernel or a worker process (which run
+    elsewhere); names such as ``arc-agi-1:evaluation`` or ``copy-input`` are kept.
+    Returns ``{"cwd": ..., "--name": {"given": ..., "resolved": ...}}`` for the
+    provenance."""
+    from .runs import absolute_path
+
+    names = _PATH_ARGS.get(getattr(args, "command", None))
+    if names is None:
+        return {}
+    record: dict = {"cwd": os.getcwd()}
+    for name in (*names, "out"):
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        always = name == "out"
+        new = ([absolute_path(v, always=always) for v in value] if isinstance(value, list)
+               else absolute_path(value, always=always))
+        setattr(args, name, new)
+        if name != "out" and new != value:
+            record[f"--{name}" if name != "runs" else "RUN_DIR"] = {"given": value,
+                                                                   "resolved": new}
+    return record
+
+
+@contextlib.contextmanager
+def _user_paths_env(record: dict):
+    """Hand the command line's paths to the runs made during the command (and to the
+    kernels it starts) through :data:`arcnb.runs.USER_PATHS_ENV`; restored after."""
+    from .runs import USER_PATHS_ENV
+
+    old = os.environ.get(USER_PATHS_ENV)
+    if len(record) > 1:
+        os.environ[USER_PATHS_ENV] = json.dumps(record, sort_keys=True)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(USER_PATHS_ENV, None)
+        else:
+            os.environ[USER_PATHS_ENV] = old
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with _user_paths_env(_resolve_paths(args)):
+            return int(args.func(args) or 0)
     except ArcnbError as exc:
         return _fail(str(exc))
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
@@ -376,8 +427,6 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         # the reader went away (`arcnb score ... | head`): no traceback, and none at exit
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except OSError as exc:  # disk full (ENOSPC), read-only file system, I/O errors

@@ -35,8 +35,8 @@ import pandas as pd
 
 from .breakdown import group_membership, latex_table
 from .errors import OutputExistsError
-from .io import atomic_write_json, atomic_write_text
-from .runs import Run, RunDirError
+from .io import atomic_write_json, atomic_write_text, csv_text
+from .runs import Run, RunDirError, check_out_path
 from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
 from .taxonomy import UNCATEGORIZED
 
@@ -94,11 +94,11 @@ class Comparison:
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
               latex: bool = True) -> list[Path]:
         """Write ``<table>.csv`` (and ``.tex``) for every table and :data:`SUMMARY_FILE`
-        into ``out``, each file atomically. Nothing is written when any target exists
-        and ``overwrite`` is False."""
-        out = Path(out)
-        if out.exists() and not out.is_dir():
-            raise CompareError(f"{out} exists and is not a directory")
+        into ``out``, each file atomically; CSV cells a spreadsheet would run as a formula
+        get a leading ``'`` (:func:`arcnb.io.csv_text`). Nothing is written when any
+        target exists and ``overwrite`` is False; a write that fails (a full disk) takes
+        back the files it created."""
+        out = check_out_path(out)
         targets = [out / SUMMARY_FILE]
         for name in self.tables:
             targets.append(out / f"{name}.csv")
@@ -108,16 +108,22 @@ class Comparison:
         if existing and not overwrite:
             raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
                                     "(pass overwrite=True / --overwrite)")
-        written = []
-        for name, df in self.tables.items():
-            written.append(atomic_write_text(out / f"{name}.csv",
-                                             df.to_csv(index=False, lineterminator="\n"),
-                                             overwrite=True))
-            if latex:
-                written.append(atomic_write_text(out / f"{name}.tex",
-                                                 latex_table(df, caption=_CAPTIONS[name]),
+        written: list[Path] = []
+        try:
+            for name, df in self.tables.items():
+                written.append(atomic_write_text(out / f"{name}.csv", csv_text(df),
                                                  overwrite=True))
-        written.append(atomic_write_json(out / SUMMARY_FILE, self.summary, overwrite=True))
+                if latex:
+                    written.append(atomic_write_text(out / f"{name}.tex",
+                                                     latex_table(df, caption=_CAPTIONS[name]),
+                                                     overwrite=True))
+            written.append(atomic_write_json(out / SUMMARY_FILE, self.summary, overwrite=True))
+        except BaseException:
+            # a full disk: take back the files this call created (no partial comparison)
+            for p in written:
+                if p not in existing:
+                    p.unlink(missing_ok=True)
+            raise
         return written
 
     def __repr__(self) -> str:

@@ -28,8 +28,12 @@ Resuming: after each unit every finished task is appended to the run's journal (
 JSON line per task, flushed and fsynced; :class:`arcnb.runs.Journal`);
 ``resume=True`` reads it (a truncated last line is ignored and cut off), skips
 finished units and recomputes the rest. The final files are written atomically
-(temporary file + rename), the metrics last: they mark a finished run, which is never
-overwritten without ``overwrite=True``.
+(temporary file + rename), the metrics last: they alone mark a finished run, which is
+never overwritten without ``overwrite=True``; a run killed during its final writes (run
+files but no metrics) is finished by ``resume=True`` from its journal. Every journal
+record carries the SHA-256 of the run's parameters (a record of another run is refused,
+never used), and the run directory is locked (:class:`arcnb.runs.RunLock`) for the
+whole run, so a second evaluate into it stops with one line.
 """
 from __future__ import annotations
 
@@ -47,9 +51,10 @@ import pandas as pd
 from .augment import AUGMENT_MODES, View, make_views, vote
 from .errors import ArcnbError, OutputExistsError
 from .io import to_jsonable
-from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, file_sha256_or_none,  # noqa: F401
-                   journal_name, journal_paths, read_journals, refuse_finished,
-                   run_provenance, write_run_dir)
+from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, RunLock,  # noqa: F401
+                   check_out_path, file_sha256_or_none, journal_name, journal_paths,
+                   journal_record_problem, read_journals, refuse_finished, run_provenance,
+                   user_paths, write_run_dir)
 
 __all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_provenance",
            "plan_units"]
@@ -74,6 +79,8 @@ def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool =
                           predictions=str(predictions) if preds.source else None,
                           predictions_sha256=file_sha256_or_none(preds.source),
                           dataset=ds.info)
+    if user_paths():  # the command line's paths, as typed and resolved
+        prov["run"] = {"paths": user_paths()}
     prov.update(provenance or {})
     write_run_dir(res, out, provenance=prov, overwrite=overwrite)
     return res
@@ -297,17 +304,11 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     units = plan_units(counts, batch_size)
 
     rank, world, created = _dist_setup(dev)
+    lock = None
     try:
+        lock = _claim_out_dir(out, rank, world, resume=resume, overwrite=overwrite)
         if world > 1:
             import torch.distributed as dist
-
-            dist.barrier()
-        out.mkdir(parents=True, exist_ok=True)
-        if overwrite and not resume and rank == 0:
-            for j in journal_paths(out):
-                j.unlink()
-        if world > 1:
-            dist.barrier()
         done = read_journals(out, params) if resume else {}
         my_units = [u for j, u in enumerate(units) if j % world == rank]
         show = (sys.stderr.isatty() if progress is None else bool(progress)) and rank == 0
@@ -322,12 +323,18 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         if all_records is None:
             return None
         run = {"resumed": bool(resume), "tasks_from_journal": len(done), "world_size": world}
+        if user_paths():  # the command line's paths, as typed and resolved
+            run["paths"] = user_paths()
+        # files of an unfinished run (killed during its final writes) are rewritten
         results = _write_results(all_records, task_list, ds, out, params, run, t_start,
-                                 attempts=attempts, n_boot=n_boot, overwrite=overwrite)
+                                 attempts=attempts, n_boot=n_boot,
+                                 overwrite=overwrite or resume)
         if world > 1:
             dist.barrier()
         return results
     finally:
+        if lock is not None:
+            lock.release()
         if created:
             import torch.distributed as dist
 
@@ -345,15 +352,49 @@ def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
 
 
 def _check_out_dir(out: Path, *, resume: bool, overwrite: bool) -> None:
-    """Refuse a file, a finished run (without overwrite) or an unfinished one (without
-    resume or overwrite)."""
-    if out.exists() and not out.is_dir():
-        raise ArcnbError(f"--out {out} exists and is not a directory")
-    refuse_finished(out, overwrite=overwrite)
+    """Refuse a file (or a folder under a file), a finished run (without overwrite) or
+    an unfinished one (without resume or overwrite). Only ``metrics.json`` marks a
+    finished run: run files without it and with a journal are an unfinished run that
+    ``resume`` finishes."""
+    check_out_path(out)
     journals = journal_paths(out)
+    refuse_finished(out, overwrite=overwrite, resume=resume and bool(journals))
     if journals and not resume and not overwrite:
         raise OutputExistsError(f"{out} holds an unfinished run ({journals[0].name}); pass "
                                 "--resume to continue it or --overwrite to start over")
+
+
+def _claim_out_dir(out: Path, rank: int, world: int, *, resume: bool,
+                   overwrite: bool) -> RunLock | None:
+    """Create ``out`` and take its lock (rank 0) for the whole run, then check it again
+    under the lock (another run may have written it meanwhile); with ``overwrite``
+    (and no ``resume``) drop the old journals. Every rank raises when rank 0 could
+    not claim it. Returns rank 0's lock."""
+    lock, err = None, None
+    if rank == 0:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            lock = RunLock(out).acquire()
+            _check_out_dir(out, resume=resume, overwrite=overwrite)
+            if overwrite and not resume:
+                for j in journal_paths(out):
+                    j.unlink()
+        except BaseException as exc:
+            if lock is not None:
+                lock.release()
+            if world == 1:
+                raise
+            err = exc
+    if world > 1:
+        import torch.distributed as dist
+
+        box = [None if err is None else str(err)]
+        dist.broadcast_object_list(box, src=0)
+        if err is not None:
+            raise err
+        if box[0] is not None:
+            raise ArcnbError(box[0])
+    return lock
 
 
 def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, augment,
@@ -410,6 +451,9 @@ def _run_units(adapter, task_list, views, my_units, counts, done: dict, journal:
             for unit in my_units:
                 unit_tasks = [task_list[i] for i in unit]
                 n = sum(counts[i] for i in unit)
+                for t in unit_tasks:
+                    if t.id in done:
+                        _check_done(done[t.id], t, attempts)
                 if all(t.id in done for t in unit_tasks):
                     my_records += [done[t.id] for t in unit_tasks]
                     bar.update(n)
@@ -426,6 +470,20 @@ def _run_units(adapter, task_list, views, my_units, counts, done: dict, journal:
     finally:
         bar.close()
     return my_records
+
+
+def _check_done(rec: dict, task, attempts: int) -> None:
+    """A journal record must have the shape evaluate writes and fit its task: one entry
+    per test input, ``attempts`` attempts each (else it is refused, never used)."""
+    problem = journal_record_problem(rec)
+    if problem:
+        raise ArcnbError(f"the journal's record of task {task.id} is not usable: {problem}; "
+                         "use --overwrite to start over")
+    if len(rec["attempts"]) != len(task.test) or any(len(o) != attempts
+                                                     for o in rec["attempts"]):
+        raise ArcnbError(f"the journal's record of task {task.id} does not fit it "
+                         f"({len(task.test)} test input(s), {attempts} attempts each); use "
+                         "--overwrite to start over")
 
 
 def _gather(my_records: list[dict], rank: int, world: int) -> list[dict] | None:

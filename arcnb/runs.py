@@ -21,8 +21,10 @@ Files of a run directory
     replaced without ``overwrite=True``.
 ``journal.jsonl`` (``journal.rank<R>-of-<W>.jsonl`` per rank under torchrun)
     evaluate's resume journal: a header line ``{"kind": "arcnb-evaluate-journal",
-    "version": 1, "params": {...}}``, then one JSON line per finished task (with at
-    least ``task_id``), each flushed and fsynced.
+    "version": 2, "params": {...}, "params_sha256": ...}``, then one JSON line per
+    finished task (``task_id``, ``attempts``, ``votes`` and the same
+    ``params_sha256``, which ties it to the header), each flushed and fsynced. While a
+    run writes the directory it holds an exclusive lock on it (:class:`RunLock`).
 ``figures/``, ``report.ipynb``, ``report.html``
     what ``arcnb report`` adds beside the run files: the figures, the executed report
     notebook and its HTML page (``evaluate.ipynb`` / ``evaluate.html`` too when a
@@ -63,16 +65,18 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .errors import ArcnbError, OutputExistsError
-from .io import atomic_write_bytes, atomic_write_json
+from .io import atomic_write_bytes, to_jsonable
 
 __all__ = [
     "Run", "RunDirError", "RUN_FILES", "METRICS", "PREDICTIONS", "RESULTS_CSV",
     "RESULTS_PARQUET", "TASKS_CSV", "FIGURES", "REPORT_NOTEBOOK", "REPORT_HTML",
     "EVALUATE_NOTEBOOK", "EVALUATE_HTML", "JOURNAL", "JOURNAL_GLOB", "HEADLINE_KEYS",
     "write_run_dir", "read_metrics", "is_finished", "require_finished", "refuse_finished",
-    "copy_run_files", "metrics_document", "summary_of", "ks_of", "attempt_ks",
+    "copy_run_files", "check_out_path", "metrics_document", "summary_of", "ks_of", "attempt_ks",
     "recorded_dataset", "run_provenance", "file_sha256_or_none", "flat_provenance",
     "compact_line", "Journal", "journal_name", "journal_paths", "read_journals",
+    "params_sha256", "journal_record_problem", "RunLock", "RunLockedError",
+    "USER_PATHS_ENV", "absolute_path", "user_paths",
 ]
 
 # ====================================================================== the layout
@@ -118,14 +122,50 @@ def require_finished(run_dir: str | os.PathLike) -> Path:
     return rd
 
 
-def refuse_finished(out: str | os.PathLike, *, overwrite: bool) -> None:
+def refuse_finished(out: str | os.PathLike, *, overwrite: bool,
+                    resume: bool = False) -> None:
     """:class:`~arcnb.errors.OutputExistsError` when ``out`` already holds run files and
-    ``overwrite`` is False."""
+    ``overwrite`` is False. Only ``metrics.json`` marks a finished run; the other run
+    files without it are an unfinished run (killed during its final writes, or a full
+    disk), which ``resume=True`` lets a resumed evaluate finish."""
     out = Path(out)
-    existing = [f for f in RUN_FILES if (out / f).exists()]
-    if existing and not overwrite:
-        raise OutputExistsError(f"{out} already holds a finished run ({', '.join(existing)}); "
-                                "refusing to overwrite it (pass --overwrite / overwrite=True)")
+    if overwrite:
+        return
+    if is_finished(out):
+        raise OutputExistsError(f"{out} already holds a finished run ({METRICS}); refusing to "
+                                "overwrite it (pass --overwrite / overwrite=True)")
+    partial = [f for f in RUN_FILES if (out / f).exists()]
+    if partial and not resume:
+        raise OutputExistsError(f"{out} holds files of an unfinished run ({', '.join(partial)}) "
+                                f"but no {METRICS}; refusing to overwrite them (pass --resume to "
+                                "finish an evaluate run from its journal, or --overwrite)")
+
+
+#: arcnb's own folders, which no output may go into (with or without --overwrite):
+#: the shipped notebooks and the package itself.
+_SHIPPED = tuple(Path(os.path.realpath(p)) for p in (Path(__file__).resolve().parents[1]
+                                                     / "notebooks",
+                                                     Path(__file__).resolve().parent))
+
+
+def check_out_path(out: str | os.PathLike, *, what: str = "--out") -> Path:
+    """``out`` as a Path; :class:`~arcnb.errors.ArcnbError` when it, or a folder above
+    it, exists and is not a folder (``--out FILE`` or ``--out FILE/sub``), or when it
+    lies inside arcnb's shipped ``notebooks/`` folder or the package's own folder."""
+    out = Path(out)
+    for p in (out, *out.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise ArcnbError(f"{what} {out}: {p} is a file, not a folder" if p != out
+                                 else f"{what} {out} exists and is not a folder")
+            break
+    real = Path(os.path.realpath(out))
+    for shipped in _SHIPPED:
+        if real == shipped or shipped in real.parents:
+            raise ArcnbError(f"{what} {out} is inside arcnb's own {shipped.name}/ folder "
+                             f"({shipped}); write outputs elsewhere, never over the shipped "
+                             "files")
+    return out
 
 
 def copy_run_files(src: str | os.PathLike, dest: str | os.PathLike, *,
@@ -145,6 +185,40 @@ def copy_run_files(src: str | os.PathLike, dest: str | os.PathLike, *,
         atomic_write_bytes(target, p.read_bytes(), overwrite=True)
 
 
+# ========================================================== paths the user typed
+#: The environment variable through which the ``arcnb`` command hands the paths of its
+#: command line (as typed and as resolved against the caller's working directory) to
+#: the runs it makes: in this process, and in the notebook kernels it starts, which
+#: inherit the environment but not the working directory.
+USER_PATHS_ENV = "ARCNB_USER_PATHS"
+
+
+def absolute_path(value, *, always: bool = False):
+    """``value`` made absolute against the working directory (``~`` expanded, symbolic
+    links kept) when it names an existing file or folder, or with ``always`` (an
+    output). Names that are not paths (``arc-agi-1:evaluation``, ``copy-input``,
+    ``baseline``, ``structural``...) and None come back unchanged."""
+    if value is None or not isinstance(value, (str, os.PathLike)) or str(value) == "":
+        return value
+    text = os.path.expanduser(str(value))
+    if always or os.path.exists(text):
+        return os.path.abspath(text)
+    return value
+
+
+def user_paths() -> dict | None:
+    """The command line's paths (``{"cwd": ..., "--dataset": {"given": ..., "resolved":
+    ...}, ...}``) when the run is made by the ``arcnb`` command, else None."""
+    raw = os.environ.get(USER_PATHS_ENV)
+    if not raw:
+        return None
+    try:
+        paths = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return paths if isinstance(paths, dict) else None
+
+
 # ================================================================ metrics.json
 def metrics_document(summary: Mapping, provenance: Mapping | None) -> dict:
     """The ``metrics.json`` object: the summary's keys at top level plus
@@ -162,12 +236,16 @@ def summary_of(metrics: Mapping) -> dict:
 
 
 def ks_of(metrics: Mapping) -> tuple[int, ...]:
-    """The K of every ``pass@K`` a metrics.json holds (always 1 and 2)."""
-    ks = {1, 2}
-    for key in summary_of(metrics):
-        if key.startswith("pass@") and "_" not in key and key[5:].isdigit():
-            ks.add(int(key[5:]))
-    return tuple(sorted(ks))
+    """The K of every ``pass@K`` a metrics.json holds (always 1 and 2; K is a plain
+    ASCII number >= 1)."""
+    return tuple(sorted({1, 2} | _pass_ks(summary_of(metrics))))
+
+
+def _pass_ks(keys) -> set[int]:
+    """The K of the ``pass@K`` keys among ``keys``."""
+    return {int(key[5:]) for key in keys
+            if isinstance(key, str) and key.startswith("pass@") and "_" not in key
+            and key[5:].isascii() and key[5:].isdigit() and int(key[5:]) >= 1}
 
 
 def attempt_ks(preds) -> tuple[int, ...]:
@@ -207,13 +285,15 @@ def recorded_dataset(metrics: Mapping) -> tuple[str | None, object, dict]:
 def read_metrics(run_dir: str | os.PathLike) -> dict:
     """A run directory's ``metrics.json`` (a JSON object; :class:`RunDirError` when it
     is missing or is not one)."""
+    from .io import JSONInputError, read_json
+
     path = Path(run_dir) / METRICS
     if not path.is_file():
         raise RunDirError(f"{Path(run_dir)} is not a run directory: {METRICS} is missing")
-    try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RunDirError(f"{path} is not valid JSON: {exc}") from None
+    try:  # BOM, nesting depth, size and duplicated keys checked as for every input
+        metrics = read_json(path, what="run file")
+    except JSONInputError as exc:
+        raise RunDirError(str(exc)) from None
     if not isinstance(metrics, dict):
         raise RunDirError(f"{path} must hold a JSON object")
     return metrics
@@ -411,7 +491,9 @@ class Run:
         in metrics.json, the recorded task filter file (absolute, or relative to the
         run dir / the working directory), the task ids of ``results.csv`` /
         ``results.parquet`` when the recorded filter cannot be resolved, else the whole
-        dataset. The re-scored :data:`HEADLINE_KEYS` must equal the recorded ones, and
+        dataset. Every number ``metrics.json`` records must equal the re-scored one
+        (pass@K in every convention for every recorded K, counts, accuracies, costs;
+        not only :data:`HEADLINE_KEYS`), and
         the recorded dataset version the current one (unless ``dataset`` is given),
         else :class:`RunDirError`.
 
@@ -435,8 +517,17 @@ class Run:
             if ks != "attempts":
                 raise ValueError(f"ks must be a list of K or 'attempts', got {ks!r}")
             ks = attempt_ks(preds)
-        res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed)
-        _check_recorded(summary_of(metrics), res.summary, rd)
+        # the numbers at the top level and those under "summary" (an older layout), when
+        # there is one: a number anywhere in metrics.json must hold
+        layers = [metrics] + ([metrics["summary"]] if isinstance(metrics.get("summary"), Mapping)
+                              else [])
+        # every recorded pass@K is re-scored, with the recorded estimator
+        ks = tuple(sorted(set(ks).union(*(_pass_ks(m) for m in layers))))
+        estimator = summary_of(metrics).get("estimator")
+        res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed,
+                    estimator=estimator if estimator in ("ranked", "unbiased") else "ranked")
+        for recorded in layers:
+            _check_recorded(recorded, res.summary, rd)
         rec_version = recorded_dataset(metrics)[2].get("version")
         if rec_version and dataset is None and rec_version != ds.version:
             raise RunDirError(f"{rd}: {METRICS} records dataset version {rec_version} but "
@@ -451,9 +542,11 @@ class Run:
         ``extra_columns`` (keyed by ``task_id`` and ``test_index``) are joined onto the
         outputs table. ``predictions_text`` is written verbatim as ``predictions.json``;
         by default the predictions source file is copied byte for byte when there is
-        one, else the parsed attempts are written in submission format. All writes are
+        one, else the parsed attempts (with their metadata: cost, tokens) are written in
+        submission format. All writes are
         atomic, ``metrics.json`` last; existing run files are only replaced with
-        ``overwrite=True`` (checked up front).
+        ``overwrite=True`` (checked up front). A write that fails (a full disk) takes
+        back the files it created, so no half run directory is left.
         """
         from .predictions import to_submission
 
@@ -468,19 +561,36 @@ class Run:
             if src and Path(src).is_file():
                 predictions_bytes = Path(src).read_bytes()
             else:
-                predictions_bytes = (json.dumps(to_submission(res.predictions.attempts),
-                                                separators=(",", ":")) + "\n").encode()
+                # a harness run folder becomes one file that keeps each attempt's
+                # metadata, so that re-scoring it gives the same cost and tokens
+                predictions_bytes = (json.dumps(to_submission(
+                    res.predictions.attempts, getattr(res.predictions, "metadata", None)),
+                    separators=(",", ":")) + "\n").encode()
         else:
             predictions_bytes = predictions_text.encode("utf-8")
         outputs = res.outputs
         if extra_columns is not None:
             outputs = outputs.merge(extra_columns, on=["task_id", "test_index"], how="left",
                                     validate="one_to_one")
-        atomic_write_bytes(out / PREDICTIONS, predictions_bytes, overwrite=overwrite)
-        atomic_write_bytes(out / RESULTS_CSV, _df_csv(outputs), overwrite=overwrite)
-        atomic_write_bytes(out / RESULTS_PARQUET, _df_parquet(outputs), overwrite=overwrite)
-        atomic_write_bytes(out / TASKS_CSV, _df_csv(res.tasks), overwrite=overwrite)
-        atomic_write_json(out / METRICS, self.metrics, overwrite=overwrite)
+        files = {PREDICTIONS: lambda: predictions_bytes, RESULTS_CSV: lambda: _df_csv(outputs),
+                 RESULTS_PARQUET: lambda: _df_parquet(outputs),
+                 TASKS_CSV: lambda: _df_csv(res.tasks),
+                 METRICS: lambda: _json_bytes(self.metrics)}
+        created: list[Path] = []
+        try:
+            for name in RUN_FILES:  # metrics.json last: it marks a finished run
+                target = out / name
+                existed = target.exists()
+                atomic_write_bytes(target, files[name](), overwrite=overwrite)
+                if not existed:
+                    created.append(target)
+        except BaseException:
+            # a full disk, a kill: take back the files this call created, so that no
+            # half run is left (an evaluate run keeps its journal and can be resumed)
+            for p in created:
+                with _suppress_os_error():
+                    p.unlink()
+            raise
         return Run(res, self.metrics, out, self.label or out.name)
 
 
@@ -494,7 +604,24 @@ def write_run_dir(results, out, *, provenance: dict, overwrite: bool = False,
 
 
 def _df_csv(df) -> bytes:
-    return df.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    """A table as CSV for people: user strings that a spreadsheet would run as a formula
+    (a leading ``=``, ``+``, ``-``, ``@``, tab or CR) get a leading ``'``
+    (:func:`arcnb.io.csv_text`); the exact values stay in Parquet and JSON."""
+    from .io import csv_text
+
+    return csv_text(df).encode("utf-8")
+
+
+def _json_bytes(obj) -> bytes:
+    """``obj`` as metrics.json writes it (:func:`arcnb.io.atomic_write_json`)."""
+    return (json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False)
+            + "\n").encode("utf-8")
+
+
+def _suppress_os_error():
+    import contextlib
+
+    return contextlib.suppress(OSError)
 
 
 def _df_parquet(df) -> bytes:
@@ -521,6 +648,8 @@ def _recorded_tasks(metrics: dict, rd: Path, dataset, cache: dict | None):
         if use_tasks is None:
             raise RunDirError(f"{rd}: the recorded task filter {tasks!r} cannot be found and "
                               f"there is no {RESULTS_CSV} listing the tasks")
+    if dataset is None:
+        spec = _findable(spec, recorded_dataset(metrics)[2].get("version"))
     key = str(dataset if dataset is not None else spec)
     if cache is not None and key in cache:
         ds = cache[key]
@@ -531,6 +660,19 @@ def _recorded_tasks(metrics: dict, rd: Path, dataset, cache: dict | None):
     if use_tasks is not None:
         ds = ds.select(use_tasks, label=str(tasks) if not isinstance(tasks, list) else None)
     return ds
+
+
+def _findable(spec: str, version) -> str:
+    """A recorded dataset as it can be loaded from here: a folder or file recorded by a
+    relative path that does not resolve from the working directory (a notebook kernel
+    runs in the run directory) is found through the absolute path in its version
+    (``folder:/abs/path``, ``file:/abs/path``)."""
+    if Path(str(spec)).exists() or not isinstance(version, str):
+        return spec
+    kind, _, where = version.partition(":")
+    if kind in ("folder", "file") and Path(where).is_absolute() and Path(where).exists():
+        return where
+    return spec
 
 
 def _resolve_tasks(tasks, run_dir: Path):
@@ -547,10 +689,13 @@ def _resolve_tasks(tasks, run_dir: Path):
 
 
 def _table_task_ids(run_dir: Path) -> list[str] | None:
-    """The task ids of the run's outputs table (CSV, else parquet), or None."""
+    """The task ids of the run's outputs table (Parquet, which keeps the exact ids, else
+    CSV, whose formula-neutralising ``'`` is taken off again), or None."""
     import pandas as pd
 
-    for name in (RESULTS_CSV, RESULTS_PARQUET):
+    from .io import FORMULA_START
+
+    for name in (RESULTS_PARQUET, RESULTS_CSV):
         p = run_dir / name
         if p.exists():
             try:
@@ -559,23 +704,57 @@ def _table_task_ids(run_dir: Path) -> list[str] | None:
             except Exception:  # noqa: BLE001 - an unreadable table is just not used
                 continue
             if "task_id" in df.columns:
-                return sorted(set(df["task_id"].astype(str)))
+                ids = df["task_id"].astype(str)
+                if name == RESULTS_CSV:
+                    ids = ids.map(lambda t: t[1:] if t.startswith("'") and
+                                  t[1:].startswith(FORMULA_START) else t)
+                return sorted(set(ids))
     return None
 
 
-def _check_recorded(recorded: dict, fresh: dict, where: Path) -> None:
-    import numpy as np
+#: Summary entries that are not numbers re-scoring must reproduce: free text, the
+#: dataset (its version is checked on its own) and the bootstrap settings (the interval
+#: is checked when they match).
+_NOT_RECHECKED = frozenset({"provenance", "dataset", "notes", "warnings", "bootstrap"})
 
-    for key in HEADLINE_KEYS:
-        a = recorded.get(key)
-        if a is None:
+
+def _same(a, b) -> bool:
+    """Whether a recorded JSON value equals a re-scored one (NaN is stored as null;
+    numbers agree to 1e-9)."""
+    import math
+
+    if isinstance(b, float) and math.isnan(b):
+        return a is None or (isinstance(a, float) and math.isnan(a))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(a, list) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, Mapping):
+        return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _shown(value) -> str:
+    text = json.dumps(to_jsonable(value), sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_recorded(recorded: Mapping, fresh: Mapping, where: Path) -> None:
+    """Every number ``metrics.json`` records (any key re-scoring also computes: pass@K
+    in every convention, counts, cell and shape accuracies, costs, tokens, the
+    interval when the bootstrap settings match) must equal the re-scored one."""
+    for key in sorted(recorded, key=str):
+        if key in _NOT_RECHECKED or key not in fresh:
             continue
-        b = fresh[key]
-        if isinstance(b, float) and np.isnan(b):
-            raise RunDirError(f"{where}: re-scoring gives {key}=nan but {METRICS} says {a}")
-        if abs(float(a) - float(b)) > 1e-9:
-            raise RunDirError(f"{where}: re-scoring {PREDICTIONS} gives {key}={b}, but "
-                              f"{METRICS} says {a}; the run directory is inconsistent")
+        if key.endswith("_ci95") and not _same(recorded.get("bootstrap"),
+                                               fresh.get("bootstrap")):
+            continue
+        a, b = recorded[key], fresh[key]
+        if not _same(a, b):
+            raise RunDirError(f"{where}: re-scoring {PREDICTIONS} gives {key}={_shown(b)}, but "
+                              f"{METRICS} says {_shown(a)}; the run directory is inconsistent")
 
 
 # ======================================================================= journal
@@ -593,29 +772,96 @@ def journal_paths(out: str | os.PathLike) -> list[Path]:
     return sorted(out.glob(JOURNAL_GLOB)) if out.exists() else []
 
 
+def params_sha256(params: Mapping) -> str:
+    """The SHA-256 of a run's parameters as canonical JSON: every journal record carries
+    it, tying the record to the header (and the run) it was written for."""
+    import hashlib
+
+    text = json.dumps(to_jsonable(params), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _grid_ok(g) -> bool:
+    import numpy as np
+
+    if not isinstance(g, list):
+        return False
+    try:
+        a = np.asarray(g)
+    except (ValueError, TypeError):  # ragged
+        return False
+    return (a.ndim == 2 and a.dtype.kind in "iu" and 1 <= a.shape[0] <= 30
+            and 1 <= a.shape[1] <= 30 and int(a.min()) >= 0 and int(a.max()) <= 9)
+
+
+def journal_record_problem(rec: Mapping) -> str | None:
+    """What is wrong with the shape of an evaluate journal task record (None when it is
+    usable): per test input a list of attempts (grids or null) in ``attempts`` and a
+    vote summary in ``votes``."""
+    atts, votes = rec.get("attempts"), rec.get("votes")
+    if not isinstance(atts, list) or not all(isinstance(o, list) for o in atts):
+        return "'attempts' is not a list of attempt lists"
+    if not all(g is None or _grid_ok(g) for o in atts for g in o):
+        return "an attempt is neither null nor a grid of colours 0-9"
+    if not isinstance(votes, list) or len(votes) != len(atts):
+        return "'votes' is not a list with one entry per test input"
+    for v, o in zip(votes, atts):
+        if not isinstance(v, dict) or not all(
+                isinstance(v.get(k), int) and not isinstance(v.get(k), bool)
+                for k in ("n_views", "n_valid_views", "n_distinct")):
+            return "a 'votes' entry lacks its counts"
+        if not isinstance(v.get("votes"), list) or len(v["votes"]) != len(o) or not all(
+                isinstance(x, int) and not isinstance(x, bool) for x in v["votes"]):
+            return "a 'votes' entry has no vote count per attempt"
+        conf = v.get("confidence")
+        if not isinstance(conf, list) or len(conf) != len(o) or not all(
+                c is None or (isinstance(c, (int, float)) and not isinstance(c, bool))
+                for c in conf):
+            return "a 'votes' entry has no confidence per attempt"
+    return None
+
+
 def read_journals(out: str | os.PathLike, params: dict) -> dict[str, dict]:
-    """Finished task records (by ``task_id``) from every journal in ``out``; bad or
-    truncated lines are skipped. A journal written with other ``params`` is refused."""
+    """Finished task records (by ``task_id``) from every journal in ``out``.
+
+    A line cut short (by a kill or a full disk) is skipped. Refused with an
+    :class:`~arcnb.errors.ArcnbError` naming the file and line, never used: a journal
+    whose header names other ``params``; a record whose ``params_sha256`` is not the
+    hash of ``params`` (a record from another run); a line that is valid JSON but
+    not a header or a task record (an object with a ``task_id`` string; evaluate
+    checks the rest with :func:`journal_record_problem`)."""
+    want = params_sha256(params)
     done: dict[str, dict] = {}
     for path in journal_paths(out):
         with open(path, "rb") as fh:
             lines = fh.read().split(b"\n")
-        for raw in lines:
+        for n, raw in enumerate(lines, 1):
             if not raw.strip():
                 continue
             try:
                 rec = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                 continue  # a line cut short by a kill
+            where = f"{path} line {n}"
+            if not isinstance(rec, dict):
+                raise ArcnbError(f"{where} is not a journal record (a JSON "
+                                 f"{type(rec).__name__}); use --overwrite to start over")
             if rec.get("kind") == _JOURNAL_KIND:
-                if rec.get("params") != params:
-                    diff = sorted(k for k in set(params) | set(rec.get("params") or {})
-                                  if params.get(k) != (rec.get("params") or {}).get(k))
+                got = rec.get("params") if isinstance(rec.get("params"), dict) else {}
+                if got != params:
+                    diff = sorted(str(k) for k in set(params) | set(got)
+                                  if params.get(k) != got.get(k))
                     raise ArcnbError(f"{path} was written by a run with different parameters "
                                      f"({', '.join(diff)}); use --overwrite to start over")
                 continue
-            if "task_id" in rec:
-                done[rec["task_id"]] = rec
+            if rec.get("params_sha256") != want:
+                raise ArcnbError(f"{where} is a record of another run (its params_sha256 is not "
+                                 "this run's); refusing to mix runs: use --overwrite to "
+                                 "start over")
+            if not isinstance(rec.get("task_id"), str):
+                raise ArcnbError(f"{where} is not a task record (no task_id string); use "
+                                 "--overwrite to start over")
+            done[rec["task_id"]] = rec
     return done
 
 
@@ -631,15 +877,18 @@ def _repair_tail(path: Path) -> None:
 
 class Journal:
     """An append-only journal file: a header naming ``params``, then one JSON line per
-    :meth:`append`, each flushed and fsynced. Opening repairs a cut-off last line."""
+    :meth:`append` (stamped with ``params_sha256``, the hash of the header's
+    parameters), each flushed and fsynced. Opening repairs a cut-off last line."""
 
     def __init__(self, path: str | os.PathLike, params: dict):
         self.path = Path(path)
+        self.params_sha256 = params_sha256(params)
         _repair_tail(self.path)
         new = not self.path.exists() or self.path.stat().st_size == 0
         self.fh = open(self.path, "ab")
         if new:
-            self._write({"kind": _JOURNAL_KIND, "version": 1, "params": params})
+            self._write({"kind": _JOURNAL_KIND, "version": 2, "params": params,
+                         "params_sha256": self.params_sha256})
 
     def _write(self, obj) -> None:
         self.fh.write(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode() + b"\n")
@@ -647,7 +896,54 @@ class Journal:
         os.fsync(self.fh.fileno())
 
     def append(self, record: dict) -> None:
-        self._write(record)
+        """Append a task record, tied to this journal's parameters."""
+        self._write({**record, "params_sha256": self.params_sha256})
 
     def close(self) -> None:
         self.fh.close()
+
+
+# ========================================================================== lock
+class RunLockedError(ArcnbError):
+    """Another arcnb process is writing the same run directory."""
+
+
+class RunLock:
+    """An exclusive, non-blocking ``flock`` on a run directory itself (no lock file is
+    left behind), held while a run writes it. The kernel drops it when the process
+    ends, however it ends. Where ``fcntl`` is missing (Windows), or the file system has
+    no ``flock`` (some network mounts), it does nothing."""
+
+    def __init__(self, run_dir: str | os.PathLike):
+        self.run_dir = Path(run_dir)
+        self.fd: int | None = None
+
+    def acquire(self) -> "RunLock":
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return self
+        fd = os.open(self.run_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunLockedError(f"{self.run_dir} is being written by another arcnb process "
+                                 "(an evaluate into the same --out is running); wait for it "
+                                 "or choose another --out") from None
+        except OSError:  # a file system without flock (some network mounts): no lock
+            os.close(fd)
+            return self
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor drops the lock
+            self.fd = None
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()

@@ -106,6 +106,7 @@ Near misses are unsolved outputs whose cell accuracy reaches `near_miss`, best f
 R.show_figure(P.gallery(run.results, "near_miss", near_miss=near_miss, sort="cell_accuracy",
                         max_items=gallery_size, title="near misses"),
               "gallery_near_misses", fig_dir, tight=False)
+R.show(R.cut_note(run, "near_miss", gallery_size, near_miss=near_miss))
 R.show_figure(P.gallery(run.results, "failed", max_items=gallery_size, title="failures"),
               "gallery_failures", fig_dir, tight=False)
 """),
@@ -114,6 +115,7 @@ unsolved = P.gallery_items(run.results, "failed", sort="cell_accuracy", max_item
 R.show(R.table_html(unsolved[["task_id", "test_index", "cell_accuracy", "partial_credit",
                               "truth_shape", "pred_shape", "n_attempts"]],
                     table_id="arcnb-unsolved", caption="unsolved outputs, best cell accuracy first"))
+R.show(R.cut_note(run, "failed", gallery_size))
 """),
     md("""
 ## 4. Colours

@@ -211,6 +211,156 @@ def test_fuzz_compare_damaged_runs(tmp_path_factory, dataset, data, name):
         assert not out.exists() or not _files(out), sorted(_files(out))
 
 
+# ------------------------------------------------ evaluate on generated task folders
+odd_task_name = st.one_of(task_name, st.sampled_from(["a\nb", "=cmd", "-1", "x$y$", "\u4e2d",
+                                                      "t" * 60]))
+out_state = st.sampled_from(["none", "empty", "file", "under a file", "finished",
+                             "partial run files", "journal of garbage", "journal cut"])
+
+
+def _prepare_out(root: Path, state: str, dataset: Path) -> Path:
+    """An --out in a given state (what a user may have left there)."""
+    out = root / "out"
+    if state == "file":
+        out.write_text("mine")
+    elif state == "under a file":
+        (root / "afile").write_text("mine")
+        out = root / "afile" / "sub"
+    elif state != "none":
+        out.mkdir()
+    if state in ("finished", "partial run files", "journal cut"):
+        from arcnb.evaluate import evaluate
+
+        evaluate("copy-input", str(dataset), out, progress=False, batch_size=1)
+        if state == "partial run files":
+            (out / "metrics.json").unlink()
+        if state == "journal cut":
+            for f in ("metrics.json", "predictions.json", "results.csv", "results.parquet",
+                      "tasks.csv"):
+                (out / f).unlink()
+            data = (out / "journal.jsonl").read_bytes()
+            (out / "journal.jsonl").write_bytes(data[: len(data) * 2 // 3])
+    elif state == "journal of garbage":
+        (out / "journal.jsonl").write_bytes(b'{"kind": "arcnb-evaluate-journal"}\n[1]\n{"task')
+    return out
+
+
+@FUZZ
+@given(files=st.lists(st.tuples(odd_task_name, task_bytes), min_size=1, max_size=3),
+       state=out_state, flag=st.sampled_from([None, "--resume", "--overwrite"]),
+       batch=st.sampled_from(["1", "2", "64"]), attempts=st.sampled_from(["1", "2", "3"]),
+       augment=st.sampled_from(["none", "none", "dihedral"]),
+       tasks=st.one_of(st.none(), st.lists(odd_task_name, max_size=2)))
+def test_fuzz_evaluate_copy_input(tmp_path_factory, files, state, flag, batch, attempts,
+                                  augment, tasks):
+    """``arcnb evaluate`` of the copy-the-input model on generated task folders, into
+    an --out in any state: exit 0 with a run that re-checks, or one line (exit 2)
+    with no run file left behind that was not there before."""
+    from arcnb.runs import RUN_FILES, Run
+
+    root = tmp_path_factory.mktemp("evaluate")
+    ds = root / "ds"
+    ds.mkdir()
+    for name, data in files:
+        (ds / f"{name}.json").write_bytes(data)
+    good = root / "good"
+    good.mkdir()
+    (good / "g.json").write_text(json.dumps(_good_task()))
+    try:
+        out = _prepare_out(root, state, good if state in ("finished", "partial run files",
+                                                          "journal cut") else ds)
+    except Exception:  # noqa: BLE001 - the set-up run needs a usable dataset
+        out = _prepare_out(root, "none", ds)
+    dataset = good if state in ("finished", "partial run files", "journal cut") else ds
+    before = _files(root)
+    argv = ["evaluate", "--checkpoint", "copy-input", "--dataset", dataset, "--out", out,
+            "--batch-size", batch, "--attempts", attempts, "--augment", augment,
+            "--no-progress"]
+    if tasks is not None:
+        ids = root / "ids.txt"
+        ids.write_text("\n".join(tasks))
+        before.add(ids)
+        argv += ["--tasks", ids]
+    if flag:
+        argv.append(flag)
+    code, _, err = cli(*argv)
+    check("evaluate copy-input", code, err)
+    if code == 0:
+        run = Run.open(out)
+        assert run.results.summary["n_tasks"] >= 1
+        assert 0.0 <= run.results.summary["pass@2"] <= 1.0
+    else:
+        new = {p for p in _files(root) - before
+               if p.name in RUN_FILES or p.name.endswith(".tmp")}
+        assert not new, sorted(new)
+
+
+# ------------------------------------------------------------ damaged run directories
+_GOOD_SUB = {"a": [{"attempt_1": [[1, 2], [3, 4]]}], "b": [{"attempt_1": [[0]],
+                                                          "attempt_2": [[1, 2], [3, 4]]}]}
+metric_key = st.sampled_from(["pass@1", "pass@2", "pass@2_per_output", "pass@3", "pass@0",
+                              "pass@99999999999", "n_tasks", "n_outputs", "dataset", "summary",
+                              "task_ids", "tasks", "parameters", "estimator", "bootstrap",
+                              "pass@2_ci95", "shape_accuracy", "provenance", "total_cost"])
+metric_value = st.one_of(json_any, st.floats(0, 1), st.integers(-3, 10**12),
+                         st.sampled_from([{"name": "../nowhere", "version": "folder:/nowhere"},
+                                          {"name": "arc-agi-1:evaluation"},
+                                          ["a"], ["a", "zz"], "ids.txt", "/etc/passwd"]))
+damage = st.one_of(
+    st.tuples(st.just("edit metrics"), metric_key, metric_value),
+    st.tuples(st.just("drop metric"), metric_key, st.none()),
+    st.tuples(st.just("replace file"), st.sampled_from(
+        ["metrics.json", "predictions.json", "results.csv", "results.parquet", "tasks.csv"]),
+        file_bytes),
+    st.tuples(st.just("delete file"), st.sampled_from(
+        ["metrics.json", "predictions.json", "results.csv", "results.parquet"]), st.none()),
+)
+
+
+@FUZZ
+@given(damages=st.lists(damage, min_size=1, max_size=3))
+def test_fuzz_open_damaged_run_dirs(tmp_path_factory, dataset, damages):
+    """``Run.open`` on a run directory damaged in up to three ways: it opens (and then
+    its numbers are the re-scored ones) or raises an ArcnbError with a one-line
+    message; never another exception."""
+    from arcnb.errors import ArcnbError
+    from arcnb.evaluate import score_to_run_dir
+    from arcnb.runs import Run
+
+    rd = tmp_path_factory.mktemp("run") / "run"
+    score_to_run_dir(_GOOD_SUB, str(dataset), rd)
+    for kind, what, value in damages:
+        path = rd / what if kind in ("replace file", "delete file") else rd / "metrics.json"
+        if kind == "replace file":
+            path.write_bytes(value)
+        elif kind == "delete file":
+            path.unlink(missing_ok=True)
+        elif path.exists():
+            try:
+                m = json.loads(path.read_text())
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                continue
+            if not isinstance(m, dict):
+                continue
+            if kind == "drop metric":
+                m.pop(what, None)
+            else:
+                m[what] = value
+            path.write_text(json.dumps(m, allow_nan=True))
+    try:
+        run = Run.open(rd)
+    except ArcnbError as exc:
+        assert "\n" not in str(exc).strip(), str(exc)
+        TALLY["Run.open damaged: refused"] = TALLY.get("Run.open damaged: refused", 0) + 1
+        return
+    s = run.results.summary
+    recorded = run.metrics
+    for key in ("pass@1", "pass@2", "n_tasks", "n_outputs"):
+        if isinstance(recorded.get(key), (int, float)) and not isinstance(recorded[key], bool):
+            assert abs(float(recorded[key]) - float(s[key])) <= 1e-9, key
+    TALLY["Run.open damaged: opened"] = TALLY.get("Run.open damaged: opened", 0) + 1
+
+
 def teardown_module(module):
     # The case counts, for the closing note of a fuzzing session (pytest -s shows them).
     print("\nfuzz cases:", json.dumps(dict(sorted(TALLY.items())), indent=1))

@@ -14,7 +14,8 @@ from arcnb.compare import CompareError, RunScore, compare, load_run
 from arcnb.data import load_dataset
 from arcnb.errors import ArcnbError, OutputExistsError
 from arcnb.runs import (METRICS, PREDICTIONS, RESULTS_CSV, RUN_FILES, Journal, Run,
-                        RunDirError, journal_name, read_journals, run_provenance)
+                        RunDirError, journal_name, params_sha256, read_journals,
+                        run_provenance)
 from arcnb.scoring import score
 
 N = 12
@@ -155,8 +156,8 @@ def test_journal_repairs_a_cut_line_and_refuses_other_parameters(tmp_path):
     Journal(path, params).close()  # reopening cuts the half line off, no second header
     lines = path.read_bytes().split(b"\n")
     assert lines[-1] == b"" and len(lines) == 4
-    assert json.loads(lines[0]) == {"kind": "arcnb-evaluate-journal", "version": 1,
-                                    "params": params}
+    assert json.loads(lines[0]) == {"kind": "arcnb-evaluate-journal", "version": 2,
+                                    "params": params, "params_sha256": params_sha256(params)}
     with pytest.raises(ArcnbError, match=r"different parameters \(seed\)"):
         read_journals(tmp_path, {"batch_size": 4, "seed": 1})
     assert read_journals(Path(tmp_path / "empty"), params) == {}

@@ -4,7 +4,15 @@ fast galleries, breakdown charts and paper-ready figures.
 Everything works offline and headless (no fonts or styles are fetched; the Agg
 backend is enough). Plotting functions take ``ax=None`` (or ``axes=None`` for
 multi-panel figures) and return the Axes or the Figure they drew on. Importing
-``arcnb.plot`` does not import matplotlib; the first drawing does.
+``arcnb.plot`` does not import matplotlib; the first drawing does. In a notebook the
+figures of :func:`task`, :func:`pair` and :func:`gallery` show once, whether they end
+the cell, are assigned, or are passed to ``display`` (:mod:`arcnb.plot.figures`).
+
+User text
+    Task ids, category names and run labels are drawn as plain text: control
+    characters and characters the font lacks are shown escaped (``\\n``,
+    ``\\u4e2d``) and ``$`` never starts mathtext (:func:`~arcnb.plot.pixelfont.safe_text`,
+    :func:`~arcnb.plot.pixelfont.plain_label`), so a label can never stop a figure.
 
 Colours
     ``PALETTE[c]`` is the official ARC colour of value ``c`` (0 black, 1 blue, 2 red,
@@ -29,7 +37,8 @@ Modules (every public name is importable from ``arcnb.plot`` itself)
     ``panels``    :func:`grid`, :func:`pair`, :func:`task`
     ``galleries`` :func:`gallery`, :func:`gallery_items`, :func:`gallery_pages`
     ``tiles``     the gallery's tile rendering (tokens and their colour look-up table)
-    ``pixelfont`` the gallery's text, rasterised into the image
+    ``pixelfont`` the gallery's text, rasterised into the image; label escaping
+    ``figures``   :class:`~arcnb.plot.figures.ArcnbFigure`, the figures that show once
     ``charts``    :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
                   :func:`pass_at_k`, :func:`compare`
     ``paper``     :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`

@@ -14,6 +14,7 @@ import numpy as np
 
 from .palette import PALETTE, PALETTE_RGB, _plt
 from .paper import SINGLE_COLUMN
+from .pixelfont import plain_label
 
 __all__ = ["color_accuracy", "confusion_heatmap", "breakdown_bars", "pass_at_k", "compare"]
 
@@ -187,12 +188,13 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
                     ci=(ci_low, ci_high) if ci_low and ci_high else None,
                     at=pos + (j - (len(hues) - 1) / 2) * width, width=width,
                     color=color if hv is None else cycle[j % len(cycle)],
-                    label=None if hv is None else str(hv), horizontal=horizontal)
+                    label=None if hv is None else plain_label(hv), horizontal=horizontal)
     if n is not None and hue is None:
         nn = df.set_index("_group").reindex(order)[n]
-        labels = [f"{g} (n={int(k)})" if pd.notna(k) else str(g) for g, k in zip(order, nn)]
+        labels = [f"{plain_label(g)} (n={int(k)})" if pd.notna(k) else plain_label(g)
+                  for g, k in zip(order, nn)]
     else:
-        labels = [str(g) for g in order]
+        labels = [plain_label(g) for g in order]
     _bar_axes(ax, pos, labels, ylabel or value, horizontal=horizontal)
     if hue is not None:
         ax.legend(title=hue)
@@ -266,7 +268,7 @@ def pass_at_k(data, *, ax=None, max_k: int | None = None, k: str = "K", value: s
         df = df.sort_values(k)
         x = df[k].to_numpy(float)
         y = df[value].to_numpy(float)
-        (line,) = ax.plot(x, y, marker="o", label=name or None)
+        (line,) = ax.plot(x, y, marker="o", label=plain_label(name) if name else None)
         if ci_low in df.columns and ci_high in df.columns:
             ax.fill_between(x, df[ci_low].to_numpy(float), df[ci_high].to_numpy(float),
                             color=line.get_color(), alpha=0.2, linewidth=0)
@@ -331,7 +333,7 @@ def compare(a, b, *, metric: str = "pass@2", kind: str = "scatter",
 
 
 def _compare_scatter(ax, x, y, *, metric, labels) -> None:
-    la, lb = labels
+    la, lb = map(plain_label, labels)
     pts, counts = np.unique(np.round(np.column_stack([x, y]), 6), axis=0, return_counts=True)
     ax.plot([0, 1], [0, 1], color="#999999", linewidth=0.8, linestyle="--", zorder=0)
     ax.scatter(pts[:, 0], pts[:, 1], s=8 + 60 * np.sqrt(counts / counts.max()),
@@ -351,7 +353,7 @@ def _compare_scatter(ax, x, y, *, metric, labels) -> None:
 
 
 def _compare_bars(ax, x, y, *, metric, labels) -> None:
-    la, lb = labels
+    la, lb = map(plain_label, labels)
     cats = [f"{la} higher", "equal", f"{lb} higher"]
     vals = [int((x > y).sum()), int((x == y).sum()), int((y > x).sum())]
     ax.bar(cats, vals, color=["#0072B2", "#BBBBBB", "#E69F00"])
@@ -362,13 +364,13 @@ def _compare_bars(ax, x, y, *, metric, labels) -> None:
 
 
 def _compare_paired(ax, x, y, ids, *, metric, labels, max_tasks) -> None:
-    la, lb = labels
+    la, lb = map(plain_label, labels)
     diff = y - x
     order = [i for i in np.lexsort((ids, -np.abs(diff))) if diff[i] != 0][:max_tasks]
     pos = np.arange(len(order))
     ax.barh(pos - 0.2, x[order], height=0.4, color="#0072B2", label=la)
     ax.barh(pos + 0.2, y[order], height=0.4, color="#E69F00", label=lb)
-    ax.set_yticks(pos, [str(ids[i]) for i in order])
+    ax.set_yticks(pos, [plain_label(ids[i]) for i in order])
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel(metric)

@@ -116,6 +116,9 @@ def enable_rich_display(shell=None) -> bool:
     """Register PNG formatters so a :class:`~arcnb.data.Task` or
     :class:`~arcnb.data.Pair` that ends a notebook cell shows as a picture.
 
+    Also makes the figures of :func:`~arcnb.plot.task`, :func:`~arcnb.plot.pair` and
+    :func:`~arcnb.plot.gallery` show once (see :mod:`arcnb.plot.figures`).
+
     Uses the running IPython shell (or ``shell``); returns False when there is none.
     Called automatically when ``arcnb`` is imported inside IPython. The formatters are
     registered by class name (``arcnb.data.Task``, ``arcnb.data.Pair``), so the data
@@ -129,7 +132,39 @@ def enable_rich_display(shell=None) -> bool:
     png = shell.display_formatter.formatters["image/png"]
     png.for_type_by_name("arcnb.data", "Task", _task_png)
     png.for_type_by_name("arcnb.data", "Pair", _pair_png)
+    # the figures of P.task / P.pair / P.gallery show once (arcnb.plot.figures)
+    for mime in _DISPLAY_MIMETYPES:
+        fmt = shell.display_formatter.formatters.get(mime)
+        if fmt is not None:
+            fmt.for_type_by_name("arcnb.plot.figures", "ArcnbFigure", _display_once(fmt))
     return True
+
+
+#: as arcnb.plot.figures.DISPLAY_MIMETYPES (not imported here: it imports matplotlib)
+_DISPLAY_MIMETYPES = ("image/png", "image/jpeg", "image/svg+xml", "application/pdf")
+
+
+def _display_once(formatter):
+    """An IPython printer for :class:`arcnb.plot.figures.ArcnbFigure` in ``formatter``
+    (one mimetype): render it with the printer plain Figures have there (none: no
+    output), then close it in pyplot, so that the end of the cell does not show it a
+    second time."""
+
+    def printer(fig):
+        from matplotlib.figure import Figure
+
+        try:
+            base = formatter.lookup_by_type(Figure)
+        except KeyError:
+            base = None
+        try:
+            return None if base is None else base(fig)
+        finally:
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+
+    return printer
 
 
 def _running_shell():

@@ -13,8 +13,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..grids import best_attempt
-from .palette import _WRONG, _plt, _shape
-from .pixelfont import _PixelFont
+from .palette import _WRONG, _shape
+from .pixelfont import _PixelFont, plain_label, safe_text
 from .tiles import _LUT4, _T_BG, _render_tiles
 
 __all__ = ["gallery", "gallery_items", "gallery_pages"]
@@ -175,15 +175,20 @@ def gallery(results, select: str = "failed", *, tasks=None, category=None, categ
     ``text="pixels"`` (default) writes the labels into the image (fast: hundreds of
     matplotlib Text artists take seconds to draw); ``text="artists"`` adds them as Text
     artists instead (searchable text in PDF/SVG, slower). Either way the label strings
-    are in ``fig.arcnb_labels``, the drawn rows in ``fig.arcnb_items`` and the RGB image
-    in ``fig.arcnb_image``. The figure's size equals the image's at ``dpi``, so a PNG
-    saved at that dpi holds the image pixel for pixel. Returns the Figure.
+    are in ``fig.arcnb_labels`` (the header in ``fig.arcnb_header``: "24 of 418
+    outputs" when ``max_items`` cut the selection), the drawn rows in
+    ``fig.arcnb_items`` and the RGB image in ``fig.arcnb_image``. The figure's size
+    equals the image's at ``dpi``, so a PNG saved at that dpi holds the image pixel for
+    pixel. Labels show a task id's control characters and the characters the font lacks
+    escaped (``a\\nb``). Returns the Figure.
     """
-    items = gallery_items(results, select, tasks=tasks, category=category, categories=categories,
-                          near_miss=near_miss, k=k, sort=sort, max_items=max_items, rows=rows)
+    every = gallery_items(results, select, tasks=tasks, category=category,
+                          categories=categories, near_miss=near_miss, k=k, sort=sort, rows=rows)
+    items = every if max_items is None else every.iloc[:max_items]
     what = f"{select}, k={k}" if select != "all" else "all"
     return _gallery(results, items, what=what, k=k, attempt=attempt, ncols=ncols, slot=slot,
-                    dpi=dpi, lines=lines, text=text, fontsize=fontsize, title=title, fig=fig)
+                    dpi=dpi, lines=lines, text=text, fontsize=fontsize, title=title, fig=fig,
+                    total=len(every))
 
 
 # spacing in pixels: between the panels of a triple, between triples side by side,
@@ -192,9 +197,10 @@ _GAP_IN, _GAP_OUT, _GAP_V, _MARGIN = 4, 18, 8, 8
 
 
 def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text, fontsize,
-             title, fig):
+             title, fig, total: int | None = None):
     """Draw the rows ``items`` of ``results.outputs`` as one gallery figure (the body of
-    :func:`gallery` and of each :func:`gallery_pages` page)."""
+    :func:`gallery` and of each :func:`gallery_pages` page). ``total``: how many rows
+    the selection has before ``max_items`` cut it (the header then says "24 of 418")."""
     _check_gallery_options(text=text, slot=slot, attempt=attempt)
     triples, heads, tails, notes = _gallery_rows(results, items, k=k, attempt=attempt)
     labels = [f"{h}  {t}" for h, t in zip(heads, tails)]
@@ -208,7 +214,8 @@ def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text,
     header_px = font.height + 6
     rgba, block_w, block_h = _gallery_canvas(triples, ncols=ncols, slot=slot, lines=lines,
                                              label_px=label_px, header_px=header_px)
-    head = (f"{title}: " if title else "") + f"{n} outputs ({what})" + \
+    shown = f"{n} of {total}" if total is not None and total > n else f"{n}"
+    head = (f"{title}: " if title else "") + f"{shown} outputs ({what})" + \
         "   panels: truth | prediction | difference"
     origin = (_MARGIN, _MARGIN + header_px)
     text_items, note_items = _gallery_text(
@@ -220,13 +227,14 @@ def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text,
     fig, ax = _gallery_figure(rgba, fig=fig, dpi=dpi)
     if text == "artists":
         for x, y, s, color, anchor, bg in text_items + note_items:
-            ax.text(x - 0.5, y - 0.5, s, fontsize=fontsize if bg is None else small_pt,
+            ax.text(x - 0.5, y - 0.5, plain_label(s), fontsize=fontsize if bg is None else small_pt,
                     color=color, ha=anchor, va="top",
                     gid="arcnb-gallery-text", clip_on=False,
                     bbox=None if bg is None else dict(facecolor=bg, edgecolor="none", pad=0.5))
     fig.arcnb_png_compress_level = 3
     fig.arcnb_items = items.reset_index(drop=True)
     fig.arcnb_labels = labels
+    fig.arcnb_header = head
     fig.arcnb_image = rgba[..., :3]
     fig.arcnb_layout = {"slot": slot, "gap": _GAP_IN, "block_width": block_w,
                         "block_height": block_h, "label_px": label_px, "origin": origin,
@@ -265,7 +273,7 @@ def _gallery_rows(results, items, *, k, attempt):
             tail += f"  attempt {j + 1}"
         if bool(solved):
             tail += "  ✓"
-        heads.append(f"{tid} test {int(i)}")
+        heads.append(f"{safe_text(tid)} test {int(i)}")  # a newline in an id shows as \n
         tails.append(tail)
         if p is None:
             notes.append(("no|prediction", "no|prediction"))
@@ -334,7 +342,9 @@ def _gallery_figure(rgba, *, fig, dpi):
     ``dpi`` (a new figure unless ``fig`` is given); returns the figure and its Axes."""
     H, W = rgba.shape[:2]
     if fig is None:
-        fig = _plt().figure(figsize=(W / dpi, H / dpi), dpi=dpi, layout="none")
+        from .figures import new_figure
+
+        fig = new_figure(figsize=(W / dpi, H / dpi), dpi=dpi, layout="none")
     ax = fig.add_axes((0, 0, 1, 1))
     im = _exact_image_class()(ax, interpolation="nearest", resample=False, origin="upper",
                                extent=(-0.5, W - 0.5, H - 0.5, -0.5), gid="arcnb-gallery-image")

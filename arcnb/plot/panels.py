@@ -22,6 +22,7 @@ from .palette import (_RIGHT, _WRONG, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLO
                       PAD_HATCH_COLOR, _as_array, _contrast, _mismatch_text, _plt, _rgb, _shape,
                       diff_mask, grid_image)
 from .paper import DOUBLE_COLUMN
+from .pixelfont import plain_label
 
 __all__ = ["grid", "pair", "task"]
 
@@ -78,7 +79,8 @@ def grid(g: Any, *, ax=None, values: bool = False, lines: bool = True, title: st
             s.set_edgecolor(border_color)
             s.set_linewidth(2.0)
     if label or title:
-        parts = [p for p in (title, _shape(arr) if label else None) if p]
+        parts = [p for p in (plain_label(title) if title else None,
+                             _shape(arr) if label else None) if p]
         ax.set_title(" ".join(parts), fontsize=fontsize)
     return ax
 
@@ -87,6 +89,8 @@ def _diff_panel(ax, truth: np.ndarray, pred: np.ndarray | None, *, title: str = 
                 lines: bool = True, linewidth: float = 0.5, fontsize: float | None = None):
     """Draw the difference panel; returns the number of wrong cells or None."""
     from matplotlib.collections import LineCollection
+
+    title = plain_label(title)
 
     mask = diff_mask(truth, pred)
     h, w = truth.shape
@@ -136,8 +140,9 @@ def pair(truth: Any, pred: Any, *, axes=None, values: bool = False, lines: bool 
     t = _as_array(truth, name="truth")
     p = None if pred is None else _as_array(pred, name="prediction")
     if axes is None:
-        plt = _plt()
-        fig, axes = plt.subplots(1, 3, figsize=(DOUBLE_COLUMN * 0.75, 2.4), layout="constrained")
+        from .figures import new_subplots
+
+        fig, axes = new_subplots(1, 3, figsize=(DOUBLE_COLUMN * 0.75, 2.4), layout="constrained")
     else:
         axes = list(axes)
         if len(axes) != 3:
@@ -149,12 +154,12 @@ def pair(truth: Any, pred: Any, *, axes=None, values: bool = False, lines: bool 
         axes[1].set_yticks([])
         axes[1].text(0.5, 0.5, "no prediction", transform=axes[1].transAxes, ha="center",
                      va="center", color=_WRONG)
-        axes[1].set_title(titles[1])
+        axes[1].set_title(plain_label(titles[1]))
     else:
         grid(p, ax=axes[1], values=values, lines=lines, title=titles[1])
     _diff_panel(axes[2], t, p, title=titles[2], lines=lines)
     if suptitle:
-        fig.suptitle(suptitle)
+        fig.suptitle(plain_label(suptitle))
     return fig
 
 
@@ -209,8 +214,9 @@ def task(t, predictions=None, *, values: bool = False, lines: bool = True,
     ncols = max(2, 2 + n_att)
     nrows = len(t.train) + len(t.test)
     if fig is None:
-        plt = _plt()
-        fig = plt.figure(figsize=(ncols * cell, nrows * (cell + 0.25)), layout="constrained")
+        from .figures import new_figure
+
+        fig = new_figure(figsize=(ncols * cell, nrows * (cell + 0.25)), layout="constrained")
     axs = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
     for ax in axs.ravel():
         ax.set_axis_off()
@@ -231,7 +237,7 @@ def task(t, predictions=None, *, values: bool = False, lines: bool = True,
             axs[r, 1].set_axis_on()
         for j, a in enumerate(attempts[i]):
             _attempt_panel(axs[r, 2 + j], j, a, truth, **kw)
-    fig.suptitle(f"task {t.id}", fontsize=fontsize + 1)
+    fig.suptitle(f"task {plain_label(t.id)}", fontsize=fontsize + 1)
     return fig
 
 

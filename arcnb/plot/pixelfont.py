@@ -1,9 +1,55 @@
-"""Text rasterised straight into the pixels of an image (the gallery's labels)."""
+"""Text rasterised straight into the pixels of an image (the gallery's labels), and
+the escaping that keeps user strings (task ids, category names, run labels) from
+breaking a figure: :func:`safe_text` and :func:`plain_label`."""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from .palette import _rgb
+
+__all__ = ["safe_text", "plain_label"]
+
+
+@functools.lru_cache(maxsize=1)
+def _font_file():
+    from matplotlib import font_manager as fm
+
+    return fm.findfont(fm.FontProperties(family="DejaVu Sans"))
+
+
+@functools.lru_cache(maxsize=1)
+def _coverage_font():
+    from matplotlib.ft2font import FT2Font
+
+    return FT2Font(_font_file())
+
+
+@functools.lru_cache(maxsize=8192)
+def _drawable(ch: str) -> bool:
+    """Whether ``ch`` is printable and DejaVu Sans (the font of arcnb's figures, shipped
+    with matplotlib) has a glyph for it."""
+    return ch.isprintable() and _coverage_font().get_char_index(ord(ch)) != 0
+
+
+def safe_text(text) -> str:
+    """``text`` with every character that can't be drawn shown escaped: control
+    characters (a newline as ``\\n``, a bell as ``\\x07``) and characters the font
+    lacks (``\\u4e2d``). A task id, a category or a run label can then never stop a
+    figure (the pixel font would fail on a missing glyph) nor break its layout."""
+    text = str(text)
+    if all(_drawable(c) for c in text):
+        return text
+    return "".join(c if _drawable(c) else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+def plain_label(text) -> str:
+    """:func:`safe_text` for a matplotlib Text artist (title, tick label, legend entry):
+    ``$`` is escaped too, so that user text is drawn as plain text, never parsed as
+    mathtext (``$\\foo$`` in a category name would stop the figure from drawing)."""
+    return safe_text(text).replace("$", r"\$")
 
 
 class _PixelFont:
@@ -25,10 +71,9 @@ class _PixelFont:
         return cls._cache[key]
 
     def _init(self, size_pt: float, dpi: float) -> None:
-        from matplotlib import font_manager as fm
         from matplotlib.ft2font import FT2Font
 
-        self.font = FT2Font(fm.findfont(fm.FontProperties(family="DejaVu Sans")))
+        self.font = FT2Font(_font_file())
         self.font.set_size(size_pt, dpi)
         px = size_pt * dpi / 72.0
         em = self.font.units_per_EM
@@ -69,6 +114,7 @@ class _PixelFont:
         H, W = canvas.shape[:2]
         by_color: dict[str, dict[str, list]] = {}
         for x, y, text, color, anchor, background in items:
+            text = safe_text(text)  # a glyph the font lacks would raise
             adv = np.array([self._glyph(c)[3] for c in text], float)
             w = int(np.ceil(adv.sum()))
             if anchor == "center":

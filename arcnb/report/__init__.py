@@ -35,7 +35,7 @@ from __future__ import annotations
 from ..runs import Run, compact_line, read_metrics
 from ..runs import flat_provenance as provenance
 from .build import INDEX_HTML, ReportResult, build_compare_report, build_report, build_reports
-from .html import (BREAKDOWN_COLUMNS, breakdown_html, definitions_html, file_table,
+from .html import (BREAKDOWN_COLUMNS, breakdown_html, cut_note, definitions_html, file_table,
                    headline_html, provenance_html, run_files, show, show_figure, table_html)
 from .notebooks import (KERNEL_NAME, NOTEBOOKS, NotebookError, export_html, notebook_path,
                         run_notebook)
@@ -55,6 +55,7 @@ __all__ = [
     "default_out",
     "headline_html",
     "table_html",
+    "cut_note",
     "definitions_html",
     "breakdown_html",
     "provenance",

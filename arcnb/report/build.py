@@ -20,7 +20,8 @@ from typing import Mapping, Sequence
 from ..errors import ArcnbError, OutputExistsError
 from ..io import atomic_write_text
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, REPORT_HTML, REPORT_NOTEBOOK,
-                    copy_run_files, is_finished, read_metrics, require_finished, summary_of)
+                    Run, absolute_path, check_out_path, copy_run_files, is_finished,
+                    read_metrics, require_finished, summary_of)
 from .html import _esc, _fmt_fraction
 from .notebooks import NOTEBOOKS, export_html, run_notebook
 from .sources import make_run
@@ -47,11 +48,9 @@ class ReportResult:
 @contextmanager
 def _stage(timings: dict, name: str, log):
     t0 = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[name] = time.perf_counter() - t0
-        log(f"{name}: {timings[name]:.1f} s")
+    yield  # a stage that fails is reported by the error, in one line
+    timings[name] = time.perf_counter() - t0
+    log(f"{name}: {timings[name]:.1f} s")
 
 
 def _claim_outputs(out: Path, targets, *, overwrite: bool, log) -> None:
@@ -127,10 +126,17 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     Writes ``out/report.ipynb``, ``out/report.html``, ``out/figures/`` and the run files.
     The time of each stage is printed on stderr and returned in ``timings``.
     """
-    out = Path(out)
+    out = check_out_path(out)
+    # the kernels run in `out`: every path they get is absolute
+    dataset, tasks = absolute_path(dataset), absolute_path(tasks)
+    source = dict(source, path=absolute_path(source["path"]))
     log = _printer(label)
     timings: dict = {}
     html_path, nb_path = out / REPORT_HTML, out / REPORT_NOTEBOOK
+    if source["kind"] == "run":
+        # re-score the run before anything is written or a kernel starts: a run whose
+        # metrics.json disagrees with its predictions is refused in one line
+        Run.open(require_finished(source["path"]))
     _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
     t0 = time.perf_counter()
     _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
@@ -161,14 +167,14 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
     """Execute ``compare.ipynb`` on ``runs`` into ``out/compare.ipynb`` and export
     ``out/compare.html`` (same export rules and failure handling as the report).
     Returns the HTML path."""
-    out = Path(out)
+    out = check_out_path(out)
     log = _printer("compare")
     timings: dict = {}
     nb_path = out / NOTEBOOKS["compare"]
     html_path = nb_path.with_suffix(".html")
     _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
     params = {"runs": [str(Path(r).resolve()) for r in runs],
-              "labels": list(labels or []), "dataset": dataset or "",
+              "labels": list(labels or []), "dataset": absolute_path(dataset) or "",
               "taxonomy": str(Path(taxonomy).resolve()) if taxonomy and Path(taxonomy).exists()
               else (taxonomy or ""),
               "common_tasks": bool(common_tasks), "n_boot": int(n_boot), "seed": int(seed),

@@ -18,7 +18,7 @@ from ..runs import compact_line, flat_provenance, ks_of, summary_of
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
            "breakdown_html", "provenance_html", "show", "show_figure", "file_table",
-           "run_files"]
+           "run_files", "cut_note"]
 
 
 def _esc(value) -> str:
@@ -203,3 +203,39 @@ def run_files(run_dir: str | os.PathLike):
     rd = Path(run_dir)
     return file_table(sorted(p for p in rd.iterdir() if not p.name.startswith(".")))
 
+
+#: The columns of the full lists :func:`cut_note` writes (those the outputs table has).
+CUT_LIST_COLUMNS = ("task_id", "test_index", "cell_accuracy", "partial_credit", "best_attempt",
+                    "truth_shape", "pred_shape", "n_attempts")
+_NOUNS = {"failed": "unsolved outputs", "near_miss": "near misses", "solved": "solved outputs",
+          "all": "outputs"}
+
+
+def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float = 0.9,
+             k: int = 2, folder: str | os.PathLike | None = None) -> str:
+    """The caption of a gallery or a table cut to ``shown`` rows, saying so: "24 of 418
+    unsolved outputs shown", with a link to the full list.
+
+    The full list (every output :func:`arcnb.plot.gallery_items` selects with
+    ``select``, best cell accuracy first; :data:`CUT_LIST_COLUMNS`) is written as
+    ``<select>_outputs.csv`` in ``folder`` (default: the run directory, beside the
+    report; not written for a run in memory), with spreadsheet formulas neutralised
+    (:func:`arcnb.io.csv_text`). Returns the HTML (user text escaped)."""
+    from ..io import atomic_write_text, csv_text
+    from ..plot import gallery_items
+
+    every = gallery_items(run.results, select, near_miss=near_miss, k=k, sort="cell_accuracy")
+    total, n = len(every), min(int(shown), len(every))
+    noun = _NOUNS.get(select, f"{select} outputs")
+    text = (f"{n} of {total} {noun} shown, best cell accuracy first" if total > n
+            else f"all {total} {noun} shown")
+    where = Path(folder) if folder else (Path(run.run_dir) if run.run_dir is not None else None)
+    if where is None:
+        return f"<p class='arcnb-note arcnb-cut'>{_esc(text)}.</p>"
+    cols = [c for c in CUT_LIST_COLUMNS if c in every.columns]
+    path = atomic_write_text(where / f"{select}_outputs.csv", csv_text(every[cols]),
+                             overwrite=True)
+    base = Path(run.run_dir) if run.run_dir is not None else where
+    href = os.path.relpath(path, base).replace(os.sep, "/")
+    return (f"<p class='arcnb-note arcnb-cut'>{_esc(text)}; the full list of {total}: "
+            f"<a href='{_esc(href)}'>{_esc(href)}</a>.</p>")
