@@ -354,9 +354,10 @@ def _leaderboard_summary(loaded: Sequence[Run], runs_table: pd.DataFrame) -> dic
     if no_cost:
         return {"drawn": False, "files": [],
                 "note": "no leaderboard picture (pass@2 against cost per task): "
-                        + ("no run has" if len(no_cost) == len(loaded) else
-                           "runs " + ", ".join(no_cost) + " have no")
-                        + " cost (attempt metadata cost.total_cost)"}
+                        + ("no run has a cost" if len(no_cost) == len(loaded) else
+                           f"run {no_cost[0]} has no cost" if len(no_cost) == 1 else
+                           "runs " + ", ".join(no_cost) + " have no cost")
+                        + " (attempt metadata cost.total_cost)"}
     return {"drawn": True, "files": [f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS],
             "x": "cost_per_task", "y": "pass@2", "x_scale": "log",
             "pareto_front": [str(r) for r, f in zip(runs_table["run"],

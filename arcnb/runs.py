@@ -445,10 +445,10 @@ def compact_line(metrics: Mapping, metric: str = "pass@2") -> str:
     parts.append(f"checkpoint={p.get('checkpoint_sha256') or p.get('checkpoint') or 'none'}")
     if not p.get("checkpoint_sha256") and p.get("predictions_sha256"):
         parts.append(f"predictions={p['predictions_sha256']}")
-    parts.append(f"data={p['dataset']}@{p['dataset_version']}")
-    parts.append(f"filter={p['filter'] or 'none'}")
+    parts.append(f"data={p.get('dataset')}@{p.get('dataset_version')}")
+    parts.append(f"filter={p.get('filter') or 'none'}")
     commit = p.get("git_commit")
-    parts.append(f"arcnb={p['arcnb_version']}" + (f"+{commit[:12]}" if commit else ""))
+    parts.append(f"arcnb={p.get('arcnb_version')}" + (f"+{commit[:12]}" if commit else ""))
     return ", ".join(parts)
 
 
