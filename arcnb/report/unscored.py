@@ -42,7 +42,7 @@ def predictions_gallery(run, *, max_items: int = 24, attempts: int = 2, per_row:
     cols = 1 + attempts
     n_rows = max(1, -(-len(items) // per_row))
     fig, axes = _plt().subplots(n_rows, cols * per_row, squeeze=False,
-                                figsize=(1.25 * cols * per_row, 1.45 * n_rows))
+                                figsize=(1.25 * cols * per_row, 1.6 * n_rows))
     for ax in axes.ravel():
         ax.set_axis_off()
     for q, (task, i) in enumerate(items):
