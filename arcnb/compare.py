@@ -372,7 +372,9 @@ def _estimator_notes(loaded: Sequence[Run]) -> list[str]:
     est = {r.label: r.results.estimator for r in loaded}
     unbiased = [lab for lab, e in est.items() if e == "unbiased"]
     if unbiased:
-        notes.append("runs " + ", ".join(unbiased) + " use the unbiased estimator: their "
+        who = (f"run {unbiased[0]} uses" if len(unbiased) == 1 else
+               "runs " + ", ".join(unbiased) + " use")
+        notes.append(who + " the unbiased estimator: their "
                      "pass@2, the differences and the per-category differences are unbiased "
                      "estimates (per task, the mean of each output's probability of a right "
                      "answer among 2 attempts drawn from its sample); the McNemar test, the "

@@ -198,7 +198,7 @@ def test_compare_notes_an_unbiased_run(ds, rundirs, tmp_path):
     assert d["n_b_only"] == 0 and d["n_a_only"] == sum(
         len(t.test) for n, t in enumerate(ds) if n % 4 == 0)
     notes = " ".join(c.summary["notes"])
-    assert "u use the unbiased estimator" in notes and "different estimators" in notes
+    assert "run u uses the unbiased estimator" in notes and "different estimators" in notes
     assert list(c.tables["runs"]["estimator"]) == ["ranked", "unbiased"]
     # per category, the difference is also taken on each run's pass@2
     cats = c.tables["categories"]
@@ -363,3 +363,17 @@ def test_compare_notebook_shows_the_leaderboard_or_says_why_not(rundirs, tmp_pat
     assert images == 1
     assert ("no leaderboard picture (pass@2 against cost per task): no run has a cost "
             "(attempt metadata cost.total_cost)") in text
+
+
+def test_report_keeps_a_run_dirs_estimator(rundirs, tmp_path, capsys):
+    """`arcnb report --run DIR --estimator unbiased` on a ranked run is one line, exit 2
+    (a run directory is re-opened with its recorded estimator, never another)."""
+    assert main(["report", "--run", str(rundirs["cheap"]), "--out", str(tmp_path / "r"),
+                 "--estimator", "unbiased", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ranked estimator" in err
+    with pytest.raises(SystemExit) as exc:  # argparse: usage error, one line, status 2
+        main(["evaluate", "--checkpoint", "copy-input", "--dataset", "arc-agi-1:evaluation",
+              "--out", str(tmp_path / "e"), "--estimator", "bogus"])
+    assert exc.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+    assert not (tmp_path / "e").exists()

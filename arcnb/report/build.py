@@ -279,10 +279,10 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
     for r in results:
         s = summary_of(r.metrics)
         rel = f"{r.out.name}/{REPORT_HTML}"
+        values = [_fmt_fraction(s.get(k)) if is_scored(s) else "not scored (no truth)"
+                  for k in ("pass@2", "pass@2_per_output", "pass@2_all_or_nothing")]
         rows.append(f"<tr><td class='arcnb-text'><a href='{_esc(rel)}'>{_esc(r.label)}</a>"
-                    f"</td>" + "".join(f"<td>{_esc(_fmt_fraction(s.get(k)))}</td>" for k in
-                                       ("pass@2", "pass@2_per_output",
-                                        "pass@2_all_or_nothing")) + "</tr>")
+                    f"</td>" + "".join(f"<td>{_esc(v)}</td>" for v in values) + "</tr>")
     page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
             "style-src 'unsafe-inline'\"><title>arcnb reports</title><style>"
