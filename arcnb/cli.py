@@ -313,7 +313,8 @@ def _add_evaluate(sub) -> None:
                         "'baseline' (the bundled model) or a model name such as copy-input")
     p.add_argument("--dataset", required=True,
                    help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
-                        "*_challenges.json")
+                        "*_challenges.json (without its solutions file: a hidden test set, "
+                        "not scored, submission.json written)")
     p.add_argument("--out", required=True, help="run directory to write")
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")

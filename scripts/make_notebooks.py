@@ -202,6 +202,9 @@ EVALUATE = [
 Writes a run directory: `predictions.json` (ARC Prize format), `results.csv` /
 `results.parquet`, `tasks.csv` and `metrics.json` (scores plus provenance). Open it
 with `report.ipynb` (`run_dir` parameter). Same as `arcnb evaluate` / `arcnb score`.
+On a dataset without test outputs (a hidden test set, such as a `*_challenges.json`
+without its solutions file) nothing is scored and `submission.json` is written for
+Kaggle.
 """),
     params("""
 # Parameters (papermill: -p NAME VALUE). Literals only.
@@ -233,7 +236,10 @@ results
     md("## Headline"),
     code("""
 metrics = R.read_metrics(run_dir)
-R.show(R.headline_html(metrics))
+if metrics.get("scored", True):
+    R.show(R.headline_html(metrics))
+else:  # a hidden test set: no truth, nothing scored; submission.json is for Kaggle
+    R.show(R.no_truth_html(R.Run.read(run_dir)))
 """),
     md("## Files and provenance"),
     code("""

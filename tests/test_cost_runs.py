@@ -377,3 +377,25 @@ def test_report_keeps_a_run_dirs_estimator(rundirs, tmp_path, capsys):
               "--out", str(tmp_path / "e"), "--estimator", "bogus"])
     assert exc.value.code == 2 and capsys.readouterr().err.count("\n") == 1
     assert not (tmp_path / "e").exists()
+
+
+def test_tricky_harness_run_round_trips_through_a_run_dir(tmp_path):
+    """The harness tests' complete run (pair_index out of order and invalid, a JSON-string
+    answer, None and [] attempts, two models) written as a run directory re-opens to the
+    same scores, counts and cost as scoring the folder."""
+    from test_harness import TASK_IDS, complete_run, write_run
+
+    from arcnb.scoring import score
+
+    ds = load_dataset("arc-agi-1:evaluation", tasks=TASK_IDS)
+    folder = write_run(tmp_path / "run", complete_run(ds))
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps(TASK_IDS))
+    direct = score(ds, folder)
+    score_to_run_dir(folder, "arc-agi-1:evaluation", tmp_path / "rd", tasks=str(ids))
+    reopened = Run.open(tmp_path / "rd").results
+    for key in ("pass@1", "pass@2", "pass@2_all_or_nothing", "n_attempts",
+                "n_invalid_attempts", "total_cost", "cost_per_attempt", "total_tokens",
+                "total_duration_s", "n_attempts_with_cost", "model"):
+        assert reopened.summary[key] == direct.summary[key], key
+    assert reopened.tasks["cost"].tolist() == direct.tasks["cost"].tolist()

@@ -247,5 +247,8 @@ def test_evaluate_notebook_on_a_hidden_set(case, tmp_path):
                  cwd=tmp_path, progress=False)
     m = json.loads((out / METRICS).read_text())
     assert m["scored"] is False and m["n_tasks"] == N_TASKS
+    nb = json.loads((tmp_path / "evaluate.ipynb").read_text())
+    shown = json.dumps([c.get("outputs", []) for c in nb["cells"]])
+    assert "arcnb-no-truth" in shown and "arcnb-headline" not in shown
     sub = json.loads((out / SUBMISSION).read_text())
     assert [len(v) for v in sub.values()] == [len(case["raw"][t]["test"]) for t in case["ids"]]
