@@ -36,6 +36,29 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _add_estimator(p, extra: str = "") -> None:
+    p.add_argument("--estimator", choices=["ranked", "unbiased"], default="ranked",
+                   help="ranked (default, ARC Prize rule): any of the first K attempts in file "
+                        "order; unbiased: 1 - C(n-c,K)/C(n,K) per output from n attempts with "
+                        "c right, for sampled attempts" + extra)
+
+
+def format_unscored(summary: dict) -> str:
+    """The lines printed for an unscored run (a hidden test set: no truth)."""
+    ds = summary.get("dataset") or {}
+    sub = summary.get("submission") or {}
+    return "\n".join([
+        f"dataset: {ds.get('name')} ({ds.get('version')})"
+        + (f", filter: {ds['filter']}" if ds.get("filter") else ""),
+        f"not scored: no truth for {summary.get('n_outputs_without_truth')} of the "
+        f"{summary.get('n_outputs')} test outputs (a hidden test set); predictions only",
+        f"tasks: {summary.get('n_tasks')}  outputs: {summary.get('n_outputs')}  attempts: "
+        f"{summary.get('n_attempts')}  invalid attempts: {summary.get('n_invalid_attempts')}",
+        f"{sub.get('file')}: attempt_1 and attempt_2 for every test input, "
+        f"{sub.get('n_filler_attempts')} filler attempts {json.dumps(sub.get('filler'))}",
+    ])
+
+
 # ---------------------------------------------------------------- score
 def _add_score(sub) -> None:
     p = sub.add_parser("score", help="score an ARC Prize submission file on a dataset",
@@ -52,10 +75,7 @@ def _add_score(sub) -> None:
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
     p.add_argument("--k", type=int, action="append", default=[], metavar="K",
                    help="also report pass@K for this K (repeatable; 1 and 2 always)")
-    p.add_argument("--estimator", choices=["ranked", "unbiased"], default="ranked",
-                   help="ranked (default, ARC Prize rule): any of the first K attempts in file "
-                        "order; unbiased: 1 - C(n-c,K)/C(n,K) per output from n attempts with "
-                        "c right, for sampled attempts")
+    _add_estimator(p)
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 2) instead of warning when the predictions look made for "
@@ -121,10 +141,13 @@ def _add_compare(sub) -> None:
                        description="Re-score two or more run directories and compare them: "
                                    "paired bootstrap interval for the difference in pass@2, "
                                    "exact McNemar test, outputs only one run solved, "
-                                   "per-category differences. Writes CSV + LaTeX tables and "
-                                   "summary.json into --out.")
+                                   "per-category differences, and, when every run has a cost, "
+                                   "the leaderboard picture (pass@2 against cost per task, "
+                                   "Pareto front). Writes CSV + LaTeX tables, summary.json and "
+                                   "leaderboard.png/.pdf into --out.")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                   help="run directories (predictions.json + metrics.json)")
+                   help="run directories (predictions.json + metrics.json); with --dataset also "
+                        "submission files or benchmarking-harness run folders")
     p.add_argument("--out", required=True, help="output folder for the tables and summary.json")
     p.add_argument("--common-tasks", action="store_true",
                    help="compare on the tasks the runs share instead of refusing different "
@@ -133,7 +156,8 @@ def _add_compare(sub) -> None:
                    help="categories for the per-category table: 'structural' (default), "
                         "'folder', a taxonomy .csv/.json file, or 'none'")
     p.add_argument("--dataset", help="re-score every run on this dataset instead of the one "
-                                     "recorded in its metrics.json")
+                                     "recorded in its metrics.json (needed for predictions "
+                                     "given instead of run directories)")
     p.add_argument("--labels", help="comma-separated run labels (default: folder names)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -160,6 +184,16 @@ def _run_compare(args) -> int:
               f"[{_fmt(pr['ci_low'])}, {_fmt(pr['ci_high'])}], McNemar p={_fmt(pr['mcnemar_p'])} "
               f"({pr['n_a_only']} outputs only {pr['run_a']}, {pr['n_b_only']} only "
               f"{pr['run_b']})")
+    board = cmp.summary["leaderboard"]
+    if board["drawn"]:
+        print("leaderboard: " + ", ".join(f"{row['run']} {_fmt(row['pass@2'])} at "
+                                          f"${row['cost_per_task']:.4f} per task"
+                                          for row in cmp.summary["runs"])
+              + "; Pareto front: " + ", ".join(board["pareto_front"]))
+    else:
+        print(board["note"])
+    for note in cmp.summary.get("notes", []):
+        print(f"arcnb: note: {note}", file=sys.stderr)
     print(f"wrote {args.out}")
     return 0
 
@@ -197,6 +231,7 @@ def _add_report(sub) -> None:
                    help="checkpoints: test-time augmentation (default none)")
     p.add_argument("--jobs", type=int, default=None,
                    help="reports built at once (default: the number of cores)")
+    _add_estimator(p, "; a --run directory keeps its recorded estimator")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
@@ -235,7 +270,7 @@ def _run_report(args) -> int:
     from pathlib import Path
 
     from . import report as R
-    from .runs import compact_line, ks_of, summary_of
+    from .runs import compact_line, is_scored, ks_of, summary_of
 
     dataset = args.dataset
     if args.default:
@@ -254,10 +289,11 @@ def _run_report(args) -> int:
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
                               evaluate_options=opts if sources[0]["kind"] == "checkpoint"
-                              else None)
+                              else None, estimator=args.estimator)
     for r in results:
         print(f"report: {r.html}")
-        print(format_summary(summary_of(r.metrics), ks_of(r.metrics)))
+        print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)
+              else format_unscored(summary_of(r.metrics)))
         print(compact_line(r.metrics))
         print("time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in r.timings.items()))
     if len(results) > 1:
@@ -270,14 +306,17 @@ def _add_evaluate(sub) -> None:
     p = sub.add_parser("evaluate", help="run a model checkpoint on a dataset and score it",
                        description="Evaluate a checkpoint: predictions.json (ARC Prize format), "
                                    "results.csv/.parquet, tasks.csv and metrics.json with "
-                                   "provenance in --out. Resumable; shards over ranks under "
+                                   "provenance in --out. On a dataset without test outputs "
+                                   "(a hidden test set) nothing is scored and submission.json "
+                                   "is written for Kaggle. Resumable; shards over ranks under "
                                    "torchrun.")
     p.add_argument("--checkpoint", required=True,
                    help="checkpoint file (arcnb, Lightning .ckpt, TorchScript, torch.export), "
                         "'baseline' (the bundled model) or a model name such as copy-input")
     p.add_argument("--dataset", required=True,
                    help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
-                        "*_challenges.json")
+                        "*_challenges.json (without its solutions file: a hidden test set, "
+                        "not scored, submission.json written)")
     p.add_argument("--out", required=True, help="run directory to write")
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")
@@ -296,6 +335,7 @@ def _add_evaluate(sub) -> None:
                    help="use --config (or the builder's defaults) instead of the checkpoint's "
                         "saved config, not merged over it")
     p.add_argument("--seed", type=int, default=0, help="torch and colour-permutation seed (0)")
+    _add_estimator(p)
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
     p.add_argument("--trust-checkpoint", action="store_true",
@@ -334,8 +374,16 @@ def _run_evaluate(args) -> int:
                    color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,
                    overwrite=args.overwrite, trust_checkpoint=args.trust_checkpoint,
                    arch=args.arch, config=config, seed=args.seed,
-                   progress=False if args.no_progress else None)
+                   progress=False if args.no_progress else None, estimator=args.estimator)
     if res is None:  # a non-zero rank under torchrun: rank 0 reports
+        return 0
+    if getattr(res, "scored", True) is False:  # a hidden test set: predictions only
+        from pathlib import Path
+
+        from .runs import SUBMISSION
+
+        print(format_unscored(res.summary))
+        print(f"wrote {args.out} (Kaggle submission: {Path(args.out) / SUBMISSION})")
         return 0
     print(format_summary(res.summary, res.ks))
     print(f"wrote {args.out}")

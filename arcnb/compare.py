@@ -22,6 +22,22 @@ For runs A and B (A listed first) over the same tasks T and outputs O:
 
 Runs over different task sets are refused (:class:`CompareError`) unless
 ``common_only=True``, which re-scores every run on the tasks they share.
+
+Estimators. Each run is re-scored with the estimator its metrics.json records
+(``ranked`` or ``unbiased``, see :mod:`arcnb.scoring`). The difference, its interval and
+the per-category differences use each run's per-task ``pass@2``, so they follow the
+estimator. The McNemar test, the outputs only one run solved and the solved tasks need a
+yes / no per output: they always use ``solved@2`` (the ranked rule: right within the
+first 2 attempts in file order), which for an unordered sample depends on the file's
+order. The summary's ``notes`` say so when a run is unbiased, and when the runs use
+different estimators.
+
+The leaderboard picture. When every run has a cost (its attempts' metadata
+``cost.total_cost``), :meth:`Comparison.leaderboard` draws one point per run, pass@2
+(ARC Prize rule, the runs table's value) with its 95% bootstrap interval against cost
+per task on a log axis, with the Pareto front (:func:`pareto_front`) marked;
+:meth:`Comparison.write` saves it as ``leaderboard.png`` and ``leaderboard.pdf``. Without
+cost the summary's ``leaderboard`` says so in one line.
 """
 from __future__ import annotations
 
@@ -36,11 +52,12 @@ import pandas as pd
 from .breakdown import group_membership, latex_table
 from .errors import OutputExistsError
 from .io import atomic_write_json, atomic_write_text, csv_text
-from .runs import Run, RunDirError, check_out_path
+from .runs import METRICS, PREDICTIONS, Run, RunDirError, check_out_path, run_provenance
 from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
 from .taxonomy import UNCATEGORIZED
 
-__all__ = ["CompareError", "RunScore", "Comparison", "load_run", "compare", "TABLES"]
+__all__ = ["CompareError", "RunScore", "Comparison", "load_run", "compare", "TABLES",
+           "pareto_front", "LEADERBOARD", "LEADERBOARD_FORMATS"]
 
 #: The tables a comparison writes (``<name>.csv`` and ``<name>.tex``).
 TABLES = ("runs", "differences", "only_one_solved", "categories")
@@ -48,6 +65,11 @@ TABLES = ("runs", "differences", "only_one_solved", "categories")
 
 #: The comparison's JSON summary, written beside the tables.
 SUMMARY_FILE = "summary.json"
+
+#: The leaderboard picture's file name (without suffix) and formats, written beside
+#: the tables when every run has a cost.
+LEADERBOARD = "leaderboard"
+LEADERBOARD_FORMATS = ("png", "pdf")
 
 
 class CompareError(RunDirError):
@@ -69,15 +91,92 @@ class RunScore(Run):
 def load_run(run_dir: str | os.PathLike, *, dataset=None, label: str | None = None,
              n_boot: int = 1000, seed: int = 0, _cache: dict | None = None) -> Run:
     """Re-score a run directory: :meth:`arcnb.runs.Run.open` (see it for how the
-    dataset and the task set are found), with :class:`CompareError` for a run
-    directory that is missing, incomplete or inconsistent."""
+    dataset and the task set are found; the recorded estimator is used), with
+    :class:`CompareError` for a run directory that is missing, incomplete or
+    inconsistent, or unscored (no truth)."""
     try:
-        return Run.open(run_dir, dataset=dataset, label=label, n_boot=n_boot, seed=seed,
-                        cache=_cache)
+        run = Run.open(run_dir, dataset=dataset, label=label, n_boot=n_boot, seed=seed,
+                       cache=_cache)
     except CompareError:
         raise
     except RunDirError as exc:
         raise CompareError(str(exc)) from None
+    if not run.scored:
+        raise CompareError(f"{run_dir} is not scored (its dataset has no truth: a hidden test "
+                           "set); it cannot be compared")
+    return run
+
+
+def _load_predictions_run(path: Path, *, dataset, label: str | None, n_boot: int, seed: int,
+                          cache: dict) -> Run:
+    """Predictions (a submission file or a benchmarking-harness run folder) scored in
+    memory on ``dataset``, as a Run labelled after the file or folder."""
+    from .data import load_dataset
+    from .predictions import load_predictions
+    from .scoring import score
+
+    if dataset is None:
+        raise CompareError(f"{path} is not a run directory (no {METRICS}); to compare "
+                           "predictions (a submission file or a benchmarking-harness run "
+                           "folder) pass the dataset they were made for (dataset= / --dataset)")
+    key = ("predictions-dataset", str(dataset))
+    if key not in cache:
+        cache[key] = load_dataset(dataset)
+    ds = cache[key]
+    preds = load_predictions(path)
+    res = score(ds, preds, n_boot=n_boot, seed=seed)
+    prov = run_provenance(source="predictions", predictions=str(path),
+                          predictions_sha256=preds.source_sha256(), dataset=ds.info)
+    return Run.from_results(res, provenance=prov, label=label or path.stem or path.name)
+
+
+def _load_one(r, i: int, lab: str | None, *, dataset, n_boot: int, seed: int,
+              cache: dict) -> Run:
+    """One of :func:`compare`'s runs as a scored Run."""
+    from .scoring import Results
+
+    if isinstance(r, Run) and r.results is not None:
+        return Run(r.results, r.metrics, r.run_dir, lab or r.label)
+    if isinstance(r, Run) and not r.scored:
+        raise CompareError(f"run {r.label!r} is not scored (no truth: a hidden test set); it "
+                           "cannot be compared")
+    if isinstance(r, Run):  # read without scoring (Run.read): open its directory
+        if r.run_dir is None:
+            raise CompareError(f"run {r.label!r} has neither results nor a run directory")
+        return load_run(r.run_dir, dataset=dataset, label=lab or r.label, n_boot=n_boot,
+                        seed=seed, _cache=cache)
+    if isinstance(r, Results):
+        return Run(r, {}, None, lab or f"run{i + 1}")
+    path = Path(r)
+    if path.exists() and not (path / METRICS).exists() and \
+            (path.is_file() or not (path / PREDICTIONS).exists()):
+        return _load_predictions_run(path, dataset=dataset, label=lab, n_boot=n_boot,
+                                     seed=seed, cache=cache)
+    return load_run(r, dataset=dataset, label=lab, n_boot=n_boot, seed=seed, _cache=cache)
+
+
+# ---------------------------------------------------------------------- the front
+def pareto_front(cost, score) -> np.ndarray:
+    """Which points lie on the Pareto front of *lower cost, higher score*.
+
+    Point i is on the front unless another point j is at least as good on both
+    (``cost_j <= cost_i`` and ``score_j >= score_i``) and strictly better on one.
+    Equal points are all on the front; a point whose cost or score is NaN is never on
+    it and dominates nothing. Returns a boolean array.
+
+    >>> pareto_front([1, 2, 3, 2], [0.1, 0.3, 0.2, 0.05]).tolist()
+    [True, True, False, False]
+    """
+    c = np.asarray(cost, dtype=float)
+    s = np.asarray(score, dtype=float)
+    if c.shape != s.shape or c.ndim != 1:
+        raise ValueError(f"cost and score must be 1-D arrays of one length, got {c.shape} "
+                         f"and {s.shape}")
+    ok = np.isfinite(c) & np.isfinite(s)
+    # [i, j]: point j dominates point i
+    dom = ((c[None, :] <= c[:, None]) & (s[None, :] >= s[:, None])
+           & ((c[None, :] < c[:, None]) | (s[None, :] > s[:, None])) & ok[None, :])
+    return ok & ~dom.any(axis=1)
 
 
 # ---------------------------------------------------------------------- comparison
@@ -91,19 +190,38 @@ class Comparison:
     summary: dict
     tables: dict[str, pd.DataFrame]
 
+    @property
+    def has_cost(self) -> bool:
+        """True when every run has a cost (the leaderboard picture can be drawn)."""
+        return bool(self.runs) and all(bool(getattr(r.results, "has_cost", False))
+                                       for r in self.runs)
+
+    def leaderboard(self, ax=None):
+        """The leaderboard picture (:func:`arcnb.plot.cost_vs_score` of the runs
+        table): pass@2 with its interval against cost per task, log cost axis, Pareto
+        front marked. Returns the Axes, or None when some run has no cost."""
+        if not self.has_cost:
+            return None
+        from .plot import cost_vs_score
+
+        return cost_vs_score(self.tables["runs"], ax=ax)
+
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
               latex: bool = True) -> list[Path]:
-        """Write ``<table>.csv`` (and ``.tex``) for every table and :data:`SUMMARY_FILE`
-        into ``out``, each file atomically; CSV cells a spreadsheet would run as a formula
-        get a leading ``'`` (:func:`arcnb.io.csv_text`). Nothing is written when any
-        target exists and ``overwrite`` is False; a write that fails (a full disk) takes
-        back the files it created."""
+        """Write ``<table>.csv`` (and ``.tex``) for every table, :data:`SUMMARY_FILE`
+        and, when every run has a cost, the leaderboard picture (``leaderboard.png`` and
+        ``.pdf``) into ``out``, each file atomically; CSV cells a spreadsheet would run as
+        a formula get a leading ``'`` (:func:`arcnb.io.csv_text`). Nothing is written when
+        any target exists and ``overwrite`` is False; a write that fails (a full disk)
+        takes back the files it created."""
         out = check_out_path(out)
         targets = [out / SUMMARY_FILE]
         for name in self.tables:
             targets.append(out / f"{name}.csv")
             if latex:
                 targets.append(out / f"{name}.tex")
+        if self.has_cost:
+            targets += [out / f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS]
         existing = [p for p in targets if p.exists()]
         if existing and not overwrite:
             raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
@@ -117,6 +235,8 @@ class Comparison:
                     written.append(atomic_write_text(out / f"{name}.tex",
                                                      latex_table(df, caption=_CAPTIONS[name]),
                                                      overwrite=True))
+            if self.has_cost:
+                written += self._write_leaderboard(out)
             written.append(atomic_write_json(out / SUMMARY_FILE, self.summary, overwrite=True))
         except BaseException:
             # a full disk: take back the files this call created (no partial comparison)
@@ -125,6 +245,18 @@ class Comparison:
                     p.unlink(missing_ok=True)
             raise
         return written
+
+    def _write_leaderboard(self, out: Path) -> list[Path]:
+        from .plot import save
+        from .plot.palette import _plt
+
+        ax = self.leaderboard()
+        fig = ax.get_figure()
+        try:
+            return [save(fig, out / f"{LEADERBOARD}.{fmt}", overwrite=True)
+                    for fmt in LEADERBOARD_FORMATS]
+        finally:
+            _plt().close(fig)
 
     def __repr__(self) -> str:
         return (f"Comparison(runs={[r.label for r in self.runs]}, tasks={len(self.task_ids)})")
@@ -156,8 +288,8 @@ def _restrict(run: Run, task_ids: list[str], n_boot: int, seed: int) -> Run:
     if list(res.tasks["task_id"]) == task_ids:
         return run
     ds = res.dataset.select(task_ids, label=f"{len(task_ids)} common tasks")
-    return Run(score(ds, res.predictions, ks=res.ks, n_boot=n_boot, seed=seed), run.metrics,
-               run.run_dir, run.label)
+    return Run(score(ds, res.predictions, ks=res.ks, n_boot=n_boot, seed=seed,
+                     estimator=res.estimator), run.metrics, run.run_dir, run.label)
 
 
 def _check_truths(runs: Sequence[Run], task_ids: list[str]) -> None:
@@ -176,40 +308,17 @@ def _check_truths(runs: Sequence[Run], task_ids: list[str]) -> None:
                                    "compared")
 
 
-def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only: bool = False,
-            taxonomy="structural", dataset=None, n_boot: int = 1000, seed: int = 0,
-            level: float = 0.95) -> Comparison:
-    """Compare two or more runs (run directories, :class:`~arcnb.runs.Run` or
-    :class:`~arcnb.scoring.Results`).
-
-    Every pair (A, B) with A listed before B is compared as described in the module
-    docstring; ``taxonomy`` (a taxonomy spec for
-    :func:`arcnb.breakdown.group_membership`, default the automatic structural one;
-    None to skip) gives the per-category table. ``dataset`` re-scores every run
-    directory on that dataset instead of the recorded one.
-    """
-    from .scoring import Results
-
+def _load_all(runs: Sequence, labels, *, dataset, n_boot: int, seed: int,
+              common_only: bool) -> tuple[list[Run], list[str], list[set], bool]:
+    """Load, label and restrict the runs: ``(runs, common task ids, each run's task
+    set, restricted)``."""
     if len(runs) < 2:
         raise CompareError("compare needs at least two runs")
     if labels is not None and len(labels) != len(runs):
         raise CompareError(f"{len(labels)} labels for {len(runs)} runs")
-    loaded: list[Run] = []
     cache: dict = {}  # each dataset is loaded once
-    for i, r in enumerate(runs):
-        lab = labels[i] if labels is not None else None
-        if isinstance(r, Run) and r.results is not None:
-            loaded.append(Run(r.results, r.metrics, r.run_dir, lab or r.label))
-        elif isinstance(r, Run):  # read without scoring (Run.read): open its directory
-            if r.run_dir is None:
-                raise CompareError(f"run {r.label!r} has neither results nor a run directory")
-            loaded.append(load_run(r.run_dir, dataset=dataset, label=lab or r.label,
-                                   n_boot=n_boot, seed=seed, _cache=cache))
-        elif isinstance(r, Results):
-            loaded.append(Run(r, {}, None, lab or f"run{i + 1}"))
-        else:
-            loaded.append(load_run(r, dataset=dataset, label=lab, n_boot=n_boot, seed=seed,
-                                   _cache=cache))
+    loaded = [_load_one(r, i, labels[i] if labels is not None else None, dataset=dataset,
+                        n_boot=n_boot, seed=seed, cache=cache) for i, r in enumerate(runs)]
     _labels(loaded)
     sets = [set(r.results.tasks["task_id"]) for r in loaded]
     common = sorted(set.intersection(*sets))
@@ -223,19 +332,95 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
         raise CompareError("the runs have no task in common")
     _check_truths(loaded, common)
     loaded = [_restrict(r, common, n_boot, seed) for r in loaded]
+    return loaded, common, sets, restricted
 
-    run_rows = []
-    for r in loaded:
-        s = r.results.summary
-        lo, hi = bootstrap_ci(r.results.tasks["pass@2"].to_numpy(), n_boot=n_boot, seed=seed,
-                              level=level)
-        run_rows.append({"run": r.label, "path": r.path, "dataset": s["dataset"]["name"],
-                         "version": s["dataset"]["version"], "n_tasks": s["n_tasks"],
-                         "n_outputs": s["n_outputs"], "pass@1": s["pass@1"],
-                         "pass@2": s["pass@2"], "pass@2_per_output": s["pass@2_per_output"],
-                         "pass@2_all_or_nothing": s["pass@2_all_or_nothing"],
-                         "pass@2_ci_low": lo, "pass@2_ci_high": hi})
+
+def _run_row(r: Run, *, n_boot: int, seed: int, level: float) -> dict:
+    s = r.results.summary
+    lo, hi = bootstrap_ci(r.results.tasks["pass@2"].to_numpy(), n_boot=n_boot, seed=seed,
+                          level=level)
+    return {"run": r.label, "path": r.path, "dataset": s["dataset"]["name"],
+            "version": s["dataset"]["version"], "estimator": r.results.estimator,
+            "n_tasks": s["n_tasks"], "n_outputs": s["n_outputs"], "pass@1": s["pass@1"],
+            "pass@2": s["pass@2"], "pass@2_per_output": s["pass@2_per_output"],
+            "pass@2_all_or_nothing": s["pass@2_all_or_nothing"],
+            "pass@2_ci_low": lo, "pass@2_ci_high": hi,
+            "total_cost": _num(s.get("total_cost")), "cost_per_task": _num(s.get("cost_per_task")),
+            "total_tokens": _num(s.get("total_tokens")),
+            "tokens_per_task": _num(s.get("tokens_per_task")), "model": s.get("model")}
+
+
+def _num(v) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else float("nan")
+
+
+def _leaderboard_summary(loaded: Sequence[Run], runs_table: pd.DataFrame) -> dict:
+    """The summary's ``leaderboard``: cost per task, pass@2 and the Pareto front, or a
+    one-line note naming the runs without cost."""
+    no_cost = [r.label for r in loaded if not r.results.has_cost]
+    if no_cost:
+        return {"drawn": False, "files": [],
+                "note": "no leaderboard picture (pass@2 against cost per task): "
+                        + ("no run has a cost" if len(no_cost) == len(loaded) else
+                           f"run {no_cost[0]} has no cost" if len(no_cost) == 1 else
+                           "runs " + ", ".join(no_cost) + " have no cost")
+                        + " (attempt metadata cost.total_cost)"}
+    return {"drawn": True, "files": [f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS],
+            "x": "cost_per_task", "y": "pass@2", "x_scale": "log",
+            "pareto_front": [str(r) for r, f in zip(runs_table["run"],
+                                                    runs_table["pareto_front"]) if f],
+            "note": "pass@2 (ARC Prize rule) with its 95% bootstrap interval against cost "
+                    "per task (log axis); the Pareto front joins the runs no other run beats "
+                    "on both cost and score"}
+
+
+def _estimator_notes(loaded: Sequence[Run]) -> list[str]:
+    notes = []
+    est = {r.label: r.results.estimator for r in loaded}
+    unbiased = [lab for lab, e in est.items() if e == "unbiased"]
+    if unbiased:
+        who = (f"run {unbiased[0]} uses" if len(unbiased) == 1 else
+               "runs " + ", ".join(unbiased) + " use")
+        notes.append(who + " the unbiased estimator: their "
+                     "pass@2, the differences and the per-category differences are unbiased "
+                     "estimates (per task, the mean of each output's probability of a right "
+                     "answer among 2 attempts drawn from its sample); the McNemar test, the "
+                     "outputs only one run solved and the solved tasks use the ranked rule "
+                     "(right within the first 2 attempts in file order), which for sampled "
+                     "attempts depends on the file's order")
+    if len(set(est.values())) > 1:
+        notes.append("the runs use different estimators ("
+                     + ", ".join(f"{lab}: {e}" for lab, e in est.items())
+                     + "): their pass@2 differences compare different quantities")
+    return notes
+
+
+def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only: bool = False,
+            taxonomy="structural", dataset=None, n_boot: int = 1000, seed: int = 0,
+            level: float = 0.95) -> Comparison:
+    """Compare two or more runs (run directories, :class:`~arcnb.runs.Run` or
+    :class:`~arcnb.scoring.Results`; with ``dataset``, also predictions: a submission
+    file or a benchmarking-harness run folder, scored on it in memory).
+
+    Every pair (A, B) with A listed before B is compared as described in the module
+    docstring; ``taxonomy`` (a taxonomy spec for
+    :func:`arcnb.breakdown.group_membership`, default the automatic structural one;
+    None to skip) gives the per-category table. ``dataset`` re-scores every run
+    directory on that dataset instead of the recorded one. The runs table carries each
+    run's estimator, cost and tokens (NaN without metadata) and ``pareto_front``
+    (whether the run is on the Pareto front of cost per task and pass@2; False for
+    every run when some run has no cost); ``summary["leaderboard"]`` says whether the
+    leaderboard picture can be drawn, and ``summary["notes"]`` how to read the numbers.
+    """
+    loaded, common, sets, restricted = _load_all(runs, labels, dataset=dataset,
+                                                 n_boot=n_boot, seed=seed,
+                                                 common_only=common_only)
+    run_rows = [_run_row(r, n_boot=n_boot, seed=seed, level=level) for r in loaded]
     runs_table = pd.DataFrame(run_rows)
+    all_cost = all(r.results.has_cost for r in loaded)
+    runs_table["pareto_front"] = (pareto_front(runs_table["cost_per_task"], runs_table["pass@2"])
+                                  if all_cost else False)
+    run_rows = runs_table.to_dict(orient="records")
 
     mem = None
     tax_info: dict = {}
@@ -272,13 +457,9 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
         "pairs": pairs,
         "bootstrap": {"n_boot": n_boot, "seed": seed, "level": level, "unit": "task",
                       "paired": True},
-        "definitions": {
-            "difference": "mean over the common tasks of pass@2(B) - pass@2(A); B is the "
-                          "run listed later",
-            "mcnemar_p": "exact two-sided McNemar test on outputs solved within 2 attempts: "
-                         "p = min(1, 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c))",
-            "task solved": "all of the task's test outputs solved within 2 attempts",
-        },
+        "definitions": _DEFINITIONS,
+        "leaderboard": _leaderboard_summary(loaded, runs_table),
+        "notes": _estimator_notes(loaded),
     }
     if mem is not None:
         summary["taxonomy"] = {"name": tax_info["grouping"], "level": tax_info["level"],
@@ -287,6 +468,19 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
                                "note": ("multi-label: a task counts in each of its categories"
                                         if tax_info["multi_label"] else "single-label")}
     return Comparison(loaded, common, summary, tables)
+
+
+_DEFINITIONS = {
+    "difference": "mean over the common tasks of pass@2(B) - pass@2(A); B is the run listed "
+                  "later; each run's pass@2 follows its estimator",
+    "mcnemar_p": "exact two-sided McNemar test on outputs solved within 2 attempts (ranked "
+                 "rule): p = min(1, 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c))",
+    "task solved": "all of the task's test outputs solved within 2 attempts (ranked rule)",
+    "cost_per_task": "total cost of the run's attempts (metadata cost.total_cost) divided by "
+                     "the number of common tasks",
+    "pareto_front": "no other run has a cost per task at most as high and a pass@2 at least "
+                    "as high, with one of the two strictly better",
+}
 
 
 def _aligned(a: Run, b: Run):
@@ -330,10 +524,19 @@ def _compare_pair(a: Run, b: Run, *, n_boot, seed, level) -> dict:
 
 def _category_diffs(a: Run, b: Run, mem: pd.DataFrame, info: dict, n_boot, seed,
                     level) -> pd.DataFrame:
+    """Per category: the difference of the mean over its tasks of the per-task mean of
+    the outputs' ``pass@2`` (the estimator's value; NaN when one output is undefined)
+    and McNemar on ``solved@2``."""
+    from .scoring import _task_means
+
     ta, tb, oa, ob = _aligned(a, b)
     key = ["task_id", "test_index"]
-    m = mem.merge(oa["solved@2"].rename("a").reset_index(), on=key) \
-        .merge(ob["solved@2"].rename("b").reset_index(), on=key)
+    m = mem.merge(oa[["solved@2", "pass@2"]].rename(columns={"solved@2": "a",
+                                                             "pass@2": "pa"}).reset_index(),
+                  on=key) \
+        .merge(ob[["solved@2", "pass@2"]].rename(columns={"solved@2": "b",
+                                                          "pass@2": "pb"}).reset_index(),
+               on=key)
     rows = []
     present = set(m["group"])
     order = [g for g in info.get("order", []) if g in present and g != UNCATEGORIZED]
@@ -343,14 +546,14 @@ def _category_diffs(a: Run, b: Run, mem: pd.DataFrame, info: dict, n_boot, seed,
     grouped = dict(tuple(m.groupby("group", sort=False)))
     for g in order:
         d = grouped[g]
-        per_task = d.groupby("task_id")[["a", "b"]].mean()
-        diff, lo, hi = paired_bootstrap_ci(per_task["a"].to_numpy(), per_task["b"].to_numpy(),
+        per_task, _ = _task_means(d[["pa", "pb"]], d["task_id"].to_numpy())
+        diff, lo, hi = paired_bootstrap_ci(per_task["pa"].to_numpy(), per_task["pb"].to_numpy(),
                                            n_boot=n_boot, seed=seed, level=level)
         mc = mcnemar_table(d["a"].to_numpy(bool), d["b"].to_numpy(bool))
         rows.append({"run_a": a.label, "run_b": b.label, "category": g,
                      "n_tasks": len(per_task), "n_outputs": len(d),
-                     "pass@2_a": float(per_task["a"].mean()),
-                     "pass@2_b": float(per_task["b"].mean()),
+                     "pass@2_a": float(per_task["pa"].mean(skipna=False)),
+                     "pass@2_b": float(per_task["pb"].mean(skipna=False)),
                      "difference": diff, "ci_low": lo, "ci_high": hi,
                      "n_a_only": mc["n_a_only"], "n_b_only": mc["n_b_only"],
                      "mcnemar_p": mc["p_value"], "multi_label": info["multi_label"]})

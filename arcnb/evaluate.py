@@ -61,11 +61,18 @@ __all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_pr
 
 
 def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool = False,
-                     ks: Sequence[int] = (1, 2), provenance: dict | None = None):
-    """Score a predictions file and write a run directory from it (no model involved).
+                     ks: Sequence[int] = (1, 2), provenance: dict | None = None,
+                     estimator: str = "ranked"):
+    """Score predictions (a submission file or a benchmarking-harness run folder) and
+    write a run directory from them (no model involved).
 
     Used by ``arcnb report --predictions`` and comparisons. The run's predictions file
-    is a byte copy of the input file. Returns the Results.
+    is a byte copy of a submission file; a harness folder is written as one submission
+    file whose attempts keep their metadata (cost, tokens), so re-opening the run gives
+    the same numbers. ``provenance.predictions_sha256`` is the file's SHA-256, or for a
+    folder the digest of its task files
+    (:meth:`arcnb.predictions.Predictions.source_sha256`). ``estimator`` is passed to
+    :func:`arcnb.scoring.score`. Returns the Results.
     """
     from .data import load_dataset
     from .predictions import load_predictions
@@ -74,10 +81,10 @@ def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool =
     refuse_finished(out, overwrite=overwrite)
     ds = load_dataset(dataset, tasks=tasks)
     preds = load_predictions(predictions)
-    res = score(ds, preds, ks=ks)
+    res = score(ds, preds, ks=ks, estimator=estimator)
     prov = run_provenance(source="predictions",
                           predictions=str(predictions) if preds.source else None,
-                          predictions_sha256=file_sha256_or_none(preds.source),
+                          predictions_sha256=preds.source_sha256(),
                           dataset=ds.info)
     if user_paths():  # the command line's paths, as typed and resolved
         prov["run"] = {"paths": user_paths()}
@@ -259,7 +266,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
              attempts: int = 2, augment: str = "none", color_perms: int = 1, tasks=None,
              resume: bool = False, overwrite: bool = False, trust_checkpoint: bool = False,
              arch=None, config: dict | None = None, seed: int = 0, progress: bool | None = None,
-             n_boot: int = 1000):
+             n_boot: int = 1000, estimator: str = "ranked"):
     """Evaluate a model on a dataset and write a run directory ``out``.
 
     Parameters
@@ -279,19 +286,31 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     arch, config: the builder (and its config) for Lightning / state-dict checkpoints.
     seed: torch seed and colour-permutation seed. progress: tqdm bar on stderr
         (default: when stderr is a terminal).
+    estimator: how attempts become pass@K (:func:`arcnb.scoring.score`): ``"ranked"``
+        (the ARC Prize rule) or ``"unbiased"`` (for sampled attempts).
 
-    Returns the :class:`~arcnb.scoring.Results` on rank 0 (None on other ranks).
+    A dataset without test outputs (a hidden test set, e.g. a Kaggle
+    ``*_challenges.json`` without its solutions file) is not scored: the run directory
+    gets ``submission.json`` (every task, every test input in order, ``attempt_1`` and
+    ``attempt_2``, the filler ``[[0]]`` for an invalid prediction, since Kaggle rejects
+    ``null``) and a ``metrics.json`` with ``"scored": false``, the filler count and
+    provenance instead of scores (:func:`arcnb.runs.unscored_summary`). When some test
+    outputs have a truth and others do not, the run is unscored too.
+
+    Returns the :class:`~arcnb.scoring.Results` on rank 0 (None on other ranks); for a
+    hidden test set, the unscored :class:`arcnb.runs.Run`.
     """
     from .data import load_dataset
     from .models import load_model
 
     t_start = time.time()
     batch_size, attempts = _check_parameters(batch_size, attempts, augment)
+    _check_estimator(estimator)
     out = Path(out)
     _check_out_dir(out, resume=resume, overwrite=overwrite)
 
     dev = _resolve_device(device)
-    ds = load_dataset(dataset, tasks=tasks)
+    ds = load_dataset(dataset, tasks=tasks, require_truth=False)
     adapter = load_model(checkpoint, arch=arch, config=config,
                          trust_checkpoint=trust_checkpoint, device=dev)
     views = make_views(augment, color_perms=color_perms, seed=seed)
@@ -328,7 +347,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         # files of an unfinished run (killed during its final writes) are rewritten
         results = _write_results(all_records, task_list, ds, out, params, run, t_start,
                                  attempts=attempts, n_boot=n_boot,
-                                 overwrite=overwrite or resume)
+                                 overwrite=overwrite or resume, estimator=estimator)
         if world > 1:
             dist.barrier()
         return results
@@ -349,6 +368,14 @@ def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
     if augment not in AUGMENT_MODES:
         raise ValueError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
     return int(batch_size), int(attempts)
+
+
+def _check_estimator(estimator: str) -> None:
+    from .scoring import ESTIMATORS
+
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"unknown estimator {estimator!r}: expected one of "
+                         f"{', '.join(ESTIMATORS)}")
 
 
 def _check_out_dir(out: Path, *, resume: bool, overwrite: bool) -> None:
@@ -501,10 +528,13 @@ def _gather(my_records: list[dict], rank: int, world: int) -> list[dict] | None:
 
 
 def _write_results(all_records: list[dict], task_list, ds, out: Path, params: dict, run: dict,
-                   t_start: float, *, attempts: int, n_boot: int, overwrite: bool):
-    """Score the gathered records and write the run directory; returns the Results.
-    ``run`` (facts about this execution) gets the wall time since ``t_start``."""
+                   t_start: float, *, attempts: int, n_boot: int, overwrite: bool,
+                   estimator: str = "ranked"):
+    """Score the gathered records and write the run directory; returns the Results
+    (the unscored Run when some test output has no truth). ``run`` (facts about this
+    execution) gets the wall time since ``t_start``."""
     from .predictions import Predictions, to_submission
+    from .runs import Run
     from .scoring import score
 
     by_id = {r["task_id"]: r for r in all_records}
@@ -517,14 +547,18 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
     submission = to_submission(attempts_by_task)
     text = json.dumps(submission, separators=(",", ":")) + "\n"
     preds = Predictions.from_obj(json.loads(text))
-    ks = sorted({1, 2, attempts})
-    results = score(ds, preds, ks=ks, n_boot=n_boot)
     votes = _vote_columns([by_id[t.id] for t in task_list], attempts)
     provenance = run_provenance(
         checkpoint=params["checkpoint"], checkpoint_file=params["checkpoint_file"],
         checkpoint_sha256=params["checkpoint_sha256"],
         dataset=ds.info, device=params["device"], parameters=params,
         run={"wall_time_s": round(time.time() - t_start, 3), **run})
+    if not all(t.has_truth for t in task_list):  # a hidden test set: predictions only
+        unscored = Run.unscored(ds, preds, provenance=provenance)
+        return unscored.write(out, overwrite=overwrite, extra_columns=votes,
+                              predictions_text=text)
+    ks = sorted({1, 2, attempts})
+    results = score(ds, preds, ks=ks, n_boot=n_boot, estimator=estimator)
     write_run_dir(results, out, provenance=provenance, overwrite=overwrite,
                   extra_columns=votes, predictions_text=text)
     results.run_dir = out

@@ -19,6 +19,11 @@ Files of a run directory
 ``metrics.json``
     see below. Written last: its presence marks a finished run, which is never
     replaced without ``overwrite=True``.
+``submission.json`` (unscored runs only)
+    the Kaggle submission of a run on a hidden test set (a dataset without test
+    outputs): every task, every test input in order, exactly ``attempt_1`` and
+    ``attempt_2``, an invalid or absent attempt written as the filler ``[[0]]``
+    (Kaggle rejects ``null``); see :func:`kaggle_submission`.
 ``journal.jsonl`` (``journal.rank<R>-of-<W>.jsonl`` per rank under torchrun)
     evaluate's resume journal: a header line ``{"kind": "arcnb-evaluate-journal",
     "version": 2, "params": {...}, "params_sha256": ...}``, then one JSON line per
@@ -43,6 +48,19 @@ torch) plus what the producer adds: for a scored predictions file ``source``,
 ``parameters`` and ``run`` (facts about one execution: wall time, resumed or not,
 tasks from the journal, number of processes; the only part that is not byte-stable
 besides ``git_commit``).
+
+A harness run keeps its attempts' metadata in ``predictions.json`` (the
+``{"answer": grid, "metadata": {...}}`` form), so re-opening it gives the same cost
+and token numbers (``total_cost``, ``cost_per_task``, ... at top level). The
+``estimator`` key (``ranked`` or ``unbiased``) says how attempts became pass@K;
+re-opening uses the recorded one (``ranked`` when absent).
+
+An *unscored* run (a hidden test set: no truth) has ``"scored": false`` and no score
+keys: ``n_tasks``, ``n_outputs``, ``n_outputs_without_truth``, ``n_attempts``,
+``n_invalid_attempts``, ``dataset``, ``submission`` (``file``, ``attempts``,
+``filler``, ``n_filler_attempts``), ``notes`` and ``provenance``
+(:func:`unscored_summary`). Its ``results.csv`` holds the predictions table
+(:func:`predictions_table`), not scores. :meth:`Run.open` opens it without scoring.
 
 Reading is lenient about older or hand-made layouts: the summary may sit under
 ``summary``, the dataset at the top level, the parameters under ``params``, and a
@@ -77,6 +95,8 @@ __all__ = [
     "compact_line", "Journal", "journal_name", "journal_paths", "read_journals",
     "params_sha256", "journal_record_problem", "RunLock", "RunLockedError",
     "USER_PATHS_ENV", "absolute_path", "user_paths",
+    "SUBMISSION", "FILLER", "is_scored", "unscored_summary", "kaggle_submission",
+    "predictions_table",
 ]
 
 # ====================================================================== the layout
@@ -92,6 +112,9 @@ EVALUATE_NOTEBOOK = "evaluate.ipynb"
 EVALUATE_HTML = "evaluate.html"
 JOURNAL = "journal.jsonl"
 JOURNAL_GLOB = "journal*.jsonl"
+SUBMISSION = "submission.json"
+#: What an unscored run's ``submission.json`` holds for an invalid or absent attempt.
+FILLER = [[0]]
 _JOURNAL_KIND = "arcnb-evaluate-journal"
 
 #: The files of a finished run directory, in the order they are written
@@ -134,7 +157,7 @@ def refuse_finished(out: str | os.PathLike, *, overwrite: bool,
     if is_finished(out):
         raise OutputExistsError(f"{out} already holds a finished run ({METRICS}); refusing to "
                                 "overwrite it (pass --overwrite / overwrite=True)")
-    partial = [f for f in RUN_FILES if (out / f).exists()]
+    partial = [f for f in RUN_FILES + (SUBMISSION,) if (out / f).exists()]
     if partial and not resume:
         raise OutputExistsError(f"{out} holds files of an unfinished run ({', '.join(partial)}) "
                                 f"but no {METRICS}; refusing to overwrite them (pass --resume to "
@@ -233,6 +256,100 @@ def summary_of(metrics: Mapping) -> dict:
     if "summary" in metrics and isinstance(metrics["summary"], Mapping):
         return dict(metrics["summary"])
     return dict(metrics)
+
+
+def is_scored(metrics: Mapping) -> bool:
+    """False for an unscored run (``"scored": false``: a hidden test set), else True."""
+    return summary_of(metrics).get("scored", True) is not False
+
+
+def kaggle_submission(dataset, predictions, *, attempts: int = 2,
+                      filler=None) -> tuple[dict, dict]:
+    """The Kaggle submission of ``predictions`` on ``dataset``, and the filler count.
+
+    Every task of ``dataset`` (in its order), every test input in order, exactly
+    ``attempt_1 .. attempt_<attempts>`` (2 for Kaggle): attempt j is the j-th
+    prediction when it is a valid grid, else ``filler`` (default :data:`FILLER`,
+    ``[[0]]``: Kaggle rejects ``null``), also when there are fewer predictions than
+    ``attempts``. Predictions beyond ``attempts`` are left out. Returns
+    ``(submission, fills)`` with ``fills[(task_id, test_index)]`` the number of filler
+    attempts of that test input.
+    """
+    filler = [list(row) for row in (FILLER if filler is None else filler)]
+    sub, fills = {}, {}
+    for task in dataset:
+        entries = []
+        for i in range(len(task.test)):
+            atts = list(predictions.get(task.id, i))[:attempts]
+            entry, n_fill = {}, 0
+            for j in range(attempts):
+                g = atts[j] if j < len(atts) else None
+                if g is None:
+                    entry[f"attempt_{j + 1}"] = [list(row) for row in filler]
+                    n_fill += 1
+                else:
+                    entry[f"attempt_{j + 1}"] = g.tolist()
+            fills[(task.id, i)] = n_fill
+            entries.append(entry)
+        sub[task.id] = entries
+    return sub, fills
+
+
+def predictions_table(dataset, predictions, fills: Mapping | None = None):
+    """An unscored run's outputs table: one row per task x test input with
+    ``task_id``, ``test_index``, ``n_attempts``, ``n_invalid_attempts``, ``missing``,
+    ``n_filler_attempts`` (in ``submission.json``), ``input_shape``, ``pred_shape``
+    (attempt 1's, ``"HxW"``; empty when invalid), ``pred_h``, ``pred_w``."""
+    import pandas as pd
+
+    from .grids import shape_str
+
+    rows = []
+    for task in dataset:
+        for i, pair in enumerate(task.test):
+            atts = predictions.get(task.id, i)
+            a1 = atts[0] if atts else None
+            rows.append({"task_id": task.id, "test_index": i, "n_attempts": len(atts),
+                         "n_invalid_attempts": sum(g is None for g in atts),
+                         "missing": len(atts) == 0,
+                         "n_filler_attempts": int((fills or {}).get((task.id, i), 0)),
+                         "input_shape": shape_str(pair.input), "pred_shape": shape_str(a1),
+                         "pred_h": None if a1 is None else a1.shape[0],
+                         "pred_w": None if a1 is None else a1.shape[1]})
+    df = pd.DataFrame(rows, columns=["task_id", "test_index", "n_attempts",
+                                     "n_invalid_attempts", "missing", "n_filler_attempts",
+                                     "input_shape", "pred_shape", "pred_h", "pred_w"])
+    for c in ("pred_h", "pred_w"):
+        df[c] = df[c].astype("Int64")
+    return df
+
+
+def unscored_summary(dataset, predictions, *, fills: Mapping, attempts: int = 2) -> dict:
+    """The summary of an unscored run (``"scored": false``, no score keys); see the
+    module docstring. ``fills`` is :func:`kaggle_submission`'s filler count."""
+    n_out = dataset.n_outputs
+    no_truth = sum(p.output is None for t in dataset for p in t.test)
+    per_out = [predictions.get(t.id, i) for t in dataset for i in range(len(t.test))]
+    n_fill = int(sum(fills.values()))
+    notes = [f"no truth for {no_truth} of the {n_out} test outputs (a hidden test set): the "
+             f"predictions are not scored; {SUBMISSION} holds them for Kaggle"]
+    if n_fill:
+        notes.append(f"{n_fill} attempts of {SUBMISSION} are the filler {FILLER} (an invalid "
+                     "or absent prediction: Kaggle rejects null)")
+    return {
+        "scored": False,
+        "n_tasks": len(dataset),
+        "n_outputs": n_out,
+        "n_outputs_without_truth": int(no_truth),
+        "n_attempts": int(sum(len(a) for a in per_out)),
+        "n_invalid_attempts": int(sum(g is None for a in per_out for g in a)),
+        "n_missing_outputs": int(sum(len(a) == 0 for a in per_out)),
+        "dataset": dataset.info,
+        "submission": {"file": SUBMISSION, "attempts": int(attempts), "filler": FILLER,
+                       "n_filler_attempts": n_fill},
+        "notes": notes,
+        "warnings": [],
+    }
 
 
 def ks_of(metrics: Mapping) -> tuple[int, ...]:
@@ -381,30 +498,37 @@ def flat_provenance(metrics: Mapping, *, run_dir=None) -> dict:
 
 def compact_line(metrics: Mapping, metric: str = "pass@2") -> str:
     """The compact reporting line:
-    ``<metric>=<fraction> (<percent>%), checkpoint=<sha256>, data=<name>@<version>,
-    filter=<filter>, arcnb=<version>+<commit>``.
+    ``<metric>=<fraction> (<percent>%), estimator=<name>, checkpoint=<sha256>,
+    data=<name>@<version>, filter=<filter>, arcnb=<version>+<commit>``.
 
-    A model given by name (no file, e.g. ``copy-input``) shows its name instead of a
-    SHA-256. Without a checkpoint (a predictions file was scored), ``checkpoint=none``
-    and the predictions file's SHA-256 follow as ``predictions=<sha256>``.
+    ``estimator`` is how attempts became pass@K (``ranked``, the ARC Prize rule, when
+    metrics.json records none). A model given by name (no file, e.g. ``copy-input``)
+    shows its name instead of a SHA-256. Without a checkpoint (a predictions file or a
+    harness run folder was scored), ``checkpoint=none`` and the predictions' SHA-256
+    follow as ``predictions=<sha256>``. An unscored run (no truth) shows
+    ``<metric>=not scored (no truth)`` and no estimator.
     """
     import math
 
     s = summary_of(metrics)
     p = flat_provenance(metrics)
     v = s.get(metric)
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    if not is_scored(metrics):
+        value = "not scored (no truth)"
+    elif v is None or (isinstance(v, float) and math.isnan(v)):
         value = "nan (nan%)"
     else:
         value = f"{float(v):.4f} ({100 * float(v):.2f}%)"
-    parts = [f"{metric}={value}",
-             f"checkpoint={p.get('checkpoint_sha256') or p.get('checkpoint') or 'none'}"]
+    parts = [f"{metric}={value}"]
+    if is_scored(metrics):
+        parts.append(f"estimator={s.get('estimator') or 'ranked'}")
+    parts.append(f"checkpoint={p.get('checkpoint_sha256') or p.get('checkpoint') or 'none'}")
     if not p.get("checkpoint_sha256") and p.get("predictions_sha256"):
         parts.append(f"predictions={p['predictions_sha256']}")
-    parts.append(f"data={p['dataset']}@{p['dataset_version']}")
-    parts.append(f"filter={p['filter'] or 'none'}")
+    parts.append(f"data={p.get('dataset')}@{p.get('dataset_version')}")
+    parts.append(f"filter={p.get('filter') or 'none'}")
     commit = p.get("git_commit")
-    parts.append(f"arcnb={p['arcnb_version']}" + (f"+{commit[:12]}" if commit else ""))
+    parts.append(f"arcnb={p.get('arcnb_version')}" + (f"+{commit[:12]}" if commit else ""))
     return ", ".join(parts)
 
 
@@ -412,25 +536,35 @@ def compact_line(metrics: Mapping, metric: str = "pass@2") -> str:
 @dataclass
 class Run:
     """A run: its scored ``results`` (:class:`arcnb.scoring.Results`; None for a run
-    read with :meth:`read`, without scoring), ``metrics`` (its ``metrics.json``, or
-    the in-memory summary plus provenance), the run directory (None for an
-    in-memory run) and a label.
+    read with :meth:`read`, without scoring, and for an unscored run), ``metrics`` (its
+    ``metrics.json``, or the in-memory summary plus provenance), the run directory
+    (None for an in-memory run) and a label. An unscored run (a hidden test set, no
+    truth: :attr:`scored` is False) carries its ``dataset`` and ``predictions``
+    instead of results.
 
     Make one with :meth:`open` (a run directory, validated and re-scored),
-    :meth:`read` (a run directory's metrics only) or :meth:`from_results` (in
-    memory); :meth:`write` writes it as a run directory.
+    :meth:`read` (a run directory's metrics only), :meth:`from_results` (in memory)
+    or :meth:`unscored` (predictions without truth); :meth:`write` writes it as a run
+    directory.
     """
 
     results: object
     metrics: dict
     run_dir: Path | None = None
     label: str = ""
+    dataset: object = None
+    predictions: object = None
 
     # ------------------------------------------------------------------ views
     @property
     def summary(self) -> dict:
         """The scoring summary recorded in :attr:`metrics`."""
         return summary_of(self.metrics)
+
+    @property
+    def scored(self) -> bool:
+        """False for an unscored run (``"scored": false`` in metrics.json: no truth)."""
+        return is_scored(self.metrics)
 
     @property
     def provenance(self) -> dict:
@@ -464,8 +598,27 @@ class Run:
     def __repr__(self) -> str:
         s = self.summary
         ds = s.get("dataset") or {}
+        score = f"pass@2={s.get('pass@2')}" if self.scored else "not scored (no truth)"
         return (f"Run({self.label!r}, dataset={ds.get('name')!r}, tasks={s.get('n_tasks')}, "
-                f"outputs={s.get('n_outputs')}, pass@2={s.get('pass@2')})")
+                f"outputs={s.get('n_outputs')}, {score})")
+
+    def _repr_html_(self) -> str | None:
+        """Jupyter's view: the results' for a scored run; for an unscored one, what it
+        holds and that it is not scored."""
+        if self.results is not None and hasattr(self.results, "_repr_html_"):
+            return self.results._repr_html_()
+        if self.scored:
+            return None
+        from html import escape
+
+        s = self.summary
+        sub = s.get("submission") or {}
+        return (f"<div><p><b>No truth: predictions only.</b> {escape(str(self.label))} on "
+                f"{escape(str((s.get('dataset') or {}).get('name')))}: {s.get('n_tasks')} "
+                f"tasks, {s.get('n_outputs')} test outputs, {s.get('n_invalid_attempts')} "
+                f"invalid attempts; {escape(str(sub.get('file')))} has "
+                f"{sub.get('n_filler_attempts')} filler attempts "
+                f"{escape(json.dumps(sub.get('filler')))}.</p></div>")
 
     # ----------------------------------------------------------- constructors
     @classmethod
@@ -473,6 +626,18 @@ class Run:
                      label: str = "") -> "Run":
         """An in-memory run: ``metrics`` = the results' summary plus ``provenance``."""
         return cls(results, metrics_document(results.summary, provenance), None, label)
+
+    @classmethod
+    def unscored(cls, dataset, predictions, *, provenance: Mapping | None = None,
+                 label: str = "", attempts: int = 2) -> "Run":
+        """An in-memory unscored run: ``predictions`` (a
+        :class:`~arcnb.predictions.Predictions`) on ``dataset`` without truth;
+        ``metrics`` = :func:`unscored_summary` plus ``provenance``. ``attempts`` is the
+        number of attempts per test input of ``submission.json`` (2 for Kaggle)."""
+        _, fills = kaggle_submission(dataset, predictions, attempts=attempts)
+        summary = unscored_summary(dataset, predictions, fills=fills, attempts=attempts)
+        return cls(None, metrics_document(summary, provenance), None, label,
+                   dataset=dataset, predictions=predictions)
 
     @classmethod
     def read(cls, run_dir: str | os.PathLike, *, label: str | None = None) -> "Run":
@@ -496,13 +661,19 @@ class Run:
         not only :data:`HEADLINE_KEYS`), and
         the recorded dataset version the current one (unless ``dataset`` is given),
         else :class:`RunDirError`.
+        The predictions are scored with the recorded ``estimator`` (``ranked`` when
+        none is recorded).
+
+        An unscored run (``"scored": false``) is not scored: its dataset (read without
+        requiring test outputs) and predictions are loaded into :attr:`dataset` and
+        :attr:`predictions`, and ``results`` stays None.
 
         ``ks``: the K to score (``"attempts"``: 1 .. the most attempts of any output).
         ``cache`` (a dict) keeps loaded datasets between calls. The label defaults to
         the folder name.
         """
         from .predictions import load_predictions
-        from .scoring import score
+        from .scoring import ESTIMATORS, score
 
         rd = Path(run_dir)
         if not rd.is_dir():
@@ -511,6 +682,12 @@ class Run:
             if not (rd / name).is_file():
                 raise RunDirError(f"{rd} is not a run directory: {name} is missing")
         metrics = read_metrics(rd)
+        if not is_scored(metrics):
+            return cls._open_unscored(rd, metrics, dataset=dataset, label=label, cache=cache)
+        estimator = summary_of(metrics).get("estimator") or "ranked"
+        if estimator not in ESTIMATORS:
+            raise RunDirError(f"{rd / METRICS} records an unknown estimator {estimator!r} "
+                              f"(expected one of {', '.join(ESTIMATORS)})")
         ds = _recorded_tasks(metrics, rd, dataset, cache)
         preds = load_predictions(str(rd / PREDICTIONS))
         if isinstance(ks, str):
@@ -523,16 +700,26 @@ class Run:
                               else [])
         # every recorded pass@K is re-scored, with the recorded estimator
         ks = tuple(sorted(set(ks).union(*(_pass_ks(m) for m in layers))))
-        estimator = summary_of(metrics).get("estimator")
-        res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed,
-                    estimator=estimator if estimator in ("ranked", "unbiased") else "ranked")
+        res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed, estimator=estimator)
         for recorded in layers:
             _check_recorded(recorded, res.summary, rd)
-        rec_version = recorded_dataset(metrics)[2].get("version")
-        if rec_version and dataset is None and rec_version != ds.version:
-            raise RunDirError(f"{rd}: {METRICS} records dataset version {rec_version} but "
-                              f"{ds.name} is now {ds.version}")
+        _check_version(metrics, ds, rd, dataset)
         return cls(res, metrics, rd, label or rd.name)
+
+    @classmethod
+    def _open_unscored(cls, rd: Path, metrics: dict, *, dataset, label, cache) -> "Run":
+        from .predictions import load_predictions
+
+        ds = _recorded_tasks(metrics, rd, dataset, cache, require_truth=False)
+        preds = load_predictions(str(rd / PREDICTIONS))
+        s = summary_of(metrics)
+        for key, fresh in (("n_tasks", len(ds)), ("n_outputs", ds.n_outputs)):
+            if s.get(key) is not None and s[key] != fresh:
+                raise RunDirError(f"{rd}: {METRICS} says {key}={s[key]} but the recorded "
+                                  f"dataset now has {fresh}; the run directory is "
+                                  "inconsistent")
+        _check_version(metrics, ds, rd, dataset)
+        return cls(None, metrics, rd, label or rd.name, dataset=ds, predictions=preds)
 
     # ----------------------------------------------------------------- writing
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
@@ -543,42 +730,45 @@ class Run:
         outputs table. ``predictions_text`` is written verbatim as ``predictions.json``;
         by default the predictions source file is copied byte for byte when there is
         one, else the parsed attempts (with their metadata: cost, tokens) are written in
-        submission format. All writes are
+        submission format. An unscored run also gets
+        ``submission.json`` and the predictions table as ``results.csv``. All writes are
         atomic, ``metrics.json`` last; existing run files are only replaced with
         ``overwrite=True`` (checked up front). A write that fails (a full disk) takes
         back the files it created, so no half run directory is left.
         """
-        from .predictions import to_submission
-
         res = self.results
-        if res is None:
+        if res is None and self.scored:
             raise ValueError("a Run read without scoring (Run.read) cannot be written")
+        if res is None and (self.dataset is None or self.predictions is None):
+            raise ValueError("an unscored Run needs its dataset and predictions to be "
+                             "written")
         out = Path(out)
         refuse_finished(out, overwrite=overwrite)
         out.mkdir(parents=True, exist_ok=True)
-        if predictions_text is None:
-            src = getattr(res.predictions, "source", None)
-            if src and Path(src).is_file():
-                predictions_bytes = Path(src).read_bytes()
-            else:
-                # a harness run folder becomes one file that keeps each attempt's
-                # metadata, so that re-scoring it gives the same cost and tokens
-                predictions_bytes = (json.dumps(to_submission(
-                    res.predictions.attempts, getattr(res.predictions, "metadata", None)),
-                    separators=(",", ":")) + "\n").encode()
+        preds = res.predictions if res is not None else self.predictions
+        predictions_bytes = _predictions_bytes(preds, predictions_text)
+        names = list(RUN_FILES)
+        extra_files: dict = {}
+        if res is not None:
+            outputs, tasks = res.outputs, res.tasks
         else:
-            predictions_bytes = predictions_text.encode("utf-8")
-        outputs = res.outputs
+            attempts = int((self.summary.get("submission") or {}).get("attempts") or 2)
+            sub, fills = kaggle_submission(self.dataset, preds, attempts=attempts)
+            sub_bytes = (json.dumps(sub, separators=(",", ":")) + "\n").encode()
+            extra_files[SUBMISSION] = lambda: sub_bytes
+            names.insert(names.index(METRICS), SUBMISSION)
+            outputs = predictions_table(self.dataset, preds, fills)
+            tasks = _unscored_tasks(outputs)
         if extra_columns is not None:
             outputs = outputs.merge(extra_columns, on=["task_id", "test_index"], how="left",
                                     validate="one_to_one")
         files = {PREDICTIONS: lambda: predictions_bytes, RESULTS_CSV: lambda: _df_csv(outputs),
                  RESULTS_PARQUET: lambda: _df_parquet(outputs),
-                 TASKS_CSV: lambda: _df_csv(res.tasks),
-                 METRICS: lambda: _json_bytes(self.metrics)}
+                 TASKS_CSV: lambda: _df_csv(tasks),
+                 METRICS: lambda: _json_bytes(self.metrics), **extra_files}
         created: list[Path] = []
         try:
-            for name in RUN_FILES:  # metrics.json last: it marks a finished run
+            for name in names:  # metrics.json last: it marks a finished run
                 target = out / name
                 existed = target.exists()
                 atomic_write_bytes(target, files[name](), overwrite=overwrite)
@@ -591,7 +781,31 @@ class Run:
                 with _suppress_os_error():
                     p.unlink()
             raise
-        return Run(res, self.metrics, out, self.label or out.name)
+        return Run(res, self.metrics, out, self.label or out.name, dataset=self.dataset,
+                   predictions=self.predictions)
+
+
+def _predictions_bytes(preds, predictions_text: str | None) -> bytes:
+    """What a run's ``predictions.json`` holds: ``predictions_text``, else a byte copy
+    of the source file, else the attempts (with their metadata) in submission format."""
+    from .predictions import to_submission
+
+    if predictions_text is not None:
+        return predictions_text.encode("utf-8")
+    src = getattr(preds, "source", None)
+    if src and Path(src).is_file():
+        return Path(src).read_bytes()
+    sub = to_submission(preds.attempts, getattr(preds, "metadata", None) or None)
+    return (json.dumps(sub, separators=(",", ":")) + "\n").encode()
+
+
+def _unscored_tasks(outputs):
+    """An unscored run's per-task table (sums of the predictions table's counts)."""
+    g = outputs.groupby("task_id", sort=True)
+    tasks = g[["n_attempts", "n_invalid_attempts", "missing", "n_filler_attempts"]].sum()
+    tasks = tasks.rename(columns={"missing": "n_missing_outputs"}).astype("int64")
+    tasks.insert(0, "n_outputs", g.size().astype("int64"))
+    return tasks.reset_index()
 
 
 def write_run_dir(results, out, *, provenance: dict, overwrite: bool = False,
@@ -633,15 +847,18 @@ def _df_parquet(df) -> bytes:
 
 
 # ----------------------------------------------------------- opening, validating
-def _recorded_tasks(metrics: dict, rd: Path, dataset, cache: dict | None):
+def _recorded_tasks(metrics: dict, rd: Path, dataset, cache: dict | None, *,
+                    require_truth: bool = True):
     """The dataset (and task subset) a run was scored on, as its metrics.json records
-    it (or on ``dataset`` when given)."""
+    it (or on ``dataset`` when given). ``require_truth=False`` for an unscored run."""
     from .data import load_dataset
 
-    spec, tasks, _ = recorded_dataset(metrics)
+    spec, tasks, info = recorded_dataset(metrics)
     if dataset is None and not spec:
         raise RunDirError(f"{rd / METRICS} names no dataset (expected dataset.name); pass "
                           "dataset= / --dataset")
+    if dataset is None:
+        spec = _existing_spec(spec, info)
     use_tasks = _resolve_tasks(tasks, rd)
     if tasks is not None and use_tasks is None:
         use_tasks = _table_task_ids(rd)
@@ -650,11 +867,12 @@ def _recorded_tasks(metrics: dict, rd: Path, dataset, cache: dict | None):
                               f"there is no {RESULTS_CSV} listing the tasks")
     if dataset is None:
         spec = _findable(spec, recorded_dataset(metrics)[2].get("version"))
-    key = str(dataset if dataset is not None else spec)
+    key = (str(dataset if dataset is not None else spec), require_truth)
     if cache is not None and key in cache:
         ds = cache[key]
     else:
-        ds = load_dataset(dataset if dataset is not None else spec)
+        ds = load_dataset(dataset if dataset is not None else spec,
+                          require_truth=require_truth)
         if cache is not None:
             cache[key] = ds
     if use_tasks is not None:
@@ -673,6 +891,28 @@ def _findable(spec: str, version) -> str:
     if kind in ("folder", "file") and Path(where).is_absolute() and Path(where).exists():
         return where
     return spec
+
+
+def _existing_spec(spec: str, info: Mapping) -> str:
+    """A recorded dataset path given relative to another working directory: the
+    absolute path its version records (``file:<path>`` / ``folder:<path>``) when
+    ``spec`` itself is not found."""
+    from .data import DATASETS
+
+    version = str(info.get("version") or "")
+    if spec in DATASETS or Path(spec).exists():
+        return spec
+    for prefix in ("file:", "folder:"):
+        if version.startswith(prefix) and Path(version[len(prefix):]).exists():
+            return version[len(prefix):]
+    return spec
+
+
+def _check_version(metrics: Mapping, ds, rd: Path, dataset) -> None:
+    rec_version = recorded_dataset(metrics)[2].get("version")
+    if rec_version and dataset is None and rec_version != ds.version:
+        raise RunDirError(f"{rd}: {METRICS} records dataset version {rec_version} but "
+                          f"{ds.name} is now {ds.version}")
 
 
 def _resolve_tasks(tasks, run_dir: Path):

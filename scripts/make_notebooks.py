@@ -71,6 +71,14 @@ run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, task
 fig_dir = R.figures_dir(figures_dir, run)
 run
 """),
+    code("""
+if not run.scored:  # a hidden test set: no truth, predictions only (arcnb report stops here)
+    print("no truth: predictions only")
+    R.show(R.no_truth_html(run))
+    R.show_figure(R.predictions_gallery(run, max_items=gallery_size), "gallery_predictions",
+                  fig_dir, tight=False)
+    R.show(R.provenance_html(run.metrics, run_dir=run.run_dir))
+""", tags=("no-truth",)),
     md("""
 ## 1. Headline
 
@@ -196,6 +204,9 @@ EVALUATE = [
 Writes a run directory: `predictions.json` (ARC Prize format), `results.csv` /
 `results.parquet`, `tasks.csv` and `metrics.json` (scores plus provenance). Open it
 with `report.ipynb` (`run_dir` parameter). Same as `arcnb evaluate` / `arcnb score`.
+On a dataset without test outputs (a hidden test set, such as a `*_challenges.json`
+without its solutions file) nothing is scored and `submission.json` is written for
+Kaggle.
 """),
     params("""
 # Parameters (papermill: -p NAME VALUE). Literals only.
@@ -210,6 +221,7 @@ batch_size: int = 64  # model inputs per forward pass
 attempts: int = 2  # attempts per test input
 augment: str = "none"  # test-time augmentation: none, dihedral or dihedral+colors
 seed: int = 0  # torch and colour-permutation seed
+estimator: str = "ranked"  # how attempts become pass@K: ranked (ARC Prize rule) or unbiased (sampled attempts)
 """),
     code("""
 from arcnb import report as R
@@ -219,14 +231,17 @@ run_dir = R.default_out(out, source, dataset)
 results = R.make_run(source, dataset, run_dir, tasks=tasks or None, overwrite=overwrite,
                      evaluate_options=dict(device=device, batch_size=batch_size,
                                            attempts=attempts, augment=augment, seed=seed,
-                                           progress=False))
+                                           progress=False), estimator=estimator)
 print(f"wrote {run_dir}")
 results
 """),
     md("## Headline"),
     code("""
 metrics = R.read_metrics(run_dir)
-R.show(R.headline_html(metrics))
+if metrics.get("scored", True):
+    R.show(R.headline_html(metrics))
+else:  # a hidden test set: no truth, nothing scored; submission.json is for Kaggle
+    R.show(R.no_truth_html(R.Run.read(run_dir)))
 """),
     md("## Files and provenance"),
     code("""
@@ -242,8 +257,8 @@ COMPARE = [
 
 Several run directories side by side on the same tasks: a paired bootstrap interval for
 the difference in pass@2, an exact McNemar test on solved / unsolved outputs, the outputs
-only one run solved and a per-category table of differences (`arcnb.compare`; the same
-as `arcnb compare`).
+only one run solved, a per-category table of differences and, when the runs have a cost,
+pass@2 against cost per task (`arcnb.compare`; the same as `arcnb compare`).
 """),
     params("""
 # Parameters (papermill: -p NAME VALUE). Literals only.
@@ -254,7 +269,7 @@ taxonomy: str = "structural"  # categories for the per-category table: structura
 common_tasks: bool = False  # compare on the tasks the runs share instead of refusing different task sets
 n_boot: int = 1000  # bootstrap resamples
 seed: int = 0  # bootstrap seed
-out: str = ""  # folder for the tables (CSV, LaTeX, summary.json); empty: write nothing
+out: str = ""  # folder for the tables (CSV, LaTeX, summary.json) and the leaderboard picture; empty: write nothing
 overwrite: bool = False  # replace existing tables in `out`
 """),
     code("""
@@ -270,6 +285,23 @@ cmp
     md("## Runs"),
     code("""
 R.show(R.table_html(cmp.tables["runs"], table_id="arcnb-compare-runs"))
+for note in cmp.summary["notes"]:
+    print(f"note: {note}")
+"""),
+    md("""
+## Score against cost
+
+The leaderboard picture: one point per run, pass@2 (ARC Prize rule) with its 95% bootstrap
+interval over tasks, against cost per task (the runs' attempt metadata `cost.total_cost`
+over the common tasks) on a log axis; the dashed line joins the Pareto front, the runs
+that no other run beats on both cost and score.
+"""),
+    code("""
+ax = cmp.leaderboard()
+if ax is None:
+    print(cmp.summary["leaderboard"]["note"])
+else:
+    R.show_figure(ax.get_figure())  # saved as leaderboard.png / .pdf by cmp.write(out) below
 """),
     md("""
 ## Paired differences

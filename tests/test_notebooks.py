@@ -336,7 +336,7 @@ def test_table_and_headline_html_escape_and_format():
     assert "data-metric='pass@2' data-value='0.3333333333333333'>0.3333 (33.33%)<" in head
     assert "data-value='nan'>NaN<" in head
     line = R.compact_line(m)
-    assert line == ("pass@2=0.3333 (33.33%), checkpoint=" + "ab" * 32 +
+    assert line == ("pass@2=0.3333 (33.33%), estimator=ranked, checkpoint=" + "ab" * 32 +
                     ", data=<i>d</i>@v, filter=none, arcnb=0.1.0+0123456789ab")
     prov = R.provenance_html(m)
     assert "<i>" not in prov and "&lt;i&gt;d&lt;/i&gt;@v" in prov

@@ -40,14 +40,15 @@ Modules (every public name is importable from ``arcnb.plot`` itself)
     ``pixelfont`` the gallery's text, rasterised into the image; label escaping
     ``figures``   :class:`~arcnb.plot.figures.ArcnbFigure`, the figures that show once
     ``charts``    :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
-                  :func:`pass_at_k`, :func:`compare`
+                  :func:`pass_at_k`, :func:`compare`, :func:`cost_vs_score`
     ``paper``     :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
     ``display``   :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
                   :func:`enable_rich_display`
 """
 from __future__ import annotations
 
-from .charts import breakdown_bars, color_accuracy, compare, confusion_heatmap, pass_at_k
+from .charts import (breakdown_bars, color_accuracy, compare, confusion_heatmap, cost_vs_score,
+                     pass_at_k)
 from .display import GridView, PairView, TaskView, enable_rich_display, view
 from .galleries import gallery, gallery_items, gallery_pages
 from .palette import (COLOR_NAMES, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, PAD_COLOR,
@@ -60,6 +61,6 @@ __all__ = [
     "DIFF_OK_COLOR", "DIFF_WRONG_COLOR", "SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE",
     "grid_image", "diff_mask", "grid", "pair", "task", "gallery", "gallery_items",
     "gallery_pages", "color_accuracy", "confusion_heatmap",
-    "breakdown_bars", "pass_at_k", "compare", "paper_style",
+    "breakdown_bars", "pass_at_k", "compare", "cost_vs_score", "paper_style",
     "figsize", "save", "GridView", "PairView", "TaskView", "view", "enable_rich_display",
 ]

@@ -16,7 +16,8 @@ from .palette import PALETTE, PALETTE_RGB, _plt
 from .paper import SINGLE_COLUMN
 from .pixelfont import plain_label
 
-__all__ = ["color_accuracy", "confusion_heatmap", "breakdown_bars", "pass_at_k", "compare"]
+__all__ = ["color_accuracy", "confusion_heatmap", "breakdown_bars", "pass_at_k", "compare",
+           "cost_vs_score"]
 
 
 def _compact(n) -> str:
@@ -379,3 +380,69 @@ def _compare_paired(ax, x, y, ids, *, metric, labels, max_tasks) -> None:
                  (f"; largest {len(order)} shown" if len(order) < n_diff else ""))
     if order:
         ax.legend()
+
+
+# ---------------------------------------------------------------- score against cost
+def cost_vs_score(table, *, ax=None, cost: str = "cost_per_task", score: str = "pass@2",
+                  ci_low: str | None = "pass@2_ci_low", ci_high: str | None = "pass@2_ci_high",
+                  label: str = "run", front: str | None = "pareto_front",
+                  annotate: bool = True):
+    """The leaderboard picture: one point per run, ``score`` (default pass@2, the ARC
+    Prize rule) with its interval as an error bar, against ``cost`` per task on a log
+    x axis, the Pareto front of lower cost and higher score marked (a ring around each
+    front run and a dashed line through them in cost order), each point labelled.
+
+    ``table`` is a DataFrame with one row per run (such as
+    ``arcnb.compare.compare(...).tables["runs"]``) or a :class:`~arcnb.compare.Comparison`.
+    The front is the ``front`` column when present, else
+    :func:`arcnb.compare.pareto_front` of the two columns. A run with a NaN cost or
+    score is left out; a run whose cost is 0 (or below) cannot sit on a log axis: it is
+    drawn at the left edge, a decade below the cheapest other run, labelled "$0".
+    The runs drawn are in ``ax.arcnb_points`` (label, x drawn, score). Returns the Axes.
+    """
+    from ..compare import pareto_front
+
+    df = table.tables["runs"] if hasattr(table, "tables") else table
+    c = df[cost].to_numpy(float)
+    y = df[score].to_numpy(float)
+    names = [str(v) for v in df[label]] if label in df.columns else [str(i) for i in range(len(df))]
+    on_front = (df[front].to_numpy(bool) if front and front in df.columns
+                else pareto_front(c, y))
+    ok = np.isfinite(c) & np.isfinite(y)
+    positive = ok & (c > 0)
+    floor = 10.0 ** (np.floor(np.log10(c[positive].min())) - 1) if positive.any() else 1e-3
+    x = np.where(c > 0, c, floor)
+    if ax is None:
+        _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, 2.6))
+    ax.set_xscale("log")
+    if ci_low in df.columns and ci_high in df.columns:
+        lo, hi = df[ci_low].to_numpy(float), df[ci_high].to_numpy(float)
+        has = ok & np.isfinite(lo) & np.isfinite(hi)
+        ax.errorbar(x[has], y[has], yerr=[y[has] - lo[has], hi[has] - y[has]], fmt="none",
+                    ecolor="#555555", elinewidth=0.8, capsize=2, zorder=1)
+    ax.scatter(x[ok], y[ok], s=22, color="#0072B2", zorder=3, gid="arcnb-runs",
+               label="run (pass@2, 95% interval)")
+    f = ok & on_front
+    if f.any():
+        order = np.argsort(x[f], kind="stable")
+        ax.plot(x[f][order], y[f][order], linestyle="--", color="#D55E00", linewidth=1,
+                zorder=2, gid="arcnb-pareto-front", label="Pareto front")
+        ax.scatter(x[f], y[f], s=70, facecolors="none", edgecolors="#D55E00", linewidths=1,
+                   zorder=4, gid="arcnb-pareto-points")
+    if annotate:
+        for i in np.flatnonzero(ok):
+            text = names[i] + (" ($0)" if c[i] <= 0 else "")
+            ax.annotate(text, (x[i], y[i]), textcoords="offset points", xytext=(4, 4),
+                        fontsize=6)
+    highs = df[ci_high].to_numpy(float) if ci_high in df.columns else y
+    vals = np.concatenate([y[ok], highs[ok]])
+    vals = vals[np.isfinite(vals)]
+    # headroom above 1 for the labels; the ticks stay within [0, 1]
+    ax.set_ylim(0, min(1.08, 1.15 * max(0.05, vals.max() if vals.size else 0.0) + 0.02))
+    ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= 1 + 1e-9])
+    ax.set_xlabel(f"{cost.replace('_', ' ')} (log scale)")
+    ax.set_ylabel(f"{score} (ARC Prize rule)" if score == "pass@2" else score)
+    ax.set_title(f"{int(ok.sum())} runs, {int(f.sum())} on the Pareto front", fontsize=8)
+    ax.legend(fontsize=6, loc="lower right")
+    ax.arcnb_points = [(names[i], float(x[i]), float(y[i])) for i in np.flatnonzero(ok)]
+    return ax

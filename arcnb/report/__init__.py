@@ -20,6 +20,8 @@ Everything the notebooks and ``arcnb report`` use imports from here
 * :mod:`arcnb.report.build`: **building** one report, many at once, or a
   comparison's (:func:`build_report`, :func:`build_reports`,
   :func:`build_compare_report`), behind ``arcnb report``.
+* :mod:`arcnb.report.unscored`: what the report shows for an unscored run (a hidden
+  test set, no truth): :func:`no_truth_html` and :func:`predictions_gallery`.
 
 The run directory itself (its files, provenance, the compact reporting line) is
 :mod:`arcnb.runs`; :func:`provenance`, :func:`compact_line` and :func:`read_metrics`
@@ -34,13 +36,15 @@ from __future__ import annotations
 # re-exports: the names the notebooks, the CLI and users import from arcnb.report
 from ..runs import Run, compact_line, read_metrics
 from ..runs import flat_provenance as provenance
-from .build import INDEX_HTML, ReportResult, build_compare_report, build_report, build_reports
+from .build import (INDEX_HTML, NO_TRUTH_TAG, ReportResult, build_compare_report, build_report,
+                    build_reports)
 from .html import (BREAKDOWN_COLUMNS, breakdown_html, cut_note, definitions_html, file_table,
                    headline_html, provenance_html, run_files, show, show_figure, table_html)
 from .notebooks import (KERNEL_NAME, NOTEBOOKS, NotebookError, export_html, notebook_path,
                         run_notebook)
 from .sources import (DEFAULT_DATASET, default_compare_runs, default_out, default_source,
                       figures_dir, make_run, open_run, resolve_source)
+from .unscored import no_truth_html, predictions_gallery
 
 __all__ = [
     "NotebookError",
@@ -72,4 +76,6 @@ __all__ = [
     "build_report",
     "build_reports",
     "build_compare_report",
+    "no_truth_html",
+    "predictions_gallery",
 ]

@@ -5,6 +5,11 @@
 A report is the run directory (made from a checkpoint, a predictions file or an
 existing run), ``report.ipynb`` executed on it with papermill and its HTML export,
 written beside the run files; the time of each stage is printed and returned.
+
+An unscored run (a hidden test set: no truth, ``"scored": false``) gets the report
+notebook's cells up to and including the one tagged :data:`NO_TRUTH_TAG` (which says
+there is no truth and shows the predictions gallery); the sections after it need the
+truth and are left out.
 """
 from __future__ import annotations
 
@@ -21,16 +26,20 @@ from ..errors import ArcnbError, OutputExistsError
 from ..io import atomic_write_text
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, REPORT_HTML, REPORT_NOTEBOOK,
                     Run, absolute_path, check_out_path, copy_run_files, is_finished,
-                    read_metrics, require_finished, summary_of)
+                    is_scored, read_metrics, require_finished, summary_of)
 from .html import _esc, _fmt_fraction
-from .notebooks import NOTEBOOKS, export_html, run_notebook
+from .notebooks import NOTEBOOKS, export_html, notebook_path, run_notebook
 from .sources import make_run
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report",
-           "INDEX_HTML"]
+           "INDEX_HTML", "NO_TRUTH_TAG"]
 
 #: The page listing the reports that :func:`build_reports` built (in its ``out``).
 INDEX_HTML = "index.html"
+
+#: The tag of the report notebook's last cell for an unscored run (no truth): the
+#: cells after it need the truth.
+NO_TRUTH_TAG = "no-truth"
 
 
 @dataclass
@@ -75,30 +84,32 @@ def _printer(label: str | None):
 
 def _make_run_dir(source: Mapping, dataset: str, out: Path, *, tasks, overwrite: bool,
                   progress: bool, log, timings: dict, evaluate_options: Mapping | None,
-                  in_process: bool) -> Path:
+                  in_process: bool, estimator: str = "ranked") -> Path:
     kind, path = source["kind"], source["path"]
     if kind == "run":
         rd = require_finished(path)
+        _check_run_estimator(rd, estimator)
         if rd.resolve() != out.resolve():
             with _stage(timings, "copy run", log):
                 copy_run_files(rd, out, overwrite=overwrite)
         return out
     if kind == "predictions":
         with _stage(timings, "score predictions", log):
-            make_run(source, dataset, out, tasks=tasks, overwrite=overwrite)
+            make_run(source, dataset, out, tasks=tasks, overwrite=overwrite,
+                     estimator=estimator)
         return out
     if kind == "checkpoint" and in_process:
         opts = dict(evaluate_options or {})
         opts.setdefault("progress", progress)
         with _stage(timings, "evaluate checkpoint", log):
             make_run(source, dataset, out, tasks=tasks, overwrite=overwrite,
-                     evaluate_options=opts)
+                     evaluate_options=opts, estimator=estimator)
         return out
     if kind == "checkpoint":
         ck = str(Path(path).resolve()) if Path(path).exists() else str(path)
         params = {"checkpoint": ck, "predictions": "", "dataset": dataset,
                   "out": str(out.resolve()), "tasks": str(Path(tasks).resolve()) if tasks
-                  else "", "overwrite": bool(overwrite)}
+                  else "", "overwrite": bool(overwrite), "estimator": estimator}
         params.update(dict(evaluate_options or {}))
         with _stage(timings, f"evaluate ({EVALUATE_NOTEBOOK})", log):
             run_notebook("evaluate", out / EVALUATE_NOTEBOOK, params, progress=progress,
@@ -108,12 +119,40 @@ def _make_run_dir(source: Mapping, dataset: str, out: Path, *, tasks, overwrite:
     raise ArcnbError(f"unknown source kind {kind!r}")
 
 
+def _check_run_estimator(rd: Path, estimator: str) -> None:
+    """A run directory is re-opened with its recorded estimator: asking for another
+    one is an error, not a silent change."""
+    metrics = read_metrics(rd)
+    recorded = summary_of(metrics).get("estimator") or "ranked"
+    if is_scored(metrics) and estimator != "ranked" and estimator != recorded:
+        raise ArcnbError(f"{rd} was scored with the {recorded} estimator; a run directory is "
+                         f"re-opened with its recorded estimator (score its predictions.json "
+                         f"again with --predictions ... --estimator {estimator})")
+
+
+def _truncated_report(out: Path) -> Path:
+    """The report notebook cut after the cell tagged :data:`NO_TRUTH_TAG`, written as
+    a hidden file in ``out`` (for an unscored run)."""
+    import nbformat
+
+    nb = nbformat.read(str(notebook_path("report")), as_version=4)
+    cut = next((i for i, c in enumerate(nb.cells)
+                if NO_TRUTH_TAG in c.get("metadata", {}).get("tags", [])), None)
+    if cut is None:
+        raise ArcnbError(f"{out} has no truth (a hidden test set) and the report notebook has "
+                         f"no predictions-only section (a cell tagged {NO_TRUTH_TAG!r})")
+    nb.cells = nb.cells[:cut + 1]
+    path = out / ".report-no-truth.ipynb"
+    atomic_write_text(path, nbformat.writes(nb), overwrite=True)
+    return path
+
+
 def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
                  taxonomy: str | None = None, tasks: str | None = None,
                  overwrite: bool = False, progress: bool = True, label: str | None = None,
                  report_parameters: Mapping | None = None,
                  evaluate_options: Mapping | None = None,
-                 evaluate_in_process: bool = True) -> ReportResult:
+                 evaluate_in_process: bool = True, estimator: str = "ranked") -> ReportResult:
     """One report: make the run directory ``out`` (evaluate a checkpoint, score a
     predictions file, or copy a run), execute ``report.ipynb`` on it and export
     ``report.html``.
@@ -125,6 +164,10 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     checkpoints, so that they run in separate processes).
     Writes ``out/report.ipynb``, ``out/report.html``, ``out/figures/`` and the run files.
     The time of each stage is printed on stderr and returned in ``timings``.
+    ``estimator`` (``"ranked"`` or ``"unbiased"``) scores a checkpoint's or a
+    predictions file's attempts; a run directory keeps its recorded one. An unscored
+    run (no truth) gets the predictions-only part of the report (see the module
+    docstring).
     """
     out = check_out_path(out)
     # the kernels run in `out`: every path they get is absolute
@@ -141,7 +184,8 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     t0 = time.perf_counter()
     _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
                   log=log, timings=timings, evaluate_options=evaluate_options,
-                  in_process=evaluate_in_process)
+                  in_process=evaluate_in_process, estimator=estimator)
+    scored = is_scored(read_metrics(out))
     params = {"run_dir": str(out.resolve()),
               "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
               "figures_dir": str((out / FIGURES).resolve())}
@@ -149,8 +193,14 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
         # on a failing cell, run_notebook still writes the partial notebook and an error
         # page, then raises NotebookError naming the cell
-        run_notebook("report", nb_path, params, progress=progress, overwrite=True, cwd=out,
-                     html=html_path, html_on_success=False, title=label or out.name)
+        source_nb = "report" if scored else _truncated_report(out)
+        try:
+            run_notebook(source_nb, nb_path, params, progress=progress, overwrite=True,
+                         cwd=out, html=html_path, html_on_success=False,
+                         title=label or out.name)
+        finally:
+            if not scored:
+                Path(source_nb).unlink(missing_ok=True)
     with _stage(timings, "html export", log):
         export_html(nb_path, html_path, overwrite=True, title=label or out.name)
     timings["total"] = time.perf_counter() - t0
@@ -234,10 +284,10 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
     for r in results:
         s = summary_of(r.metrics)
         rel = f"{r.out.name}/{REPORT_HTML}"
+        values = [_fmt_fraction(s.get(k)) if is_scored(s) else "not scored (no truth)"
+                  for k in ("pass@2", "pass@2_per_output", "pass@2_all_or_nothing")]
         rows.append(f"<tr><td class='arcnb-text'><a href='{_esc(rel)}'>{_esc(r.label)}</a>"
-                    f"</td>" + "".join(f"<td>{_esc(_fmt_fraction(s.get(k)))}</td>" for k in
-                                       ("pass@2", "pass@2_per_output",
-                                        "pass@2_all_or_nothing")) + "</tr>")
+                    f"</td>" + "".join(f"<td>{_esc(v)}</td>" for v in values) + "</tr>")
     page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
             "style-src 'unsafe-inline'\"><title>arcnb reports</title><style>"

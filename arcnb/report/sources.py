@@ -69,25 +69,30 @@ def resolve_source(checkpoint: str = "", predictions: str = "") -> dict:
 
 
 def make_run(source: Mapping, dataset: str, out: str | os.PathLike, *, tasks=None,
-             overwrite: bool = False, evaluate_options: Mapping | None = None):
+             overwrite: bool = False, evaluate_options: Mapping | None = None,
+             estimator: str = "ranked"):
     """Write a run directory ``out`` from ``source`` (see :func:`resolve_source`):
     :func:`arcnb.evaluate.evaluate` for a checkpoint (``evaluate_options`` are its
     keyword arguments: device, batch_size, attempts, augment, seed, ...),
-    :func:`arcnb.evaluate.score_to_run_dir` for a predictions file. Returns the
-    Results."""
+    :func:`arcnb.evaluate.score_to_run_dir` for a predictions file or a
+    benchmarking-harness run folder. ``estimator`` (``"ranked"`` or ``"unbiased"``) is
+    how attempts become pass@K. Returns the Results (for a checkpoint on a dataset
+    without truth, the unscored :class:`arcnb.runs.Run`)."""
     import warnings
 
     from ..evaluate import evaluate, score_to_run_dir
 
     if source["kind"] == "predictions":
         return score_to_run_dir(source["path"], dataset, out, tasks=tasks or None,
-                                overwrite=overwrite)
+                                overwrite=overwrite, estimator=estimator)
     if source["kind"] == "checkpoint":
+        opts = dict(evaluate_options or {})
+        opts.setdefault("estimator", estimator)
         with warnings.catch_warnings():
             # tqdm.auto in a kernel without ipywidgets warns even for a disabled bar
             warnings.filterwarnings("ignore", message=".*IProgress not found.*")
             return evaluate(source["path"], dataset, out, tasks=tasks or None,
-                            overwrite=overwrite, **dict(evaluate_options or {}))
+                            overwrite=overwrite, **opts)
     raise ArcnbError(f"unknown source kind {source['kind']!r}")
 
 
@@ -104,21 +109,24 @@ def default_out(out: str, source: Mapping, dataset: str, *, kind: str = "runs") 
 
 def open_run(run_dir: str | os.PathLike | None = None, *, predictions: str | None = None,
              dataset: str | None = None, tasks=None, label: str | None = None,
-             n_boot: int = 1000, seed: int = 0) -> Run:
+             n_boot: int = 1000, seed: int = 0, estimator: str = "ranked") -> Run:
     """Open a run for a report.
 
     With ``run_dir``: :meth:`arcnb.runs.Run.open` re-scores its predictions on the
-    dataset and task filter its metrics record (the re-scored headline numbers must
-    equal the recorded ones; ``predictions``, ``dataset`` and ``tasks`` are then
-    ignored). Without: score ``predictions`` (``"default"`` = the bundled example
-    predictions) on ``dataset`` (default ARC-AGI-1 evaluation) in memory, with
-    provenance from :func:`arcnb.runs.run_provenance`. Either way pass@K is scored for
-    every K up to the largest number of attempts in the predictions.
+    dataset and task filter its metrics record, with its recorded estimator (the
+    re-scored headline numbers must equal the recorded ones; ``predictions``,
+    ``dataset``, ``tasks`` and ``estimator`` are then ignored). An unscored run (no
+    truth: ``run.scored`` is False) is opened without scoring: ``run.results`` is None,
+    ``run.dataset`` and ``run.predictions`` hold what it has. Without ``run_dir``: score
+    ``predictions`` (a submission file or a benchmarking-harness run folder;
+    ``"default"`` = the bundled example predictions) on ``dataset`` (default ARC-AGI-1
+    evaluation) in memory with ``estimator``, with provenance from
+    :func:`arcnb.runs.run_provenance`. Either way pass@K is scored for every K up to the
+    largest number of attempts in the predictions.
     """
     if run_dir:
         # the run records its dataset and task filter; `dataset`/`tasks` are ignored
         return Run.open(run_dir, label=label, ks="attempts", n_boot=n_boot, seed=seed)
-    from ..models import file_sha256
     from ..predictions import load_predictions
     from ..runs import attempt_ks
     from ..scoring import score
@@ -126,9 +134,9 @@ def open_run(run_dir: str | os.PathLike | None = None, *, predictions: str | Non
     path = _resolve_default(predictions or "default", kind="predictions")
     preds = load_predictions(path)
     res = score(dataset or DEFAULT_DATASET, preds, tasks=tasks or None, ks=attempt_ks(preds),
-                n_boot=n_boot, seed=seed)
+                n_boot=n_boot, seed=seed, estimator=estimator)
     prov = run_provenance(source="predictions", predictions=str(path),
-                          predictions_sha256=file_sha256(path), dataset=res.dataset.info)
+                          predictions_sha256=preds.source_sha256(), dataset=res.dataset.info)
     return Run.from_results(res, provenance=prov, label=label or Path(path).stem)
 
 
