@@ -209,15 +209,20 @@ def breakdown_html(df, *, table_id: str | None = None, caption: str | None = Non
     return graded_table_html(df, table_id=table_id, caption=cap)
 
 
-def lead_html(table, lead: str | None = None, *, what: str = "chart") -> str:
-    """The caption of a breakdown chart: one panel per metric, which one leads and
-    why (:func:`arcnb.breakdown.lead_reason`). Carries ``data-lead``."""
+def lead_html(table, lead: str | None = None, *, what: str = "chart",
+              panels: bool = True) -> str:
+    """The caption of a breakdown chart: which metric leads and why
+    (:func:`arcnb.breakdown.lead_reason`); ``panels``: the chart has one panel per
+    metric (:func:`arcnb.plot.breakdown_panels`), else it shows the leading metric
+    only. Carries ``data-lead``."""
     from ..breakdown import lead_metric, lead_reason
 
     lead = lead or lead_metric(table)
-    return (f"<p class='arcnb-note arcnb-lead' data-lead='{_esc(lead)}'>The {_esc(what)} has "
-            "one panel per metric, each on its own scale with its 95% interval and its "
-            f"values written on it. {_esc(lead_reason(table, lead))}</p>")
+    shows = ("has one panel per metric, each on its own scale" if panels
+             else f"shows {lead} only")
+    return (f"<p class='arcnb-note arcnb-lead' data-lead='{_esc(lead)}'>The {_esc(what)} "
+            f"{_esc(shows)}, with the 95% intervals and the values written on it. "
+            f"{_esc(lead_reason(table, lead))}</p>")
 
 
 def note_html(text: str, *, note_id: str | None = None) -> str:
