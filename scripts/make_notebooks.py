@@ -136,7 +136,8 @@ if refs:
         R.show(R.table_html(only, table_id="arcnb-reference-categories",
                             caption="categories where a reference solves tasks the model does not"))
         R.show_figure(P.breakdown_bars(only, value="reference_only", group="group", hue="reference",
-                                       horizontal=True, ylabel="tasks solved by the reference only"),
+                                       horizontal=True, count=True,
+                                       ylabel="tasks solved by the reference only"),
                       "reference_categories", fig_dir)
     else:
         R.show(R.note_html("No reference solves a task that the model does not."))

@@ -268,7 +268,8 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
                    ci_low: str | None = None, ci_high: str | None = None, n: str | None = None,
                    hue: str | None = None, ax=None, horizontal: bool = False,
                    color: str = "#0072B2", sort: bool = False, ylabel: str | None = None,
-                   limit: float | None = None, labels: bool = True):
+                   limit: float | None = None, labels: bool = True,
+                   count: bool | None = None):
     """Bars of ``value`` per group with interval error bars: accuracy per category,
     per grid size, per shape change, ...
 
@@ -279,7 +280,8 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
     labels as ``"name (n=..)"``.
 
     The value axis scales to the data (:func:`value_limit`; ``limit`` fixes it):
-    fractions up to at most 1, a count column (named ``n_...``) from 0 up. Each bar's
+    fractions up to at most 1, counts (``count=True``, by default a column named
+    ``n_...``) from 0 up. Each bar's
     value is written past its end (``labels``); a bar of 0 is a stub labelled ``0``;
     when every value is 0 the chart says so. NaN values (empty groups) are left blank
     and marked "n/a".
@@ -303,7 +305,7 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
     if ax is None:
         h = max(1.8, 0.22 * len(order) + 0.6) if horizontal else 2.2
         _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, h))
-    count = _is_count(value)
+    count = _is_count(value) if count is None else bool(count)
     highs = [df[ci_high].to_numpy(float)] if ci_high else []
     lim = float(limit) if limit is not None else value_limit(df[value].to_numpy(float),
                                                              *highs, count=count)

@@ -179,7 +179,8 @@ def graded_table_html(df, *, label: str = "group", counts: Sequence[str] = ("n_t
     head = [label] + list(counts) + [c for c, _ in metrics]
     tid = f" id='{_esc(table_id)}'" if table_id else ""
     rows = [f"<table class='arcnb-table arcnb-graded'{tid}><thead><tr>"
-            + "".join(f"<th>{_esc(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+            + "".join(f"<th>{_esc(h).replace('_', '_<wbr>')}</th>" for h in head)
+            + "</tr></thead><tbody>"]
     for rec in df.to_dict("records"):
         cells = [f"<th class='arcnb-text' data-label='{_esc(rec.get(label))}'>"
                  f"{_esc(rec.get(label))}</th>"]
