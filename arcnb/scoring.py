@@ -101,6 +101,9 @@ METRIC_DEFINITIONS = {
                       "x columns ratio x fraction of correct cells on the top-left overlap; "
                       "1 only when exact; per task the mean over its outputs, then the mean "
                       "over tasks",
+    "n_tasks": "number of tasks (of the dataset, or of a breakdown's group: a task with "
+               "several categories counts in each)",
+    "n_outputs": "number of test outputs (one per test input of those tasks)",
     "n_right_shape": "number of test outputs with an attempt of the truth's shape (the "
                      "outputs a breakdown's cell_accuracy averages over)",
     "n_near_miss": "number of near misses: test outputs not solved within 2 attempts whose "

@@ -242,12 +242,13 @@ carries it): cost per task, score against cost per task on a log scale, and cost
 tokens for the solved and the unsolved tasks.
 """),
     code("""
-if run.results.has_cost:
-    R.show(R.cost_html(run.summary))
-    R.show_figure(P.cost_vs_score(run.results), "cost_vs_score", fig_dir)
-    R.show(R.table_html(B.cost_by_outcome(run.results), table_id="arcnb-cost-by-outcome",
+costed = R.cost_results(run)  # the results with cost, or None
+if costed is not None:
+    R.show(R.cost_html(costed.summary))
+    R.show_figure(P.cost_vs_score(costed), "cost_vs_score", fig_dir)
+    R.show(R.table_html(B.cost_by_outcome(costed), table_id="arcnb-cost-by-outcome",
                         caption="per task; solved: every test output right within 2 attempts"))
-    R.show_figure(P.cost_by_outcome(run.results), "cost_by_outcome", fig_dir)
+    R.show_figure(P.cost_by_outcome(costed), "cost_by_outcome", fig_dir)
 else:
     R.show(R.note_html("No cost: the predictions carry no cost metadata.", note_id="arcnb-no-cost"))
 """),

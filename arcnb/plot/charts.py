@@ -475,6 +475,16 @@ def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = 0.8, a
     return ax
 
 
+def _log_axis(ax, which: str) -> None:
+    """A log scale with plain numbers on the major ticks only (no crowded minor labels)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _task_costs(results):
     t = results.tasks
     if "cost" not in t.columns:
@@ -509,8 +519,9 @@ def cost_vs_score(results, *, metric: str = "pass@2", ax=None):
                     xytext=(5, 5), textcoords="offset points", fontsize=6, color="#D55E00",
                     gid=_LABEL_GID)
     if ok.any():
-        ax.set_xscale("log")
-    ax.set_ylim(0, value_limit(y[ok], [hi] if hi is not None else None))
+        _log_axis(ax, "x")
+    lim = value_limit(y[ok], [hi] if hi is not None else None)
+    ax.set_ylim(-0.04 * lim, 1.04 * lim)  # points at 0 and at the top stay whole
     ax.set_xlabel("cost per task (log scale)")
     ax.set_ylabel(metric)
     n_out = int((~ok).sum())
@@ -549,11 +560,12 @@ def cost_by_outcome(results, *, columns: Sequence[str] = ("cost", "total_tokens"
                             textcoords="offset points", va="center", fontsize=6,
                             gid=_LABEL_GID)
         n = [int(solved.sum()), int((~solved).sum())]
-        ax.set_xticks([0, 1], [f"solved (n={n[0]})", f"not solved (n={n[1]})"])
+        ax.set_xticks([0, 1], [f"solved\n(n={n[0]})", f"not solved\n(n={n[1]})"])
         ax.set_xlim(-0.6, 1.9)
         if (np.isfinite(v) & (v > 0)).any():
-            ax.set_yscale("log")
-        ax.set_ylabel(f"{c.replace('_', ' ')} per task")
+            _log_axis(ax, "y")
+        ax.set_ylabel(f"{c.replace('_', ' ')} per task (log scale)")
+    fig.subplots_adjust(wspace=0.6)
     fig.arcnb_medians = medians
     return fig
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 from ..runs import Run, compact_line, read_metrics
 from ..runs import flat_provenance as provenance
 from .build import INDEX_HTML, ReportResult, build_compare_report, build_report, build_reports
+from .cost import cost_results
 from .html import (BREAKDOWN_COLUMNS, BREAKDOWN_METRICS, breakdown_html, cost_html,
                    definitions_html, file_table, graded_table_html, headline_html, lead_html,
                    note_html, provenance_html, reference_html, run_files, show, show_figure,
@@ -93,4 +94,5 @@ __all__ = [
     "reference_table",
     "reference_long",
     "reference_categories",
+    "cost_results",
 ]
