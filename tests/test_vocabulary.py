@@ -103,8 +103,8 @@ def test_public_help_texts():
                      "arcnb.scoring", "arcnb.modules", "arcnb.lightning"):
         try:
             mod = importlib.import_module(mod_name)
-        except ImportError as exc:  # an optional extra (lightning) may be absent
-            pytest.skip(f"{mod_name}: {exc}")
+        except ImportError:  # an optional extra (lightning) may be absent
+            continue
         hits += _hits(pydoc.render_doc(mod, renderer=pydoc.plaintext), f"help({mod_name})")
         for name in getattr(mod, "__all__", []):
             obj = getattr(mod, name, None)
