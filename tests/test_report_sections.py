@@ -217,3 +217,66 @@ def test_cost_section_of_a_harness_run(zero):
     figs = {p.stem for p in (Path(zero["out"]) / "figures").glob("*.png")}
     assert {"cost_vs_score", "cost_by_outcome"} <= figs
     assert soup.select_one("#arcnb-no-cost") is None
+
+
+# ------------------------------------------------------------------ references, no kernel
+def test_default_references_follow_the_bundled_files(tmp_path, monkeypatch):
+    from arcnb.report import sources
+
+    monkeypatch.setattr(sources, "_EXAMPLES", tmp_path)
+    heuristic = tmp_path / "arc-agi-1-evaluation_heuristic.json"
+    monkeypatch.setattr(sources, "_EXAMPLE_PREDICTIONS", heuristic)
+    assert sources.default_references("arc-agi-2:evaluation") == ["copy-input"]
+    heuristic.write_text("{}")
+    assert sources.default_references() == [str(heuristic), "copy-input"]
+    # the report's own source is not its own reference
+    assert sources.default_references(exclude=heuristic) == ["copy-input"]
+    for name in ("arc-agi-1-evaluation", "arc-agi-2-evaluation"):
+        (tmp_path / f"{name}_program_search.json").write_text("{}")
+    assert sources.default_references() == [
+        str(tmp_path / "arc-agi-1-evaluation_program_search.json"), "copy-input"]
+    assert sources.default_references("arc-agi-2:evaluation") == [
+        str(tmp_path / "arc-agi-2-evaluation_program_search.json"), "copy-input"]
+    assert sources.resolve_references(["default", "copy-input", "x.json"],
+                                      "arc-agi-2:evaluation") == [
+        str(tmp_path / "arc-agi-2-evaluation_program_search.json"), "copy-input", "x.json"]
+    from arcnb.report import reference_label
+
+    assert reference_label(tmp_path / "arc-agi-2-evaluation_program_search.json") == \
+        "program search"
+    assert reference_label("copy-input") == "copy the input"
+
+
+def test_references_are_scored_on_the_runs_own_tasks(tmp_path):
+    """A reference file for all 400 tasks, against a 20-task run: scored on those 20
+    (no 'made for another dataset' warning), numbers checked by hand."""
+    from arcnb.report import reference_categories, reference_runs, reference_table
+    from arcnb.runs import Run
+    from arcnb.scoring import score
+
+    raw = F._raw_eval_tasks()
+    ids = sorted(raw)[:20]
+    # the run: copy the input; the reference: the truth for the first 5 tasks, else empty
+    run = Run.from_results(score("arc-agi-1:evaluation",
+                                 {t: [{"attempt_1": p["input"]} for p in raw[t]["test"]]
+                                  for t in ids}, tasks=ids, n_boot=100), label="model")
+    ref = {t: [{"attempt_1": p["output"] if i < 5 else [[0]]} for p in raw[t]["test"]]
+           for i, t in enumerate(sorted(raw))}
+    path = tmp_path / "all_tasks_program_search.json"
+    path.write_text(json.dumps(ref))
+    refs = reference_runs([str(path), "copy-input"], run, n_boot=100)
+    assert [r.label for r in refs] == ["program search", "copy the input"]
+    assert refs[0].results.summary["n_tasks"] == 20 and not refs[0].results.summary["warnings"]
+    assert refs[0].results.summary["pass@2"] == 5 / 20
+    copy = np.mean([np.mean([p["input"] == p["output"] for p in raw[t]["test"]]) for t in ids])
+    assert refs[1].results.summary["pass@2"] == pytest.approx(copy, abs=1e-12)
+    table = reference_table([run] + refs, labels=["this run", "ps", "copy"], n_boot=100)
+    assert list(table["run"]) == ["this run", "ps", "copy"]
+    assert table.loc[1, "pass@2"] == 0.25 and table.loc[0, "pass@2"] == pytest.approx(copy)
+    cats = reference_categories(run, refs)
+    solved_by_copy = {t for t in ids if all(p["input"] == p["output"] for p in raw[t]["test"])}
+    only = set(ids[:5]) - solved_by_copy
+    ps_rows = cats[cats["reference"] == "program search"]
+    listed = {t for s in ps_rows["task_ids"] for t in s.split(", ") if t != "..."}
+    assert listed <= only and (len(only) == 0) == ps_rows.empty
+    assert cats[cats["reference"] == "copy the input"].empty  # the model is copy-input
