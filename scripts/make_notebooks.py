@@ -70,7 +70,6 @@ from arcnb import report as R
 run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, tasks=tasks or None,
                  n_boot=n_boot, seed=seed)
 fig_dir = R.figures_dir(figures_dir, run)
-structural = B.breakdown(run.results, "structural", n_boot=n_boot, seed=seed, near_miss=near_miss)
 run
 """),
     md("""
@@ -99,6 +98,7 @@ R.show(R.graded_table_html(overall, table_id="arcnb-overall",
 R.show_figure(P.cell_accuracy_hist(run.results, near_miss=near_miss), "cell_accuracy_hist", fig_dir)
 """),
     code("""
+structural = B.breakdown(run.results, "structural", n_boot=n_boot, seed=seed, near_miss=near_miss)
 R.show(R.note_html("Shape accuracy per structural category: which kinds of task get an "
                    "attempt of the right size at all (95% intervals over the category's tasks)."))
 R.show_figure(P.breakdown_bars(structural, value="shape_accuracy", horizontal=True),
