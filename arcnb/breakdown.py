@@ -64,7 +64,10 @@ __all__ = [
     "to_latex",
     "latex_table",
     "lead_metric",
+    "lead_reason",
     "GRADED_COLUMNS",
+    "overall",
+    "cost_by_outcome",
 ]
 
 #: The graded columns of every breakdown, shown next to the exact pass@K ones.
@@ -311,6 +314,64 @@ def lead_metric(table: pd.DataFrame, *, min_groups: int = 3) -> str:
     rows = table[table["group"] != "(all)"] if "group" in table else table
     solved = int((rows["pass@2"].fillna(0) > 0).sum())
     return "pass@2" if len(rows) and solved >= min(min_groups, len(rows)) else "partial_credit"
+
+
+def lead_reason(table: pd.DataFrame, lead: str | None = None, *, min_groups: int = 3) -> str:
+    """One sentence saying which metric leads a breakdown chart and why (the rule of
+    :func:`lead_metric`), for the chart's caption."""
+    rows = table[table["group"] != "(all)"] if "group" in table else table
+    lead = lead or lead_metric(table, min_groups=min_groups)
+    solved = int((rows["pass@2"].fillna(0) > 0).sum())
+    need = min(min_groups, len(rows))
+    what = f"{solved} of {len(rows)} groups have a solved output"
+    if lead == "pass@2":
+        return f"pass@2 leads: {what} (at least {need} needed)."
+    if lead == "partial_credit":
+        return (f"partial_credit leads, not pass@2: only {what} (pass@2 leads from {need}), "
+                "and the graded partial credit still tells the groups apart.")
+    return f"{lead} leads ({what})."
+
+
+def overall(results, *, ks: Sequence[int] = (1, 2), n_boot: int = 1000, seed: int = 0,
+            level: float = 0.95, near_miss: float = 0.8) -> pd.DataFrame:
+    """The breakdown's columns over every scored output, as one row (group
+    ``(all)``): pass@K in the three conventions, the graded columns and their
+    intervals, computed exactly as a breakdown's groups are (so shape accuracy is the
+    mean over tasks of each task's fraction of right-shaped attempts 1)."""
+    ks = tuple(sorted(set(int(k) for k in ks) | {2}))
+    row = _total_row(results, ks, n_boot, seed, level, near_miss)
+    for c in ("n_tasks", "n_outputs", "n_right_shape", "n_near_miss"):
+        row[c] = row[c].fillna(0).astype("int64")
+    return row
+
+
+def cost_by_outcome(results) -> pd.DataFrame:
+    """Cost, tokens and time per task for solved tasks (every test output right within
+    2 attempts) and the others: ``outcome``, ``n_tasks``, ``n_with_cost``,
+    ``total_cost``, ``mean_cost``, ``median_cost``, ``mean_total_tokens``,
+    ``median_total_tokens``, ``mean_reasoning_tokens``, ``mean_duration_s``. Means and
+    medians are over the tasks that have the value (NaN when none has it, never 0)."""
+    t = results.tasks
+    solved = t["all_solved@2"].to_numpy(bool)
+    rows = []
+    for name, mask in (("solved", solved), ("not solved", ~solved)):
+        sub = t[mask]
+
+        def col(c, how):
+            if c not in sub.columns:
+                return float("nan")
+            v = sub[c].dropna().to_numpy(float)
+            return float(getattr(np, how)(v)) if v.size else float("nan")
+
+        n_cost = int(sub["cost"].notna().sum()) if "cost" in sub.columns else 0
+        rows.append({"outcome": name, "n_tasks": int(mask.sum()), "n_with_cost": n_cost,
+                     "total_cost": col("cost", "sum") if n_cost else float("nan"),
+                     "mean_cost": col("cost", "mean"), "median_cost": col("cost", "median"),
+                     "mean_total_tokens": col("total_tokens", "mean"),
+                     "median_total_tokens": col("total_tokens", "median"),
+                     "mean_reasoning_tokens": col("reasoning_tokens", "mean"),
+                     "mean_duration_s": col("duration_s", "mean")})
+    return pd.DataFrame(rows)
 
 
 def _total_row(results, ks, n_boot, seed, level, near_miss) -> pd.DataFrame:

@@ -3,8 +3,8 @@
 :class:`ArcMetricsCallback` feeds the streaming metric collection
 (:class:`arcnb.modules.ArcMetricCollection`) from what ``validation_step`` returns and
 logs it at the end of every validation epoch as ``val_grid_accuracy``,
-``val_cell_accuracy``, ``val_change_recall``, ``val_dense_grid_objective``, ... (seed
-000 names). The counts are summed across processes by torchmetrics, so the logged
+``val_cell_accuracy``, ``val_change_recall``, ``val_dense_grid_objective``, ... (the
+names of :func:`arcnb.metrics.grid_metrics`). The counts are summed across processes by torchmetrics, so the logged
 values are over the whole validation set, not a mean of per-batch ratios.
 
 ``validation_step`` returns a dict with ``"target"`` (``[B, H, W]`` padded with 10),

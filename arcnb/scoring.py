@@ -87,15 +87,31 @@ METRIC_DEFINITIONS = {
                        "number of tasks",
     "cell_accuracy": "per output: the best attempt's fraction of correct cells, where the "
                      "best attempt is the first exact one, else the right-shaped one with "
-                     "the most correct cells (NaN when no attempt has the truth's shape)",
+                     "the most correct cells (NaN when no attempt has the truth's shape); "
+                     "in breakdowns and reference tables, the mean over the outputs that have "
+                     "a right-shaped attempt (n_right_shape of them)",
     "cell_accuracy_right_shape": "mean cell accuracy over the outputs that have a "
                                  "right-shaped attempt only (n_right_shape_outputs of them); "
                                  "not a score over the whole dataset",
-    "shape_accuracy": "fraction of test outputs whose attempt 1 has the truth's height and "
-                      "width",
+    "shape_accuracy": "whether attempt 1 has the truth's height and width: in the summary, "
+                      "the fraction of test outputs where it does; in breakdowns and "
+                      "reference tables, per task the fraction of its test outputs where it "
+                      "does, then the mean over tasks (as pass@K)",
     "partial_credit": "per output: the highest graded score among the attempts, rows ratio "
                       "x columns ratio x fraction of correct cells on the top-left overlap; "
-                      "1 only when exact",
+                      "1 only when exact; per task the mean over its outputs, then the mean "
+                      "over tasks",
+    "n_tasks": "number of tasks (of the dataset, or of a breakdown's group: a task with "
+               "several categories counts in each)",
+    "n_outputs": "number of test outputs (one per test input of those tasks)",
+    "n_right_shape": "number of test outputs with an attempt of the truth's shape (the "
+                     "outputs a breakdown's cell_accuracy averages over)",
+    "n_near_miss": "number of near misses: test outputs not solved within 2 attempts whose "
+                   "cell accuracy is at least the near-miss threshold (0.8 unless the report "
+                   "says otherwise)",
+    "95% interval": "a percentile bootstrap interval that resamples tasks (1000 resamples "
+                    "unless the report says otherwise), shown as [low, high] or as ci_low / "
+                    "ci_high",
 }
 
 #: Share of submitted tasks missing from the dataset above which scoring warns that

@@ -6,7 +6,7 @@ Reports, in one run and on the same tensors:
 * ``grid_metrics(pred, target, source=source)`` (arcnb convention);
 * two per-grid loops on a subset, scaled to the full batch: the tests' naive
   reference (Python loops over numpy, tests/naive_metrics.py) and a per-grid loop
-  of torch calls (seed 000's formulas applied grid by grid).
+  of torch calls (the same formulas applied grid by grid).
 
 Ratios are against the floor and against the loops. The floor and
 ``grid_metrics`` are timed alternately, ``--repeats`` times each, and the best of
@@ -65,7 +65,7 @@ def best_of(fn, repeats: int) -> float:
 
 
 def torch_loop(pred, target, source):
-    """Seed 000's formulas, one grid at a time (what a per-grid loop looks like)."""
+    """The grid-metric formulas, one grid at a time (what a per-grid loop looks like)."""
     out = []
     for i in range(pred.shape[0]):
         p, t, s = pred[i], target[i], source[i]

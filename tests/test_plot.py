@@ -507,6 +507,8 @@ DIFF_WRONG_COLOR SINGLE_COLUMN DOUBLE_COLUMN STYLE grid_image diff_mask grid pai
 gallery_items gallery_pages color_accuracy confusion_heatmap breakdown_bars pass_at_k compare
 cost_vs_score
 paper_style figsize save GridView PairView TaskView view enable_rich_display""".split()
+# the charts that scale to their data, the graded breakdown panels and the cost charts
+PUBLIC += "breakdown_panels cell_accuracy_hist cost_vs_score cost_by_outcome value_limit value_label".split()
 
 
 def test_every_public_name_is_importable_from_arcnb_plot():

@@ -40,7 +40,8 @@ Modules (every public name is importable from ``arcnb.plot`` itself)
     ``pixelfont`` the gallery's text, rasterised into the image; label escaping
     ``figures``   :class:`~arcnb.plot.figures.ArcnbFigure`, the figures that show once
     ``charts``    :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
-                  :func:`pass_at_k`, :func:`compare`, :func:`cost_vs_score`
+                  :func:`breakdown_panels`, :func:`cell_accuracy_hist`, :func:`pass_at_k`,
+                  :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`
     ``paper``     :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
     ``display``   :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
                   :func:`enable_rich_display`
@@ -51,6 +52,9 @@ from .charts import (breakdown_bars, color_accuracy, compare, confusion_heatmap,
                      pass_at_k)
 from .display import GridView, PairView, TaskView, enable_rich_display, view
 from .galleries import gallery, gallery_items, gallery_pages
+# charts that scale to their data and the report's graded and cost charts
+from .charts import (breakdown_panels, cell_accuracy_hist, cost_by_outcome, cost_vs_score,
+                     value_label, value_limit)
 from .palette import (COLOR_NAMES, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, PAD_COLOR,
                       PAD_HATCH_COLOR, PALETTE, PALETTE_RGB, diff_mask, grid_image)
 from .panels import grid, pair, task
@@ -64,3 +68,5 @@ __all__ = [
     "breakdown_bars", "pass_at_k", "compare", "cost_vs_score", "paper_style",
     "figsize", "save", "GridView", "PairView", "TaskView", "view", "enable_rich_display",
 ]
+__all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",
+            "value_limit", "value_label"]

@@ -17,6 +17,9 @@ Everything the notebooks and ``arcnb report`` use imports from here
   code hidden, images embedded as ``data:`` URIs, no script and no stylesheet from
   the network (the default template's require.js, MathJax and Mermaid CDN scripts
   are dropped and a Content-Security-Policy forbids any script or remote resource).
+* :mod:`arcnb.report.references`: **reference points** (copy-the-input, the bundled
+  program-search predictions) scored on the report's tasks and set beside the model
+  (:func:`reference_runs`, :func:`reference_table`, :func:`reference_categories`).
 * :mod:`arcnb.report.build`: **building** one report, many at once, or a
   comparison's (:func:`build_report`, :func:`build_reports`,
   :func:`build_compare_report`), behind ``arcnb report``.
@@ -38,12 +41,18 @@ from ..runs import Run, compact_line, read_metrics
 from ..runs import flat_provenance as provenance
 from .build import (INDEX_HTML, NO_TRUTH_TAG, ReportResult, build_compare_report, build_report,
                     build_reports)
-from .html import (BREAKDOWN_COLUMNS, breakdown_html, cut_note, definitions_html, file_table,
-                   headline_html, provenance_html, run_files, show, show_figure, table_html)
+from .cost import cost_results
+from .html import (BREAKDOWN_COLUMNS, BREAKDOWN_METRICS, breakdown_html, cost_html, cut_note,
+                   definitions_html, file_table, graded_table_html, headline_html, lead_html,
+                   note_html, provenance_html, reference_html, run_files, show, show_figure,
+                   table_html)
 from .notebooks import (KERNEL_NAME, NOTEBOOKS, NotebookError, export_html, notebook_path,
                         run_notebook)
-from .sources import (DEFAULT_DATASET, default_compare_runs, default_out, default_source,
-                      figures_dir, make_run, open_run, resolve_source)
+from .references import (COPY_INPUT, reference_categories, reference_label, reference_long,
+                         reference_runs, reference_table)
+from .sources import (DEFAULT_DATASET, default_compare_runs, default_out, default_references,
+                      default_source, figures_dir, make_run, open_run, resolve_references,
+                      resolve_source)
 from .unscored import no_truth_html, predictions_gallery
 
 __all__ = [
@@ -78,4 +87,19 @@ __all__ = [
     "build_compare_report",
     "no_truth_html",
     "predictions_gallery",
+    "BREAKDOWN_METRICS",
+    "graded_table_html",
+    "lead_html",
+    "note_html",
+    "reference_html",
+    "cost_html",
+    "COPY_INPUT",
+    "default_references",
+    "resolve_references",
+    "reference_label",
+    "reference_runs",
+    "reference_table",
+    "reference_long",
+    "reference_categories",
+    "cost_results",
 ]

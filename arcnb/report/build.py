@@ -157,7 +157,9 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     predictions file, or copy a run), execute ``report.ipynb`` on it and export
     ``report.html``.
 
-    ``source`` is ``{"kind": "checkpoint" | "predictions" | "run", "path": ...}``. A
+    ``source`` is ``{"kind": "checkpoint" | "predictions" | "run", "path": ...}``, with
+    an optional ``"references"`` list (copy-input, predictions files: the report's
+    ``references`` parameter, shown in its reference-points section). A
     checkpoint is evaluated in this process (``evaluate_in_process``, the fastest: no
     second kernel) or by executing ``evaluate.ipynb`` with papermill in its own kernel
     (kept as ``out/evaluate.ipynb``; what :func:`build_reports` does for several
@@ -189,6 +191,10 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     params = {"run_dir": str(out.resolve()),
               "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
               "figures_dir": str((out / FIGURES).resolve())}
+    if source.get("references"):
+        # reference runs shown beside the model (the embedded default's reference points)
+        params["references"] = [r if not Path(r).exists() else str(Path(r).resolve())
+                                for r in map(str, source["references"])]
     params.update(dict(report_parameters or {}))
     with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
         # on a failing cell, run_notebook still writes the partial notebook and an error

