@@ -320,6 +320,8 @@ class Primitive:
     fn: GridFn
     family: str
     first_only: bool = False
+    #: only as a program's last step (its output is a feature grid for the colour map)
+    final_only: bool = False
     #: the output's shape from the input's: "same", "swap" (transposed), "le" (no
     #: side grows) or a function ``(h, w) -> (H, W)``
     shape: object = "same"
@@ -357,6 +359,9 @@ def _context(task: Task) -> _Context:
     for learnt, into in ((ups, up), (downs, down)):
         if len(learnt) == 1 and None not in learnt and learnt != {(1, 1)}:
             into |= learnt
+    shapes = {p.output.shape for p in task.train}
+    if len(shapes) == 1:  # a constant output shape: a 1x1 grid scales up to it
+        up |= shapes
     return _Context(colours, tuple(sorted(up)), tuple(sorted(down)))
 
 
@@ -436,9 +441,16 @@ def _runs(flags: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _cells(g: np.ndarray) -> list[np.ndarray] | None:
+    """The cells of a grid split by separator lines, in reading order (see
+    :func:`_cell_grid`)."""
+    split = _cell_grid(g)
+    return None if split is None else split[0]
+
+
+def _cell_grid(g: np.ndarray) -> tuple[list[np.ndarray], int, int] | None:
     """The cells of a grid split by full rows / columns of one separator colour (at
-    least 2 cells, all of one shape); separator colours other than the background
-    are tried first."""
+    least 2 cells, all of one shape), with the number of cell rows and columns;
+    separator colours other than the background are tried first."""
     bg = _bg(g)
     cands = sorted({int(v) for v in np.unique(g)}, key=lambda c: (c == bg, c))
     for s in cands:
@@ -449,7 +461,7 @@ def _cells(g: np.ndarray) -> list[np.ndarray] | None:
         rr, cc = _runs(full_r), _runs(full_c)
         cells = [g[a:b, c:d] for a, b in rr for c, d in cc]
         if len(cells) >= 2 and len({x.shape for x in cells}) == 1:
-            return cells
+            return cells, len(rr), len(cc)
     return None
 
 
@@ -961,8 +973,247 @@ def _object_edits(ctx: _Context) -> list[Primitive]:
     return out
 
 
-_FAMILY_BUILDERS = (_geometry, _cropping, _splitting, _colour_filters, _symmetry,
-                    _tiling, _gravities, _fills, _object_edits)
+# -- summaries: one colour, one value per block ------------------------------------
+
+def _colour_of(how, kind=None):
+    """A 1x1 grid: the colour of the largest / smallest object, or the most / least
+    common non-background colour."""
+    def fn(g):
+        if kind is not None:
+            objs = _objects(g, kind)
+            o = _SELECT[how](objs) if len(objs) >= 2 else None
+            return None if o is None else np.full((1, 1), o.colours[0], dtype=g.dtype)
+        counts = np.bincount(g.ravel())
+        counts[_bg(g)] = 0
+        present = np.nonzero(counts)[0]
+        if present.size == 0:
+            return None
+        vals = counts[present]
+        pick = vals.max() if how == "most" else vals.min()
+        if (vals == pick).sum() != 1:
+            return None
+        return np.full((1, 1), present[vals == pick][0], dtype=g.dtype)
+    return fn
+
+
+def _block_colour(f):
+    """Each ``f`` block becomes its largest non-background value (the background when
+    it has none)."""
+    def fn(g):
+        h, w = g.shape
+        if h % f[0] or w % f[1]:
+            return None
+        bg = _bg(g)
+        b = g.reshape(h // f[0], f[0], w // f[1], f[1]).transpose(0, 2, 1, 3)
+        b = b.reshape(h // f[0], w // f[1], -1)
+        v = np.where(b != bg, b, -1).max(axis=2)
+        return np.where(v < 0, bg, v).astype(g.dtype)
+    return fn
+
+
+def _cells_summary(g):
+    """A grid split by separator lines becomes one value per cell: the cell's most
+    common non-background value (its background when it has none)."""
+    split = _cell_grid(g)
+    if split is None:
+        return None
+    cells, nr, nc = split
+    bg = _bg(g)
+    vals = []
+    for x in cells:
+        counts = np.bincount(x.ravel())
+        if bg < counts.size:
+            counts[bg] = 0
+        vals.append(int(counts.argmax()) if counts.any() else bg)
+    return np.array(vals, dtype=g.dtype).reshape(nr, nc)
+
+
+def _summaries(ctx: _Context) -> list[Primitive]:
+    one = lambda s: (1, 1)  # noqa: E731
+    out = [Primitive(f"colour_{how}", 1, _colour_of(how), "colour maps and filters", shape=one)
+           for how in ("most", "least")]
+    for kind in _KINDS:
+        for how in ("largest", "smallest"):
+            out.append(Primitive(f"colour_{how}_{kind}", 1, _colour_of(how, kind),
+                                 "largest or smallest object", shape=one))
+    for f in ctx.down:
+        part = lambda s, f=f: (s[0] // f[0], s[1] // f[1]) if s[0] % f[0] == 0 and \
+            s[1] % f[1] == 0 else None  # noqa: E731
+        out.append(Primitive(f"blocks_{f[0]}x{f[1]}", 1, _block_colour(f), "scaling", shape=part))
+    out.append(Primitive("cells_summary", 2, _cells_summary, "cells and halves", shape="le"))
+    return out
+
+
+# -- halves and parts --------------------------------------------------------------
+
+def _half(axis, second):
+    def fn(g):
+        h = _halves(g, axis)
+        return None if h is None else h[int(second)]
+    return fn
+
+
+def _halves4(axis):
+    """Both halves' cells compared: 10 where both are set, 11 only the first, 12 only
+    the second, 13 neither."""
+    def fn(g):
+        h = _halves(g, axis)
+        if h is None or h[0].shape != h[1].shape:
+            return None
+        a, b = h
+        bg = _bg(np.concatenate([a.ravel(), b.ravel()]))
+        a, b = a != bg, b != bg
+        return np.select([a & b, a, b], [MARK, MARK + 1, MARK + 2], MARK + 3).astype(np.int16)
+    return fn
+
+
+def _parts(ctx: _Context) -> list[Primitive]:
+    fam = "cells and halves"
+    out = []
+    for axis, ax, names in ((0, "rows", ("top", "bottom")), (1, "cols", ("left", "right"))):
+        for second, name in enumerate(names):
+            out.append(Primitive(f"half_{name}", 1, _half(axis, second), fam, shape="le"))
+        out.append(Primitive(f"halves4_{ax}", 2, _halves4(axis), fam, shape="le"))
+    return out
+
+
+# -- periodic patterns ---------------------------------------------------------------
+
+def _shift_ok(g, known, d, axis) -> bool:
+    """Known cells ``d`` apart along ``axis`` all agree."""
+    if d >= g.shape[axis]:
+        return True
+    a, b = (g[:-d], g[d:]) if axis == 0 else (g[:, :-d], g[:, d:])
+    ka, kb = (known[:-d], known[d:]) if axis == 0 else (known[:, :-d], known[:, d:])
+    both = ka & kb
+    return bool((a[both] == b[both]).all())
+
+
+def _period_complete(g: np.ndarray, unknown: np.ndarray) -> np.ndarray | None:
+    """Fill ``unknown`` cells from the smallest rectangular period of the known ones."""
+    if not unknown.any() or unknown.all():
+        return None
+    H, W = g.shape
+    known = ~unknown
+    pys = [d for d in range(1, H + 1) if _shift_ok(g, known, d, 0)]
+    pxs = [d for d in range(1, W + 1) if _shift_ok(g, known, d, 1)]
+    ii, jj = np.indices((H, W))
+    vals = g[known].astype(np.int64)
+    for _, py, px in sorted((py * px, py, px) for py in pys for px in pxs):
+        if py == H and px == W:
+            break
+        cls = (ii % py) * px + jj % px
+        lo = np.full(py * px, 1 << 20, dtype=np.int64)
+        hi = np.full(py * px, -1, dtype=np.int64)
+        np.minimum.at(lo, cls[known], vals)
+        np.maximum.at(hi, cls[known], vals)
+        seen = hi >= 0
+        if (lo[seen] != hi[seen]).any():
+            continue
+        need = cls[unknown]
+        if not seen[need].all():
+            continue
+        out = g.copy()
+        out[unknown] = lo[need]
+        return out
+    return None
+
+
+def _period_fill(c, patch):
+    def fn(g):
+        unknown = g == c
+        out = _period_complete(g, unknown)
+        if out is None or not patch:
+            return out
+        rows, cols = np.nonzero(unknown)
+        return out[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
+    return fn
+
+
+def _periodic(ctx: _Context) -> list[Primitive]:
+    fam = "symmetry completion"
+    out = []
+    for c in ctx.colours:
+        out.append(Primitive(f"period_fill_{c}", 2, _period_fill(c, False), fam, first_only=True))
+        out.append(Primitive(f"period_patch_{c}", 2, _period_fill(c, True), fam,
+                             first_only=True, shape="le"))
+    return out
+
+
+# -- rays and frames -----------------------------------------------------------------
+
+def _ffill_down(g: np.ndarray, bg: int) -> np.ndarray:
+    """Each background cell takes the nearest non-background value above it."""
+    fg = g != bg
+    idx = np.where(fg, np.arange(g.shape[0])[:, None], -1)
+    idx = np.maximum.accumulate(idx, axis=0)
+    vals = np.take_along_axis(g, np.maximum(idx, 0), axis=0)
+    return np.where(idx >= 0, vals, bg)
+
+
+def _rays(dirs):
+    def fn(g):
+        bg = _bg(g)
+        out = g.copy()
+        for k in dirs:  # quarter turns of "down"
+            r = np.rot90(g, k)
+            painted = np.rot90(_ffill_down(r, bg), -k)
+            out = np.where(out == bg, painted, out)
+        return None if (out == g).all() else out
+    return fn
+
+
+def _frame(g):
+    out = g.astype(np.int16).copy()
+    out[0, :], out[-1, :], out[:, 0], out[:, -1] = MARK, MARK, MARK, MARK
+    return out
+
+
+def _lines(ctx: _Context) -> list[Primitive]:
+    fam = "outlines and fills"
+    dirs = {"down": (0,), "right": (1,), "up": (2,), "left": (3,), "v": (0, 2), "h": (1, 3),
+            "hv": (0, 1, 2, 3)}
+    out = [Primitive(f"ray_{name}", 1, _rays(d), fam) for name, d in dirs.items()]
+    out.append(Primitive("frame", 1, _frame, fam))
+    return out
+
+
+# -- local rules: each cell's colour from its neighbourhood ---------------------------
+
+def _neighbours(g: np.ndarray, steps, fill: int) -> list[np.ndarray]:
+    H, W = g.shape
+    p = np.pad(g.astype(np.int64), 1, constant_values=fill)
+    return [p[1 + dr:1 + dr + H, 1 + dc:1 + dc + W] for dr, dc in steps]
+
+
+def _local_rule(kind):
+    """A *feature* grid (values from ``MARK`` up) that the learnt map turns into
+    colours: each cell's colour with its 4 or 8 neighbours (colours, or only whether
+    they are background), or with the count of its non-background 8-neighbours."""
+    def fn(g):
+        bg = _bg(g)
+        key = g.astype(np.int64)
+        if kind in ("nbr4", "nbr8"):
+            for n in _neighbours(g, _STEPS4 if kind == "nbr4" else _STEPS8, 10):
+                key = key * 11 + n
+        elif kind in ("fg4", "fg8"):
+            for n in _neighbours(g, _STEPS4 if kind == "fg4" else _STEPS8, bg):
+                key = key * 2 + (n != bg)
+        else:  # count8
+            key = key * 9 + sum((n != bg).astype(np.int64) for n in _neighbours(g, _STEPS8, bg))
+        return key + MARK
+    return fn
+
+
+def _local_rules(ctx: _Context) -> list[Primitive]:
+    fam = "local rules"
+    return [Primitive(f"rule_{k}", 2 if k in ("fg4", "count8") else 3, _local_rule(k), fam,
+                      final_only=True) for k in ("fg4", "count8", "fg8", "nbr4", "nbr8")]
+
+
+_FAMILY_BUILDERS = (_geometry, _cropping, _splitting, _parts, _colour_filters, _symmetry,
+                    _periodic, _tiling, _summaries, _gravities, _fills, _lines, _object_edits,
+                    _local_rules)
 #: The program families, as named in :attr:`Primitive.family`.
 FAMILIES = ("whole-grid transforms", "cropping", "cells and halves", "colour maps and filters",
             "symmetry completion", "tiling and mirroring", "scaling", "gravity",
@@ -1011,7 +1262,7 @@ class _MapFit:
         """Extend the map with one pair; False when the pair contradicts it."""
         if pred.shape != out.shape:
             return False
-        keys = np.unique(pred.astype(np.int32) * 16 + out)
+        keys = np.unique(pred.astype(np.int64) * 16 + out)
         m = self.mapping
         for k in keys.tolist():
             a, b = divmod(k, 16)
@@ -1021,15 +1272,13 @@ class _MapFit:
 
 
 def _apply_map(g: np.ndarray, mapping: dict) -> np.ndarray | None:
-    vals = np.unique(g)
-    if any(v >= MARK and v not in mapping for v in vals.tolist()):
-        return None
-    lut = np.arange(int(vals.max()) + 1, dtype=np.int16)
-    for a, b in mapping.items():
-        if a < lut.size:
-            lut[a] = b
-    out = lut[g]
-    return out.astype(np.int8) if out.max() < MARK else None
+    vals, inv = np.unique(g, return_inverse=True)
+    to = []
+    for v in vals.tolist():
+        if v >= MARK and v not in mapping:
+            return None
+        to.append(mapping.get(v, v))
+    return np.asarray(to, dtype=np.int8)[inv].reshape(g.shape)
 
 
 def _program(names, cost, mapping: dict, tests) -> Program | None:
@@ -1046,6 +1295,10 @@ def _consistent(names, cost, state, outs) -> Program | None:
     if not all(fit.add(p, o) for p, o in zip(state, outs)):
         return None
     return _program(names, cost, fit.mapping, state[len(outs):])
+
+
+#: The families that may extend a program past its second step.
+_CHEAP = frozenset({"whole-grid transforms", "tiling and mirroring", "scaling"})
 
 
 def _state_key(state) -> tuple:
@@ -1087,11 +1340,14 @@ class _Search:
 
     def expand(self, frontier, seen: set, first: bool) -> list:
         """Every new state one primitive away from ``frontier`` (full states: the
-        demonstrations' and the tests' grids), simplest program per state."""
+        demonstrations' and the tests' grids), simplest program per state. Past the
+        first step only the cheap primitives extend a program of depth 2 or more."""
         level: dict[tuple, tuple] = {}
         for (cost, names), state in frontier:
             for prim in self.prims:
                 if prim.first_only and not first:
+                    continue
+                if len(names) >= 1 and not first and prim.family not in _CHEAP:
                     continue
                 new = []
                 for g in state:
@@ -1102,6 +1358,9 @@ class _Search:
                         break
                     new.append(r)
                 if new is None:
+                    continue
+                if prim.final_only:
+                    self.add(_consistent(names + (prim.name,), cost + prim.cost, new, self.outs))
                     continue
                 k = _state_key(new)
                 prog = (cost + prim.cost, names + (prim.name,))
