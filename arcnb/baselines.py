@@ -345,6 +345,7 @@ class _Context:
     colours: tuple
     up: tuple   # (fy, fx) factors for tiling and upscaling
     down: tuple  # (fy, fx) factors for downscaling
+    fixed: tuple  # the demonstration outputs' shape when they all share it
 
 
 def _context(task: Task) -> _Context:
@@ -360,9 +361,9 @@ def _context(task: Task) -> _Context:
         if len(learnt) == 1 and None not in learnt and learnt != {(1, 1)}:
             into |= learnt
     shapes = {p.output.shape for p in task.train}
-    if len(shapes) == 1:  # a constant output shape: a 1x1 grid scales up to it
-        up |= shapes
-    return _Context(colours, tuple(sorted(up)), tuple(sorted(down)))
+    fixed = tuple(shapes) if len(shapes) == 1 else ()
+    up |= set(fixed)  # a 1x1 grid scales up to the fixed output shape
+    return _Context(colours, tuple(sorted(up)), tuple(sorted(down)), fixed)
 
 
 def _geometry(ctx: _Context) -> list[Primitive]:
@@ -1011,6 +1012,15 @@ def _block_colour(f):
     return fn
 
 
+def _blocks_to(shape):
+    def fn(g):
+        h, w = g.shape
+        if h % shape[0] or w % shape[1] or (h, w) == shape:
+            return None
+        return _block_colour((h // shape[0], w // shape[1]))(g)
+    return fn
+
+
 def _cells_summary(g):
     """A grid split by separator lines becomes one value per cell: the cell's most
     common non-background value (its background when it has none)."""
@@ -1040,6 +1050,9 @@ def _summaries(ctx: _Context) -> list[Primitive]:
         part = lambda s, f=f: (s[0] // f[0], s[1] // f[1]) if s[0] % f[0] == 0 and \
             s[1] % f[1] == 0 else None  # noqa: E731
         out.append(Primitive(f"blocks_{f[0]}x{f[1]}", 1, _block_colour(f), "scaling", shape=part))
+    for H, W in ctx.fixed:  # blocks as large as it takes to reach the fixed output shape
+        to = lambda s, H=H, W=W: (H, W) if s[0] % H == 0 and s[1] % W == 0 else None  # noqa
+        out.append(Primitive(f"blocks_to_{H}x{W}", 1, _blocks_to((H, W)), "scaling", shape=to))
     out.append(Primitive("cells_summary", 2, _cells_summary, "cells and halves", shape="le"))
     return out
 
@@ -1062,8 +1075,9 @@ def _halves4(axis):
             return None
         a, b = h
         bg = _bg(np.concatenate([a.ravel(), b.ravel()]))
-        a, b = a != bg, b != bg
-        return np.select([a & b, a, b], [MARK, MARK + 1, MARK + 2], MARK + 3).astype(np.int16)
+        fa, fb = a != bg, b != bg
+        out = np.select([fa & fb, fa, fb], [MARK, MARK + 1, MARK + 2], MARK + 3)
+        return out.astype(np.int16)
     return fn
 
 
@@ -1074,7 +1088,19 @@ def _parts(ctx: _Context) -> list[Primitive]:
         for second, name in enumerate(names):
             out.append(Primitive(f"half_{name}", 1, _half(axis, second), fam, shape="le"))
         out.append(Primitive(f"halves4_{ax}", 2, _halves4(axis), fam, shape="le"))
+    for name, (i, j) in (("tl", (0, 0)), ("tr", (0, 1)), ("bl", (1, 0)), ("br", (1, 1))):
+        out.append(Primitive(f"quarter_{name}", 1, _quarter(i, j), fam, shape="le"))
     return out
+
+
+def _quarter(i, j):
+    def fn(g):
+        h = _halves(g, 0)
+        if h is None:
+            return None
+        q = _halves(h[i], 1)
+        return None if q is None else q[j]
+    return fn
 
 
 # -- periodic patterns ---------------------------------------------------------------
