@@ -56,8 +56,9 @@ from .data import Dataset, Task
 
 __all__ = [
     "PROGRAMS", "fit_programs", "heuristic_submission", "copy_input_submission",
-    "Primitive", "Program", "primitives", "search_task", "solve_task",
-    "program_search_submission", "FAMILIES",
+    "Primitive", "Program", "SearchResult", "primitives", "search_task", "solve_task",
+    "program_search_submission", "program_search_model", "FAMILIES", "DEFAULT_BUDGET",
+    "DEFAULT_TIME_LIMIT",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -184,8 +185,9 @@ MARK = 10  # first marker value: a painted cell whose colour the final colour ma
 
 
 def _bg(g: np.ndarray) -> int:
-    """The background: the most common value (ties go to the smaller value)."""
-    return int(np.bincount(g.ravel()).argmax())
+    """The background: black when the grid has black, else the most common value."""
+    counts = np.bincount(g.ravel())
+    return 0 if counts[0] else int(counts.argmax())
 
 
 class _Obj:
@@ -329,6 +331,8 @@ class Primitive:
     def may_give(self, shape: tuple, target: tuple) -> bool:
         """Can this primitive turn a grid of ``shape`` into one of ``target``?"""
         s = self.shape
+        if s is None:
+            return True
         if s == "same":
             return shape == target
         if s == "swap":
@@ -713,9 +717,9 @@ def _tile(f, mode):
             row = []
             for j in range(fx):
                 t = g
-                if mode in ("lr", "both") and j % 2:
+                if (mode in ("lr", "both") and j % 2) or (mode == "row_lr" and i % 2):
                     t = np.fliplr(t)
-                if mode in ("ud", "both") and i % 2:
+                if (mode in ("ud", "both") and i % 2) or (mode == "col_ud" and j % 2):
                     t = np.flipud(t)
                 row.append(t)
             rows.append(np.hstack(row))
@@ -741,6 +745,45 @@ def _fractal(invert):
             m = ~m
         return np.where(np.kron(m, np.ones_like(m)), np.tile(g, g.shape), _bg(g))
     return fn
+
+
+def _quad_rot(clockwise):
+    """A 2x2 arrangement of the grid's four rotations, turning around the square."""
+    def fn(g):
+        if g.shape[0] != g.shape[1] or not _fits((2 * g.shape[0], 2 * g.shape[1])):
+            return None
+        r = [np.rot90(g, k) for k in range(4)]
+        top, bottom = ((r[0], r[3]), (r[1], r[2])) if clockwise else ((r[0], r[1]), (r[2], r[3]))
+        return np.vstack([np.hstack(top), np.hstack(bottom)])
+    return fn
+
+
+def _invert(g):
+    """Background and the one foreground colour swap places."""
+    bg = _bg(g)
+    fg = np.unique(g[g != bg])
+    if fg.size != 1:
+        return None
+    return np.where(g == bg, fg[0], bg).astype(g.dtype)
+
+
+def _by_colours(upscale):
+    """Tile (or upscale) by the number of colours in the grid, each way."""
+    def fn(g):
+        n = int(np.unique(g).size)
+        if not _fits((g.shape[0] * n, g.shape[1] * n)):
+            return None
+        return _upscale((n, n))(g) if upscale else np.tile(g, (n, n))
+    return fn
+
+
+def _fractal_neg(g):
+    """Each foreground cell becomes the grid's negative (see :func:`_invert`)."""
+    neg = _invert(g)
+    if neg is None or not _fits((g.shape[0] ** 2, g.shape[1] ** 2)):
+        return None
+    m = g != _bg(g)
+    return np.where(np.kron(m, np.ones_like(m)), np.tile(neg, g.shape), _bg(g))
 
 
 def _upscale(f):
@@ -783,11 +826,17 @@ def _tiling(ctx: _Context) -> list[Primitive]:
            for k in ("lr", "rl", "ud", "du")]
     square = lambda s: (s[0] * s[0], s[1] * s[1])  # noqa: E731
     out += [Primitive("fractal", 1, _fractal(False), fam, shape=square),
-            Primitive("fractal_inv", 1, _fractal(True), fam, shape=square)]
+            Primitive("fractal_inv", 1, _fractal(True), fam, shape=square),
+            Primitive("fractal_neg", 1, _fractal_neg, fam, shape=square),
+            Primitive("quad_rot_ccw", 1, _quad_rot(False), fam, shape=lambda s: (2 * s[0], 2 * s[1])),
+            Primitive("quad_rot_cw", 1, _quad_rot(True), fam, shape=lambda s: (2 * s[0], 2 * s[1])),
+            Primitive("tile_ncolours", 1, _by_colours(False), fam, shape=None),
+            Primitive("upscale_ncolours", 1, _by_colours(True), sfam, shape=None),
+            Primitive("invert", 1, _invert, "colour maps and filters")]
     for f in ctx.up:
         tag = f"{f[0]}x{f[1]}"
         times = lambda s, f=f: (s[0] * f[0], s[1] * f[1])  # noqa: E731
-        for mode in ("plain", "lr", "ud", "both"):
+        for mode in ("plain", "lr", "ud", "both", "row_lr", "col_ud"):
             out.append(Primitive(f"tile_{mode}_{tag}", 1, _tile(f, mode), fam, shape=times))
         out.append(Primitive(f"upscale_{tag}", 1, _upscale(f), sfam, shape=times))
     for f in ctx.down:
@@ -1431,8 +1480,15 @@ class _Search:
                 break
 
 
-def search_task(task: Task, *, max_depth: int = 2, budget: int = 60_000,
-                time_limit: float | None = 60.0) -> SearchResult:
+#: Primitive applications allowed per task. The bundled ARC sets need at most about
+#: 10,000, so it never cuts a search short there.
+DEFAULT_BUDGET = 100_000
+#: Wall-clock safety cap per task, in seconds (the bundled sets stay far below it).
+DEFAULT_TIME_LIMIT = 60.0
+
+
+def search_task(task: Task, *, max_depth: int = 2, budget: int = DEFAULT_BUDGET,
+                time_limit: float | None = DEFAULT_TIME_LIMIT) -> SearchResult:
     """Search compositions of up to ``max_depth`` of the task's primitives (see the
     module docstring). ``budget`` caps the primitive applications (one per grid)."""
     _OBJ_CACHE.clear()
@@ -1456,7 +1512,8 @@ def search_task(task: Task, *, max_depth: int = 2, budget: int = 60_000,
     return SearchResult(programs, s.used, s.exhausted, s.timed_out)
 
 
-def solve_task(task: Task, *, attempts: int = 2, **search) -> tuple[list[list[np.ndarray]], SearchResult]:
+def solve_task(task: Task, *, attempts: int = 2,
+               **search) -> tuple[list[list[np.ndarray]], SearchResult]:
     """The attempts for each test input of ``task``: the test outputs of the simplest
     consistent programs (distinct grids), padded with the input itself."""
     res = search_task(task, **search)
@@ -1474,3 +1531,113 @@ def solve_task(task: Task, *, attempts: int = 2, **search) -> tuple[list[list[np
             grids.append(pair.input)
         per_test.append(grids)
     return per_test, res
+
+
+def _solve_entry(args) -> tuple[str, list, dict]:
+    task, attempts, search = args
+    grids, res = solve_task(task, attempts=attempts, **search)
+    entries = [{f"attempt_{j + 1}": np.asarray(g).tolist() for j, g in enumerate(gs)}
+               for gs in grids]
+    info = {"programs": [p.text for p in res.programs[:attempts]],
+            "n_consistent": len(res.programs), "evaluations": res.evaluations,
+            "exhausted": res.exhausted, "timed_out": res.timed_out}
+    return task.id, entries, info
+
+
+def program_search_submission(dataset: Dataset, *, attempts: int = 2, max_depth: int = 2,
+                              budget: int = DEFAULT_BUDGET,
+                              time_limit: float | None = DEFAULT_TIME_LIMIT,
+                              workers: int = 1, details: dict | None = None) -> dict:
+    """The program search's predictions for every test input of ``dataset`` (ARC Prize
+    submission format: ``{task_id: [{"attempt_1": grid, "attempt_2": grid}, ...]}``).
+
+    ``attempts``: attempts per test input (the simplest consistent programs first).
+    ``max_depth``: the longest composition searched. ``budget``: primitive applications
+    per task. ``time_limit``: the per-task wall-clock safety cap in seconds (None: no
+    cap); a search it cuts short makes the output depend on the machine, so it warns.
+    ``workers``: processes searching tasks in parallel (the output does not depend on
+    it). ``details``: a dict to fill with, per task, the programs behind the attempts,
+    the number of consistent programs and the primitive applications spent.
+    Deterministic: the same dataset and arguments give the same predictions.
+    """
+    if isinstance(attempts, bool) or int(attempts) < 1:
+        raise ValueError(f"attempts must be >= 1, got {attempts}")
+    search = {"max_depth": int(max_depth), "budget": int(budget), "time_limit": time_limit}
+    jobs = [(task, int(attempts), search) for task in dataset]
+    if int(workers) > 1 and len(jobs) > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(int(workers)) as pool:
+            rows = pool.map(_solve_entry, jobs, chunksize=1)
+    else:
+        rows = [_solve_entry(j) for j in jobs]
+    sub, capped = {}, []
+    for task_id, entries, info in rows:
+        sub[task_id] = entries
+        if info["timed_out"]:
+            capped.append(task_id)
+        if details is not None:
+            details[task_id] = info
+    if capped:
+        warnings.warn(f"the wall-clock cap of {time_limit} s cut the search short on "
+                      f"{len(capped)} task(s) ({', '.join(capped[:5])}); those predictions "
+                      "depend on the machine's speed", RuntimeWarning, stacklevel=2)
+    return sub
+
+
+def program_search_model(**config):
+    """The program search as a model for :func:`arcnb.models.load_model` (registered as
+    ``"program-search"``): a ``torch.nn.Module`` that reads the demonstrations and
+    returns the one-hot logits of attempt 1 (``config``: :func:`search_task`'s
+    keywords). :meth:`solve` gives all the attempts of a task."""
+    return _model_class()(**config)
+
+
+_MODEL_CLASS = None
+
+
+def _model_class():
+    global _MODEL_CLASS
+    if _MODEL_CLASS is not None:
+        return _MODEL_CLASS
+    import torch
+    from torch import nn
+
+    from .grids import PAD_TOKEN, crop_padding
+    from .data import Pair
+
+    class ProgramSearch(nn.Module):
+        """The program search behind the logits interface (see
+        :func:`program_search_model`)."""
+
+        reads_demonstrations = True
+
+        def __init__(self, **search):
+            super().__init__()
+            self.search = dict(search)
+
+        def solve(self, task: Task, attempts: int = 2) -> list[list[np.ndarray]]:
+            """Attempts for each test input of ``task`` (as :func:`solve_task`)."""
+            return solve_task(task, attempts=attempts, **self.search)[0]
+
+        def forward(self, inputs, demo_inputs, demo_outputs, demo_mask):
+            B, H, W = inputs.shape
+            onehot = np.zeros((B, PAD_TOKEN + 1, H, W), dtype=np.float32)
+            onehot[:, PAD_TOKEN] = 1.0
+            x, di, do = (t.detach().cpu().numpy() for t in (inputs, demo_inputs, demo_outputs))
+            mask = demo_mask.detach().cpu().numpy()
+            for b in range(B):
+                train = tuple(Pair(crop_padding(di[b, j], pad_token=PAD_TOKEN).astype(np.int8),
+                                   crop_padding(do[b, j], pad_token=PAD_TOKEN).astype(np.int8))
+                              for j in range(mask.shape[1]) if mask[b, j])
+                test_in = crop_padding(x[b], pad_token=PAD_TOKEN).astype(np.int8)
+                task = Task(f"item-{b}", train, (Pair(test_in, None),))
+                g = self.solve(task, attempts=1)[0][0].astype(np.int64)
+                h, w = g.shape
+                onehot[b, PAD_TOKEN, :h, :w] = 0.0
+                rows, cols = np.indices((h, w))
+                onehot[b, g, rows, cols] = 1.0
+            return torch.from_numpy(onehot * 20.0).to(inputs.device)  # confident one-hot
+
+    _MODEL_CLASS = ProgramSearch
+    return ProgramSearch

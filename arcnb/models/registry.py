@@ -78,5 +78,12 @@ def _build_demo_conv(**config):
     return DemoConvNet(**keep)
 
 
+def _build_program_search(**config):
+    from ..baselines import program_search_model
+
+    return program_search_model(**config)
+
+
 register_builder("copy-input", _build_copy_input)
+register_builder("program-search", _build_program_search)
 register_builder("demo-conv", _build_demo_conv)
