@@ -11,16 +11,34 @@ Paper tables put a model next to simple reference points. This module holds them
 
 The program search
 ------------------
-A *primitive* maps a grid to a grid (or fails). The families are: whole-grid
-transforms (rotations, flips, transposes); cropping (to the non-background cells, to a
-colour's bounding box, to the largest / smallest / odd-one-out object, to one cell of a
-grid split by separator lines); colour filters; symmetry completion (a masking colour
-or missing background filled from the grid's own mirror symmetries); tiling and
-mirroring; scaling up and down; gravity in four directions; outlines and fills
-(enclosed background, object outlines, interiors, bounding boxes, lines between
-same-colour cells); object recolouring by size or by touching the border; and cell-wise
-boolean combinations of the two halves of a grid. Primitives that paint new cells use
-*marker* values (10 and up) instead of colours.
+A *primitive* maps a grid to a grid (or fails). The background of a grid is black
+when the grid has black cells, else its most common colour. The families
+(:data:`FAMILIES`, :func:`primitives`) are:
+
+* whole-grid transforms: rotations, flips, transposes;
+* cropping: to the non-background cells, to a colour's bounding box, to the largest /
+  smallest / odd-one-out object (connected components, one colour 4- or 8-connected,
+  or several colours 8-connected), to the inner part of a frame;
+* largest or smallest object: keep it alone, drop small specks, its colour as a 1x1
+  grid;
+* cells and halves: one cell of a grid split by separator lines (the odd one, the
+  fullest, ...), the two halves combined cell-wise (and, or, xor, ...), a half or a
+  quarter, one value per cell;
+* colour maps and filters: keep or drop one colour, swap background and foreground,
+  recolour objects by size or by whether they touch the border;
+* symmetry completion: cells of a masking colour (or missing background) filled from
+  the grid's own mirror symmetries or from its smallest repeating period, the whole
+  grid or only the masked patch; overlaying a grid with its mirror images;
+* tiling and mirroring: tiles with flipped rows or columns, mirrored concatenations,
+  rotation quads, self-similar (fractal) tilings;
+* scaling: up and down by the demonstrations' ratio (or 2 and 3), one value per block,
+  dropping repeated or empty rows and columns;
+* gravity: cells fall towards one of the four sides;
+* outlines and fills: enclosed background, outlines, interiors, bounding boxes, lines
+  between same-colour cells, rays to the border, a frame;
+* local rules (last step only): each cell's colour from its 3x3 neighbourhood.
+
+Primitives that paint new cells use *marker* values (10 and up) instead of colours.
 
 A *program* is a sequence of up to ``max_depth`` primitives (default 2) followed by a
 colour map learnt from the demonstrations: the map sends each value of the program's
@@ -29,12 +47,14 @@ mapped; colours unseen in the demonstrations stay as they are). A program is
 *consistent* when, with its map, it reproduces every demonstration output exactly.
 
 The search is breadth first: all programs of depth 1, then depth 2, with the
-primitives in a fixed order. Programs whose outputs on the task's inputs (demonstrations
-and tests) equal those of a simpler program are dropped. The complexity of a program
-is the sum of its primitives' costs (1 or 2) plus 1 for a colour map that changes a
-colour; ties are broken by depth, then by the program's text. ``attempt_1`` and
-``attempt_2`` are the test outputs of the two simplest consistent programs (distinct
-grids); a test input no program covers gets copies of the input.
+primitives in a fixed order. Programs of depth 1 whose outputs on the task's inputs
+(demonstrations and tests) equal those of a simpler program are not extended. The
+last step skips primitives that cannot give the demonstration outputs' shapes and
+stops at the first demonstration it gets wrong. The complexity of a program is the sum
+of its primitives' costs (1 to 3) plus 1 for a colour map that changes a colour; ties
+are broken by depth, then by the program's text. ``attempt_1`` and ``attempt_2`` are
+the test outputs of the two simplest consistent programs (distinct grids); a test input
+no program covers gets copies of the input.
 
 The budget is counted in primitive applications (``budget`` per task), not in
 seconds, so the output is the same bytes on every machine and every run.
@@ -425,8 +445,10 @@ def _cropping(ctx: _Context) -> list[Primitive]:
         for how in _SELECT:
             if how == "most_colours" and kind != "x8":
                 continue
-            out.append(Primitive(f"crop_{how}_{kind}", 1, _pick_object(kind, how, False), fam, shape="le"))
-            out.append(Primitive(f"extract_{how}_{kind}", 2, _pick_object(kind, how, True), fam, shape="le"))
+            out.append(Primitive(f"crop_{how}_{kind}", 1, _pick_object(kind, how, False), fam,
+                                 shape="le"))
+            out.append(Primitive(f"extract_{how}_{kind}", 2, _pick_object(kind, how, True), fam,
+                                 shape="le"))
     out += [Primitive(f"crop_colour_{c}", 2, _crop_colour(c), fam, shape="le") for c in ctx.colours]
     return out
 
@@ -626,7 +648,7 @@ def _symmetry_maps(g: np.ndarray, unknown: np.ndarray) -> list[np.ndarray]:
         ok = (r2 >= 0) & (r2 < H) & (c2 >= 0) & (c2 < W)
         src = np.where(ok, r2 * W + c2, 0).ravel()
         ok = ok.ravel()
-        both = ok & known & known[src]
+        both = ok & known & known[src] & (src != np.arange(src.size))  # no self-pairs
         if (flat[both] != flat[src[both]]).any():
             return -1, None
         return int(both.sum()), np.where(ok, src, -1)
@@ -825,11 +847,12 @@ def _tiling(ctx: _Context) -> list[Primitive]:
     out = [Primitive(f"cat_{k}", 1, _cat(k), fam, shape=wide if k in ("lr", "rl") else tall)
            for k in ("lr", "rl", "ud", "du")]
     square = lambda s: (s[0] * s[0], s[1] * s[1])  # noqa: E731
+    double = lambda s: (2 * s[0], 2 * s[1])  # noqa: E731
     out += [Primitive("fractal", 1, _fractal(False), fam, shape=square),
             Primitive("fractal_inv", 1, _fractal(True), fam, shape=square),
             Primitive("fractal_neg", 1, _fractal_neg, fam, shape=square),
-            Primitive("quad_rot_ccw", 1, _quad_rot(False), fam, shape=lambda s: (2 * s[0], 2 * s[1])),
-            Primitive("quad_rot_cw", 1, _quad_rot(True), fam, shape=lambda s: (2 * s[0], 2 * s[1])),
+            Primitive("quad_rot_ccw", 1, _quad_rot(False), fam, shape=double),
+            Primitive("quad_rot_cw", 1, _quad_rot(True), fam, shape=double),
             Primitive("tile_ncolours", 1, _by_colours(False), fam, shape=None),
             Primitive("upscale_ncolours", 1, _by_colours(True), sfam, shape=None),
             Primitive("invert", 1, _invert, "colour maps and filters")]
@@ -887,8 +910,9 @@ def _shift_or(m: np.ndarray, steps) -> np.ndarray:
 def _fill_enclosed(g):
     bg = _bg(g)
     free = g == bg
-    reach = np.zeros_like(free)
-    reach[0, :], reach[-1, :], reach[:, 0], reach[:, -1] = free[0], free[-1], free[:, 0], free[:, -1]
+    edge = np.ones_like(free)
+    edge[1:-1, 1:-1] = False
+    reach = free & edge
     while True:
         nxt = (reach | _shift_or(reach, _STEPS4)) & free
         if (nxt == reach).all():
@@ -1292,7 +1316,7 @@ _FAMILY_BUILDERS = (_geometry, _cropping, _splitting, _parts, _colour_filters, _
 #: The program families, as named in :attr:`Primitive.family`.
 FAMILIES = ("whole-grid transforms", "cropping", "cells and halves", "colour maps and filters",
             "symmetry completion", "tiling and mirroring", "scaling", "gravity",
-            "outlines and fills", "largest or smallest object")
+            "outlines and fills", "largest or smallest object", "local rules")
 
 
 def primitives(task: Task) -> list[Primitive]:
@@ -1376,6 +1400,10 @@ def _consistent(names, cost, state, outs) -> Program | None:
 _CHEAP = frozenset({"whole-grid transforms", "tiling and mirroring", "scaling"})
 
 
+def _same(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
+    return all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, b))
+
+
 def _state_key(state) -> tuple:
     return tuple((g.shape, g.tobytes()) for g in state)
 
@@ -1432,8 +1460,8 @@ class _Search:
                         new = None
                         break
                     new.append(r)
-                if new is None:
-                    continue
+                if new is None or _same(new[:self.n], state[:self.n]):
+                    continue  # a step that changes no demonstration explains nothing
                 if prim.final_only:
                     self.add(_consistent(names + (prim.name,), cost + prim.cost, new, self.outs))
                     continue
@@ -1460,14 +1488,15 @@ class _Search:
                     continue
                 if not all(prim.may_give(a, b) for a, b in zip(shapes_in, shapes_out)):
                     continue
-                fit, ok = _MapFit(), True
+                fit, ok, changed = _MapFit(), True, False
                 for g, o in zip(state[:n], outs):
                     self.used += 1
                     r = prim.fn(g)
                     if r is None or not fit.add(r, o):
                         ok = False
                         break
-                if not ok:
+                    changed = changed or r.shape != g.shape or not np.array_equal(r, g)
+                if not ok or not changed:
                     continue
                 tests = []
                 for g in state[n:]:
