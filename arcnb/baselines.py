@@ -324,7 +324,15 @@ _SELECT = {
     "most_colours": lambda objs: _unique_best(objs, lambda o: len(o.colours)),
     "odd_colour": lambda objs: _odd_one(objs, lambda o: o.colours),
     "odd_shape": lambda objs: _odd_one(objs, _shape_sig),
+    "symmetric": lambda objs: _only(objs, lambda o: o.size > 1 and
+                                    bool((o.mask == o.mask[:, ::-1]).all())),
 }
+
+
+def _only(objs: Sequence, test) -> object | None:
+    """The one item passing ``test`` (None unless exactly one does)."""
+    hits = [o for o in objs if test(o)]
+    return hits[0] if len(hits) == 1 else None
 
 
 # --------------------------------------------------------------------------------------
