@@ -625,6 +625,18 @@ def _colour_filters(ctx: _Context) -> list[Primitive]:
 
 # -- symmetry ------------------------------------------------------------------------
 
+def _mirror_and(flip):
+    """Foreground cells whose mirror image is foreground too become the marker."""
+    def fn(g):
+        bg = _bg(g)
+        fg = g != bg
+        both = fg & flip(fg)
+        if not both.any():
+            return None
+        return np.where(both, MARK, g).astype(np.int16)
+    return fn
+
+
 def _mirror_or(kind):
     def fn(g):
         bg = _bg(g)
@@ -720,6 +732,8 @@ def _symmetry(ctx: _Context) -> list[Primitive]:
     fam = "symmetry completion"
     out = [Primitive(f"mirror_or_{k}", 1, _mirror_or(k), fam)
            for k in ("lr", "ud", "lrud", "rot4", "diag")]
+    out += [Primitive("mirror_and_lr", 1, _mirror_and(np.fliplr), fam),
+            Primitive("mirror_and_ud", 1, _mirror_and(np.flipud), fam)]
     for c in ctx.colours:
         out.append(Primitive(f"sym_fill_{c}", 2, _sym_fill(c, False), fam, first_only=True))
         out.append(Primitive(f"sym_patch_{c}", 2, _sym_fill(c, True), fam, first_only=True,
@@ -960,10 +974,12 @@ def _fill_boxes(g):
     return None if (out == g).all() else out
 
 
-def _connect(axis):
+def _connect(axis, mark=False):
+    """Background between two cells of one colour in a row (``axis`` 1) or column
+    (``axis`` 0) takes that colour, or the marker."""
     def fn(g):
         bg = _bg(g)
-        out = g.copy() if axis == 1 else g.T.copy()
+        out = (g if axis == 1 else g.T).astype(np.int16)
         src = g if axis == 1 else g.T
         for i in range(src.shape[0]):
             row = src[i]
@@ -973,7 +989,7 @@ def _connect(axis):
                 idx = np.nonzero(row == c)[0]
                 if idx.size >= 2:
                     seg = out[i, idx[0]:idx[-1] + 1]
-                    seg[seg == bg] = c
+                    seg[seg == bg] = MARK if mark else c
         out = out if axis == 1 else out.T
         return None if (out == g).all() else out
     return fn
@@ -987,7 +1003,9 @@ def _fills(ctx: _Context) -> list[Primitive]:
             Primitive("interior", 1, _interior, fam),
             Primitive("fill_boxes", 1, _fill_boxes, fam),
             Primitive("connect_rows", 1, _connect(1), fam),
-            Primitive("connect_cols", 1, _connect(0), fam)]
+            Primitive("connect_cols", 1, _connect(0), fam),
+            Primitive("connect_rows_mark", 1, _connect(1, True), fam),
+            Primitive("connect_cols_mark", 1, _connect(0, True), fam)]
 
 
 # -- objects: keep, drop, recolour ---------------------------------------------------
