@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -39,13 +40,20 @@ def submission_text(sub: dict) -> str:
     return json.dumps(sub, separators=(",", ":")) + "\n"
 
 
-def _measure_line(name: str, sub: dict, seconds: float, workers: int) -> str:
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished worker processes."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _measure_line(name: str, sub: dict, seconds: float, cpu: float, workers: int) -> str:
     s = score(name, sub).summary
     lo, hi = s["pass@2_ci95"]
     solved = round(s["pass@2"] * s["n_tasks"], 2)
     return (f"{name}: pass@2 = {s['pass@2']:.4f} (95% interval [{lo:.4f}, {hi:.4f}]; "
             f"{solved:g} of {s['n_tasks']} tasks), pass@1 = {s['pass@1']:.4f}, "
-            f"{seconds:.1f} s on {workers} worker(s)")
+            f"{seconds:.1f} s wall-clock on {workers} worker(s), {cpu:.1f} s of CPU")
 
 
 def main(argv=None) -> int:
@@ -60,9 +68,9 @@ def main(argv=None) -> int:
     status = 0
     for name in names:
         ds = load_dataset(name)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu_seconds()
         sub = program_search_submission(ds, workers=args.workers)
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
         text = submission_text(sub)
         out = BUNDLED.get(name)
         if out is not None and args.check:
@@ -73,7 +81,7 @@ def main(argv=None) -> int:
             atomic_write_text(out, text, overwrite=True)
             print(f"wrote {out} ({len(sub)} tasks)")
         if args.measure:
-            print(_measure_line(name, sub, seconds, args.workers))
+            print(_measure_line(name, sub, seconds, cpu, args.workers))
     return status
 
 
