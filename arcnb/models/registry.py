@@ -109,5 +109,12 @@ def _build_demo_conv(hidden: int = 32, blocks: int = 3, prior: bool = False):
     return DemoConvNet(hidden=hidden, blocks=blocks, prior=prior)
 
 
+def _build_program_search(**config):
+    from ..baselines import program_search_model
+
+    return program_search_model(**config)
+
+
 register_builder("copy-input", _build_copy_input)
+register_builder("program-search", _build_program_search)
 register_builder("demo-conv", _build_demo_conv)
