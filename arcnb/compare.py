@@ -197,14 +197,14 @@ class Comparison:
                                        for r in self.runs)
 
     def leaderboard(self, ax=None):
-        """The leaderboard picture (:func:`arcnb.plot.cost_vs_score` of the runs
+        """The leaderboard picture (:func:`arcnb.plot.leaderboard` of the runs
         table): pass@2 with its interval against cost per task, log cost axis, Pareto
         front marked. Returns the Axes, or None when some run has no cost."""
         if not self.has_cost:
             return None
-        from .plot import cost_vs_score
+        from .plot import leaderboard
 
-        return cost_vs_score(self.tables["runs"], ax=ax)
+        return leaderboard(self.tables["runs"], ax=ax)
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
               latex: bool = True) -> list[Path]:

@@ -227,7 +227,7 @@ def test_cost_vs_score_axes_hold_the_points_and_the_front():
     matplotlib.use("Agg")
     import pandas as pd
 
-    from arcnb.plot import cost_vs_score
+    from arcnb.plot import leaderboard as cost_vs_score
 
     df = pd.DataFrame({"run": ["a", "b", "c", "zero"], "cost_per_task": [0.1, 1.0, 10.0, 0.0],
                        "pass@2": [0.2, 0.5, 0.4, 0.05], "pass@2_ci_low": [0.1, 0.4, 0.3, 0.0],

@@ -505,7 +505,7 @@ def test_enable_rich_display_registers_png_formatters(arc1_eval):
 PUBLIC = """PALETTE PALETTE_RGB COLOR_NAMES PAD_COLOR PAD_HATCH_COLOR LINE_COLOR DIFF_OK_COLOR
 DIFF_WRONG_COLOR SINGLE_COLUMN DOUBLE_COLUMN STYLE grid_image diff_mask grid pair task gallery
 gallery_items gallery_pages color_accuracy confusion_heatmap breakdown_bars pass_at_k compare
-cost_vs_score
+leaderboard
 paper_style figsize save GridView PairView TaskView view enable_rich_display""".split()
 # the charts that scale to their data, the graded breakdown panels and the cost charts
 PUBLIC += "breakdown_panels cell_accuracy_hist cost_vs_score cost_by_outcome value_limit value_label".split()

@@ -41,14 +41,15 @@ Modules (every public name is importable from ``arcnb.plot`` itself)
     ``figures``   :class:`~arcnb.plot.figures.ArcnbFigure`, the figures that show once
     ``charts``    :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
                   :func:`breakdown_panels`, :func:`cell_accuracy_hist`, :func:`pass_at_k`,
-                  :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`
+                  :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`,
+                  :func:`leaderboard`
     ``paper``     :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
     ``display``   :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
                   :func:`enable_rich_display`
 """
 from __future__ import annotations
 
-from .charts import (breakdown_bars, color_accuracy, compare, confusion_heatmap, cost_vs_score,
+from .charts import (breakdown_bars, color_accuracy, compare, confusion_heatmap, leaderboard,
                      pass_at_k)
 from .display import GridView, PairView, TaskView, enable_rich_display, view
 from .galleries import gallery, gallery_items, gallery_pages
@@ -65,7 +66,7 @@ __all__ = [
     "DIFF_OK_COLOR", "DIFF_WRONG_COLOR", "SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE",
     "grid_image", "diff_mask", "grid", "pair", "task", "gallery", "gallery_items",
     "gallery_pages", "color_accuracy", "confusion_heatmap",
-    "breakdown_bars", "pass_at_k", "compare", "cost_vs_score", "paper_style",
+    "breakdown_bars", "pass_at_k", "compare", "leaderboard", "paper_style",
     "figsize", "save", "GridView", "PairView", "TaskView", "view", "enable_rich_display",
 ]
 __all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",

@@ -745,7 +745,7 @@ def _compare_paired(ax, x, y, ids, *, metric, labels, max_tasks) -> None:
 
 
 # ---------------------------------------------------------------- score against cost
-def cost_vs_score(table, *, ax=None, cost: str = "cost_per_task", score: str = "pass@2",
+def leaderboard(table, *, ax=None, cost: str = "cost_per_task", score: str = "pass@2",
                   ci_low: str | None = "pass@2_ci_low", ci_high: str | None = "pass@2_ci_high",
                   label: str = "run", front: str | None = "pareto_front",
                   annotate: bool = True):
