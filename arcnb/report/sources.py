@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ArcnbError
+from ..resources import example, reports_root
 from ..runs import FIGURES, Run, is_finished, run_provenance
 
 __all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "default_out",
            "open_run", "figures_dir", "default_compare_runs"]
 
-_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATASET = "arc-agi-1:evaluation"
-_EXAMPLE_PREDICTIONS = _ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
+_EXAMPLE_PREDICTIONS = example()  # the bundled example predictions (arcnb.resources)
 
 
 def _bundled_checkpoint() -> Path | None:
@@ -29,7 +29,7 @@ def _bundled_checkpoint() -> Path | None:
 
 def default_source() -> dict:
     """The embedded default: the bundled baseline checkpoint on ARC-AGI-1 evaluation when
-    ``data/checkpoints/`` holds one, else the bundled example predictions.
+    the package ships one (:func:`arcnb.resources.checkpoint`), else the bundled example predictions.
 
     Returns ``{"kind": "checkpoint" | "predictions", "path": str, "dataset": str}``.
     """
@@ -38,7 +38,7 @@ def default_source() -> dict:
         return {"kind": "checkpoint", "path": str(ckpt), "dataset": DEFAULT_DATASET}
     if not _EXAMPLE_PREDICTIONS.exists():
         raise ArcnbError(f"the bundled example predictions {_EXAMPLE_PREDICTIONS} are "
-                         "missing and no bundled checkpoint was found in data/checkpoints/")
+                         "missing and no bundled checkpoint was found (reinstall arcnb)")
     return {"kind": "predictions", "path": str(_EXAMPLE_PREDICTIONS),
             "dataset": DEFAULT_DATASET}
 
@@ -93,13 +93,15 @@ def make_run(source: Mapping, dataset: str, out: str | os.PathLike, *, tasks=Non
 
 def default_out(out: str, source: Mapping, dataset: str, *, kind: str = "runs") -> Path:
     """``out`` when given, else ``reports/<kind>/<source name>-<dataset>-<UTC time>``
-    (a fresh folder, so a notebook run never replaces an earlier one)."""
+    (a fresh folder, so a notebook run never replaces an earlier one) under
+    :func:`arcnb.resources.reports_root` (the clone's ``reports/``, or ``reports/`` in
+    the current directory for an installed arcnb)."""
     if out:
         return Path(out)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     name = f"{Path(str(source['path'])).stem}-{str(dataset).replace(':', '-')}-{stamp}"
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-    return _ROOT / "reports" / kind / safe
+    return reports_root() / kind / safe
 
 
 def open_run(run_dir: str | os.PathLike | None = None, *, predictions: str | None = None,
@@ -148,7 +150,7 @@ def default_compare_runs(folder: str | os.PathLike | None = None, *,
     the copy-the-input baseline (:func:`arcnb.evaluate.evaluate` with ``"copy-input"``)
     on ``dataset``. They are written under ``folder`` (default
     ``reports/compare-default/``) once and reused when already finished."""
-    root = Path(folder) if folder else _ROOT / "reports" / "compare-default"
+    root = Path(folder) if folder else reports_root() / "compare-default"
     runs = [(root / "example-predictions", {"kind": "predictions",
                                             "path": str(_EXAMPLE_PREDICTIONS)}),
             (root / "copy-input", {"kind": "checkpoint", "path": "copy-input"})]
