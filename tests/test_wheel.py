@@ -20,6 +20,7 @@ Set ARCNB_WHEEL_TIMES=1 and ``-s`` to print the time of each step.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -163,20 +164,24 @@ def installed(tmp_path_factory):
     else:  # kept between sessions on this machine, never inside the checkout
         venv = Path(tempfile.gettempdir()) / f"arcnb-wheel-test-venv-{_deps_key()}"
     venv = _outside(venv)
-    with _Timer("venv + install"):
-        ready = venv / ".arcnb-deps-installed"
-        if not ready.exists():
-            shutil.rmtree(venv, ignore_errors=True)
-            _make_venv(venv, wheel, base)
-            ready.write_text(wheel.name)
-        else:
-            _run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--force-reinstall",
-                  "--no-deps", wheel], cwd=base)
-    work = base / "empty"
-    work.mkdir()
-    yield venv, _clean_env(venv, base / "home"), work, wheel, sdists[0]
+    # one test session at a time uses a kept venv (another would reinstall arcnb in it)
+    with open(f"{venv}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with _Timer("venv + install"):
+            ready = venv / ".arcnb-deps-installed"
+            if not ready.exists():
+                shutil.rmtree(venv, ignore_errors=True)
+                _make_venv(venv, wheel, base)
+                ready.write_text(wheel.name)
+            else:
+                _run([venv / "bin" / "python", "-m", "pip", "install", "-q",
+                      "--force-reinstall", "--no-deps", wheel], cwd=base)
+        work = base / "empty"
+        work.mkdir()
+        yield venv, _clean_env(venv, base / "home"), work, wheel, sdists[0]
     if os.environ.get("CI"):
         shutil.rmtree(venv, ignore_errors=True)  # 1.6 GB
+        Path(f"{venv}.lock").unlink(missing_ok=True)
 
 
 def test_wheel_and_sdist_hold_the_shipped_files(installed):
