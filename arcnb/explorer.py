@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ArcnbError
+from .grids import best_attempt
 
 __all__ = ["explore", "Explorer", "ExploreError", "SELECTIONS"]
 
@@ -476,25 +477,21 @@ def _fmt(v, digits: int = 3) -> str:
 def _choose(attempts: list, truth, row, attempt, max_k: int):
     """``(0-based index or None, grid or None)`` of the attempt to draw.
 
-    ``"best"``: the first right attempt (the table's ``first_correct``) among the first
-    ``max_k``; else the attempt with the truth's shape and the most right cells; else the
-    first valid one. An integer picks that attempt (1-based)."""
+    ``"best"``: the table's ``best_attempt`` (:func:`arcnb.grids.best_attempt`, the one
+    rule: the first right attempt among the first ``max_k``, else the right-shaped one
+    with the most right cells, else the first valid one). An integer picks that attempt
+    (1-based)."""
     if attempt != "best":
         j = int(attempt) - 1
         return (j, attempts[j]) if j < len(attempts) else (j, None)
-    fc = row.get("first_correct") if row is not None else None
-    if fc is not None and fc is not pd.NA and not pd.isna(fc) and int(fc) <= max_k:
-        return int(fc) - 1, attempts[int(fc) - 1]
-    considered = attempts[:max_k]
-    same = [(float(np.mean(g == truth)), -j, j) for j, g in enumerate(considered)
-            if g is not None and truth is not None and g.shape == truth.shape]
-    if same:
-        j = max(same)[2]
-        return j, considered[j]
-    for j, g in enumerate(considered):
-        if g is not None:
-            return j, g
-    return (0, None) if considered else (None, None)
+    ba = row.get("best_attempt") if row is not None else None
+    if ba is not None and not pd.isna(ba):  # the table's column: nothing recomputed
+        return int(ba) - 1, attempts[int(ba) - 1]
+    if truth is not None:
+        j, _ = best_attempt(truth, attempts, max_k)
+        if j is not None:
+            return j, attempts[j]
+    return (0, None) if attempts[:max_k] else (None, None)
 
 
 def _attempt_words(label: str, j, g, truth, n_attempts: int) -> tuple[str, str | None]:

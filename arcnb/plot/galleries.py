@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..grids import best_attempt
 from .palette import _WRONG, _plt, _shape
 from .pixelfont import _PixelFont
 from .tiles import _LUT4, _T_BG, _render_tiles
@@ -20,28 +21,11 @@ __all__ = ["gallery", "gallery_items", "gallery_pages"]
 
 
 def _best_attempt(truth: np.ndarray, attempts: Sequence, max_k: int) -> tuple[int | None, Any]:
-    """The attempt a gallery shows for ``attempt="best"``.
-
-    Among the first ``max_k`` attempts: the first exactly correct one; else the
-    same-shape attempt with the highest cell accuracy (the first on ties; this is the
-    attempt behind ``Results.outputs["cell_accuracy"]``); else the first valid attempt.
-    Returns ``(0-based index, grid)`` or ``(None, None)``.
-    """
-    considered = list(attempts)[:max_k]
-    best, best_acc = None, -1.0
-    for j, g in enumerate(considered):
-        if g is not None and g.shape == truth.shape:
-            acc = float(np.mean(g == truth))
-            if acc == 1.0:
-                return j, g
-            if acc > best_acc:
-                best, best_acc = j, acc
-    if best is not None:
-        return best, considered[best]
-    for j, g in enumerate(considered):
-        if g is not None:
-            return j, g
-    return None, None
+    """The attempt a gallery shows for ``attempt="best"``: :func:`arcnb.grids.best_attempt`
+    (the one rule, the attempt behind ``Results.outputs["cell_accuracy"]``). Returns
+    ``(0-based index, grid)`` or ``(None, None)``."""
+    j, _ = best_attempt(truth, list(attempts), max_k)
+    return (None, None) if j is None else (j, attempts[j])
 
 
 def _category_lists(results, categories) -> dict[str, list[str]] | None:
