@@ -130,7 +130,7 @@ def test_resources_resolve_inside_the_imported_package():
 def test_examples_lists_every_json_file_of_the_folder():
     folder = PKG / "resources" / "examples"
     want = sorted(n[:-5] for n in os.listdir(folder) if n.endswith(".json"))
-    got = resources.examples()
+    got = resources.example_files()
     assert sorted(got) == want and want
     assert all(p.parent == resources.examples_dir() for p in got.values())
 
@@ -140,7 +140,7 @@ def test_examples_picks_up_a_new_file(tmp_path, monkeypatch):
     (tmp_path / "a_model.json").write_text("{}")
     (tmp_path / "notes.txt").write_text("")
     monkeypatch.setattr(resources, "examples_dir", lambda: tmp_path)
-    assert list(resources.examples()) == ["a_model", "b_model"]
+    assert list(resources.example_files()) == ["a_model", "b_model"]
 
 
 def test_bundled_files_are_what_the_commands_use():

@@ -8,7 +8,7 @@ plain ``pip install``:
 - ``arcnb/resources/checkpoints/``: the bundled baseline checkpoint ``baseline.pt`` and
   its card ``README.md`` (:func:`checkpoint`);
 - ``arcnb/resources/examples/*.json``: example prediction files, every file of the
-  folder (:func:`examples`, :func:`example`);
+  folder (:func:`example_files`, :func:`example`);
 - ``arcnb/templates/``: the nbconvert template of the HTML reports (:func:`templates_dir`);
 - ``arcnb/paper.mplstyle``: the paper figure style (:func:`paper_style_path`; it stays at
   the package top level so that matplotlib finds it as ``"arcnb.paper"``).
@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import ArcnbError
 
 __all__ = ["DEFAULT_EXAMPLE", "notebooks_dir", "notebook_names", "notebook", "copy_notebooks",
-           "checkpoints_dir", "checkpoint", "examples_dir", "examples", "example",
+           "checkpoints_dir", "checkpoint", "examples_dir", "example_files", "example",
            "templates_dir", "paper_style_path", "checkout_root", "reports_root"]
 
 #: The example predictions the embedded default scores when no checkpoint is bundled.
@@ -118,8 +118,10 @@ def examples_dir() -> Path:
     return _dir("examples")
 
 
-def examples() -> dict[str, Path]:
-    """Every bundled example predictions file: ``{file stem: path}``, sorted by name."""
+def example_files() -> dict[str, Path]:
+    """Every bundled example predictions file: ``{file stem: path}``, sorted by name.
+
+    (Not named ``examples``: ``import arcnb.resources.examples`` names the data folder.)"""
     return {p.stem: p for p in sorted(examples_dir().glob("*.json")) if p.is_file()}
 
 
