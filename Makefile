@@ -1,13 +1,14 @@
 # Two commands for a fresh machine with Python 3.11:
 #   make report   set up if needed, then build the report on the embedded default
 #   make test     set up if needed, then run every test
+#   make lint     set up if needed, then `ruff check` (rules in pyproject.toml [tool.ruff])
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.arcnb-installed
 REPORT_OUT ?= reports/default
 
-.PHONY: setup report test clean-venv
+.PHONY: setup report test lint clean-venv
 
 setup: $(STAMP)
 
@@ -24,6 +25,9 @@ report: setup
 
 test: setup
 	$(PY) -m pytest
+
+lint: setup
+	$(VENV)/bin/ruff check .
 
 clean-venv:
 	rm -rf $(VENV)

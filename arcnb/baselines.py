@@ -5,7 +5,7 @@ Paper tables put a model next to simple reference points. This module holds them
 
 * :func:`copy_input_submission`: every attempt is the test input unchanged;
 * :func:`heuristic_submission`: the tiny heuristic behind
-  ``data/examples/arc-agi-1-evaluation_heuristic.json`` (whole-grid programs only);
+  the bundled example ``arc-agi-1-evaluation_heuristic.json`` (whole-grid programs only);
 * :func:`program_search_submission`: a search over compositions of grid programs
   that keeps the programs reproducing *every* demonstration pair of a task.
 

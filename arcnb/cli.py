@@ -202,7 +202,7 @@ def _run_compare(args) -> int:
 def _add_report(sub) -> None:
     p = sub.add_parser("report", help="build a self-contained HTML report (papermill + nbconvert)",
                        description="Evaluate a checkpoint, score a predictions file or take a "
-                                   "run directory, execute notebooks/report.ipynb with papermill "
+                                   "run directory, execute arcnb's report notebook with papermill "
                                    "and export OUT/report.html (code hidden, images embedded, "
                                    "nothing loaded from the network). Several checkpoints run "
                                    "concurrently, one sub-folder of OUT each.")
@@ -239,13 +239,13 @@ def _add_report(sub) -> None:
 
 def _extend_compare(sub) -> None:
     """``arcnb compare ... --report``: after the comparison tables, also execute
-    notebooks/compare.ipynb and export OUT/compare.html (the report's export rules).
+    arcnb's compare notebook and export OUT/compare.html (the report's export rules).
     Kept separate from _add_compare/_run_compare, which it wraps."""
     cp = sub.choices.get("compare")
     if cp is None or any("--report" in a.option_strings for a in cp._actions):
         return
     cp.add_argument("--report", action="store_true",
-                    help="also render notebooks/compare.ipynb to OUT/compare.html")
+                    help="also run arcnb's compare notebook and export OUT/compare.html")
     inner = cp.get_default("func")
 
     def run(args) -> int:
@@ -390,8 +390,31 @@ def _run_evaluate(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- notebooks
+def _add_notebooks(sub) -> None:
+    from .resources import notebook_names
+
+    p = sub.add_parser("notebooks", help="copy arcnb's notebooks into a folder of your project",
+                       description="Copy the notebooks arcnb ships ("
+                                   + ", ".join(notebook_names()) + ") into DEST, to open "
+                                   "in JupyterLab or run with papermill (kernel python3). "
+                                   "Refuses to replace an existing notebook unless "
+                                   "--overwrite is given.")
+    p.add_argument("dest", metavar="DEST", help="folder to copy them into (created if missing)")
+    p.add_argument("--overwrite", action="store_true", help="replace notebooks already in DEST")
+    p.set_defaults(func=_run_notebooks)
+
+
+def _run_notebooks(args) -> int:
+    from .resources import copy_notebooks
+
+    for path in copy_notebooks(args.dest, overwrite=args.overwrite):
+        print(f"wrote {path}")
+    return 0
+
+
 # ---------------------------------------------------------------- main
-_COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report]
+_COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report, _add_notebooks]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -442,7 +442,7 @@ def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, au
     params = {
         "checkpoint": ckpt_name,
         "checkpoint_file": None if ckpt_path is None else (
-            "data/checkpoints/baseline.pt (bundled)" if str(checkpoint) == "baseline"
+            "baseline.pt (bundled with arcnb)" if str(checkpoint) == "baseline"
             else str(ckpt_path)),
         "checkpoint_sha256": file_sha256(ckpt_path) if ckpt_path else None,
         "checkpoint_format": adapter.source,

@@ -418,7 +418,13 @@ def read_metrics(run_dir: str | os.PathLike) -> dict:
 
 # ================================================================== provenance
 def _git_commit() -> str | None:
-    root = Path(__file__).resolve().parents[1]
+    # only a clone of arcnb has a commit of its own: an installed arcnb inside
+    # someone else's repository must not report that repository's commit
+    from .resources import checkout_root
+
+    root = checkout_root()
+    if root is None:
+        return None
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=5)

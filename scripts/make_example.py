@@ -1,4 +1,5 @@
-"""Regenerate the bundled example predictions in data/examples/.
+"""Regenerate the bundled example predictions (arcnb/resources/examples/, package data)
+and their copy in the clone's data/examples/.
 
     .venv/bin/python scripts/make_example.py
 
@@ -9,13 +10,16 @@ the same bytes.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from arcnb.data import load_dataset
 from arcnb.heuristics import heuristic_submission
 from arcnb.io import atomic_write_text
 
-OUT = Path(__file__).resolve().parents[1] / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "arcnb" / "resources" / "examples" / "arc-agi-1-evaluation_heuristic.json"
 
 
 def main() -> None:
@@ -23,6 +27,7 @@ def main() -> None:
     sub = heuristic_submission(ds)
     atomic_write_text(OUT, json.dumps(sub, separators=(",", ":")) + "\n", overwrite=True)
     print(f"wrote {OUT} ({len(sub)} tasks)")
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "sync_data.py")], check=True)
 
 
 if __name__ == "__main__":

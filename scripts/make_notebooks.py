@@ -1,4 +1,6 @@
-"""Regenerate arcnb's notebooks (notebooks/*.ipynb) from the cell lists below.
+"""Regenerate arcnb's notebooks from the cell lists below: the shipped ones
+(arcnb/resources/notebooks/*.ipynb, package data) and their byte-identical copies in the
+clone's notebooks/ folder.
 
     .venv/bin/python scripts/make_notebooks.py          # write the notebooks
     .venv/bin/python scripts/make_notebooks.py --check  # exit 1 when a notebook differs
@@ -18,7 +20,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "notebooks"
+OUT = ROOT / "arcnb" / "resources" / "notebooks"  # shipped in the package
+MIRROR = ROOT / "notebooks"  # the clone's copies, byte-identical
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (arcnb)", "language": "python"}
 LANGUAGE_INFO = {"name": "python", "pygments_lexer": "ipython3",
@@ -580,22 +583,27 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="exit 1 when a committed notebook differs from its cell list")
     args = ap.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
-    stale = []
-    for name, cells in NOTEBOOKS.items():
-        text = nbformat.writes(build(cells)) + "\n"
-        path = OUT / name
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(name)
-            continue
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path}")
+    stale, extra = [], []
+    for folder in (OUT, MIRROR):
+        folder.mkdir(exist_ok=True)
+        extra += [str(p.relative_to(ROOT)) for p in sorted(folder.glob("*.ipynb"))
+                  if p.name not in NOTEBOOKS]
+        for name, cells in NOTEBOOKS.items():
+            text = nbformat.writes(build(cells)) + "\n"
+            path = folder / name
+            if args.check:
+                if not path.exists() or path.read_text(encoding="utf-8") != text:
+                    stale.append(str(path.relative_to(ROOT)))
+                continue
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)}")
+    if extra:
+        print("notebooks without a cell list here (remove them or add a cell list): "
+              + ", ".join(extra), file=sys.stderr)
     if stale:
         print("stale notebooks (run scripts/make_notebooks.py): " + ", ".join(stale),
               file=sys.stderr)
-        return 1
-    return 0
+    return 1 if stale or extra else 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Regenerate the program-search reference predictions bundled in data/examples/.
+"""Regenerate the program-search reference predictions bundled in arcnb/resources/examples/
+(then run scripts/sync_data.py to copy them to the clone's data/examples/).
 
     .venv/bin/python scripts/make_reference_predictions.py            # write both files
     .venv/bin/python scripts/make_reference_predictions.py --check    # compare, write nothing
@@ -26,7 +27,7 @@ from arcnb.data import load_dataset
 from arcnb.io import atomic_write_text
 from arcnb.scoring import score
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "arcnb" / "resources" / "examples"
 #: dataset -> bundled file
 BUNDLED = {
     "arc-agi-1:evaluation": EXAMPLES / "arc-agi-1-evaluation_program_search.json",

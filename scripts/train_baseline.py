@@ -8,7 +8,8 @@ shown under a random dihedral transform and, with probability 1/2, a random
 permutation of colours 1-9, applied to the whole task. Loss: cross entropy over the
 30x30 canvas (11 classes, padding included). Adam, fixed step count, seeded; CPU.
 
-    python scripts/train_baseline.py --out data/checkpoints/baseline.pt
+    python scripts/train_baseline.py --out arcnb/resources/checkpoints/baseline.pt
+    python scripts/sync_data.py   # copy it to the clone's data/checkpoints/
 
 The evaluation split is never read.
 """
@@ -64,7 +65,7 @@ def make_batch(samples, idx, rng):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    ap.add_argument("--out", default="data/checkpoints/baseline.pt")
+    ap.add_argument("--out", default="arcnb/resources/checkpoints/baseline.pt")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--batch-size", type=int, default=24)

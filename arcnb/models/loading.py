@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArcnbError
+from ..resources import checkpoint
 from .interface import ModelAdapter
 from .registry import _BUILDERS, resolve_builder
 from .safety import (TRUST_HINT, UnsafeCheckpointError, load_checked, one_line, pickle_globals,
@@ -51,8 +52,9 @@ from .safety import (TRUST_HINT, UnsafeCheckpointError, load_checked, one_line, 
 __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE",
            "UnsafeCheckpointError", "detect_format", "ReplaceConfig"]
 
-#: The bundled baseline checkpoint (trained by scripts/train_baseline.py).
-BUNDLED_BASELINE = Path(__file__).resolve().parents[2] / "data" / "checkpoints" / "baseline.pt"
+#: The bundled baseline checkpoint (package data, :func:`arcnb.resources.checkpoint`;
+#: trained by scripts/train_baseline.py).
+BUNDLED_BASELINE = checkpoint("baseline")
 
 
 def file_sha256(path: str | os.PathLike) -> str:

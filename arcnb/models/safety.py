@@ -19,8 +19,8 @@ were shown to, with files built in ``tests/test_security.py``):
   ``torch.load(weights_only=True)``; each guard must parse (:mod:`ast`) to
   comparisons and arithmetic on the inputs' sizes and strides; each shape expression
   must parse to calls of a fixed list of sympy classes on numbers and names; the
-  input/output structures must name no enum or ``defaultdict``; and operators must be PyTorch's own (``aten``, ``prims``,
-  higher-order operators), minus those that touch files.
+  input/output structures must name no enum or ``defaultdict``; and operators must be
+  PyTorch's own (``aten``, ``prims``, higher-order operators), minus those that touch files.
 * **TorchScript archives**: their pickles (``data.pkl``, ``constants.pkl``) are read
   by PyTorch's C++ unpickler, which only rebuilds tensors and TorchScript types, so a
   pickle naming ``os.system`` fails to load and runs nothing. But the archive's

@@ -135,7 +135,7 @@ def _exact_image_class():
                         and A.shape[2] == 4 and A.dtype == np.uint8
                         and self._get_scalar_alpha() == 1.0):
                     x1, x2, y1, y2 = self.get_extent()
-                    (l, b), (r, t) = self.get_transform().transform([[x1, y1], [x2, y2]])
+                    (l, b), (r, t) = self.get_transform().transform([[x1, y1], [x2, y2]])  # noqa: E741
                     h, w = A.shape[:2]
                     exact = (abs((r - l) - w) < 1e-6 and abs((t - b) - h) < 1e-6
                              and abs(l - round(l)) < 1e-6 and abs(b - round(b)) < 1e-6)

@@ -7,6 +7,8 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..resources import paper_style_path
+
 __all__ = ["SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE", "paper_style", "figsize", "save"]
 
 #: Column widths in inches (single- and double-column paper figures).
@@ -17,7 +19,7 @@ DOUBLE_COLUMN = 7.2
 STYLE = "arcnb.paper"
 # the style file stays at the package top level: matplotlib resolves the dotted name
 # "arcnb.paper" to the file paper.mplstyle inside the package arcnb
-_STYLE_PATH = Path(__file__).parent.parent / "paper.mplstyle"
+_STYLE_PATH = paper_style_path()
 
 
 @contextmanager

@@ -24,19 +24,18 @@ from .html import _esc
 __all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
            "export_html"]
 
-#: The notebooks shipped in ``notebooks/`` (name -> file name).
+#: The notebooks shipped in the package (``arcnb/resources/notebooks/``; name -> file name).
 NOTEBOOKS = {
     "evaluate": "evaluate.ipynb",
     "report": "report.ipynb",
     "compare": "compare.ipynb",
     "figures": "figures.ipynb",
+    "explore": "explore.ipynb",
 }
 
 #: papermill always runs notebooks with this kernel.
 KERNEL_NAME = "python3"
 
-_ROOT = Path(__file__).resolve().parents[2]
-_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 _TEMPLATE_NAME = "arcnb_report"
 
 
@@ -68,12 +67,9 @@ def notebook_path(name: str) -> Path:
     if stem not in NOTEBOOKS:
         raise ArcnbError(f"unknown notebook {name!r}: use one of {', '.join(NOTEBOOKS)} "
                          "or a path to an .ipynb file")
-    path = _ROOT / "notebooks" / NOTEBOOKS[stem]
-    if not path.exists():
-        raise ArcnbError(f"notebook {path} not found: arcnb's notebooks live in the "
-                         "repository's notebooks/ folder (install arcnb from a clone, "
-                         "`pip install -e .`)")
-    return path
+    from ..resources import notebook
+
+    return notebook(NOTEBOOKS[stem])
 
 
 def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
@@ -165,11 +161,13 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
     import nbformat
     from nbconvert import HTMLExporter
 
+    from ..resources import templates_dir
+
     nb = nbformat.read(str(notebook), as_version=4)
     if title:
         nb.metadata["title"] = str(title)
     exporter = HTMLExporter(template_name=_TEMPLATE_NAME,
-                            extra_template_basedirs=[str(_TEMPLATES)],
+                            extra_template_basedirs=[str(templates_dir())],
                             exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True, embed_images=True)
     body, _ = exporter.from_notebook_node(nb)

