@@ -93,7 +93,7 @@ class Comparison:
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
               latex: bool = True) -> list[Path]:
-        """Write ``<table>.csv`` (and ``.tex``) for every table and :data:`SUMMARY_FILE`
+        """Write ``<table>.csv`` (and ``.tex``) for every table and ``summary.json``
         into ``out``, each file atomically. Nothing is written when any target exists
         and ``overwrite`` is False."""
         out = Path(out)

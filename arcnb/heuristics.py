@@ -36,6 +36,7 @@ _DIHEDRAL: dict[str, Program] = {
     "transpose": lambda g: g.T,
     "anti_transpose": lambda g: np.rot90(g, 2).T,
 }
+#: The programs tried, in order.
 PROGRAMS = tuple(_DIHEDRAL) + ("colour map", "tile", "upscale", "constant")
 
 

@@ -76,17 +76,29 @@ __all__ = [
 ]
 
 # ====================================================================== the layout
+#: The scoring summary plus ``provenance`` (written last: it marks completion).
 METRICS = "metrics.json"
+#: The predictions, in the ARC Prize submission format.
 PREDICTIONS = "predictions.json"
+#: The per-output scoring table (plus the votes of ``arcnb evaluate``), as CSV.
 RESULTS_CSV = "results.csv"
+#: The same table as Parquet (exact strings and types).
 RESULTS_PARQUET = "results.parquet"
+#: The per-task table.
 TASKS_CSV = "tasks.csv"
+#: The folder of a report's figures.
 FIGURES = "figures"
+#: The executed report notebook.
 REPORT_NOTEBOOK = "report.ipynb"
+#: The report exported as self-contained HTML.
 REPORT_HTML = "report.html"
+#: The executed evaluate notebook (one per checkpoint of a multi-report).
 EVALUATE_NOTEBOOK = "evaluate.ipynb"
+#: The evaluate notebook exported as HTML.
 EVALUATE_HTML = "evaluate.html"
+#: The journal of finished tasks (what ``--resume`` reads).
 JOURNAL = "journal.jsonl"
+#: The journals of every rank of a ``torchrun`` run.
 JOURNAL_GLOB = "journal*.jsonl"
 _JOURNAL_KIND = "arcnb-evaluate-journal"
 
@@ -342,6 +354,7 @@ class Run:
     """
 
     results: object
+    #: The run's ``metrics.json`` (or the in-memory summary plus ``provenance``).
     metrics: dict
     run_dir: Path | None = None
     label: str = ""
@@ -647,7 +660,9 @@ class Journal:
         os.fsync(self.fh.fileno())
 
     def append(self, record: dict) -> None:
+        """Write ``record`` as one JSON line, flushed and fsynced."""
         self._write(record)
 
     def close(self) -> None:
+        """Close the file."""
         self.fh.close()

@@ -57,6 +57,7 @@ __all__ = [
     "table_html",
     "definitions_html",
     "breakdown_html",
+    "provenance_html",
     "provenance",
     "compact_line",
     "show",
