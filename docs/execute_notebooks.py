@@ -7,7 +7,8 @@ Each notebook in ``notebooks/`` runs with papermill (kernel ``python3``) on its 
 default parameters, the embedded default, into ``docs/examples/NAME.ipynb``; the files
 the notebooks write (the evaluate notebook's run directory, the figures notebook's
 figures, the comparison's tables) go under ``docs/_build/notebooks/`` instead of
-``reports/``. Neither folder is committed. Sphinx (myst-nb, execution off) renders the
+``reports/``. Neither folder is committed. The checkout's absolute path is shown as
+relative paths in the outputs. Sphinx (myst-nb, execution off) renders the
 executed copies as they are: every output on the example pages comes from this run.
 
 The explore notebook's browser is an ipywidgets widget, which a static page cannot
@@ -44,12 +45,12 @@ def notebook_names() -> list[str]:
 
 
 def parameters(name: str) -> dict:
-    """The embedded default: no parameter changed but where files are written."""
-    work = WORK / name
+    """The embedded default: no parameter changed but where files are written
+    (relative to the notebook's working directory, ``docs/_build/notebooks/NAME``)."""
     return {
-        "evaluate": {"out": str(work / "run"), "overwrite": True},
-        "figures": {"out": str(work / "figures")},
-        "compare": {"out": str(work / "tables"), "overwrite": True},
+        "evaluate": {"out": "run", "overwrite": True},
+        "figures": {"out": "figures"},
+        "compare": {"out": "tables", "overwrite": True},
     }.get(name, {})
 
 
@@ -64,7 +65,42 @@ def execute(name: str) -> tuple[str, float]:
                         parameters=parameters(name), kernel_name="python3",
                         progress_bar=False, cwd=str(work))
     add_widget_pictures(out)
+    relativize_paths(out)
     return name, time.perf_counter() - t0
+
+
+def relativize_paths(path: Path) -> int:
+    """Show the checkout's absolute path as relative paths in the text outputs and the
+    papermill metadata (the pages must not show where they were built). Returns how
+    many strings changed."""
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    root = str(ROOT)
+    changed = 0
+
+    def fix(text: str) -> str:
+        nonlocal changed
+        new = text.replace(root + "/", "").replace(root, ".")
+        changed += new != text
+        return new
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output["text"] = fix(output["text"])
+            for mime, value in output.get("data", {}).items():
+                if mime.startswith("text/") and isinstance(value, str):
+                    output["data"][mime] = fix(value)
+    pm_meta = nb.metadata.get("papermill", {})
+    for key in ("input_path", "output_path"):
+        if isinstance(pm_meta.get(key), str):
+            pm_meta[key] = fix(pm_meta[key])
+    for key, value in list(pm_meta.get("parameters", {}).items()):
+        if isinstance(value, str):
+            pm_meta["parameters"][key] = fix(value)
+    nbformat.write(nb, str(path))
+    return changed
 
 
 def add_widget_pictures(path: Path) -> int:

@@ -1,14 +1,17 @@
 """Metric functions.
 
-``partial_credit`` scores one predicted grid against its truth (seed 001). The tensor
+``partial_credit`` scores one predicted grid against its truth (the rule of
+arcsolver's grid ``score``). The tensor
 metrics for training loops live here too:
 
 * :func:`grid_metrics`: grid accuracy, exact match, cell accuracy, tolerance
   accuracies, row / column rates, the dense grid objective and, given the source
-  grids, the change (transformation) metrics (seed 000);
+  grids, the change (transformation) metrics (after the ARC Taxonomy reproduction's metric
+  requirements);
 * :func:`reconstruction_metrics`, :func:`color_confusion`, :func:`latent_diagnostics`
-  (seed 002);
-* :func:`token_accuracy` (seed 004, corrected: the ignore index is never guessed).
+  (after the discrete-grid VAE's reconstruction-metrics notes);
+* :func:`token_accuracy` (the accuracy-masking fix for language-modelling tasks,
+  corrected: the ignore index is never guessed).
 
 Conventions. Batches are ``[B, H, W]`` grids (or ``[B, L]`` sequences) padded with
 ``pad_token`` (default 10; a value in 0-9 raises ValueError because colour 0 is black,

@@ -8,7 +8,8 @@ import numpy as np
 
 
 def partial_credit(truth, pred) -> float:
-    """Partial credit for one predicted grid (seed 001).
+    """Partial credit for one predicted grid (the rule of
+    arcsolver's grid ``score``).
 
     1.0 on an exact match; 0.0 for None; otherwise
     ``(min/max ratio of rows) * (min/max ratio of columns) * cell accuracy`` on the

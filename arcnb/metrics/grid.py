@@ -241,7 +241,8 @@ def grid_metrics(pred, target, *, pad_token: int | None = 10, source=None,
                  tolerances: Sequence[float] = DEFAULT_TOLERANCES,
                  weights: Sequence[float] = DEFAULT_WEIGHTS,
                  convention: str = "arcnb") -> dict:
-    """Grid, cell and (given ``source``) change metrics of a padded batch (seed 000).
+    """Grid, cell and (given ``source``) change metrics of a padded batch (after
+    the ARC Taxonomy reproduction's metric requirements).
 
     ``pred``, ``target`` (and ``source``) are ``[B, H, W]`` (or ``[B, L]``) integer
     batches padded with ``pad_token``. *Valid* cells: ``target != pad_token``. A grid

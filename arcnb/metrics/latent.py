@@ -49,13 +49,14 @@ def _latent_compute(counts, *, active_threshold=ACTIVE_DIM_THRESHOLD) -> dict:
 
 
 def latent_diagnostics(mu, logvar, *, active_threshold: float = ACTIVE_DIM_THRESHOLD) -> dict:
-    """Diagnostics of a diagonal-Gaussian latent space (seed 002's report).
+    """Diagnostics of a diagonal-Gaussian latent space (as in the
+    discrete-grid VAE's reconstruction-metrics notes).
 
     ``mu`` and ``logvar``: ``[N, D]`` posterior means and log-variances.
 
     * ``kl_per_dim`` (tensor of D) = mean over samples of
       ``-0.5 * (1 + logvar - mu**2 - exp(logvar))``, the KL to N(0, 1) of each dimension;
-    * ``mean_kl_per_dim`` = mean of ``kl_per_dim`` (seed 002's "mean KL divergence",
+    * ``mean_kl_per_dim`` = mean of ``kl_per_dim`` (those notes' "mean KL divergence",
       collapse below about 0.05); ``kl_total`` = its sum (KL per sample);
     * ``mu_variance_per_dim`` = variance over samples of ``mu`` (population, /N);
     * ``n_active_dims`` = dimensions with ``mu_variance_per_dim > active_threshold``

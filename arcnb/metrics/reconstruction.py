@@ -105,7 +105,8 @@ def _check_background(background):
 
 def reconstruction_metrics(pred, target, *, background: int | None = 0,
                            pad_token: int | None = None) -> dict:
-    """Reconstruction metrics of a batch of grids (seed 002).
+    """Reconstruction metrics of a batch of grids (after the
+    discrete-grid VAE's reconstruction-metrics notes).
 
     Over valid cells (all cells when ``pad_token=None``), summed over the batch:
 

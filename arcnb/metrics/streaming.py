@@ -226,7 +226,8 @@ class LatentDiagnostics(Metric):
 
 
 class ArcMetricCollection(MetricCollection):
-    """Every grid and change metric at once, named as seed 000 logs them.
+    """Every grid and change metric at once, named as the ARC Taxonomy
+    reproduction logs them.
 
     ``ArcMetricCollection(prefix="val_")`` computes ``val_grid_accuracy``,
     ``val_exact_match``, ``val_cell_accuracy``, ``val_grid_tol_0p90`` /

@@ -70,10 +70,11 @@ def _token_compute(counts) -> dict:
 
 
 def token_accuracy(logits_or_pred, target, *, ignore_index=_REQUIRED) -> dict:
-    """Token accuracy with an explicit ignore index (seed 004, corrected).
+    """Token accuracy with an explicit ignore index (the accuracy-masking
+    fix for language-modelling tasks, corrected).
 
     ``ignore_index`` is required (pass ``None`` to count every position); it is never
-    guessed from the data: seed 004's rule "targets <= 10 mean 0 is padding" drops
+    guessed from the data: that fix's rule "targets <= 10 mean 0 is padding" drops
     every real 0 (black in ARC). ``logits_or_pred`` is either logits with a last class
     dimension (``target.shape + (V,)``, floating point; argmax over the last
     dimension) or integer predictions of the target's shape.

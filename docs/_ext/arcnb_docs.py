@@ -437,8 +437,31 @@ def refuse_math(app, pagename, templatename, context, doctree) -> None:
                        "it as code or text", pagename, type="arcnb", subtype="offline")
 
 
+def check_examples(app) -> None:
+    """Each notebook of ``notebooks/`` must have its executed copy in
+    ``docs/examples/``, made from the notebook as it is now."""
+    import nbformat
+
+    srcdir = Path(app.srcdir)
+    for src in sorted((srcdir.parent / "notebooks").glob("*.ipynb")):
+        done = srcdir / "examples" / src.name
+        if not done.exists():
+            logger.warning("%s has not been executed for the docs: run "
+                           "`python docs/execute_notebooks.py` first (`make docs` does)",
+                           src.name, type="arcnb", subtype="examples")
+            continue
+        cells = [(c.cell_type, c.source) for c in nbformat.read(str(src), 4).cells]
+        ran = [(c.cell_type, c.source) for c in nbformat.read(str(done), 4).cells
+               if "injected-parameters" not in c.metadata.get("tags", [])]
+        if cells != ran:
+            logger.warning("docs/examples/%s was executed from an older %s: run "
+                           "`python docs/execute_notebooks.py` again", src.name, src.name,
+                           type="arcnb", subtype="examples")
+
+
 def setup(app):
     app.add_directive("arcnb-module", ModuleAPIDirective)
+    app.connect("builder-inited", check_examples)
     app.connect("env-check-consistency", check_documented)
     app.connect("missing-reference", ignore_external)
     app.connect("html-page-context", refuse_math)
