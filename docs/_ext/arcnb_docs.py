@@ -279,11 +279,11 @@ class ModuleAPIDirective(SphinxDirective):
 
 
 # ================================================================ the check
-def undocumented(env) -> list[str]:
-    """Every problem the strict build must fail on (one sentence each)."""
+def undocumented(objects, modules) -> list[str]:
+    """Every problem the strict build must fail on (one sentence each), given the
+    Python domain's described ``objects`` and ``modules`` (mappings keyed by the full
+    name)."""
     problems = []
-    domain = env.get_domain("py")
-    objects, modules = domain.objects, domain.modules
     for m in all_arcnb_modules():
         if m.count(".") == 1 and m not in PUBLIC_MODULES and m not in NOT_IN_API:
             problems.append(f"module {m} is neither in the API reference (PUBLIC_MODULES "
@@ -342,7 +342,10 @@ def undocumented_members(cls) -> list[str]:
 
 
 def check_documented(app, env) -> None:
-    for problem in undocumented(env):
+    if not app.config.arcnb_check_documented:
+        return
+    domain = env.get_domain("py")
+    for problem in undocumented(domain.objects, domain.modules):
         logger.warning("undocumented public name: %s", problem, type="arcnb",
                        subtype="undocumented")
 
@@ -459,10 +462,46 @@ def check_examples(app) -> None:
                            type="arcnb", subtype="examples")
 
 
+_RESOURCE_TAG = re.compile(r"<(script|link|img|iframe|source|video|audio|embed|object|"
+                           r"track|input|image|use)\b[^>]*>", re.I | re.S)
+_RESOURCE_ATTR = re.compile(r"\b(src|href|data|srcset|poster|xlink:href)\s*=\s*"
+                            r"[\"']\s*((?:https?:)?//[^\"']*)", re.I)
+_CSS_REMOTE = re.compile(r"(url\(\s*[\"']?\s*(?:https?:)?//[^)]*\)|@import\s+[\"']?"
+                         r"(?:url\()?\s*[\"']?(?:https?:)?//)", re.I)
+
+
+def remote_resources(outdir: Path) -> list[str]:
+    """Every resource the built site would load from the network: a ``src`` /
+    ``href`` of a script, stylesheet, image, frame or media element, a CSS ``url()``
+    or ``@import`` (in a page or a stylesheet). Plain links (``<a href>``) are fine."""
+    found = []
+    for path in sorted(outdir.rglob("*")):
+        if path.suffix not in (".html", ".css", ".svg") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        rel = path.relative_to(outdir)
+        for tag in _RESOURCE_TAG.finditer(text):
+            for attr in _RESOURCE_ATTR.finditer(tag.group(0)):
+                found.append(f"{rel}: <{tag.group(1)} {attr.group(1)}={attr.group(2)}>")
+        for m in _CSS_REMOTE.finditer(text):
+            found.append(f"{rel}: {m.group(0)[:80]}")
+    return found
+
+
+def check_offline(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for item in remote_resources(Path(app.outdir)):
+        logger.warning("the site would load a resource from the network: %s", item,
+                       type="arcnb", subtype="offline")
+
+
 def setup(app):
+    app.add_config_value("arcnb_check_documented", True, "env", types=frozenset({bool}))
     app.add_directive("arcnb-module", ModuleAPIDirective)
     app.connect("builder-inited", check_examples)
     app.connect("env-check-consistency", check_documented)
     app.connect("missing-reference", ignore_external)
     app.connect("html-page-context", refuse_math)
+    app.connect("build-finished", check_offline)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
