@@ -204,8 +204,11 @@ def _sentence_end(text: str, marks: str) -> int:
     """Where the first sentence of ``text`` ends (at one of ``marks`` followed by a
     space, outside a literal)."""
     for m in re.finditer(f"[{re.escape(marks)}](\\s|$)", text):
-        if text[:m.start()].count("``") % 2 == 0:
-            return m.start() + 1
+        if text[:m.start()].count("``") % 2:
+            continue  # inside a literal
+        if m.group(0)[0] == "." and re.search(r"\b(e\.g|i\.e|al|vs|cf)$", text[:m.start()]):
+            continue  # an abbreviation
+        return m.start() + 1
     return len(text)
 
 
@@ -496,10 +499,26 @@ def check_offline(app, exception) -> None:
                        type="arcnb", subtype="offline")
 
 
+def dataclass_signature(app, what, name, obj, options, signature, return_annotation):
+    """A dataclass field with a ``default_factory`` shows as ``<factory>``, which is not
+    Python: the signature would be shown unparsed. Show ``...`` instead."""
+    if signature and "<factory>" in signature:
+        return signature.replace("<factory>", "..."), return_annotation
+    return None
+
+
+def drop_object_base(app, name, obj, options, bases: list) -> None:
+    """No "Bases: object" line for plain classes."""
+    if bases == [object]:
+        bases.clear()
+
+
 def setup(app):
     app.add_config_value("arcnb_check_documented", True, "env", types=frozenset({bool}))
     app.add_directive("arcnb-module", ModuleAPIDirective)
     app.connect("builder-inited", check_examples)
+    app.connect("autodoc-process-signature", dataclass_signature)
+    app.connect("autodoc-process-bases", drop_object_base)
     app.connect("env-check-consistency", check_documented)
     app.connect("missing-reference", ignore_external)
     app.connect("html-page-context", refuse_math)
