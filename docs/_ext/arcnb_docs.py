@@ -512,6 +512,7 @@ def drop_object_base(app, name, obj, options, bases: list) -> None:
 
 
 def setup(app):
+    app.setup_extension("sphinx.ext.autodoc")
     app.add_config_value("arcnb_check_documented", True, "env", types=frozenset({bool}))
     app.add_directive("arcnb-module", ModuleAPIDirective)
     app.connect("builder-inited", check_examples)
