@@ -2,13 +2,16 @@
 #   make report   set up if needed, then build the report on the embedded default
 #   make test     set up if needed, then run every test
 #   make lint     set up if needed, then `ruff check` (rules in pyproject.toml [tool.ruff])
+# and the documentation site (offline, strict):
+#   make docs     set up if needed, execute the notebooks, build docs/_build/html
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.arcnb-installed
 REPORT_OUT ?= reports/default
+DOCS_OUT   ?= docs/_build/html
 
-.PHONY: setup report test lint clean-venv
+.PHONY: setup report test lint docs clean-venv
 
 setup: $(STAMP)
 
@@ -16,7 +19,7 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build
 	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install "torch==2.13.0"
-	$(PY) -m pip install -e ".[test,lightning]"
+	$(PY) -m pip install -e ".[test,lightning,docs]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (arcnb)"
 	@touch $(STAMP)
 
@@ -28,6 +31,12 @@ test: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
+
+# -E: a fresh environment every time, so every page's warnings are seen (strict build)
+docs: setup
+	$(PY) docs/execute_notebooks.py
+	$(PY) -m sphinx -b html -E -W --keep-going -n -q docs $(DOCS_OUT) -d docs/_build/doctrees
+	@echo "docs: $(DOCS_OUT)/index.html"
 
 clean-venv:
 	rm -rf $(VENV)

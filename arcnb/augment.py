@@ -49,9 +49,12 @@ __all__ = [
     "Vote",
 ]
 
+#: The number of dihedral transforms (rotations and flips of a square).
 N_DIHEDRAL = 8
+#: Their names, indexed as in :func:`dihedral`.
 DIHEDRAL_NAMES = ("identity", "rot90", "rot180", "rot270", "flip", "flip_rot90",
                   "flip_rot180", "flip_rot270")
+#: The test-time augmentation modes (``--augment``).
 AUGMENT_MODES = ("none", "dihedral", "dihedral+colors")
 
 
@@ -166,12 +169,14 @@ class View:
     perm: tuple[int, ...] | None = None
 
     def apply(self, grid):
+        """``grid`` as this view shows it (transform, then colours)."""
         y = dihedral(grid, self.t)
         if self.perm is not None:
             y = apply_colors(y, color_table(self.perm))
         return y
 
     def invert(self, grid):
+        """The exact inverse of :meth:`apply` (colours, then the inverse transform)."""
         y = grid
         if self.perm is not None:
             y = apply_colors(y, inverse_color_table(self.perm))
@@ -179,6 +184,7 @@ class View:
 
     @property
     def name(self) -> str:
+        """The transform's name, plus ``+colors(...)`` with the permutation."""
         n = DIHEDRAL_NAMES[self.t]
         if self.perm is not None:
             n += "+colors(" + "".join(str(c) for c in self.perm) + ")"

@@ -79,6 +79,7 @@ class Task:
 
     @property
     def has_truth(self) -> bool:
+        """Whether every test pair has its output."""
         return all(p.output is not None for p in self.test)
 
 
@@ -123,10 +124,12 @@ class Dataset:
 
     @property
     def task_ids(self) -> list[str]:
+        """The task ids, in the dataset's order."""
         return list(self.tasks)
 
     @property
     def n_outputs(self) -> int:
+        """The number of test outputs (test pairs) over all tasks."""
         return sum(len(t.test) for t in self.tasks.values())
 
     @property

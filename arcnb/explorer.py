@@ -531,10 +531,13 @@ class Explorer:
         self.taxonomy = "structural" if taxonomy is None else taxonomy
         self.show_all = bool(show_all)
         self.cell, self.max_width = cell, int(max_width)
+        #: The last note to the user (e.g. a search that widened the selection).
         self.message = ""
         self._widget = None
         self._w: dict = {}
         self._syncing = False
+        #: Every output: the Results table, plus the compared runs' ``solved@K (label)``
+        #: and ``solved_by`` columns.
         self.table = self._build_table()
         self._max_attempts = max([1] + [int(r.table["n_attempts"].max()) for r in self.runs
                                         if len(r.table)])
@@ -553,6 +556,7 @@ class Explorer:
 
     @property
     def labels(self) -> list[str]:
+        """The runs' labels (this one first, then the compared ones)."""
         return [r.label for r in self.runs]
 
     def _solved_col(self, table: pd.DataFrame) -> np.ndarray:
@@ -803,7 +807,7 @@ class Explorer:
 
     def panels(self) -> tuple[str, list]:
         """The current view as ``(header, sections)``; a section is ``(title, columns)``
-        and a column a list of :class:`_Panel` (drawn top to bottom)."""
+        and a column a list of ``_Panel`` (drawn top to bottom)."""
         key = self.current
         if key is None:
             return "no output in this selection", []

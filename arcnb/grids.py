@@ -13,8 +13,11 @@ import numpy as np
 
 from .errors import GridError
 
+#: ARC colours are 0-9 (0 is black, never padding).
 N_COLORS = 10
+#: The default pad token: outside the colours, so padding is never a colour.
 PAD_TOKEN = 10
+#: The largest ARC grid side.
 MAX_SIZE = 30
 #: ARC colour names (index = colour); the palette is in :mod:`arcnb.plot`.
 COLOR_NAMES = ("black", "blue", "red", "green", "yellow", "grey", "magenta", "orange",
@@ -32,6 +35,7 @@ __all__ = [
     "shape_str",
     "pad_grids",
     "crop_padding",
+    "best_attempt",
 ]
 
 
@@ -97,7 +101,7 @@ def grid_problem(obj: Any) -> str | None:
 
 def validate_grid(obj: Any, *, file: str | None = None, task: str | None = None,
                   where: str = "") -> np.ndarray:
-    """Return ``obj`` as an ``int8`` numpy array, or raise :class:`GridError`.
+    """Return ``obj`` as an ``int8`` numpy array, or raise :class:`~arcnb.errors.GridError`.
 
     Checks: not empty, rectangular (no ragged rows), at most 30x30, values in 0-9.
     ``file``, ``task`` and ``where`` name the offending place in the message.

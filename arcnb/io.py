@@ -122,6 +122,9 @@ def _short(key: str, limit: int = 60) -> str:
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool = False) -> Path:
+    """Write ``data`` to a temporary file beside ``path`` (flushed and fsynced), then
+    rename it to ``path``, so ``path`` is never half-written. An existing ``path`` is
+    refused (:class:`~arcnb.errors.OutputExistsError`) unless ``overwrite``."""
     path = Path(path)
     if path.exists() and not overwrite:
         raise OutputExistsError(f"{path} already exists; refusing to overwrite it "
@@ -151,6 +154,7 @@ def _umask() -> int:
 
 
 def atomic_write_text(path: str | os.PathLike, text: str, *, overwrite: bool = False) -> Path:
+    """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
     return atomic_write_bytes(path, text.encode("utf-8"), overwrite=overwrite)
 
 

@@ -86,6 +86,7 @@ class ArcMetricsCallback(Callback):
         self.prefix = prefix
         self.metrics = ArcMetricCollection(prefix=prefix, **metric_kwargs)
         self.log_kwargs = dict(log_kwargs or {})
+        #: The last computed values (name -> float).
         self.last: dict[str, float] = {}
 
     def on_validation_epoch_start(self, trainer, pl_module) -> None:

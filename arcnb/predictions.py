@@ -218,6 +218,8 @@ class Predictions:
     problems: list[dict] = field(default_factory=list)
     source: str | None = None
     n_bad_attempt_keys: int = 0
+    #: ``metadata[task_id][i][j]``: attempt ``j``'s ``metadata`` object for test input
+    #: ``i`` (None where there is none; tasks without any are absent).
     metadata: dict[str, list[list[dict | None]]] = field(default_factory=dict)
     format: str = "submission"
     files: list[str] = field(default_factory=list)
@@ -227,6 +229,7 @@ class Predictions:
 
     @property
     def task_ids(self) -> list[str]:
+        """The predicted task ids, in the file's order."""
         return list(self.attempts)
 
     def __len__(self) -> int:
@@ -252,6 +255,7 @@ class Predictions:
 
     @property
     def has_metadata(self) -> bool:
+        """Whether some attempt carries a ``metadata`` object."""
         return bool(self.metadata)
 
     def aligned(self, n_tests: Mapping[str, int]) -> "Predictions":
@@ -295,6 +299,8 @@ class Predictions:
 
     @classmethod
     def from_obj(cls, obj: Any, *, source: str | None = None) -> "Predictions":
+        """Parse a submission already read from JSON (``{task_id: [entry, ...]}``);
+        ``source`` names it in messages."""
         if not isinstance(obj, dict):
             raise PredictionsError(
                 f"{source or 'predictions'}: expected a JSON object mapping task ids to lists "

@@ -70,6 +70,7 @@ SUMMARY_KEYS = (
 USAGE_COLUMNS = ("cost", "prompt_tokens", "completion_tokens", "reasoning_tokens",
                  "total_tokens", "duration_s")
 
+#: Each metric of the summary, defined in words (shown in reports).
 METRIC_DEFINITIONS = {
     "pass@K": "per task: fraction of the task's test outputs solved within K attempts, "
               "then the mean over tasks (ARC Prize rule)",
@@ -152,12 +153,16 @@ class Results:
     extra_tasks: list[str] = field(default_factory=list)
 
     def truth(self, task_id: str, test_index: int) -> np.ndarray:
+        """The truth grid of one test output."""
         return self.dataset[task_id].test[test_index].output
 
     def test_input(self, task_id: str, test_index: int) -> np.ndarray:
+        """The input grid of one test output."""
         return self.dataset[task_id].test[test_index].input
 
     def attempts(self, task_id: str, test_index: int) -> list[np.ndarray | None]:
+        """The attempts for one test output, in order (None for a malformed one;
+        ``[]`` when the output is missing from the predictions)."""
         return self.predictions.get(task_id, test_index)
 
     def attempt_metadata(self, task_id: str, test_index: int) -> list[dict | None]:
@@ -166,6 +171,7 @@ class Results:
 
     @property
     def estimator(self) -> str:
+        """``"ranked"`` or ``"unbiased"``: how attempts became pass@K."""
         return self.summary.get("estimator", "ranked")
 
     @property

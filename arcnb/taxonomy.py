@@ -77,6 +77,7 @@ class Taxonomy:
 
     name: str
     labels: dict[str, tuple[str, ...]]
+    #: Every category in a stable order (first appearance, or the built-in order).
     order: list[str] = field(default_factory=list)
     definitions: dict[str, str] = field(default_factory=dict)
     source: str | None = None
@@ -100,6 +101,7 @@ class Taxonomy:
 
     @property
     def task_ids(self) -> list[str]:
+        """The categorised task ids, sorted."""
         return sorted(self.labels)
 
     @property

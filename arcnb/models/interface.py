@@ -153,6 +153,7 @@ class ModelAdapter:
             self.source["fixed_demonstrations"] = self.fixed_demos
 
     def to(self, device):
+        """Move the model to ``device`` (an exported program stays where it is)."""
         if hasattr(self.model, "to"):
             try:
                 self.model = self.model.to(device)
@@ -161,6 +162,7 @@ class ModelAdapter:
         return self
 
     def eval(self):
+        """Put the model in evaluation mode; returns the adapter."""
         if hasattr(self.model, "eval"):
             try:
                 self.model.eval()

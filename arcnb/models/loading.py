@@ -58,6 +58,7 @@ BUNDLED_BASELINE = checkpoint("baseline")
 
 
 def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, as hex."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

@@ -30,10 +30,12 @@ def register_builder(name: str, builder: Callable | None = None):
 
 
 def builder_names() -> list[str]:
+    """The registered model names, sorted."""
     return sorted(_BUILDERS)
 
 
 def get_builder(name: str) -> Callable:
+    """The builder registered as ``name`` (:func:`register_builder`)."""
     try:
         return _BUILDERS[name]
     except KeyError:

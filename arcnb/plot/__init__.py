@@ -32,20 +32,21 @@ Difference panel
     defined when the shapes agree. A shape mismatch (or a missing prediction) is
     stated in words instead.
 
-Modules (every public name is importable from ``arcnb.plot`` itself)
-    ``palette``   the palette constants, :func:`grid_image`, :func:`diff_mask`, array helpers
-    ``panels``    :func:`grid`, :func:`pair`, :func:`task`
-    ``galleries`` :func:`gallery`, :func:`gallery_items`, :func:`gallery_pages`
-    ``tiles``     the gallery's tile rendering (tokens and their colour look-up table)
-    ``pixelfont`` the gallery's text, rasterised into the image; label escaping
-    ``figures``   :class:`~arcnb.plot.figures.ArcnbFigure`, the figures that show once
-    ``charts``    :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
-                  :func:`breakdown_panels`, :func:`cell_accuracy_hist`, :func:`pass_at_k`,
-                  :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`,
-                  :func:`leaderboard`
-    ``paper``     :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
-    ``display``   :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
-                  :func:`enable_rich_display`
+Modules (every public name is importable from ``arcnb.plot`` itself):
+
+* ``palette``: the palette constants, :func:`grid_image`, :func:`diff_mask`, array
+  helpers
+* ``panels``: :func:`grid`, :func:`pair`, :func:`task`
+* ``galleries``: :func:`gallery`, :func:`gallery_items`, :func:`gallery_pages`
+* ``tiles``: the gallery's tile rendering (tokens and their colour look-up table)
+* ``pixelfont``: the gallery's text, rasterised into the image; label escaping
+* ``figures``: :class:`~arcnb.plot.figures.ArcnbFigure`, the figures that show once
+* ``charts``: :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
+  :func:`breakdown_panels`, :func:`cell_accuracy_hist`, :func:`pass_at_k`,
+  :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`, :func:`leaderboard`
+* ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
+* ``display``: :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
+  :func:`enable_rich_display`
 """
 from __future__ import annotations
 

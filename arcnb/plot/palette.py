@@ -35,11 +35,13 @@ PALETTE_RGB.setflags(write=False)
 
 #: Padding cells: white under a grey hatch (never black, never an ARC colour).
 PAD_COLOR = "#FFFFFF"
+#: The hatch drawn over padding cells.
 PAD_HATCH_COLOR = "#B4B4B4"
 #: Thin lines between cells.
 LINE_COLOR = "#555555"
-#: Difference panel: a correct cell / a wrong cell.
+#: Difference panel: a correct cell.
 DIFF_OK_COLOR = "#EBEBEB"
+#: Difference panel: a wrong cell.
 DIFF_WRONG_COLOR = "#D62728"
 #: Shape mismatch hatch in galleries.
 _MISMATCH_COLOR = "#FFFFFF"

@@ -11,8 +11,9 @@ from ..resources import paper_style_path
 
 __all__ = ["SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE", "paper_style", "figsize", "save"]
 
-#: Column widths in inches (single- and double-column paper figures).
+#: Column width in inches of a single-column paper figure.
 SINGLE_COLUMN = 3.5
+#: Column width in inches of a double-column (full-width) paper figure.
 DOUBLE_COLUMN = 7.2
 
 #: Name of the packaged style: ``plt.style.context(arcnb.plot.STYLE)``.

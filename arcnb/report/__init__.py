@@ -71,6 +71,7 @@ __all__ = [
     "cut_note",
     "definitions_html",
     "breakdown_html",
+    "provenance_html",
     "provenance",
     "compact_line",
     "show",
