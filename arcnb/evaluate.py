@@ -179,6 +179,69 @@ def _round(x: float) -> float | None:
 def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: int,
               device) -> list[dict]:
     """Predict every test input of ``tasks`` under every view; vote; return records."""
+    if _solves(adapter):
+        cands, confs = _solve_unit(adapter.model, tasks, views, attempts=attempts)
+    else:
+        cands, confs = _logits_unit(adapter, tasks, views, batch_size=batch_size, device=device)
+    records = []
+    for ti, task in enumerate(tasks):
+        atts, votes = [], []
+        for i in range(len(task.test)):
+            vt = vote(cands[(ti, i)], confs[(ti, i)], attempts=attempts)
+            atts.append([None if g is None else np.asarray(g).tolist() for g in vt.grids])
+            conf = [None] * len(vt.confidence) if _solves(adapter) else \
+                [_round(c) for c in vt.confidence]
+            votes.append({"n_views": vt.n_candidates, "n_valid_views": vt.n_valid,
+                          "n_distinct": vt.n_distinct, "votes": vt.votes,
+                          "confidence": conf})
+        rec = {"task_id": task.id, "attempts": atts, "votes": votes}
+        # normalise through JSON so fresh and journaled records are identical
+        records.append(json.loads(json.dumps(rec, sort_keys=True)))
+    return records
+
+
+def _solves(adapter) -> bool:
+    """A model that gives its attempts itself: it has a ``solve(task, attempts)`` method
+    (the program search does) instead of only returning logits."""
+    return callable(getattr(adapter.model, "solve", None))
+
+
+def _solve_unit(model, tasks, views: list[View], *, attempts: int):
+    """Candidates of a solver model: ``model.solve(task, attempts)`` on each view of each
+    task (demonstrations and test inputs seen through the view, the test outputs hidden),
+    every attempt mapped back through the view. Within a view, attempt 1 comes first, so
+    with one view the vote keeps the solver's own order. A grid that is not a valid ARC
+    grid (2-D, sides 1..30, colours 0..9) is an invalid candidate."""
+    from .data import Pair, Task
+    from .grids import as_grid_or_none
+
+    cands: dict[tuple[int, int], list] = {}
+    confs: dict[tuple[int, int], list] = {}
+    for ti, task in enumerate(tasks):
+        for view in views:
+            seen = Task(task.id, tuple(Pair(view.apply(p.input), view.apply(p.output))
+                                       for p in task.train),
+                        tuple(Pair(view.apply(p.input), None) for p in task.test))
+            out = model.solve(seen, attempts)
+            if not isinstance(out, (list, tuple)) or len(out) != len(task.test):
+                raise ArcnbError(f"the model's solve() returned {type(out).__name__} "
+                                 f"{_length(out)}for task {task.id} with {len(task.test)} test "
+                                 "input(s); expected one list of attempts per test input")
+            for i, grids in enumerate(out):
+                grids = list(grids)[:attempts] if isinstance(grids, (list, tuple)) else [grids]
+                for g in grids:
+                    g = as_grid_or_none(g)
+                    cands.setdefault((ti, i), []).append(None if g is None else view.invert(g))
+                    confs.setdefault((ti, i), []).append(0.0)
+    return cands, confs
+
+
+def _length(obj) -> str:
+    return f"of length {len(obj)} " if isinstance(obj, (list, tuple)) else ""
+
+
+def _logits_unit(adapter, tasks, views: list[View], *, batch_size: int, device):
+    """Candidates of a logits model: batches of (test input, view), decoded."""
     import torch
 
     from .models.interface import decode_logits, pad_batch, pad_demonstrations
@@ -206,19 +269,7 @@ def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: i
             g = None if g is None else views[v].invert(g)
             cands.setdefault((ti, i), []).append(g)
             confs.setdefault((ti, i), []).append(0.0 if c != c else float(c))
-    records = []
-    for ti, task in enumerate(tasks):
-        atts, votes = [], []
-        for i in range(len(task.test)):
-            vt = vote(cands[(ti, i)], confs[(ti, i)], attempts=attempts)
-            atts.append([None if g is None else np.asarray(g).tolist() for g in vt.grids])
-            votes.append({"n_views": vt.n_candidates, "n_valid_views": vt.n_valid,
-                          "n_distinct": vt.n_distinct, "votes": vt.votes,
-                          "confidence": [_round(c) for c in vt.confidence]})
-        rec = {"task_id": task.id, "attempts": atts, "votes": votes}
-        # normalise through JSON so fresh and journaled records are identical
-        records.append(json.loads(json.dumps(rec, sort_keys=True)))
-    return records
+    return cands, confs
 
 
 def _vote_columns(records: Iterable[dict], attempts: int) -> pd.DataFrame:

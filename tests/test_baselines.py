@@ -221,3 +221,58 @@ def test_heuristics_alias_and_script():
     spec.loader.exec_module(mod)
     assert mod.BUNDLED == {k: v for k, v in BUNDLED.items()}
     assert mod.submission_text({"a": [{"attempt_1": [[1]]}]}) == '{"a":[{"attempt_1":[[1]]}]}\n'
+
+
+def test_evaluate_takes_both_attempts_from_the_program_search(arc1_eval, tmp_path):
+    """``arcnb evaluate --checkpoint program-search`` asks the model's ``solve`` for every
+    attempt, so its predictions are the program-search submission itself (attempt 2
+    included), not attempt 1 repeated."""
+    from arcnb.evaluate import evaluate
+
+    part = arc1_eval.select(arc1_eval.task_ids[:12])
+    reference = program_search_submission(part)
+    # the slice must hold a test input whose two attempts differ, else attempt 2 is untested
+    assert any(e["attempt_1"] != e["attempt_2"] for entries in reference.values()
+               for e in entries)
+    evaluate("program-search", part, tmp_path / "run", progress=False, n_boot=10)
+    written = json.loads((tmp_path / "run" / "predictions.json").read_text())
+    assert written == reference
+
+
+class _SolverWithBadOutput:
+    """A solver model whose attempt 2 is not a grid and whose attempt 1 is the input
+    turned a quarter (so a view must be undone before the vote)."""
+
+    reads_demonstrations = True
+
+    def solve(self, task, attempts=2):
+        return [[np.rot90(p.input), "not a grid"][:attempts] for p in task.test]
+
+
+def test_a_solver_models_attempts_go_through_views_and_validation(tmp_path):
+    from arcnb.augment import make_views
+    from arcnb.evaluate import _solve_unit
+
+    task = T("t", [("12/34", "24/13")], [("56/78", "68/57")])
+    views = make_views("dihedral")
+    cands, _ = _solve_unit(_SolverWithBadOutput(), [task], views, attempts=2)
+    got = cands[(0, 0)]
+    assert len(got) == 2 * len(views)
+    assert got[1::2] == [None] * len(views)  # the string is an invalid candidate
+    # every view's attempt 1, mapped back, is rot90 of the original input only for
+    # views that commute with rot90 (the rotations); the identity view gives it exactly
+    assert np.array_equal(got[0], np.rot90(G("56/78")))
+
+
+def test_a_solver_returning_the_wrong_number_of_entries_is_one_clear_error():
+    from arcnb.augment import make_views
+    from arcnb.errors import ArcnbError
+    from arcnb.evaluate import _solve_unit
+
+    class Short:
+        def solve(self, task, attempts=2):
+            return []
+
+    task = T("t", [("12/34", "24/13")], [("56/78", "68/57")])
+    with pytest.raises(ArcnbError, match="one list of attempts per test input"):
+        _solve_unit(Short(), [task], make_views("none"), attempts=2)
