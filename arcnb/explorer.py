@@ -104,7 +104,7 @@ def _open_results(source, *, dataset=None, label: str | None = None, base=None):
     if isinstance(source, Results):
         return source, label, None
     if _is_run(source):
-        return source.results, label or source.label, source.run_dir
+        return _scored(source).results, label or source.label, source.run_dir
     if isinstance(source, str) and source == "default":
         run = open_run(None, predictions="default")
         return run.results, label or run.label, None
@@ -112,7 +112,7 @@ def _open_results(source, *, dataset=None, label: str | None = None, base=None):
         return None
     path = Path(source)
     if path.is_dir() and (path / "predictions.json").is_file():
-        run = open_run(path, label=label)
+        run = _scored(open_run(path, label=label))
         return run.results, run.label, path
     if path.is_file() and path.suffix.lower() == ".json" and not _looks_like_task(path):
         if base is not None:  # a compared predictions file is scored on the explored dataset
@@ -123,6 +123,17 @@ def _open_results(source, *, dataset=None, label: str | None = None, base=None):
         run = open_run(None, predictions=str(path), dataset=dataset)
         return run.results, label or path.stem, None
     return None
+
+
+def _scored(run):
+    """``run`` when it has scores; an unscored run (a hidden test set) is refused in one
+    line that says what can be browsed instead."""
+    if run.results is None:
+        raise ExploreError(f"run {run.label!r} is not scored (its dataset has no test "
+                           "outputs): the browser compares predictions with the truth. Browse "
+                           "its tasks with explore(<dataset>), its predictions in the report's "
+                           "gallery (arcnb report)")
+    return run
 
 
 def _looks_like_task(path: Path) -> bool:

@@ -445,6 +445,7 @@ from arcnb import report as R
 
 run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, tasks=tasks or None,
                  n_boot=n_boot, seed=seed)
+R.require_scored(run, "paper figures")  # a hidden test set has no truth to plot against
 fig_dir = R.figures_dir(out, run) or R.default_out("", {"path": run.label}, run.results.dataset.name,
                                                     kind="figures")
 size = P.figsize(columns)

@@ -252,3 +252,22 @@ def test_evaluate_notebook_on_a_hidden_set(case, tmp_path):
     assert "arcnb-no-truth" in shown and "arcnb-headline" not in shown
     sub = json.loads((out / SUBMISSION).read_text())
     assert [len(v) for v in sub.values()] == [len(case["raw"][t]["test"]) for t in case["ids"]]
+
+
+def test_explore_and_figures_refuse_an_unscored_run_in_one_line(hidden_run, tmp_path):
+    """The browser and the paper figures compare predictions with the truth: on a hidden
+    test set they say so in one line (never an AttributeError on the missing scores)."""
+    import arcnb
+    from arcnb.explorer import ExploreError
+    from arcnb.report import NotebookError, run_notebook
+
+    _, out = hidden_run
+    for source in (out, Run.open(out)):
+        with pytest.raises(ExploreError, match="is not scored") as e:
+            arcnb.explore(source)
+        assert "\n" not in str(e.value)
+    with pytest.raises(ExploreError, match="is not scored"):
+        arcnb.explore("default", compare=[out])
+    with pytest.raises(NotebookError, match="paper figures needs the truth"):
+        run_notebook("figures", tmp_path / "figures.ipynb", {"run_dir": str(out)},
+                     cwd=tmp_path, progress=False)

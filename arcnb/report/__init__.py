@@ -51,8 +51,8 @@ from .notebooks import (KERNEL_NAME, NOTEBOOKS, NotebookError, export_html, note
 from .references import (COPY_INPUT, reference_categories, reference_label, reference_long,
                          reference_runs, reference_table)
 from .sources import (DEFAULT_DATASET, default_compare_runs, default_out, default_references,
-                      default_source, figures_dir, make_run, open_run, resolve_references,
-                      resolve_source)
+                      default_source, figures_dir, make_run, open_run, require_scored,
+                      resolve_references, resolve_source)
 from .unscored import no_truth_html, predictions_gallery
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "notebook_path",
     "default_source",
     "open_run",
+    "require_scored",
     "resolve_source",
     "make_run",
     "default_out",

@@ -14,7 +14,7 @@ from ..runs import FIGURES, Run, is_finished, run_provenance
 
 __all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "default_out",
            "open_run", "figures_dir", "default_compare_runs", "default_references",
-           "program_search_predictions", "resolve_references"]
+           "program_search_predictions", "resolve_references", "require_scored"]
 
 DEFAULT_DATASET = "arc-agi-1:evaluation"
 _EXAMPLE_PREDICTIONS = example()  # the bundled example predictions (arcnb.resources)
@@ -150,6 +150,16 @@ def default_out(out: str, source: Mapping, dataset: str, *, kind: str = "runs") 
     name = f"{Path(str(source['path'])).stem}-{str(dataset).replace(':', '-')}-{stamp}"
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
     return reports_root() / kind / safe
+
+
+def require_scored(run: Run, what: str = "this notebook") -> Run:
+    """``run`` when it is scored; an unscored run (a hidden test set, no truth) raises
+    :class:`~arcnb.errors.ArcnbError` in one line saying that ``what`` needs the truth."""
+    if not run.scored:
+        raise ArcnbError(f"run {run.label!r} is not scored (its dataset has no test outputs): "
+                         f"{what} needs the truth. Its report shows the predictions "
+                         "(arcnb report --run DIR)")
+    return run
 
 
 def open_run(run_dir: str | os.PathLike | None = None, *, predictions: str | None = None,
