@@ -17,7 +17,7 @@ import pytest
 import _report_fixture as F
 
 ROOT = F.ROOT
-NOTEBOOKS = ["evaluate", "report", "compare", "figures"]
+NOTEBOOKS = ["evaluate", "report", "compare", "figures", "explore"]
 
 
 @pytest.fixture(scope="module")
