@@ -229,6 +229,11 @@ def _add_report(sub) -> None:
     p.add_argument("--batch-size", type=int, default=64, help="checkpoints: inputs per batch (64)")
     p.add_argument("--augment", default="none", choices=["none", "dihedral", "dihedral+colors"],
                    help="checkpoints: test-time augmentation (default none)")
+    p.add_argument("--reference", action="append", metavar="REF",
+                   help="a reference run shown beside the model in the report's reference-points "
+                        "section (repeatable): copy-input, a predictions file or harness run "
+                        "folder, or default (the bundled program-search predictions for the "
+                        "dataset, then copy-input); replaces --default's references")
     p.add_argument("--jobs", type=int, default=None,
                    help="reports built at once (default: the number of cores)")
     _add_estimator(p, "; a --run directory keeps its recorded estimator")
@@ -284,6 +289,9 @@ def _run_report(args) -> int:
         sources = [{"kind": "run", "path": d} for d in args.run]
     if not dataset and not args.run:
         raise ValueError("--dataset is required with --checkpoint / --predictions")
+    if args.reference:
+        refs = _references(args.reference)
+        sources = [{**src, "references": refs} for src in sources]
     opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment}
     results = R.build_reports(sources, dataset=dataset, out=args.out, taxonomy=args.taxonomy,
                               tasks=args.tasks, overwrite=args.overwrite,
@@ -299,6 +307,20 @@ def _run_report(args) -> int:
     if len(results) > 1:
         print(f"index: {Path(args.out) / R.INDEX_HTML}")
     return 0
+
+
+def _references(refs: list[str]) -> list[str]:
+    """``--reference`` values, checked before any work: ``default``, ``copy-input`` or an
+    existing predictions file / harness run folder."""
+    from pathlib import Path
+
+    from .report import COPY_INPUT
+
+    for r in refs:
+        if r not in ("default", COPY_INPUT) and not Path(r).exists():
+            raise ValueError(f"--reference {r!r}: no such file or folder (use copy-input, "
+                             "default, or a predictions file / harness run folder)")
+    return list(refs)
 
 
 # ---------------------------------------------------------------- evaluate

@@ -280,3 +280,31 @@ def test_references_are_scored_on_the_runs_own_tasks(tmp_path):
     listed = {t for s in ps_rows["task_ids"] for t in s.split(", ") if t != "..."}
     assert listed <= only and (len(only) == 0) == ps_rows.empty
     assert cats[cats["reference"] == "copy the input"].empty  # the model is copy-input
+
+
+# ------------------------------------------------------------------ --reference
+def test_cli_reference_option_puts_references_beside_the_model(tmp_path):
+    """``arcnb report --reference``: the reference-points section of any report, not only
+    the embedded default's; copy-the-input's pass@2 there is checked by hand."""
+    raw = F._raw_eval_tasks()
+    ids = sorted(raw)[:8]
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("\n".join(ids) + "\n")
+    out = tmp_path / "rep"
+    proc = F.arcnb("report", "--predictions", F.EXAMPLE, "--dataset", "arc-agi-1:evaluation",
+                   "--tasks", tasks, "--out", out, "--no-progress",
+                   "--reference", "copy-input", "--reference", "default")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = _rows(_soup({"out": out}), "arcnb-references")
+    assert list(rows)[1:] == ["copy the input", "program search"]  # given order, no repeat
+    copy = {t: [{"attempt_1": p["input"]} for p in raw[t]["test"]] for t in ids}
+    by_hand = len(_solved_by_hand(copy, {t: raw[t] for t in ids})) / len(ids)
+    assert rows["copy the input"]["pass@2"][0] == pytest.approx(by_hand, abs=1e-12)
+
+
+def test_cli_reference_that_does_not_exist_is_one_line_before_any_work(tmp_path):
+    proc = F.arcnb("report", "--predictions", F.EXAMPLE, "--dataset", "arc-agi-1:evaluation",
+                   "--out", tmp_path / "rep", "--reference", tmp_path / "nope.json")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "--reference" in proc.stderr and "no such file" in proc.stderr
+    assert not (tmp_path / "rep").exists()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ArcnbError
-from ..resources import example, reports_root
+from ..resources import example, examples_dir, reports_root
 from ..runs import FIGURES, Run, is_finished, run_provenance
 
 __all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "default_out",
@@ -17,7 +17,8 @@ __all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "d
            "program_search_predictions", "resolve_references", "require_scored"]
 
 DEFAULT_DATASET = "arc-agi-1:evaluation"
-_EXAMPLE_PREDICTIONS = example()  # the bundled example predictions (arcnb.resources)
+_EXAMPLES = examples_dir()  # the bundled example predictions' folder (arcnb.resources)
+_EXAMPLE_PREDICTIONS = example()  # the whole-grid heuristic's predictions
 
 
 def program_search_predictions(dataset: str = DEFAULT_DATASET) -> Path | None:
@@ -25,7 +26,7 @@ def program_search_predictions(dataset: str = DEFAULT_DATASET) -> Path | None:
     such as ``arc-agi-1:evaluation``), the bundled example file
     ``<name>_program_search.json`` (:mod:`arcnb.resources`), or None when there is none."""
     name = str(dataset).replace(":", "-")
-    path = example(f"{name}_program_search")
+    path = _EXAMPLES / f"{name}_program_search.json"
     return path if path.is_file() else None
 
 
