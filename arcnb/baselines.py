@@ -348,6 +348,7 @@ class Primitive:
     name: str
     cost: int
     fn: GridFn
+    #: the family it belongs to (one of :data:`FAMILIES`)
     family: str
     first_only: bool = False
     #: only as a program's last step (its output is a feature grid for the colour map)
@@ -1367,10 +1368,12 @@ class Program:
 
     @property
     def key(self) -> tuple:
+        """The sort key of the simplest-first order: cost, depth, then :attr:`text`."""
         return (self.cost, len(self.names), self.text)
 
     @property
     def text(self) -> str:
+        """The program as text: its primitives joined by ``|``, then its colour map."""
         body = " | ".join(self.names) if self.names else "identity"
         if self.mapping:
             body += " | map " + ",".join(f"{a}>{b}" for a, b in self.mapping)
@@ -1644,7 +1647,7 @@ def program_search_model(**config):
     """The program search as a model for :func:`arcnb.models.load_model` (registered as
     ``"program-search"``): a ``torch.nn.Module`` that reads the demonstrations and
     returns the one-hot logits of attempt 1 (``config``: :func:`search_task`'s
-    keywords). :meth:`solve` gives all the attempts of a task."""
+    keywords). Its ``solve(task, attempts=2)`` gives all the attempts of a task."""
     return _model_class()(**config)
 
 

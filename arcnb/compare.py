@@ -69,6 +69,7 @@ SUMMARY_FILE = "summary.json"
 #: The leaderboard picture's file name (without suffix) and formats, written beside
 #: the tables when every run has a cost.
 LEADERBOARD = "leaderboard"
+#: The formats the leaderboard picture is written in.
 LEADERBOARD_FORMATS = ("png", "pdf")
 
 
@@ -208,7 +209,7 @@ class Comparison:
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
               latex: bool = True) -> list[Path]:
-        """Write ``<table>.csv`` (and ``.tex``) for every table, :data:`SUMMARY_FILE`
+        """Write ``<table>.csv`` (and ``.tex``) for every table, ``summary.json``
         and, when every run has a cost, the leaderboard picture (``leaderboard.png`` and
         ``.pdf``) into ``out``, each file atomically; CSV cells a spreadsheet would run as
         a formula get a leading ``'`` (:func:`arcnb.io.csv_text`). Nothing is written when

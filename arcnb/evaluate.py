@@ -320,25 +320,25 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
              n_boot: int = 1000, estimator: str = "ranked"):
     """Evaluate a model on a dataset and write a run directory ``out``.
 
-    Parameters
-    ----------
-    checkpoint: a checkpoint file, ``"baseline"`` (the bundled model), a registered
+    :param checkpoint: a checkpoint file, ``"baseline"`` (the bundled model), a registered
         model name (``"copy-input"``), an ``nn.Module`` or a ``ModelAdapter``
         (see :func:`arcnb.models.load_model`).
-    dataset: a :class:`~arcnb.data.Dataset` or anything ``load_dataset`` takes;
+    :param dataset: a :class:`~arcnb.data.Dataset` or anything ``load_dataset`` takes;
         ``tasks`` filters it (list or file of task ids).
-    device: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``.
-    batch_size: model inputs per forward pass (memory is bounded by it).
-    attempts: attempts per test input (``attempt_1 .. attempt_N``).
-    augment: ``"none"``, ``"dihedral"`` (8 views) or ``"dihedral+colors"``
+    :param device: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``.
+    :param batch_size: model inputs per forward pass (memory is bounded by it).
+    :param attempts: attempts per test input (``attempt_1 .. attempt_N``).
+    :param augment: ``"none"``, ``"dihedral"`` (8 views) or ``"dihedral+colors"``
         (``8 * (1 + color_perms)`` views); see :mod:`arcnb.augment` for the vote.
-    resume / overwrite: continue from the journal in ``out`` / replace a finished run.
-    trust_checkpoint: allow a checkpoint that needs arbitrary pickled code.
-    arch, config: the builder (and its config) for Lightning / state-dict checkpoints.
-    seed: torch seed and colour-permutation seed. progress: tqdm bar on stderr
-        (default: when stderr is a terminal).
-    estimator: how attempts become pass@K (:func:`arcnb.scoring.score`): ``"ranked"``
-        (the ARC Prize rule) or ``"unbiased"`` (for sampled attempts).
+    :param resume: continue from the journal in ``out``.
+    :param overwrite: replace a finished run.
+    :param trust_checkpoint: allow a checkpoint that needs arbitrary pickled code.
+    :param arch: the builder for Lightning / state-dict checkpoints.
+    :param config: the builder's config.
+    :param seed: torch seed and colour-permutation seed.
+    :param progress: tqdm bar on stderr (default: when stderr is a terminal).
+    :param estimator: how attempts become pass@K (:func:`arcnb.scoring.score`):
+        ``"ranked"`` (the ARC Prize rule) or ``"unbiased"`` (for sampled attempts).
 
     A dataset without test outputs (a hidden test set, e.g. a Kaggle
     ``*_challenges.json`` without its solutions file) is not scored: the run directory

@@ -100,18 +100,32 @@ __all__ = [
 ]
 
 # ====================================================================== the layout
+#: The scoring summary plus ``provenance`` (written last: it marks completion).
 METRICS = "metrics.json"
+#: The predictions, in the ARC Prize submission format.
 PREDICTIONS = "predictions.json"
+#: The per-output table (scores, or predictions only for an unscored run; plus the
+#: votes of ``arcnb evaluate``), as CSV.
 RESULTS_CSV = "results.csv"
+#: The same table as Parquet (exact strings and types).
 RESULTS_PARQUET = "results.parquet"
+#: The per-task table.
 TASKS_CSV = "tasks.csv"
+#: The folder of a report's figures.
 FIGURES = "figures"
+#: The executed report notebook.
 REPORT_NOTEBOOK = "report.ipynb"
+#: The report exported as self-contained HTML.
 REPORT_HTML = "report.html"
+#: The executed evaluate notebook (one per checkpoint of a multi-report).
 EVALUATE_NOTEBOOK = "evaluate.ipynb"
+#: The evaluate notebook exported as HTML.
 EVALUATE_HTML = "evaluate.html"
+#: The journal of finished tasks (what ``--resume`` reads).
 JOURNAL = "journal.jsonl"
+#: The journals of every rank of a ``torchrun`` run.
 JOURNAL_GLOB = "journal*.jsonl"
+#: An unscored run's Kaggle submission (exactly ``attempt_1`` and ``attempt_2``).
 SUBMISSION = "submission.json"
 #: What an unscored run's ``submission.json`` holds for an invalid or absent attempt.
 FILLER = [[0]]
@@ -555,10 +569,13 @@ class Run:
     """
 
     results: object
+    #: The run's ``metrics.json`` (or the in-memory summary plus ``provenance``).
     metrics: dict
     run_dir: Path | None = None
     label: str = ""
+    #: An unscored run's dataset (read without requiring test outputs); else None.
     dataset: object = None
+    #: An unscored run's predictions (:class:`arcnb.predictions.Predictions`); else None.
     predictions: object = None
 
     # ------------------------------------------------------------------ views
@@ -1146,6 +1163,7 @@ class Journal:
         self._write({**record, "params_sha256": self.params_sha256})
 
     def close(self) -> None:
+        """Close the file."""
         self.fh.close()
 
 
@@ -1165,6 +1183,8 @@ class RunLock:
         self.fd: int | None = None
 
     def acquire(self) -> "RunLock":
+        """Take the lock, or raise :class:`RunLockedError` when another process holds
+        it. Returns the lock itself."""
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows
@@ -1184,6 +1204,7 @@ class RunLock:
         return self
 
     def release(self) -> None:
+        """Drop the lock (nothing happens when it is not held)."""
         if self.fd is not None:
             os.close(self.fd)  # closing the descriptor drops the lock
             self.fd = None

@@ -732,22 +732,22 @@ def test_report_says_how_many_of_how_many_and_links_the_full_list(tmp_path):
     assert fig.arcnb_header.startswith(f"24 of {n_outputs} outputs")
 
 
-# ------------------------------------------------ README's papermill commands (16.13)
+# ------------------------------------ the user guide's papermill commands (16.13)
 def _readme_block(heading: str) -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "guide" / "reports.md").read_text()
     section = text[text.index(heading):]
     start = section.index("```bash\n") + len("```bash\n")
     return section[start:section.index("```", start)]
 
 
 def test_readme_papermill_commands_run_as_written(tmp_path):
-    """The README's batch and figures commands, run as written (papermill as this
-    venv's) in a fresh folder holding a copy of notebooks/."""
+    """The user guide's batch and figures commands (docs/guide/reports.md), run as
+    written (papermill as this venv's) in a fresh folder holding a copy of notebooks/."""
     import shutil
 
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
-    script = _readme_block("### Batch reports with papermill") + \
-        _readme_block("### Figures for papers")
+    script = _readme_block("## Batch reports with papermill") + \
+        _readme_block("## Figures for papers")
     script = script.replace(".venv/bin/papermill", f"{sys.executable} -m papermill")
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")

@@ -1,7 +1,8 @@
 """No internal vocabulary in what a user reads.
 
 The project was specified in internal documents numbered like "seed 003" and in
-numbered issues; a reader has never seen them. This check scans the README, the
+numbered issues; a reader has never seen them. This check scans the README and the
+user guide (docs/**/*.md), the
 notebooks (and their generator), the CLI help of every command, arcnb's source (its
 docstrings show in help() and the API docs, its strings are the CLI's messages and the
 report's text), the report template and the HTML of the embedded default report, and
@@ -48,6 +49,11 @@ def test_the_pattern_catches_internal_names_and_spares_random_seeds():
 
 def test_readme_notebooks_and_generator():
     hits = _hits((ROOT / "README.md").read_text(encoding="utf-8"), "README.md")
+    guide = sorted((ROOT / "docs").rglob("*.md"))
+    assert any(p.parent.name == "guide" for p in guide)
+    for page in guide:
+        if "_build" not in page.parts:
+            hits += _hits(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT)))
     hits += _hits((ROOT / "scripts" / "make_notebooks.py").read_text(encoding="utf-8"),
                   "scripts/make_notebooks.py")
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))

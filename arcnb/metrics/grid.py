@@ -19,6 +19,7 @@ from .grid_kernel import CELL_KEYS
 from .grid_numpy import count_numpy
 from .grid_torch import count_torch
 
+#: ``convention=`` values of :func:`grid_metrics`.
 CONVENTIONS = ("arcnb", "reference")
 DEFAULT_TOLERANCES = (0.90, 0.95, 0.99)
 DEFAULT_WEIGHTS = (0.0, 0.8, 0.2)
@@ -261,10 +262,11 @@ def grid_metrics(pred, target, *, pad_token: int | None = 10, source=None,
     * ``n_grids``: the grid denominator.
 
     With ``source`` (the input grids, same padding), over valid cells summed over the
-    batch: ``change_recall`` = |pred!=src & tgt!=src| / |tgt!=src|;
-    ``change_precision`` = |pred!=src & tgt!=src| / |pred!=src|;
+    batch: ``change_recall`` = ``|pred!=src & tgt!=src| / |tgt!=src|``;
+    ``change_precision`` = ``|pred!=src & tgt!=src| / |pred!=src|``;
     ``transformation_f1`` = 2PR/(P+R) (0 when both are 0); ``copy_rate`` =
-    |pred==src| / |valid|; ``change_accuracy`` = |pred==tgt & tgt!=src| / |tgt!=src|.
+    ``|pred==src| / |valid|``; ``change_accuracy`` =
+    ``|pred==tgt & tgt!=src| / |tgt!=src|``.
 
     ``convention="reference"`` reproduces the ARC Taxonomy reproduction code: a grid
     whose target is all padding counts as wrong and stays in the grid denominators

@@ -226,7 +226,8 @@ class LatentDiagnostics(Metric):
 
 
 class ArcMetricCollection(MetricCollection):
-    """Every grid and change metric at once, under the names of :func:`grid_metrics`.
+    """Every grid and change metric at once, under the names of
+    :func:`~arcnb.metrics.grid_metrics`.
 
     ``ArcMetricCollection(prefix="val_")`` computes ``val_grid_accuracy``,
     ``val_exact_match``, ``val_cell_accuracy``, ``val_grid_tol_0p90`` /

@@ -78,8 +78,8 @@ def token_accuracy(logits_or_pred, target, *, ignore_index=_REQUIRED) -> dict:
     dimension (``target.shape + (V,)``, floating point; argmax over the last
     dimension) or integer predictions of the target's shape.
 
-    * ``token_accuracy`` = |pred == target & target != ignore_index| /
-      |target != ignore_index| (NaN when nothing is valid, never 0);
+    * ``token_accuracy`` = ``|pred == target & target != ignore_index|`` /
+      ``|target != ignore_index|`` (NaN when nothing is valid, never 0);
     * ``sequence_accuracy`` = sequences (first dimension) whose valid tokens are all
       correct / sequences with a valid token (NaN for a 1-D target);
     * ``n_tokens``: valid tokens.

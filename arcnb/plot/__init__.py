@@ -11,8 +11,8 @@ the cell, are assigned, or are passed to ``display`` (:mod:`arcnb.plot.figures`)
 User text
     Task ids, category names and run labels are drawn as plain text: control
     characters and characters the font lacks are shown escaped (``\\n``,
-    ``\\u4e2d``) and ``$`` never starts mathtext (:func:`~arcnb.plot.pixelfont.safe_text`,
-    :func:`~arcnb.plot.pixelfont.plain_label`), so a label can never stop a figure.
+    ``\\u4e2d``) and ``$`` never starts mathtext (``safe_text`` and ``plain_label``
+    of ``arcnb.plot.pixelfont``), so a label can never stop a figure.
 
 Colours
     ``PALETTE[c]`` is the official ARC colour of value ``c`` (0 black, 1 blue, 2 red,

@@ -73,7 +73,7 @@ def _finite_max(*arrays) -> float:
 def value_limit(*arrays, count: bool = False, floor: float | None = None) -> float:
     """The upper limit of a value axis for ``arrays`` (values and interval ends):
     ``max * 1.15`` rounded up to a round number; for fractions at least
-    :data:`FRACTION_FLOOR` and at most 1, for counts at least 1."""
+    0.01 (``FRACTION_FLOOR``) and at most 1, for counts at least 1."""
     top = _finite_max(*arrays)
     floor = (1.0 if count else FRACTION_FLOOR) if floor is None else floor
     lim = max(_nice_ceil(top * HEADROOM) if np.isfinite(top) else 0.0, floor)
@@ -402,7 +402,8 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     (:func:`arcnb.breakdown.breakdown`), side by side with the groups shared: the
     leading metric first (``lead``, default :func:`arcnb.breakdown.lead_metric`:
     pass@2 when enough groups have something solved, else partial credit), then the
-    others of ``metrics`` (default :data:`PANEL_METRICS` present in the table), each
+    others of ``metrics`` (default: those of ``pass@2``, ``shape_accuracy``,
+    ``cell_accuracy``, ``partial_credit``, ``n_near_miss`` in the table), each
     with its interval, its values written on it and its own scale. Returns the Figure
     (``fig.arcnb_lead``: the leading metric, ``fig.arcnb_axes``: ``{metric: Axes}``).
     """

@@ -363,7 +363,7 @@ def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float =
     unsolved outputs shown", with a link to the full list.
 
     The full list (every output :func:`arcnb.plot.gallery_items` selects with
-    ``select``, best cell accuracy first; :data:`CUT_LIST_COLUMNS`) is written as
+    ``select``, best cell accuracy first; the columns ``CUT_LIST_COLUMNS``) is written as
     ``<select>_outputs.csv`` in ``folder`` (default: the run directory, beside the
     report; not written for a run in memory), with spreadsheet formulas neutralised
     (:func:`arcnb.io.csv_text`). Returns the HTML (user text escaped)."""

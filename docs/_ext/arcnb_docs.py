@@ -41,10 +41,11 @@ logger = logging.getLogger(__name__)
 #: The public modules, in the order of the API reference.
 PUBLIC_MODULES = [
     "arcnb", "arcnb.data", "arcnb.predictions", "arcnb.scoring", "arcnb.metrics",
-    "arcnb.modules", "arcnb.lightning", "arcnb.plot", "arcnb.breakdown", "arcnb.taxonomy",
-    "arcnb.stats", "arcnb.compare", "arcnb.evaluate", "arcnb.runs", "arcnb.report",
-    "arcnb.explorer", "arcnb.models", "arcnb.augment", "arcnb.grids", "arcnb.io",
-    "arcnb.heuristics", "arcnb.errors",
+    "arcnb.modules", "arcnb.lightning", "arcnb.plot", "arcnb.plot.figures",
+    "arcnb.breakdown", "arcnb.taxonomy", "arcnb.stats", "arcnb.compare", "arcnb.evaluate",
+    "arcnb.runs", "arcnb.report", "arcnb.explorer", "arcnb.models", "arcnb.augment",
+    "arcnb.baselines", "arcnb.heuristics", "arcnb.resources", "arcnb.grids", "arcnb.io",
+    "arcnb.errors",
 ]
 
 #: Top-level modules of arcnb that are not in the API reference, and why.
@@ -388,6 +389,18 @@ def _resolve_object(path: str):
 _MISSING = object()
 
 
+def _public_alias(path: str, obj) -> str | None:
+    """``public.module.name`` for ``path`` = ``public.module.<private submodule>.name``
+    when the public module lists ``name`` and it is the same object; else None."""
+    *mod, name = path.split(".")
+    for i in range(len(mod) - 1, 0, -1):
+        parent = ".".join(mod[:i])
+        if parent in PUBLIC_MODULES and name in public_names(parent) \
+                and getattr(importlib.import_module(parent), name, None) is obj:
+            return f"{parent}.{name}"
+    return None
+
+
 def _candidates(node) -> list[str]:
     target = node.get("reftarget", "").lstrip("~.")
     mod, cls = node.get("py:module"), node.get("py:class")
@@ -410,6 +423,8 @@ def ignore_external(app, env, node, contnode):
       since no inventory is fetched;
     * a private submodule of a public package (``arcnb.metrics.grid``): a link to the
       package's page, which documents its public names;
+    * a name through such a submodule (``arcnb.report.references.reference_table``)
+      that the public package exports as the same object: a link to its entry there;
     * an existing private arcnb object (a name with a leading underscore, e.g. in a
       type hint): plain code.
 
@@ -429,6 +444,11 @@ def ignore_external(app, env, node, contnode):
             if parent is not None:
                 return env.get_domain("py").resolve_xref(
                     env, node["refdoc"], app.builder, "mod", parent, node, contnode)
+        else:
+            target = _public_alias(path, obj)
+            if target is not None:
+                return env.get_domain("py").resolve_xref(
+                    env, node["refdoc"], app.builder, "obj", target, node, contnode)
         if any(part.startswith("_") for part in path.split(".")):
             return contnode
     return None
@@ -505,6 +525,17 @@ def dataclass_signature(app, what, name, obj, options, signature, return_annotat
     return None
 
 
+def skip_foreign_members(app, what, name, obj, skip, options):
+    """Leave out a method another library generated on an arcnb class (matplotlib
+    writes a ``set`` method, with its own docstring markup, on every Artist subclass,
+    so on :class:`arcnb.plot.figures.ArcnbFigure`)."""
+    module = getattr(obj, "__module__", None)
+    if what in ("class", "exception") and inspect.isroutine(obj) and module \
+            and not module.startswith("arcnb"):
+        return True
+    return None
+
+
 def drop_object_base(app, name, obj, options, bases: list) -> None:
     """No "Bases: object" line for plain classes."""
     if bases == [object]:
@@ -518,6 +549,7 @@ def setup(app):
     app.connect("builder-inited", check_examples)
     app.connect("autodoc-process-signature", dataclass_signature)
     app.connect("autodoc-process-bases", drop_object_base)
+    app.connect("autodoc-skip-member", skip_foreign_members)
     app.connect("env-check-consistency", check_documented)
     app.connect("missing-reference", ignore_external)
     app.connect("html-page-context", refuse_math)
