@@ -27,7 +27,7 @@ from .paper import SINGLE_COLUMN
 from .pixelfont import plain_label
 
 __all__ = ["color_accuracy", "confusion_heatmap", "breakdown_bars", "pass_at_k", "compare",
-           "cost_vs_score"]
+           "leaderboard"]
 
 
 def _compact(n) -> str:
