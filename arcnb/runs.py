@@ -178,11 +178,16 @@ def refuse_finished(out: str | os.PathLike, *, overwrite: bool,
                                 "finish an evaluate run from its journal, or --overwrite)")
 
 
-#: arcnb's own folders, which no output may go into (with or without --overwrite):
-#: the shipped notebooks and the package itself.
-_SHIPPED = tuple(Path(os.path.realpath(p)) for p in (Path(__file__).resolve().parents[1]
-                                                     / "notebooks",
-                                                     Path(__file__).resolve().parent))
+def _shipped() -> tuple[Path, ...]:
+    """arcnb's own folders, which no output may go into (with or without --overwrite):
+    the package itself (its shipped notebooks included) and, in a clone, the top-level
+    ``notebooks/`` copy."""
+    from .resources import checkout_root, notebooks_dir
+
+    pkg = notebooks_dir().parent.parent
+    root = checkout_root()
+    folders = [pkg] + ([root / "notebooks"] if root is not None else [])
+    return tuple(Path(os.path.realpath(p)) for p in folders)
 
 
 def check_out_path(out: str | os.PathLike, *, what: str = "--out") -> Path:
@@ -197,7 +202,7 @@ def check_out_path(out: str | os.PathLike, *, what: str = "--out") -> Path:
                                  else f"{what} {out} exists and is not a folder")
             break
     real = Path(os.path.realpath(out))
-    for shipped in _SHIPPED:
+    for shipped in _shipped():
         if real == shipped or shipped in real.parents:
             raise ArcnbError(f"{what} {out} is inside arcnb's own {shipped.name}/ folder "
                              f"({shipped}); write outputs elsewhere, never over the shipped "
