@@ -222,7 +222,12 @@ def _solve_unit(model, tasks, views: list[View], *, attempts: int):
             seen = Task(task.id, tuple(Pair(view.apply(p.input), view.apply(p.output))
                                        for p in task.train),
                         tuple(Pair(view.apply(p.input), None) for p in task.test))
-            out = model.solve(seen, attempts)
+            try:
+                out = model.solve(seen, attempts)
+            except Exception as exc:  # noqa: BLE001 - the model's failure: one line
+                line = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+                raise ArcnbError(f"the model's solve() failed on task {task.id}: "
+                                 f"{type(exc).__name__}: {line[:300]}") from None
             if not isinstance(out, (list, tuple)) or len(out) != len(task.test):
                 raise ArcnbError(f"the model's solve() returned {type(out).__name__} "
                                  f"{_length(out)}for task {task.id} with {len(task.test)} test "

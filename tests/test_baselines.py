@@ -275,6 +275,13 @@ def test_a_solver_returning_the_wrong_number_of_entries_is_one_clear_error():
         def solve(self, task, attempts=2):
             return []
 
+    class Failing:
+        def solve(self, task, attempts=2):
+            raise RuntimeError("out of budget\nsecond line")
+
     task = T("t", [("12/34", "24/13")], [("56/78", "68/57")])
     with pytest.raises(ArcnbError, match="one list of attempts per test input"):
         _solve_unit(Short(), [task], make_views("none"), attempts=2)
+    with pytest.raises(ArcnbError, match=r"solve\(\) failed on task t: RuntimeError: out of "
+                                         r"budget$"):
+        _solve_unit(Failing(), [task], make_views("none"), attempts=2)
