@@ -718,15 +718,21 @@ def _complete(g: np.ndarray, unknown: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def _sym_fill(c, patch):
+def _fill_unknown(complete, c, patch):
+    """A primitive: the cells of colour ``c`` are unknown, ``complete`` fills them; with
+    ``patch`` the result is only the filled patch (its bounding box)."""
     def fn(g):
         unknown = g == c
-        out = _complete(g, unknown)
+        out = complete(g, unknown)
         if out is None or not patch:
             return out
         rows, cols = np.nonzero(unknown)
         return out[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
     return fn
+
+
+def _sym_fill(c, patch):
+    return _fill_unknown(_complete, c, patch)
 
 
 def _symmetry(ctx: _Context) -> list[Primitive]:
@@ -1246,14 +1252,7 @@ def _period_complete(g: np.ndarray, unknown: np.ndarray) -> np.ndarray | None:
 
 
 def _period_fill(c, patch):
-    def fn(g):
-        unknown = g == c
-        out = _period_complete(g, unknown)
-        if out is None or not patch:
-            return out
-        rows, cols = np.nonzero(unknown)
-        return out[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
-    return fn
+    return _fill_unknown(_period_complete, c, patch)
 
 
 def _periodic(ctx: _Context) -> list[Primitive]:
