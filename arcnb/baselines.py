@@ -527,18 +527,24 @@ _BOOL = {
 }
 
 
+def _half_masks(g: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The two equal halves of ``g`` (split by a separator line) as masks of their
+    non-background cells, or None. The halves' own background is the grid's most common
+    colour outside the split."""
+    h = _halves(g, axis)
+    if h is None or h[0].shape != h[1].shape:
+        return None
+    a, b = h
+    bg = _bg(np.concatenate([a.ravel(), b.ravel()]))
+    return a != bg, b != bg
+
+
 def _bool_halves(axis, op):
     f = _BOOL[op]
 
     def fn(g):
-        h = _halves(g, axis)
-        if h is None or h[0].shape != h[1].shape:
-            return None
-        a, b = h
-        # the halves' own background is the grid's most common colour outside the split
-        bg = _bg(np.concatenate([a.ravel(), b.ravel()]))
-        m = f(a != bg, b != bg)
-        return np.where(m, MARK, MARK + 1).astype(np.int16)
+        m = _half_masks(g, axis)
+        return None if m is None else np.where(f(*m), MARK, MARK + 1).astype(np.int16)
     return fn
 
 
@@ -1176,12 +1182,10 @@ def _halves4(axis):
     """Both halves' cells compared: 10 where both are set, 11 only the first, 12 only
     the second, 13 neither."""
     def fn(g):
-        h = _halves(g, axis)
-        if h is None or h[0].shape != h[1].shape:
+        m = _half_masks(g, axis)
+        if m is None:
             return None
-        a, b = h
-        bg = _bg(np.concatenate([a.ravel(), b.ravel()]))
-        fa, fb = a != bg, b != bg
+        fa, fb = m
         out = np.select([fa & fb, fa, fb], [MARK, MARK + 1, MARK + 2], MARK + 3)
         return out.astype(np.int16)
     return fn
