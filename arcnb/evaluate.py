@@ -179,7 +179,8 @@ def _round(x: float) -> float | None:
 def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: int,
               device) -> list[dict]:
     """Predict every test input of ``tasks`` under every view; vote; return records."""
-    if _solves(adapter):
+    solves = _solves(adapter)
+    if solves:
         cands, confs = _solve_unit(adapter.model, tasks, views, attempts=attempts)
     else:
         cands, confs = _logits_unit(adapter, tasks, views, batch_size=batch_size, device=device)
@@ -189,8 +190,7 @@ def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: i
         for i in range(len(task.test)):
             vt = vote(cands[(ti, i)], confs[(ti, i)], attempts=attempts)
             atts.append([None if g is None else np.asarray(g).tolist() for g in vt.grids])
-            conf = [None] * len(vt.confidence) if _solves(adapter) else \
-                [_round(c) for c in vt.confidence]
+            conf = [None if solves else _round(c) for c in vt.confidence]
             votes.append({"n_views": vt.n_candidates, "n_valid_views": vt.n_valid,
                           "n_distinct": vt.n_distinct, "votes": vt.votes,
                           "confidence": conf})

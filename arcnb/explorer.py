@@ -128,12 +128,11 @@ def _open_results(source, *, dataset=None, label: str | None = None, base=None):
 def _scored(run):
     """``run`` when it has scores; an unscored run (a hidden test set) is refused in one
     line that says what can be browsed instead."""
-    if run.results is None:
-        raise ExploreError(f"run {run.label!r} is not scored (its dataset has no test "
-                           "outputs): the browser compares predictions with the truth. Browse "
-                           "its tasks with explore(<dataset>), its predictions in the report's "
-                           "gallery (arcnb report)")
-    return run
+    from .report import require_scored
+
+    return require_scored(run, "the browser", error=ExploreError,
+                          hint="Browse its tasks with explore(<dataset>), its predictions in "
+                               "the report's gallery (arcnb report)")
 
 
 def _looks_like_task(path: Path) -> bool:

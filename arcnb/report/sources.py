@@ -153,13 +153,15 @@ def default_out(out: str, source: Mapping, dataset: str, *, kind: str = "runs") 
     return reports_root() / kind / safe
 
 
-def require_scored(run: Run, what: str = "this notebook") -> Run:
+def require_scored(run: Run, what: str = "this notebook", *, hint: str = "",
+                   error: type[ArcnbError] = ArcnbError) -> Run:
     """``run`` when it is scored; an unscored run (a hidden test set, no truth) raises
-    :class:`~arcnb.errors.ArcnbError` in one line saying that ``what`` needs the truth."""
+    ``error`` (an :class:`~arcnb.errors.ArcnbError`) in one line saying that ``what``
+    needs the truth, then ``hint`` (default: the report shows the predictions)."""
     if not run.scored:
-        raise ArcnbError(f"run {run.label!r} is not scored (its dataset has no test outputs): "
-                         f"{what} needs the truth. Its report shows the predictions "
-                         "(arcnb report --run DIR)")
+        raise error(f"run {run.label!r} is not scored (its dataset has no test outputs): "
+                    f"{what} needs the truth. "
+                    + (hint or "Its report shows the predictions (arcnb report --run DIR)"))
     return run
 
 
