@@ -73,6 +73,7 @@ from .taxonomy import UNCATEGORIZED, structural_taxonomy
 
 __all__ = ["sweep", "collect", "open_sweep", "Sweep", "SweepEntry", "checkpoint_step",
            "expand_checkpoints", "plan", "parse_shard", "honest_selection", "selection_split",
+           "selection_text", "example_sweep",
            "SWEEP_CSV", "SWEEP_JSON", "SWEEP_NOTEBOOK", "SWEEP_HTML", "RUNS_DIR",
            "CHECKPOINT_SUFFIXES", "STEP_SOURCES", "METRIC_COLUMNS"]
 
@@ -328,9 +329,13 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
                 config=config, seed=seed, n_boot=n_boot, estimator=estimator,
                 progress=progress)
 
+    # every shard records the whole plan (the same bytes), so that --collect knows
+    # which checkpoints are still missing
+    for e in entries:
+        atomic_write_json(runs_dir / f"{e.name}{_ENTRY_SUFFIX}", e.to_json(), overwrite=True)
+
     def one(e: SweepEntry):
         rd = runs_dir / e.name
-        atomic_write_json(runs_dir / f"{e.name}{_ENTRY_SUFFIX}", e.to_json(), overwrite=True)
         if is_finished(rd) and not overwrite:
             _check_same_run(rd, e, ds, augment=augment, attempts=attempts)
             return None
@@ -378,6 +383,15 @@ def _check_same_run(rd: Path, e: SweepEntry, ds, *, augment: str, attempts: int)
         raise OutputExistsError(f"{rd} holds a finished run of {e.checkpoint} with another "
                                 f"{diff[0].replace('_', ' ')} ({recorded[diff[0]]} instead of "
                                 f"{wanted[diff[0]]}); pass --overwrite to redo it")
+
+
+def example_sweep(out, dataset="arc-agi-1:evaluation", *, seed: int = 0,
+                  n_boot: int = 1000) -> "Sweep":
+    """A two-checkpoint sweep to try the sweep page on without a training run: copying
+    the input (a model that learned nothing) then the bundled baseline, in that order
+    (their steps are 0 and 1: the order given). Finished runs in ``out`` are reused."""
+    return sweep(["copy-input", "baseline"], dataset, out, seed=seed, n_boot=n_boot,
+                 report=False, progress=False)
 
 
 def collect(out, *, dataset=None, seed: int = 0, n_boot: int = 1000,
@@ -458,6 +472,21 @@ class Sweep:
     @property
     def step_source(self) -> str:
         return self.entries[0].step_source if self.entries else STEP_SOURCES[2]
+
+    def results_at(self, step: int):
+        """The scored results of the checkpoint at ``step``."""
+        for e, r in zip(self.entries, self.results):
+            if e.step == int(step):
+                return r
+        raise ArcnbError(f"no checkpoint at step {step} (steps: {self.steps})")
+
+    def changed_outputs(self, step: int, change: str):
+        """The rows of the results at ``step`` that were ``"gained"`` or ``"lost"``
+        coming from the previous checkpoint (for :func:`arcnb.plot.gallery` ``rows=``)."""
+        ch = self.changes()
+        part = ch[(ch["to_step"] == int(step)) & (ch["change"] == change)]
+        out = self.results_at(step).outputs
+        return out.merge(part[["task_id", "test_index"]], on=["task_id", "test_index"])
 
     def taxonomy(self):
         if "taxonomy" not in self._cache:
@@ -605,6 +634,27 @@ def _near_miss_per_task(res) -> tuple[np.ndarray, np.ndarray]:
     g = pd.DataFrame({"task_id": out["task_id"], "near": near.astype(float)}) \
         .groupby("task_id", sort=False)
     return g["near"].sum().to_numpy(float), g.size().to_numpy(float)
+
+
+def selection_text(sel: dict) -> str:
+    """The honest selection in words (the sweep page's paragraph)."""
+    def pct(v):
+        return "n/a" if v is None or v != v else f"{100 * v:.1f}%"
+
+    lo, hi = sel["report_score_ci95"]
+    metric = sel["metric"]
+    return (f"The tasks were split at random into a selection half ({sel['n_selection_tasks']} "
+            f"tasks) and a report half ({sel['n_report_tasks']} tasks), each structural "
+            f"category divided evenly between them. The checkpoint with the best {metric} on "
+            f"the selection half is step {sel['chosen_step']} ({pct(sel['selection_score'])} "
+            f"there); on the report half, which played no part in choosing it, it scores "
+            f"{pct(sel['report_score'])} (95% interval {pct(lo)} to {pct(hi)}). Choosing the "
+            f"best checkpoint on the report half itself would have picked step "
+            f"{sel['best_step_on_report_half']} and claimed "
+            f"{pct(sel['best_score_on_report_half'])}: choosing on the tasks you report on "
+            f"inflates the score by {pct(sel['inflation'])} here. Over all tasks the best "
+            f"checkpoint is step {sel['full_set_best_step']} with "
+            f"{pct(sel['full_set_best_score'])}, a figure that carries the same bias.")
 
 
 # ====================================================================== selection
