@@ -74,7 +74,8 @@ from .taxonomy import UNCATEGORIZED, structural_taxonomy
 __all__ = ["sweep", "collect", "open_sweep", "Sweep", "SweepEntry", "checkpoint_step",
            "expand_checkpoints", "plan", "parse_shard", "honest_selection", "selection_split",
            "selection_text", "example_sweep",
-           "SWEEP_CSV", "SWEEP_JSON", "SWEEP_NOTEBOOK", "SWEEP_HTML", "RUNS_DIR",
+           "SWEEP_CSV", "SWEEP_JSON", "CATEGORIES_CSV", "CHANGES_CSV", "SOLVED_CSV",
+           "SWEEP_NOTEBOOK", "SWEEP_HTML", "RUNS_DIR",
            "CHECKPOINT_SUFFIXES", "STEP_SOURCES", "METRIC_COLUMNS"]
 
 #: One row per checkpoint, ordered by step.
@@ -87,8 +88,9 @@ CATEGORIES_CSV = "categories.csv"
 CHANGES_CSV = "changes.csv"
 #: Task x step matrix of each task's pass@2.
 SOLVED_CSV = "solved.csv"
-#: The executed sweep notebook and its HTML page.
+#: The executed sweep notebook.
 SWEEP_NOTEBOOK = "sweep.ipynb"
+#: The sweep page (the executed notebook exported as self-contained HTML).
 SWEEP_HTML = "sweep.html"
 #: The folder of the run directories (one per checkpoint) and their entry files.
 RUNS_DIR = "runs"
@@ -217,6 +219,7 @@ class SweepEntry:
     checkpoint_sha256: str | None = None
 
     def to_json(self) -> dict:
+        """The entry as the JSON object of its entry file (``runs/NAME.sweep.json``)."""
         return {"kind": _ENTRY_KIND, "checkpoint": self.checkpoint, "step": self.step,
                 "epoch": self.epoch, "step_source": self.step_source,
                 "position": self.position, "name": self.name,
@@ -224,6 +227,7 @@ class SweepEntry:
 
     @classmethod
     def from_json(cls, obj: dict, where) -> "SweepEntry":
+        """The entry of an entry file's JSON object (``where`` names the file in errors)."""
         if not isinstance(obj, dict) or obj.get("kind") != _ENTRY_KIND:
             raise ArcnbError(f"{where} is not a sweep entry file")
         try:
@@ -444,6 +448,9 @@ class Sweep:
     @classmethod
     def from_runs(cls, out, entries, dataset, *, results: dict, seed: int = 0,
                   n_boot: int = 1000) -> "Sweep":
+        """The sweep of ``entries`` in the folder ``out``: each checkpoint's results from
+        ``results`` (``{run name: Results}``, fresh from evaluate) or else from its run
+        directory (:meth:`arcnb.runs.Run.open`, scored on ``dataset`` when given)."""
         out = Path(out)
         cache: dict = {}
         scored = []
@@ -463,14 +470,17 @@ class Sweep:
     # ------------------------------------------------------------ tables
     @property
     def steps(self) -> list[int]:
+        """The checkpoints' steps, in order."""
         return [e.step for e in self.entries]
 
     @property
     def dataset(self):
+        """The dataset the checkpoints were evaluated on (the tasks of the sweep)."""
         return self.results[0].dataset
 
     @property
     def step_source(self) -> str:
+        """Where the steps came from: one of :data:`STEP_SOURCES`."""
         return self.entries[0].step_source if self.entries else STEP_SOURCES[2]
 
     def results_at(self, step: int):
@@ -489,6 +499,7 @@ class Sweep:
         return out.merge(part[["task_id", "test_index"]], on=["task_id", "test_index"])
 
     def taxonomy(self):
+        """The automatic structural taxonomy of the sweep's tasks (computed once)."""
         if "taxonomy" not in self._cache:
             self._cache["taxonomy"] = structural_taxonomy(self.dataset)
         return self._cache["taxonomy"]

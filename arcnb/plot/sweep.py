@@ -31,6 +31,12 @@ def _ax(ax, figsize=(5.0, 3.0)):
     return ax
 
 
+def _integer_steps(ax) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _xlabel(table) -> str:
     src = str(table["step_source"].iloc[0]) if "step_source" in table and len(table) else ""
     return {"checkpoint": "training step (recorded in the checkpoint)",
@@ -53,6 +59,7 @@ def learning_curve(table, metric: str = "pass@2", *, ax=None, color: str = "C0",
         ax.fill_between(x, t[lo].to_numpy(float), t[hi].to_numpy(float), color=color,
                         alpha=0.2, lw=0, label="95% interval")
     ax.set_xlabel(_xlabel(t))
+    _integer_steps(ax)
     ax.set_ylabel(METRIC_LABELS.get(metric, metric))
     top = np.nanmax(np.concatenate([y, t[hi].to_numpy(float) if hi in t else y]))
     ax.set_ylim(0, max(0.05, min(1.0, float(top) * 1.15)) if np.isfinite(top) else 1.0)
@@ -133,6 +140,7 @@ def category_curves(categories, metric: str = "pass@2", *, ax=None, min_tasks: i
                 lw=1.2, color=f"C{i % 10}", ls="-" if i < 10 else "--",
                 label=plain_label(f"{g} ({n})"))
     ax.set_xlabel("step")
+    _integer_steps(ax)
     ax.set_ylabel(METRIC_LABELS.get(metric, metric))
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
