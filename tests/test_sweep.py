@@ -370,3 +370,10 @@ def test_sweep_page_through_papermill(cli_sweep):
     assert f"step {sel['chosen_step']}" in para and "inflates the score" in para
     assert len(soup.find_all("img")) >= 5  # curves, changes, heatmap, two category charts
     assert "Traceback" not in html and soup.find(id="arcnb-error") is None
+
+
+def test_jobs_give_the_same_sweep(trained, cli_sweep, tmp_path):
+    S.sweep([trained["ckpt_dir"]], DATASET, tmp_path / "jobs", arch="demo-conv",
+            tasks=trained["tasks"], jobs=3, report=False, progress=False)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "jobs" / S.SWEEP_CSV),
+                                  pd.read_csv(cli_sweep / S.SWEEP_CSV))
