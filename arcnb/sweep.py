@@ -325,6 +325,9 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     _check_sweep_dir(out)
     entries = plan(checkpoints)
     ds = load_dataset(dataset, tasks=tasks, require_truth=False)
+    if not all(t.has_truth for t in ds):
+        raise ArcnbError(f"{ds.name} has test inputs without their outputs (a hidden test "
+                         "set): a sweep scores every checkpoint, so it needs the outputs")
     mine = [e for e in entries if shard is None or e.position % shard[1] == shard[0]]
     runs_dir = out / RUNS_DIR
     runs_dir.mkdir(parents=True, exist_ok=True)
@@ -456,6 +459,11 @@ class Sweep:
         scored = []
         for e in entries:
             res = results.get(e.name)
+            if isinstance(res, Run):  # evaluate's Run: its scored results (None: no truth)
+                res = res.results if res.scored else False
+            if res is False:
+                raise ArcnbError(f"{out / RUNS_DIR / e.name} is not scored (no truth): a "
+                                 "sweep needs a dataset with test outputs")
             if res is None:
                 res = Run.open(out / RUNS_DIR / e.name, dataset=dataset, cache=cache).results
             if res is None:

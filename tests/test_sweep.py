@@ -377,3 +377,18 @@ def test_jobs_give_the_same_sweep(trained, cli_sweep, tmp_path):
             tasks=trained["tasks"], jobs=3, report=False, progress=False)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "jobs" / S.SWEEP_CSV),
                                   pd.read_csv(cli_sweep / S.SWEEP_CSV))
+
+
+def test_a_hidden_test_set_is_refused_before_any_evaluation(tmp_path, capsys):
+    ds = load_dataset("arc-agi-1:evaluation")
+    challenges = {t.id: {"train": [{"input": p.input.tolist(), "output": p.output.tolist()}
+                                   for p in t.train],
+                         "test": [{"input": p.input.tolist()} for p in t.test]}
+                  for t in list(ds)[:2]}
+    (tmp_path / "hidden_challenges.json").write_text(json.dumps(challenges))
+    assert main(["sweep", "copy-input", "baseline", "--dataset",
+                 str(tmp_path / "hidden_challenges.json"), "--out", str(tmp_path / "out"),
+                 "--no-report"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "without their outputs" in err and "\n" not in err
+    assert not (tmp_path / "out").exists()  # nothing half written
