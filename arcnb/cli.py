@@ -240,6 +240,7 @@ def _add_report(sub) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
+    _extend_report_sweep(sub)
 
 
 def _extend_compare(sub) -> None:
@@ -269,6 +270,35 @@ def _extend_compare(sub) -> None:
         return 0
 
     cp.set_defaults(func=run)
+
+
+def _extend_report_sweep(sub) -> None:
+    """``arcnb report --checkpoint a b c``: when every checkpoint records its training
+    step, the reports' runs also become a sweep (OUT/sweep/: sweep.csv, sweep.html).
+    Kept separate from _run_report, which it wraps."""
+    rp = sub.choices.get("report")
+    if rp is None:
+        return
+    inner = rp.get_default("func")
+
+    def run(args) -> int:
+        rc = inner(args)
+        ckpts = getattr(args, "checkpoint", None) or []
+        if rc or len(ckpts) < 2:
+            return rc
+        from pathlib import Path
+
+        from . import sweep as S
+
+        if S.plan(ckpts)[0].step_source != S.STEP_SOURCES[0]:
+            return rc
+        runs = [p.parent for p in Path(args.out).glob("*/metrics.json")]
+        sw = S.from_run_dirs(ckpts, runs, Path(args.out) / "sweep",
+                             overwrite=args.overwrite)
+        print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
+        return 0
+
+    rp.set_defaults(func=run)
 
 
 def _run_report(args) -> int:

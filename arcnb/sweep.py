@@ -73,7 +73,7 @@ from .taxonomy import UNCATEGORIZED, structural_taxonomy
 
 __all__ = ["sweep", "collect", "open_sweep", "Sweep", "SweepEntry", "checkpoint_step",
            "expand_checkpoints", "plan", "parse_shard", "honest_selection", "selection_split",
-           "selection_text", "example_sweep",
+           "selection_text", "example_sweep", "from_run_dirs",
            "SWEEP_CSV", "SWEEP_JSON", "CATEGORIES_CSV", "CHANGES_CSV", "SOLVED_CSV",
            "SWEEP_NOTEBOOK", "SWEEP_HTML", "RUNS_DIR",
            "CHECKPOINT_SUFFIXES", "STEP_SOURCES", "METRIC_COLUMNS"]
@@ -399,6 +399,42 @@ def example_sweep(out, dataset="arc-agi-1:evaluation", *, seed: int = 0,
     (their steps are 0 and 1: the order given). Finished runs in ``out`` are reused."""
     return sweep(["copy-input", "baseline"], dataset, out, seed=seed, n_boot=n_boot,
                  report=False, progress=False)
+
+
+def from_run_dirs(checkpoints, run_dirs, out, *, seed: int = 0, n_boot: int = 1000,
+                  report: bool = True, overwrite: bool = False) -> "Sweep":
+    """A sweep folder ``out`` from checkpoints already evaluated elsewhere (e.g. the
+    run directories of ``arcnb report --checkpoint a b c``): each run directory's files
+    are copied into ``out/runs/`` (``metrics.json`` last), matched to its checkpoint by
+    the checkpoint's SHA-256 recorded in the run, then the sweep's files are written."""
+    from .io import atomic_write_bytes
+    from .runs import RUN_FILES
+
+    out = Path(out)
+    _check_sweep_dir(out)
+    entries = plan(checkpoints)
+    by_sha = {}
+    for rd in run_dirs:
+        prov = read_metrics(rd).get("provenance") or {}
+        by_sha[prov.get("checkpoint_sha256")] = Path(rd)
+    missing = [e.checkpoint for e in entries if e.checkpoint_sha256 not in by_sha]
+    if missing:
+        raise ArcnbError(f"no run directory of checkpoint {missing[0]}")
+    runs_dir = out / RUNS_DIR
+    for e in entries:
+        dest = runs_dir / e.name
+        if is_finished(dest) and not overwrite:
+            raise OutputExistsError(f"{dest} already holds a finished run; refusing to "
+                                    "overwrite it (pass --overwrite)")
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in RUN_FILES:  # metrics.json last: it marks a finished run
+            src = by_sha[e.checkpoint_sha256] / name
+            if src.is_file():
+                atomic_write_bytes(dest / name, src.read_bytes(), overwrite=True)
+        atomic_write_json(runs_dir / f"{e.name}{_ENTRY_SUFFIX}", e.to_json(), overwrite=True)
+    sw = Sweep.from_runs(out, entries, None, results={}, seed=seed, n_boot=n_boot)
+    sw.write(report=report)
+    return sw
 
 
 def collect(out, *, dataset=None, seed: int = 0, n_boot: int = 1000,

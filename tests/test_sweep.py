@@ -392,3 +392,18 @@ def test_a_hidden_test_set_is_refused_before_any_evaluation(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "without their outputs" in err and "\n" not in err
     assert not (tmp_path / "out").exists()  # nothing half written
+
+
+def test_a_sweep_from_run_directories_made_elsewhere(trained, cli_sweep, tmp_path):
+    """What ``arcnb report --checkpoint a b c`` does with its runs when the checkpoints
+    record their steps: the runs (here in another folder, in another order) become a
+    sweep equal to the one that evaluated them."""
+    elsewhere = []
+    for j, rd in enumerate(sorted((cli_sweep / "runs").glob("*/metrics.json"), reverse=True)):
+        dest = tmp_path / "reports" / f"r{j}"
+        shutil.copytree(rd.parent, dest)
+        elsewhere.append(dest)
+    sw = S.from_run_dirs([trained["ckpt_dir"]], elsewhere, tmp_path / "sweep", report=False)
+    assert sw.steps == STEPS
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "sweep" / S.SWEEP_CSV),
+                                  pd.read_csv(cli_sweep / S.SWEEP_CSV))
