@@ -512,9 +512,10 @@ def _run_sweep(args) -> int:
                      batch_size=args.batch_size, jobs=args.jobs, shard=args.shard,
                      seed=args.seed, overwrite=args.overwrite, report=not args.no_report,
                      progress=False if args.no_progress else None, estimator=args.estimator)
-        if sw is None:
-            print(f"shard {args.shard}: done; when every shard is done run "
-                  f"arcnb sweep --collect {args.out}")
+        if sw is None:  # a shard, or a rank other than 0 under torchrun
+            if args.shard:
+                print(f"shard {args.shard}: done; when every shard is done run "
+                      f"arcnb sweep --collect {args.out}")
             return 0
     table = sw.table()
     print(f"{'step':>10}  {'pass@2':>7}  {'95% interval':>17}  {'partial_credit':>14}  checkpoint")

@@ -312,11 +312,14 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     :func:`arcnb.evaluate.evaluate`. ``jobs`` checkpoints are evaluated at once
     (threads; CPU work shares the cores). ``shard=(i, n)`` or ``"i/n"`` evaluates only
     the checkpoints at positions ``i, i + n, ...`` and writes no summary files (run
-    :func:`collect` when every shard is done); returns None then. ``seed`` also seeds
+    :func:`collect` when every shard is done); returns None then. Under ``torchrun``
+    each checkpoint's evaluation is spread over the processes, as
+    :func:`arcnb.evaluate.evaluate` does, and only rank 0 writes the summary (the other
+    ranks return None). ``seed`` also seeds
     the bootstrap intervals and the selection split. ``overwrite`` redoes finished
     runs. ``report`` also writes ``sweep.html``. Returns the :class:`Sweep`.
     """
-    from .evaluate import evaluate
+    from .evaluate import _dist_setup, _resolve_device, evaluate
 
     shard = parse_shard(shard)
     if isinstance(jobs, bool) or int(jobs) < 1:
@@ -350,16 +353,26 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
         return evaluate(e.checkpoint, ds, rd, resume=resume, overwrite=overwrite, **opts)
 
     results: dict[str, object] = {}
-    if int(jobs) == 1 or len(mine) <= 1:
-        for e in mine:
-            results[e.name] = one(e)
-    else:
-        from concurrent.futures import ThreadPoolExecutor
+    # under torchrun: one process group for every evaluation (evaluate joins it), as a
+    # group cannot be made again once destroyed
+    rank, world, created = _dist_setup(_resolve_device(device))
+    try:
+        if int(jobs) == 1 or len(mine) <= 1 or world > 1:
+            for e in mine:
+                results[e.name] = one(e)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=int(jobs)) as pool:
-            for e, res in zip(mine, pool.map(one, mine)):
-                results[e.name] = res
-    if shard is not None:
+            with ThreadPoolExecutor(max_workers=int(jobs)) as pool:
+                for e, res in zip(mine, pool.map(one, mine)):
+                    results[e.name] = res
+    finally:
+        if created:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()
+    if shard is not None or rank != 0:
+        # a shard leaves the summary to --collect; under torchrun rank 0 writes it
         return None
     sw = Sweep.from_runs(out, entries, ds, results=results, seed=seed, n_boot=n_boot)
     sw.write(report=report)

@@ -407,3 +407,32 @@ def test_a_sweep_from_run_directories_made_elsewhere(trained, cli_sweep, tmp_pat
     assert sw.steps == STEPS
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "sweep" / S.SWEEP_CSV),
                                   pd.read_csv(cli_sweep / S.SWEEP_CSV))
+
+
+def test_a_sweep_under_torchrun_equals_one_process(tmp_path):
+    """Each checkpoint's evaluation spread over 2 processes (one process group for the
+    whole sweep); rank 0 writes the same sweep.csv as a single process."""
+    import os
+    import subprocess
+    import sys
+
+    ids = tmp_path / "ids.txt"
+    ids.write_text("\n".join(["45737921", "0c786b71", "195ba7dc", "009d5c81"]) + "\n")
+    common = ["sweep", "copy-input", "baseline", "--dataset", "arc-agi-1:evaluation",
+              "--tasks", str(ids), "--device", "cpu", "--no-report", "--no-progress"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    single = subprocess.run([sys.executable, "-m", "arcnb", *common, "--out",
+                             str(tmp_path / "single")], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert single.returncode == 0, single.stderr[-2000:]
+    multi = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node",
+                            "2", "--master_port", "29523", "-m", "arcnb", *common, "--out",
+                            str(tmp_path / "multi")], capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert multi.returncode == 0, multi.stderr[-3000:]
+    a = pd.read_csv(tmp_path / "single" / S.SWEEP_CSV)
+    b = pd.read_csv(tmp_path / "multi" / S.SWEEP_CSV)
+    pd.testing.assert_frame_equal(a, b)
+    for rd in b["run_dir"]:
+        m = json.loads((tmp_path / "multi" / rd / "metrics.json").read_text())
+        assert m["provenance"]["run"]["world_size"] == 2
