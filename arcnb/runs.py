@@ -82,6 +82,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from .columns import upgrade_summary
 from .errors import ArcnbError, OutputExistsError
 from .io import atomic_write_bytes, to_jsonable
 
@@ -273,8 +274,8 @@ def metrics_document(summary: Mapping, provenance: Mapping | None) -> dict:
 def summary_of(metrics: Mapping) -> dict:
     """The scoring summary inside a metrics.json (top level, or under ``summary``)."""
     if "summary" in metrics and isinstance(metrics["summary"], Mapping):
-        return dict(metrics["summary"])
-    return dict(metrics)
+        return upgrade_summary(metrics["summary"])
+    return upgrade_summary(metrics)
 
 
 def is_scored(metrics: Mapping) -> bool:
@@ -730,7 +731,7 @@ class Run:
         ks = tuple(sorted(set(ks).union(*(_pass_ks(m) for m in layers))))
         res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed, estimator=estimator)
         for recorded in layers:
-            _check_recorded(recorded, res.summary, rd)
+            _check_recorded(upgrade_summary(recorded), res.summary, rd)
         _check_version(metrics, ds, rd, dataset)
         return cls(res, metrics, rd, label or rd.name)
 
