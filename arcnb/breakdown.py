@@ -49,7 +49,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .columns import NEAR_MISS, graded_columns
+from .columns import NEAR_MISS, graded_columns, is_near_miss
 from .errors import ArcnbError
 from .grids import COLOR_NAMES, PAD_TOKEN
 from .io import atomic_write_text, csv_text
@@ -259,7 +259,7 @@ def _metric_data(results, ks, near_miss: float) -> pd.DataFrame:
     data["shape_ok"] = (out["pred_shape"] == out["truth_shape"]).to_numpy(float)
     data["right_shape"] = out["cell_accuracy"].notna().to_numpy(float)
     data["cell_sum"] = out["cell_accuracy"].fillna(0.0).to_numpy(float)
-    data["near_miss"] = ((~out["solved@2"]) & (out["cell_accuracy"] >= near_miss)).to_numpy(bool)
+    data["near_miss"] = is_near_miss(out["solved@2"], out["cell_accuracy"], near_miss)
     return data
 
 

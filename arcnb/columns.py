@@ -21,8 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 __all__ = ["Column", "OUTPUTS", "TASKS", "GROUPS", "SUMMARY", "DEFINITIONS", "NEAR_MISS",
-           "expand", "column", "label", "definitions", "interval_columns",
+           "expand", "column", "is_near_miss", "label", "definitions", "interval_columns",
            "graded_columns", "group_metrics", "upgrade_summary"]
 
 #: The near-miss threshold: an output not solved within 2 attempts whose cell accuracy
@@ -30,6 +32,14 @@ __all__ = ["Column", "OUTPUTS", "TASKS", "GROUPS", "SUMMARY", "DEFINITIONS", "NE
 NEAR_MISS = 0.9
 
 LEVELS = ("output", "task", "group", "summary")
+
+
+def is_near_miss(solved, cell_accuracy, threshold: float = NEAR_MISS) -> np.ndarray:
+    """The near-miss rule, per output: not ``solved`` (solved@2, or the K a view uses)
+    and ``cell_accuracy`` at least ``threshold`` (NaN, no right-shaped attempt, is
+    never a near miss)."""
+    acc = np.nan_to_num(np.asarray(cell_accuracy, dtype=float), nan=-1.0)
+    return ~np.asarray(solved, dtype=bool) & (acc >= threshold)
 
 
 @dataclass(frozen=True)

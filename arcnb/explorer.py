@@ -34,7 +34,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .columns import NEAR_MISS
+from .columns import NEAR_MISS, is_near_miss
 from .errors import ArcnbError
 from .grids import best_attempt
 
@@ -631,7 +631,7 @@ class Explorer:
         if select == "failed":
             return ~solved
         if select == "near_miss":
-            return ~solved & (t["cell_accuracy"].to_numpy(float) >= thr)  # NaN compares False
+            return is_near_miss(solved, t["cell_accuracy"], thr)
         if select == "wrong_shape":
             valid = t["n_attempts"].to_numpy() > t["n_invalid_attempts"].to_numpy()
             return valid & ~t["shape_correct"].to_numpy(bool)

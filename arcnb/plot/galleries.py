@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..columns import NEAR_MISS
+from ..columns import NEAR_MISS, is_near_miss
 from ..grids import best_attempt
 from .palette import _WRONG, _shape
 from .pixelfont import _PixelFont, plain_label, safe_text
@@ -85,8 +85,7 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
     elif select == "failed":
         keep = ~out[col].to_numpy(bool)
     elif select in ("near_miss", "near-miss"):
-        acc = out["cell_accuracy"].to_numpy(float)
-        keep = ~out[col].to_numpy(bool) & (np.nan_to_num(acc, nan=-1.0) >= near_miss)
+        keep = is_near_miss(out[col], out["cell_accuracy"], near_miss)
     else:
         raise ValueError(f"select must be 'all', 'solved', 'failed' or 'near_miss', got {select!r}")
     if tasks is not None:
