@@ -49,7 +49,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .columns import NEAR_MISS, graded_columns, is_near_miss
+from .columns import GROUPS, NEAR_MISS, graded_columns, is_near_miss
 from .errors import ArcnbError
 from .grids import COLOR_NAMES, PAD_TOKEN
 from .io import atomic_write_text, csv_text
@@ -77,6 +77,9 @@ __all__ = [
 
 #: The graded columns of every breakdown, shown next to the exact pass@K ones.
 GRADED_COLUMNS = graded_columns()
+
+#: The integer counts of a breakdown's rows (0, never NaN, for an empty group).
+_COUNTS = ("n_tasks", "n_outputs") + tuple(c.name for c in GROUPS if c.dtype == "int64")
 
 #: Grid-size bins on the larger side of the truth grid, ``(label, low, high)`` inclusive.
 GRID_SIZE_BINS = (("1-5", 1, 5), ("6-10", 6, 10), ("11-15", 11, 15), ("16-20", 16, 20),
@@ -223,7 +226,7 @@ def breakdown(results, by="structural", *, taxonomy: str | None = None,
     table = table.reindex(rows)
     table.index.name = "group"
     table = table.reset_index()
-    for c in ("n_tasks", "n_outputs", "n_right_shape", "n_near_miss"):
+    for c in _COUNTS:
         table[c] = table[c].fillna(0).astype("int64")
     table["fraction_of_tasks"] = table["fraction_of_tasks"].fillna(0.0)
     if total:
@@ -368,7 +371,7 @@ def overall(results, *, ks: Sequence[int] = (1, 2), n_boot: int = 1000, seed: in
     mean over tasks of each task's fraction of right-shaped attempts 1)."""
     ks = tuple(sorted(set(int(k) for k in ks) | {2}))
     row = _total_row(results, ks, n_boot, seed, level, near_miss)
-    for c in ("n_tasks", "n_outputs", "n_right_shape", "n_near_miss"):
+    for c in _COUNTS:
         row[c] = row[c].fillna(0).astype("int64")
     return row
 
