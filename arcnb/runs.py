@@ -84,6 +84,7 @@ from typing import Mapping, Sequence
 
 from .columns import upgrade_summary
 from .errors import ArcnbError, OutputExistsError
+from .grids import MAX_SIZE
 from .io import atomic_write_bytes, to_jsonable
 
 __all__ = [
@@ -1059,8 +1060,8 @@ def _grid_ok(g) -> bool:
         a = np.asarray(g)
     except (ValueError, TypeError):  # ragged
         return False
-    return (a.ndim == 2 and a.dtype.kind in "iu" and 1 <= a.shape[0] <= 30
-            and 1 <= a.shape[1] <= 30 and int(a.min()) >= 0 and int(a.max()) <= 9)
+    return (a.ndim == 2 and a.dtype.kind in "iu" and 1 <= a.shape[0] <= MAX_SIZE
+            and 1 <= a.shape[1] <= MAX_SIZE and int(a.min()) >= 0 and int(a.max()) <= 9)
 
 
 def journal_record_problem(rec: Mapping) -> str | None:
