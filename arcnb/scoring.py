@@ -92,8 +92,11 @@ class Results:
     ``truth_shape`` / ``pred_shape`` (``"HxW"``; pred is attempt 1's) and
     ``truth_h``, ``truth_w``, ``pred_h``, ``pred_w``; ``n_correct`` (right attempts
     among all of them), ``pass@K`` for each K (the estimator's value for the output:
-    ``solved@K`` as 0/1 for ``ranked``, a probability or NaN for ``unbiased``) and the
-    :data:`USAGE_COLUMNS`.
+    ``solved@K`` as 0/1 for ``ranked``, a probability or NaN for ``unbiased``), the
+    :data:`USAGE_COLUMNS` and ``n_wrong_cells`` (the best attempt's wrong cells when it
+    has the truth's shape, else <NA>). Every column, in this order, is defined in
+    :data:`arcnb.columns.OUTPUTS`; the tasks table follows
+    :data:`arcnb.columns.TASK_ORDER`.
 
     ``tasks`` has one row per task: ``n_outputs``, ``pass@K`` (mean of the outputs'
     ``pass@K``; NaN when one is NaN), ``all_solved@K`` (ranked rule),
