@@ -286,15 +286,22 @@ def label(name: str) -> str:
     return text
 
 
+#: The definitions table's rows, in order: ``(name, level)``.
+_DEFINED = (("pass@K", "group"), ("pass@K_per_output", "group"),
+            ("pass@K_all_or_nothing", "group"), ("estimator", "summary"),
+            ("cost_per_task", "summary"), ("cost_per_attempt", "summary"),
+            ("tokens_per_task", "summary"), ("cell_accuracy", "group"),
+            ("cell_accuracy_right_shape", "summary"), ("shape_accuracy", "group"),
+            ("shape_accuracy_per_output", "summary"), ("partial_credit", "group"),
+            ("n_tasks", "summary"), ("n_outputs", "summary"), ("n_right_shape", "group"),
+            ("n_near_miss", "group"), ("n_wrong_cells", "output"))
+
+
 def definitions() -> dict[str, str]:
     """Every defined metric in words, for the report's definitions table: the breakdown
     metrics, the per-output cell accuracy and wrong cells, the summary's words, the
     interval."""
-    order = ([c for c in GROUPS[:3]] + [c for c in SUMMARY[:4]]
-             + [column("cell_accuracy", "group"), SUMMARY[4], column("shape_accuracy"),
-                SUMMARY[5], column("partial_credit", "group"), SUMMARY[6], SUMMARY[7],
-                column("n_right_shape"), column("n_near_miss"),
-                column("n_wrong_cells", "output"), _INTERVAL])
+    order = [column(name, level) for name, level in _DEFINED] + [_INTERVAL]
     return {c.name: c.definition for c in order}
 
 
