@@ -12,9 +12,10 @@ interrupted one resumes from its journal) and writes, from the finished runs:
     of its outputs whose attempt 1 has the truth's shape, then the mean over tasks),
     ``cell_accuracy`` (the fraction of right cells, over the outputs with a right-shaped
     attempt), ``partial_credit`` and ``near_miss_rate`` (the fraction of outputs not
-    solved within 2 attempts whose cell accuracy reaches 0.8; ``n_near_miss`` counts
-    them), each with ``_ci_low`` / ``_ci_high``: a 95 % percentile bootstrap interval
-    resampling tasks (:mod:`arcnb.stats`, the formulas of :mod:`arcnb.breakdown`);
+    solved within 2 attempts whose cell accuracy reaches
+    :data:`arcnb.columns.NEAR_MISS`, 0.9; ``n_near_miss`` counts them), each with
+    ``_ci_low`` / ``_ci_high``: a 95 % percentile bootstrap interval resampling tasks
+    (:mod:`arcnb.stats`, the formulas of :mod:`arcnb.breakdown`);
 ``categories.csv``
     per checkpoint and structural category (:mod:`arcnb.taxonomy`): ``pass@2`` and
     ``partial_credit`` with their intervals;
@@ -64,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 from .breakdown import _ratio_ci, breakdown, overall
+from .columns import NEAR_MISS, is_near_miss
 from .data import load_dataset
 from .errors import ArcnbError, OutputExistsError
 from .io import atomic_write_json, atomic_write_text, csv_text, read_json
@@ -104,7 +106,6 @@ STEP_SOURCES = ("checkpoint", "file name", "order given")
 #: The metrics of a sweep row that carry a 95 % interval.
 METRIC_COLUMNS = ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit",
                   "near_miss_rate")
-_NEAR_MISS = 0.8
 
 
 # ====================================================================== inputs
@@ -568,7 +569,7 @@ class Sweep:
         rows = []
         for e, res in zip(self.entries, self.results):
             o = overall(res, ks=(1, 2), n_boot=self.n_boot, seed=self.seed,
-                        near_miss=_NEAR_MISS).iloc[0]
+                        near_miss=NEAR_MISS).iloc[0]
             row = {"step": e.step, "epoch": e.epoch, "step_source": e.step_source,
                    "checkpoint": e.checkpoint, "run_dir": f"{RUNS_DIR}/{e.name}",
                    "n_tasks": int(o["n_tasks"]), "n_outputs": int(o["n_outputs"]),
@@ -695,10 +696,10 @@ class Sweep:
 
 
 def _near_miss_per_task(res) -> tuple[np.ndarray, np.ndarray]:
-    """Per task (dataset order): near misses (not solved within 2 attempts, cell
-    accuracy >= 0.8) and test outputs."""
+    """Per task (dataset order): near misses (:func:`arcnb.columns.is_near_miss`) and
+    test outputs."""
     out = res.outputs
-    near = ((~out["solved@2"].astype(bool)) & (out["cell_accuracy"] >= _NEAR_MISS))
+    near = is_near_miss(out["solved@2"], out["cell_accuracy"])
     g = pd.DataFrame({"task_id": out["task_id"], "near": near.astype(float)}) \
         .groupby("task_id", sort=False)
     return g["near"].sum().to_numpy(float), g.size().to_numpy(float)

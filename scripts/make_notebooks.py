@@ -596,7 +596,7 @@ mean over tasks (the ARC Prize rule). Shape accuracy: per task, the fraction of 
 outputs whose first attempt has the right shape, then the mean over tasks. Cell
 accuracy: the fraction of right cells, over the outputs with a right-shaped attempt.
 Partial credit: per output a graded score in [0, 1], then per task and over tasks.
-Near misses: the fraction of test outputs not solved whose cell accuracy reaches 0.8.
+Near misses: the fraction of test outputs not solved whose cell accuracy reaches 0.9.
 The graded metrics move long before pass@2 does.
 """),
     code("""

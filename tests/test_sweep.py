@@ -23,6 +23,7 @@ from lightning.pytorch.loggers import TensorBoardLogger  # noqa: E402
 
 from arcnb import sweep as S  # noqa: E402
 from arcnb.cli import main  # noqa: E402
+from arcnb.columns import NEAR_MISS  # noqa: E402
 from arcnb.data import load_dataset  # noqa: E402
 from arcnb.lightning import ArcMetricsCallback  # noqa: E402
 from arcnb.models import pad_batch  # noqa: E402
@@ -177,7 +178,7 @@ def test_each_row_equals_a_separate_evaluate(trained, cli_sweep, tmp_path):
         assert row["partial_credit"] == pytest.approx(
             out.groupby("task_id")["partial_credit"].mean().mean())
         near = sum(1 for s, a in zip(out["solved@2"], out["cell_accuracy"])
-                   if not s and a == a and a >= 0.8)
+                   if not s and a == a and a >= NEAR_MISS)
         assert row["n_near_miss"] == near
         assert row["near_miss_rate"] == pytest.approx(near / len(out))
         for m in S.METRIC_COLUMNS:
