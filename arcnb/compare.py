@@ -53,7 +53,7 @@ from .breakdown import group_membership, latex_table
 from .errors import OutputExistsError
 from .io import atomic_write_json, atomic_write_text, csv_text
 from .runs import METRICS, PREDICTIONS, Run, RunDirError, check_out_path, run_provenance
-from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
+from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci
 from .taxonomy import UNCATEGORIZED
 
 __all__ = ["CompareError", "RunScore", "Comparison", "load_run", "compare", "TABLES",
@@ -413,6 +413,7 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
     every run when some run has no cost); ``summary["leaderboard"]`` says whether the
     leaderboard picture can be drawn, and ``summary["notes"]`` how to read the numbers.
     """
+    n_boot = check_n_boot(n_boot)  # before any run is loaded
     loaded, common, sets, restricted = _load_all(runs, labels, dataset=dataset,
                                                  n_boot=n_boot, seed=seed,
                                                  common_only=common_only)
