@@ -70,11 +70,11 @@ def _escaped_stdout():
         sys.stdout = old
 
 
-def format_problems(summary: dict) -> list[str]:
-    """One line per kind of problem in the predictions (``summary["problems"]``): the
+def format_problems(problems: list[dict]) -> list[str]:
+    """One line per kind of problem in the predictions (``Results.problems``): the
     count and the first examples."""
     lines = []
-    for p in summary.get("problems") or []:
+    for p in problems:
         examples = "; ".join(p.get("examples") or [])
         lines.append(f"{p['count']} x {p['kind']}" + (f" (e.g. {examples})" if examples else ""))
     return lines
@@ -146,10 +146,11 @@ def _run_score(args) -> int:
         _say("warning", w)
     for note in res.summary.get("notes", []):
         _say("note", note)
-    for line in format_problems(res.summary):
+    problems = res.problems
+    for line in format_problems(problems):
         _say("problems", line)
     if args.json:
-        print(json.dumps(to_jsonable(res.summary), sort_keys=True))
+        print(json.dumps(to_jsonable({**res.summary, "problems": problems}), sort_keys=True))
         return 0
     print(format_summary(res.summary, res.ks))
     return 0

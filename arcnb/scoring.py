@@ -151,6 +151,17 @@ class Results:
     summary: dict
     ks: tuple[int, ...]
     extra_tasks: list[str] = field(default_factory=list)
+    #: cost/token values left out of the sums (:data:`MAX_USAGE_VALUE`), one problem
+    #: entry each (as :attr:`Predictions.problems`).
+    usage_problems: list[dict] = field(default_factory=list, repr=False)
+
+    @property
+    def problems(self) -> list[dict]:
+        """What was malformed, or read in another way than given, in the scored tasks'
+        predictions, by kind: ``[{"kind", "count", "examples"}]``, most frequent first
+        (see :func:`arcnb.predictions.problem_summary`)."""
+        return problem_summary(list(self.predictions.problems) + list(self.usage_problems),
+                               task_ids=set(self.dataset.task_ids))
 
     def truth(self, task_id: str, test_index: int) -> np.ndarray:
         """The truth grid of one test output."""
@@ -379,12 +390,6 @@ _USAGE_FIELDS = tuple("metadata." + ".".join(p) for p in _USAGE_PATHS)
 INVALID_USAGE = "invalid cost or token value (left out of the sums)"
 
 
-def _problems(preds: Predictions, task_ids, bad_usage: list[dict]) -> list[dict]:
-    """The summary's ``problems``: what was malformed or read in another way in the
-    scored tasks' predictions, by kind, with counts and the first examples."""
-    return problem_summary(list(preds.problems) + bad_usage, task_ids=set(task_ids))
-
-
 def _shown(value, limit: int = 40) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
@@ -549,7 +554,6 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
     per_task = _task_table(out, ks)
     summary = _summary(ds, preds, out, per_task, ks, estimator)
     summary.update(_cost_summary(out, n_cost, preds, ds.task_ids))
-    summary["problems"] = _problems(preds, ds.task_ids, bad_usage)
     summary["warnings"] = _warnings(ds, preds, summary)
     summary["notes"] = _notes(out, preds, ks, estimator)
     lo, hi = _task_ci(per_task["pass@2"], n_boot=n_boot, seed=seed)
@@ -557,7 +561,7 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
     summary["bootstrap"] = {"n_boot": n_boot, "seed": seed, "level": 0.95, "unit": "task"}
     summary["dataset"] = ds.info
     extra = summary["extra_tasks"]
-    return Results(ds, preds, out, per_task, summary, ks, extra)
+    return Results(ds, preds, out, per_task, summary, ks, extra, bad_usage)
 
 
 def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
