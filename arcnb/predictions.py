@@ -12,8 +12,10 @@ taken as an attempt.
 Malformed attempts (None, empty, ragged, a string, values outside 0-9) never crash
 anything: they are kept as ``None``, scored as wrong and counted. In the
 ``{"answer": ..., "metadata": {...}}`` form an answer given as a JSON string of a grid
-(``"[[1, 2], [3, 4]]"``) is parsed, as the benchmarking harness does; a string that is
-not a JSON grid is a malformed attempt. The ``metadata`` object of every attempt is kept
+(``"[[1, 2], [3, 4]]"``) is parsed, and a grid inside answer text is extracted
+(``\\boxed{...}`` first, then the last bracketed block), as the benchmarking harness
+does; each extraction is listed in ``problems`` (kind ``"answer extracted from text"``).
+A string without a grid is a malformed attempt. The ``metadata`` object of every attempt is kept
 (``Predictions.metadata``).
 
 A folder is read as a run of ARC Prize's benchmarking harness

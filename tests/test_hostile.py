@@ -136,7 +136,9 @@ def test_a_deflate_bomb_state_dict_is_refused_before_inflating(tmp_path):
         for info in zin.infolist():
             data = zin.read(info)
             if info.filename.endswith("/data/0"):  # the tensor record: 1 GiB of zeros
-                with zout.open(zipfile.ZipInfo(info.filename), "w", force_zip64=True) as fh:
+                record = zipfile.ZipInfo(info.filename)
+                record.compress_type = zipfile.ZIP_DEFLATED
+                with zout.open(record, "w", force_zip64=True) as fh:
                     block = b"\0" * (1 << 24)
                     for _ in range(64):
                         fh.write(block)
@@ -169,6 +171,7 @@ def test_a_sparse_dataset_file_is_refused_within_a_memory_bound(tmp_path):
     big.write_bytes(b"[")
     os.truncate(big, 200 << 20)  # 200 MB, sparse: "[" then NUL bytes
     nul = folder / "bbbb.json"
+    nul.write_bytes(b"")
     os.truncate(nul, 200 << 20)
     (tmp_path / "p.json").write_text("{}")
     code = ("import sys\nfrom arcnb.cli import main\n"
@@ -360,7 +363,8 @@ def test_a_bundled_name_beats_a_folder_of_that_name(tmp_path, monkeypatch, capsy
 
 # ---------------------------------------------------------------- 25: what was malformed
 def test_the_cli_says_what_was_malformed(tmp_path, capsys):
-    (tmp_path / "p.json").write_text(json.dumps({TASK: "x", "007bbfb7": [
+    other = next(t for t in load_dataset("arc-agi-1:evaluation").task_ids if t != TASK)
+    (tmp_path / "p.json").write_text(json.dumps({TASK: "x", other: [
         {"attempt_1": [[1, 2], [3]], "attempt_2": None, "attempt_01": [[1]]}]}))
     rc = main(["score", "--dataset", "arc-agi-1:evaluation", "--predictions",
                str(tmp_path / "p.json")])
