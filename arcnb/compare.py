@@ -366,6 +366,12 @@ def _leaderboard_summary(loaded: Sequence[Run], runs_table: pd.DataFrame) -> dic
                            f"run {no_cost[0]} has no cost" if len(no_cost) == 1 else
                            "runs " + ", ".join(no_cost) + " have no cost")
                         + " (attempt metadata cost.total_cost)"}
+    placed = np.isfinite(runs_table["cost_per_task"].to_numpy(float)) & \
+        np.isfinite(runs_table["pass@2"].to_numpy(float))
+    if not placed.any():  # never an empty picture that claims to be drawn
+        return {"drawn": False, "files": [],
+                "note": "no leaderboard picture (pass@2 against cost per task): no run has "
+                        "both a cost per task and a defined pass@2"}
     return {"drawn": True, "files": [f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS],
             "x": "cost_per_task", "y": "pass@2", "x_scale": "log",
             "pareto_front": [str(r) for r, f in zip(runs_table["run"],

@@ -440,3 +440,21 @@ def test_string_cells_and_pair_index_forms(tmp_path):
         [1, 1, 1, None, None, None, None, None]
     for md in ({"pair_index": "0"}, {"pair_index": 0.0}, {"pair_index": True}):
         assert _score_one(tmp_path, [truth], [md]).summary["pass@2"] == 1.0
+
+
+def test_the_leaderboard_never_claims_an_empty_picture():
+    from arcnb.compare import compare
+    from arcnb.scoring import score
+
+    ds = load_dataset("arc-agi-1:evaluation", tasks=[TASK])
+    ok = score(ds, _meta_sub([{"cost": {"total_cost": 0.5}}]))
+    negative = score(ds, _meta_sub([{"cost": {"total_cost": -5}}] * 2))
+    cmp = compare([ok, negative], labels=["ok", "negative"], taxonomy=None, n_boot=10)
+    board = cmp.summary["leaderboard"]
+    assert not board["drawn"] and "negative has no cost" in board["note"]
+    # costs, but pass@2 undefined for every run (one attempt, unbiased estimator)
+    a = score(ds, _meta_sub([{"cost": {"total_cost": 0.5}}]), estimator="unbiased")
+    b = score(ds, _meta_sub([{"cost": {"total_cost": 0.7}}]), estimator="unbiased")
+    assert np.isnan(a.summary["pass@2"]) and a.has_cost
+    board = compare([a, b], labels=["a", "b"], taxonomy=None, n_boot=10).summary["leaderboard"]
+    assert not board["drawn"] and board["files"] == []
