@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 
 from arcnb.data import load_dataset
 
@@ -54,3 +56,49 @@ def test_long_and_multiline_names_are_cut_and_escaped_in_the_explorer(tmp_path):
     ex = arcnb.explore(str(folder))
     assert ex.render().shape[0] > 0
     assert ex.panels()[0].startswith("task odd")
+
+
+# ------------------------------------------------------ 11: the self-containment check
+def test_the_self_containment_check_reads_attributes_not_text():
+    from arcnb.errors import ArcnbError
+    from arcnb.report.html import _esc
+    from arcnb.report.notebooks import _check_self_contained
+
+    for text in ("src=//evil.example", "href=//x", "<img src='//x'>", "javascript:alert(1)"):
+        _check_self_contained(f"<html><body><td class='arcnb-text'>{_esc(text)}</td>"
+                              f"<img alt='{_esc(text)}' src='data:image/png;base64,AA=='>"
+                              "<a href='./a/report.html'>a</a><a href='#top'>t</a></body></html>")
+    for bad in ("<img src='//evil.example/x.png'>", "<img src=' HTTPS://evil/x.png'>",
+                "<a href='javascript:alert(1)'>x</a>", "<a href='java\tscript:alert(1)'>x</a>",
+                "<link rel=stylesheet href=http://evil/x.css>", "<script>1</script>",
+                "<a href='&#x2f;&#x2f;evil'>x</a>"):
+        with pytest.raises(ArcnbError, match="internal error"):
+            _check_self_contained(f"<html><body>{bad}</body></html>")
+
+
+# ------------------------------------------------------ 18: links of the index page
+def test_index_links_are_relative_quoted_paths(tmp_path):
+    from html.parser import HTMLParser
+    from urllib.parse import unquote, urlsplit
+
+    from arcnb.report import ReportResult
+    from arcnb.report.build import _write_index
+
+    names = ["javascript:alert(1)", "a'b\"<c>", "plain"]
+    results = []
+    for n in names:
+        (tmp_path / n).mkdir()
+        results.append(ReportResult(tmp_path / n, tmp_path / n / "report.html",
+                                    tmp_path / n / "report.ipynb", {"pass@2": 0.5}, {}, n))
+    _write_index(tmp_path, results, overwrite=False)
+    hrefs = []
+
+    class P(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            hrefs.extend(v for k, v in attrs if k == "href")
+
+    P().feed((tmp_path / "index.html").read_text())
+    assert len(hrefs) == 3
+    for n, h in zip(names, hrefs):
+        assert h.startswith("./") and urlsplit(h).scheme == "" and urlsplit(h).netloc == ""
+        assert unquote(h) == f"./{n}/report.html"

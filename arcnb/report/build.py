@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
+from urllib.parse import quote
 
 from ..errors import ArcnbError, OutputExistsError
 from ..io import atomic_write_text
@@ -28,7 +29,7 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, REPORT_HTML, REPO
                     Run, absolute_path, check_out_path, copy_run_files, is_finished,
                     is_scored, read_metrics, require_finished, summary_of)
 from .html import _esc, _fmt_fraction
-from .notebooks import NOTEBOOKS, export_html, notebook_path, run_notebook
+from .notebooks import NOTEBOOKS, _check_self_contained, export_html, notebook_path, run_notebook
 from .sources import make_run
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report",
@@ -289,7 +290,9 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
     rows = []
     for r in results:
         s = summary_of(r.metrics)
-        rel = f"{r.out.name}/{REPORT_HTML}"
+        # a relative path, percent-encoded: a folder named ``javascript:alert(1)`` stays a
+        # folder (``./javascript%3Aalert%281%29/report.html``), never a scheme
+        rel = f"./{quote(r.out.name, safe='')}/{REPORT_HTML}"
         values = [_fmt_fraction(s.get(k)) if is_scored(s) else "not scored (no truth)"
                   for k in ("pass@2", "pass@2_per_output", "pass@2_all_or_nothing")]
         rows.append(f"<tr><td class='arcnb-text'><a href='{_esc(rel)}'>{_esc(r.label)}</a>"
@@ -301,4 +304,5 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
             "</style></head><body><h1>arcnb reports</h1><table><thead><tr><th>run</th>"
             "<th>pass@2</th><th>pass@2_per_output</th><th>pass@2_all_or_nothing</th></tr>"
             "</thead><tbody>" + "".join(rows) + "</tbody></table></body></html>\n")
+    _check_self_contained(page)
     return atomic_write_text(out / INDEX_HTML, page, overwrite=True)
