@@ -102,3 +102,69 @@ def test_index_links_are_relative_quoted_paths(tmp_path):
     for n, h in zip(names, hrefs):
         assert h.startswith("./") and urlsplit(h).scheme == "" and urlsplit(h).netloc == ""
         assert unquote(h) == f"./{n}/report.html"
+
+
+# ------------------------------------------------ 23: no kernel warning on stderr
+def _tiny_notebook(path: Path, code: str) -> Path:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(code)]
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_running_a_notebook_prints_nothing_on_stderr(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    _tiny_notebook(tmp_path / "t.ipynb", "x = 6 * 7\nprint(x)")
+    code = ("from arcnb.report.notebooks import run_notebook\n"
+            "run_notebook('t.ipynb', 'o.ipynb', progress=False)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip() == "", p.stderr            # no "[IPKernelApp] WARNING | ... TCP"
+    assert "42" in (tmp_path / "o.ipynb").read_text()
+
+
+# ------------------------------------------------ 4: a full disk
+@pytest.fixture
+def small_disk(tmp_path):
+    import os
+    import subprocess
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root; the full-disk case is not exercised")
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"could not mount a small tmpfs ({p.stderr.strip()}); "
+                    "the full-disk case is not exercised")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_a_full_disk_leaves_the_old_notebook_and_names_the_disk(tmp_path, small_disk):
+    import nbformat
+
+    from arcnb.report.notebooks import NotebookError, run_notebook
+
+    src = _tiny_notebook(tmp_path / "big.ipynb", "print('x' * 600_000)")
+    good = _tiny_notebook(small_disk / "report.ipynb", "print('the good report')")
+    before = good.read_bytes()
+    with pytest.raises(NotebookError) as err:
+        run_notebook(src, good, progress=False, overwrite=True,
+                     html=small_disk / "report.html")
+    msg = str(err.value)
+    assert "no space left on the disk holding" in msg and str(small_disk) in msg, msg
+    assert "\n" not in msg and "does not appear to be JSON" not in msg
+    assert good.read_bytes() == before                 # the good notebook is untouched
+    nbformat.read(str(good), as_version=4)
+    assert sorted(p.name for p in small_disk.iterdir()) == ["report.ipynb"]  # no leftovers
