@@ -438,6 +438,7 @@ columns: int = 1  # figure width: 1 (single column, 3.5 in) or 2 (double column,
 gallery_size: int = 12  # near misses in the gallery figure
 n_boot: int = 1000  # bootstrap resamples for the intervals
 seed: int = 0  # bootstrap seed
+overwrite: bool = False  # replace figures and tables already in `out`
 """),
     code("""
 import matplotlib.pyplot as plt
@@ -453,6 +454,13 @@ fig_dir = R.figures_dir(out, run) or R.default_out("", {"path": run.label}, run.
                                                     kind="figures")
 size = P.figsize(columns)
 written = []
+by_names = ["structural", "grid_size", "shape_change"] + (["user"] if taxonomy else [])
+figure_names = ["pass_at_k", "color_accuracy", "color_confusion", "gallery_near_misses"]
+figure_names += [f"breakdown_{by}" for by in by_names]
+# every file this notebook writes is checked before the first is written
+R.refuse_existing([fig_dir / f"{n}.{f}" for n in figure_names for f in formats]
+                  + [fig_dir / "headline.tex"] + [fig_dir / f"breakdown_{by}.tex" for by in by_names],
+                  overwrite=overwrite)
 print(f"figures go to {fig_dir}")
 """),
     md("## pass@K and colours"),
@@ -460,13 +468,16 @@ print(f"figures go to {fig_dir}")
 with P.paper_style():
     fig, ax = plt.subplots(figsize=size)
     P.pass_at_k(run.results, ax=ax)
-    R.show_figure(fig, "pass_at_k", fig_dir, formats=formats, written=written)
+    R.show_figure(fig, "pass_at_k", fig_dir, formats=formats, written=written,
+                  overwrite=overwrite)
     fig, ax = plt.subplots(figsize=size)
     P.color_accuracy(B.color_accuracy(run.results), ax=ax)
-    R.show_figure(fig, "color_accuracy", fig_dir, formats=formats, written=written)
+    R.show_figure(fig, "color_accuracy", fig_dir, formats=formats, written=written,
+                  overwrite=overwrite)
     fig, ax = plt.subplots(figsize=(size[0], size[0]))
     P.confusion_heatmap(B.color_confusion(run.results), ax=ax)
-    R.show_figure(fig, "color_confusion", fig_dir, formats=formats, written=written)
+    R.show_figure(fig, "color_confusion", fig_dir, formats=formats, written=written,
+                  overwrite=overwrite)
 """),
     md("""
 ## Breakdowns
@@ -485,22 +496,24 @@ with P.paper_style():
         R.show(R.lead_html(t, lead, what=f"figure of {by}", panels=False))
         fig, ax = plt.subplots(figsize=(size[0], size[1] * (1.6 if by in ("structural", "user") else 1)))
         P.breakdown_bars(t, value=lead, horizontal=by in ("structural", "user"), ax=ax)
-        R.show_figure(fig, f"breakdown_{by}", fig_dir, formats=formats, written=written)
+        R.show_figure(fig, f"breakdown_{by}", fig_dir, formats=formats, written=written,
+                      overwrite=overwrite)
 """),
     md("## Near misses"),
     code("""
 fig = P.gallery(run.results, "near_miss", sort="cell_accuracy", max_items=gallery_size,
                 ncols=3, text="artists", title="near misses")
-R.show_figure(fig, "gallery_near_misses", fig_dir, formats=formats, written=written, tight=False)
+R.show_figure(fig, "gallery_near_misses", fig_dir, formats=formats, written=written, tight=False,
+              overwrite=overwrite)
 """),
     md("## LaTeX tables (booktabs)"),
     code("""
 written.append(B.to_latex(run.results.summary_table().reset_index(), fig_dir / "headline.tex",
-                          overwrite=True, caption="pass@K in three conventions",
+                          overwrite=overwrite, caption="pass@K in three conventions",
                           label="tab:arc-headline"))
 for by, t in tables.items():
     written.append(B.to_latex(t[[c for c in R.BREAKDOWN_COLUMNS if c in t.columns]],
-                              fig_dir / f"breakdown_{by}.tex", overwrite=True,
+                              fig_dir / f"breakdown_{by}.tex", overwrite=overwrite,
                               caption=f"pass@2 and the graded metrics by {by}",
                               label=f"tab:arc-{by}"))
 print(open(fig_dir / "headline.tex").read())

@@ -168,3 +168,21 @@ def test_a_full_disk_leaves_the_old_notebook_and_names_the_disk(tmp_path, small_
     assert good.read_bytes() == before                 # the good notebook is untouched
     nbformat.read(str(good), as_version=4)
     assert sorted(p.name for p in small_disk.iterdir()) == ["report.ipynb"]  # no leftovers
+
+
+# ------------------------------------------------ 24: the figures notebook's overwrite
+def test_the_figures_notebook_refuses_existing_files_before_writing_any(tmp_path):
+    from arcnb.report.notebooks import NotebookError, run_notebook
+
+    ds = _ds()
+    (tmp_path / "p.json").write_text(json.dumps(_copy_sub(ds)))
+    (tmp_path / "tasks.txt").write_text("\n".join(ds.task_ids) + "\n")
+    out = tmp_path / "figs"
+    out.mkdir()
+    (out / "headline.tex").write_text("my own table\n")
+    with pytest.raises(NotebookError, match="already exists"):
+        run_notebook("figures", tmp_path / "figures.ipynb",
+                     {"predictions": str(tmp_path / "p.json"), "tasks": str(tmp_path / "tasks.txt"),
+                      "out": str(out), "n_boot": 20}, progress=False, cwd=tmp_path)
+    assert (out / "headline.tex").read_text() == "my own table\n"
+    assert sorted(p.name for p in out.iterdir()) == ["headline.tex"]   # nothing written
