@@ -258,6 +258,7 @@ def _from_candidates_obj(obj: Mapping, source: str | None) -> CandidateSet:
 
 def _from_parquet(path: Path) -> CandidateSet:
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     where = str(path)
@@ -281,8 +282,16 @@ def _from_parquet(path: Path) -> CandidateSet:
             raise PredictionsError(f"{where}: the {FORMAT_KEY} metadata is not a JSON object",
                                    file=where) from None
     n = table.num_rows
-    tid = table.column("task_id").to_pandas().astype(str).to_numpy()
+    tcol = table.column("task_id").combine_chunks()
+    if not pa.types.is_string(tcol.type) and not pa.types.is_large_string(tcol.type):
+        tcol = tcol.cast(pa.string())
+    tenc = pc.dictionary_encode(tcol)
+    tcode = tenc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    tnames = tenc.dictionary.to_pylist()
     idx = table.column("test_index").to_numpy().astype(np.int64)
+    if n and (idx.min() < 0 or tcol.null_count):
+        raise PredictionsError(f"{where}: every row needs a task_id and a test_index >= 0",
+                               file=where)
     h = table.column("height").to_numpy().astype(np.int64)
     w = table.column("width").to_numpy().astype(np.int64)
     cells_col = table.column("cells").combine_chunks()
@@ -292,30 +301,21 @@ def _from_parquet(path: Path) -> CandidateSet:
     off_dtype = np.int64 if pa.types.is_large_binary(cells_col.type) else np.int32
     bufs = cells_col.buffers()
     raw_off = np.frombuffer(bufs[1], dtype=off_dtype)[cells_col.offset:cells_col.offset + n + 1]
+    raw_off = raw_off.astype(np.int64)
     raw = (np.frombuffer(bufs[2], dtype=np.int8) if bufs[2] is not None
            else np.zeros(0, np.int8))
-    lengths = np.diff(raw_off).astype(np.int64)
+    lengths = np.diff(raw_off)
     if cells_col.null_count:
         lengths = np.where(cells_col.is_null().to_numpy(zero_copy_only=False), -1, lengths)
     ok = ((h >= 1) & (h <= _MAX_SIDE) & (w >= 1) & (w <= _MAX_SIDE) & (lengths == h * w))
-    # cells outside 0-9 make a sample malformed: one pass over the bytes
-    bad_cell = (raw < 0) | (raw > 9)
-    if bad_cell.any():
-        seg = np.repeat(np.arange(n), np.maximum(lengths, 0))
-        bad = np.zeros(n, bool)
-        bad[seg[bad_cell[raw_off[0]:raw_off[0] + seg.size]]] = True
-        ok &= ~bad
-    # keep the valid samples' cells, contiguous
-    keep_len = np.where(ok, h * w, 0)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(keep_len, out=offsets[1:])
-    if ok.all():
-        cells = raw[raw_off[0]:raw_off[-1]].copy() if n else np.zeros(0, np.int8)
-    else:
-        starts = raw_off[:-1][ok].astype(np.int64)
-        seg_len = keep_len[ok]
-        within = np.arange(int(seg_len.sum())) - np.repeat(offsets[:-1][ok], seg_len)
-        cells = raw[np.repeat(starts, seg_len) + within]
+    if n:
+        # a cell outside 0-9 makes its row malformed (found without a per-row loop)
+        span = raw[raw_off[0]:raw_off[-1]].view(np.uint8)
+        bad_at = (np.flatnonzero(span > 9) + raw_off[0] if span.size and span.max() > 9
+                  else np.zeros(0, np.int64))
+        if bad_at.size:
+            ok[np.searchsorted(raw_off, bad_at, side="right") - 1] = False
+    cells, offsets = raw, raw_off  # a malformed row's segment is never read
     votes = (table.column("votes").to_numpy().astype(np.int64) if "votes" in names
              else np.ones(n, np.int64))
     scores = {}
@@ -324,7 +324,7 @@ def _from_parquet(path: Path) -> CandidateSet:
             continue
         col = table.column(name)
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-            scores[name] = col.to_numpy(zero_copy_only=False).astype(float)
+            scores[name] = col.to_numpy().astype(float)
     if "view_logprobs" in names:
         lists = table.column("view_logprobs").combine_chunks()
         flat = lists.flatten().to_numpy(zero_copy_only=False).astype(float)
@@ -334,19 +334,17 @@ def _from_parquet(path: Path) -> CandidateSet:
         if lists.null_count:
             sums = np.where(lists.is_null().to_numpy(zero_copy_only=False), np.nan, sums)
         scores[PRODUCT_OF_EXPERTS] = sums
-    # blocks: consecutive rows of one (task, test_index); rows of an output need not be
-    # contiguous, so group by the key (stable: the file's order within an output)
-    key_frame = pd.DataFrame({"t": tid, "i": idx})
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(key_frame), sort=False)
-    order = np.argsort(codes, kind="stable")
-    first_row = np.zeros(codes.max() + 1 if n else 0, np.int64)
-    if n:
-        boundaries = np.r_[0, np.flatnonzero(np.diff(codes[order])) + 1]
-        first_row[codes[order][boundaries]] = boundaries
+    # one block per (task, test_index); an output's rows keep the file's order
+    keys_int = tcode * (int(idx.max()) + 1 if n else 1) + idx
+    uniq, block = np.unique(keys_int, return_inverse=True)
+    order = np.argsort(block, kind="stable")
+    sizes = np.bincount(block, minlength=uniq.size)
+    group_start = np.repeat(np.cumsum(sizes) - sizes, sizes)
     pos = np.empty(n, np.int64)
-    pos[order] = np.arange(n) - first_row[codes[order]]
-    keys = [(str(t), int(i)) for t, i in uniques]
-    return CandidateSet(keys, codes.astype(np.int64), pos, votes, np.where(ok, h, 0),
+    pos[order] = np.arange(n) - group_start
+    width = int(idx.max()) + 1 if n else 1
+    keys = [(str(tnames[int(k // width)]), int(k % width)) for k in uniq]
+    return CandidateSet(keys, block.astype(np.int64), pos, votes, np.where(ok, h, 0),
                         np.where(ok, w, 0), cells, offsets, scores,
                         frozenset(str(x) for x in lower), source=where, format="parquet")
 
@@ -435,50 +433,32 @@ def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
                                     "tasks": tasks}, overwrite=overwrite)
 
 
-# ------------------------------------------------------------------------- hashing
-_RNG = np.random.default_rng(0x5EED_A7C)
-_W = _RNG.integers(1, 2 ** 63, size=(2, _MAX_SIDE * _MAX_SIDE + 1), dtype=np.uint64) | np.uint64(1)
-_SHAPE = _RNG.integers(1, 2 ** 63, size=2, dtype=np.uint64) | np.uint64(1)
-_CHUNK_CELLS = 1 << 22
+# ------------------------------------------------------------------------- grid codes
+def grid_codes(cells: np.ndarray, offsets: np.ndarray, *, also=None):
+    """One integer per grid such that two grids share it iff their cell bytes are equal,
+    without comparing grids in Python: the bytes of every grid are hashed at once by
+    Arrow's ``dictionary_encode`` (exact: equal hashes are checked byte for byte).
 
-
-def hash_grids(cells: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
-               widths: np.ndarray) -> np.ndarray:
-    """Two 64-bit hashes per grid (``[n, 2] uint64``) of its shape and cells, vectorised.
-
-    Grid ``s`` is ``cells[offsets[s]:offsets[s + 1]]`` with shape ``heights[s] x
-    widths[s]`` (every grid non-empty). Each hash is a random linear form over the
-    cells (modulo 2**64) plus a term of the shape; two different grids share both with
-    probability about 2**-120.
+    Grid ``s`` is ``cells[offsets[s]:offsets[s + 1]]``. The shape is not part of the
+    code (compare it beside). ``also``: another ``(cells, offsets)``; its grids get the
+    code of the equal grid among the first ones, or -1. Returns ``codes`` or
+    ``(codes, other_codes)``.
     """
-    n = heights.size
-    out = np.zeros((n, 2), dtype=np.uint64)
-    if n == 0:
-        return out
-    lengths = (heights * widths).astype(np.int64)
-    shape_code = (heights.astype(np.uint64) << np.uint64(8)) | widths.astype(np.uint64)
-    start = 0
-    with np.errstate(over="ignore"):
-        while start < n:
-            # a chunk of whole grids holding about _CHUNK_CELLS cells
-            stop = int(np.searchsorted(offsets, offsets[start] + _CHUNK_CELLS, side="right"))
-            stop = min(max(stop - 1, start + 1), n)
-            lo, hi = int(offsets[start]), int(offsets[stop])
-            seg_len = lengths[start:stop]
-            pos = np.arange(hi - lo, dtype=np.int64) - np.repeat(offsets[start:stop] - lo, seg_len)
-            vals = cells[lo:hi].astype(np.uint64) + np.uint64(1)
-            starts = (offsets[start:stop] - lo).astype(np.int64)
-            for k in range(2):
-                out[start:stop, k] = np.add.reduceat(vals * _W[k][pos], starts)
-            start = stop
-        out += shape_code[:, None] * _SHAPE[None, :]
-    return out
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
+    def arrow(c, o):
+        o = np.ascontiguousarray(o, dtype=np.int64)
+        c = np.ascontiguousarray(c, dtype=np.int8)
+        return pa.LargeBinaryArray.from_buffers(pa.large_binary(), o.size - 1,
+                                                [None, pa.py_buffer(o), pa.py_buffer(c)])
 
-def _grid_hash(grid: np.ndarray) -> np.ndarray:
-    g = np.ascontiguousarray(grid, dtype=np.int8).ravel()
-    return hash_grids(g, np.array([0, g.size]), np.array([grid.shape[0]]),
-                      np.array([grid.shape[1]]))[0]
+    enc = pc.dictionary_encode(arrow(cells, offsets))
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if also is None:
+        return codes
+    other = pc.index_in(arrow(*also), value_set=enc.dictionary)
+    return codes, other.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 # ------------------------------------------------------------------------ analysis
@@ -495,7 +475,9 @@ class _Pool:
     n_out: int
 
 
-def _distinct(cs: CandidateSet, row_of_key: dict, truth_hash: np.ndarray) -> tuple[_Pool, dict]:
+def _distinct(cs: CandidateSet, row_of_key: dict, truth) -> tuple[_Pool, dict]:
+    """Merge identical grids of each output. ``truth``: ``(cells, offsets, heights,
+    widths)`` of the dataset's test outputs, in row order."""
     block_row = np.array([row_of_key.get(k, -1) for k in cs.keys], dtype=np.int64)
     row = block_row[cs.block] if cs.n_samples else np.zeros(0, np.int64)
     valid = cs.valid
@@ -503,34 +485,24 @@ def _distinct(cs: CandidateSet, row_of_key: dict, truth_hash: np.ndarray) -> tup
     counts = {"n_samples": int(cs.n_samples), "n_invalid": int((~valid).sum()),
               "n_outside_dataset": int((~in_ds).sum())}
     keep = np.flatnonzero(valid & in_ds & (cs.votes > 0))
-    # hash only the kept samples: their cells are [offsets[s], offsets[s+1])
-    lengths = (cs.heights * cs.widths)[keep]
-    offs = np.zeros(keep.size + 1, np.int64)
-    np.cumsum(lengths, out=offs[1:])
-    if keep.size and np.array_equal(keep, np.arange(cs.n_samples)):
-        cells = cs.cells
-        offs = cs.offsets
-    elif keep.size:
-        within = np.arange(int(offs[-1])) - np.repeat(offs[:-1], lengths)
-        cells = cs.cells[np.repeat(cs.offsets[keep], lengths) + within]
-    else:
-        cells = np.zeros(0, np.int8)
-    h = hash_grids(cells, offs, cs.heights[keep], cs.widths[keep])
-    r, p = row[keep], cs.pos[keep]
-    order = np.lexsort((p, h[:, 1], h[:, 0], r))
-    r, p, h, v, src = r[order], p[order], h[order], cs.votes[keep][order], keep[order]
+    tcells, toffs, th, tw = truth
+    codes, tcode = grid_codes(cs.cells, cs.offsets, also=(tcells, toffs))
+    r, p, c = row[keep], cs.pos[keep], codes[keep]
+    hh, ww = cs.heights[keep], cs.widths[keep]
+    order = np.lexsort((p, ww, hh, c, r))
+    r, p, c, hh, ww = r[order], p[order], c[order], hh[order], ww[order]
+    v, src = cs.votes[keep][order], keep[order]
     if r.size:
-        new = np.r_[True, (r[1:] != r[:-1]) | (h[1:, 0] != h[:-1, 0]) | (h[1:, 1] != h[:-1, 1])]
+        new = np.r_[True, (r[1:] != r[:-1]) | (c[1:] != c[:-1]) | (hh[1:] != hh[:-1])
+                    | (ww[1:] != ww[:-1])]
         starts = np.flatnonzero(new)
     else:
         starts = np.zeros(0, np.int64)
     votes = np.add.reduceat(v, starts) if starts.size else np.zeros(0, np.int64)
     out = r[starts]
-    hs = h[starts]
-    correct = (hs[:, 0] == truth_hash[out, 0]) & (hs[:, 1] == truth_hash[out, 1])
+    correct = (c[starts] == tcode[out]) & (hh[starts] == th[out]) & (ww[starts] == tw[out])
     scores = {k: s[src[starts]] for k, s in cs.scores.items()}
-    return _Pool(out, votes, p[starts], correct, src[starts], scores,
-                 int(truth_hash.shape[0])), counts
+    return _Pool(out, votes, p[starts], correct, src[starts], scores, int(th.size)), counts
 
 
 def _ranks(pool: _Pool, rule: str, lower: frozenset) -> np.ndarray:
@@ -728,8 +700,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     tw = np.array([g.shape[1] for g in truths], np.int64)
     toffs = np.zeros(n_out + 1, np.int64)
     np.cumsum(th * tw, out=toffs[1:])
-    truth_hash = hash_grids(tcells, toffs, th, tw)
-    pool, counts = _distinct(cs, row_of_key, truth_hash)
+    pool, counts = _distinct(cs, row_of_key, (tcells, toffs, th, tw))
 
     covered = np.zeros(n_out, bool)
     covered[pool.out[pool.correct]] = True
