@@ -66,6 +66,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -841,3 +843,15 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     }
     return CandidateAnalysis(summary, outputs, pool_df, pass_at_k, reliability, by_category,
                              comparisons, warnings, ds, cs)
+
+
+class _CallableModule(types.ModuleType):
+    """``arcnb.candidates`` is this module and, called, :func:`candidates`: both
+    ``arcnb.candidates(dataset, predictions)`` and ``arcnb.candidates.load_candidates``
+    work, and ``import arcnb.candidates`` never meets a function in its place."""
+
+    def __call__(self, *args, **kwargs) -> CandidateAnalysis:
+        return candidates(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
