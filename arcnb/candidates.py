@@ -198,7 +198,9 @@ class _Builder:
                             **kw)
 
 
-def _from_predictions(preds: Predictions) -> CandidateSet:
+def _from_predictions(preds: Predictions, n_tests: Mapping[str, int] | None) -> CandidateSet:
+    if n_tests is not None:
+        preds = preds.aligned(n_tests)  # entries placed by metadata.pair_index, as scored
     b = _Builder()
     for tid, outs in preds.attempts.items():
         for i, attempts in enumerate(outs):
@@ -351,19 +353,21 @@ def _from_parquet(path: Path) -> CandidateSet:
                         frozenset(str(x) for x in lower), source=where, format="parquet")
 
 
-def load_candidates(spec) -> CandidateSet:
+def load_candidates(spec, *, n_tests: Mapping[str, int] | None = None) -> CandidateSet:
     """Read a candidate pool from a :class:`CandidateSet` (returned as is), a
     :class:`~arcnb.predictions.Predictions`, a candidates file (``.json`` with the
     ``arcnb_candidates`` key, or ``.parquet``), a candidates dict, a submission file or
-    dict, or a benchmarking-harness run folder (every attempt a sample)."""
+    dict, or a benchmarking-harness run folder (every attempt a sample). ``n_tests``
+    (``{task_id: number of test inputs}``) places harness entries by their
+    ``metadata.pair_index`` exactly as :func:`arcnb.score` does."""
     if isinstance(spec, CandidateSet):
         return spec
     if isinstance(spec, Predictions):
-        return _from_predictions(spec)
+        return _from_predictions(spec, n_tests)
     if isinstance(spec, Mapping):
         if FORMAT_KEY in spec:
             return _from_candidates_obj(spec, None)
-        return _from_predictions(load_predictions(spec))
+        return _from_predictions(load_predictions(spec), n_tests)
     path = Path(spec)
     if path.suffix.lower() in (".parquet", ".pq") and path.is_file():
         return _from_parquet(path)
@@ -374,11 +378,11 @@ def load_candidates(spec) -> CandidateSet:
             raise PredictionsError(str(exc), file=str(path)) from None
         if isinstance(obj, dict) and FORMAT_KEY in obj:
             return _from_candidates_obj(obj, str(path))
-        return _from_predictions(Predictions.from_obj(obj, source=str(path)))
+        return _from_predictions(Predictions.from_obj(obj, source=str(path)), n_tests)
     if not path.exists():
         raise PredictionsError(f"no such predictions or candidates file or folder: {path}",
                                file=str(path))
-    return _from_predictions(load_predictions(path))
+    return _from_predictions(load_predictions(path), n_tests)
 
 
 def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
@@ -675,7 +679,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     """
     ds = load_dataset(dataset, tasks=tasks) if not isinstance(dataset, Dataset) else (
         dataset if tasks is None else load_dataset(dataset, tasks=tasks))
-    cs = load_candidates(predictions)
+    cs = load_candidates(predictions, n_tests={t.id: len(t.test) for t in ds})
     rank_by = [rank_by] if isinstance(rank_by, str) else list(rank_by)
     available = set(BUILTIN_RULES) | set(cs.scores)
     for rule in rank_by:
