@@ -322,6 +322,8 @@ def _from_parquet(path: Path) -> CandidateSet:
     cells, offsets = raw, raw_off  # a malformed row's segment is never read
     votes = (table.column("votes").to_numpy().astype(np.int64) if "votes" in names
              else np.ones(n, np.int64))
+    if (votes < 0).any():
+        raise PredictionsError(f"{where}: votes must be integers >= 0", file=where)
     scores = {}
     for name in table.column_names:
         if name in _RESERVED:
@@ -490,7 +492,7 @@ def _distinct(cs: CandidateSet, row_of_key: dict, truth) -> tuple[_Pool, dict]:
     in_ds = row >= 0
     counts = {"n_samples": int(cs.n_samples), "n_invalid": int((~valid).sum()),
               "n_outside_dataset": int((~in_ds).sum())}
-    keep = np.flatnonzero(valid & in_ds & (cs.votes > 0))
+    keep = np.flatnonzero(valid & in_ds)
     tcells, toffs, th, tw = truth
     codes, tcode = grid_codes(cs.cells, cs.offsets, also=(tcells, toffs))
     r, p, c = row[keep], cs.pos[keep], codes[keep]
@@ -744,9 +746,11 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     has = n_distinct > 0
     share = np.full(n_out, np.nan)
     top_right = np.zeros(n_out, bool)
-    share[pool.out[top]] = pool.votes[top] / total_votes[pool.out[top]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share[pool.out[top]] = pool.votes[top] / total_votes[pool.out[top]]
     top_right[pool.out[top]] = pool.correct[top]
-    reliability, cal = calibration(share[has], top_right[has], task_of[has], bins=bins,
+    voted = np.isfinite(share)  # outputs with candidates and at least one vote
+    reliability, cal = calibration(share[voted], top_right[voted], task_of[voted], bins=bins,
                                    n_boot=n_boot, seed=seed)
 
     warnings = []
