@@ -360,3 +360,27 @@ def test_module_is_callable_and_importable(ds):
     assert a.summary["coverage"] == pytest.approx(0.375)
     cs = load_candidates(hand_submission(ds))
     assert cs.n_samples == 7 + 2 + 3 and int((~cs.valid).sum()) == 1
+
+
+# ------------------------------------------------------------------- figures
+def test_figures_draw_the_numbers(ds):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from arcnb import plot as P
+
+    a = candidates(ds, hand_submission(ds))
+    ax = P.rank_histogram(a)
+    assert [b.get_height() for b in ax.patches] == [1, 1, 4]  # ranks 1, 2, absent
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "absent"]
+    ax = P.reliability_diagram(a)
+    xs = sorted(map(tuple, ax.collections[-1].get_offsets().data.tolist()))
+    assert xs == [(0.5, 0.5), (1.0, 0.0)]
+    ax = P.pass_at_k_by_rule(a)
+    lines = {line.get_label(): line.get_ydata().tolist() for line in ax.get_lines()
+             if not line.get_label().startswith("_")}
+    assert lines["votes"][:2] == [0.25, 0.375] and lines["order"][:2] == [0.0, 0.125]
+    ax = P.coverage_vs_pass(a)
+    widths = [b.get_width() for b in ax.patches]
+    assert len(widths) == 2 * len(a.by_category)
+    assert widths[:len(a.by_category)] == pytest.approx(a.by_category["coverage"].tolist())
