@@ -22,7 +22,7 @@ Candidates as data
 Ranking rules (:data:`BUILTIN_RULES` plus every named score)
     ``order``: the attempts as given; a candidate's rank is the attempt number of its
     first appearance, so duplicates and malformed attempts use up places exactly as in
-    :func:`arcnb.score` (pass@K under ``order`` is ``arcnb score``'s pass@K).
+    :func:`arcnb.scoring.score` (pass@K under ``order`` is ``arcnb score``'s pass@K).
     ``votes``: distinct grids by vote count, ties broken by first appearance.
     A named score: higher first (unless the file lists it as lower-is-better), ties by
     first appearance, candidates without the score last. ``product_of_experts``: the
@@ -85,7 +85,7 @@ from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
 from .taxonomy import load_taxonomy
 
 __all__ = ["CandidateSet", "CandidateAnalysis", "candidates", "load_candidates",
-           "write_candidates", "calibration", "BUILTIN_RULES", "PRODUCT_OF_EXPERTS",
+           "write_candidates", "calibration", "grid_codes", "BUILTIN_RULES", "PRODUCT_OF_EXPERTS",
            "CANDIDATE_DEFINITIONS", "FORMAT_KEY"]
 
 #: The key (and version) that marks a candidates file.
@@ -144,10 +144,12 @@ class CandidateSet:
 
     @property
     def n_samples(self) -> int:
+        """The number of samples (attempts or listed candidates), malformed ones included."""
         return int(self.block.size)
 
     @property
     def valid(self) -> np.ndarray:
+        """Per sample: whether it is a well-formed grid (malformed ones are no candidates)."""
         return self.heights > 0
 
     def grid(self, s: int) -> np.ndarray:
@@ -361,7 +363,7 @@ def load_candidates(spec, *, n_tests: Mapping[str, int] | None = None) -> Candid
     ``arcnb_candidates`` key, or ``.parquet``), a candidates dict, a submission file or
     dict, or a benchmarking-harness run folder (every attempt a sample). ``n_tests``
     (``{task_id: number of test inputs}``) places harness entries by their
-    ``metadata.pair_index`` exactly as :func:`arcnb.score` does."""
+    ``metadata.pair_index`` exactly as :func:`arcnb.scoring.score` does."""
     if isinstance(spec, CandidateSet):
         return spec
     if isinstance(spec, Predictions):
@@ -631,6 +633,7 @@ class CandidateAnalysis:
 
     @property
     def rules(self) -> list[str]:
+        """The ranking rules measured, ``order`` and ``votes`` first."""
         return list(self.summary["rankings"])
 
     def grids(self, task_id: str, test_index: int = 0, *, rule: str | None = None

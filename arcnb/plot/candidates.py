@@ -1,5 +1,5 @@
-"""Figures of a candidate pool (:func:`arcnb.candidates`), for papers: where the right
-candidate ranks (:func:`rank_histogram`), coverage beside pass@2 per category
+"""Figures of a candidate pool (:func:`arcnb.candidates.candidates`), for papers: where
+the right candidate ranks (:func:`rank_histogram`), coverage beside pass@2 per category
 (:func:`coverage_vs_pass`), the reliability of the top candidate's vote share
 (:func:`reliability_diagram`) and pass@K against K per ranking rule
 (:func:`pass_at_k_by_rule`).
