@@ -85,7 +85,7 @@ from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
 from .taxonomy import load_taxonomy
 
 __all__ = ["CandidateSet", "CandidateAnalysis", "candidates", "load_candidates",
-           "write_candidates", "calibration", "grid_codes", "BUILTIN_RULES", "PRODUCT_OF_EXPERTS",
+           "write_candidates", "candidates_bytes", "calibration", "grid_codes", "BUILTIN_RULES", "PRODUCT_OF_EXPERTS",
            "CANDIDATE_DEFINITIONS", "FORMAT_KEY"]
 
 #: The key (and version) that marks a candidates file.
@@ -400,6 +400,16 @@ def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
     path = Path(path)
     if path.exists() and not overwrite:
         raise OutputExistsError(f"{path} exists; pass overwrite=True to replace it")
+    return atomic_write_bytes(path, candidates_bytes(path, records,
+                                                     lower_is_better=lower_is_better),
+                              overwrite=overwrite)
+
+
+def candidates_bytes(name: str | os.PathLike, records: Iterable[Mapping], *,
+                     lower_is_better: Sequence[str] = ()) -> bytes:
+    """The bytes of the candidates file :func:`write_candidates` writes (Parquet when
+    ``name`` ends in ``.parquet``, else JSON)."""
+    path = Path(name)
     rows = list(records)
     if path.suffix.lower() in (".parquet", ".pq"):
         import pyarrow as pa
@@ -424,7 +434,7 @@ def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
             {FORMAT_KEY: json.dumps({"version": 1, "lower_is_better": list(lower_is_better)})})
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink)
-        return atomic_write_bytes(path, sink.getvalue().to_pybytes(), overwrite=overwrite)
+        return sink.getvalue().to_pybytes()
     tasks: dict[str, list] = {}
     for r in rows:
         outs = tasks.setdefault(str(r["task_id"]), [])
@@ -439,8 +449,8 @@ def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
         if r.get("view_logprobs") is not None:
             c["view_logprobs"] = [float(v) for v in r["view_logprobs"]]
         outs[i].append(c)
-    return atomic_write_json(path, {FORMAT_KEY: 1, "lower_is_better": list(lower_is_better),
-                                    "tasks": tasks}, overwrite=overwrite)
+    return (json.dumps({FORMAT_KEY: 1, "lower_is_better": list(lower_is_better),
+                        "tasks": tasks}, separators=(",", ":")) + "\n").encode()
 
 
 # ------------------------------------------------------------------------- grid codes

@@ -384,3 +384,32 @@ def test_figures_draw_the_numbers(ds):
     widths = [b.get_width() for b in ax.patches]
     assert len(widths) == 2 * len(a.by_category)
     assert widths[:len(a.by_category)] == pytest.approx(a.by_category["coverage"].tolist())
+
+
+# ------------------------------------------------- augmented evaluate runs
+def test_evaluate_dihedral_keeps_every_voted_candidate(tmp_path):
+    from arcnb.evaluate import evaluate
+    from arcnb.models import BUNDLED_BASELINE
+    from arcnb.runs import CANDIDATES
+
+    if not BUNDLED_BASELINE.exists():
+        pytest.skip("bundled baseline checkpoint not present")
+    ds = load_dataset("arc-agi-1:evaluation")[:6]
+    res = evaluate("baseline", ds, tmp_path / "run", augment="dihedral", progress=False)
+    cs = load_candidates(tmp_path / "run" / CANDIDATES)
+    votes = {}
+    for s in range(cs.n_samples):
+        votes[cs.keys[cs.block[s]]] = votes.get(cs.keys[cs.block[s]], 0) + int(cs.votes[s])
+    table = res.votes.set_index(["task_id", "test_index"])
+    assert len(table) == ds.n_outputs
+    for key, row in table.iterrows():
+        assert row["n_views"] == 8
+        # the votes of every kept candidate add up to the views that gave a grid
+        assert votes.get(key, 0) == row["n_valid_views"], key
+    pool = candidates(ds, tmp_path / "run" / CANDIDATES, taxonomy=None)
+    # every submitted attempt is among the candidates: coverage bounds pass@2
+    assert pool.summary["coverage"] >= res.summary["pass@2"]
+    # the file lists them in vote order: the first two are the submitted attempts
+    assert pool.summary["rankings"]["order"]["pass@2"] == pytest.approx(res.summary["pass@2"])
+    without = evaluate("baseline", ds, tmp_path / "plain", progress=False)
+    assert not (tmp_path / "plain" / CANDIDATES).exists() and without is not None
