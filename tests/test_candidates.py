@@ -413,3 +413,30 @@ def test_evaluate_dihedral_keeps_every_voted_candidate(tmp_path):
     assert pool.summary["rankings"]["order"]["pass@2"] == pytest.approx(res.summary["pass@2"])
     without = evaluate("baseline", ds, tmp_path / "plain", progress=False)
     assert not (tmp_path / "plain" / CANDIDATES).exists() and without is not None
+
+
+# ------------------------------------------------------------- report section
+def test_report_section_only_for_pools(ds, tmp_path):
+    from arcnb import report as R
+    from arcnb.report.candidates import candidate_pool, candidates_html
+
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("\n".join(ds.task_ids))
+    many = tmp_path / "many.json"
+    t = ds[A].test[0].output
+    sub = hand_submission(ds)
+    sub[A][0]["attempt_8"] = wrong(t, 5)  # A: four distinct candidates
+    many.write_text(json.dumps(sub))
+    run = R.open_run(None, predictions=str(many), dataset="arc-agi-1:evaluation",
+                     tasks=str(tasks), n_boot=100)
+    pool = candidate_pool(run, n_boot=100)
+    assert pool is not None and pool.summary["coverage"] == pytest.approx(0.375)
+    html = candidates_html(pool)
+    assert "Candidate pool" in html and "selection_gap" in html and "0.3750" in html
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps({t.id: [{"attempt_1": p.output.tolist(),
+                                       "attempt_2": wrong(p.output)} for p in t.test]
+                               for t in ds}))
+    run2 = R.open_run(None, predictions=str(two), dataset="arc-agi-1:evaluation",
+                      tasks=str(tasks), n_boot=100)
+    assert candidate_pool(run2) is None
