@@ -64,7 +64,7 @@ def coverage_vs_pass(analysis, *, ax=None):
     under the first rule, with 95 % bootstrap intervals; the distance between the two is
     what a better ranking rule could gain."""
     t = analysis.by_category
-    with _axes(ax, aspect=max(0.5, 0.12 * len(t) + 0.3)) as ax:
+    with _axes(ax, aspect=min(1.6, max(0.5, 0.07 * len(t) + 0.25))) as ax:
         if t.empty:
             ax.text(0.5, 0.5, "no categories", ha="center", va="center",
                     transform=ax.transAxes)
@@ -82,7 +82,7 @@ def coverage_vs_pass(analysis, *, ax=None):
         ax.set_yticks(y, [f"{plain_label(c)} ({n})" for c, n in zip(t["category"], t["n_tasks"])])
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_xlabel("fraction of test outputs (mean over tasks)")
+        ax.set_xlabel("fraction (mean over tasks)")
         ax.legend(loc="lower right", fontsize="small")
     return ax
 
@@ -106,8 +106,8 @@ def reliability_diagram(analysis, *, ax=None):
         lo, hi = s["ece_ci95"]
         ax.text(0.03, 0.95, f"ECE {s['ece']:.3f} [{lo:.3f}, {hi:.3f}]",
                 transform=ax.transAxes, va="top", fontsize="small")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("top candidate's vote share")
         ax.set_ylabel("fraction right")
     return ax
