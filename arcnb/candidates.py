@@ -28,18 +28,19 @@ Ranking rules (:data:`BUILTIN_RULES` plus every named score)
     first appearance, candidates without the score last. ``product_of_experts``: the
     sum of a candidate's per-view log-probabilities (``view_logprobs``), higher first.
 
-Numbers (the dataset is the denominator: a task or output without candidates counts as
-not covered, its right answer as ``absent``)
-    ``coverage``: per task, the fraction of its test outputs whose truth is among the
-    candidates, then the mean over tasks (like pass@K); ``coverage_per_output``: over
-    all test outputs. Per rule: ``pass@1``, ``pass@2`` and ``selection_gap`` =
-    coverage - pass@2 (what a perfect selector would add). ``rank_of_correct``: test
-    outputs counted by the rank of the right candidate under the first rule asked for
-    (``"1"``, ``"2"``, ..., ``"absent"``). ``distinct_mean``: distinct candidates per
-    test output (0 where there are none); ``single_candidate_share``: the fraction of
-    test outputs with exactly one distinct candidate. ``ece``: expected calibration
-    error of the top candidate's vote share (see :func:`calibration`). Every rate comes
-    with a 95 % bootstrap interval over tasks (:mod:`arcnb.stats`).
+Numbers
+    The dataset is the denominator: a task or output without candidates counts as not
+    covered, its right answer as ``absent``. ``coverage``: per task, the fraction of its
+    test outputs whose truth is among the candidates, then the mean over tasks (like
+    pass@K); ``coverage_per_output``: over all test outputs. Per rule: ``pass@1``,
+    ``pass@2`` and ``selection_gap`` = coverage - pass@2 (what a perfect selector would
+    add). ``rank_of_correct``: test outputs counted by the rank of the right candidate
+    under the first rule asked for (``"1"``, ``"2"``, ..., ``"absent"``).
+    ``distinct_mean``: distinct candidates per test output (0 where there are none);
+    ``single_candidate_share``: the fraction of test outputs with exactly one distinct
+    candidate. ``ece``: expected calibration error of the top candidate's vote share
+    (see :func:`calibration`). Every rate comes with a 95 % bootstrap interval over
+    tasks (:mod:`arcnb.stats`).
 
 Candidates file, JSON::
 
@@ -560,7 +561,7 @@ def calibration(confidence, correct, task_codes, *, bins: int = 10, n_boot: int 
     Returns the reliability table (one row per equal-width bin: ``bin_low``,
     ``bin_high``, ``n``, ``confidence`` (mean), ``accuracy`` (fraction right) and its
     Wilson 95 % interval ``ci_low``/``ci_high``) and ``{"ece", "ece_ci95"}``.
-    ECE = sum over bins of n_b / n * |accuracy_b - confidence_b|. The binned estimate
+    ECE = sum over bins of ``n_b / n * abs(accuracy_b - confidence_b)``. The binned estimate
     is biased upwards on finite samples, so its interval is the basic bootstrap interval
     over tasks (``2 * ece - quantiles`` of the resampled ECE, which removes that bias),
     clipped to [0, 1]: a calibrated pool gives an interval that reaches 0.

@@ -767,7 +767,7 @@ class Run:
         atomic, ``metrics.json`` last; existing run files are only replaced with
         ``overwrite=True`` (checked up front). A write that fails (a full disk) takes
         back the files it created, so no half run directory is left. ``extra_files``
-        (``{name: bytes}``, e.g. :data:`CANDIDATES`) are written before ``metrics.json``.
+        (``{name: bytes}``, e.g. ``candidates.parquet``) are written before ``metrics.json``.
         """
         res = self.results
         if res is None and self.scored:
