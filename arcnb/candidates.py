@@ -391,7 +391,8 @@ def load_candidates(spec, *, n_tests: Mapping[str, int] | None = None) -> Candid
 
 
 def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
-                     lower_is_better: Sequence[str] = (), overwrite: bool = False) -> Path:
+                     lower_is_better: Sequence[str] | None = None,
+                     overwrite: bool = False) -> Path:
     """Write a candidates file (``.json`` or ``.parquet``, by the suffix) atomically.
 
     ``records``: one mapping per candidate, in the order they came, with ``task_id``,
@@ -407,7 +408,7 @@ def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
 
 
 def candidates_bytes(name: str | os.PathLike, records: Iterable[Mapping], *,
-                     lower_is_better: Sequence[str] = ()) -> bytes:
+                     lower_is_better: Sequence[str] | None = None) -> bytes:
     """The bytes of the candidates file :func:`write_candidates` writes (Parquet when
     ``name`` ends in ``.parquet``, else JSON)."""
     path = Path(name)
@@ -432,7 +433,7 @@ def candidates_bytes(name: str | os.PathLike, records: Iterable[Mapping], *,
             cols["view_logprobs"] = pa.array([r.get("view_logprobs") for r in rows],
                                              pa.list_(pa.float64()))
         table = pa.table(cols).replace_schema_metadata(
-            {FORMAT_KEY: json.dumps({"version": 1, "lower_is_better": list(lower_is_better)})})
+            {FORMAT_KEY: json.dumps({"version": 1, "lower_is_better": list(lower_is_better or [])})})
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink)
         return sink.getvalue().to_pybytes()
@@ -450,7 +451,7 @@ def candidates_bytes(name: str | os.PathLike, records: Iterable[Mapping], *,
         if r.get("view_logprobs") is not None:
             c["view_logprobs"] = [float(v) for v in r["view_logprobs"]]
         outs[i].append(c)
-    return (json.dumps({FORMAT_KEY: 1, "lower_is_better": list(lower_is_better),
+    return (json.dumps({FORMAT_KEY: 1, "lower_is_better": list(lower_is_better or []),
                         "tasks": tasks}, separators=(",", ":")) + "\n").encode()
 
 
@@ -683,7 +684,7 @@ def _ci(values) -> list:
     return list(bootstrap_ci(values))
 
 
-def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str = (),
+def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str | None = None,
                taxonomy="structural", bins: int = 10, n_boot: int = 1000,
                seed: int = 0) -> CandidateAnalysis:
     """Measure a candidate pool against ``dataset``'s truth.
@@ -696,7 +697,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     ds = load_dataset(dataset, tasks=tasks) if not isinstance(dataset, Dataset) else (
         dataset if tasks is None else load_dataset(dataset, tasks=tasks))
     cs = load_candidates(predictions, n_tests={t.id: len(t.test) for t in ds})
-    rank_by = [rank_by] if isinstance(rank_by, str) else list(rank_by)
+    rank_by = [rank_by] if isinstance(rank_by, str) else list(rank_by or [])
     available = set(BUILTIN_RULES) | set(cs.scores)
     for rule in rank_by:
         if rule not in available:
