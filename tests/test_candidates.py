@@ -440,3 +440,20 @@ def test_report_section_only_for_pools(ds, tmp_path):
     run2 = R.open_run(None, predictions=str(two), dataset="arc-agi-1:evaluation",
                       tasks=str(tasks), n_boot=100)
     assert candidate_pool(run2) is None
+
+
+def test_candidate_strip_marks_the_right_one(ds):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from arcnb import plot as P
+
+    a = candidates(ds, hand_submission(ds), taxonomy=None)
+    ax = P.candidate_strip(a, A, 0)  # votes: T (3), W1 (2), W2 (1)
+    subs = [s for s in ax.figure.axes if s is not ax]
+    assert [s.get_title() for s in subs] == ["1: 3 votes\nright", "2: 2 votes", "3: 1 vote"]
+    assert "3 candidates by votes" in ax.get_title()
+    assert subs[0].get_images()[0].get_array().shape[:2] == ds[A].test[0].output.shape
+    ax = P.candidate_strip(a, A, 0, rule="order", max_items=2)
+    subs = [s for s in ax.figure.axes if s is not ax]
+    assert [s.get_title() for s in subs] == ["1: 2 votes", "2: 1 vote"]

@@ -45,7 +45,8 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
   :func:`breakdown_panels`, :func:`cell_accuracy_hist`, :func:`pass_at_k`,
   :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`, :func:`leaderboard`
 * ``candidates``: candidate-pool figures, :func:`rank_histogram`,
-  :func:`coverage_vs_pass`, :func:`reliability_diagram`, :func:`pass_at_k_by_rule`
+  :func:`coverage_vs_pass`, :func:`reliability_diagram`, :func:`pass_at_k_by_rule`,
+  :func:`candidate_strip`
 * ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
 * ``display``: :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
   :func:`enable_rich_display`
@@ -72,9 +73,10 @@ __all__ = [
     "breakdown_bars", "pass_at_k", "compare", "leaderboard", "paper_style",
     "figsize", "save", "GridView", "PairView", "TaskView", "view", "enable_rich_display",
 ]
-from .candidates import (coverage_vs_pass, pass_at_k_by_rule, rank_histogram,  # noqa: E402
-                         reliability_diagram)
+from .candidates import (candidate_strip, coverage_vs_pass, pass_at_k_by_rule,  # noqa: E402
+                         rank_histogram, reliability_diagram)
 
-__all__ += ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule"]
+__all__ += ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule",
+            "candidate_strip"]
 __all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",
             "value_limit", "value_label"]

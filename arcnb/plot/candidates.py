@@ -1,8 +1,9 @@
 """Figures of a candidate pool (:func:`arcnb.candidates.candidates`), for papers: where
 the right candidate ranks (:func:`rank_histogram`), coverage beside pass@2 per category
 (:func:`coverage_vs_pass`), the reliability of the top candidate's vote share
-(:func:`reliability_diagram`) and pass@K against K per ranking rule
-(:func:`pass_at_k_by_rule`).
+(:func:`reliability_diagram`), pass@K against K per ranking rule
+(:func:`pass_at_k_by_rule`) and the candidates of one output in rank order
+(:func:`candidate_strip`).
 
 Each takes the analysis and ``ax=None`` (a new single-column figure in the paper style)
 and returns the Axes.
@@ -17,7 +18,8 @@ from .palette import _plt
 from .paper import figsize, paper_style
 from .pixelfont import plain_label
 
-__all__ = ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule"]
+__all__ = ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule",
+           "candidate_strip"]
 
 
 @contextmanager
@@ -132,4 +134,41 @@ def pass_at_k_by_rule(analysis, *, ax=None):
         ax.set_ylim(0, min(1.0, max(cov, float(pak["pass@K"].max()) if len(pak) else 0) * 1.15
                        + 0.02))
         ax.legend(fontsize="small")
+    return ax
+
+
+def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | None = None,
+                    max_items: int = 8, ax=None):
+    """The candidates of one test output in rank order under ``rule`` (default: the
+    analysis's first rule), side by side, each titled with its rank and votes; the right
+    one is framed in green and titled "right". At most ``max_items`` are drawn (the
+    title says how many there are)."""
+    from .palette import grid_image
+
+    rule = rule or analysis.summary["rank_by"]
+    items = analysis.grids(task_id, test_index, rule=rule)
+    shown = items[:max_items]
+    n = max(1, len(shown))
+    with _axes(ax, aspect=0.3) as ax:
+        ax.set_axis_off()
+        ax.set_title(f"{plain_label(task_id)} output {test_index}: {len(items)} candidates "
+                     f"by {plain_label(rule)}", fontsize="small")
+        if not shown:
+            ax.text(0.5, 0.5, "no candidates", ha="center", va="center",
+                    transform=ax.transAxes)
+            return ax
+        fig = ax.figure
+        box = ax.get_position()
+        w = box.width / n
+        for j, (grid, votes, right) in enumerate(shown):
+            sub = fig.add_axes([box.x0 + j * w + w * 0.05, box.y0, w * 0.9, box.height * 0.62])
+            sub.imshow(grid_image(grid), interpolation="nearest")
+            sub.set_xticks([])
+            sub.set_yticks([])
+            for spine in sub.spines.values():
+                spine.set_visible(True)
+                spine.set_color("#2ca02c" if right else "0.6")
+                spine.set_linewidth(2.5 if right else 0.6)
+            sub.set_title(f"{j + 1}: {votes} vote{'s' if votes != 1 else ''}"
+                          + ("\nright" if right else ""), fontsize="x-small")
     return ax
