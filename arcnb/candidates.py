@@ -79,7 +79,7 @@ import pandas as pd
 from .breakdown import _ratio_ci
 from .data import Dataset, load_dataset
 from .errors import ArcnbError, OutputExistsError, PredictionsError
-from .grids import as_grid_or_none
+from .grids import MAX_SIZE, as_grid_or_none
 from .io import JSONInputError, atomic_write_bytes, atomic_write_json, csv_text, read_json
 from .predictions import Predictions, load_predictions
 from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
@@ -97,7 +97,6 @@ PRODUCT_OF_EXPERTS = "product_of_experts"
 BUILTIN_RULES = ("order", "votes")
 _RESERVED = frozenset({"task_id", "test_index", "height", "width", "cells", "grid", "votes",
                        "view_logprobs"})
-_MAX_SIDE = 30
 
 #: Each number of the summary, defined in words.
 CANDIDATE_DEFINITIONS = {
@@ -176,7 +175,7 @@ class _Builder:
         self.block.append(b)
         self.pos.append(pos)
         self.votes.append(votes)
-        ok = grid is not None and 1 <= grid.shape[0] <= _MAX_SIDE and 1 <= grid.shape[1] <= _MAX_SIDE
+        ok = grid is not None and 1 <= grid.shape[0] <= MAX_SIZE and 1 <= grid.shape[1] <= MAX_SIZE
         self.h.append(grid.shape[0] if ok else 0)
         self.w.append(grid.shape[1] if ok else 0)
         if ok:
@@ -314,7 +313,7 @@ def _from_parquet(path: Path) -> CandidateSet:
     lengths = np.diff(raw_off)
     if cells_col.null_count:
         lengths = np.where(cells_col.is_null().to_numpy(zero_copy_only=False), -1, lengths)
-    ok = ((h >= 1) & (h <= _MAX_SIDE) & (w >= 1) & (w <= _MAX_SIDE) & (lengths == h * w))
+    ok = ((h >= 1) & (h <= MAX_SIZE) & (w >= 1) & (w <= MAX_SIZE) & (lengths == h * w))
     if n:
         # a cell outside 0-9 makes its row malformed (found without a per-row loop)
         span = raw[raw_off[0]:raw_off[-1]].view(np.uint8)
