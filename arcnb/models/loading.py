@@ -46,8 +46,8 @@ from ..errors import ArcnbError
 from ..resources import checkpoint
 from .interface import ModelAdapter
 from .registry import _BUILDERS, resolve_builder
-from .safety import (TRUST_HINT, UnsafeCheckpointError, load_checked, one_line, pickle_globals,
-                     quiet_torch, refused_names)
+from .safety import (TRUST_HINT, UnsafeCheckpointError, check_archive_sizes, load_checked,
+                     one_line, pickle_globals, quiet_torch, refused_names)
 
 __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE",
            "UnsafeCheckpointError", "detect_format", "ReplaceConfig"]
@@ -67,10 +67,13 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 
 def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict | None = None,
-                    extra: dict | None = None, overwrite: bool = False) -> Path:
+                    extra: dict | None = None, overwrite: bool = False,
+                    step: int | None = None, epoch: int | None = None) -> Path:
     """Write an arcnb checkpoint ``{"arch", "config", "state_dict", ...}`` atomically.
 
     ``extra`` entries (plain data: numbers, strings, lists, dicts) are stored too.
+    ``step`` and ``epoch`` (the training step and epoch it was saved at) are recorded
+    as ``"step"`` / ``"epoch"``: ``arcnb sweep`` orders checkpoints by them.
     The state dict is saved as contiguous CPU tensors, so the file loads with
     ``weights_only=True``.
     """
@@ -84,6 +87,11 @@ def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict |
     obj = {"format": "arcnb-checkpoint", "format_version": 1, "arch": str(arch),
            "config": dict(config or {}), "state_dict": sd}
     obj.update(extra or {})
+    for key, value in (("step", step), ("epoch", epoch)):
+        if value is not None:
+            if isinstance(value, bool) or int(value) != value or int(value) < 0:
+                raise ValueError(f"{key} must be a whole number >= 0, got {value!r}")
+            obj[key] = int(value)
     buf = _io.BytesIO()
     torch.save(obj, buf)
     return atomic_write_bytes(path, buf.getvalue(), overwrite=overwrite)
@@ -129,6 +137,7 @@ def _unsafe_message(path, exc) -> str:
 def _torch_load(path: Path, trust: bool):
     import torch
 
+    check_archive_sizes(path)  # before anything is inflated
     try:
         with quiet_torch():  # e.g. "Detected pickle protocol 4": noise here
             return torch.load(path, map_location="cpu", weights_only=True)
@@ -333,6 +342,8 @@ def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) 
                          f"model names {', '.join(sorted(_BUILDERS))})")
     if path.is_dir():
         raise ArcnbError(f"checkpoint path is a directory: {path}")
+    if not path.is_file():  # a FIFO would block the read forever, a device never end
+        raise ArcnbError(f"checkpoint {path} is not a regular file (a FIFO, socket or device)")
     fmt = detect_format(path)
     if fmt in ("torchscript", "export"):
         return _load_program(path, fmt, trust)
@@ -344,6 +355,14 @@ def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) 
         raise ArcnbError(f"checkpoint {path} holds a {type(obj).__name__}, not a model, an "
                          "arcnb checkpoint dict, a Lightning checkpoint or a state dict")
     if "arch" in obj and "state_dict" in obj:
+        if arch is None and not isinstance(obj["arch"], str):
+            # weights_only lets some objects through (torch.device, torch.dtype...): a
+            # builder is only ever named by a string, so anything else is refused
+            raise UnsafeCheckpointError(
+                f"refusing to load checkpoint {path}: its builder ('arch') is a "
+                f"{type(obj['arch']).__name__}, not a registered name or a "
+                "'module:callable' string; pass the builder yourself (--arch / arch=)",
+                file=str(path))
         use_arch = arch or obj["arch"]
         model, facts = _build(use_arch, _saved_config(obj.get("config"), path), config, path,
                               trust=trust, user_arch=arch, replace=replace)
