@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .errors import ParameterError
 from .grids import PAD_TOKEN
 
 __all__ = [
@@ -81,7 +82,7 @@ def _fliplr(x):
 
 def _check_t(t: int) -> int:
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not 0 <= int(t) < 8:
-        raise ValueError(f"dihedral transform index must be an int in 0-7, got {t!r}")
+        raise ParameterError(f"dihedral transform index must be an int in 0-7, got {t!r}")
     return int(t)
 
 
@@ -123,9 +124,9 @@ def color_table(perm: Sequence[int] | None, *, pad_token: int = PAD_TOKEN) -> np
         return table
     p = np.asarray(perm, dtype=np.int64)
     if p.shape != (10,) or sorted(p.tolist()) != list(range(10)):
-        raise ValueError(f"a colour permutation lists the images of colours 0-9, got {perm!r}")
+        raise ParameterError(f"a colour permutation lists the images of colours 0-9, got {perm!r}")
     if p[0] != 0:
-        raise ValueError("colour 0 (black) must map to itself")
+        raise ParameterError("colour 0 (black) must map to itself")
     table[:10] = p
     return table
 
@@ -200,13 +201,13 @@ def make_views(augment: str = "none", *, color_perms: int = 1, seed: int = 0) ->
     ``8 * (1 + color_perms)`` views. The identity view is always first.
     """
     if augment not in AUGMENT_MODES:
-        raise ValueError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
+        raise ParameterError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
     if augment == "none":
         return [View(0, None)]
     views = [View(t, None) for t in range(N_DIHEDRAL)]
     if augment == "dihedral+colors":
         if int(color_perms) < 1:
-            raise ValueError(f"color_perms must be >= 1, got {color_perms}")
+            raise ParameterError(f"color_perms must be >= 1, got {color_perms}")
         perms = random_color_perms(int(color_perms), seed=seed)
         views += [View(t, tuple(int(c) for c in p)) for p in perms for t in range(N_DIHEDRAL)]
     return views
@@ -241,11 +242,11 @@ def vote(candidates: Sequence[Any], confidences: Sequence[float] | None = None, 
     attempt is None.
     """
     if attempts < 1:
-        raise ValueError(f"attempts must be >= 1, got {attempts}")
+        raise ParameterError(f"attempts must be >= 1, got {attempts}")
     if confidences is None:
         confidences = [0.0] * len(candidates)
     if len(confidences) != len(candidates):
-        raise ValueError("candidates and confidences differ in length")
+        raise ParameterError("candidates and confidences differ in length")
     groups: dict[tuple, list] = {}
     for i, (g, c) in enumerate(zip(candidates, confidences)):
         if g is None:

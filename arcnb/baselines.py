@@ -73,6 +73,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .data import Dataset, Task
+from .errors import ParameterError
 
 __all__ = [
     "PROGRAMS", "fit_programs", "heuristic_submission", "copy_input_submission",
@@ -1622,7 +1623,7 @@ def program_search_submission(dataset: Dataset, *, attempts: int = 2, max_depth:
     Deterministic: the same dataset and arguments give the same predictions.
     """
     if isinstance(attempts, bool) or int(attempts) < 1:
-        raise ValueError(f"attempts must be >= 1, got {attempts}")
+        raise ParameterError(f"attempts must be >= 1, got {attempts}")
     search = {"max_depth": int(max_depth), "budget": int(budget), "time_limit": time_limit}
     jobs = [(task, int(attempts), search) for task in dataset]
     if int(workers) > 1 and len(jobs) > 1:

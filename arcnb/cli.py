@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from .errors import ArcnbError
+from .errors import ArcnbError, ParameterError, one_line
 
 __all__ = ["main"]
 
@@ -25,8 +25,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _fail(message: str) -> int:
-    first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
-    print(f"arcnb: error: {first}", file=sys.stderr)
+    print(f"arcnb: error: {one_line(message, first_line=True) or 'error'}", file=sys.stderr)
     return 2
 
 
@@ -170,7 +169,7 @@ def _run_compare(args) -> int:
     from .compare import compare
 
     if len(args.runs) < 2:
-        raise ValueError("compare needs at least two run directories")
+        raise ParameterError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
                   taxonomy=None if args.taxonomy.lower() == "none" else args.taxonomy,
@@ -288,7 +287,7 @@ def _run_report(args) -> int:
     else:
         sources = [{"kind": "run", "path": d} for d in args.run]
     if not dataset and not args.run:
-        raise ValueError("--dataset is required with --checkpoint / --predictions")
+        raise ParameterError("--dataset is required with --checkpoint / --predictions")
     if args.reference:
         refs = _references(args.reference)
         sources = [{**src, "references": refs} for src in sources]
@@ -318,7 +317,7 @@ def _references(refs: list[str]) -> list[str]:
 
     for r in refs:
         if r not in ("default", COPY_INPUT) and not Path(r).exists():
-            raise ValueError(f"--reference {r!r}: no such file or folder (use copy-input, "
+            raise ParameterError(f"--reference {r!r}: no such file or folder (use copy-input, "
                              "default, or a predictions file / harness run folder)")
     return list(refs)
 
@@ -382,9 +381,12 @@ def _run_evaluate(args) -> int:
 
     config = None
     if args.config:
-        config = json.loads(args.config)
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"--config is invalid JSON: {exc}") from None
         if not isinstance(config, dict):
-            raise ValueError("--config must be a JSON object")
+            raise ParameterError("--config must be a JSON object")
     if args.arch and ":" in args.arch:
         _import_from_cwd()
     if args.replace_config:
@@ -509,12 +511,10 @@ def main(argv=None) -> int:
             return int(args.func(args) or 0)
     except ArcnbError as exc:
         return _fail(str(exc))
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
         return _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-    except json.JSONDecodeError as exc:
-        return _fail(f"invalid JSON: {exc}")
-    except ValueError as exc:
-        return _fail(str(exc))
+    # any other exception (a plain ValueError, TypeError, ...) is a bug in arcnb, not bad
+    # input: it surfaces with its traceback and exit status 1
     except KeyboardInterrupt:
         print("arcnb: interrupted", file=sys.stderr)
         return 130

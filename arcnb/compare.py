@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from .breakdown import group_membership, latex_table
-from .errors import OutputExistsError
+from .errors import CompareError, ParameterError, refuse_overwrite
 from .io import atomic_write_json, atomic_write_text, csv_text
 from .runs import METRICS, PREDICTIONS, Run, RunDirError, check_out_path, run_provenance
 from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
@@ -71,13 +71,6 @@ SUMMARY_FILE = "summary.json"
 LEADERBOARD = "leaderboard"
 #: The formats the leaderboard picture is written in.
 LEADERBOARD_FORMATS = ("png", "pdf")
-
-
-class CompareError(RunDirError):
-    """Runs cannot be compared (different task sets, different truths, bad run dir).
-
-    A subclass of :class:`arcnb.runs.RunDirError` (itself an ArcnbError and a
-    ValueError) because :func:`load_run` raises it for a bad run directory."""
 
 
 class RunScore(Run):
@@ -171,7 +164,7 @@ def pareto_front(cost, score) -> np.ndarray:
     c = np.asarray(cost, dtype=float)
     s = np.asarray(score, dtype=float)
     if c.shape != s.shape or c.ndim != 1:
-        raise ValueError(f"cost and score must be 1-D arrays of one length, got {c.shape} "
+        raise ParameterError(f"cost and score must be 1-D arrays of one length, got {c.shape} "
                          f"and {s.shape}")
     ok = np.isfinite(c) & np.isfinite(s)
     # [i, j]: point j dominates point i
@@ -225,8 +218,7 @@ class Comparison:
             targets += [out / f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS]
         existing = [p for p in targets if p.exists()]
         if existing and not overwrite:
-            raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
-                                    "(pass overwrite=True / --overwrite)")
+            raise refuse_overwrite(existing[0])
         written: list[Path] = []
         try:
             for name, df in self.tables.items():

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import ArcnbError
+from .errors import ArcnbError, ExploreError
 from .grids import best_attempt
 
 __all__ = ["explore", "Explorer", "ExploreError", "SELECTIONS"]
@@ -56,10 +56,6 @@ _SELECTION_LABELS = {"all": "all", "solved": "solved", "failed": "failed",
                      "near_miss": "near misses", "wrong_shape": "wrong shape",
                      "invalid_or_missing": "invalid or missing", "disagree": "runs disagree"}
 _ANY = "(any category)"
-
-
-class ExploreError(ArcnbError, ValueError):
-    """The explorer cannot open a source or do what was asked."""
 
 
 # ====================================================================== sources

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import GridError
+from .errors import GridError, ParameterError
 
 #: ARC colours are 0-9 (0 is black, never padding).
 N_COLORS = 10
@@ -40,7 +40,7 @@ __all__ = [
 
 
 def check_pad_token(pad_token: int | None) -> int | None:
-    """Return ``pad_token`` if it is usable, else raise ValueError.
+    """Return ``pad_token`` if it is usable, else raise :class:`~arcnb.errors.ParameterError`.
 
     ``None`` means "no padding". A pad token in 0-9 is refused because those values
     are ARC colours (0 is black).
@@ -48,9 +48,9 @@ def check_pad_token(pad_token: int | None) -> int | None:
     if pad_token is None:
         return None
     if isinstance(pad_token, bool) or not isinstance(pad_token, (int, np.integer)):
-        raise ValueError(f"pad_token must be an int or None, got {pad_token!r}")
+        raise ParameterError(f"pad_token must be an int or None, got {pad_token!r}")
     if 0 <= int(pad_token) <= 9:
-        raise ValueError(
+        raise ParameterError(
             f"pad_token={pad_token} is an ARC colour (0-9); colour 0 is black, not "
             "padding. Use a value outside 0-9 (default 10) or pad_token=None."
         )
@@ -137,7 +137,7 @@ def pad_grids(grids: Sequence[np.ndarray | None], *, pad_token: int = PAD_TOKEN,
 
     pad_token = check_pad_token(pad_token)
     if pad_token is None:
-        raise ValueError("pad_grids needs a pad_token outside 0-9")
+        raise ParameterError("pad_grids needs a pad_token outside 0-9")
     if size is None:
         hs = [g.shape[0] for g in grids if g is not None] or [1]
         ws = [g.shape[1] for g in grids if g is not None] or [1]
@@ -149,7 +149,7 @@ def pad_grids(grids: Sequence[np.ndarray | None], *, pad_token: int = PAD_TOKEN,
             continue
         h, w = g.shape
         if h > H or w > W:
-            raise ValueError(f"grid {i} is {h}x{w}, larger than the pad size {H}x{W}")
+            raise GridError(f"grid {i} is {h}x{w}, larger than the pad size {H}x{W}")
         out[i, :h, :w] = g
     t = torch.from_numpy(out)
     if dtype is not None:

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .errors import OutputExistsError
+from .errors import DuplicateKeyError, JSONInputError, one_line, refuse_overwrite
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
            "read_json", "JSONInputError", "MAX_JSON_DEPTH", "csv_text"]
@@ -34,11 +34,6 @@ MAX_JSON_BYTES = 2 * 1024 ** 3
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 
 
-class JSONInputError(ValueError):
-    """An input JSON file that can't be used: unreadable, invalid, too deep, or with a
-    key given twice. The message is one line naming the file."""
-
-
 def _json_depth(raw: bytes) -> int:
     """Deepest nesting of ``[``/``{`` outside strings, vectorised (no Python loop)."""
     import numpy as np
@@ -53,15 +48,9 @@ def _no_duplicates(pairs):
     seen = {}
     for key, value in pairs:
         if key in seen:
-            raise _DuplicateKey(key)
+            raise DuplicateKeyError(key)
         seen[key] = value
     return seen
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key):
-        super().__init__(key)
-        self.key = key
 
 
 def read_json(path: str | os.PathLike, *, what: str = "JSON file",
@@ -106,8 +95,8 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
                              f"ARC data never needs more than {max_depth}")
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates)
-    except _DuplicateKey as dup:
-        raise JSONInputError(f"{what} {path}: the key {_short(dup.key)} appears more than "
+    except DuplicateKeyError as dup:
+        raise JSONInputError(f"{what} {path}: the key {one_line(repr(dup.key), 64)} appears more than "
                              "once in one object (a duplicated task id is ambiguous)") from None
     except json.JSONDecodeError as exc:
         raise JSONInputError(f"{what} {path} is not valid JSON: {exc.msg} at line "
@@ -116,19 +105,13 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
         raise JSONInputError(f"{what} {path} is too deeply nested or too large") from None
 
 
-def _short(key: str, limit: int = 60) -> str:
-    text = repr(key)
-    return text if len(text) <= limit else text[:limit] + "...'"
-
-
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool = False) -> Path:
     """Write ``data`` to a temporary file beside ``path`` (flushed and fsynced), then
     rename it to ``path``, so ``path`` is never half-written. An existing ``path`` is
     refused (:class:`~arcnb.errors.OutputExistsError`) unless ``overwrite``."""
     path = Path(path)
     if path.exists() and not overwrite:
-        raise OutputExistsError(f"{path} already exists; refusing to overwrite it "
-                                "(pass overwrite=True / --overwrite)")
+        raise refuse_overwrite(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

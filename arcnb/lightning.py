@@ -46,6 +46,7 @@ except ImportError:  # pragma: no cover
         raise ImportError("arcnb.lightning needs Lightning: pip install 'arcnb[lightning]' "
                           "(or pip install lightning)") from exc
 
+from .errors import ParameterError
 from .metrics.streaming import ArcMetricCollection
 
 __all__ = ["ArcMetricsCallback", "batch_to_metric_inputs"]
@@ -57,14 +58,14 @@ def batch_to_metric_inputs(outputs: Any):
     ``pred`` is ``outputs["pred"]`` or ``argmax(outputs["logits"], dim=1)``.
     """
     if not isinstance(outputs, dict) or "target" not in outputs:
-        raise ValueError("ArcMetricsCallback: validation_step must return a dict with "
+        raise ParameterError("ArcMetricsCallback: validation_step must return a dict with "
                          "'target' and 'pred' or 'logits' (and optionally 'source')")
     if "pred" in outputs:
         pred = outputs["pred"]
     elif "logits" in outputs:
         pred = outputs["logits"].argmax(dim=1)
     else:
-        raise ValueError("ArcMetricsCallback: validation_step returned neither 'pred' nor "
+        raise ParameterError("ArcMetricsCallback: validation_step returned neither 'pred' nor "
                          "'logits'")
     return pred.detach(), outputs["target"].detach(), (
         None if outputs.get("source") is None else outputs["source"].detach())

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from .errors import ParameterError
+
 __all__ = ["bootstrap_ci", "paired_bootstrap_ci", "mcnemar_exact", "mcnemar_table"]
 
 
@@ -48,7 +50,7 @@ def paired_bootstrap_ci(a, b, *, n_boot: int = 1000, seed: int = 0,
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired values need two 1-D arrays of one length, got shapes "
+        raise ParameterError(f"paired values need two 1-D arrays of one length, got shapes "
                          f"{a.shape} and {b.shape}")
     d = b - a
     d = d[~np.isnan(d)]
@@ -78,7 +80,7 @@ def mcnemar_exact(n01: int, n10: int) -> float:
     """
     n01, n10 = int(n01), int(n10)
     if n01 < 0 or n10 < 0:
-        raise ValueError("discordant counts must be >= 0")
+        raise ParameterError("discordant counts must be >= 0")
     n = n01 + n10
     if n == 0:
         return 1.0
@@ -97,7 +99,7 @@ def mcnemar_table(solved_a, solved_b) -> dict:
     a = np.asarray(solved_a, dtype=bool)
     b = np.asarray(solved_b, dtype=bool)
     if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired flags need two 1-D arrays of one length, got shapes "
+        raise ParameterError(f"paired flags need two 1-D arrays of one length, got shapes "
                          f"{a.shape} and {b.shape}")
     out = {
         "n_both": int(np.sum(a & b)),

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Dataset, Task, load_dataset, normalize_task_id
-from .errors import ArcnbError
+from .errors import TaxonomyError
 from .io import JSONInputError, read_json
 
 __all__ = [
@@ -54,15 +54,6 @@ __all__ = [
 
 #: The category shown for a task that has no category in a taxonomy.
 UNCATEGORIZED = "uncategorized"
-
-
-class TaxonomyError(ArcnbError, ValueError):
-    """A taxonomy file or mapping cannot be used. ``file`` and ``line`` locate it."""
-
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None):
-        self.file = file
-        self.line = line
-        super().__init__(message)
 
 
 @dataclass

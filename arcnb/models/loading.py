@@ -139,7 +139,7 @@ def _torch_load(path: Path, trust: bool):
             first = msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__
             why = "the data is not a pickle" if refused else f"{type(exc).__name__}: {first[:200]}"
             raise ArcnbError(f"cannot read checkpoint {path}: not a PyTorch checkpoint or "
-                             f"damaged ({one_line(why)})") from None
+                             f"damaged ({one_line(why, 200)})") from None
         if not trust:
             raise UnsafeCheckpointError(_unsafe_message(path, exc), file=str(path)) from None
     try:
@@ -147,7 +147,7 @@ def _torch_load(path: Path, trust: bool):
             return torch.load(path, map_location="cpu", weights_only=False)
     except Exception as exc:  # noqa: BLE001 - any failure of a trusted pickle
         raise ArcnbError(f"cannot load trusted checkpoint {path}: {type(exc).__name__}: "
-                         f"{one_line(exc)}") from None
+                         f"{one_line(exc, 200)}") from None
 
 
 def _reads_demos(model) -> bool:
@@ -243,7 +243,7 @@ def _build(arch, saved: dict, user: dict | None, path, *, trust: bool, user_arch
     except Exception as exc:  # noqa: BLE001 - a builder's failure is one line, not a traceback
         shown = ", ".join(f"{k}={one_line(repr(v), 40)}" for k, v in config.items())
         raise ArcnbError(f"{where}: builder {_arch_name(arch)} failed on the config "
-                         f"({shown}): {type(exc).__name__}: {one_line(exc)}") from None
+                         f"({shown}): {type(exc).__name__}: {one_line(exc, 200)}") from None
 
 
 def _arch_name(arch) -> str:
@@ -300,7 +300,7 @@ def _load_program(path: Path, fmt: str, trust: bool) -> ModelAdapter:
             module = program.module()
     except Exception as exc:  # noqa: BLE001 - PyTorch's own failure: one line
         raise ArcnbError(f"cannot read torch.export archive {path}: damaged or not a "
-                         f"torch.export archive ({type(exc).__name__}: {one_line(exc)})") from None
+                         f"torch.export archive ({type(exc).__name__}: {one_line(exc, 200)})") from None
     n_inputs = len(program.graph_signature.user_inputs)
     batch, demos = _fixed_dims(program)
     return ModelAdapter(module, reads_demonstrations=n_inputs >= 4, fixed_batch=batch,

@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..errors import ParameterError
 from .palette import PALETTE, PALETTE_RGB, _plt
 from .paper import SINGLE_COLUMN
 from .pixelfont import plain_label
@@ -214,7 +215,7 @@ def confusion_heatmap(data, *, ax=None, normalize: bool = True, annot: bool = Tr
         counts = data
     m = np.asarray(counts, dtype=float)
     if m.shape != (10, 10):
-        raise ValueError(f"confusion table must be 10 x 10, got {m.shape}")
+        raise ParameterError(f"confusion table must be 10 x 10, got {m.shape}")
     if normalize:
         tot = m.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -254,7 +255,7 @@ def _default_group(df, group):
 
     if group is not None:
         if group not in df.columns:
-            raise ValueError(f"no column {group!r}; columns are {list(df.columns)}")
+            raise ParameterError(f"no column {group!r}; columns are {list(df.columns)}")
         return df[group].astype(str).to_numpy()
     if "group" in df.columns:
         return df["group"].astype(str).to_numpy()
@@ -263,7 +264,7 @@ def _default_group(df, group):
     for c in df.columns:
         if not pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
             return df[c].astype(str).to_numpy()
-    raise ValueError("cannot tell which column names the groups: pass group=")
+    raise ParameterError("cannot tell which column names the groups: pass group=")
 
 
 def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
@@ -292,7 +293,7 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
 
     df = table.copy()
     if value not in df.columns:
-        raise ValueError(f"no column {value!r}; columns are {list(df.columns)}")
+        raise ParameterError(f"no column {value!r}; columns are {list(df.columns)}")
     groups = _default_group(df, group)
     df["_group"] = groups
     ci_low = ci_low or (f"{value}_ci_low" if f"{value}_ci_low" in df.columns else None)
@@ -415,7 +416,7 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     metrics = [m for m in (metrics or PANEL_METRICS) if m in df.columns]
     lead = lead or lead_metric(df)
     if lead not in df.columns:
-        raise ValueError(f"no column {lead!r}; columns are {list(df.columns)}")
+        raise ParameterError(f"no column {lead!r}; columns are {list(df.columns)}")
     order = [lead] + [m for m in metrics if m != lead]
     n_groups = len(pd.unique(_default_group(df, group)))
     w = width or max(7.2, 1.55 * len(order) + 1.8)
@@ -492,7 +493,7 @@ def _log_axis(ax, which: str) -> None:
 def _task_costs(results):
     t = results.tasks
     if "cost" not in t.columns:
-        raise ValueError("these results carry no cost column")
+        raise ParameterError("these results carry no cost column")
     return t
 
 
@@ -644,7 +645,7 @@ def _per_task(obj, metric: str):
     if not isinstance(df, pd.DataFrame):
         raise TypeError("compare() takes Results or per-task DataFrames")
     if metric not in df.columns:
-        raise ValueError(f"no column {metric!r}; columns are {list(df.columns)}")
+        raise ParameterError(f"no column {metric!r}; columns are {list(df.columns)}")
     key = df["task_id"] if "task_id" in df.columns else df.index
     return pd.Series(df[metric].to_numpy(float), index=pd.Index(key, name="task_id"))
 
@@ -662,11 +663,11 @@ def compare(a, b, *, metric: str = "pass@2", kind: str = "scatter",
     ``|B - A|`` first, at most ``max_tasks``.
     """
     if kind not in ("scatter", "bars", "paired"):
-        raise ValueError(f"kind must be 'scatter', 'bars' or 'paired', got {kind!r}")
+        raise ParameterError(f"kind must be 'scatter', 'bars' or 'paired', got {kind!r}")
     sa, sb = _per_task(a, metric), _per_task(b, metric)
     common = sa.index.intersection(sb.index)
     if len(common) == 0:
-        raise ValueError("the two runs share no task ids")
+        raise ParameterError("the two runs share no task ids")
     x, y = sa.loc[common].to_numpy(float), sb.loc[common].to_numpy(float)
     ok = np.isfinite(x) & np.isfinite(y)
     x, y, ids = x[ok], y[ok], np.asarray(common)[ok]

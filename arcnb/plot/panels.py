@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..grids import PAD_TOKEN, check_pad_token
 from .palette import (_RIGHT, _WRONG, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR,
                       PAD_HATCH_COLOR, _as_array, _contrast, _mismatch_text, _plt, _rgb, _shape,
@@ -146,7 +147,7 @@ def pair(truth: Any, pred: Any, *, axes=None, values: bool = False, lines: bool 
     else:
         axes = list(axes)
         if len(axes) != 3:
-            raise ValueError(f"pair() needs 3 axes (truth, prediction, difference), got {len(axes)}")
+            raise ParameterError(f"pair() needs 3 axes (truth, prediction, difference), got {len(axes)}")
         fig = axes[0].figure
     grid(t, ax=axes[0], values=values, lines=lines, title=titles[0])
     if p is None:

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import ArcnbError, OutputExistsError
+from ..errors import ArcnbError, NotebookError, one_line, refuse_overwrite
 from ..io import atomic_write_text
 from .html import _esc
 
@@ -37,24 +37,6 @@ NOTEBOOKS = {
 KERNEL_NAME = "python3"
 
 _TEMPLATE_NAME = "arcnb_report"
-
-
-class NotebookError(ArcnbError):
-    """A notebook cell raised. ``cell_index`` (0-based position in the executed
-    notebook), ``exec_count``, ``ename`` and ``evalue`` locate it; ``notebook`` and
-    ``html`` are the partial notebook and the error page written for it."""
-
-    def __init__(self, message: str, *, notebook: str | None = None, html: str | None = None,
-                 cell_index: int | None = None, exec_count: int | None = None,
-                 ename: str | None = None, evalue: str | None = None, source: str = ""):
-        self.notebook = notebook
-        self.html = html
-        self.cell_index = cell_index
-        self.exec_count = exec_count
-        self.ename = ename
-        self.evalue = evalue
-        self.source = source
-        super().__init__(message)
 
 
 def notebook_path(name: str) -> Path:
@@ -92,8 +74,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     output = Path(output)
     for target in (output, Path(html) if html else None):
         if target is not None and target.exists() and not overwrite:
-            raise OutputExistsError(f"{target} already exists; refusing to overwrite it "
-                                    "(pass --overwrite)")
+            raise refuse_overwrite(target, "pass --overwrite")
     output.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{output.stem}.", suffix=".ipynb", dir=output.parent)
     os.close(fd)
@@ -118,7 +99,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
             os.unlink(tmp)
     if other is not None:
         msg = (f"{src.name} could not be executed: {type(other).__name__}: "
-               f"{str(other).strip().splitlines()[0] if str(other).strip() else ''}")
+               f"{one_line(other, first_line=True)}")
         if output.exists() and html:
             export_html(output, html, overwrite=True, title=title,
                         error={"cell_index": None, "exec_count": None,
@@ -140,7 +121,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
         first = (failure.source or "").strip().splitlines()
         msg = (f"{src.name} failed at {where} "
                f"({first[0][:60] if first else 'empty cell'}): "
-               f"{failure.ename}: {str(failure.evalue).strip().splitlines()[0] if str(failure.evalue).strip() else ''}"
+               f"{failure.ename}: {one_line(failure.evalue, first_line=True)}"
                f"; partial notebook {output}" + (f", error page {html}" if html else ""))
         raise NotebookError(msg, notebook=str(output), html=str(html) if html else None,
                             cell_index=failure.cell_index, exec_count=failure.exec_count,

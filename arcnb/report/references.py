@@ -17,7 +17,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..errors import ArcnbError
+from ..errors import ArcnbError, ParameterError
 from ..runs import Run, file_sha256_or_none
 
 __all__ = ["COPY_INPUT", "reference_label", "copy_input_predictions", "reference_runs",
@@ -107,7 +107,7 @@ def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
 
     labels = list(labels) if labels is not None else [r.label for r in runs]
     if len(labels) != len(runs):
-        raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
+        raise ParameterError(f"{len(labels)} labels for {len(runs)} runs")
     rows = []
     for r, label in zip(runs, labels):
         row = overall(r.results, ks=r.results.ks, n_boot=n_boot, seed=seed,
