@@ -36,6 +36,8 @@ from .grids import PAD_TOKEN
 __all__ = [
     "N_DIHEDRAL",
     "DIHEDRAL_NAMES",
+    "DIHEDRAL_INDEX",
+    "dihedral_fn",
     "AUGMENT_MODES",
     "View",
     "dihedral",
@@ -52,9 +54,14 @@ __all__ = [
 
 #: The number of dihedral transforms (rotations and flips of a square).
 N_DIHEDRAL = 8
-#: Their names, indexed as in :func:`dihedral`.
-DIHEDRAL_NAMES = ("identity", "rot90", "rot180", "rot270", "flip", "flip_rot90",
-                  "flip_rot180", "flip_rot270")
+#: Their names, indexed as in :func:`dihedral` (``rot90`` is ``numpy.rot90(g, 1)``,
+#: ``flip_lr`` mirrors left-right, ``flip_ud`` top-bottom, ``transpose`` is ``g.T``,
+#: ``anti_transpose`` mirrors across the other diagonal). The one naming of the group:
+#: the baselines' whole-grid programs and the structural taxonomy use these names too.
+DIHEDRAL_NAMES = ("identity", "rot90", "rot180", "rot270", "flip_lr", "transpose",
+                  "flip_ud", "anti_transpose")
+#: ``name -> t`` for :data:`DIHEDRAL_NAMES`.
+DIHEDRAL_INDEX = {name: t for t, name in enumerate(DIHEDRAL_NAMES)}
 #: The test-time augmentation modes (``--augment``).
 AUGMENT_MODES = ("none", "dihedral", "dihedral+colors")
 
@@ -101,6 +108,13 @@ def inverse_dihedral(x, t: int):
     t = _check_t(t)
     y = _rot90(x, -t) if t < 4 else _fliplr(_rot90(x, -(t - 4)))
     return y.contiguous() if _is_torch(y) else np.ascontiguousarray(y)
+
+
+def dihedral_fn(name: str):
+    """The dihedral transform called ``name`` (one of :data:`DIHEDRAL_NAMES`) as a
+    function of one grid."""
+    t = DIHEDRAL_INDEX[name]
+    return lambda x: dihedral(x, t)
 
 
 def dihedral_inverse_index(t: int) -> int:

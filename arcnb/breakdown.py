@@ -48,7 +48,7 @@ import pandas as pd
 from .errors import ArcnbError
 from .grids import COLOR_NAMES
 from .io import atomic_write_text, csv_text
-from .stats import bootstrap_ci
+from .stats import bootstrap_ci, bootstrap_indices, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
 
 __all__ = [
@@ -253,23 +253,6 @@ def _metric_data(results, ks, near_miss: float) -> pd.DataFrame:
     return data
 
 
-def _ratio_ci(num: np.ndarray, den: np.ndarray, *, n_boot, seed, level) -> tuple[float, float]:
-    """Percentile interval of sum(num) / sum(den), resampling the rows (tasks)."""
-    ok = den > 0
-    if not ok.any():
-        return (float("nan"), float("nan"))
-    ratio = num / np.where(ok, den, 1.0)
-    if np.all(ratio[ok] == ratio[ok][0]):
-        return (float(ratio[ok][0]), float(ratio[ok][0]))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, num.size, size=(n_boot, num.size))
-    d = den[idx].sum(axis=1)
-    r = num[idx].sum(axis=1)[d > 0] / d[d > 0]
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(r, [alpha, 1.0 - alpha])
-    return (float(lo), float(hi))
-
-
 def _group_table(data: pd.DataFrame, ks, n_boot, seed, level) -> pd.DataFrame:
     """The metric columns per ``group`` of ``data`` (one row per group x output)."""
     per_task = data.groupby(["group", "task_id"], sort=False)
@@ -299,7 +282,7 @@ def _group_table(data: pd.DataFrame, ks, n_boot, seed, level) -> pd.DataFrame:
         ci = {grp: bootstrap_ci(v.to_numpy(), **boot) for grp, v in g_task[col]}
         table[f"{name}_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
         table[f"{name}_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
-    ci = {grp: _ratio_ci(v["cell_sum|sum"].to_numpy(float), v["right_shape|sum"].to_numpy(float),
+    ci = {grp: ratio_bootstrap_ci(v["cell_sum|sum"].to_numpy(float), v["right_shape|sum"].to_numpy(float),
                          **boot) for grp, v in g_task}
     table["cell_accuracy_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
     table["cell_accuracy_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
@@ -506,8 +489,7 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10, devi
         right = right.cpu().numpy().astype(np.int64)
         n = total.sum(axis=0)
         n_tasks = (total > 0).sum(axis=0)
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(uniq), size=(n_boot, len(uniq)))
+        idx = bootstrap_indices(len(uniq), n_boot=n_boot, seed=seed)
         tot_b = total[idx].sum(axis=1).astype(float)          # [n_boot, 10]
         right_b = right[idx].sum(axis=1).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):

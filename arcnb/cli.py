@@ -318,7 +318,7 @@ def _references(refs: list[str]) -> list[str]:
     for r in refs:
         if r not in ("default", COPY_INPUT) and not Path(r).exists():
             raise ParameterError(f"--reference {r!r}: no such file or folder (use copy-input, "
-                             "default, or a predictions file / harness run folder)")
+                                 "default, or a predictions file / harness run folder)")
     return list(refs)
 
 

@@ -431,7 +431,7 @@ def _check_estimator(estimator: str) -> None:
 
     if estimator not in ESTIMATORS:
         raise ParameterError(f"unknown estimator {estimator!r}: expected one of "
-                         f"{', '.join(ESTIMATORS)}")
+                             f"{', '.join(ESTIMATORS)}")
 
 
 def _check_out_dir(out: Path, *, resume: bool, overwrite: bool) -> None:

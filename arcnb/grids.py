@@ -27,6 +27,7 @@ __all__ = [
     "N_COLORS",
     "PAD_TOKEN",
     "MAX_SIZE",
+    "background",
     "COLOR_NAMES",
     "check_pad_token",
     "validate_grid",
@@ -117,6 +118,21 @@ def as_grid_or_none(obj: Any) -> np.ndarray | None:
     if grid_problem(obj) is not None:
         return None
     return np.asarray(obj).astype(np.int8, copy=False)
+
+
+def background(grid: Any, *, prefer_black: bool = False) -> int:
+    """The background colour of ``grid``: its most frequent value (ties go to the lower
+    colour). This is the definition users read (the structural taxonomy's
+    ``fill_background`` and the explorer's wording).
+
+    ``prefer_black=True`` is the program search's guess instead: black whenever the grid
+    holds a black cell, else the most frequent value. It is kept for the search only
+    (its programs and reported numbers were fitted with it); do not use it to describe
+    a task."""
+    counts = np.bincount(np.asarray(grid).ravel().astype(np.int64, copy=False), minlength=1)
+    if prefer_black and counts[0]:
+        return 0
+    return int(counts.argmax())
 
 
 def shape_str(grid: np.ndarray | None) -> str | None:

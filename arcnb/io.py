@@ -7,6 +7,8 @@ when the caller says so.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import os
@@ -19,7 +21,8 @@ from typing import Any
 from .errors import DuplicateKeyError, JSONInputError, one_line, refuse_overwrite
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
-           "read_json", "JSONInputError", "MAX_JSON_DEPTH", "csv_text"]
+           "read_json", "JSONInputError", "MAX_JSON_DEPTH", "csv_text", "file_sha256",
+           "take_back_on_failure"]
 
 #: Deepest nesting of arrays and objects arcnb accepts in an input JSON file. The deepest
 #: legitimate input (a benchmarking-harness task file: list > test input > attempt >
@@ -103,6 +106,41 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
                              f"{exc.lineno} column {exc.colno}") from None
     except (RecursionError, MemoryError):
         raise JSONInputError(f"{what} {path} is too deeply nested or too large") from None
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, as hex (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def take_back_on_failure():
+    """Write several files as one: all of them or none of the new ones.
+
+    ``with take_back_on_failure() as track:`` then ``track(path)`` (it returns ``path``
+    as a Path) before each file is written. When the block raises (a full disk, a kill),
+    every tracked file that did not exist when it was tracked is removed again and the
+    exception goes on; files that existed before are left (each write is atomic, so
+    they hold either their old or their new bytes)."""
+    created: list[Path] = []
+
+    def track(path: str | os.PathLike) -> Path:
+        path = Path(path)
+        if not path.exists():
+            created.append(path)
+        return path
+
+    try:
+        yield track
+    except BaseException:
+        for p in created:
+            with contextlib.suppress(OSError):
+                p.unlink(missing_ok=True)
+        raise
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool = False) -> Path:

@@ -59,14 +59,14 @@ def batch_to_metric_inputs(outputs: Any):
     """
     if not isinstance(outputs, dict) or "target" not in outputs:
         raise ParameterError("ArcMetricsCallback: validation_step must return a dict with "
-                         "'target' and 'pred' or 'logits' (and optionally 'source')")
+                             "'target' and 'pred' or 'logits' (and optionally 'source')")
     if "pred" in outputs:
         pred = outputs["pred"]
     elif "logits" in outputs:
         pred = outputs["logits"].argmax(dim=1)
     else:
         raise ParameterError("ArcMetricsCallback: validation_step returned neither 'pred' nor "
-                         "'logits'")
+                             "'logits'")
     return pred.detach(), outputs["target"].detach(), (
         None if outputs.get("source") is None else outputs["source"].detach())
 

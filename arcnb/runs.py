@@ -764,7 +764,7 @@ class Run:
             raise ParameterError("a Run read without scoring (Run.read) cannot be written")
         if res is None and (self.dataset is None or self.predictions is None):
             raise ParameterError("an unscored Run needs its dataset and predictions to be "
-                             "written")
+                                 "written")
         out = Path(out)
         refuse_finished(out, overwrite=overwrite)
         out.mkdir(parents=True, exist_ok=True)

@@ -495,7 +495,7 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
     """
     if estimator not in ESTIMATORS:
         raise ParameterError(f"unknown estimator {estimator!r}: expected one of "
-                         f"{', '.join(ESTIMATORS)}")
+                             f"{', '.join(ESTIMATORS)}")
     ds = load_dataset(dataset, tasks=tasks)
     preds = load_predictions(predictions)
     preds = preds.aligned({t.id: len(t.test) for t in ds if t.id in preds})

@@ -114,7 +114,7 @@ class GridMetrics(Metric):
         with_src = int(self.n_batches_with_source) > 0
         if with_src and int(self.n_batches_without_source) > 0:
             raise ParameterError("GridMetrics got batches with and without source; pass "
-                             "source for every batch or for none")
+                                 "source for every batch or for none")
         names = _grid_count_names(_tolerances_for_update(self.tolerances), with_src,
                                   self._reference)
         counts = {n: getattr(self, n) for n in names}

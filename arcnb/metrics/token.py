@@ -24,7 +24,7 @@ def _token_prepare(logits_or_pred, target, ignore_index):
     if x.dim() == target.dim() + 1 and tuple(x.shape[:-1]) == tuple(target.shape):
         if not x.is_floating_point():
             raise TensorError("logits_or_pred has one more dimension than target but is not "
-                             "floating point; expected logits [..., V]")
+                              "floating point; expected logits [..., V]")
         pred = x.argmax(-1)
     elif tuple(x.shape) == tuple(target.shape):
         if x.is_floating_point() or x.dtype == torch.bool or x.is_complex():

@@ -35,7 +35,6 @@ importing it runs code.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import os
 import zipfile
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArcnbError
+from ..io import file_sha256
 from ..resources import checkpoint
 from .interface import ModelAdapter
 from .registry import _BUILDERS, resolve_builder
@@ -55,15 +55,6 @@ __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE",
 #: The bundled baseline checkpoint (package data, :func:`arcnb.resources.checkpoint`;
 #: trained by scripts/train_baseline.py).
 BUNDLED_BASELINE = checkpoint("baseline")
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """The SHA-256 of a file's bytes, as hex."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict | None = None,

@@ -23,6 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import ParameterError
+from ..stats import pareto_front
 from .palette import PALETTE, PALETTE_RGB, _plt
 from .paper import SINGLE_COLUMN
 from .pixelfont import plain_label
@@ -759,13 +760,11 @@ def leaderboard(table, *, ax=None, cost: str = "cost_per_task", score: str = "pa
     ``table`` is a DataFrame with one row per run (such as
     ``arcnb.compare.compare(...).tables["runs"]``) or a :class:`~arcnb.compare.Comparison`.
     The front is the ``front`` column when present, else
-    :func:`arcnb.compare.pareto_front` of the two columns. A run with a NaN cost or
+    :func:`arcnb.stats.pareto_front` of the two columns. A run with a NaN cost or
     score is left out; a run whose cost is 0 (or below) cannot sit on a log axis: it is
     drawn at the left edge, a decade below the cheapest other run, labelled "$0".
     The runs drawn are in ``ax.arcnb_points`` (label, x drawn, score). Returns the Axes.
     """
-    from ..compare import pareto_front
-
     df = table.tables["runs"] if hasattr(table, "tables") else table
     c = df[cost].to_numpy(float)
     y = df[score].to_numpy(float)

@@ -99,7 +99,7 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
         mapping = _category_lists(results, categories)
         if mapping is None:
             raise ParameterError("no category information: pass categories={task_id: [...]} or a "
-                             "column name of results.outputs")
+                                 "column name of results.outputs")
         wanted = {category} if isinstance(category, str) else set(category)
         keep &= np.array([bool(wanted & set(mapping.get(t, []))) for t in out["task_id"]], bool)
     sel = out[keep]
@@ -248,7 +248,7 @@ def _check_gallery_options(*, text, slot, attempt) -> None:
         raise ParameterError(f"text must be 'pixels' or 'artists', got {text!r}")
     if slot < 31:
         raise ParameterError(f"slot must be at least 31 pixels (a 30x30 grid at one pixel per "
-                         f"cell plus its border), got {slot}")
+                             f"cell plus its border), got {slot}")
     if attempt != "best" and (isinstance(attempt, bool) or not isinstance(attempt, (int, np.integer))
                               or attempt < 1):
         raise ParameterError(f"attempt must be 'best' or a 1-based attempt number, got {attempt!r}")

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..baselines import copy_input_submission
 from ..errors import ArcnbError, ParameterError
 from ..runs import Run, file_sha256_or_none
 
@@ -49,9 +50,8 @@ def reference_label(spec: str | os.PathLike) -> str:
 
 def copy_input_predictions(dataset, *, attempts: int = 2) -> dict:
     """The copy-the-input baseline as an ARC Prize submission dict: every attempt of
-    every test input is the input itself."""
-    return {t.id: [{f"attempt_{a + 1}": p.input.tolist() for a in range(attempts)}
-                   for p in t.test] for t in dataset}
+    every test input is the input itself (:func:`arcnb.baselines.copy_input_submission`)."""
+    return copy_input_submission(dataset, attempts=attempts)
 
 
 def _predictions_for(spec: str, dataset):
