@@ -73,9 +73,9 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .augment import dihedral_fn
-from .data import Dataset, Task
+from .data import Dataset, Pair, Task
 from .errors import ParameterError
-from .grids import background
+from .grids import PAD_TOKEN, background, crop_padding
 from .predictions import attempt_entry
 
 __all__ = [
@@ -1658,9 +1658,6 @@ def _model_class():
         return _MODEL_CLASS
     import torch
     from torch import nn
-
-    from .grids import PAD_TOKEN, crop_padding
-    from .data import Pair
 
     class ProgramSearch(nn.Module):
         """The program search behind the logits interface (see

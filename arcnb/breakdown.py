@@ -45,8 +45,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from . import metrics
 from .errors import ArcnbError
-from .grids import COLOR_NAMES
+from .grids import COLOR_NAMES, pad_grids
 from .io import atomic_write_text, csv_text
 from .stats import bootstrap_ci, bootstrap_indices, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
@@ -404,8 +405,6 @@ def _select(results, attempt):
 
 
 def _padded(results, attempt, pad_token, device, *, with_ids: bool = False):
-    from .grids import pad_grids
-
     preds, truths, tids, counts = _select(results, attempt)
     if with_ids:
         counts = dict(counts, _task_ids=tids)
@@ -427,8 +426,6 @@ def color_confusion(results, *, attempt: int | str = 1, pad_token: int = 10, dev
     matches the truth). ``normalize="true"`` divides each row by its total (NaN for a
     colour absent from the truth). ``df.attrs`` holds the counts of used / excluded
     outputs."""
-    from . import metrics
-
     p, t, counts = _padded(results, attempt, pad_token, device)
     if p is None:
         mat = np.zeros((10, 10), dtype=np.int64)
@@ -462,8 +459,6 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10, devi
     ``sum correct / sum cells`` per colour; resamples without any cell of c are
     skipped. ``df.attrs`` holds the counts of used / excluded outputs.
     """
-    from . import metrics
-
     p, t, counts = _padded(results, attempt, pad_token, device, with_ids=True)
     tids = counts.pop("_task_ids")
     lo = np.full(10, np.nan)

@@ -18,6 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from .errors import DuplicateKeyError, JSONInputError, one_line, refuse_overwrite
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
@@ -39,8 +42,6 @@ _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 
 def _json_depth(raw: bytes) -> int:
     """Deepest nesting of ``[``/``{`` outside strings, vectorised (no Python loop)."""
-    import numpy as np
-
     body = np.frombuffer(_STRING.sub(b'""', raw), dtype=np.uint8)
     step = (np.isin(body, (0x5B, 0x7B)).astype(np.int32)
             - np.isin(body, (0x5D, 0x7D)).astype(np.int32))
@@ -181,8 +182,6 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, overwrite: bool = F
 
 def to_jsonable(obj: Any) -> Any:
     """Convert numpy / torch scalars and arrays to plain JSON; NaN becomes null."""
-    import numpy as np
-
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -220,8 +219,6 @@ def csv_text(df, *, index: bool = False) -> str:
     string index / column label) that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
     carriage return gets a leading ``'`` so that it is shown, never run, as OWASP
     recommends. Numbers are untouched; the exact strings stay in Parquet and JSON."""
-    import pandas as pd
-
     out = df.copy()
     for col in out.columns:
         dtype = out[col].dtype

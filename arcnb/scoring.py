@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Dataset, load_dataset
+from .data import DATASETS, Dataset, bundled_task_ids, load_dataset
 from .errors import DatasetError, ParameterError
 from .grids import best_attempt, shape_str
 from .metrics import partial_credit
@@ -640,8 +640,6 @@ def _warnings(ds: Dataset, preds: Predictions, summary: dict) -> list[str]:
 
 def _better_dataset(task_ids, *, exclude: str) -> tuple[str, int] | None:
     """The bundled dataset holding the most of ``task_ids`` (ties: first listed)."""
-    from .data import DATASETS, bundled_task_ids
-
     ids = set(task_ids)
     best = None
     for name in DATASETS:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArcnbError
-from ..io import file_sha256
+from ..io import atomic_write_bytes, file_sha256
 from ..resources import checkpoint
 from .interface import ModelAdapter
 from .registry import _BUILDERS, resolve_builder
@@ -68,8 +68,6 @@ def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict |
     import io as _io
 
     import torch
-
-    from ..io import atomic_write_bytes
 
     sd = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     obj = {"format": "arcnb-checkpoint", "format_version": 1, "arch": str(arch),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
+from ..baselines import program_search_model
 from ..errors import ArcnbError
 
 __all__ = ["register_builder", "get_builder", "builder_names", "resolve_builder"]
@@ -112,8 +113,6 @@ def _build_demo_conv(hidden: int = 32, blocks: int = 3, prior: bool = False):
 
 
 def _build_program_search(**config):
-    from ..baselines import program_search_model
-
     return program_search_model(**config)
 
 

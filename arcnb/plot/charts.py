@@ -21,7 +21,10 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
+from ..breakdown import color_accuracy as color_accuracy_table
+from ..breakdown import color_confusion, lead_metric
 from ..errors import ParameterError
 from ..stats import pareto_front
 from .palette import PALETTE, PALETTE_RGB, _plt
@@ -149,9 +152,7 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
     accuracy (colour never present) is drawn as an empty slot marked "n/a".
     """
     if hasattr(data, "outputs"):
-        from ..breakdown import color_accuracy as _table
-
-        df = _table(data)
+        df = color_accuracy_table(data)
     else:
         df = data
     if ax is None:
@@ -209,8 +210,6 @@ def confusion_heatmap(data, *, ax=None, normalize: bool = True, annot: bool = Tr
     import seaborn as sns
 
     if hasattr(data, "outputs"):
-        from ..breakdown import color_confusion
-
         counts = color_confusion(data)
     else:
         counts = data
@@ -252,8 +251,6 @@ def confusion_heatmap(data, *, ax=None, normalize: bool = True, annot: bool = Tr
 def _default_group(df, group):
     """Group labels: the ``group`` column given, else a ``group`` column, else a named
     or non-default index, else the first text column."""
-    import pandas as pd
-
     if group is not None:
         if group not in df.columns:
             raise ParameterError(f"no column {group!r}; columns are {list(df.columns)}")
@@ -290,8 +287,6 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
     when every value is 0 the chart says so. NaN values (empty groups) are left blank
     and marked "n/a".
     """
-    import pandas as pd
-
     df = table.copy()
     if value not in df.columns:
         raise ParameterError(f"no column {value!r}; columns are {list(df.columns)}")
@@ -409,10 +404,6 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     with its interval, its values written on it and its own scale. Returns the Figure
     (``fig.arcnb_lead``: the leading metric, ``fig.arcnb_axes``: ``{metric: Axes}``).
     """
-    import pandas as pd
-
-    from ..breakdown import lead_metric
-
     df = table[table["group"] != "(all)"] if "group" in table.columns else table
     metrics = [m for m in (metrics or PANEL_METRICS) if m in df.columns]
     lead = lead or lead_metric(df)
@@ -640,8 +631,6 @@ def pass_at_k(data, *, ax=None, max_k: int | None = None, k: str = "K", value: s
 
 
 def _per_task(obj, metric: str):
-    import pandas as pd
-
     df = obj.tasks if hasattr(obj, "tasks") and hasattr(obj, "outputs") else obj
     if not isinstance(df, pd.DataFrame):
         raise TypeError("compare() takes Results or per-task DataFrames")

@@ -19,6 +19,8 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..grids import PAD_TOKEN, check_pad_token
+from ..predictions import Predictions, load_predictions
+from ..scoring import Results
 from .palette import (_RIGHT, _WRONG, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR,
                       PAD_HATCH_COLOR, _as_array, _contrast, _mismatch_text, _plt, _rgb, _shape,
                       diff_mask, grid_image)
@@ -170,8 +172,6 @@ def _task_attempts(task, predictions) -> list[list[np.ndarray | None]]:
     n = len(task.test)
     if predictions is None:
         return [[] for _ in range(n)]
-    from ..predictions import Predictions, load_predictions
-    from ..scoring import Results
 
     if isinstance(predictions, Results):
         return [list(predictions.attempts(task.id, i)) for i in range(n)]

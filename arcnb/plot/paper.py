@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ParameterError, refuse_overwrite
+from ..io import atomic_write_bytes
 from ..resources import paper_style_path
 
 __all__ = ["SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE", "paper_style", "figsize", "save"]
@@ -62,8 +63,6 @@ def save(fig, path: str | os.PathLike, *, format: str | None = None, dpi: float 
     its figure.
     """
     import matplotlib
-
-    from ..io import atomic_write_bytes
 
     if hasattr(fig, "get_figure") and not hasattr(fig, "savefig"):
         fig = fig.get_figure()

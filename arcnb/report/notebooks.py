@@ -19,6 +19,7 @@ from typing import Mapping
 
 from ..errors import ArcnbError, NotebookError, one_line, refuse_overwrite
 from ..io import atomic_write_text
+from ..resources import notebook, templates_dir
 from .html import _esc
 
 __all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
@@ -49,7 +50,6 @@ def notebook_path(name: str) -> Path:
     if stem not in NOTEBOOKS:
         raise ArcnbError(f"unknown notebook {name!r}: use one of {', '.join(NOTEBOOKS)} "
                          "or a path to an .ipynb file")
-    from ..resources import notebook
 
     return notebook(NOTEBOOKS[stem])
 
@@ -141,8 +141,6 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
     """
     import nbformat
     from nbconvert import HTMLExporter
-
-    from ..resources import templates_dir
 
     nb = nbformat.read(str(notebook), as_version=4)
     if title:
