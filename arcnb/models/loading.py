@@ -125,8 +125,8 @@ def _torch_load(path: Path, trust: bool):
         msg = str(exc)
         refused = "weights only" in msg.lower() or "weights_only" in msg.lower()
         if not refused or _pickle_globals(path) is None:
-            first = msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__
-            why = "the data is not a pickle" if refused else f"{type(exc).__name__}: {first[:200]}"
+            first = one_line(msg, 200, first_line=True) or type(exc).__name__
+            why = "the data is not a pickle" if refused else f"{type(exc).__name__}: {first}"
             raise ArcnbError(f"cannot read checkpoint {path}: not a PyTorch checkpoint or "
                              f"damaged ({one_line(why, 200)})") from None
         if not trust:
@@ -168,7 +168,7 @@ def _load_state(model, state_dict: dict, path) -> None:
             model.load_state_dict(d, strict=True)
         except RuntimeError as exc:
             detail = next((ln.strip() for ln in str(exc).splitlines() if "size mismatch" in ln),
-                          str(exc).strip().splitlines()[0])
+                          one_line(exc, first_line=True))
             raise ArcnbError(f"checkpoint {path}: its state dict does not fit the built model "
                              f"({detail}); check --arch / config") from None
 

@@ -118,9 +118,9 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     if failure is not None:
         where = f"cell {failure.exec_count}" if failure.exec_count else \
             f"cell #{failure.cell_index}"
-        first = (failure.source or "").strip().splitlines()
+        first = one_line(failure.source or "", 60, first_line=True)
         msg = (f"{src.name} failed at {where} "
-               f"({first[0][:60] if first else 'empty cell'}): "
+               f"({first or 'empty cell'}): "
                f"{failure.ename}: {one_line(failure.evalue, first_line=True)}"
                f"; partial notebook {output}" + (f", error page {html}" if html else ""))
         raise NotebookError(msg, notebook=str(output), html=str(html) if html else None,
