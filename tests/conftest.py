@@ -38,7 +38,7 @@ def arc2_eval():
 #: Whole files whose every test starts Jupyter kernels, a browser, a wheel build or a
 #: docs build.
 SLOW_FILES = {"test_notebooks.py", "test_report_browser.py", "test_explore_browser.py",
-              "test_wheel.py", "test_docs.py"}
+              "test_wheel.py"}
 
 #: A test is ``slow`` when its own source, or the source of a fixture it uses, does one
 #: of these: run a notebook (papermill, nbconvert), build a report (which runs them),
