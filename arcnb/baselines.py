@@ -75,7 +75,7 @@ import numpy as np
 from .augment import dihedral_fn
 from .data import Dataset, Pair, Task
 from .errors import ParameterError
-from .grids import PAD_TOKEN, background, crop_padding
+from .grids import MAX_SIZE, PAD_TOKEN, background, crop_padding
 from .predictions import attempt_entry
 
 __all__ = [
@@ -180,7 +180,7 @@ def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
             grids = []
             for _, prog in progs:
                 g = prog(pair.input)
-                if g is not None and g.size and max(g.shape) <= 30 and not any(
+                if g is not None and g.size and max(g.shape) <= MAX_SIZE and not any(
                         g.shape == x.shape and np.array_equal(g, x) for x in grids):
                     grids.append(g)
                 if len(grids) == attempts:
@@ -196,7 +196,7 @@ def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
 # program search: grid helpers
 # --------------------------------------------------------------------------------------
 
-_MAX = 30  # largest ARC grid side
+_MAX = MAX_SIZE  # largest ARC grid side
 MARK = 10  # first marker value: a painted cell whose colour the final colour map learns
 
 

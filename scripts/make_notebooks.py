@@ -20,6 +20,9 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this tree's arcnb, also when run without PYTHONPATH
+from arcnb.columns import NEAR_MISS  # noqa: E402  (the one near-miss threshold)
+
 OUT = ROOT / "arcnb" / "resources" / "notebooks"  # shipped in the package
 MIRROR = ROOT / "notebooks"  # the clone's copies, byte-identical
 
@@ -51,7 +54,7 @@ a predictions file scored in memory. Every number below is a fraction in [0, 1];
 denominator shows as NaN. Run it in JupyterLab, or in batch:
 `papermill notebooks/report.ipynb out.ipynb -k python3 -p run_dir RUN_DIR`.
 """),
-    params("""
+    params(f"""
 # Parameters (papermill: -p NAME VALUE). Literals only.
 run_dir: str = ""  # run directory holding metrics.json and predictions.json; empty: score `predictions` in memory
 predictions: str = "default"  # used without run_dir: a submission JSON, or "default" for the bundled example predictions
@@ -61,7 +64,7 @@ taxonomy: str = ""  # user taxonomy (.csv with task_id,category or .json); empty
 references: list = []  # reference runs shown beside the model: "copy-input", predictions files, or "default" (the bundled ones for the dataset); empty: none
 figures_dir: str = ""  # folder for the report's figures (PNG); empty: run_dir/figures, or none without run_dir
 gallery_size: int = 24  # at most this many failures and near misses in the gallery
-near_miss: float = 0.8  # an unsolved output whose cell accuracy reaches this is a near miss
+near_miss: float = {NEAR_MISS!r}  # an unsolved output whose cell accuracy reaches this is a near miss
 n_boot: int = 1000  # bootstrap resamples for the intervals
 seed: int = 0  # bootstrap seed
 """),
@@ -520,14 +523,14 @@ values. Each view shows the whole task (every demonstration pair, then the test 
 the truth, the attempt and the difference panel, with the output's numbers above it.
 Run all cells; the browser appears under the next cell.
 """),
-    params("""
+    params(f"""
 # Parameters (papermill: -p NAME VALUE). Literals only.
 run: str = "default"  # run directory, predictions file (scored on `dataset`), or a dataset name (tasks only); "default": the bundled example predictions on ARC-AGI-1 evaluation
 dataset: str = "arc-agi-1:evaluation"  # the dataset a predictions file in `run` is scored on (a run directory records its own)
 selection: str = "all"  # all, solved, failed, near_miss, wrong_shape, invalid_or_missing, or disagree (with compare)
 category: str = ""  # show only this category of `taxonomy`; empty: any category
 taxonomy: str = "structural"  # categories: structural (automatic), folder, or a task_id,category .csv / .json file
-near_miss: float = 0.8  # an unsolved output whose cell accuracy reaches this is a near miss
+near_miss: float = {NEAR_MISS!r}  # an unsolved output whose cell accuracy reaches this is a near miss
 compare: list = []  # other runs on the same tasks (run directories or predictions files), shown side by side
 """),
     code("""

@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..breakdown import color_accuracy as color_accuracy_table
 from ..breakdown import color_confusion, lead_metric
+from ..columns import NEAR_MISS, graded_columns
 from ..errors import ParameterError
 from ..stats import pareto_front
 from .palette import PALETTE, PALETTE_RGB, _plt
@@ -389,7 +390,7 @@ def _bar_axes(ax, pos, labels, value_label_, *, horizontal, lim=1.0) -> None:
 
 
 #: The metrics of a breakdown chart, exact first, then the graded ones.
-PANEL_METRICS = ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit", "n_near_miss")
+PANEL_METRICS = ("pass@2",) + graded_columns()
 
 
 def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str | None = None,
@@ -429,7 +430,7 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     return fig
 
 
-def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = 0.8, ax=None,
+def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = NEAR_MISS, ax=None,
                        color: str = "#0072B2"):
     """The distribution of cell accuracy over the outputs with a right-shaped attempt:
     a histogram on [0, 1] in ``bins`` equal bins (the last one closed), each bar's

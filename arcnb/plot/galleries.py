@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..columns import NEAR_MISS, is_near_miss
 from ..errors import ParameterError
 from ..grids import best_attempt
 from .palette import _WRONG, _shape
@@ -62,7 +63,7 @@ def _as_list(v) -> list[str]:
 
 def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | None = None,
                   category: str | Sequence[str] | None = None, categories=None,
-                  near_miss: float = 0.9, k: int = 2, sort: str | None = None,
+                  near_miss: float = NEAR_MISS, k: int = 2, sort: str | None = None,
                   max_items: int | None = None, rows=None):
     """The rows of ``results.outputs`` a gallery draws, in drawing order.
 
@@ -85,8 +86,7 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
     elif select == "failed":
         keep = ~out[col].to_numpy(bool)
     elif select in ("near_miss", "near-miss"):
-        acc = out["cell_accuracy"].to_numpy(float)
-        keep = ~out[col].to_numpy(bool) & (np.nan_to_num(acc, nan=-1.0) >= near_miss)
+        keep = is_near_miss(out[col], out["cell_accuracy"], near_miss)
     else:
         raise ParameterError(f"select must be 'all', 'solved', 'failed' or 'near_miss', got {select!r}")
     if tasks is not None:
@@ -155,7 +155,7 @@ def _exact_image_class():
 
 
 def gallery(results, select: str = "failed", *, tasks=None, category=None, categories=None,
-            near_miss: float = 0.9, k: int = 2, sort: str | None = None,
+            near_miss: float = NEAR_MISS, k: int = 2, sort: str | None = None,
             max_items: int | None = None, rows=None, attempt: str | int = "best",
             ncols: int | None = None, slot: int = 64, dpi: int = 100, lines: bool = True,
             text: str = "pixels", fontsize: float = 7.5, title: str | None = None, fig=None):
@@ -359,7 +359,7 @@ def _gallery_figure(rgba, *, fig, dpi):
 
 
 def gallery_pages(results, select: str = "failed", *, per_page: int = 100, tasks=None,
-                  category=None, categories=None, near_miss: float = 0.9, k: int = 2,
+                  category=None, categories=None, near_miss: float = NEAR_MISS, k: int = 2,
                   sort: str | None = None, max_items: int | None = None, rows=None,
                   **kwargs) -> list:
     """:func:`gallery` split into figures of at most ``per_page`` triples each (same
