@@ -47,6 +47,7 @@ PUBLIC_MODULES = [
     "arcnb.baselines", "arcnb.resources", "arcnb.grids", "arcnb.io",
     "arcnb.errors",
 ]
+PUBLIC_MODULES.append("arcnb.sweep")  # checkpoint sweeps
 
 #: Top-level modules of arcnb that are not in the API reference, and why.
 NOT_IN_API = {
