@@ -13,7 +13,7 @@ import os
 import sys
 
 from .data import DATASETS
-from .errors import ArcnbError, printable
+from .errors import ArcnbError, ParameterError, one_line, printable
 
 __all__ = ["main"]
 
@@ -29,8 +29,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _fail(message: str) -> int:
-    first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
-    print(f"arcnb: error: {printable(first)}", file=sys.stderr)
+    print(f"arcnb: error: {one_line(message, first_line=True) or 'error'}", file=sys.stderr)
     return 2
 
 
@@ -223,7 +222,7 @@ def _run_compare(args) -> int:
     from .compare import compare
 
     if len(args.runs) < 2:
-        raise ValueError("compare needs at least two run directories")
+        raise ParameterError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
                   taxonomy=None if args.taxonomy.lower() == "none" else args.taxonomy,
@@ -371,7 +370,7 @@ def _run_report(args) -> int:
     else:
         sources = [{"kind": "run", "path": d} for d in args.run]
     if not dataset and not args.run:
-        raise ValueError("--dataset is required with --checkpoint / --predictions")
+        raise ParameterError("--dataset is required with --checkpoint / --predictions")
     if args.reference:
         refs = _references(args.reference)
         sources = [{**src, "references": refs} for src in sources]
@@ -401,8 +400,8 @@ def _references(refs: list[str]) -> list[str]:
 
     for r in refs:
         if r not in ("default", COPY_INPUT) and not Path(r).exists():
-            raise ValueError(f"--reference {r!r}: no such file or folder (use copy-input, "
-                             "default, or a predictions file / harness run folder)")
+            raise ParameterError(f"--reference {r!r}: no such file or folder (use copy-input, "
+                                 "default, or a predictions file / harness run folder)")
     return list(refs)
 
 
@@ -471,9 +470,12 @@ def _model_config(args):
     directory."""
     config = None
     if args.config:
-        config = json.loads(args.config)
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"--config is invalid JSON: {exc}") from None
         if not isinstance(config, dict):
-            raise ValueError("--config must be a JSON object")
+            raise ParameterError("--config must be a JSON object")
     if args.arch and ":" in args.arch:
         _import_from_cwd()
     if args.replace_config:
@@ -550,14 +552,14 @@ def _run_sweep(args) -> int:
 
     if args.collect:
         if args.checkpoints or args.out or args.shard:
-            raise ValueError("--collect DIR takes no checkpoint, --out or --shard")
+            raise ParameterError("--collect DIR takes no checkpoint, --out or --shard")
         sw = S.collect(args.collect, dataset=args.dataset, seed=args.seed,
                        report=not args.no_report)
     else:
         if not args.checkpoints:
-            raise ValueError("give at least one checkpoint (or --collect DIR)")
+            raise ParameterError("give at least one checkpoint (or --collect DIR)")
         if not args.dataset or not args.out:
-            raise ValueError("--dataset and --out are required with checkpoints")
+            raise ParameterError("--dataset and --out are required with checkpoints")
         sw = S.sweep(args.checkpoints, args.dataset, args.out, arch=args.arch,
                      config=_model_config(args), trust_checkpoint=args.trust_checkpoint,
                      augment=args.augment, color_perms=args.color_perms,
@@ -685,12 +687,10 @@ def main(argv=None) -> int:
             return int(args.func(args) or 0)
     except ArcnbError as exc:
         return _fail(str(exc))
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
         return _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-    except json.JSONDecodeError as exc:
-        return _fail(f"invalid JSON: {exc}")
-    except ValueError as exc:
-        return _fail(str(exc))
+    # any other exception (a plain ValueError, TypeError, ...) is a bug in arcnb, not bad
+    # input: it surfaces with its traceback and exit status 1
     except KeyboardInterrupt:
         print("arcnb: interrupted", file=sys.stderr)
         return 130

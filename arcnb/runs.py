@@ -83,7 +83,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .columns import upgrade_summary
-from .errors import ArcnbError, OutputExistsError
+from .errors import ArcnbError, OutputExistsError, ParameterError, RunDirError, RunLockedError
 from .grids import MAX_SIZE
 from .io import atomic_write_bytes, to_jsonable
 
@@ -141,11 +141,6 @@ _REQUIRED = (METRICS, PREDICTIONS)
 #: Summary keys that re-scoring ``predictions.json`` must reproduce exactly.
 HEADLINE_KEYS = ("n_tasks", "n_outputs", "pass@1", "pass@2", "pass@2_per_output",
                  "pass@2_all_or_nothing")
-
-
-class RunDirError(ArcnbError, ValueError):
-    """A folder is not a usable run directory: missing or invalid files, or numbers
-    that re-scoring its predictions does not reproduce."""
 
 
 def is_finished(run_dir: str | os.PathLike) -> bool:
@@ -614,7 +609,7 @@ class Run:
     def file(self, name: str) -> Path:
         """``run_dir / name`` (e.g. ``run.file(METRICS)``); ValueError in memory."""
         if self.run_dir is None:
-            raise ValueError(f"{self.label or 'this run'} is in memory: it has no {name}")
+            raise ParameterError(f"{self.label or 'this run'} is in memory: it has no {name}")
         return Path(self.run_dir) / name
 
     def flat_provenance(self) -> dict:
@@ -722,7 +717,7 @@ class Run:
         preds = load_predictions(str(rd / PREDICTIONS))
         if isinstance(ks, str):
             if ks != "attempts":
-                raise ValueError(f"ks must be a list of K or 'attempts', got {ks!r}")
+                raise ParameterError(f"ks must be a list of K or 'attempts', got {ks!r}")
             ks = attempt_ks(preds)
         # the numbers at the top level and those under "summary" (an older layout), when
         # there is one: a number anywhere in metrics.json must hold
@@ -768,10 +763,10 @@ class Run:
         """
         res = self.results
         if res is None and self.scored:
-            raise ValueError("a Run read without scoring (Run.read) cannot be written")
+            raise ParameterError("a Run read without scoring (Run.read) cannot be written")
         if res is None and (self.dataset is None or self.predictions is None):
-            raise ValueError("an unscored Run needs its dataset and predictions to be "
-                             "written")
+            raise ParameterError("an unscored Run needs its dataset and predictions to be "
+                                 "written")
         out = Path(out)
         refuse_finished(out, overwrite=overwrite)
         out.mkdir(parents=True, exist_ok=True)
@@ -1175,10 +1170,6 @@ class Journal:
 
 
 # ========================================================================== lock
-class RunLockedError(ArcnbError):
-    """Another arcnb process is writing the same run directory."""
-
-
 class RunLock:
     """An exclusive, non-blocking ``flock`` on a run directory itself (no lock file is
     left behind), held while a run writes it. The kernel drops it when the process

@@ -44,7 +44,7 @@ PUBLIC_MODULES = [
     "arcnb.columns", "arcnb.modules", "arcnb.lightning", "arcnb.plot", "arcnb.plot.figures",
     "arcnb.breakdown", "arcnb.taxonomy", "arcnb.stats", "arcnb.compare", "arcnb.evaluate",
     "arcnb.runs", "arcnb.report", "arcnb.explorer", "arcnb.models", "arcnb.augment",
-    "arcnb.baselines", "arcnb.heuristics", "arcnb.resources", "arcnb.grids", "arcnb.io",
+    "arcnb.baselines", "arcnb.resources", "arcnb.grids", "arcnb.io",
     "arcnb.errors",
 ]
 PUBLIC_MODULES.append("arcnb.sweep")  # checkpoint sweeps
