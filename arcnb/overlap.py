@@ -61,8 +61,11 @@ __all__ = [
     "Overlap",
     "overlap",
     "canonical_key",
+    "canonical_keys",
     "exact_key",
     "input_key",
+    "format_line",
+    "format_text",
 ]
 
 #: Which colours may permute in ``equivalent``: ``"1-9"`` keeps 0 (black) fixed.
@@ -350,12 +353,12 @@ def format_text(summary: dict) -> str:
              + (f", filter: {ds['filter']}" if ds.get("filter") else ""),
              "training data: " + ", ".join(f"{t['source']} ({t['version']})" for t in s["train"])
              + f"; {s['n_train_tasks']} tasks, {s['n_train_pairs']} pairs",
-             f"{'':<34}{'test outputs':<20}tasks"]
+             f"{'':<37}{'test outputs':<20}tasks"]
     colours = "colours 1-9" if s["colors"] == "1-9" else "all colours"
     for key, label in (("exact", "exact (pair verbatim)"),
                        ("equivalent", f"equivalent (rotations, {colours})"),
                        ("input_seen", "input seen")):
-        lines.append(f"{label:<34}{_share(s[f'outputs_{key}'], s['n_outputs']):<20}"
+        lines.append(f"{label:<37}{_share(s[f'outputs_{key}'], s['n_outputs']):<20}"
                      f"{_share(s[f'tasks_{key}'], s['n_tasks'])}")
     missing = s["n_outputs"] - s["n_outputs_with_truth"]
     if missing:
