@@ -237,6 +237,9 @@ def _add_report(sub) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="reports built at once (default: the number of cores)")
     _add_estimator(p, "; a --run directory keeps its recorded estimator")
+    p.add_argument("--train-data", nargs="+", metavar="TRAIN",
+                   help="training data (dataset names, folders, files): adds the report's "
+                        "training-data overlap section and records the check in metrics.json")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
@@ -297,7 +300,8 @@ def _run_report(args) -> int:
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
                               evaluate_options=opts if sources[0]["kind"] == "checkpoint"
-                              else None, estimator=args.estimator)
+                              else None, estimator=args.estimator,
+                              **_train_data_parameters(args))
     for r in results:
         print(f"report: {r.html}")
         print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)
@@ -307,6 +311,14 @@ def _run_report(args) -> int:
     if len(results) > 1:
         print(f"index: {Path(args.out) / R.INDEX_HTML}")
     return 0
+
+
+def _train_data_parameters(args) -> dict:
+    """``--train-data``: the report notebook's ``train_data`` parameter (the section
+    "Training-data overlap"); nothing when the option is not given."""
+    if not getattr(args, "train_data", None):
+        return {}
+    return {"report_parameters": {"train_data": list(args.train_data)}}
 
 
 def _references(refs: list[str]) -> list[str]:
@@ -496,7 +508,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Per command, the arguments that hold input paths (``out`` is always resolved too).
 _PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
-              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks"),
+              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
+                         "train_data"),
               "compare": ("runs", "dataset", "taxonomy")}
 
 

