@@ -82,7 +82,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from .columns import upgrade_summary
 from .errors import ArcnbError, OutputExistsError
+from .grids import MAX_SIZE
 from .io import atomic_write_bytes, read_json, to_jsonable
 
 __all__ = [
@@ -274,8 +276,8 @@ def metrics_document(summary: Mapping, provenance: Mapping | None) -> dict:
 def summary_of(metrics: Mapping) -> dict:
     """The scoring summary inside a metrics.json (top level, or under ``summary``)."""
     if "summary" in metrics and isinstance(metrics["summary"], Mapping):
-        return dict(metrics["summary"])
-    return dict(metrics)
+        return upgrade_summary(metrics["summary"])
+    return upgrade_summary(metrics)
 
 
 def is_scored(metrics: Mapping) -> bool:
@@ -749,7 +751,7 @@ class Run:
         ks = tuple(sorted(set(ks).union(*(_pass_ks(m) for m in layers))))
         res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed, estimator=estimator)
         for recorded in layers:
-            _check_recorded(recorded, res.summary, rd)
+            _check_recorded(upgrade_summary(recorded), res.summary, rd)
         _check_version(metrics, ds, rd, dataset)
         return cls(res, metrics, rd, label or rd.name)
 
@@ -1077,8 +1079,8 @@ def _grid_ok(g) -> bool:
         a = np.asarray(g)
     except (ValueError, TypeError):  # ragged
         return False
-    return (a.ndim == 2 and a.dtype.kind in "iu" and 1 <= a.shape[0] <= 30
-            and 1 <= a.shape[1] <= 30 and int(a.min()) >= 0 and int(a.max()) <= 9)
+    return (a.ndim == 2 and a.dtype.kind in "iu" and 1 <= a.shape[0] <= MAX_SIZE
+            and 1 <= a.shape[1] <= MAX_SIZE and int(a.min()) >= 0 and int(a.max()) <= 9)
 
 
 def journal_record_problem(rec: Mapping) -> str | None:
