@@ -500,7 +500,7 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKE
     """Per-colour accuracy over the scored outputs, with bootstrap intervals.
 
     For each colour c, ``accuracy`` = truth cells of colour c predicted as c / truth
-    cells of colour c (NaN when c never occurs in the used truth grids), from
+    cells of colour c (NaN when c never occurs in the used truth grids), the same ratio as
     :func:`arcnb.metrics.reconstruction_metrics`' ``per_color_accuracy`` on padded
     batches. Attempt and output selection as :func:`scored_pairs` (default: attempt 1
     where its shape matches the truth). Columns ``color``, ``name``, ``n_cells`` (truth
@@ -508,10 +508,9 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKE
     ``ci_low``, ``ci_high``: a seeded percentile bootstrap resampling *tasks* (cells of
     one task are not independent), the ratio of the resampled sums
     ``sum correct / sum cells`` per colour; resamples without any cell of c are
-    skipped. ``df.attrs`` holds the counts of used / excluded outputs.
+    skipped. ``accuracy`` and its interval are both float64 ratios of the same integer
+    counts. ``df.attrs`` holds the counts of used / excluded outputs.
     """
-    from . import metrics
-
     p, t, counts = _padded(results, attempt, pad_token, device, with_ids=True)
     tids = counts.pop("_task_ids")
     lo = np.full(10, np.nan)
@@ -523,8 +522,6 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKE
     else:
         import torch
 
-        m = metrics.reconstruction_metrics(p, t, pad_token=pad_token)
-        acc = np.asarray(m["per_color_accuracy"].detach().cpu(), dtype=float)[:10]
         # per-task counts [n_tasks, 10] of truth cells and correct cells, vectorised
         uniq, inv = np.unique(np.asarray(tids), return_inverse=True)
         task_of = torch.as_tensor(inv, device=t.device).view(-1, 1, 1).expand_as(t)
@@ -537,6 +534,10 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKE
         right = right.cpu().numpy().astype(np.int64)
         n = total.sum(axis=0)
         n_tasks = (total > 0).sum(axis=0)
+        # the accuracy from the same integer counts as its interval, in float64 (a
+        # float32 ratio can fall just outside its own float64 interval)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            acc = np.where(n > 0, right.sum(axis=0) / np.maximum(n, 1), np.nan)
         rng = np.random.default_rng(seed)
         idx = rng.integers(0, len(uniq), size=(n_boot, len(uniq)))
         tot_b = total[idx].sum(axis=1).astype(float)          # [n_boot, 10]

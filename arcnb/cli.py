@@ -12,22 +12,72 @@ import json
 import os
 import sys
 
-from .errors import ArcnbError
+from .data import DATASETS
+from .errors import ArcnbError, printable
 
 __all__ = ["main"]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line (exit status 2)."""
+    """argparse that reports a usage error as one line (exit status 2), starting with
+    ``arcnb: error:`` for every subcommand too."""
 
     def error(self, message):  # noqa: D401
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        where = self.prog[len("arcnb"):].strip() if self.prog.startswith("arcnb") else ""
+        hint = f" (see 'arcnb {where} --help')" if where else ""
+        self.exit(2, f"arcnb: error: {printable(message)}{hint}\n")
 
 
 def _fail(message: str) -> int:
     first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
-    print(f"arcnb: error: {first}", file=sys.stderr)
+    print(f"arcnb: error: {printable(first)}", file=sys.stderr)
     return 2
+
+
+def _say(kind: str, text: str) -> None:
+    """One ``arcnb: KIND: ...`` line on stderr (control characters escaped)."""
+    print(f"arcnb: {kind}: {printable(text)}", file=sys.stderr)
+
+
+def printable_lines(text: str) -> str:
+    """``text`` with every control or unprintable character escaped except the line
+    breaks between its lines (a model name from a file can't move the cursor, recolour
+    the terminal or redraw a table)."""
+    return "\n".join(printable(line) for line in str(text).split("\n"))
+
+
+class _EscapedStream:
+    """A text stream that writes through :func:`printable_lines` (the CLI's stdout)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        self._stream.write(printable_lines(text))
+        return len(text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _escaped_stdout():
+    old = sys.stdout
+    sys.stdout = _EscapedStream(old)
+    try:
+        yield
+    finally:
+        sys.stdout = old
+
+
+def format_problems(problems: list[dict]) -> list[str]:
+    """One line per kind of problem in the predictions (``Results.problems``): the
+    count and the first examples."""
+    lines = []
+    for p in problems:
+        examples = "; ".join(p.get("examples") or [])
+        lines.append(f"{p['count']} x {p['kind']}" + (f" (e.g. {examples})" if examples else ""))
+    return lines
 
 
 def _fmt(v) -> str:
@@ -93,11 +143,14 @@ def _run_score(args) -> int:
     if warnings and args.strict:
         return _fail(f"{warnings[0]} (--strict)")
     for w in warnings:
-        print(f"arcnb: warning: {w}", file=sys.stderr)
+        _say("warning", w)
     for note in res.summary.get("notes", []):
-        print(f"arcnb: note: {note}", file=sys.stderr)
+        _say("note", note)
+    problems = res.problems
+    for line in format_problems(problems):
+        _say("problems", line)
     if args.json:
-        print(json.dumps(to_jsonable(res.summary), sort_keys=True))
+        print(json.dumps(to_jsonable({**res.summary, "problems": problems}), sort_keys=True))
         return 0
     print(format_summary(res.summary, res.ks))
     return 0
@@ -193,7 +246,7 @@ def _run_compare(args) -> int:
     else:
         print(board["note"])
     for note in cmp.summary.get("notes", []):
-        print(f"arcnb: note: {note}", file=sys.stderr)
+        _say("note", note)
     print(f"wrote {args.out}")
     return 0
 
@@ -650,8 +703,8 @@ def _resolve_paths(args) -> dict:
     record: dict = {"cwd": os.getcwd()}
     for name in (*names, "out"):
         value = getattr(args, name, None)
-        if value is None:
-            continue
+        if value is None or (name == "dataset" and value in DATASETS):
+            continue  # a bundled name is never a path, even beside a folder of that name
         always = name == "out"
         new = ([absolute_path(v, always=always) for v in value] if isinstance(value, list)
                else absolute_path(value, always=always))
@@ -684,7 +737,7 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _user_paths_env(_resolve_paths(args)):
+        with _user_paths_env(_resolve_paths(args)), _escaped_stdout():
             return int(args.func(args) or 0)
     except ArcnbError as exc:
         return _fail(str(exc))

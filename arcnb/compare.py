@@ -53,7 +53,7 @@ from .breakdown import group_membership, latex_table
 from .errors import OutputExistsError
 from .io import atomic_write_json, atomic_write_text, csv_text
 from .runs import METRICS, PREDICTIONS, Run, RunDirError, check_out_path, run_provenance
-from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
+from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci
 from .taxonomy import UNCATEGORIZED
 
 __all__ = ["CompareError", "RunScore", "Comparison", "load_run", "compare", "TABLES",
@@ -366,6 +366,12 @@ def _leaderboard_summary(loaded: Sequence[Run], runs_table: pd.DataFrame) -> dic
                            f"run {no_cost[0]} has no cost" if len(no_cost) == 1 else
                            "runs " + ", ".join(no_cost) + " have no cost")
                         + " (attempt metadata cost.total_cost)"}
+    placed = np.isfinite(runs_table["cost_per_task"].to_numpy(float)) & \
+        np.isfinite(runs_table["pass@2"].to_numpy(float))
+    if not placed.any():  # never an empty picture that claims to be drawn
+        return {"drawn": False, "files": [],
+                "note": "no leaderboard picture (pass@2 against cost per task): no run has "
+                        "both a cost per task and a defined pass@2"}
     return {"drawn": True, "files": [f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS],
             "x": "cost_per_task", "y": "pass@2", "x_scale": "log",
             "pareto_front": [str(r) for r, f in zip(runs_table["run"],
@@ -413,6 +419,7 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
     every run when some run has no cost); ``summary["leaderboard"]`` says whether the
     leaderboard picture can be drawn, and ``summary["notes"]`` how to read the numbers.
     """
+    n_boot = check_n_boot(n_boot)  # before any run is loaded
     loaded, common, sets, restricted = _load_all(runs, labels, dataset=dataset,
                                                  n_boot=n_boot, seed=seed,
                                                  common_only=common_only)

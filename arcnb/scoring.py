@@ -39,7 +39,7 @@ from .columns import DEFINITIONS, OUTPUTS, TASK_ORDER, TASKS, expand
 from .data import Dataset, load_dataset
 from .grids import best_attempt, shape_str
 from .metrics import partial_credit
-from .predictions import Predictions, load_predictions
+from .predictions import Predictions, load_predictions, problem_summary
 from .stats import bootstrap_ci
 
 __all__ = ["Results", "score", "SUMMARY_KEYS", "METRIC_DEFINITIONS", "ESTIMATORS",
@@ -113,6 +113,17 @@ class Results:
     summary: dict
     ks: tuple[int, ...]
     extra_tasks: list[str] = field(default_factory=list)
+    #: cost/token values left out of the sums (:data:`MAX_USAGE_VALUE`), one problem
+    #: entry each (as :attr:`Predictions.problems`).
+    usage_problems: list[dict] = field(default_factory=list, repr=False)
+
+    @property
+    def problems(self) -> list[dict]:
+        """What was malformed, or read in another way than given, in the scored tasks'
+        predictions, by kind: ``[{"kind", "count", "examples"}]``, most frequent first
+        (see :func:`arcnb.predictions.problem_summary`)."""
+        return problem_summary(list(self.predictions.problems) + list(self.usage_problems),
+                               task_ids=set(self.dataset.task_ids))
 
     def truth(self, task_id: str, test_index: int) -> np.ndarray:
         """The truth grid of one test output."""
@@ -313,14 +324,48 @@ def _task_ci(per_task, *, n_boot: int, seed: int) -> tuple[float, float]:
 
 
 # ------------------------------------------------------------------ cost and usage
+#: Largest cost (dollars) or token count arcnb accepts for one attempt. A value above it,
+#: a negative one or one that is not a finite number is invalid metadata: left out of
+#: the sums (as if absent), counted in ``n_invalid_usage_values`` and warned about. Sums
+#: of valid values over millions of attempts stay far from float overflow.
+MAX_USAGE_VALUE = 1e12
+
+_INVALID = object()
+
+
 def _number(x) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return math.nan
     try:
         x = float(x)
     except OverflowError:
-        return math.nan
-    return x if math.isfinite(x) else math.nan
+        return _INVALID
+    return x if math.isfinite(x) else _INVALID
+
+
+#: Where each cost/token column of :data:`USAGE_COLUMNS` is in an attempt's metadata.
+_USAGE_PATHS = (("cost", "total_cost"), ("usage", "prompt_tokens"),
+                ("usage", "completion_tokens"),
+                ("usage", "completion_tokens_details", "reasoning_tokens"),
+                ("usage", "total_tokens"))
+_USAGE_FIELDS = tuple("metadata." + ".".join(p) for p in _USAGE_PATHS)
+
+#: The problem kind of an invalid cost or token value (see :data:`MAX_USAGE_VALUE`).
+INVALID_USAGE = "invalid cost or token value (left out of the sums)"
+
+
+def _shown(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _amount(x):
+    """A cost or token count: a float in [0, MAX_USAGE_VALUE], NaN when absent, or
+    ``_INVALID`` (negative, too large, infinite)."""
+    v = _number(x)
+    if v is _INVALID or (not math.isnan(v) and not 0 <= v <= MAX_USAGE_VALUE):
+        return _INVALID
+    return v
 
 
 def _dig(obj, *path):
@@ -349,12 +394,7 @@ def _attempt_usage(md) -> tuple[float, ...]:
         duration = (end - start).total_seconds() if start and end else math.nan
     except TypeError:  # one timestamp with a time zone, one without
         duration = math.nan
-    return (_number(_dig(md, "cost", "total_cost")),
-            _number(_dig(md, "usage", "prompt_tokens")),
-            _number(_dig(md, "usage", "completion_tokens")),
-            _number(_dig(md, "usage", "completion_tokens_details", "reasoning_tokens")),
-            _number(_dig(md, "usage", "total_tokens")),
-            duration)
+    return (*(_amount(_dig(md, *where)) for where in _USAGE_PATHS), duration)
 
 
 def _usage(metas: list) -> dict:
@@ -363,12 +403,18 @@ def _usage(metas: list) -> dict:
     if not metas or all(m is None for m in metas):
         row = dict.fromkeys(USAGE_COLUMNS, math.nan)
         row["_n_cost"] = 0
+        row["_bad_usage"] = []
         return row
-    vals = np.array([_attempt_usage(m) for m in metas], dtype=float)
+    raw = [_attempt_usage(m) for m in metas]
+    bad = [f"attempt {j + 1}: {_USAGE_FIELDS[c]} = {_shown(_dig(metas[j], *_USAGE_PATHS[c]))}"
+           for j, r in enumerate(raw) for c, v in enumerate(r) if v is _INVALID]
+    vals = np.array([[math.nan if v is _INVALID else v for v in r] for r in raw],
+                    dtype=float)
     known = ~np.isnan(vals)
     sums = np.where(known.any(axis=0), np.nansum(vals, axis=0), np.nan)
     row = dict(zip(USAGE_COLUMNS, sums.tolist()))
     row["_n_cost"] = int(known[:, 0].sum())
+    row["_bad_usage"] = bad
     return row
 
 
@@ -391,7 +437,9 @@ def _names(preds: Predictions, task_ids, key: str) -> str | None:
     return ", ".join(names) if names else None
 
 
-def _cost_summary(out: pd.DataFrame, n_cost: int, preds: Predictions, task_ids) -> dict:
+def _cost_summary(out: pd.DataFrame, counts: tuple[int, int], preds: Predictions,
+                  task_ids) -> dict:
+    n_cost, n_bad_usage = counts
     n_tasks, n_attempts = len(task_ids), int(out["n_attempts"].sum())
     total_cost = _fsum(out["cost"])
     total_tokens = _fsum(out["total_tokens"])
@@ -406,6 +454,7 @@ def _cost_summary(out: pd.DataFrame, n_cost: int, preds: Predictions, task_ids) 
         "tokens_per_task": _ratio(float(total_tokens), n_tasks),
         "total_duration_s": _fsum(out["duration_s"]),
         "n_attempts_with_cost": n_cost,
+        "n_invalid_usage_values": int(n_bad_usage),
         "model": _names(preds, task_ids, "model"),
         "provider": _names(preds, task_ids, "provider"),
     }
@@ -465,7 +514,7 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
     ks = tuple(sorted(set(int(k) for k in ks) | {1, 2}))
     if any(k < 1 for k in ks):
         raise ValueError(f"K must be >= 1, got {ks}")
-    out, n_cost = _output_table(ds, preds, ks, estimator)
+    out, n_cost, bad_usage = _output_table(ds, preds, ks, estimator)
     per_task = _task_table(out, ks)
     summary = _summary(ds, preds, out, per_task, ks, estimator)
     summary.update(_cost_summary(out, n_cost, preds, ds.task_ids))
@@ -476,7 +525,7 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
     summary["bootstrap"] = {"n_boot": n_boot, "seed": seed, "level": 0.95, "unit": "task"}
     summary["dataset"] = ds.info
     extra = summary["extra_tasks"]
-    return Results(ds, preds, out, per_task, summary, ks, extra)
+    return Results(ds, preds, out, per_task, summary, ks, extra, bad_usage)
 
 
 def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
@@ -490,6 +539,9 @@ def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
                                      preds.get_metadata(task.id, i), ks))
             rows.append(row)
     n_cost = sum(r.pop("_n_cost") for r in rows)
+    bad_usage = [{"task_id": r["task_id"], "test_index": r["test_index"], "attempt": None,
+                  "kind": INVALID_USAGE, "problem": what}
+                 for r in rows for what in r.pop("_bad_usage")]
     cols = expand(OUTPUTS, ks)
     out = pd.DataFrame(rows, columns=[n for n, c in cols if c.computed != "estimator"])
     for name, c in cols:
@@ -497,7 +549,7 @@ def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
             out[name] = _output_pass(out, int(_k_of(name)), estimator)
         elif c.dtype != "object":
             out[name] = out[name].astype(c.dtype)
-    return out, n_cost
+    return out, (n_cost, len(bad_usage)), bad_usage
 
 
 def _k_of(name: str) -> str:
@@ -605,6 +657,10 @@ def _warnings(ds: Dataset, preds: Predictions, summary: dict) -> list[str]:
             name, hits = better
             msg += f"; {name} holds {hits} of the {n_sub}"
         out.append(msg)
+    if summary.get("n_invalid_usage_values"):
+        out.append(f"{summary['n_invalid_usage_values']} cost or token values in the attempts' "
+                   "metadata are negative, not finite or above "
+                   f"{MAX_USAGE_VALUE:g}: left out of the cost and token sums")
     if summary["n_extra_outputs"]:
         out.append(f"{summary['n_extra_outputs']} test-output entries in the predictions have "
                    f"no test input in {ds.name}: they may be aligned with another version of "

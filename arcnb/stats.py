@@ -7,7 +7,16 @@ import math
 
 import numpy as np
 
-__all__ = ["bootstrap_ci", "paired_bootstrap_ci", "mcnemar_exact", "mcnemar_table"]
+__all__ = ["bootstrap_ci", "paired_bootstrap_ci", "mcnemar_exact", "mcnemar_table",
+           "check_n_boot"]
+
+
+def check_n_boot(n_boot) -> int:
+    """``n_boot`` as an int, refused (ValueError, one line) unless it is at least 1."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise ValueError(f"the number of bootstrap resamples must be a whole number >= 1, "
+                         f"got {n_boot!r}")
+    return int(n_boot)
 
 
 def bootstrap_ci(values, *, n_boot: int = 1000, seed: int = 0,
@@ -18,6 +27,7 @@ def bootstrap_ci(values, *, n_boot: int = 1000, seed: int = 0,
     ``numpy.random.default_rng(seed)`` so the interval is reproducible. Returns
     ``(nan, nan)`` for an empty input. The interval of a constant is that constant.
     """
+    n_boot = check_n_boot(n_boot)
     v = np.asarray(values, dtype=float)
     v = v[~np.isnan(v)]
     if v.size == 0:
@@ -45,6 +55,7 @@ def paired_bootstrap_ci(a, b, *, n_boot: int = 1000, seed: int = 0,
     is NaN are dropped; an empty input gives NaNs. When every ``d_i`` is the same
     number (e.g. a run compared with itself, all 0) the interval is exactly that number.
     """
+    check_n_boot(n_boot)
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:

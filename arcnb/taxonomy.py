@@ -36,7 +36,7 @@ import pandas as pd
 
 from .data import Dataset, Task, load_dataset, normalize_task_id
 from .errors import ArcnbError
-from .io import JSONInputError, read_json
+from .io import JSONInputError, read_json, read_text
 
 __all__ = [
     "UNCATEGORIZED",
@@ -250,14 +250,16 @@ def read_taxonomy_csv(path: str | os.PathLike, *, taxonomy: str | None = None,
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise TaxonomyError(f"taxonomy file not found: {path}", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaxonomyError(f"cannot read taxonomy file {path}: {exc}", file=str(path)) from None
+        text = read_text(path, what="taxonomy file")
+    except JSONInputError as exc:
+        raise TaxonomyError(str(exc), file=str(path)) from None
     lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines())
              if ln.strip() and not ln.lstrip().startswith("#")]
-    rows = list(csv.reader(io.StringIO("\n".join(ln for _, ln in lines))))
+    try:
+        rows = list(csv.reader(io.StringIO("\n".join(ln for _, ln in lines))))
+    except csv.Error as exc:  # a field over csv.field_size_limit(), a NUL byte...
+        raise TaxonomyError(f"taxonomy file {path} is not a CSV file arcnb can read: {exc}",
+                            file=str(path)) from None
     if not rows:
         raise TaxonomyError(f"taxonomy file {path} has no rows", file=str(path))
     col_t, col_c, col_x = 0, 1, 2

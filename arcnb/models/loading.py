@@ -46,8 +46,8 @@ from ..errors import ArcnbError
 from ..resources import checkpoint
 from .interface import ModelAdapter
 from .registry import _BUILDERS, resolve_builder
-from .safety import (TRUST_HINT, UnsafeCheckpointError, load_checked, one_line, pickle_globals,
-                     quiet_torch, refused_names)
+from .safety import (TRUST_HINT, UnsafeCheckpointError, check_archive_sizes, load_checked,
+                     one_line, pickle_globals, quiet_torch, refused_names)
 
 __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE",
            "UnsafeCheckpointError", "detect_format", "ReplaceConfig"]
@@ -137,6 +137,7 @@ def _unsafe_message(path, exc) -> str:
 def _torch_load(path: Path, trust: bool):
     import torch
 
+    check_archive_sizes(path)  # before anything is inflated
     try:
         with quiet_torch():  # e.g. "Detected pickle protocol 4": noise here
             return torch.load(path, map_location="cpu", weights_only=True)
@@ -341,6 +342,8 @@ def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) 
                          f"model names {', '.join(sorted(_BUILDERS))})")
     if path.is_dir():
         raise ArcnbError(f"checkpoint path is a directory: {path}")
+    if not path.is_file():  # a FIFO would block the read forever, a device never end
+        raise ArcnbError(f"checkpoint {path} is not a regular file (a FIFO, socket or device)")
     fmt = detect_format(path)
     if fmt in ("torchscript", "export"):
         return _load_program(path, fmt, trust)
@@ -352,6 +355,14 @@ def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) 
         raise ArcnbError(f"checkpoint {path} holds a {type(obj).__name__}, not a model, an "
                          "arcnb checkpoint dict, a Lightning checkpoint or a state dict")
     if "arch" in obj and "state_dict" in obj:
+        if arch is None and not isinstance(obj["arch"], str):
+            # weights_only lets some objects through (torch.device, torch.dtype...): a
+            # builder is only ever named by a string, so anything else is refused
+            raise UnsafeCheckpointError(
+                f"refusing to load checkpoint {path}: its builder ('arch') is a "
+                f"{type(obj['arch']).__name__}, not a registered name or a "
+                "'module:callable' string; pass the builder yourself (--arch / arch=)",
+                file=str(path))
         use_arch = arch or obj["arch"]
         model, facts = _build(use_arch, _saved_config(obj.get("config"), path), config, path,
                               trust=trust, user_arch=arch, replace=replace)

@@ -164,7 +164,9 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
     if ci_low in df.columns and ci_high in df.columns:
         lo, hi = df[ci_low].to_numpy(float), df[ci_high].to_numpy(float)
         ok = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(vals)
-        ax.errorbar(x[ok], vals[ok], yerr=[vals[ok] - lo[ok], hi[ok] - vals[ok]], fmt="none",
+        # clipped at zero: a rounding difference must never make a negative arm
+        ax.errorbar(x[ok], vals[ok], yerr=[np.clip(vals[ok] - lo[ok], 0, None),
+                                           np.clip(hi[ok] - vals[ok], 0, None)], fmt="none",
                     ecolor="#333333", elinewidth=0.8, capsize=2)
     lim = value_limit(vals, hi)
     for xi, v, h, c in zip(x, vals, hi, colors):
@@ -782,7 +784,8 @@ def leaderboard(table, *, ax=None, cost: str = "cost_per_task", score: str = "pa
     if ci_low in df.columns and ci_high in df.columns:
         lo, hi = df[ci_low].to_numpy(float), df[ci_high].to_numpy(float)
         has = ok & np.isfinite(lo) & np.isfinite(hi)
-        ax.errorbar(x[has], y[has], yerr=[y[has] - lo[has], hi[has] - y[has]], fmt="none",
+        ax.errorbar(x[has], y[has], yerr=[np.clip(y[has] - lo[has], 0, None),
+                                          np.clip(hi[has] - y[has], 0, None)], fmt="none",
                     ecolor="#555555", elinewidth=0.8, capsize=2, zorder=1)
     ax.scatter(x[ok], y[ok], s=22, color="#0072B2", zorder=3, gid="arcnb-runs",
                label="run (pass@2, 95% interval)")
