@@ -289,6 +289,9 @@ def _add_report(sub) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="reports built at once (default: the number of cores)")
     _add_estimator(p, "; a --run directory keeps its recorded estimator")
+    p.add_argument("--train-data", nargs="+", metavar="TRAIN",
+                   help="training data (dataset names, folders, files): adds the report's "
+                        "training-data overlap section and records the check in metrics.json")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
@@ -379,7 +382,8 @@ def _run_report(args) -> int:
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
                               evaluate_options=opts if sources[0]["kind"] == "checkpoint"
-                              else None, estimator=args.estimator)
+                              else None, estimator=args.estimator,
+                              **_train_data_parameters(args))
     for r in results:
         print(f"report: {r.html}")
         print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)
@@ -389,6 +393,14 @@ def _run_report(args) -> int:
     if len(results) > 1:
         print(f"index: {Path(args.out) / R.INDEX_HTML}")
     return 0
+
+
+def _train_data_parameters(args) -> dict:
+    """``--train-data``: the report notebook's ``train_data`` parameter (the section
+    "Training-data overlap"); nothing when the option is not given."""
+    if not getattr(args, "train_data", None):
+        return {}
+    return {"report_parameters": {"train_data": list(args.train_data)}}
 
 
 def _references(refs: list[str]) -> list[str]:
@@ -611,9 +623,52 @@ def _run_notebooks(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- overlap
+def _add_overlap(sub) -> None:
+    p = sub.add_parser("overlap", help="which evaluation outputs the training data already holds",
+                       description="For every test output of EVAL: is its (input, output) pair "
+                                   "a pair of some training task verbatim (exact), up to a "
+                                   "rotation or mirror and a permutation of the colours "
+                                   "(equivalent), or is its input a training input (input "
+                                   "seen); per task also whether a training task has its id, "
+                                   "with other content (version drift). Several --train "
+                                   "datasets form one pool.")
+    p.add_argument("dataset", metavar="EVAL",
+                   help="the evaluation dataset: a name (e.g. arc-agi-1:evaluation), task "
+                        "folder, task file or *_challenges.json")
+    p.add_argument("--train", nargs="+", required=True, metavar="TRAIN",
+                   help="the training data: one or more datasets, as EVAL")
+    p.add_argument("--tasks", help="file of EVAL task ids to keep (JSON list or one per line)")
+    p.add_argument("--colors", choices=["1-9", "all"], default="1-9",
+                   help="colours that may permute for 'equivalent': 1-9 (default; black, the "
+                        "background, stays black) or all")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", help="folder for the per-output table (overlap.csv, "
+                                 "overlap.parquet), overlap_tasks.csv and overlap.json")
+    p.add_argument("--overwrite", action="store_true", help="replace existing files in --out")
+    p.set_defaults(func=_run_overlap)
+
+
+def _run_overlap(args) -> int:
+    from .io import to_jsonable
+    from .overlap import overlap
+
+    ov = overlap(args.dataset, args.train, tasks=args.tasks, colors=args.colors)
+    if args.out:
+        ov.write(args.out, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps(to_jsonable(ov.summary), sort_keys=True))
+    else:
+        print(ov.text())
+    if args.out:
+        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
 # ---------------------------------------------------------------- main
 _COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report, _add_notebooks]
 _COMMANDS.append(_add_sweep)
+_COMMANDS.append(_add_overlap)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -630,7 +685,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Per command, the arguments that hold input paths (``out`` is always resolved too).
 _PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
-              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks"),
+              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
+                         "train_data"),
               "compare": ("runs", "dataset", "taxonomy")}
 _PATH_ARGS["sweep"] = ("checkpoints", "dataset", "tasks", "collect")
 

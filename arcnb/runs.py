@@ -85,9 +85,10 @@ from typing import Mapping, Sequence
 from .columns import upgrade_summary
 from .errors import ArcnbError, OutputExistsError, ParameterError, RunDirError, RunLockedError
 from .grids import MAX_SIZE
-from .io import atomic_write_bytes, to_jsonable
+from .io import atomic_write_bytes, read_json, to_jsonable
 
 __all__ = [
+    "record_training_overlap", "TRAINING_OVERLAP_KEY",
     "Run", "RunDirError", "RUN_FILES", "METRICS", "PREDICTIONS", "RESULTS_CSV",
     "RESULTS_PARQUET", "TASKS_CSV", "FIGURES", "REPORT_NOTEBOOK", "REPORT_HTML",
     "EVALUATE_NOTEBOOK", "EVALUATE_HTML", "JOURNAL", "JOURNAL_GLOB", "HEADLINE_KEYS",
@@ -551,7 +552,25 @@ def compact_line(metrics: Mapping, metric: str = "pass@2") -> str:
     parts.append(f"filter={p.get('filter') or 'none'}")
     commit = p.get("git_commit")
     parts.append(f"arcnb={p.get('arcnb_version')}" + (f"+{commit[:12]}" if commit else ""))
+    check = metrics.get(TRAINING_OVERLAP_KEY)
+    if check:  # the training-data overlap check, when the report made one
+        parts.append(f"train_overlap={check.get('outputs_equivalent')}/{check.get('n_outputs')} "
+                     "outputs vs " + "+".join(str(t.get("source")) for t in check.get("train", [])))
     return ", ".join(parts)
+
+
+#: The metrics.json key of the training-data overlap check (``arcnb report --train-data``).
+TRAINING_OVERLAP_KEY = "training_overlap"
+
+
+def record_training_overlap(run_dir: str | os.PathLike, summary: Mapping) -> None:
+    """Record a training-data overlap check (:func:`arcnb.overlap.overlap`'s summary:
+    sources and counts) in the run's ``metrics.json`` under ``training_overlap``,
+    atomically; an earlier check is replaced."""
+    path = Path(run_dir) / METRICS
+    metrics = read_json(path, what="metrics file")
+    metrics[TRAINING_OVERLAP_KEY] = to_jsonable(dict(summary))
+    atomic_write_bytes(path, _json_bytes(metrics), overwrite=True)
 
 
 # ======================================================================= the Run
