@@ -76,13 +76,13 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .breakdown import _ratio_ci
 from .data import Dataset, load_dataset
 from .errors import ArcnbError, OutputExistsError, PredictionsError
 from .grids import MAX_SIZE, as_grid_or_none
 from .io import JSONInputError, atomic_write_bytes, atomic_write_json, csv_text, read_json
 from .predictions import Predictions, load_predictions
-from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
+from .stats import (bootstrap_ci, bootstrap_indices, mcnemar_table, paired_bootstrap_ci,
+                    percentile_interval, ratio_bootstrap_ci)
 from .taxonomy import load_taxonomy
 
 __all__ = ["CandidateSet", "CandidateAnalysis", "candidates", "load_candidates",
@@ -601,13 +601,11 @@ def calibration(confidence, correct, task_codes, *, bins: int = 10, n_boot: int 
     cell = tix * bins + b
     per = [np.bincount(cell, weights=w, minlength=n_t * bins).reshape(n_t, bins)
            for w in (np.ones(n), conf, ok)]
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_t, size=(n_boot, n_t))
+    draws = bootstrap_indices(n_t, n_boot=n_boot, seed=seed)
     weights = np.zeros((n_boot, n_t))
     np.add.at(weights, (np.repeat(np.arange(n_boot), n_t), draws.ravel()), 1.0)
     boot = ece_of(weights @ per[0], weights @ per[1], weights @ per[2])
-    alpha = (1.0 - level) / 2.0
-    q_lo, q_hi = np.quantile(boot, [alpha, 1.0 - alpha])
+    q_lo, q_hi = percentile_interval(boot, level)
     lo, hi = float(np.clip(2 * ece - q_hi, 0, 1)), float(np.clip(2 * ece - q_lo, 0, 1))
     return table, {"ece": ece, "ece_ci95": [lo, hi]}
 
@@ -777,8 +775,8 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
                         "the dataset lacks: ignored")
     n_without = int((~has).sum())
 
-    ratio_lo, ratio_hi = _ratio_ci(out_per_task, n_per_task, n_boot=n_boot, seed=seed,
-                                   level=0.95)
+    ratio_lo, ratio_hi = ratio_bootstrap_ci(out_per_task, n_per_task, n_boot=n_boot, seed=seed,
+                                            level=0.95)
     max_rank = int(max([1, *[int(r[r != _ABSENT].max()) for r in roc.values()
                              if (r != _ABSENT).any()]]))
     ks = np.unique(np.r_[np.arange(1, min(max_rank, 50) + 1),

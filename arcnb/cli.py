@@ -13,7 +13,7 @@ import os
 import sys
 
 from .data import DATASETS
-from .errors import ArcnbError, printable
+from .errors import ArcnbError, ParameterError, one_line, printable
 
 __all__ = ["main"]
 
@@ -29,8 +29,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _fail(message: str) -> int:
-    first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
-    print(f"arcnb: error: {printable(first)}", file=sys.stderr)
+    print(f"arcnb: error: {one_line(message, first_line=True) or 'error'}", file=sys.stderr)
     return 2
 
 
@@ -223,7 +222,7 @@ def _run_compare(args) -> int:
     from .compare import compare
 
     if len(args.runs) < 2:
-        raise ValueError("compare needs at least two run directories")
+        raise ParameterError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
                   taxonomy=None if args.taxonomy.lower() == "none" else args.taxonomy,
@@ -290,6 +289,9 @@ def _add_report(sub) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="reports built at once (default: the number of cores)")
     _add_estimator(p, "; a --run directory keeps its recorded estimator")
+    p.add_argument("--train-data", nargs="+", metavar="TRAIN",
+                   help="training data (dataset names, folders, files): adds the report's "
+                        "training-data overlap section and records the check in metrics.json")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
@@ -371,7 +373,7 @@ def _run_report(args) -> int:
     else:
         sources = [{"kind": "run", "path": d} for d in args.run]
     if not dataset and not args.run:
-        raise ValueError("--dataset is required with --checkpoint / --predictions")
+        raise ParameterError("--dataset is required with --checkpoint / --predictions")
     if args.reference:
         refs = _references(args.reference)
         sources = [{**src, "references": refs} for src in sources]
@@ -380,7 +382,8 @@ def _run_report(args) -> int:
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
                               evaluate_options=opts if sources[0]["kind"] == "checkpoint"
-                              else None, estimator=args.estimator)
+                              else None, estimator=args.estimator,
+                              **_train_data_parameters(args))
     for r in results:
         print(f"report: {r.html}")
         print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)
@@ -392,6 +395,14 @@ def _run_report(args) -> int:
     return 0
 
 
+def _train_data_parameters(args) -> dict:
+    """``--train-data``: the report notebook's ``train_data`` parameter (the section
+    "Training-data overlap"); nothing when the option is not given."""
+    if not getattr(args, "train_data", None):
+        return {}
+    return {"report_parameters": {"train_data": list(args.train_data)}}
+
+
 def _references(refs: list[str]) -> list[str]:
     """``--reference`` values, checked before any work: ``default``, ``copy-input`` or an
     existing predictions file / harness run folder."""
@@ -401,8 +412,8 @@ def _references(refs: list[str]) -> list[str]:
 
     for r in refs:
         if r not in ("default", COPY_INPUT) and not Path(r).exists():
-            raise ValueError(f"--reference {r!r}: no such file or folder (use copy-input, "
-                             "default, or a predictions file / harness run folder)")
+            raise ParameterError(f"--reference {r!r}: no such file or folder (use copy-input, "
+                                 "default, or a predictions file / harness run folder)")
     return list(refs)
 
 
@@ -471,9 +482,12 @@ def _model_config(args):
     directory."""
     config = None
     if args.config:
-        config = json.loads(args.config)
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"--config is invalid JSON: {exc}") from None
         if not isinstance(config, dict):
-            raise ValueError("--config must be a JSON object")
+            raise ParameterError("--config must be a JSON object")
     if args.arch and ":" in args.arch:
         _import_from_cwd()
     if args.replace_config:
@@ -550,14 +564,14 @@ def _run_sweep(args) -> int:
 
     if args.collect:
         if args.checkpoints or args.out or args.shard:
-            raise ValueError("--collect DIR takes no checkpoint, --out or --shard")
+            raise ParameterError("--collect DIR takes no checkpoint, --out or --shard")
         sw = S.collect(args.collect, dataset=args.dataset, seed=args.seed,
                        report=not args.no_report)
     else:
         if not args.checkpoints:
-            raise ValueError("give at least one checkpoint (or --collect DIR)")
+            raise ParameterError("give at least one checkpoint (or --collect DIR)")
         if not args.dataset or not args.out:
-            raise ValueError("--dataset and --out are required with checkpoints")
+            raise ParameterError("--dataset and --out are required with checkpoints")
         sw = S.sweep(args.checkpoints, args.dataset, args.out, arch=args.arch,
                      config=_model_config(args), trust_checkpoint=args.trust_checkpoint,
                      augment=args.augment, color_perms=args.color_perms,
@@ -681,9 +695,52 @@ def _run_candidates(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- overlap
+def _add_overlap(sub) -> None:
+    p = sub.add_parser("overlap", help="which evaluation outputs the training data already holds",
+                       description="For every test output of EVAL: is its (input, output) pair "
+                                   "a pair of some training task verbatim (exact), up to a "
+                                   "rotation or mirror and a permutation of the colours "
+                                   "(equivalent), or is its input a training input (input "
+                                   "seen); per task also whether a training task has its id, "
+                                   "with other content (version drift). Several --train "
+                                   "datasets form one pool.")
+    p.add_argument("dataset", metavar="EVAL",
+                   help="the evaluation dataset: a name (e.g. arc-agi-1:evaluation), task "
+                        "folder, task file or *_challenges.json")
+    p.add_argument("--train", nargs="+", required=True, metavar="TRAIN",
+                   help="the training data: one or more datasets, as EVAL")
+    p.add_argument("--tasks", help="file of EVAL task ids to keep (JSON list or one per line)")
+    p.add_argument("--colors", choices=["1-9", "all"], default="1-9",
+                   help="colours that may permute for 'equivalent': 1-9 (default; black, the "
+                        "background, stays black) or all")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", help="folder for the per-output table (overlap.csv, "
+                                 "overlap.parquet), overlap_tasks.csv and overlap.json")
+    p.add_argument("--overwrite", action="store_true", help="replace existing files in --out")
+    p.set_defaults(func=_run_overlap)
+
+
+def _run_overlap(args) -> int:
+    from .io import to_jsonable
+    from .overlap import overlap
+
+    ov = overlap(args.dataset, args.train, tasks=args.tasks, colors=args.colors)
+    if args.out:
+        ov.write(args.out, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps(to_jsonable(ov.summary), sort_keys=True))
+    else:
+        print(ov.text())
+    if args.out:
+        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
 # ---------------------------------------------------------------- main
 _COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report, _add_notebooks]
 _COMMANDS.append(_add_sweep)
+_COMMANDS.append(_add_overlap)
 _COMMANDS.append(_add_candidates)
 
 
@@ -701,7 +758,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Per command, the arguments that hold input paths (``out`` is always resolved too).
 _PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
-              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks"),
+              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
+                         "train_data"),
               "compare": ("runs", "dataset", "taxonomy")}
 _PATH_ARGS["sweep"] = ("checkpoints", "dataset", "tasks", "collect")
 _PATH_ARGS["candidates"] = ("dataset", "predictions", "tasks")
@@ -759,12 +817,10 @@ def main(argv=None) -> int:
             return int(args.func(args) or 0)
     except ArcnbError as exc:
         return _fail(str(exc))
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
         return _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-    except json.JSONDecodeError as exc:
-        return _fail(f"invalid JSON: {exc}")
-    except ValueError as exc:
-        return _fail(str(exc))
+    # any other exception (a plain ValueError, TypeError, ...) is a bug in arcnb, not bad
+    # input: it surfaces with its traceback and exit status 1
     except KeyboardInterrupt:
         print("arcnb: interrupted", file=sys.stderr)
         return 130

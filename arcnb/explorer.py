@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import NEAR_MISS, is_near_miss
-from .errors import ArcnbError
+from .errors import ArcnbError, ExploreError
 from .grids import best_attempt
 
 __all__ = ["explore", "Explorer", "ExploreError", "SELECTIONS"]
@@ -57,10 +57,6 @@ _SELECTION_LABELS = {"all": "all", "solved": "solved", "failed": "failed",
                      "near_miss": "near misses", "wrong_shape": "wrong shape",
                      "invalid_or_missing": "invalid or missing", "disagree": "runs disagree"}
 _ANY = "(any category)"
-
-
-class ExploreError(ArcnbError, ValueError):
-    """The explorer cannot open a source or do what was asked."""
 
 
 # ====================================================================== sources

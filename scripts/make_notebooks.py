@@ -67,6 +67,7 @@ gallery_size: int = 24  # at most this many failures and near misses in the gall
 near_miss: float = {NEAR_MISS!r}  # an unsolved output whose cell accuracy reaches this is a near miss
 n_boot: int = 1000  # bootstrap resamples for the intervals
 seed: int = 0  # bootstrap seed
+train_data: list = []  # training data (dataset names, folders, files) to check the test outputs against; empty: no check
 """),
     code("""
 from arcnb import breakdown as B
@@ -95,6 +96,13 @@ for pass@2. The table after it defines every metric this report names.
     code("""
 R.show(R.headline_html(run.metrics))
 R.show(R.definitions_html())
+"""),
+    code("""
+if train_data:  # which test outputs the training data already holds (parameter `train_data`)
+    from arcnb.report import overlap as RO
+
+    check = RO.overlap_check(run, train_data, run_dir=run.run_dir)
+    R.show(RO.overlap_section_html(run, check, n_boot=n_boot, seed=seed))
 """),
     md("""
 ## 2. Where it almost works

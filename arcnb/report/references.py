@@ -17,8 +17,9 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..baselines import copy_input_submission
 from ..columns import NEAR_MISS, interval_columns
-from ..errors import ArcnbError
+from ..errors import ArcnbError, ParameterError
 from ..runs import Run, file_sha256_or_none
 
 __all__ = ["COPY_INPUT", "reference_label", "copy_input_predictions", "reference_runs",
@@ -50,9 +51,8 @@ def reference_label(spec: str | os.PathLike) -> str:
 
 def copy_input_predictions(dataset, *, attempts: int = 2) -> dict:
     """The copy-the-input baseline as an ARC Prize submission dict: every attempt of
-    every test input is the input itself."""
-    return {t.id: [{f"attempt_{a + 1}": p.input.tolist() for a in range(attempts)}
-                   for p in t.test] for t in dataset}
+    every test input is the input itself (:func:`arcnb.baselines.copy_input_submission`)."""
+    return copy_input_submission(dataset, attempts=attempts)
 
 
 def _predictions_for(spec: str, dataset):
@@ -108,7 +108,7 @@ def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
 
     labels = list(labels) if labels is not None else [r.label for r in runs]
     if len(labels) != len(runs):
-        raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
+        raise ParameterError(f"{len(labels)} labels for {len(runs)} runs")
     rows = []
     for r, label in zip(runs, labels):
         row = overall(r.results, ks=r.results.ks, n_boot=n_boot, seed=seed,
