@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .palette import _plt
+from .palette import _plt, grid_image
 from .paper import figsize, paper_style
 from .pixelfont import plain_label
 
@@ -143,8 +143,6 @@ def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | 
     analysis's first rule), side by side, each titled with its rank and votes; the right
     one is framed in green and titled "right". At most ``max_items`` are drawn (the
     title says how many there are)."""
-    from .palette import grid_image
-
     rule = rule or analysis.summary["rank_by"]
     items = analysis.grids(task_id, test_index, rule=rule)
     shown = items[:max_items]
