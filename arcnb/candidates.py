@@ -77,7 +77,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Dataset, load_dataset
-from .errors import ArcnbError, OutputExistsError, PredictionsError
+from .errors import OutputExistsError, ParameterError, PredictionsError
 from .grids import MAX_SIZE, as_grid_or_none
 from .io import JSONInputError, atomic_write_bytes, atomic_write_json, csv_text, read_json
 from .predictions import Predictions, load_predictions
@@ -699,7 +699,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     for rule in rank_by:
         if rule not in available:
             have = ", ".join(sorted(available))
-            raise ArcnbError(f"unknown ranking rule {rule!r}: this pool offers {have}")
+            raise ParameterError(f"unknown ranking rule {rule!r}: this pool offers {have}")
     rules = list(dict.fromkeys([*BUILTIN_RULES, *rank_by]))
     first_rule = rank_by[0] if rank_by else "votes"
 
@@ -711,7 +711,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
             truths.append(pair.output)
     n_out, n_tasks = len(keys), len(ds)
     if n_out == 0:
-        raise ArcnbError("the dataset has no test outputs to measure candidates against")
+        raise ParameterError("the dataset has no test outputs to measure candidates against")
     task_of = np.asarray(task_of, np.int64)
     n_per_task = np.bincount(task_of, minlength=n_tasks).astype(float)
     row_of_key = {k: r for r, k in enumerate(keys)}
