@@ -51,7 +51,7 @@ import pandas as pd
 from .augment import AUGMENT_MODES, View, make_views, vote
 from .errors import ArcnbError, OutputExistsError
 from .io import to_jsonable
-from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, RunLock,  # noqa: F401
+from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, RunLock, attempt_ks,  # noqa: F401
                    check_out_path, file_sha256_or_none, journal_name, journal_paths,
                    journal_record_problem, read_journals, refuse_finished, run_provenance,
                    user_paths, write_run_dir)
@@ -61,7 +61,7 @@ __all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_pr
 
 
 def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool = False,
-                     ks: Sequence[int] = (1, 2), provenance: dict | None = None,
+                     ks: Sequence[int] | None = None, provenance: dict | None = None,
                      estimator: str = "ranked"):
     """Score predictions (a submission file or a benchmarking-harness run folder) and
     write a run directory from them (no model involved).
@@ -72,7 +72,10 @@ def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool =
     the same numbers. ``provenance.predictions_sha256`` is the file's SHA-256, or for a
     folder the digest of its task files
     (:meth:`arcnb.predictions.Predictions.source_sha256`). ``estimator`` is passed to
-    :func:`arcnb.scoring.score`. Returns the Results.
+    :func:`arcnb.scoring.score`. ``ks`` defaults to 1 .. the most attempts of any
+    output (:func:`arcnb.runs.attempt_ks`), the K a report re-opens the run with, so
+    that the best attempt (cell accuracy, partial credit) is chosen among the same
+    attempts in ``metrics.json`` and in the report. Returns the Results.
     """
     from .data import load_dataset
     from .predictions import load_predictions
@@ -81,7 +84,7 @@ def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool =
     refuse_finished(out, overwrite=overwrite)
     ds = load_dataset(dataset, tasks=tasks)
     preds = load_predictions(predictions)
-    res = score(ds, preds, ks=ks, estimator=estimator)
+    res = score(ds, preds, ks=attempt_ks(preds) if ks is None else ks, estimator=estimator)
     prov = run_provenance(source="predictions",
                           predictions=str(predictions) if preds.source else None,
                           predictions_sha256=preds.source_sha256(),

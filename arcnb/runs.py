@@ -718,14 +718,19 @@ class Run:
                               f"(expected one of {', '.join(ESTIMATORS)})")
         ds = _recorded_tasks(metrics, rd, dataset, cache)
         preds = load_predictions(str(rd / PREDICTIONS))
-        if isinstance(ks, str):
-            if ks != "attempts":
-                raise ValueError(f"ks must be a list of K or 'attempts', got {ks!r}")
-            ks = attempt_ks(preds)
         # the numbers at the top level and those under "summary" (an older layout), when
         # there is one: a number anywhere in metrics.json must hold
         layers = [metrics] + ([metrics["summary"]] if isinstance(metrics.get("summary"), Mapping)
                               else [])
+        if isinstance(ks, str):
+            if ks != "attempts":
+                raise ValueError(f"ks must be a list of K or 'attempts', got {ks!r}")
+            ks = attempt_ks(preds)
+            # the best attempt is chosen among the first max(K) attempts: never among
+            # more than the run was scored with, or its recorded accuracies would change
+            recorded_max = max(set().union(*(_pass_ks(m) for m in layers)), default=None)
+            if recorded_max is not None:
+                ks = tuple(k for k in ks if k <= recorded_max)
         # every recorded pass@K is re-scored, with the recorded estimator
         ks = tuple(sorted(set(ks).union(*(_pass_ks(m) for m in layers))))
         res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed, estimator=estimator)

@@ -308,3 +308,66 @@ def test_cli_reference_that_does_not_exist_is_one_line_before_any_work(tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "--reference" in proc.stderr and "no such file" in proc.stderr
     assert not (tmp_path / "rep").exists()
+
+
+# ------------------------------------------------------- more than two attempts
+def _many_attempts(raw: dict, ids: list[str], n: int) -> dict:
+    """``n`` attempts per test input: copies of the input, the truth as the last
+    attempt for every third task, a near miss (the truth with every colour shifted) as
+    attempt 2 for the next ones."""
+    sub = {}
+    for i, t in enumerate(ids):
+        outs = []
+        for p in raw[t]["test"]:
+            atts = [p["input"]] * n
+            if i % 3 == 0:
+                atts[n - 1] = p["output"]
+            elif i % 3 == 1:
+                atts[1] = [[(v + 1) % 10 for v in row] for row in p["output"]]
+            outs.append({f"attempt_{j + 1}": a for j, a in enumerate(atts)})
+        sub[t] = outs
+    return sub
+
+
+def _by_hand(sub: dict, raw: dict, k: int) -> tuple[float, float]:
+    """pass@k (per task, mean of its outputs) and the mean over outputs with a
+    right-shape attempt of the best right-shape attempt's fraction of right cells
+    (among all attempts), in plain Python."""
+    per_task, cells = [], []
+    for t, outs in sub.items():
+        hits = []
+        for entry, pair in zip(outs, raw[t]["test"]):
+            truth = pair["output"]
+            atts = [entry[f"attempt_{j + 1}"] for j in range(len(entry))]
+            hits.append(any(a == truth for a in atts[:k]))
+            same = [a for a in atts if len(a) == len(truth) and len(a[0]) == len(truth[0])]
+            if same:
+                n = len(truth) * len(truth[0])
+                cells.append(max(sum(x == y for ra, rt in zip(a, truth) for x, y in zip(ra, rt))
+                                 / n for a in same))
+        per_task.append(sum(hits) / len(hits))
+    return sum(per_task) / len(per_task), sum(cells) / len(cells)
+
+
+@pytest.mark.parametrize("n_attempts", [3, 5])
+def test_cli_report_of_a_submission_with_more_than_two_attempts(tmp_path, n_attempts):
+    """A report of a sampled-attempt submission re-opens its own run: metrics.json holds
+    pass@K for every K up to the number of attempts, and the best attempt among all of
+    them, as computed here by hand."""
+    raw = F._raw_eval_tasks()
+    ids = sorted(raw)[:9]
+    sub = _many_attempts(raw, ids, n_attempts)
+    preds, tasks = tmp_path / "sampled.json", tmp_path / "tasks.txt"
+    preds.write_text(json.dumps(sub))
+    tasks.write_text("\n".join(ids) + "\n")
+    out = tmp_path / "rep"
+    proc = F.arcnb("report", "--predictions", preds, "--dataset", "arc-agi-1:evaluation",
+                   "--tasks", tasks, "--out", out, "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (out / "report.html").is_file()
+    metrics = json.loads((out / "metrics.json").read_text())
+    for k in range(1, n_attempts + 1):
+        want, cells = _by_hand(sub, raw, k)
+        assert metrics[f"pass@{k}"] == pytest.approx(want, abs=1e-12)
+    assert metrics["pass@2"] == 0.0 and metrics[f"pass@{n_attempts}"] > 0
+    assert metrics["cell_accuracy_right_shape"] == pytest.approx(cells, abs=1e-12)
