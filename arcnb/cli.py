@@ -237,6 +237,7 @@ def _add_report(sub) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="reports built at once (default: the number of cores)")
     _add_estimator(p, "; a --run directory keeps its recorded estimator")
+    _add_checkpoint_options(p, "checkpoints: ")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
@@ -292,7 +293,8 @@ def _run_report(args) -> int:
     if args.reference:
         refs = _references(args.reference)
         sources = [{**src, "references": refs} for src in sources]
-    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment}
+    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment,
+            **_checkpoint_options(args)}
     results = R.build_reports(sources, dataset=dataset, out=args.out, taxonomy=args.taxonomy,
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
@@ -342,29 +344,56 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--out", required=True, help="run directory to write")
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")
-    p.add_argument("--attempts", type=int, default=2, help="attempts per test input (2)")
     p.add_argument("--augment", default="none", choices=["none", "dihedral", "dihedral+colors"],
                    help="test-time augmentation with voting (default none)")
     p.add_argument("--color-perms", type=int, default=1,
                    help="random colour permutations per dihedral view for dihedral+colors (1)")
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
-    p.add_argument("--arch", help="model builder (registered name or module:callable) for "
-                                  "Lightning / state-dict checkpoints; the module is looked up "
-                                  "in the current directory first, as `python -m` does")
-    p.add_argument("--config", help="JSON object of builder arguments (merged over the "
-                                    "checkpoint's saved config)")
-    p.add_argument("--replace-config", action="store_true",
-                   help="use --config (or the builder's defaults) instead of the checkpoint's "
-                        "saved config, not merged over it")
-    p.add_argument("--seed", type=int, default=0, help="torch and colour-permutation seed (0)")
     _add_estimator(p)
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
-    p.add_argument("--trust-checkpoint", action="store_true",
-                   help="allow a checkpoint that needs arbitrary pickled code (runs code from "
-                        "the file: only for files you trust)")
+    _add_checkpoint_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_evaluate)
+
+
+def _add_checkpoint_options(p, scope: str = "") -> None:
+    """The options of how a checkpoint is loaded and run, shared by ``arcnb evaluate``
+    and ``arcnb report --checkpoint`` (one definition: both take the same ones).
+    :func:`_checkpoint_options` turns them into :func:`arcnb.evaluate.evaluate`'s
+    keyword arguments."""
+    p.add_argument("--arch", help=scope + "model builder (registered name or module:callable) "
+                                  "for Lightning / state-dict checkpoints; the module is looked "
+                                  "up in the current directory first, as `python -m` does")
+    p.add_argument("--config", help=scope + "JSON object of builder arguments (merged over the "
+                                    "checkpoint's saved config)")
+    p.add_argument("--replace-config", action="store_true",
+                   help=scope + "use --config (or the builder's defaults) instead of the "
+                        "checkpoint's saved config, not merged over it")
+    p.add_argument("--trust-checkpoint", action="store_true",
+                   help=scope + "allow a checkpoint that needs arbitrary pickled code (runs "
+                        "code from the file: only for files you trust)")
+    p.add_argument("--attempts", type=int, default=2,
+                   help=scope + "attempts per test input (2)")
+    p.add_argument("--seed", type=int, default=0,
+                   help=scope + "torch and colour-permutation seed (0)")
+
+
+def _checkpoint_options(args) -> dict:
+    """The options of :func:`_add_checkpoint_options` as plain JSON keyword arguments of
+    :func:`arcnb.evaluate.evaluate` (``config`` parsed, ``replace_config`` kept as a
+    flag: :func:`arcnb.evaluate.checkpoint_kwargs` makes them the builder's config).
+    A ``module:callable`` builder's module is looked up in the current directory."""
+    config = None
+    if args.config:
+        config = json.loads(args.config)
+        if not isinstance(config, dict):
+            raise ValueError("--config must be a JSON object")
+    if args.arch and ":" in args.arch:
+        _import_from_cwd()
+    return {"arch": args.arch, "config": config, "replace_config": bool(args.replace_config),
+            "trust_checkpoint": bool(args.trust_checkpoint), "attempts": args.attempts,
+            "seed": args.seed}
 
 
 def _import_from_cwd() -> None:
@@ -378,25 +407,13 @@ def _import_from_cwd() -> None:
 
 
 def _run_evaluate(args) -> int:
-    from .evaluate import evaluate
+    from .evaluate import checkpoint_kwargs, evaluate
 
-    config = None
-    if args.config:
-        config = json.loads(args.config)
-        if not isinstance(config, dict):
-            raise ValueError("--config must be a JSON object")
-    if args.arch and ":" in args.arch:
-        _import_from_cwd()
-    if args.replace_config:
-        from .models import ReplaceConfig
-
-        config = ReplaceConfig(config or {})
     res = evaluate(args.checkpoint, args.dataset, args.out, device=args.device,
-                   batch_size=args.batch_size, attempts=args.attempts, augment=args.augment,
+                   batch_size=args.batch_size, augment=args.augment,
                    color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,
-                   overwrite=args.overwrite, trust_checkpoint=args.trust_checkpoint,
-                   arch=args.arch, config=config, seed=args.seed,
-                   progress=False if args.no_progress else None, estimator=args.estimator)
+                   overwrite=args.overwrite, progress=False if args.no_progress else None,
+                   estimator=args.estimator, **checkpoint_kwargs(_checkpoint_options(args)))
     if res is None:  # a non-zero rank under torchrun: rank 0 reports
         return 0
     if getattr(res, "scored", True) is False:  # a hidden test set: predictions only

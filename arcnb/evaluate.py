@@ -43,7 +43,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -57,7 +57,7 @@ from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, RunLock, attempt_ks,  # noq
                    user_paths, write_run_dir)
 
 __all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_provenance",
-           "plan_units"]
+           "plan_units", "checkpoint_kwargs"]
 
 
 def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool = False,
@@ -94,6 +94,34 @@ def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool =
     prov.update(provenance or {})
     write_run_dir(res, out, provenance=prov, overwrite=overwrite)
     return res
+
+
+def checkpoint_kwargs(options: Mapping | None) -> dict:
+    """:func:`evaluate`'s keyword arguments from plain-JSON checkpoint options (what
+    ``arcnb evaluate`` and ``arcnb report --checkpoint`` share, and what a notebook
+    parameter can carry): ``config`` may be a JSON text, ``replace_config`` (a flag)
+    makes it a :class:`arcnb.models.ReplaceConfig`, and a ``module:callable`` ``arch``
+    is also looked up in the directory the ``arcnb`` command was started from (a
+    notebook kernel runs elsewhere)."""
+    from .models import ReplaceConfig
+
+    opts = dict(options or {})
+    config = opts.get("config")
+    if isinstance(config, str):
+        config = json.loads(config) if config.strip() else None
+        if config is not None and not isinstance(config, dict):
+            raise ArcnbError("config must be a JSON object")
+    if opts.pop("replace_config", False):
+        config = ReplaceConfig(config or {})
+    if "config" in opts or config is not None:
+        opts["config"] = config or None
+    if not opts.get("arch"):
+        opts.pop("arch", None)
+    arch = opts.get("arch")
+    cwd = (user_paths() or {}).get("cwd")
+    if isinstance(arch, str) and ":" in arch and isinstance(cwd, str) and cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    return opts
 
 
 # ------------------------------------------------------------------ planning

@@ -371,3 +371,55 @@ def test_cli_report_of_a_submission_with_more_than_two_attempts(tmp_path, n_atte
         assert metrics[f"pass@{k}"] == pytest.approx(want, abs=1e-12)
     assert metrics["pass@2"] == 0.0 and metrics[f"pass@{n_attempts}"] > 0
     assert metrics["cell_accuracy_right_shape"] == pytest.approx(cells, abs=1e-12)
+
+
+# ------------------------------------------------ report --checkpoint with --arch
+_BUILDER = ("import torch, torch.nn.functional as F\n\n"
+            "class Copy(torch.nn.Module):\n"
+            "    def __init__(self, shift=0):\n"
+            "        super().__init__()\n"
+            "        self.shift = shift\n"
+            "        self.scale = torch.nn.Parameter(torch.ones(()))\n"
+            "    def forward(self, x):\n"
+            "        x = torch.where(x < 10, (x + self.shift) % 10, x)\n"
+            "        return self.scale * F.one_hot(x.long().clamp(0, 10), 11)"
+            ".permute(0, 3, 1, 2).float()\n\n"
+            "def build(**config):\n    return Copy(**config)\n")
+
+
+@pytest.mark.parametrize("n_checkpoints", [1, 2])
+def test_cli_report_checkpoint_takes_the_evaluate_checkpoint_options(tmp_path, n_checkpoints):
+    """``arcnb report --checkpoint`` of a state dict whose builder is a module in the
+    working directory (``--arch mymodels:build``), with ``--config``, ``--attempts`` and
+    ``--seed``: in this process (one checkpoint) and in evaluate notebooks (two). The
+    model copies its input (colours shifted by the config's ``shift``); its pass@2 and
+    cell accuracy are copy-the-input's, computed here by hand."""
+    import torch
+
+    raw = F._raw_eval_tasks()
+    ids = sorted(raw)[:6]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tasks.txt").write_text("\n".join(ids) + "\n")
+    (work / "mymodels.py").write_text(_BUILDER)
+    ckpts = [f"sd{i}.pt" for i in range(n_checkpoints)]
+    for c in ckpts:
+        torch.save({"scale": torch.ones(())}, work / c)
+    proc = F.arcnb("report", "--checkpoint", *ckpts, "--arch", "mymodels:build",
+                   "--config", '{"shift": 0}', "--attempts", "3", "--seed", "1",
+                   "--dataset", "arc-agi-1:evaluation", "--tasks", "tasks.txt",
+                   "--out", "rep", "--no-progress", cwd=work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    copy = {t: [{f"attempt_{j + 1}": p["input"] for j in range(3)} for p in raw[t]["test"]]
+            for t in ids}
+    pass2, cells = _by_hand(copy, {t: raw[t] for t in ids}, 2)
+    outs = [work / "rep"] if n_checkpoints == 1 else [work / "rep" / Path(c).stem for c in ckpts]
+    for out in outs:
+        assert (out / "report.html").is_file()
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert metrics["pass@2"] == pytest.approx(pass2, abs=1e-12)
+        assert metrics["cell_accuracy_right_shape"] == pytest.approx(cells, abs=1e-12)
+        params = metrics["provenance"]["parameters"]
+        assert params["arch"] == "mymodels:build" and params["config"] == {"shift": 0}
+        assert params["attempts"] == 3 and params["seed"] == 1
+        assert "pass@3" in metrics

@@ -13,6 +13,7 @@ truth and are left out.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -110,7 +111,12 @@ def _make_run_dir(source: Mapping, dataset: str, out: Path, *, tasks, overwrite:
         params = {"checkpoint": ck, "predictions": "", "dataset": dataset,
                   "out": str(out.resolve()), "tasks": str(Path(tasks).resolve()) if tasks
                   else "", "overwrite": bool(overwrite), "estimator": estimator}
-        params.update(dict(evaluate_options or {}))
+        # evaluate.ipynb's parameters are literals: the builder's config as JSON text
+        opts = dict(evaluate_options or {})
+        if opts.get("config") is not None:
+            opts["config"] = json.dumps(opts["config"], sort_keys=True)
+        params.update({k: ("" if v is None and k in ("arch", "config") else v)
+                       for k, v in opts.items()})
         with _stage(timings, f"evaluate ({EVALUATE_NOTEBOOK})", log):
             run_notebook("evaluate", out / EVALUATE_NOTEBOOK, params, progress=progress,
                          overwrite=True, cwd=out, html=out / EVALUATE_HTML,

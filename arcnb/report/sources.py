@@ -117,20 +117,21 @@ def make_run(source: Mapping, dataset: str, out: str | os.PathLike, *, tasks=Non
              estimator: str = "ranked"):
     """Write a run directory ``out`` from ``source`` (see :func:`resolve_source`):
     :func:`arcnb.evaluate.evaluate` for a checkpoint (``evaluate_options`` are its
-    keyword arguments: device, batch_size, attempts, augment, seed, ...),
+    keyword arguments: device, batch_size, attempts, augment, seed, arch, config,
+    replace_config, trust_checkpoint, ...: :func:`arcnb.evaluate.checkpoint_kwargs`),
     :func:`arcnb.evaluate.score_to_run_dir` for a predictions file or a
     benchmarking-harness run folder. ``estimator`` (``"ranked"`` or ``"unbiased"``) is
     how attempts become pass@K. Returns the Results (for a checkpoint on a dataset
     without truth, the unscored :class:`arcnb.runs.Run`)."""
     import warnings
 
-    from ..evaluate import evaluate, score_to_run_dir
+    from ..evaluate import checkpoint_kwargs, evaluate, score_to_run_dir
 
     if source["kind"] == "predictions":
         return score_to_run_dir(source["path"], dataset, out, tasks=tasks or None,
                                 overwrite=overwrite, estimator=estimator)
     if source["kind"] == "checkpoint":
-        opts = dict(evaluate_options or {})
+        opts = checkpoint_kwargs(evaluate_options)
         opts.setdefault("estimator", estimator)
         with warnings.catch_warnings():
             # tqdm.auto in a kernel without ipywidgets warns even for a disabled bar
