@@ -13,10 +13,13 @@ from .data import DATASETS, Dataset, Task, load_dataset  # noqa: E402
 from .errors import ArcnbError  # noqa: E402
 from .predictions import Predictions, load_predictions, write_predictions  # noqa: E402
 from .scoring import Results, score  # noqa: E402
+from .runs import Run  # noqa: E402
+from .front import open_run as open  # noqa: E402,A001 - arcnb.open: the front door
 
 __all__ = [
     "__version__", "DATASETS", "Dataset", "Task", "load_dataset", "ArcnbError",
     "Predictions", "load_predictions", "write_predictions", "Results", "score",
+    "Run", "open",
 ]
 
 

@@ -51,49 +51,11 @@ import pandas as pd
 from .augment import AUGMENT_MODES, View, make_views, vote
 from .errors import ArcnbError, OutputExistsError
 from .io import to_jsonable
-from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, RunLock, attempt_ks,  # noqa: F401
-                   check_out_path, file_sha256_or_none, journal_name, journal_paths,
+from .runs import (Journal, Run, RunLock, check_out_path, journal_name, journal_paths,
                    journal_record_problem, read_journals, refuse_finished, run_provenance,
-                   user_paths, write_run_dir)
+                   user_paths)
 
-__all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_provenance",
-           "plan_units", "checkpoint_kwargs"]
-
-
-def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool = False,
-                     ks: Sequence[int] | None = None, provenance: dict | None = None,
-                     estimator: str = "ranked"):
-    """Score predictions (a submission file or a benchmarking-harness run folder) and
-    write a run directory from them (no model involved).
-
-    Used by ``arcnb report --predictions`` and comparisons. The run's predictions file
-    is a byte copy of a submission file; a harness folder is written as one submission
-    file whose attempts keep their metadata (cost, tokens), so re-opening the run gives
-    the same numbers. ``provenance.predictions_sha256`` is the file's SHA-256, or for a
-    folder the digest of its task files
-    (:meth:`arcnb.predictions.Predictions.source_sha256`). ``estimator`` is passed to
-    :func:`arcnb.scoring.score`. ``ks`` defaults to 1 .. the most attempts of any
-    output (:func:`arcnb.runs.attempt_ks`), the K a report re-opens the run with, so
-    that the best attempt (cell accuracy, partial credit) is chosen among the same
-    attempts in ``metrics.json`` and in the report. Returns the Results.
-    """
-    from .data import load_dataset
-    from .predictions import load_predictions
-    from .scoring import score
-
-    refuse_finished(out, overwrite=overwrite)
-    ds = load_dataset(dataset, tasks=tasks)
-    preds = load_predictions(predictions)
-    res = score(ds, preds, ks=attempt_ks(preds) if ks is None else ks, estimator=estimator)
-    prov = run_provenance(source="predictions",
-                          predictions=str(predictions) if preds.source else None,
-                          predictions_sha256=preds.source_sha256(),
-                          dataset=ds.info)
-    if user_paths():  # the command line's paths, as typed and resolved
-        prov["run"] = {"paths": user_paths()}
-    prov.update(provenance or {})
-    write_run_dir(res, out, provenance=prov, overwrite=overwrite)
-    return res
+__all__ = ["evaluate", "plan_units", "checkpoint_kwargs"]
 
 
 def checkpoint_kwargs(options: Mapping | None) -> dict:
@@ -384,8 +346,9 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     provenance instead of scores (:func:`arcnb.runs.unscored_summary`). When some test
     outputs have a truth and others do not, the run is unscored too.
 
-    Returns the :class:`~arcnb.scoring.Results` on rank 0 (None on other ranks); for a
-    hidden test set, the unscored :class:`arcnb.runs.Run`.
+    Returns the run written (:class:`arcnb.runs.Run`, with its ``results`` and its
+    ``votes``) on rank 0, None on other ranks; for a hidden test set the run is
+    unscored (``run.scored`` is False).
     """
     from .data import load_dataset
     from .models import load_model
@@ -617,11 +580,10 @@ def _gather(my_records: list[dict], rank: int, world: int) -> list[dict] | None:
 def _write_results(all_records: list[dict], task_list, ds, out: Path, params: dict, run: dict,
                    t_start: float, *, attempts: int, n_boot: int, overwrite: bool,
                    estimator: str = "ranked"):
-    """Score the gathered records and write the run directory; returns the Results
-    (the unscored Run when some test output has no truth). ``run`` (facts about this
+    """Score the gathered records and write the run directory; returns the Run
+    (unscored when some test output has no truth). ``run`` (facts about this
     execution) gets the wall time since ``t_start``."""
     from .predictions import Predictions, to_submission
-    from .runs import Run
     from .scoring import score
 
     by_id = {r["task_id"]: r for r in all_records}
@@ -646,8 +608,5 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
                               predictions_text=text)
     ks = sorted({1, 2, attempts})
     results = score(ds, preds, ks=ks, n_boot=n_boot, estimator=estimator)
-    write_run_dir(results, out, provenance=provenance, overwrite=overwrite,
-                  extra_columns=votes, predictions_text=text)
-    results.run_dir = out
-    results.votes = votes
-    return results
+    return Run.from_results(results, provenance=provenance).write(
+        out, overwrite=overwrite, extra_columns=votes, predictions_text=text)

@@ -96,7 +96,7 @@ __all__ = [
     "params_sha256", "journal_record_problem", "RunLock", "RunLockedError",
     "USER_PATHS_ENV", "absolute_path", "user_paths",
     "SUBMISSION", "FILLER", "is_scored", "unscored_summary", "kaggle_submission",
-    "predictions_table",
+    "predictions_table", "predictions_provenance",
 ]
 
 # ====================================================================== the layout
@@ -472,6 +472,21 @@ def run_provenance(**extra) -> dict:
     return prov
 
 
+def predictions_provenance(path, preds, dataset) -> dict:
+    """The provenance of a scored predictions file or harness run folder (the one
+    definition): :func:`run_provenance` plus ``source="predictions"``, ``predictions``
+    (the path), ``predictions_sha256`` (the file's, or for a folder the digest of its
+    task files: :meth:`arcnb.predictions.Predictions.source_sha256`), ``dataset`` (its
+    info) and, when the ``arcnb`` command made the run, ``run.paths`` (its command
+    line's paths, as typed and resolved)."""
+    prov = run_provenance(source="predictions",
+                          predictions=str(path) if preds.source else None,
+                          predictions_sha256=preds.source_sha256(), dataset=dataset.info)
+    if user_paths():
+        prov["run"] = {"paths": user_paths()}
+    return prov
+
+
 def file_sha256_or_none(path) -> str | None:
     """The SHA-256 of ``path`` when it is a file, else None."""
     if path and Path(path).is_file():
@@ -582,12 +597,102 @@ class Run:
     dataset: object = None
     #: An unscored run's predictions (:class:`arcnb.predictions.Predictions`); else None.
     predictions: object = None
+    #: Columns the producer added to the outputs table (evaluate's votes), keyed by
+    #: ``task_id`` and ``test_index``; read from the run's files when None.
+    extra_columns: object = None
+
+    def __post_init__(self) -> None:
+        # a scored run's dataset and predictions are its results'
+        if self.results is not None:
+            if self.dataset is None:
+                self.dataset = self.results.dataset
+            if self.predictions is None:
+                self.predictions = self.results.predictions
+
+    # ------------------------------------------------------------------ tables
+    @property
+    def outputs(self):
+        """The outputs table: one row per task x test output (the scores of
+        :func:`arcnb.scoring.score`; an unscored run's predictions table)."""
+        if self.results is not None:
+            return self.results.outputs
+        if self.dataset is not None and self.predictions is not None:
+            attempts = int((self.summary.get("submission") or {}).get("attempts") or 2)
+            _, fills = kaggle_submission(self.dataset, self.predictions, attempts=attempts)
+            return predictions_table(self.dataset, self.predictions, fills)
+        return None
+
+    @property
+    def tasks(self):
+        """The per-task table (of the results; for an unscored run, the sums of its
+        predictions table)."""
+        if self.results is not None:
+            return self.results.tasks
+        outputs = self.outputs
+        return None if outputs is None else _unscored_tasks(outputs)
+
+    @property
+    def votes(self):
+        """The columns the producer added to the outputs table (``arcnb evaluate``'s
+        ``n_views``, ``votes_attempt_K``, ``confidence_attempt_K``...), keyed by
+        ``task_id`` and ``test_index``; None when there are none."""
+        if self.extra_columns is not None:
+            return self.extra_columns
+        outputs = self.outputs
+        if self.run_dir is None or outputs is None:
+            return None
+        return _file_columns(Path(self.run_dir), outputs)
+
+    @property
+    def costs(self):
+        """``cost_attempt_K`` per output (``task_id``, ``test_index``): each attempt's
+        cost from the predictions' metadata (a benchmarking-harness run); None when no
+        attempt has a cost."""
+        return _cost_columns(self.predictions)
+
+    @property
+    def table(self):
+        """:attr:`outputs` with :attr:`votes` and :attr:`costs` joined on (one row per
+        test output, the outputs' order): everything a browser shows per output."""
+        table = self.outputs
+        if table is None:
+            return None
+        table = table.reset_index(drop=True)
+        for extra in (self.votes, self.costs):
+            if extra is not None:
+                extra = extra[[c for c in extra.columns
+                               if c in ("task_id", "test_index") or c not in table.columns]]
+                table = table.merge(extra, on=["task_id", "test_index"], how="left")
+        return table
+
+    @property
+    def recorded_tasks(self):
+        """The per-task table as the run directory recorded it (``tasks.csv``), None in
+        memory or when it is missing (a run whose re-scored predictions lost their
+        metadata keeps its recorded usage columns there)."""
+        if self.run_dir is None:
+            return None
+        path = Path(self.run_dir) / TASKS_CSV
+        if not path.is_file():
+            return None
+        import pandas as pd
+
+        return pd.read_csv(path, dtype={"task_id": str})
+
+    def attempts(self, task_id: str, test_index: int) -> list:
+        """The attempts of one test output, in order (None for an invalid one)."""
+        if self.results is not None:
+            return self.results.attempts(task_id, test_index)
+        return list(self.predictions.get(task_id, test_index)) if self.predictions else []
 
     # ------------------------------------------------------------------ views
     @property
     def summary(self) -> dict:
-        """The scoring summary recorded in :attr:`metrics`."""
-        return summary_of(self.metrics)
+        """The scoring summary recorded in :attr:`metrics` (without its
+        ``provenance``)."""
+        s = summary_of(self.metrics)
+        s.pop("provenance", None)
+        return s
 
     @property
     def scored(self) -> bool:
@@ -815,7 +920,56 @@ class Run:
                     p.unlink()
             raise
         return Run(res, self.metrics, out, self.label or out.name, dataset=self.dataset,
-                   predictions=self.predictions)
+                   predictions=self.predictions,
+                   extra_columns=extra_columns if extra_columns is not None
+                   else self.extra_columns)
+
+
+def _file_columns(run_dir: Path, outputs):
+    """Columns of the run's ``results.parquet`` / ``results.csv`` that ``outputs``
+    lacks (votes, confidences, ...), keyed by task_id and test_index; None when there
+    are none."""
+    import pandas as pd
+
+    for name in (RESULTS_PARQUET, RESULTS_CSV):
+        p = run_dir / name
+        if not p.is_file():
+            continue
+        try:
+            df = (pd.read_parquet(p) if name == RESULTS_PARQUET
+                  else pd.read_csv(p, dtype={"task_id": str}))
+        except Exception:  # noqa: BLE001 - an unreadable extra file only loses its columns
+            continue
+        extra = [c for c in df.columns if c not in outputs.columns]
+        if not extra or not {"task_id", "test_index"} <= set(df.columns):
+            return None
+        df = df[["task_id", "test_index"] + extra].copy()
+        df["task_id"] = df["task_id"].astype(str)
+        df["test_index"] = df["test_index"].astype("int64")
+        return df.drop_duplicates(["task_id", "test_index"])
+    return None
+
+
+def _cost_columns(preds):
+    """``cost_attempt_K`` per output from the attempts' metadata
+    (``metadata.cost.total_cost``, or a number under ``metadata.cost``); None when no
+    attempt has one."""
+    import pandas as pd
+
+    meta = getattr(preds, "metadata", None) or {}
+    rows = []
+    for tid, outs in meta.items():
+        for i, atts in enumerate(outs or ()):
+            row = {"task_id": str(tid), "test_index": i}
+            for j, m in enumerate(atts or ()):
+                cost = (m or {}).get("cost") if isinstance(m, Mapping) else None
+                if isinstance(cost, Mapping):
+                    cost = cost.get("total_cost")
+                if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+                    row[f"cost_attempt_{j + 1}"] = float(cost)
+            if len(row) > 2:
+                rows.append(row)
+    return pd.DataFrame(rows) if rows else None
 
 
 def _predictions_bytes(preds, predictions_text: str | None) -> bytes:
