@@ -278,28 +278,29 @@ def _run_report(args) -> int:
     from . import report as R
     from .runs import compact_line, is_scored, ks_of, summary_of
 
-    dataset = args.dataset
+    from .front import CheckpointSource, PredictionsSource, RunDirSource
+
+    dataset, references = args.dataset, None
+    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment,
+            **_checkpoint_options(args)}
     if args.default:
-        src = R.default_source()
-        sources, dataset = [src], dataset or src["dataset"]
+        default = R.default_source()
+        sources = [R.as_source(default, opts)]
+        dataset, references = dataset or default["dataset"], default["references"]
     elif args.checkpoint:
-        sources = [{"kind": "checkpoint", "path": c} for c in args.checkpoint]
+        sources = [CheckpointSource(c, opts) for c in args.checkpoint]
     elif args.predictions:
-        sources = [{"kind": "predictions", "path": f} for f in args.predictions]
+        sources = [PredictionsSource(f) for f in args.predictions]
     else:
-        sources = [{"kind": "run", "path": d} for d in args.run]
+        sources = [RunDirSource(d) for d in args.run]
     if not dataset and not args.run:
         raise ValueError("--dataset is required with --checkpoint / --predictions")
     if args.reference:
-        refs = _references(args.reference)
-        sources = [{**src, "references": refs} for src in sources]
-    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment,
-            **_checkpoint_options(args)}
+        references = _references(args.reference)
     results = R.build_reports(sources, dataset=dataset, out=args.out, taxonomy=args.taxonomy,
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
-                              evaluate_options=opts if sources[0]["kind"] == "checkpoint"
-                              else None, estimator=args.estimator)
+                              estimator=args.estimator, references=references)
     for r in results:
         print(f"report: {r.html}")
         print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)
