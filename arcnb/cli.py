@@ -13,6 +13,8 @@ import os
 import sys
 
 from .errors import ArcnbError
+from .runs import (FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
+                   SUBMISSION, TASKS_CSV)
 
 __all__ = ["main"]
 
@@ -146,7 +148,7 @@ def _add_compare(sub) -> None:
                                    "Pareto front). Writes CSV + LaTeX tables, summary.json and "
                                    "leaderboard.png/.pdf into --out.")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                   help="run directories (predictions.json + metrics.json); with --dataset also "
+                   help=f"run directories ({PREDICTIONS} + {METRICS}); with --dataset also "
                         "submission files or benchmarking-harness run folders")
     p.add_argument("--out", required=True, help="output folder for the tables and summary.json")
     p.add_argument("--common-tasks", action="store_true",
@@ -156,7 +158,7 @@ def _add_compare(sub) -> None:
                    help="categories for the per-category table: 'structural' (default), "
                         "'folder', a taxonomy .csv/.json file, or 'none'")
     p.add_argument("--dataset", help="re-score every run on this dataset instead of the one "
-                                     "recorded in its metrics.json (needed for predictions "
+                                     f"recorded in its {METRICS} (needed for predictions "
                                      "given instead of run directories)")
     p.add_argument("--labels", help="comma-separated run labels (default: folder names)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
@@ -203,7 +205,7 @@ def _add_report(sub) -> None:
     p = sub.add_parser("report", help="build a self-contained HTML report (papermill + nbconvert)",
                        description="Evaluate a checkpoint, score a predictions file or take a "
                                    "run directory, execute arcnb's report notebook with papermill "
-                                   "and export OUT/report.html (code hidden, images embedded, "
+                                   f"and export OUT/{REPORT_HTML} (code hidden, images embedded, "
                                    "nothing loaded from the network). Several checkpoints run "
                                    "concurrently, one sub-folder of OUT each.")
     src = p.add_mutually_exclusive_group(required=True)
@@ -222,8 +224,8 @@ def _add_report(sub) -> None:
     p.add_argument("--taxonomy", help="user taxonomy (.csv task_id,category or .json) added to "
                                       "the automatic one")
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
-    p.add_argument("--out", required=True, help="output folder (run files, report.ipynb, "
-                                                "report.html, figures/)")
+    p.add_argument("--out", required=True, help=f"output folder (run files, {REPORT_NOTEBOOK}, "
+                                                f"{REPORT_HTML}, {FIGURES}/)")
     p.add_argument("--overwrite", action="store_true", help="replace existing outputs in --out")
     p.add_argument("--device", default="auto", help="checkpoints: auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="checkpoints: inputs per batch (64)")
@@ -329,10 +331,10 @@ def _references(refs: list[str]) -> list[str]:
 # ---------------------------------------------------------------- evaluate
 def _add_evaluate(sub) -> None:
     p = sub.add_parser("evaluate", help="run a model checkpoint on a dataset and score it",
-                       description="Evaluate a checkpoint: predictions.json (ARC Prize format), "
-                                   "results.csv/.parquet, tasks.csv and metrics.json with "
+                       description=f"Evaluate a checkpoint: {PREDICTIONS} (ARC Prize format), "
+                                   f"{RESULTS_CSV}/.parquet, {TASKS_CSV} and {METRICS} with "
                                    "provenance in --out. On a dataset without test outputs "
-                                   "(a hidden test set) nothing is scored and submission.json "
+                                   f"(a hidden test set) nothing is scored and {SUBMISSION} "
                                    "is written for Kaggle. Resumable; shards over ranks under "
                                    "torchrun.")
     p.add_argument("--checkpoint", required=True,
@@ -341,7 +343,7 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--dataset", required=True,
                    help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
                         "*_challenges.json (without its solutions file: a hidden test set, "
-                        "not scored, submission.json written)")
+                        f"not scored, {SUBMISSION} written)")
     p.add_argument("--out", required=True, help="run directory to write")
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")

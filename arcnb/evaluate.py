@@ -25,14 +25,14 @@ number of threads, so compare a torchrun run (``OMP_NUM_THREADS=1`` per process 
 default) with a single process run under the same ``OMP_NUM_THREADS``.
 
 Resuming: after each unit every finished task is appended to the run's journal (one
-JSON line per task, flushed and fsynced; :class:`arcnb.runs.Journal`);
+JSON line per task, flushed and fsynced; :class:`arcnb.journal.Journal`);
 ``resume=True`` reads it (a truncated last line is ignored and cut off), skips
 finished units and recomputes the rest. The final files are written atomically
 (temporary file + rename), the metrics last: they alone mark a finished run, which is
 never overwritten without ``overwrite=True``; a run killed during its final writes (run
 files but no metrics) is finished by ``resume=True`` from its journal. Every journal
 record carries the SHA-256 of the run's parameters (a record of another run is refused,
-never used), and the run directory is locked (:class:`arcnb.runs.RunLock`) for the
+never used), and the run directory is locked (:class:`arcnb.journal.RunLock`) for the
 whole run, so a second evaluate into it stops with one line.
 """
 from __future__ import annotations
@@ -51,9 +51,9 @@ import pandas as pd
 from .augment import AUGMENT_MODES, View, make_views, vote
 from .errors import ArcnbError, OutputExistsError
 from .io import to_jsonable
-from .runs import (Journal, Run, RunLock, check_out_path, journal_name, journal_paths,
-                   journal_record_problem, read_journals, refuse_finished, run_provenance,
-                   user_paths)
+from .journal import (Journal, RunLock, journal_name, journal_paths, journal_record_problem,
+                      read_journals)
+from .runs import Run, check_out_path, refuse_finished, run_provenance, user_paths
 
 __all__ = ["evaluate", "plan_units", "checkpoint_kwargs"]
 

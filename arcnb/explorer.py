@@ -145,7 +145,7 @@ def _open_dataset(source, dataset):
         return load_dataset(spec)
     except ArcnbError as exc:
         raise ExploreError(f"cannot explore {str(spec)!r}: it is not a run directory (no "
-                           f"predictions.json), a predictions file or a dataset ({exc})") from None
+                           f"{PREDICTIONS}), a predictions file or a dataset ({exc})") from None
 
 
 def _tasks_table(ds) -> pd.DataFrame:

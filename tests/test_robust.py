@@ -279,7 +279,7 @@ def test_a_second_evaluate_into_the_same_out_is_refused(tmp_path):
 
 
 def test_run_lock_is_exclusive_and_released(tmp_path):
-    from arcnb.runs import RunLock, RunLockedError
+    from arcnb.journal import RunLock, RunLockedError
 
     first = RunLock(tmp_path).acquire()
     with pytest.raises(RunLockedError, match="another arcnb process"):

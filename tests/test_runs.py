@@ -13,8 +13,8 @@ import pytest
 from arcnb.compare import CompareError, compare, load_run
 from arcnb.data import load_dataset
 from arcnb.errors import ArcnbError, OutputExistsError
-from arcnb.runs import (METRICS, PREDICTIONS, RESULTS_CSV, RUN_FILES, Journal, Run,
-                        RunDirError, journal_name, params_sha256, read_journals,
+from arcnb.journal import Journal, journal_name, params_sha256, read_journals
+from arcnb.runs import (METRICS, PREDICTIONS, RESULTS_CSV, RUN_FILES, Run, RunDirError,
                         run_provenance)
 from arcnb.scoring import score
 

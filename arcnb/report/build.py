@@ -26,9 +26,9 @@ from typing import Mapping, Sequence
 from ..errors import ArcnbError, OutputExistsError
 from ..io import atomic_write_text
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
-from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, REPORT_HTML, REPORT_NOTEBOOK,
-                    absolute_path, check_out_path, copy_run_files, is_finished, is_scored,
-                    read_metrics, require_finished, summary_of)
+from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
+                    REPORT_NOTEBOOK, absolute_path, check_out_path, copy_run_files, is_finished,
+                    is_scored, read_metrics, require_finished, summary_of)
 from .html import _esc, _fmt_fraction
 from .notebooks import NOTEBOOKS, export_html, notebook_path, run_notebook
 from .sources import as_source
@@ -151,7 +151,7 @@ def _check_run_estimator(rd: Path, estimator: str) -> None:
     recorded = summary_of(metrics).get("estimator") or "ranked"
     if is_scored(metrics) and estimator != "ranked" and estimator != recorded:
         raise ArcnbError(f"{rd} was scored with the {recorded} estimator; a run directory is "
-                         f"re-opened with its recorded estimator (score its predictions.json "
+                         f"re-opened with its recorded estimator (score its {PREDICTIONS} "
                          f"again with --predictions ... --estimator {estimator})")
 
 
