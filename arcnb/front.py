@@ -52,15 +52,18 @@ BASELINES = ("copy-input", "program-search")
 
 @dataclass(frozen=True)
 class PredictionsSource:
-    """A submission file or a benchmarking-harness run folder, scored on a dataset.
-    With ``only_dataset_tasks`` a submission file is cut to the dataset's tasks first
-    (a reference scored on a slice of the dataset it was made for)."""
+    """A submission file or a benchmarking-harness run folder (or a submission
+    object in memory: ``{task_id: [{"attempt_1": grid, ...}, ...]}``), scored on a
+    dataset. With ``only_dataset_tasks`` a submission file is cut to the dataset's
+    tasks first (a reference scored on a slice of the dataset it was made for)."""
 
-    path: str
+    path: object
     only_dataset_tasks: bool = False
 
     @property
     def label(self) -> str:
+        if isinstance(self.path, Mapping):
+            return "predictions"
         return Path(self.path).stem or Path(self.path).name
 
 
@@ -272,7 +275,8 @@ def open_run(source, *, dataset=None, tasks=None, label: str | None = None,
     else:
         if out is not None:
             refuse_finished(out, overwrite=overwrite)
-        if src.only_dataset_tasks and Path(src.path).is_file():
+        if src.only_dataset_tasks and isinstance(src.path, (str, os.PathLike)) and \
+                Path(src.path).is_file():
             preds, prov = _cut_predictions(Path(src.path), ds)
         else:
             preds = load_predictions(src.path)
@@ -316,5 +320,7 @@ def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool =
     metadata (cost, tokens), so re-opening the run gives the same numbers. ``ks``
     defaults to 1 .. the most attempts of any output (the K the report re-opens it
     with). Returns the Run."""
-    return open_run(PredictionsSource(str(predictions)), dataset=dataset, tasks=tasks,
+    if isinstance(predictions, os.PathLike):
+        predictions = str(predictions)
+    return open_run(PredictionsSource(predictions), dataset=dataset, tasks=tasks,
                     ks=ks, estimator=estimator, out=out, overwrite=overwrite)
