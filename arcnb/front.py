@@ -4,7 +4,7 @@ A *source* is a small typed value (:data:`Source`):
 
 * :class:`PredictionsSource`: a submission file or a benchmarking-harness run folder,
   scored on a dataset;
-* :class:`RunDirSource`: a run directory, re-opened and re-scored (:meth:`Run.open`);
+* :class:`RunDirSource`: a run directory, re-opened and re-scored (:meth:`arcnb.runs.Run.open`);
 * :class:`CheckpointSource`: a checkpoint (or a model name such as ``copy-input``)
   evaluated on a dataset into a run directory (:func:`arcnb.evaluate.evaluate`);
 * :class:`BaselineSource`: a reference baseline scored on a dataset in memory
@@ -62,6 +62,7 @@ class PredictionsSource:
 
     @property
     def label(self) -> str:
+        """The run's default label: the file's or folder's name without suffix."""
         if isinstance(self.path, Mapping):
             return "predictions"
         return Path(self.path).stem or Path(self.path).name
@@ -75,6 +76,7 @@ class RunDirSource:
 
     @property
     def label(self) -> str:
+        """The run's default label: the folder's name."""
         return Path(self.path).name
 
 
@@ -90,6 +92,7 @@ class CheckpointSource:
 
     @property
     def label(self) -> str:
+        """The run's default label: the checkpoint file's name without suffix."""
         return Path(str(self.checkpoint)).stem or str(self.checkpoint)
 
 
@@ -106,6 +109,7 @@ class BaselineSource:
 
     @property
     def label(self) -> str:
+        """The run's default label: ``copy the input``, ``program search``."""
         return {"copy-input": "copy the input"}.get(self.name, self.name.replace("-", " "))
 
 
@@ -117,6 +121,7 @@ class DatasetSource:
 
     @property
     def label(self) -> str:
+        """The run's default label: the dataset's name."""
         return getattr(self.dataset, "name", None) or str(self.dataset)
 
 

@@ -1,6 +1,6 @@
 """evaluate's resume journal and the lock on a run directory being written (beside
 :mod:`arcnb.evaluate`, their one user). The journal files are named by
-:mod:`arcnb.runs.layout`."""
+:mod:`arcnb.runs`."""
 from __future__ import annotations
 
 import hashlib

@@ -183,8 +183,9 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
     predictions file, or copy a run), execute ``report.ipynb`` on it and export
     ``report.html``.
 
-    ``source`` is a typed source of :mod:`arcnb.front` (:class:`CheckpointSource`,
-    :class:`PredictionsSource`, :class:`RunDirSource`) or ``{"kind": "checkpoint" |
+    ``source`` is a typed source of :mod:`arcnb.front`
+    (:class:`~arcnb.front.CheckpointSource`, :class:`~arcnb.front.PredictionsSource`,
+    :class:`~arcnb.front.RunDirSource`) or ``{"kind": "checkpoint" |
     "predictions" | "run", "path": ...}`` (a checkpoint's options then come from
     ``evaluate_options``), with an optional ``"references"`` list. ``references``
     (copy-input, predictions files: the report's ``references`` parameter) are shown

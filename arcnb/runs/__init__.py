@@ -1,6 +1,7 @@
 """The run directory: the one artefact every part of arcnb passes around.
 
-:func:`arcnb.evaluate.evaluate` and :func:`arcnb.evaluate.score_to_run_dir` write it;
+:func:`arcnb.evaluate.evaluate` and the front door (:func:`arcnb.front.open_run`, ``out=``)
+write it;
 reports, comparisons and the notebooks open it as a :class:`Run`. This module is the
 only one that knows its file names and their schema; everything else asks it.
 
@@ -29,7 +30,8 @@ Files of a run directory
     "version": 2, "params": {...}, "params_sha256": ...}``, then one JSON line per
     finished task (``task_id``, ``attempts``, ``votes`` and the same
     ``params_sha256``, which ties it to the header), each flushed and fsynced. While a
-    run writes the directory it holds an exclusive lock on it (:class:`RunLock`).
+    run writes the directory it holds an exclusive lock on it
+    (:class:`arcnb.journal.RunLock`).
 ``figures/``, ``report.ipynb``, ``report.html``
     what ``arcnb report`` adds beside the run files: the figures, the executed report
     notebook and its HTML page (``evaluate.ipynb`` / ``evaluate.html`` too when a
@@ -69,8 +71,15 @@ task list under ``task_ids`` / ``tasks`` (see :func:`recorded_dataset`).
 Extending the format (one place): a new top-level section goes through
 :meth:`Run.from_results` / :func:`metrics_document`; reading it is a property of
 :class:`Run`; a provenance field a report should show is one line in
-:func:`flat_provenance`; a new file is a constant below (and in :data:`RUN_FILES`
-when it is part of every finished run).
+:func:`flat_provenance`; a new file is a constant of ``arcnb/runs/layout.py`` (and in
+:data:`RUN_FILES` when it is part of every finished run).
+
+The package is cut by concept: ``layout.py`` (file names, what marks a finished run,
+output-path guards, the command line's paths), ``document.py`` (the metrics document,
+the recorded dataset and K, the unscored summary and Kaggle submission, the flat
+provenance and the compact line), ``provenance.py`` (what produced a run) and
+``run.py`` (:class:`Run`). The journal and the lock live in :mod:`arcnb.journal`,
+beside :mod:`arcnb.evaluate`.
 """
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ PUBLIC_MODULES = [
     "arcnb.breakdown", "arcnb.taxonomy", "arcnb.stats", "arcnb.compare", "arcnb.evaluate",
     "arcnb.runs", "arcnb.report", "arcnb.explorer", "arcnb.models", "arcnb.augment",
     "arcnb.baselines", "arcnb.heuristics", "arcnb.resources", "arcnb.grids", "arcnb.io",
-    "arcnb.errors",
+    "arcnb.errors", "arcnb.front", "arcnb.journal",
 ]
 
 #: Top-level modules of arcnb that are not in the API reference, and why.
