@@ -73,6 +73,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .data import Dataset, Task
+from .grids import MAX_SIZE
 
 __all__ = [
     "PROGRAMS", "fit_programs", "heuristic_submission", "copy_input_submission",
@@ -183,7 +184,7 @@ def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
             grids = []
             for _, prog in progs:
                 g = prog(pair.input)
-                if g is not None and g.size and max(g.shape) <= 30 and not any(
+                if g is not None and g.size and max(g.shape) <= MAX_SIZE and not any(
                         g.shape == x.shape and np.array_equal(g, x) for x in grids):
                     grids.append(g)
                 if len(grids) == attempts:
@@ -200,7 +201,7 @@ def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
 # program search: grid helpers
 # --------------------------------------------------------------------------------------
 
-_MAX = 30  # largest ARC grid side
+_MAX = MAX_SIZE  # largest ARC grid side
 MARK = 10  # first marker value: a painted cell whose colour the final colour map learns
 
 

@@ -243,6 +243,7 @@ def _add_report(sub) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
+    _extend_report_sweep(sub)
 
 
 def _extend_compare(sub) -> None:
@@ -272,6 +273,35 @@ def _extend_compare(sub) -> None:
         return 0
 
     cp.set_defaults(func=run)
+
+
+def _extend_report_sweep(sub) -> None:
+    """``arcnb report --checkpoint a b c``: when every checkpoint records its training
+    step, the reports' runs also become a sweep (OUT/sweep/: sweep.csv, sweep.html).
+    Kept separate from _run_report, which it wraps."""
+    rp = sub.choices.get("report")
+    if rp is None:
+        return
+    inner = rp.get_default("func")
+
+    def run(args) -> int:
+        rc = inner(args)
+        ckpts = getattr(args, "checkpoint", None) or []
+        if rc or len(ckpts) < 2:
+            return rc
+        from pathlib import Path
+
+        from . import sweep as S
+
+        if S.plan(ckpts)[0].step_source != S.STEP_SOURCES[0]:
+            return rc
+        runs = [p.parent for p in Path(args.out).glob("*/metrics.json")]
+        sw = S.from_run_dirs(ckpts, runs, Path(args.out) / "sweep",
+                             overwrite=args.overwrite)
+        print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
+        return 0
+
+    rp.set_defaults(func=run)
 
 
 def _run_report(args) -> int:
@@ -345,6 +375,15 @@ def _add_evaluate(sub) -> None:
                         "*_challenges.json (without its solutions file: a hidden test set, "
                         f"not scored, {SUBMISSION} written)")
     p.add_argument("--out", required=True, help="run directory to write")
+    _add_model_options(p)
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
+    p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run_evaluate)
+
+
+def _add_model_options(p) -> None:
+    """How a checkpoint is run: the options ``arcnb evaluate`` and ``arcnb sweep`` share."""
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")
     p.add_argument("--augment", default="none", choices=["none", "dihedral", "dihedral+colors"],
@@ -353,11 +392,7 @@ def _add_evaluate(sub) -> None:
                    help="random colour permutations per dihedral view for dihedral+colors (1)")
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
     _add_estimator(p)
-    p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
-    p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
     _add_checkpoint_options(p)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=_run_evaluate)
 
 
 def _add_checkpoint_options(p, scope: str = "") -> None:
@@ -409,6 +444,15 @@ def _import_from_cwd() -> None:
         sys.path.insert(0, cwd)
 
 
+def _model_config(args):
+    """The builder config of :func:`_add_checkpoint_options` (``--config``,
+    ``--replace-config``; what ``arcnb sweep`` passes on); lets ``--arch
+    module:callable`` import from the current directory."""
+    from .evaluate import checkpoint_kwargs
+
+    return checkpoint_kwargs(_checkpoint_options(args)).get("config")
+
+
 def _run_evaluate(args) -> int:
     from .evaluate import checkpoint_kwargs, evaluate
 
@@ -429,6 +473,84 @@ def _run_evaluate(args) -> int:
         return 0
     print(format_summary(res.summary, res.ks))
     print(f"wrote {args.out}")
+    return 0
+
+
+# ---------------------------------------------------------------- sweep
+def _add_sweep(sub) -> None:
+    p = sub.add_parser("sweep", help="evaluate the checkpoints of a training run: learning "
+                                     "curves and the sweep page",
+                       description="Evaluate every checkpoint (files, a folder or a quoted glob "
+                                   "pattern) on one dataset, each into DIR/runs/ (a finished "
+                                   "checkpoint is not redone), then write DIR/sweep.csv (one row "
+                                   "per checkpoint, ordered by training step, with pass@2 and "
+                                   "the graded metrics and their 95%% intervals) and the sweep "
+                                   "page DIR/sweep.html. The step comes from the checkpoint, "
+                                   "else its file name, else the order given. With --shard I/N "
+                                   "only every N-th checkpoint is evaluated (one job of a job "
+                                   "array); then arcnb sweep --collect DIR builds the files.")
+    p.add_argument("checkpoints", nargs="*", metavar="CKPT",
+                   help="checkpoint files, folders of checkpoints, glob patterns (quoted), "
+                        "'baseline' or model names")
+    p.add_argument("--collect", metavar="DIR",
+                   help="build sweep.csv and sweep.html from the finished runs of the sweep "
+                        "folder DIR (after every shard is done); no checkpoint is evaluated")
+    p.add_argument("--dataset", help="dataset name (e.g. arc-agi-1:evaluation), task folder or "
+                                     "*_challenges.json with its solutions")
+    p.add_argument("--out", help="sweep folder to write (runs/, sweep.csv, sweep.html)")
+    _add_model_options(p)
+    p.add_argument("--jobs", type=int, default=1,
+                   help="checkpoints evaluated at once in this process (default 1)")
+    p.add_argument("--shard", metavar="I/N",
+                   help="evaluate only the checkpoints at positions I, I+N, I+2N, ... of the "
+                        "step order (I from 0 to N-1, e.g. a job array's task id); no page")
+    p.add_argument("--overwrite", action="store_true",
+                   help="evaluate finished checkpoints again")
+    p.add_argument("--no-report", action="store_true", help="write the tables, not sweep.html")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=_run_sweep)
+
+
+def _run_sweep(args) -> int:
+    from pathlib import Path
+
+    from . import sweep as S
+
+    if args.collect:
+        if args.checkpoints or args.out or args.shard:
+            raise ValueError("--collect DIR takes no checkpoint, --out or --shard")
+        sw = S.collect(args.collect, dataset=args.dataset, seed=args.seed,
+                       report=not args.no_report)
+    else:
+        if not args.checkpoints:
+            raise ValueError("give at least one checkpoint (or --collect DIR)")
+        if not args.dataset or not args.out:
+            raise ValueError("--dataset and --out are required with checkpoints")
+        sw = S.sweep(args.checkpoints, args.dataset, args.out, arch=args.arch,
+                     config=_model_config(args), trust_checkpoint=args.trust_checkpoint,
+                     augment=args.augment, color_perms=args.color_perms,
+                     attempts=args.attempts, tasks=args.tasks, device=args.device,
+                     batch_size=args.batch_size, jobs=args.jobs, shard=args.shard,
+                     seed=args.seed, overwrite=args.overwrite, report=not args.no_report,
+                     progress=False if args.no_progress else None, estimator=args.estimator)
+        if sw is None:  # a shard, or a rank other than 0 under torchrun
+            if args.shard:
+                print(f"shard {args.shard}: done; when every shard is done run "
+                      f"arcnb sweep --collect {args.out}")
+            return 0
+    table = sw.table()
+    print(f"{'step':>10}  {'pass@2':>7}  {'95% interval':>17}  {'partial_credit':>14}  checkpoint")
+    for _, r in table.iterrows():
+        print(f"{r['step']:>10}  {_fmt(r['pass@2']):>7}  "
+              f"[{_fmt(r['pass@2_ci_low'])}, {_fmt(r['pass@2_ci_high'])}]  "
+              f"{_fmt(r['partial_credit']):>14}  {r['checkpoint']}")
+    sel = sw.selection()
+    print(f"steps from: {sw.step_source}; best checkpoint chosen on half of the tasks: step "
+          f"{sel['chosen_step']}, pass@2 {_fmt(sel['report_score'])} on the other half "
+          f"(choosing on that half itself would add {_fmt(sel['inflation'])})")
+    print(f"wrote {Path(sw.out) / S.SWEEP_CSV}")
+    if not args.no_report:
+        print(f"page: {Path(sw.out) / S.SWEEP_HTML}")
     return 0
 
 
@@ -457,6 +579,7 @@ def _run_notebooks(args) -> int:
 
 # ---------------------------------------------------------------- main
 _COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report, _add_notebooks]
+_COMMANDS.append(_add_sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -475,6 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
 _PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
               "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks"),
               "compare": ("runs", "dataset", "taxonomy")}
+_PATH_ARGS["sweep"] = ("checkpoints", "dataset", "tasks", "collect")
 
 
 def _resolve_paths(args) -> dict:

@@ -33,6 +33,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from .columns import NEAR_MISS, is_near_miss
 from .errors import ArcnbError
 from .front import PredictionsSource, RunDirSource, is_task_file, open_run
 from .grids import best_attempt
@@ -458,7 +459,7 @@ class Explorer:
     """
 
     def __init__(self, dataset, runs: Sequence[_RunView], *, select="all", category=None,
-                 taxonomy=None, near_miss: float = 0.8, k: int = 2, attempt="best",
+                 taxonomy=None, near_miss: float = NEAR_MISS, k: int = 2, attempt="best",
                  values: bool = False, show_all: bool = False, cell: int | None = None,
                  max_width: int = 1200):
         self.dataset = dataset
@@ -556,7 +557,7 @@ class Explorer:
         if select == "failed":
             return ~solved
         if select == "near_miss":
-            return ~solved & (t["cell_accuracy"].to_numpy(float) >= thr)  # NaN compares False
+            return is_near_miss(solved, t["cell_accuracy"], thr)
         if select == "wrong_shape":
             valid = t["n_attempts"].to_numpy() > t["n_invalid_attempts"].to_numpy()
             return valid & ~t["shape_correct"].to_numpy(bool)
@@ -1082,7 +1083,7 @@ def _sync_widget(ex: Explorer, w: dict, *, filters: bool) -> None:
 
 # ====================================================================== entry point
 def explore(source=None, *, dataset=None, select: str = "all", category=None, compare=None,
-            taxonomy=None, near_miss: float = 0.8, k: int = 2, attempt="best",
+            taxonomy=None, near_miss: float = NEAR_MISS, k: int = 2, attempt="best",
             values: bool = False, labels: Sequence[str] | None = None, show_all: bool = False,
             cell: int | None = None, max_width: int = 1200) -> Explorer:
     """Browse a run's outputs (or a dataset's tasks) in JupyterLab.

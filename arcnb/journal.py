@@ -12,6 +12,7 @@ from typing import Mapping
 import numpy as np
 
 from .errors import ArcnbError
+from .grids import MAX_SIZE
 from .io import to_jsonable
 from .runs.layout import JOURNAL, JOURNAL_GLOB
 
@@ -49,8 +50,8 @@ def _grid_ok(g) -> bool:
         a = np.asarray(g)
     except (ValueError, TypeError):  # ragged
         return False
-    return (a.ndim == 2 and a.dtype.kind in "iu" and 1 <= a.shape[0] <= 30
-            and 1 <= a.shape[1] <= 30 and int(a.min()) >= 0 and int(a.max()) <= 9)
+    return (a.ndim == 2 and a.dtype.kind in "iu" and 1 <= a.shape[0] <= MAX_SIZE
+            and 1 <= a.shape[1] <= MAX_SIZE and int(a.min()) >= 0 and int(a.max()) <= 9)
 
 
 def journal_record_problem(rec: Mapping) -> str | None:

@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .columns import DEFINITIONS, OUTPUTS, TASK_ORDER, TASKS, expand
 from .data import Dataset, load_dataset
 from .grids import best_attempt, shape_str
 from .metrics import partial_credit
@@ -67,53 +68,11 @@ SUMMARY_KEYS = (
 #: tokens come from ``usage`` (``reasoning_tokens`` from
 #: ``usage.completion_tokens_details``), ``duration_s`` is ``end_timestamp -
 #: start_timestamp`` in seconds. NaN when no attempt of the row has the value.
-USAGE_COLUMNS = ("cost", "prompt_tokens", "completion_tokens", "reasoning_tokens",
-                 "total_tokens", "duration_s")
+USAGE_COLUMNS = tuple(c.name for c in OUTPUTS if c.task == "sum_known")
 
-#: Each metric of the summary, defined in words (shown in reports).
-METRIC_DEFINITIONS = {
-    "pass@K": "per task: fraction of the task's test outputs solved within K attempts, "
-              "then the mean over tasks (ARC Prize rule)",
-    "pass@K_per_output": "fraction of all test outputs solved within K attempts",
-    "pass@K_all_or_nothing": "fraction of tasks whose test outputs are all solved within K "
-                             "attempts",
-    "estimator": "how attempts become pass@K: 'ranked' = any of the first K attempts in "
-                 "file order is right (ARC Prize rule); 'unbiased' = 1 - C(n-c, K)/C(n, K) "
-                 "per output from n attempts with c right (Chen et al. 2021), NaN when "
-                 "0 < n < K; all-or-nothing is then the product over a task's outputs",
-    "cost_per_task": "total cost of the attempts (metadata cost.total_cost) divided by the "
-                     "dataset's number of tasks (a task without predictions adds no cost)",
-    "cost_per_attempt": "total cost divided by the number of attempts of the scored tasks",
-    "tokens_per_task": "total tokens (metadata usage.total_tokens) divided by the dataset's "
-                       "number of tasks",
-    "cell_accuracy": "per output: the best attempt's fraction of correct cells, where the "
-                     "best attempt is the first exact one, else the right-shaped one with "
-                     "the most correct cells (NaN when no attempt has the truth's shape); "
-                     "in breakdowns and reference tables, the mean over the outputs that have "
-                     "a right-shaped attempt (n_right_shape of them)",
-    "cell_accuracy_right_shape": "mean cell accuracy over the outputs that have a "
-                                 "right-shaped attempt only (n_right_shape_outputs of them); "
-                                 "not a score over the whole dataset",
-    "shape_accuracy": "whether attempt 1 has the truth's height and width: in the summary, "
-                      "the fraction of test outputs where it does; in breakdowns and "
-                      "reference tables, per task the fraction of its test outputs where it "
-                      "does, then the mean over tasks (as pass@K)",
-    "partial_credit": "per output: the highest graded score among the attempts, rows ratio "
-                      "x columns ratio x fraction of correct cells on the top-left overlap; "
-                      "1 only when exact; per task the mean over its outputs, then the mean "
-                      "over tasks",
-    "n_tasks": "number of tasks (of the dataset, or of a breakdown's group: a task with "
-               "several categories counts in each)",
-    "n_outputs": "number of test outputs (one per test input of those tasks)",
-    "n_right_shape": "number of test outputs with an attempt of the truth's shape (the "
-                     "outputs a breakdown's cell_accuracy averages over)",
-    "n_near_miss": "number of near misses: test outputs not solved within 2 attempts whose "
-                   "cell accuracy is at least the near-miss threshold (0.8 unless the report "
-                   "says otherwise)",
-    "95% interval": "a percentile bootstrap interval that resamples tasks (1000 resamples "
-                    "unless the report says otherwise), shown as [low, high] or as ci_low / "
-                    "ci_high",
-}
+#: Each metric of the summary, defined in words (shown in reports), generated from the
+#: column definitions (:mod:`arcnb.columns`).
+METRIC_DEFINITIONS = DEFINITIONS
 
 #: Share of submitted tasks missing from the dataset above which scoring warns that
 #: the predictions were probably made for another dataset.
@@ -133,8 +92,11 @@ class Results:
     ``truth_shape`` / ``pred_shape`` (``"HxW"``; pred is attempt 1's) and
     ``truth_h``, ``truth_w``, ``pred_h``, ``pred_w``; ``n_correct`` (right attempts
     among all of them), ``pass@K`` for each K (the estimator's value for the output:
-    ``solved@K`` as 0/1 for ``ranked``, a probability or NaN for ``unbiased``) and the
-    :data:`USAGE_COLUMNS`.
+    ``solved@K`` as 0/1 for ``ranked``, a probability or NaN for ``unbiased``), the
+    :data:`USAGE_COLUMNS` and ``n_wrong_cells`` (the best attempt's wrong cells when it
+    has the truth's shape, else <NA>). Every column, in this order, is defined in
+    :data:`arcnb.columns.OUTPUTS`; the tasks table follows
+    :data:`arcnb.columns.TASK_ORDER`.
 
     ``tasks`` has one row per task: ``n_outputs``, ``pass@K`` (mean of the outputs'
     ``pass@K``; NaN when one is NaN), ``all_solved@K`` (ranked rule),
@@ -277,6 +239,8 @@ def _score_output(truth: np.ndarray, attempts: list, metas: list, ks: Sequence[i
         "pred_h": None if a1 is None else a1.shape[0],
         "pred_w": None if a1 is None else a1.shape[1],
         "n_correct": sum(correct),
+        "n_wrong_cells": (None if best is None or math.isnan(cell_acc)
+                          else int((attempts[best] != truth).sum())),
     })
     row.update(_usage(metas))
     return row
@@ -526,47 +490,57 @@ def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
                                      preds.get_metadata(task.id, i), ks))
             rows.append(row)
     n_cost = sum(r.pop("_n_cost") for r in rows)
-    out = pd.DataFrame(rows, columns=_output_columns(ks))
-    for c in ("first_correct", "best_attempt", "pred_h", "pred_w"):
-        out[c] = out[c].astype("Int64")
-    for c in ("truth_h", "truth_w", "n_attempts", "n_invalid_attempts", "test_index",
-              "n_correct"):
-        out[c] = out[c].astype("int64")
-    for c in ["missing", "shape_correct"] + [f"solved@{k}" for k in ks]:
-        out[c] = out[c].astype(bool)
-    for c in ("cell_accuracy", "partial_credit") + USAGE_COLUMNS:
-        out[c] = out[c].astype(float)
-    for k in ks:
-        out[f"pass@{k}"] = _output_pass(out, k, estimator)
+    cols = expand(OUTPUTS, ks)
+    out = pd.DataFrame(rows, columns=[n for n, c in cols if c.computed != "estimator"])
+    for name, c in cols:
+        if c.computed == "estimator":
+            out[name] = _output_pass(out, int(_k_of(name)), estimator)
+        elif c.dtype != "object":
+            out[name] = out[name].astype(c.dtype)
     return out, n_cost
 
 
+def _k_of(name: str) -> str:
+    """``"pass@2_per_output"`` -> ``"2"`` (``""`` without a K)."""
+    tail = name.partition("@")[2]
+    return tail[:len(tail) - len(tail.lstrip("0123456789"))]
+
+
 def _task_table(out: pd.DataFrame, ks) -> pd.DataFrame:
+    """The tasks table, column by column as :data:`arcnb.columns.TASK_ORDER` says: an
+    output column aggregated by its ``task`` rule, or a task-level column."""
     g = out.groupby("task_id", sort=True)
     per_task = pd.DataFrame({"n_outputs": g.size()})
+    by_name = {c.name: c for c in OUTPUTS + TASKS}
     pass_cols = [f"pass@{k}" for k in ks]
     mean, prod = _task_means(out[pass_cols], out["task_id"])
-    solved = g[[f"solved@{k}" for k in ks]].all()
-    for k in ks:
-        per_task[f"pass@{k}"] = mean[f"pass@{k}"]
-        per_task[f"all_solved@{k}"] = solved[f"solved@{k}"]
-        per_task[f"pass@{k}_all_or_nothing"] = prod[f"pass@{k}"]
-    means = g[["cell_accuracy", "partial_credit"]].mean()  # NaNs skipped
-    sums = g[["missing", "n_attempts", "n_invalid_attempts"]].sum().astype("int64")
-    usage = g[list(USAGE_COLUMNS)].sum(min_count=1)
-    per_task = pd.concat([per_task, means, sums.rename(columns={"missing": "n_missing_outputs"}),
-                          usage], axis=1)
-    cols = (["n_outputs"] + [c for k in ks for c in (f"pass@{k}", f"all_solved@{k}",
-                                                      f"pass@{k}_all_or_nothing")]
-            + ["cell_accuracy", "partial_credit", "n_missing_outputs", "n_attempts",
-               "n_invalid_attempts"] + list(USAGE_COLUMNS))
-    return per_task[cols].reset_index()
+    for name, c in expand([by_name[n] for n in TASK_ORDER], ks):
+        if c.level == "task":
+            if name.endswith("_all_or_nothing"):
+                per_task[name] = prod[name[: -len("_all_or_nothing")]]
+            continue
+        rule = c.task
+        task_name = (c.task_name or c.name).replace("@K", "@" + _k_of(name))
+        if rule == "mean_defined":
+            per_task[task_name] = mean[name]
+        elif rule == "all":
+            per_task[task_name] = g[name].all()
+        elif rule == "mean":  # NaNs skipped
+            per_task[task_name] = g[name].mean()
+        elif rule == "sum":
+            per_task[task_name] = g[name].sum().astype("int64")
+        elif rule == "sum_known":
+            per_task[task_name] = g[name].sum(min_count=1)
+        else:
+            raise AssertionError(f"column {c.name!r}: unknown task rule {rule!r}")
+    return per_task.reset_index()
 
 
 def _summary(ds, preds, out, per_task, ks, estimator: str) -> dict:
     extra = sorted(set(preds.task_ids) - set(ds.task_ids))
     # invalid attempts are counted over the scored tasks only (extra tasks are ignored)
     summary: dict = {"estimator": estimator}
+    shape_ok = (out["pred_shape"] == out["truth_shape"]).to_numpy(float)  # attempt 1's shape
     for k in ks:
         summary[f"pass@{k}"] = _mean(per_task[f"pass@{k}"])
         summary[f"pass@{k}_per_output"] = _mean(out[f"pass@{k}"])
@@ -583,7 +557,8 @@ def _summary(ds, preds, out, per_task, ks, estimator: str) -> dict:
         "cell_accuracy_right_shape": float(out["cell_accuracy"].mean())
         if out["cell_accuracy"].notna().any() else float("nan"),
         "n_right_shape_outputs": int(out["cell_accuracy"].notna().sum()),
-        "shape_accuracy": _mean(out["pred_shape"] == out["truth_shape"]),
+        "shape_accuracy": _mean(_task_means(shape_ok, out["task_id"])[0]),
+        "shape_accuracy_per_output": _mean(shape_ok),
         "partial_credit": _mean(per_task["partial_credit"]),
     })
     return summary
@@ -650,10 +625,3 @@ def _better_dataset(task_ids, *, exclude: str) -> tuple[str, int] | None:
         if hits and (best is None or hits > best[1]):
             best = (name, hits)
     return best
-
-
-def _output_columns(ks) -> list[str]:
-    return (["task_id", "test_index", "n_attempts", "n_invalid_attempts", "missing",
-             "first_correct", "best_attempt"] + [f"solved@{k}" for k in ks]
-            + ["shape_correct", "cell_accuracy", "partial_credit", "truth_shape", "pred_shape",
-               "truth_h", "truth_w", "pred_h", "pred_w", "n_correct"] + list(USAGE_COLUMNS))

@@ -32,7 +32,7 @@ EXAMPLES = DOCS / "examples"
 WORK = DOCS / "_build" / "notebooks"
 
 #: The example pages, in the order of the docs' table of contents.
-ORDER = ["report", "evaluate", "compare", "figures", "explore"]
+ORDER = ["report", "evaluate", "compare", "figures", "explore", "sweep"]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -51,6 +51,7 @@ def parameters(name: str) -> dict:
         "evaluate": {"out": "run", "overwrite": True},
         "figures": {"out": "figures"},
         "compare": {"out": "tables", "overwrite": True},
+        "sweep": {"example_dir": "sweep-example"},
     }.get(name, {})
 
 

@@ -67,10 +67,13 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 
 def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict | None = None,
-                    extra: dict | None = None, overwrite: bool = False) -> Path:
+                    extra: dict | None = None, overwrite: bool = False,
+                    step: int | None = None, epoch: int | None = None) -> Path:
     """Write an arcnb checkpoint ``{"arch", "config", "state_dict", ...}`` atomically.
 
     ``extra`` entries (plain data: numbers, strings, lists, dicts) are stored too.
+    ``step`` and ``epoch`` (the training step and epoch it was saved at) are recorded
+    as ``"step"`` / ``"epoch"``: ``arcnb sweep`` orders checkpoints by them.
     The state dict is saved as contiguous CPU tensors, so the file loads with
     ``weights_only=True``.
     """
@@ -84,6 +87,11 @@ def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict |
     obj = {"format": "arcnb-checkpoint", "format_version": 1, "arch": str(arch),
            "config": dict(config or {}), "state_dict": sd}
     obj.update(extra or {})
+    for key, value in (("step", step), ("epoch", epoch)):
+        if value is not None:
+            if isinstance(value, bool) or int(value) != value or int(value) < 0:
+                raise ValueError(f"{key} must be a whole number >= 0, got {value!r}")
+            obj[key] = int(value)
     buf = _io.BytesIO()
     torch.save(obj, buf)
     return atomic_write_bytes(path, buf.getvalue(), overwrite=overwrite)

@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..columns import NEAR_MISS, graded_columns
 from .palette import PALETTE, PALETTE_RGB, _plt
 from .paper import SINGLE_COLUMN
 from .pixelfont import plain_label
@@ -392,7 +393,7 @@ def _bar_axes(ax, pos, labels, value_label_, *, horizontal, lim=1.0) -> None:
 
 
 #: The metrics of a breakdown chart, exact first, then the graded ones.
-PANEL_METRICS = ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit", "n_near_miss")
+PANEL_METRICS = ("pass@2",) + graded_columns()
 
 
 def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str | None = None,
@@ -436,7 +437,7 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     return fig
 
 
-def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = 0.8, ax=None,
+def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = NEAR_MISS, ax=None,
                        color: str = "#0072B2"):
     """The distribution of cell accuracy over the outputs with a right-shaped attempt:
     a histogram on [0, 1] in ``bins`` equal bins (the last one closed), each bar's

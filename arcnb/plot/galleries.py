@@ -12,12 +12,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..columns import NEAR_MISS, is_near_miss
 from ..grids import best_attempt
 from .palette import _WRONG, _shape
 from .pixelfont import _PixelFont, plain_label, safe_text
 from .tiles import _LUT4, _T_BG, _render_tiles
 
-__all__ = ["gallery", "gallery_items", "gallery_pages"]
+__all__ = ["gallery", "gallery_items", "gallery_pages", "pairs_image"]
 
 
 def _best_attempt(truth: np.ndarray, attempts: Sequence, max_k: int) -> tuple[int | None, Any]:
@@ -61,7 +62,7 @@ def _as_list(v) -> list[str]:
 
 def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | None = None,
                   category: str | Sequence[str] | None = None, categories=None,
-                  near_miss: float = 0.9, k: int = 2, sort: str | None = None,
+                  near_miss: float = NEAR_MISS, k: int = 2, sort: str | None = None,
                   max_items: int | None = None, rows=None):
     """The rows of ``results.outputs`` a gallery draws, in drawing order.
 
@@ -84,8 +85,7 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
     elif select == "failed":
         keep = ~out[col].to_numpy(bool)
     elif select in ("near_miss", "near-miss"):
-        acc = out["cell_accuracy"].to_numpy(float)
-        keep = ~out[col].to_numpy(bool) & (np.nan_to_num(acc, nan=-1.0) >= near_miss)
+        keep = is_near_miss(out[col], out["cell_accuracy"], near_miss)
     else:
         raise ValueError(f"select must be 'all', 'solved', 'failed' or 'near_miss', got {select!r}")
     if tasks is not None:
@@ -154,7 +154,7 @@ def _exact_image_class():
 
 
 def gallery(results, select: str = "failed", *, tasks=None, category=None, categories=None,
-            near_miss: float = 0.9, k: int = 2, sort: str | None = None,
+            near_miss: float = NEAR_MISS, k: int = 2, sort: str | None = None,
             max_items: int | None = None, rows=None, attempt: str | int = "best",
             ncols: int | None = None, slot: int = 64, dpi: int = 100, lines: bool = True,
             text: str = "pixels", fontsize: float = 7.5, title: str | None = None, fig=None):
@@ -358,7 +358,7 @@ def _gallery_figure(rgba, *, fig, dpi):
 
 
 def gallery_pages(results, select: str = "failed", *, per_page: int = 100, tasks=None,
-                  category=None, categories=None, near_miss: float = 0.9, k: int = 2,
+                  category=None, categories=None, near_miss: float = NEAR_MISS, k: int = 2,
                   sort: str | None = None, max_items: int | None = None, rows=None,
                   **kwargs) -> list:
     """:func:`gallery` split into figures of at most ``per_page`` triples each (same
@@ -382,3 +382,48 @@ def gallery_pages(results, select: str = "failed", *, per_page: int = 100, tasks
         o["title"] = f"{opts['title'] + ', ' if opts['title'] else ''}page {p + 1}/{n_pages}"
         figs.append(_gallery(results, chunk, what=what, k=k, **o))
     return figs
+
+
+class _PairRows:
+    """Just enough of :class:`~arcnb.scoring.Results` for :func:`_gallery` to draw
+    (truth, prediction) pairs that come from no scored run (a training loop's batch)."""
+
+    ks = (1,)
+
+    def __init__(self, pairs):
+        self._pairs = [(np.asarray(t), None if p is None else np.asarray(p)) for t, p in pairs]
+
+    def truth(self, tid, i):
+        return self._pairs[int(i)][0]
+
+    def attempts(self, tid, i):
+        return [self._pairs[int(i)][1]]
+
+
+def pairs_image(pairs, labels: Sequence[str] | None = None, *, ncols: int | None = None,
+                slot: int = 64, title: str | None = None, dpi: int = 100,
+                fontsize: float = 7.5) -> np.ndarray:
+    """The gallery image (truth | prediction | difference, labels written into the
+    pixels) of ``pairs``, a list of ``(truth, prediction)`` grids (a prediction may be
+    None), as an ``H x W x 3`` uint8 RGB array: what :func:`gallery` draws, for
+    grids that come from a training loop rather than a scored run (the Lightning
+    callback logs it). ``labels[j]`` names pair ``j`` (default ``"sample j"``).
+    """
+    import pandas as pd
+
+    pairs = list(pairs)
+    labels = [f"sample {j}" for j in range(len(pairs))] if labels is None else list(labels)
+    if len(labels) != len(pairs):
+        raise ValueError(f"{len(labels)} labels for {len(pairs)} pairs")
+    src = _PairRows(pairs)
+    solved = [p is not None and p.shape == t.shape and bool(np.array_equal(p, t))
+              for t, p in src._pairs]
+    items = pd.DataFrame({"task_id": labels, "test_index": range(len(pairs)),
+                          "solved@1": solved})
+    fig = _gallery(src, items, what="all", k=1, attempt=1, ncols=ncols, slot=slot, dpi=dpi,
+                   lines=True, text="pixels", fontsize=fontsize, title=title, fig=None)
+    import matplotlib.pyplot as plt
+
+    image = np.ascontiguousarray(fig.arcnb_image)
+    plt.close(fig)  # a training loop calls this again and again: no figure is kept
+    return image

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from ..columns import NEAR_MISS, group_metrics
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
@@ -116,16 +117,12 @@ def table_html(df, *, table_id: str | None = None, caption: str | None = None,
 
 #: Columns of a breakdown table for export (LaTeX, CSV): the exact pass@2 with its
 #: interval next to the graded columns.
-BREAKDOWN_COLUMNS = ("group", "n_tasks", "n_outputs", "pass@2", "pass@2_ci_low",
-                     "pass@2_ci_high", "pass@2_per_output", "pass@2_all_or_nothing",
-                     "shape_accuracy", "cell_accuracy", "n_right_shape", "partial_credit",
-                     "n_near_miss")
+BREAKDOWN_COLUMNS = (("group", "n_tasks", "n_outputs", "pass@2", "pass@2_ci_low",
+                      "pass@2_ci_high")
+                     + tuple(c for c, _ in group_metrics(2) if c != "pass@2"))
 
 #: The cells of a breakdown table in a report: ``(column, with its interval)``.
-BREAKDOWN_METRICS = (("pass@2", True), ("pass@2_per_output", False),
-                     ("pass@2_all_or_nothing", False), ("shape_accuracy", True),
-                     ("cell_accuracy", True), ("n_right_shape", False),
-                     ("partial_credit", True), ("n_near_miss", False))
+BREAKDOWN_METRICS = group_metrics(2)
 
 _INTERVAL_NOTE = ("each metric: its value, and under it [the 95% bootstrap interval over "
                   "tasks]; the definitions are in the table of section 1")
@@ -235,10 +232,8 @@ def note_html(text: str, *, note_id: str | None = None) -> str:
 def reference_html(table, *, table_id: str = "arcnb-references") -> str:
     """The reference-points table (:func:`arcnb.report.references.reference_table`):
     the model and each reference side by side, every metric with its interval."""
-    metrics = (("pass@2", True), ("pass@2_per_output", False),
-               ("pass@2_all_or_nothing", False), ("shape_accuracy", True),
-               ("cell_accuracy", True), ("partial_credit", True), ("n_near_miss", False))
-    return graded_table_html(table, label="run", metrics=metrics, table_id=table_id,
+    return graded_table_html(table, label="run", metrics=group_metrics(2, counts=False),
+                             table_id=table_id,
                              caption="the model (first row) and the reference runs on the "
                                      "same tasks; " + _INTERVAL_NOTE)
 
@@ -357,7 +352,7 @@ _NOUNS = {"failed": "unsolved outputs", "near_miss": "near misses", "solved": "s
           "all": "outputs"}
 
 
-def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float = 0.9,
+def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float = NEAR_MISS,
              k: int = 2, folder: str | os.PathLike | None = None) -> str:
     """The caption of a gallery or a table cut to ``shown`` rows, saying so: "24 of 418
     unsolved outputs shown", with a link to the full list.

@@ -32,6 +32,7 @@ NOTEBOOKS = {
     "figures": "figures.ipynb",
     "explore": "explore.ipynb",
 }
+NOTEBOOKS["sweep"] = "sweep.ipynb"  # a checkpoint sweep's page (arcnb.sweep)
 
 #: papermill always runs notebooks with this kernel.
 KERNEL_NAME = "python3"

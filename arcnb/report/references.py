@@ -17,6 +17,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..columns import NEAR_MISS, interval_columns
 from ..errors import ArcnbError
 from ..front import BaselineSource, PredictionsSource, open_run
 from ..runs import Run
@@ -31,7 +32,7 @@ COPY_INPUT = "copy-input"
 
 #: The metrics of the reference-points table and chart (each with its interval but
 #: the near-miss count).
-REFERENCE_METRICS = ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit")
+REFERENCE_METRICS = interval_columns(2)
 
 
 def reference_label(spec: str | os.PathLike) -> str:
@@ -85,7 +86,7 @@ def reference_runs(specs: Sequence[str], like: Run, *, n_boot: int = 1000,
 
 
 def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
-                    n_boot: int = 1000, seed: int = 0, near_miss: float = 0.8) -> pd.DataFrame:
+                    n_boot: int = 1000, seed: int = 0, near_miss: float = NEAR_MISS) -> pd.DataFrame:
     """The headline numbers of ``runs`` side by side, one row per run (``run``: its
     label, or ``labels``): ``n_tasks``, ``n_outputs``, pass@2 in the three
     conventions, the graded columns of :func:`arcnb.breakdown.overall` and their

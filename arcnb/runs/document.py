@@ -10,6 +10,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from ..columns import upgrade_summary
 from ..grids import shape_str
 from ..io import JSONInputError, read_json
 from .layout import FILLER, METRICS, SUBMISSION, RunDirError
@@ -26,8 +27,8 @@ def metrics_document(summary: Mapping, provenance: Mapping | None) -> dict:
 def summary_of(metrics: Mapping) -> dict:
     """The scoring summary inside a metrics.json (top level, or under ``summary``)."""
     if "summary" in metrics and isinstance(metrics["summary"], Mapping):
-        return dict(metrics["summary"])
-    return dict(metrics)
+        return upgrade_summary(metrics["summary"])
+    return upgrade_summary(metrics)
 
 
 def is_scored(metrics: Mapping) -> bool:

@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ..columns import upgrade_summary
 from ..data import DATASETS, load_dataset, load_task_ids
 from ..io import FORMULA_START, atomic_write_bytes, csv_text, to_jsonable
 from ..predictions import load_predictions, to_submission
@@ -285,7 +286,7 @@ class Run:
         ks = tuple(sorted(set(ks).union(*(_pass_ks(m) for m in layers))))
         res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed, estimator=estimator)
         for recorded in layers:
-            _check_recorded(recorded, res.summary, rd)
+            _check_recorded(upgrade_summary(recorded), res.summary, rd)
         _check_version(metrics, ds, rd, dataset)
         return cls(res, metrics, rd, label or rd.name)
 
