@@ -295,7 +295,7 @@ def _extend_report_sweep(sub) -> None:
 
         if S.plan(ckpts)[0].step_source != S.STEP_SOURCES[0]:
             return rc
-        runs = [p.parent for p in Path(args.out).glob("*/metrics.json")]
+        runs = [p.parent for p in Path(args.out).glob(f"*/{METRICS}")]
         sw = S.from_run_dirs(ckpts, runs, Path(args.out) / "sweep",
                              overwrite=args.overwrite)
         print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
