@@ -25,14 +25,14 @@ number of threads, so compare a torchrun run (``OMP_NUM_THREADS=1`` per process 
 default) with a single process run under the same ``OMP_NUM_THREADS``.
 
 Resuming: after each unit every finished task is appended to the run's journal (one
-JSON line per task, flushed and fsynced; :class:`arcnb.runs.Journal`);
+JSON line per task, flushed and fsynced; :class:`arcnb.journal.Journal`);
 ``resume=True`` reads it (a truncated last line is ignored and cut off), skips
 finished units and recomputes the rest. The final files are written atomically
 (temporary file + rename), the metrics last: they alone mark a finished run, which is
 never overwritten without ``overwrite=True``; a run killed during its final writes (run
 files but no metrics) is finished by ``resume=True`` from its journal. Every journal
 record carries the SHA-256 of the run's parameters (a record of another run is refused,
-never used), and the run directory is locked (:class:`arcnb.runs.RunLock`) for the
+never used), and the run directory is locked (:class:`arcnb.journal.RunLock`) for the
 whole run, so a second evaluate into it stops with one line.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -51,46 +51,42 @@ import pandas as pd
 from .augment import AUGMENT_MODES, View, make_views, vote
 from .errors import ArcnbError, OutputExistsError, ParameterError
 from .io import to_jsonable
-from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, RunLock,  # noqa: F401
-                   check_out_path, file_sha256_or_none, journal_name, journal_paths,
-                   journal_record_problem, read_journals, refuse_finished, run_provenance,
-                   user_paths, write_run_dir)
+from .journal import (Journal, RunLock, journal_name, journal_paths, journal_record_problem,
+                      read_journals)
+from .runs import Run, check_out_path, refuse_finished, run_provenance, user_paths
 
-__all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_provenance",
-           "plan_units"]
+__all__ = ["evaluate", "plan_units", "checkpoint_kwargs"]
 
 
-def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool = False,
-                     ks: Sequence[int] = (1, 2), provenance: dict | None = None,
-                     estimator: str = "ranked"):
-    """Score predictions (a submission file or a benchmarking-harness run folder) and
-    write a run directory from them (no model involved).
+def checkpoint_kwargs(options: Mapping | None) -> dict:
+    """:func:`evaluate`'s keyword arguments from plain-JSON checkpoint options (what
+    ``arcnb evaluate`` and ``arcnb report --checkpoint`` share, and what a notebook
+    parameter can carry): ``config`` may be a JSON text, ``replace_config`` (a flag)
+    makes it a :class:`arcnb.models.ReplaceConfig`, and a ``module:callable`` ``arch``
+    is also looked up in the directory the ``arcnb`` command was started from (a
+    notebook kernel runs elsewhere)."""
+    from .models import ReplaceConfig
 
-    Used by ``arcnb report --predictions`` and comparisons. The run's predictions file
-    is a byte copy of a submission file; a harness folder is written as one submission
-    file whose attempts keep their metadata (cost, tokens), so re-opening the run gives
-    the same numbers. ``provenance.predictions_sha256`` is the file's SHA-256, or for a
-    folder the digest of its task files
-    (:meth:`arcnb.predictions.Predictions.source_sha256`). ``estimator`` is passed to
-    :func:`arcnb.scoring.score`. Returns the Results.
-    """
-    from .data import load_dataset
-    from .predictions import load_predictions
-    from .scoring import score
-
-    refuse_finished(out, overwrite=overwrite)
-    ds = load_dataset(dataset, tasks=tasks)
-    preds = load_predictions(predictions)
-    res = score(ds, preds, ks=ks, estimator=estimator)
-    prov = run_provenance(source="predictions",
-                          predictions=str(predictions) if preds.source else None,
-                          predictions_sha256=preds.source_sha256(),
-                          dataset=ds.info)
-    if user_paths():  # the command line's paths, as typed and resolved
-        prov["run"] = {"paths": user_paths()}
-    prov.update(provenance or {})
-    write_run_dir(res, out, provenance=prov, overwrite=overwrite)
-    return res
+    opts = dict(options or {})
+    config = opts.get("config")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config) if config.strip() else None
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"--config is invalid JSON: {exc}") from None
+        if config is not None and not isinstance(config, dict):
+            raise ParameterError("--config must be a JSON object")
+    if opts.pop("replace_config", False):
+        config = ReplaceConfig(config or {})
+    if "config" in opts or config is not None:
+        opts["config"] = config or None
+    if not opts.get("arch"):
+        opts.pop("arch", None)
+    arch = opts.get("arch")
+    cwd = (user_paths() or {}).get("cwd")
+    if isinstance(arch, str) and ":" in arch and isinstance(cwd, str) and cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    return opts
 
 
 # ------------------------------------------------------------------ planning
@@ -373,8 +369,9 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     provenance instead of scores (:func:`arcnb.runs.unscored_summary`). When some test
     outputs have a truth and others do not, the run is unscored too.
 
-    Returns the :class:`~arcnb.scoring.Results` on rank 0 (None on other ranks); for a
-    hidden test set, the unscored :class:`arcnb.runs.Run`.
+    Returns the run written (:class:`arcnb.runs.Run`, with its ``results`` and its
+    ``votes``) on rank 0, None on other ranks; for a hidden test set the run is
+    unscored (``run.scored`` is False).
     """
     from .data import load_dataset
     from .models import load_model
@@ -606,11 +603,10 @@ def _gather(my_records: list[dict], rank: int, world: int) -> list[dict] | None:
 def _write_results(all_records: list[dict], task_list, ds, out: Path, params: dict, run: dict,
                    t_start: float, *, attempts: int, n_boot: int, overwrite: bool,
                    estimator: str = "ranked"):
-    """Score the gathered records and write the run directory; returns the Results
-    (the unscored Run when some test output has no truth). ``run`` (facts about this
+    """Score the gathered records and write the run directory; returns the Run
+    (unscored when some test output has no truth). ``run`` (facts about this
     execution) gets the wall time since ``t_start``."""
     from .predictions import Predictions, to_submission
-    from .runs import Run
     from .scoring import score
 
     by_id = {r["task_id"]: r for r in all_records}
@@ -636,8 +632,6 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
                               predictions_text=text, extra_files=extra_files)
     ks = sorted({1, 2, attempts})
     results = score(ds, preds, ks=ks, n_boot=n_boot, estimator=estimator)
-    write_run_dir(results, out, provenance=provenance, overwrite=overwrite,
-                  extra_columns=votes, predictions_text=text, extra_files=extra_files)
-    results.run_dir = out
-    results.votes = votes
-    return results
+    return Run.from_results(results, provenance=provenance).write(
+        out, overwrite=overwrite, extra_columns=votes, predictions_text=text,
+        extra_files=extra_files)
