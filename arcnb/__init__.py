@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-#: arcnb's version.
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 from .data import DATASETS, Dataset, Task, load_dataset  # noqa: E402
 from .errors import ArcnbError  # noqa: E402

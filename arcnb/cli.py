@@ -293,7 +293,7 @@ def _add_report(sub) -> None:
     _add_estimator(p, "; a --run directory keeps its recorded estimator")
     p.add_argument("--train-data", nargs="+", metavar="TRAIN",
                    help="training data (dataset names, folders, files): adds the report's "
-                        "training-data overlap section and records the check in metrics.json")
+                        f"training-data overlap section and records the check in {METRICS}")
     _add_checkpoint_options(p, "checkpoints: ")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
@@ -488,9 +488,12 @@ def _checkpoint_options(args) -> dict:
     A ``module:callable`` builder's module is looked up in the current directory."""
     config = None
     if args.config:
-        config = json.loads(args.config)
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"--config is invalid JSON: {exc}") from None
         if not isinstance(config, dict):
-            raise ValueError("--config must be a JSON object")
+            raise ParameterError("--config must be a JSON object")
     if args.arch and ":" in args.arch:
         _import_from_cwd()
     return {"arch": args.arch, "config": config, "replace_config": bool(args.replace_config),
@@ -765,7 +768,7 @@ _COMMANDS.append(_add_candidates)
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="arcnb", description="Evaluate models on ARC: scoring, metrics, "
                                                "plots, breakdowns and reports.")
-    from . import __version__
+    from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"arcnb {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

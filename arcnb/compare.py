@@ -54,9 +54,11 @@ from .errors import CompareError, refuse_overwrite
 from .front import PredictionsSource, RunDirSource, open_run
 from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
 from .runs import METRICS, PREDICTIONS, Run, RunDirError, check_out_path
-from .scoring import Results
+from .scoring import Results, _task_means, score
 from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
+from .plot import leaderboard, save
+from .plot.palette import _plt
 
 __all__ = ["CompareError", "Comparison", "load_run", "compare", "TABLES",
            "pareto_front", "LEADERBOARD", "LEADERBOARD_FORMATS"]
@@ -154,8 +156,6 @@ class Comparison:
         front marked. Returns the Axes, or None when some run has no cost."""
         if not self.has_cost:
             return None
-        from .plot import leaderboard
-
         return leaderboard(self.tables["runs"], ax=ax)
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
@@ -196,9 +196,6 @@ class Comparison:
         return written
 
     def _write_leaderboard(self, out: Path) -> list[Path]:
-        from .plot import save
-        from .plot.palette import _plt
-
         ax = self.leaderboard()
         fig = ax.get_figure()
         try:
@@ -231,8 +228,6 @@ def _labels(runs: Sequence[Run]) -> None:
 
 
 def _restrict(run: Run, task_ids: list[str], n_boot: int, seed: int) -> Run:
-    from .scoring import score
-
     res = run.results
     if list(res.tasks["task_id"]) == task_ids:
         return run
@@ -483,8 +478,6 @@ def _category_diffs(a: Run, b: Run, mem: pd.DataFrame, info: dict, n_boot, seed,
     """Per category: the difference of the mean over its tasks of the per-task mean of
     the outputs' ``pass@2`` (the estimator's value; NaN when one output is undefined)
     and McNemar on ``solved@2``."""
-    from .scoring import _task_means
-
     ta, tb, oa, ob = _aligned(a, b)
     key = ["task_id", "test_index"]
     m = mem.merge(oa[["solved@2", "pass@2"]].rename(columns={"solved@2": "a",

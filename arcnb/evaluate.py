@@ -53,7 +53,15 @@ from .errors import ArcnbError, OutputExistsError, ParameterError
 from .io import to_jsonable
 from .journal import (Journal, RunLock, journal_name, journal_paths, journal_record_problem,
                       read_journals)
-from .runs import Run, check_out_path, refuse_finished, run_provenance, user_paths
+from .runs import CANDIDATES, Run, check_out_path, refuse_finished, run_provenance, user_paths
+from .models import BUNDLED_BASELINE, ReplaceConfig, load_model
+from .data import Pair, Task, load_dataset
+from .grids import as_grid_or_none
+from .models.interface import decode_logits, pad_batch, pad_demonstrations
+from .candidates import candidates_bytes
+from .scoring import ESTIMATORS, score
+from .models.loading import file_sha256
+from .predictions import Predictions, to_submission
 
 __all__ = ["evaluate", "plan_units", "checkpoint_kwargs"]
 
@@ -65,8 +73,6 @@ def checkpoint_kwargs(options: Mapping | None) -> dict:
     makes it a :class:`arcnb.models.ReplaceConfig`, and a ``module:callable`` ``arch``
     is also looked up in the directory the ``arcnb`` command was started from (a
     notebook kernel runs elsewhere)."""
-    from .models import ReplaceConfig
-
     opts = dict(options or {})
     config = opts.get("config")
     if isinstance(config, str):
@@ -212,9 +218,6 @@ def _solve_unit(model, tasks, views: list[View], *, attempts: int):
     every attempt mapped back through the view. Within a view, attempt 1 comes first, so
     with one view the vote keeps the solver's own order. A grid that is not a valid ARC
     grid (2-D, sides 1..30, colours 0..9) is an invalid candidate."""
-    from .data import Pair, Task
-    from .grids import as_grid_or_none
-
     cands: dict[tuple[int, int], list] = {}
     confs: dict[tuple[int, int], list] = {}
     for ti, task in enumerate(tasks):
@@ -248,8 +251,6 @@ def _length(obj) -> str:
 def _logits_unit(adapter, tasks, views: list[View], *, batch_size: int, device):
     """Candidates of a logits model: batches of (test input, view), decoded."""
     import torch
-
-    from .models.interface import decode_logits, pad_batch, pad_demonstrations
 
     items = [(ti, i, v) for ti, task in enumerate(tasks) for i in range(len(task.test))
              for v in range(len(views))]
@@ -300,9 +301,6 @@ def _vote_columns(records: Iterable[dict], attempts: int) -> pd.DataFrame:
 def _candidate_files(records: Iterable[dict], params: dict) -> dict:
     """With augmentation, every voted candidate of every test output with its votes and
     mean confidence, as the run's candidates file (:data:`arcnb.runs.CANDIDATES`)."""
-    from .candidates import candidates_bytes
-    from .runs import CANDIDATES
-
     if params.get("augment", "none") == "none":
         return {}
     rows = [{"task_id": rec["task_id"], "test_index": i, "grid": c["grid"],
@@ -373,9 +371,6 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     ``votes``) on rank 0, None on other ranks; for a hidden test set the run is
     unscored (``run.scored`` is False).
     """
-    from .data import load_dataset
-    from .models import load_model
-
     t_start = time.time()
     batch_size, attempts = _check_parameters(batch_size, attempts, augment)
     _check_estimator(estimator)
@@ -444,8 +439,6 @@ def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
 
 
 def _check_estimator(estimator: str) -> None:
-    from .scoring import ESTIMATORS
-
     if estimator not in ESTIMATORS:
         raise ParameterError(f"unknown estimator {estimator!r}: expected one of "
                              f"{', '.join(ESTIMATORS)}")
@@ -500,14 +493,10 @@ def _claim_out_dir(out: Path, rank: int, world: int, *, resume: bool,
 def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, augment,
                 color_perms, arch, config, seed, trust_checkpoint) -> dict:
     """Every parameter of the run, as plain JSON (the journal header and provenance)."""
-    from .models.loading import file_sha256
-
     ckpt_path = None
     if isinstance(checkpoint, (str, os.PathLike)):
         p = Path(checkpoint)
         if not p.exists() and str(checkpoint) == "baseline":
-            from .models import BUNDLED_BASELINE
-
             p = BUNDLED_BASELINE
         ckpt_path = p if p.is_file() else None
     ckpt_name = str(checkpoint) if isinstance(checkpoint, (str, os.PathLike)) \
@@ -606,9 +595,6 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
     """Score the gathered records and write the run directory; returns the Run
     (unscored when some test output has no truth). ``run`` (facts about this
     execution) gets the wall time since ``t_start``."""
-    from .predictions import Predictions, to_submission
-    from .scoring import score
-
     by_id = {r["task_id"]: r for r in all_records}
     missing = [t.id for t in task_list if t.id not in by_id]
     if missing:  # pragma: no cover - would be a bug in the unit bookkeeping

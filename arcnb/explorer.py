@@ -41,6 +41,10 @@ from .report.sources import DEFAULT_DATASET, require_scored
 from .resources import example
 from .runs import PREDICTIONS, Run
 from .scoring import Results
+from .data import Dataset, load_dataset, normalize_task_id
+from .plot import DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, diff_mask, gallery, grid_image
+from .breakdown import group_membership
+from .io import atomic_write_text
 
 __all__ = ["explore", "Explorer", "ExploreError", "SELECTIONS"]
 
@@ -130,8 +134,6 @@ def _scored(run):
 
 
 def _open_dataset(source, dataset):
-    from .data import Dataset, load_dataset
-
     if isinstance(source, Dataset):
         return source
     spec = dataset if source is None else source
@@ -267,8 +269,6 @@ def _value_cells(c: int) -> np.ndarray:
     if c not in _CELLS:
         from PIL import Image, ImageDraw
 
-        from .plot import grid_image
-
         colors = grid_image(np.arange(10)[None, :])[0].astype(np.float32)  # [10, 3]
         lum = colors @ np.array([0.2126, 0.7152, 0.0722], np.float32)
         ink = np.where((lum < 128)[:, None], 255.0, 0.0)
@@ -304,8 +304,6 @@ def _lines(tile: np.ndarray, c: int, color) -> np.ndarray:
 def _grid_tile(g: np.ndarray, c: int, values: bool) -> np.ndarray:
     """A grid as pixels: :func:`arcnb.plot.grid_image` colours, c x c per cell, 1-px cell
     lines, and the cell values written in when ``values`` (and cells are >= 8 px)."""
-    from .plot import LINE_COLOR, grid_image
-
     if values and c >= 8:
         h, w = g.shape
         tile = np.empty((h * c + 1, w * c + 1, 3), np.uint8)
@@ -328,8 +326,6 @@ def _hatch_tile(shape, c: int, color) -> np.ndarray:
 
 
 def _diff_tile(mask: np.ndarray, c: int) -> np.ndarray:
-    from .plot import DIFF_OK_COLOR, DIFF_WRONG_COLOR
-
     img = np.empty(mask.shape + (3,), np.uint8)
     img[...] = _rgb(DIFF_OK_COLOR)
     img[mask] = _rgb(DIFF_WRONG_COLOR)
@@ -513,8 +509,6 @@ class Explorer:
     def _build_categories(self):
         """``{category: sorted row positions}`` from :func:`arcnb.breakdown.group_membership`
         on the explored run (or the dataset), and the categories' order."""
-        from .breakdown import group_membership
-
         if self.taxonomy is False:
             return {}, []
         src = self.results if self.runs else _TasksOnly(self.dataset, self.table)
@@ -676,8 +670,6 @@ class Explorer:
         return self
 
     def _resolve(self, where) -> tuple[str, int]:
-        from .data import normalize_task_id
-
         if isinstance(where, tuple) and len(where) == 2:
             tid, ti = str(where[0]).strip(), int(where[1])
         elif isinstance(where, str):
@@ -777,8 +769,6 @@ class Explorer:
         return f"task {tid}  ·  test {ti + 1} of {n_test}  ·  {where}", sections
 
     def _run_column(self, r: _RunView, attempts, j, g, truth, c) -> list:
-        from .plot import diff_mask
-
         label = r.label if len(self.runs) > 1 else ""
         title, _ = _attempt_words(label, j, g, truth, len(attempts))
         solved = bool(self._solved_col(r.table)[self._sel[self._pos]])
@@ -899,8 +889,6 @@ class Explorer:
         prediction | difference per output, in browsing order), for saving with
         :func:`arcnb.plot.save`. Keyword arguments go to ``gallery`` (``max_items``,
         ``ncols``, ``attempt``, ``title``, ...)."""
-        from .plot import gallery
-
         if not self.runs:
             raise ExploreError("a gallery needs predictions; this explorer browses a dataset")
         kwargs.setdefault("title", f"{self.runs[0].label}: {self._selection_text()}")
@@ -912,8 +900,6 @@ class Explorer:
     def save_selection(self, path, *, overwrite: bool = False) -> Path:
         """Write the selected task ids (one per line, browsing order, no repeats) to
         ``path``: a task filter that ``--tasks`` / ``tasks=`` read back."""
-        from .io import atomic_write_text
-
         ids = list(dict.fromkeys(self.items["task_id"]))
         head = f"# {len(ids)} tasks: {self._selection_text()}\n"
         return atomic_write_text(Path(path), head + "".join(f"{t}\n" for t in ids),

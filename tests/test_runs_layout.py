@@ -3,6 +3,7 @@ in ``arcnb/runs/`` only (everything else asks :mod:`arcnb.runs` for them)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import arcnb.runs as runs
@@ -37,7 +38,9 @@ def _spelled(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
             for name in FILE_NAMES:
-                if name in node.value and not (path in NOTEBOOK_LISTS and name in SHIPPED_NOTEBOOKS):
+                # the whole name (overlap_tasks.csv is another file than tasks.csv)
+                whole = re.search(r"(?<![\w.-])" + re.escape(name), node.value)
+                if whole and not (path in NOTEBOOK_LISTS and name in SHIPPED_NOTEBOOKS):
                     found.append((node.lineno, name))
     return found
 

@@ -22,6 +22,7 @@ from ..columns import NEAR_MISS, interval_columns
 from ..errors import ArcnbError, ParameterError
 from ..front import BaselineSource, PredictionsSource, open_run
 from ..runs import Run
+from ..breakdown import group_membership, overall
 
 __all__ = ["COPY_INPUT", "reference_label", "copy_input_predictions", "reference_source",
            "reference_runs",
@@ -92,8 +93,6 @@ def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
     conventions, the graded columns of :func:`arcnb.breakdown.overall` and their
     intervals, so every number is computed the same way for the model and its
     references."""
-    from ..breakdown import overall
-
     labels = list(labels) if labels is not None else [r.label for r in runs]
     if len(labels) != len(runs):
         raise ParameterError(f"{len(labels)} labels for {len(runs)} runs")
@@ -131,8 +130,6 @@ def reference_categories(model: Run, refs: Sequence[Run], by="structural", *,
     ``reference_solved``, ``reference_only`` (solved by the reference, not by the
     model), ``model_only`` and ``task_ids`` (the first ``max_ids`` reference-only
     tasks). Sorted by reference, then ``reference_only`` (most first)."""
-    from ..breakdown import group_membership
-
     mem, _ = group_membership(model.results, by)
     task_groups = mem[["task_id", "group"]].drop_duplicates()
     solved_m = model.results.tasks.set_index("task_id")["all_solved@2"].astype(bool)

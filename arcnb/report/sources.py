@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ArcnbError
+from ..models import BUNDLED_BASELINE
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, parse_source
 from ..front import open_run as open_source
 from ..resources import example, examples_dir, reports_root
 from ..runs import FIGURES, Run, is_finished
+from .references import COPY_INPUT
 
 __all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "as_source",
            "default_out",
@@ -38,8 +40,6 @@ def default_references(dataset: str = DEFAULT_DATASET, *, exclude=None) -> list[
     program-search predictions (else, on ARC-AGI-1 evaluation, the bundled whole-grid
     heuristic predictions, unless they are the report's own source ``exclude``), then
     copy-the-input."""
-    from .references import COPY_INPUT
-
     refs = []
     ps = program_search_predictions(dataset)
     if ps is not None:
@@ -62,10 +62,6 @@ def resolve_references(references, dataset: str, *, exclude=None) -> list[str]:
 
 
 def _bundled_checkpoint() -> Path | None:
-    try:
-        from ..models import BUNDLED_BASELINE
-    except ImportError:  # pragma: no cover - the models package is part of arcnb
-        return None
     return BUNDLED_BASELINE if BUNDLED_BASELINE.is_file() else None
 
 

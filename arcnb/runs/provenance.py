@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..resources import checkout_root
 from .layout import user_paths
+from ..io import file_sha256
 
 
 def _git_commit() -> str | None:
@@ -62,7 +63,5 @@ def predictions_provenance(path, preds, dataset) -> dict:
 def file_sha256_or_none(path) -> str | None:
     """The SHA-256 of ``path`` when it is a file, else None."""
     if path and Path(path).is_file():
-        from ..models.loading import file_sha256
-
         return file_sha256(path)
     return None
