@@ -72,13 +72,17 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .data import Dataset, Task
-from .grids import MAX_SIZE
+from .augment import dihedral_fn
+from .data import Dataset, Pair, Task
+from .errors import ParameterError
+from .grids import MAX_SIZE, PAD_TOKEN, background, crop_padding
+from .predictions import attempt_entry
 
 __all__ = [
     "PROGRAMS", "fit_programs", "heuristic_submission", "copy_input_submission",
     "Primitive", "Program", "SearchResult", "primitives", "search_task", "solve_task",
-    "program_search_submission", "program_search_model", "FAMILIES", "DEFAULT_BUDGET",
+    "program_search_submission", "program_search_candidates", "program_search_model",
+    "FAMILIES", "DEFAULT_BUDGET",
     "DEFAULT_TIME_LIMIT",
 ]
 
@@ -88,24 +92,17 @@ __all__ = [
 
 GridFn = Callable[[np.ndarray], "np.ndarray | None"]
 
+#: The dihedral transforms (:mod:`arcnb.augment`), in the order the heuristic tries them.
 _DIHEDRAL: dict[str, GridFn] = {
-    "identity": lambda g: g,
-    "rot90": lambda g: np.rot90(g, 1),
-    "rot180": lambda g: np.rot90(g, 2),
-    "rot270": lambda g: np.rot90(g, 3),
-    "flip_lr": np.fliplr,
-    "flip_ud": np.flipud,
-    "transpose": lambda g: g.T,
-    "anti_transpose": lambda g: np.rot90(g, 2).T,
-}
+    n: dihedral_fn(n) for n in ("identity", "rot90", "rot180", "rot270", "flip_lr", "flip_ud",
+                                "transpose", "anti_transpose")}
 #: The tiny heuristic's programs (:func:`heuristic_submission`).
 PROGRAMS = tuple(_DIHEDRAL) + ("colour map", "tile", "upscale", "constant")
 
 
 def copy_input_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
     """Every attempt is the test input (the copy-the-input reference point)."""
-    return {t.id: [{f"attempt_{j + 1}": p.input.tolist() for j in range(attempts)}
-                   for p in t.test] for t in dataset}
+    return {t.id: [attempt_entry([p.input] * attempts) for p in t.test] for t in dataset}
 
 
 def _colour_map(task: Task) -> GridFn | None:
@@ -191,8 +188,7 @@ def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
                     break
             while len(grids) < attempts:
                 grids.append(pair.input)
-            entries.append({f"attempt_{j + 1}": np.asarray(g).tolist()
-                            for j, g in enumerate(grids)})
+            entries.append(attempt_entry(grids))
         sub[task.id] = entries
     return sub
 
@@ -206,9 +202,9 @@ MARK = 10  # first marker value: a painted cell whose colour the final colour ma
 
 
 def _bg(g: np.ndarray) -> int:
-    """The background: black when the grid has black, else the most common value."""
-    counts = np.bincount(g.ravel())
-    return 0 if counts[0] else int(counts.argmax())
+    """The search's background guess (:func:`arcnb.grids.background` with
+    ``prefer_black``): black when the grid has black, else the most common value."""
+    return background(g, prefer_black=True)
 
 
 class _Obj:
@@ -1598,8 +1594,7 @@ def solve_task(task: Task, *, attempts: int = 2,
 def _solve_entry(args) -> tuple[str, list, dict]:
     task, attempts, search = args
     grids, res = solve_task(task, attempts=attempts, **search)
-    entries = [{f"attempt_{j + 1}": np.asarray(g).tolist() for j, g in enumerate(gs)}
-               for gs in grids]
+    entries = [attempt_entry(gs) for gs in grids]
     info = {"programs": [p.text for p in res.programs[:attempts]],
             "n_consistent": len(res.programs), "evaluations": res.evaluations,
             "exhausted": res.exhausted, "timed_out": res.timed_out}
@@ -1623,7 +1618,7 @@ def program_search_submission(dataset: Dataset, *, attempts: int = 2, max_depth:
     Deterministic: the same dataset and arguments give the same predictions.
     """
     if isinstance(attempts, bool) or int(attempts) < 1:
-        raise ValueError(f"attempts must be >= 1, got {attempts}")
+        raise ParameterError(f"attempts must be >= 1, got {attempts}")
     search = {"max_depth": int(max_depth), "budget": int(budget), "time_limit": time_limit}
     jobs = [(task, int(attempts), search) for task in dataset]
     if int(workers) > 1 and len(jobs) > 1:
@@ -1647,6 +1642,35 @@ def program_search_submission(dataset: Dataset, *, attempts: int = 2, max_depth:
     return sub
 
 
+def program_search_candidates(dataset: Dataset, *, max_depth: int = 2,
+                              budget: int = DEFAULT_BUDGET,
+                              time_limit: float | None = DEFAULT_TIME_LIMIT) -> dict:
+    """Every consistent program's test outputs as a candidate pool, in the candidates
+    file format of :mod:`arcnb.candidates` (a dict to pass to
+    :func:`arcnb.candidates.candidates` or to write as JSON).
+
+    Per test input, one candidate per consistent program, simplest program first (the
+    ``order`` the attempts follow), with the score ``cost`` (the program's cost, lower
+    is better). Programs that give the same grid merge into one candidate whose votes
+    count them. A program whose test output is undefined gives a malformed candidate
+    (``null``), which keeps its place but is never a candidate.
+    """
+    tasks = {}
+    for task in dataset:
+        res = search_task(task, max_depth=max_depth, budget=budget, time_limit=time_limit)
+        outs = []
+        for i in range(len(task.test)):
+            cands = []
+            for p in res.programs:
+                g = p.outputs[i]
+                ok = g is not None and g.size and int(g.min()) >= 0 and int(g.max()) <= 9
+                cands.append({"grid": np.asarray(g).tolist() if ok else None,
+                              "scores": {"cost": float(p.cost)}})
+            outs.append(cands)
+        tasks[task.id] = outs
+    return {"arcnb_candidates": 1, "lower_is_better": ["cost"], "tasks": tasks}
+
+
 def program_search_model(**config):
     """The program search as a model for :func:`arcnb.models.load_model` (registered as
     ``"program-search"``): a ``torch.nn.Module`` that reads the demonstrations and
@@ -1664,9 +1688,6 @@ def _model_class():
         return _MODEL_CLASS
     import torch
     from torch import nn
-
-    from .grids import PAD_TOKEN, crop_padding
-    from .data import Pair
 
     class ProgramSearch(nn.Module):
         """The program search behind the logits interface (see

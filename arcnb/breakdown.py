@@ -49,11 +49,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from . import metrics
 from .columns import GROUPS, NEAR_MISS, graded_columns, is_near_miss
 from .errors import ArcnbError
-from .grids import COLOR_NAMES, PAD_TOKEN
+from .grids import COLOR_NAMES, PAD_TOKEN, pad_grids
 from .io import atomic_write_text, csv_text
-from .stats import bootstrap_ci
+from .stats import bootstrap_ci, bootstrap_indices, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
 
 __all__ = [
@@ -274,23 +275,6 @@ def _task_ci(values: np.ndarray, **boot) -> tuple[float, float]:
     return bootstrap_ci(values, **boot)
 
 
-def _ratio_ci(num: np.ndarray, den: np.ndarray, *, n_boot, seed, level) -> tuple[float, float]:
-    """Percentile interval of sum(num) / sum(den), resampling the rows (tasks)."""
-    ok = den > 0
-    if not ok.any():
-        return (float("nan"), float("nan"))
-    ratio = num / np.where(ok, den, 1.0)
-    if np.all(ratio[ok] == ratio[ok][0]):
-        return (float(ratio[ok][0]), float(ratio[ok][0]))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, num.size, size=(n_boot, num.size))
-    d = den[idx].sum(axis=1)
-    r = num[idx].sum(axis=1)[d > 0] / d[d > 0]
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(r, [alpha, 1.0 - alpha])
-    return (float(lo), float(hi))
-
-
 def _group_table(data: pd.DataFrame, ks, n_boot, seed, level) -> pd.DataFrame:
     """The metric columns per ``group`` of ``data`` (one row per group x output)."""
     per_task = data.groupby(["group", "task_id"], sort=False)
@@ -330,7 +314,7 @@ def _group_table(data: pd.DataFrame, ks, n_boot, seed, level) -> pd.DataFrame:
         ci = {grp: _task_ci(v.to_numpy(float), **boot) for grp, v in g_task[col]}
         table[f"{name}_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
         table[f"{name}_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
-    ci = {grp: _ratio_ci(v["cell_sum|sum"].to_numpy(float), v["right_shape|sum"].to_numpy(float),
+    ci = {grp: ratio_bootstrap_ci(v["cell_sum|sum"].to_numpy(float), v["right_shape|sum"].to_numpy(float),
                          **boot) for grp, v in g_task}
     table["cell_accuracy_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
     table["cell_accuracy_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
@@ -452,8 +436,6 @@ def _select(results, attempt):
 
 
 def _padded(results, attempt, pad_token, device, *, with_ids: bool = False):
-    from .grids import pad_grids
-
     preds, truths, tids, counts = _select(results, attempt)
     if with_ids:
         counts = dict(counts, _task_ids=tids)
@@ -475,8 +457,6 @@ def color_confusion(results, *, attempt: int | str = 1, pad_token: int = PAD_TOK
     matches the truth). ``normalize="true"`` divides each row by its total (NaN for a
     colour absent from the truth). ``df.attrs`` holds the counts of used / excluded
     outputs."""
-    from . import metrics
-
     p, t, counts = _padded(results, attempt, pad_token, device)
     if p is None:
         mat = np.zeros((10, 10), dtype=np.int64)
@@ -538,8 +518,7 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKE
         # float32 ratio can fall just outside its own float64 interval)
         with np.errstate(invalid="ignore", divide="ignore"):
             acc = np.where(n > 0, right.sum(axis=0) / np.maximum(n, 1), np.nan)
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(uniq), size=(n_boot, len(uniq)))
+        idx = bootstrap_indices(len(uniq), n_boot=n_boot, seed=seed)
         tot_b = total[idx].sum(axis=1).astype(float)          # [n_boot, 10]
         right_b = right[idx].sum(axis=1).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):

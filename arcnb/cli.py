@@ -13,7 +13,9 @@ import os
 import sys
 
 from .data import DATASETS
-from .errors import ArcnbError, printable
+from .errors import ArcnbError, ParameterError, one_line, printable
+from .runs import (FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
+                   SUBMISSION, TASKS_CSV)
 
 __all__ = ["main"]
 
@@ -29,8 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _fail(message: str) -> int:
-    first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
-    print(f"arcnb: error: {printable(first)}", file=sys.stderr)
+    print(f"arcnb: error: {one_line(message, first_line=True) or 'error'}", file=sys.stderr)
     return 2
 
 
@@ -199,7 +200,7 @@ def _add_compare(sub) -> None:
                                    "Pareto front). Writes CSV + LaTeX tables, summary.json and "
                                    "leaderboard.png/.pdf into --out.")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                   help="run directories (predictions.json + metrics.json); with --dataset also "
+                   help=f"run directories ({PREDICTIONS} + {METRICS}); with --dataset also "
                         "submission files or benchmarking-harness run folders")
     p.add_argument("--out", required=True, help="output folder for the tables and summary.json")
     p.add_argument("--common-tasks", action="store_true",
@@ -209,7 +210,7 @@ def _add_compare(sub) -> None:
                    help="categories for the per-category table: 'structural' (default), "
                         "'folder', a taxonomy .csv/.json file, or 'none'")
     p.add_argument("--dataset", help="re-score every run on this dataset instead of the one "
-                                     "recorded in its metrics.json (needed for predictions "
+                                     f"recorded in its {METRICS} (needed for predictions "
                                      "given instead of run directories)")
     p.add_argument("--labels", help="comma-separated run labels (default: folder names)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
@@ -223,7 +224,7 @@ def _run_compare(args) -> int:
     from .compare import compare
 
     if len(args.runs) < 2:
-        raise ValueError("compare needs at least two run directories")
+        raise ParameterError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
                   taxonomy=None if args.taxonomy.lower() == "none" else args.taxonomy,
@@ -256,7 +257,7 @@ def _add_report(sub) -> None:
     p = sub.add_parser("report", help="build a self-contained HTML report (papermill + nbconvert)",
                        description="Evaluate a checkpoint, score a predictions file or take a "
                                    "run directory, execute arcnb's report notebook with papermill "
-                                   "and export OUT/report.html (code hidden, images embedded, "
+                                   f"and export OUT/{REPORT_HTML} (code hidden, images embedded, "
                                    "nothing loaded from the network). Several checkpoints run "
                                    "concurrently, one sub-folder of OUT each.")
     src = p.add_mutually_exclusive_group(required=True)
@@ -275,8 +276,8 @@ def _add_report(sub) -> None:
     p.add_argument("--taxonomy", help="user taxonomy (.csv task_id,category or .json) added to "
                                       "the automatic one")
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
-    p.add_argument("--out", required=True, help="output folder (run files, report.ipynb, "
-                                                "report.html, figures/)")
+    p.add_argument("--out", required=True, help=f"output folder (run files, {REPORT_NOTEBOOK}, "
+                                                f"{REPORT_HTML}, {FIGURES}/)")
     p.add_argument("--overwrite", action="store_true", help="replace existing outputs in --out")
     p.add_argument("--device", default="auto", help="checkpoints: auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="checkpoints: inputs per batch (64)")
@@ -290,6 +291,10 @@ def _add_report(sub) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="reports built at once (default: the number of cores)")
     _add_estimator(p, "; a --run directory keeps its recorded estimator")
+    p.add_argument("--train-data", nargs="+", metavar="TRAIN",
+                   help="training data (dataset names, folders, files): adds the report's "
+                        f"training-data overlap section and records the check in {METRICS}")
+    _add_checkpoint_options(p, "checkpoints: ")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
@@ -345,7 +350,7 @@ def _extend_report_sweep(sub) -> None:
 
         if S.plan(ckpts)[0].step_source != S.STEP_SOURCES[0]:
             return rc
-        runs = [p.parent for p in Path(args.out).glob("*/metrics.json")]
+        runs = [p.parent for p in Path(args.out).glob(f"*/{METRICS}")]
         sw = S.from_run_dirs(ckpts, runs, Path(args.out) / "sweep",
                              overwrite=args.overwrite)
         print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
@@ -360,27 +365,30 @@ def _run_report(args) -> int:
     from . import report as R
     from .runs import compact_line, is_scored, ks_of, summary_of
 
-    dataset = args.dataset
+    from .front import CheckpointSource, PredictionsSource, RunDirSource
+
+    dataset, references = args.dataset, None
+    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment,
+            **_checkpoint_options(args)}
     if args.default:
-        src = R.default_source()
-        sources, dataset = [src], dataset or src["dataset"]
+        default = R.default_source()
+        sources = [R.as_source(default, opts)]
+        dataset, references = dataset or default["dataset"], default["references"]
     elif args.checkpoint:
-        sources = [{"kind": "checkpoint", "path": c} for c in args.checkpoint]
+        sources = [CheckpointSource(c, opts) for c in args.checkpoint]
     elif args.predictions:
-        sources = [{"kind": "predictions", "path": f} for f in args.predictions]
+        sources = [PredictionsSource(f) for f in args.predictions]
     else:
-        sources = [{"kind": "run", "path": d} for d in args.run]
+        sources = [RunDirSource(d) for d in args.run]
     if not dataset and not args.run:
-        raise ValueError("--dataset is required with --checkpoint / --predictions")
+        raise ParameterError("--dataset is required with --checkpoint / --predictions")
     if args.reference:
-        refs = _references(args.reference)
-        sources = [{**src, "references": refs} for src in sources]
-    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment}
+        references = _references(args.reference)
     results = R.build_reports(sources, dataset=dataset, out=args.out, taxonomy=args.taxonomy,
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
-                              evaluate_options=opts if sources[0]["kind"] == "checkpoint"
-                              else None, estimator=args.estimator)
+                              estimator=args.estimator, references=references,
+                              **_train_data_parameters(args))
     for r in results:
         print(f"report: {r.html}")
         print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)
@@ -392,6 +400,14 @@ def _run_report(args) -> int:
     return 0
 
 
+def _train_data_parameters(args) -> dict:
+    """``--train-data``: the report notebook's ``train_data`` parameter (the section
+    "Training-data overlap"); nothing when the option is not given."""
+    if not getattr(args, "train_data", None):
+        return {}
+    return {"report_parameters": {"train_data": list(args.train_data)}}
+
+
 def _references(refs: list[str]) -> list[str]:
     """``--reference`` values, checked before any work: ``default``, ``copy-input`` or an
     existing predictions file / harness run folder."""
@@ -401,18 +417,18 @@ def _references(refs: list[str]) -> list[str]:
 
     for r in refs:
         if r not in ("default", COPY_INPUT) and not Path(r).exists():
-            raise ValueError(f"--reference {r!r}: no such file or folder (use copy-input, "
-                             "default, or a predictions file / harness run folder)")
+            raise ParameterError(f"--reference {r!r}: no such file or folder (use copy-input, "
+                                 "default, or a predictions file / harness run folder)")
     return list(refs)
 
 
 # ---------------------------------------------------------------- evaluate
 def _add_evaluate(sub) -> None:
     p = sub.add_parser("evaluate", help="run a model checkpoint on a dataset and score it",
-                       description="Evaluate a checkpoint: predictions.json (ARC Prize format), "
-                                   "results.csv/.parquet, tasks.csv and metrics.json with "
+                       description=f"Evaluate a checkpoint: {PREDICTIONS} (ARC Prize format), "
+                                   f"{RESULTS_CSV}/.parquet, {TASKS_CSV} and {METRICS} with "
                                    "provenance in --out. On a dataset without test outputs "
-                                   "(a hidden test set) nothing is scored and submission.json "
+                                   f"(a hidden test set) nothing is scored and {SUBMISSION} "
                                    "is written for Kaggle. Resumable; shards over ranks under "
                                    "torchrun.")
     p.add_argument("--checkpoint", required=True,
@@ -421,7 +437,7 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--dataset", required=True,
                    help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
                         "*_challenges.json (without its solutions file: a hidden test set, "
-                        "not scored, submission.json written)")
+                        f"not scored, {SUBMISSION} written)")
     p.add_argument("--out", required=True, help="run directory to write")
     _add_model_options(p)
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
@@ -434,25 +450,55 @@ def _add_model_options(p) -> None:
     """How a checkpoint is run: the options ``arcnb evaluate`` and ``arcnb sweep`` share."""
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")
-    p.add_argument("--attempts", type=int, default=2, help="attempts per test input (2)")
     p.add_argument("--augment", default="none", choices=["none", "dihedral", "dihedral+colors"],
                    help="test-time augmentation with voting (default none)")
     p.add_argument("--color-perms", type=int, default=1,
                    help="random colour permutations per dihedral view for dihedral+colors (1)")
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
-    p.add_argument("--arch", help="model builder (registered name or module:callable) for "
-                                  "Lightning / state-dict checkpoints; the module is looked up "
-                                  "in the current directory first, as `python -m` does")
-    p.add_argument("--config", help="JSON object of builder arguments (merged over the "
+    _add_estimator(p)
+    _add_checkpoint_options(p)
+
+
+def _add_checkpoint_options(p, scope: str = "") -> None:
+    """The options of how a checkpoint is loaded and run, shared by ``arcnb evaluate``
+    and ``arcnb report --checkpoint`` (one definition: both take the same ones).
+    :func:`_checkpoint_options` turns them into :func:`arcnb.evaluate.evaluate`'s
+    keyword arguments."""
+    p.add_argument("--arch", help=scope + "model builder (registered name or module:callable) "
+                                  "for Lightning / state-dict checkpoints; the module is looked "
+                                  "up in the current directory first, as `python -m` does")
+    p.add_argument("--config", help=scope + "JSON object of builder arguments (merged over the "
                                     "checkpoint's saved config)")
     p.add_argument("--replace-config", action="store_true",
-                   help="use --config (or the builder's defaults) instead of the checkpoint's "
-                        "saved config, not merged over it")
-    p.add_argument("--seed", type=int, default=0, help="torch and colour-permutation seed (0)")
-    _add_estimator(p)
+                   help=scope + "use --config (or the builder's defaults) instead of the "
+                        "checkpoint's saved config, not merged over it")
     p.add_argument("--trust-checkpoint", action="store_true",
-                   help="allow a checkpoint that needs arbitrary pickled code (runs code from "
-                        "the file: only for files you trust)")
+                   help=scope + "allow a checkpoint that needs arbitrary pickled code (runs "
+                        "code from the file: only for files you trust)")
+    p.add_argument("--attempts", type=int, default=2,
+                   help=scope + "attempts per test input (2)")
+    p.add_argument("--seed", type=int, default=0,
+                   help=scope + "torch and colour-permutation seed (0)")
+
+
+def _checkpoint_options(args) -> dict:
+    """The options of :func:`_add_checkpoint_options` as plain JSON keyword arguments of
+    :func:`arcnb.evaluate.evaluate` (``config`` parsed, ``replace_config`` kept as a
+    flag: :func:`arcnb.evaluate.checkpoint_kwargs` makes them the builder's config).
+    A ``module:callable`` builder's module is looked up in the current directory."""
+    config = None
+    if args.config:
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"--config is invalid JSON: {exc}") from None
+        if not isinstance(config, dict):
+            raise ParameterError("--config must be a JSON object")
+    if args.arch and ":" in args.arch:
+        _import_from_cwd()
+    return {"arch": args.arch, "config": config, "replace_config": bool(args.replace_config),
+            "trust_checkpoint": bool(args.trust_checkpoint), "attempts": args.attempts,
+            "seed": args.seed}
 
 
 def _import_from_cwd() -> None:
@@ -466,33 +512,22 @@ def _import_from_cwd() -> None:
 
 
 def _model_config(args):
-    """The builder config of :func:`_add_model_options` (``--config``,
-    ``--replace-config``); lets ``--arch module:callable`` import from the current
-    directory."""
-    config = None
-    if args.config:
-        config = json.loads(args.config)
-        if not isinstance(config, dict):
-            raise ValueError("--config must be a JSON object")
-    if args.arch and ":" in args.arch:
-        _import_from_cwd()
-    if args.replace_config:
-        from .models import ReplaceConfig
+    """The builder config of :func:`_add_checkpoint_options` (``--config``,
+    ``--replace-config``; what ``arcnb sweep`` passes on); lets ``--arch
+    module:callable`` import from the current directory."""
+    from .evaluate import checkpoint_kwargs
 
-        config = ReplaceConfig(config or {})
-    return config
+    return checkpoint_kwargs(_checkpoint_options(args)).get("config")
 
 
 def _run_evaluate(args) -> int:
-    from .evaluate import evaluate
+    from .evaluate import checkpoint_kwargs, evaluate
 
-    config = _model_config(args)
     res = evaluate(args.checkpoint, args.dataset, args.out, device=args.device,
-                   batch_size=args.batch_size, attempts=args.attempts, augment=args.augment,
+                   batch_size=args.batch_size, augment=args.augment,
                    color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,
-                   overwrite=args.overwrite, trust_checkpoint=args.trust_checkpoint,
-                   arch=args.arch, config=config, seed=args.seed,
-                   progress=False if args.no_progress else None, estimator=args.estimator)
+                   overwrite=args.overwrite, progress=False if args.no_progress else None,
+                   estimator=args.estimator, **checkpoint_kwargs(_checkpoint_options(args)))
     if res is None:  # a non-zero rank under torchrun: rank 0 reports
         return 0
     if getattr(res, "scored", True) is False:  # a hidden test set: predictions only
@@ -550,14 +585,14 @@ def _run_sweep(args) -> int:
 
     if args.collect:
         if args.checkpoints or args.out or args.shard:
-            raise ValueError("--collect DIR takes no checkpoint, --out or --shard")
+            raise ParameterError("--collect DIR takes no checkpoint, --out or --shard")
         sw = S.collect(args.collect, dataset=args.dataset, seed=args.seed,
                        report=not args.no_report)
     else:
         if not args.checkpoints:
-            raise ValueError("give at least one checkpoint (or --collect DIR)")
+            raise ParameterError("give at least one checkpoint (or --collect DIR)")
         if not args.dataset or not args.out:
-            raise ValueError("--dataset and --out are required with checkpoints")
+            raise ParameterError("--dataset and --out are required with checkpoints")
         sw = S.sweep(args.checkpoints, args.dataset, args.out, arch=args.arch,
                      config=_model_config(args), trust_checkpoint=args.trust_checkpoint,
                      augment=args.augment, color_perms=args.color_perms,
@@ -609,15 +644,131 @@ def _run_notebooks(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- candidates
+def _add_candidates(sub) -> None:
+    p = sub.add_parser("candidates", help="measure a candidate pool: what the model found "
+                                          "versus what it picked",
+                       description="Read many candidates per test output (a submission or "
+                                   "benchmarking-harness run with more than 2 attempts, or a "
+                                   "candidates .json/.parquet file) and report coverage (is "
+                                   "the right answer among the candidates at all?), pass@1 and "
+                                   "pass@2 per ranking rule, the selection gap (coverage - "
+                                   "pass@2), the rank of the right candidate, distinct "
+                                   "candidates per output and the calibration of the top "
+                                   "candidate's vote share, with 95% bootstrap intervals over "
+                                   "tasks.")
+    p.add_argument("--dataset", required=True,
+                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
+                        "*_challenges.json")
+    p.add_argument("--predictions", required=True,
+                   help="submission JSON file, benchmarking-harness run folder, or candidates "
+                        "file (.json or .parquet)")
+    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
+    p.add_argument("--rank-by", action="append", default=[], metavar="RULE",
+                   help="a ranking rule to measure besides 'order' and 'votes': 'votes', "
+                        "'order', a score of the candidates file (e.g. logprob) or "
+                        "'product_of_experts' (repeatable; the first one ranks "
+                        "rank_of_correct, default votes)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", help="folder for summary.json and the CSV tables")
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    p.set_defaults(func=_run_candidates)
+
+
+def _run_candidates(args) -> int:
+    from .candidates import candidates
+    from .io import to_jsonable
+
+    res = candidates(args.dataset, args.predictions, tasks=args.tasks, rank_by=args.rank_by)
+    s = res.summary
+    for w in s["warnings"]:
+        print(f"arcnb: warning: {w}", file=sys.stderr)
+    if args.out:
+        res.write(args.out, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps(to_jsonable({k: v for k, v in s.items() if k != "definitions"}),
+                         sort_keys=True))
+        return 0
+    ds = s["dataset"]
+    lo, hi = s["coverage_ci95"]
+    lines = [f"dataset: {ds.get('name')} ({ds.get('version')})"
+             + (f", filter: {ds['filter']}" if ds.get("filter") else ""),
+             f"tasks: {s['n_tasks']}  outputs: {s['n_outputs']}  samples: {s['n_samples']}  "
+             f"distinct candidates: {s['n_candidates']}  invalid attempts: "
+             f"{s['n_invalid_attempts']}  outputs without candidates: "
+             f"{s['n_outputs_without_candidates']}",
+             f"coverage: {_fmt(s['coverage'])} [{_fmt(lo)}, {_fmt(hi)}]  per output: "
+             f"{_fmt(s['coverage_per_output'])}",
+             f"{'rule':<20} {'pass@1':>8} {'pass@2':>8} {'selection_gap':>14}"]
+    for rule, r in s["rankings"].items():
+        lines.append(f"{rule[:20]:<20} {_fmt(r['pass@1']):>8} {_fmt(r['pass@2']):>8} "
+                     f"{_fmt(r['selection_gap']):>14}")
+    lines.append(f"rank of the right candidate ({s['rank_by']}): "
+                 + ", ".join(f"{k}: {v}" for k, v in s["rank_of_correct"].items()))
+    lines.append(f"distinct candidates per output: {_fmt(s['distinct_mean'])}  single-candidate "
+                 f"share: {_fmt(s['single_candidate_share'])}")
+    elo, ehi = s["ece_ci95"]
+    lines.append(f"calibration of the top vote share: ece {_fmt(s['ece'])} [{_fmt(elo)}, "
+                 f"{_fmt(ehi)}]")
+    print("\n".join(lines))
+    if args.out:
+        print(f"wrote {args.out}")
+    return 0
+
+
+# ---------------------------------------------------------------- overlap
+def _add_overlap(sub) -> None:
+    p = sub.add_parser("overlap", help="which evaluation outputs the training data already holds",
+                       description="For every test output of EVAL: is its (input, output) pair "
+                                   "a pair of some training task verbatim (exact), up to a "
+                                   "rotation or mirror and a permutation of the colours "
+                                   "(equivalent), or is its input a training input (input "
+                                   "seen); per task also whether a training task has its id, "
+                                   "with other content (version drift). Several --train "
+                                   "datasets form one pool.")
+    p.add_argument("dataset", metavar="EVAL",
+                   help="the evaluation dataset: a name (e.g. arc-agi-1:evaluation), task "
+                        "folder, task file or *_challenges.json")
+    p.add_argument("--train", nargs="+", required=True, metavar="TRAIN",
+                   help="the training data: one or more datasets, as EVAL")
+    p.add_argument("--tasks", help="file of EVAL task ids to keep (JSON list or one per line)")
+    p.add_argument("--colors", choices=["1-9", "all"], default="1-9",
+                   help="colours that may permute for 'equivalent': 1-9 (default; black, the "
+                        "background, stays black) or all")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", help="folder for the per-output table (overlap.csv, "
+                                 "overlap.parquet), overlap_tasks.csv and overlap.json")
+    p.add_argument("--overwrite", action="store_true", help="replace existing files in --out")
+    p.set_defaults(func=_run_overlap)
+
+
+def _run_overlap(args) -> int:
+    from .io import to_jsonable
+    from .overlap import overlap
+
+    ov = overlap(args.dataset, args.train, tasks=args.tasks, colors=args.colors)
+    if args.out:
+        ov.write(args.out, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps(to_jsonable(ov.summary), sort_keys=True))
+    else:
+        print(ov.text())
+    if args.out:
+        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
 # ---------------------------------------------------------------- main
 _COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report, _add_notebooks]
 _COMMANDS.append(_add_sweep)
+_COMMANDS.append(_add_overlap)
+_COMMANDS.append(_add_candidates)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="arcnb", description="Evaluate models on ARC: scoring, metrics, "
                                                "plots, breakdowns and reports.")
-    from . import __version__
+    from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"arcnb {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -628,9 +779,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Per command, the arguments that hold input paths (``out`` is always resolved too).
 _PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
-              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks"),
+              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
+                         "train_data"),
               "compare": ("runs", "dataset", "taxonomy")}
 _PATH_ARGS["sweep"] = ("checkpoints", "dataset", "tasks", "collect")
+_PATH_ARGS["candidates"] = ("dataset", "predictions", "tasks")
 
 
 def _resolve_paths(args) -> dict:
@@ -685,12 +838,10 @@ def main(argv=None) -> int:
             return int(args.func(args) or 0)
     except ArcnbError as exc:
         return _fail(str(exc))
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
         return _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-    except json.JSONDecodeError as exc:
-        return _fail(f"invalid JSON: {exc}")
-    except ValueError as exc:
-        return _fail(str(exc))
+    # any other exception (a plain ValueError, TypeError, ...) is a bug in arcnb, not bad
+    # input: it surfaces with its traceback and exit status 1
     except KeyboardInterrupt:
         print("arcnb: interrupted", file=sys.stderr)
         return 130

@@ -7,6 +7,8 @@ when the caller says so.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import os
@@ -16,11 +18,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .errors import OutputExistsError
+import numpy as np
+import pandas as pd
+
+from .errors import DuplicateKeyError, JSONInputError, one_line, refuse_overwrite
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
            "read_json", "read_bytes", "read_text", "JSONInputError", "MAX_JSON_DEPTH",
-           "csv_text"]
+           "csv_text", "file_sha256", "take_back_on_failure"]
 
 #: Deepest nesting of arrays and objects arcnb accepts in an input JSON file. The deepest
 #: legitimate input (a benchmarking-harness task file: list > test input > attempt >
@@ -48,16 +53,9 @@ _JSON_START = frozenset(b'[{"-0123456789tfn')
 _DEPTH_STEP = None
 
 
-class JSONInputError(ValueError):
-    """An input JSON file that can't be used: unreadable, invalid, too deep, or with a
-    key given twice. The message is one line naming the file."""
-
-
 def _json_depth(raw: bytes) -> int:
     """Deepest nesting of ``[``/``{`` outside strings: strings are blanked once, then the
     brackets are counted a few megabytes at a time (vectorised, bounded extra memory)."""
-    import numpy as np
-
     global _DEPTH_STEP
     if _DEPTH_STEP is None:
         step = np.zeros(256, dtype=np.int64)
@@ -136,15 +134,9 @@ def _no_duplicates(pairs):
     seen = {}
     for key, value in pairs:
         if key in seen:
-            raise _DuplicateKey(key)
+            raise DuplicateKeyError(key)
         seen[key] = value
     return seen
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key):
-        super().__init__(key)
-        self.key = key
 
 
 def read_json(path: str | os.PathLike, *, what: str = "JSON file",
@@ -184,8 +176,8 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
     del raw
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates)
-    except _DuplicateKey as dup:
-        raise JSONInputError(f"{what} {path}: the key {_short(dup.key)} appears more than "
+    except DuplicateKeyError as dup:
+        raise JSONInputError(f"{what} {path}: the key {one_line(repr(dup.key), 64)} appears more than "
                              "once in one object (a duplicated task id is ambiguous)") from None
     except json.JSONDecodeError as exc:
         raise JSONInputError(f"{what} {path} is not valid JSON: {exc.msg} at line "
@@ -194,9 +186,39 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
         raise JSONInputError(f"{what} {path} is too deeply nested or too large") from None
 
 
-def _short(key: str, limit: int = 60) -> str:
-    text = repr(key)
-    return text if len(text) <= limit else text[:limit] + "...'"
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, as hex (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def take_back_on_failure():
+    """Write several files as one: all of them or none of the new ones.
+
+    ``with take_back_on_failure() as track:`` then ``track(path)`` (it returns ``path``
+    as a Path) before each file is written. When the block raises (a full disk, a kill),
+    every tracked file that did not exist when it was tracked is removed again and the
+    exception goes on; files that existed before are left (each write is atomic, so
+    they hold either their old or their new bytes)."""
+    created: list[Path] = []
+
+    def track(path: str | os.PathLike) -> Path:
+        path = Path(path)
+        if not path.exists():
+            created.append(path)
+        return path
+
+    try:
+        yield track
+    except BaseException:
+        for p in created:
+            with contextlib.suppress(OSError):
+                p.unlink(missing_ok=True)
+        raise
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool = False) -> Path:
@@ -205,8 +227,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool 
     refused (:class:`~arcnb.errors.OutputExistsError`) unless ``overwrite``."""
     path = Path(path)
     if path.exists() and not overwrite:
-        raise OutputExistsError(f"{path} already exists; refusing to overwrite it "
-                                "(pass overwrite=True / --overwrite)")
+        raise refuse_overwrite(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -238,8 +259,6 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, overwrite: bool = F
 
 def to_jsonable(obj: Any) -> Any:
     """Convert numpy / torch scalars and arrays to plain JSON; NaN becomes null."""
-    import numpy as np
-
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -277,8 +296,6 @@ def csv_text(df, *, index: bool = False) -> str:
     string index / column label) that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
     carriage return gets a leading ``'`` so that it is shown, never run, as OWASP
     recommends. Numbers are untouched; the exact strings stay in Parquet and JSON."""
-    import pandas as pd
-
     out = df.copy()
     for col in out.columns:
         dtype = out[col].dtype

@@ -54,8 +54,10 @@ except ImportError:  # pragma: no cover
         raise ImportError("arcnb.lightning needs Lightning: pip install 'arcnb[lightning]' "
                           "(or pip install lightning)") from exc
 
+from .errors import ParameterError
 from .grids import PAD_TOKEN, crop_padding
 from .metrics.streaming import ArcMetricCollection
+from .plot.galleries import pairs_image
 
 __all__ = ["ArcMetricsCallback", "batch_to_metric_inputs"]
 
@@ -66,15 +68,15 @@ def batch_to_metric_inputs(outputs: Any):
     ``pred`` is ``outputs["pred"]`` or ``argmax(outputs["logits"], dim=1)``.
     """
     if not isinstance(outputs, dict) or "target" not in outputs:
-        raise ValueError("ArcMetricsCallback: validation_step must return a dict with "
-                         "'target' and 'pred' or 'logits' (and optionally 'source')")
+        raise ParameterError("ArcMetricsCallback: validation_step must return a dict with "
+                             "'target' and 'pred' or 'logits' (and optionally 'source')")
     if "pred" in outputs:
         pred = outputs["pred"]
     elif "logits" in outputs:
         pred = outputs["logits"].argmax(dim=1)
     else:
-        raise ValueError("ArcMetricsCallback: validation_step returned neither 'pred' nor "
-                         "'logits'")
+        raise ParameterError("ArcMetricsCallback: validation_step returned neither 'pred' nor "
+                             "'logits'")
     return pred.detach(), outputs["target"].detach(), (
         None if outputs.get("source") is None else outputs["source"].detach())
 
@@ -106,7 +108,7 @@ class ArcMetricsCallback(Callback):
         self.last: dict[str, float] = {}
         for name, value in (("images_every", images_every), ("n_images", n_images)):
             if isinstance(value, bool) or int(value) < 0:
-                raise ValueError(f"ArcMetricsCallback: {name} must be >= 0, got {value!r}")
+                raise ParameterError(f"ArcMetricsCallback: {name} must be >= 0, got {value!r}")
         self.images_every = int(images_every)
         self.n_images = int(n_images)
         self.image_slot = int(image_slot)
@@ -158,8 +160,6 @@ class ArcMetricsCallback(Callback):
         self._samples = []
 
     def _log_image(self, trainer) -> None:
-        from .plot.galleries import pairs_image
-
         pairs = [(t, p) for t, p in self._samples if t is not None]
         labels = [f"val {j}" for j, (t, _) in enumerate(self._samples) if t is not None]
         image = pairs_image(pairs, labels, slot=self.image_slot,

@@ -33,17 +33,17 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from .errors import PredictionsError, printable
 from .grids import as_grid_or_none, grid_problem
-from .io import JSONInputError, atomic_write_text, read_json
+from .io import JSONInputError, atomic_write_text, file_sha256, read_json
 
 __all__ = ["Predictions", "load_predictions", "write_predictions", "to_submission",
-           "attempt_keys", "bad_attempt_keys", "HARNESS_SKIPPED_FILES", "extract_grid",
-           "problem_summary"]
+           "attempt_entry", "attempt_keys", "bad_attempt_keys", "HARNESS_SKIPPED_FILES",
+           "extract_grid", "problem_summary"]
 
 _ATTEMPT = re.compile(r"attempt_([1-9][0-9]*)", re.ASCII)
 
@@ -437,12 +437,12 @@ class Predictions:
             return None
         path = Path(self.source)
         if path.is_file():
-            return _file_sha256(path)
+            return file_sha256(path)
         if not self.files:
             return None
         h = hashlib.sha256()
         for name in sorted(self.files):
-            h.update(name.encode("utf-8") + b"\0" + bytes.fromhex(_file_sha256(path / name)))
+            h.update(name.encode("utf-8") + b"\0" + bytes.fromhex(file_sha256(path / name)))
         return h.hexdigest()
 
     @classmethod
@@ -488,14 +488,6 @@ class Predictions:
             moved += mv
         return cls(attempts, reader.n_invalid, problems, source, reader.n_bad_keys,
                    metadata=metadata, moved=moved, _entries=entries, **extra)
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _check_harness_file(path: Path, obj: list) -> None:
@@ -598,6 +590,18 @@ def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predict
     return Predictions.from_obj(obj, source=str(path))
 
 
+def attempt_entry(grids: Sequence[Any], metadata: Sequence[dict | None] | None = None) -> dict:
+    """One test input's entry of a submission: ``{"attempt_1": grid, "attempt_2": grid,
+    ...}`` from its attempts in order (a grid is written as nested lists, None as
+    ``null``). An attempt with ``metadata`` becomes ``{"answer": grid, "metadata": md}``."""
+    entry = {}
+    for j, g in enumerate(grids):
+        grid = None if g is None else np.asarray(g).tolist()
+        md = metadata[j] if metadata is not None and j < len(metadata) else None
+        entry[f"attempt_{j + 1}"] = grid if md is None else {"answer": grid, "metadata": md}
+    return entry
+
+
 def to_submission(attempts: Mapping[str, list[list[Any]]],
                   metadata: Mapping[str, list[list[dict | None]]] | None = None) -> dict:
     """Build the ARC Prize submission dict from ``{task: [[grid, grid], ...]}``.
@@ -612,17 +616,8 @@ def to_submission(attempts: Mapping[str, list[list[Any]]],
     sub = {}
     for tid in sorted(attempts):
         task_md = metadata.get(tid) or []
-        entries = []
-        for i, outs in enumerate(attempts[tid]):
-            mds = task_md[i] if i < len(task_md) else []
-            entry = {}
-            for j, g in enumerate(outs):
-                grid = None if g is None else np.asarray(g).tolist()
-                md = mds[j] if j < len(mds) else None
-                entry[f"attempt_{j + 1}"] = grid if md is None else {"answer": grid,
-                                                                     "metadata": md}
-            entries.append(entry)
-        sub[tid] = entries
+        sub[tid] = [attempt_entry(outs, task_md[i] if i < len(task_md) else None)
+                    for i, outs in enumerate(attempts[tid])]
     return sub
 
 

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from .columns import DEFINITIONS, OUTPUTS, TASK_ORDER, TASKS, expand
-from .data import Dataset, load_dataset
+from .data import DATASETS, Dataset, bundled_task_ids, load_dataset
+from .errors import DatasetError, ParameterError
 from .grids import best_attempt, shape_str
 from .metrics import partial_credit
 from .predictions import Predictions, load_predictions, problem_summary
@@ -270,10 +271,10 @@ def pass_at_k_unbiased(n, c, k: int) -> np.ndarray:
     """
     k = int(k)
     if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+        raise ParameterError(f"k must be >= 1, got {k}")
     n, c = np.broadcast_arrays(np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64))
     if np.any(c < 0) or np.any(c > n):
-        raise ValueError("need 0 <= c <= n for every output")
+        raise ParameterError("need 0 <= c <= n for every output")
     out = np.full(n.shape, np.nan)
     defined = n >= k
     out[n == 0] = 0.0
@@ -506,14 +507,14 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
     seeded percentile bootstrap over tasks.
     """
     if estimator not in ESTIMATORS:
-        raise ValueError(f"unknown estimator {estimator!r}: expected one of "
-                         f"{', '.join(ESTIMATORS)}")
+        raise ParameterError(f"unknown estimator {estimator!r}: expected one of "
+                             f"{', '.join(ESTIMATORS)}")
     ds = load_dataset(dataset, tasks=tasks)
     preds = load_predictions(predictions)
     preds = preds.aligned({t.id: len(t.test) for t in ds if t.id in preds})
     ks = tuple(sorted(set(int(k) for k in ks) | {1, 2}))
     if any(k < 1 for k in ks):
-        raise ValueError(f"K must be >= 1, got {ks}")
+        raise ParameterError(f"K must be >= 1, got {ks}")
     out, n_cost, bad_usage = _output_table(ds, preds, ks, estimator)
     per_task = _task_table(out, ks)
     summary = _summary(ds, preds, out, per_task, ks, estimator)
@@ -533,7 +534,7 @@ def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
     for task in ds:
         for i, pair in enumerate(task.test):
             if pair.output is None:
-                raise ValueError(f"task {task.id} test {i}: truth missing, cannot score")
+                raise DatasetError(f"task {task.id} test {i}: truth missing, cannot score")
             row = {"task_id": task.id, "test_index": i}
             row.update(_score_output(pair.output, preds.get(task.id, i),
                                      preds.get_metadata(task.id, i), ks))
@@ -670,8 +671,6 @@ def _warnings(ds: Dataset, preds: Predictions, summary: dict) -> list[str]:
 
 def _better_dataset(task_ids, *, exclude: str) -> tuple[str, int] | None:
     """The bundled dataset holding the most of ``task_ids`` (ties: first listed)."""
-    from .data import DATASETS, bundled_task_ids
-
     ids = set(task_ids)
     best = None
     for name in DATASETS:

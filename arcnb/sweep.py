@@ -64,13 +64,20 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .breakdown import _ratio_ci, breakdown, overall
+from .breakdown import breakdown, overall
 from .columns import NEAR_MISS, is_near_miss
 from .data import load_dataset
 from .errors import ArcnbError, OutputExistsError
-from .io import atomic_write_json, atomic_write_text, csv_text, read_json
-from .runs import Run, is_finished, journal_paths, read_metrics
-from .stats import bootstrap_ci
+from .evaluate import _dist_setup, _resolve_device, evaluate
+from .io import (atomic_write_bytes, atomic_write_json, atomic_write_text, csv_text, file_sha256,
+                 read_json)
+from .journal import journal_paths
+from .models.loading import detect_format
+from .models.registry import builder_names
+from .models.safety import quiet_torch
+from .report.notebooks import run_notebook
+from .runs import RUN_FILES, Run, check_out_path, is_finished, read_metrics
+from .stats import bootstrap_ci, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, structural_taxonomy
 
 __all__ = ["sweep", "collect", "open_sweep", "Sweep", "SweepEntry", "checkpoint_step",
@@ -115,8 +122,6 @@ def expand_checkpoints(specs: Sequence[str | os.PathLike]) -> list[str]:
     such as ``baseline`` / ``copy-input``. Duplicates are dropped (first kept).
     :class:`~arcnb.errors.ArcnbError` when a folder or a pattern matches nothing or a
     path does not exist."""
-    from .models.registry import builder_names
-
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
     out: list[str] = []
@@ -158,9 +163,6 @@ def checkpoint_step(path: str | os.PathLike) -> tuple[int | None, int | None]:
     with ``step=``). Read with ``torch.load(weights_only=True)`` (memory-mapped, so the
     weights are not read); ``(None, None)`` for anything else (a program archive, a
     model name, a file that needs pickled code)."""
-    from .models.loading import detect_format
-    from .models.safety import quiet_torch
-
     p = Path(path)
     if not p.is_file() or detect_format(p) != "pickle":
         return None, None
@@ -259,8 +261,6 @@ def plan(checkpoints: Sequence[str | os.PathLike]) -> list[SweepEntry]:
     """The sweep's checkpoints (:func:`expand_checkpoints`) with their steps, ordered by
     step. The step source is the first of :data:`STEP_SOURCES` that gives every
     checkpoint a distinct step."""
-    from .models.loading import file_sha256
-
     ckpts = expand_checkpoints(checkpoints)
     recorded = [checkpoint_step(c) for c in ckpts]
     from_name = [_step_from_name(c) if Path(c).is_file() else None for c in ckpts]
@@ -320,8 +320,6 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     the bootstrap intervals and the selection split. ``overwrite`` redoes finished
     runs. ``report`` also writes ``sweep.html``. Returns the :class:`Sweep`.
     """
-    from .evaluate import _dist_setup, _resolve_device, evaluate
-
     shard = parse_shard(shard)
     if isinstance(jobs, bool) or int(jobs) < 1:
         raise ArcnbError(f"--jobs must be >= 1, got {jobs}")
@@ -382,8 +380,6 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
 
 def _check_sweep_dir(out: Path) -> None:
     """``out`` may be missing, empty, or a sweep folder (one holding ``runs/``)."""
-    from .runs import check_out_path
-
     check_out_path(out)
     if out.is_dir() and any(out.iterdir()) and not (out / RUNS_DIR).is_dir():
         raise OutputExistsError(f"{out} is not empty and holds no sweep ({RUNS_DIR}/); "
@@ -421,9 +417,6 @@ def from_run_dirs(checkpoints, run_dirs, out, *, seed: int = 0, n_boot: int = 10
     run directories of ``arcnb report --checkpoint a b c``): each run directory's files
     are copied into ``out/runs/`` (``metrics.json`` last), matched to its checkpoint by
     the checkpoint's SHA-256 recorded in the run, then the sweep's files are written."""
-    from .io import atomic_write_bytes
-    from .runs import RUN_FILES
-
     out = Path(out)
     _check_sweep_dir(out)
     entries = plan(checkpoints)
@@ -580,7 +573,7 @@ class Sweep:
                 row[f"{m}_ci_high"] = o[f"{m}_ci_high"]
             near, n_out = _near_miss_per_task(res)
             row["near_miss_rate"] = near.sum() / n_out.sum() if n_out.sum() else float("nan")
-            lo, hi = _ratio_ci(near, n_out, n_boot=self.n_boot, seed=self.seed, level=0.95)
+            lo, hi = ratio_bootstrap_ci(near, n_out, n_boot=self.n_boot, seed=self.seed, level=0.95)
             row["near_miss_rate_ci_low"], row["near_miss_rate_ci_high"] = lo, hi
             row["n_near_miss"] = int(o["n_near_miss"])
             row["n_right_shape"] = int(o["n_right_shape"])
@@ -685,8 +678,6 @@ class Sweep:
         atomic_write_json(out / SWEEP_JSON, self.summary(), overwrite=True)
         path = atomic_write_text(out / SWEEP_CSV, csv_text(self.table()), overwrite=True)
         if report:
-            from .report.notebooks import run_notebook
-
             run_notebook("sweep", out / SWEEP_NOTEBOOK,
                          {"sweep_dir": str(Path(out).resolve()), "seed": int(self.seed),
                           "n_boot": int(self.n_boot)},

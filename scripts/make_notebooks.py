@@ -67,6 +67,7 @@ gallery_size: int = 24  # at most this many failures and near misses in the gall
 near_miss: float = {NEAR_MISS!r}  # an unsolved output whose cell accuracy reaches this is a near miss
 n_boot: int = 1000  # bootstrap resamples for the intervals
 seed: int = 0  # bootstrap seed
+train_data: list = []  # training data (dataset names, folders, files) to check the test outputs against; empty: no check
 """),
     code("""
 from arcnb import breakdown as B
@@ -95,6 +96,13 @@ for pass@2. The table after it defines every metric this report names.
     code("""
 R.show(R.headline_html(run.metrics))
 R.show(R.definitions_html())
+"""),
+    code("""
+if train_data:  # which test outputs the training data already holds (parameter `train_data`)
+    from arcnb.report import overlap as RO
+
+    check = RO.overlap_check(run, train_data, run_dir=run.run_dir)
+    R.show(RO.overlap_section_html(run, check, n_boot=n_boot, seed=seed))
 """),
     md("""
 ## 2. Where it almost works
@@ -268,6 +276,16 @@ if costed is not None:
 else:
     R.show(R.note_html("No cost: the predictions carry no cost metadata.", note_id="arcnb-no-cost"))
 """),
+    code("""
+from arcnb.report.candidates import candidate_pool, candidates_html
+
+# shown only when some test output has more than 2 distinct candidates
+pool = candidate_pool(run, n_boot=n_boot, seed=seed)
+if pool is not None:
+    R.show(candidates_html(pool))
+    R.show_figure(P.rank_histogram(pool), "candidates_rank", fig_dir)
+    R.show_figure(P.pass_at_k_by_rule(pool), "candidates_pass_at_k", fig_dir)
+"""),
     md("""
 ## 10. Provenance
 
@@ -306,6 +324,10 @@ attempts: int = 2  # attempts per test input
 augment: str = "none"  # test-time augmentation: none, dihedral or dihedral+colors
 seed: int = 0  # torch and colour-permutation seed
 estimator: str = "ranked"  # how attempts become pass@K: ranked (ARC Prize rule) or unbiased (sampled attempts)
+arch: str = ""  # model builder (registered name or module:callable) for Lightning / state-dict checkpoints
+config: str = ""  # JSON object of builder arguments (merged over the checkpoint's saved config)
+replace_config: bool = False  # use `config` instead of the checkpoint's saved config
+trust_checkpoint: bool = False  # allow a checkpoint that needs arbitrary pickled code (only for files you trust)
 """),
     code("""
 from arcnb import report as R
@@ -315,6 +337,9 @@ run_dir = R.default_out(out, source, dataset)
 results = R.make_run(source, dataset, run_dir, tasks=tasks or None, overwrite=overwrite,
                      evaluate_options=dict(device=device, batch_size=batch_size,
                                            attempts=attempts, augment=augment, seed=seed,
+                                           arch=arch, config=config,
+                                           replace_config=replace_config,
+                                           trust_checkpoint=trust_checkpoint,
                                            progress=False), estimator=estimator)
 print(f"wrote {run_dir}")
 results
@@ -517,6 +542,21 @@ for by, t in tables.items():
                               caption=f"pass@2 and the graded metrics by {by}",
                               label=f"tab:arc-{by}"))
 print(open(fig_dir / "headline.tex").read())
+"""),
+    code("""
+from arcnb.report.candidates import candidate_pool
+
+# a candidate pool (more than 2 distinct candidates for some output): its four figures
+pool = candidate_pool(run, n_boot=n_boot, seed=seed)
+if pool is not None:
+    with P.paper_style():
+        for name, draw in (("candidates_rank", P.rank_histogram),
+                           ("candidates_by_category", P.coverage_vs_pass),
+                           ("candidates_reliability", P.reliability_diagram),
+                           ("candidates_pass_at_k", P.pass_at_k_by_rule)):
+            fig, ax = plt.subplots(figsize=size)
+            draw(pool, ax=ax)
+            R.show_figure(fig, name, fig_dir, formats=formats, written=written)
 """),
     code("""
 R.show(R.table_html(R.file_table(written), table_id="arcnb-figures-written"))

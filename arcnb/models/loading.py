@@ -35,14 +35,14 @@ importing it runs code.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import ArcnbError
+from ..errors import ArcnbError, ParameterError
+from ..io import atomic_write_bytes, file_sha256
 from ..resources import checkpoint
 from .interface import ModelAdapter
 from .registry import _BUILDERS, resolve_builder
@@ -55,15 +55,6 @@ __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE",
 #: The bundled baseline checkpoint (package data, :func:`arcnb.resources.checkpoint`;
 #: trained by scripts/train_baseline.py).
 BUNDLED_BASELINE = checkpoint("baseline")
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """The SHA-256 of a file's bytes, as hex."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict | None = None,
@@ -81,8 +72,6 @@ def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict |
 
     import torch
 
-    from ..io import atomic_write_bytes
-
     sd = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     obj = {"format": "arcnb-checkpoint", "format_version": 1, "arch": str(arch),
            "config": dict(config or {}), "state_dict": sd}
@@ -90,7 +79,7 @@ def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict |
     for key, value in (("step", step), ("epoch", epoch)):
         if value is not None:
             if isinstance(value, bool) or int(value) != value or int(value) < 0:
-                raise ValueError(f"{key} must be a whole number >= 0, got {value!r}")
+                raise ParameterError(f"{key} must be a whole number >= 0, got {value!r}")
             obj[key] = int(value)
     buf = _io.BytesIO()
     torch.save(obj, buf)
@@ -145,10 +134,10 @@ def _torch_load(path: Path, trust: bool):
         msg = str(exc)
         refused = "weights only" in msg.lower() or "weights_only" in msg.lower()
         if not refused or _pickle_globals(path) is None:
-            first = msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__
-            why = "the data is not a pickle" if refused else f"{type(exc).__name__}: {first[:200]}"
+            first = one_line(msg, 200, first_line=True) or type(exc).__name__
+            why = "the data is not a pickle" if refused else f"{type(exc).__name__}: {first}"
             raise ArcnbError(f"cannot read checkpoint {path}: not a PyTorch checkpoint or "
-                             f"damaged ({one_line(why)})") from None
+                             f"damaged ({one_line(why, 200)})") from None
         if not trust:
             raise UnsafeCheckpointError(_unsafe_message(path, exc), file=str(path)) from None
     try:
@@ -156,7 +145,7 @@ def _torch_load(path: Path, trust: bool):
             return torch.load(path, map_location="cpu", weights_only=False)
     except Exception as exc:  # noqa: BLE001 - any failure of a trusted pickle
         raise ArcnbError(f"cannot load trusted checkpoint {path}: {type(exc).__name__}: "
-                         f"{one_line(exc)}") from None
+                         f"{one_line(exc, 200)}") from None
 
 
 def _reads_demos(model) -> bool:
@@ -188,7 +177,7 @@ def _load_state(model, state_dict: dict, path) -> None:
             model.load_state_dict(d, strict=True)
         except RuntimeError as exc:
             detail = next((ln.strip() for ln in str(exc).splitlines() if "size mismatch" in ln),
-                          str(exc).strip().splitlines()[0])
+                          one_line(exc, first_line=True))
             raise ArcnbError(f"checkpoint {path}: its state dict does not fit the built model "
                              f"({detail}); check --arch / config") from None
 
@@ -252,7 +241,7 @@ def _build(arch, saved: dict, user: dict | None, path, *, trust: bool, user_arch
     except Exception as exc:  # noqa: BLE001 - a builder's failure is one line, not a traceback
         shown = ", ".join(f"{k}={one_line(repr(v), 40)}" for k, v in config.items())
         raise ArcnbError(f"{where}: builder {_arch_name(arch)} failed on the config "
-                         f"({shown}): {type(exc).__name__}: {one_line(exc)}") from None
+                         f"({shown}): {type(exc).__name__}: {one_line(exc, 200)}") from None
 
 
 def _arch_name(arch) -> str:
@@ -309,7 +298,7 @@ def _load_program(path: Path, fmt: str, trust: bool) -> ModelAdapter:
             module = program.module()
     except Exception as exc:  # noqa: BLE001 - PyTorch's own failure: one line
         raise ArcnbError(f"cannot read torch.export archive {path}: damaged or not a "
-                         f"torch.export archive ({type(exc).__name__}: {one_line(exc)})") from None
+                         f"torch.export archive ({type(exc).__name__}: {one_line(exc, 200)})") from None
     n_inputs = len(program.graph_signature.user_inputs)
     batch, demos = _fixed_dims(program)
     return ModelAdapter(module, reads_demonstrations=n_inputs >= 4, fixed_batch=batch,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
+from ..baselines import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, program_search_model
 from ..errors import ArcnbError
 
 __all__ = ["register_builder", "get_builder", "builder_names", "resolve_builder"]
@@ -121,8 +122,6 @@ PROGRAM_SEARCH_MAX_TIME_LIMIT = 600.0
 def _build_program_search(max_depth: int = 2, budget: int | None = None,
                           time_limit: float | None = None):
     import numbers
-
-    from ..baselines import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, program_search_model
 
     max_depth = _int_in("max_depth", max_depth, *PROGRAM_SEARCH_BOUNDS["max_depth"])
     budget = _int_in("budget", DEFAULT_BUDGET if budget is None else budget,

@@ -47,27 +47,13 @@ import warnings
 import zipfile
 from pathlib import Path
 
-from ..errors import ArcnbError
+from ..errors import ArcnbError, UnsafeCheckpointError, one_line
 
 __all__ = ["UnsafeCheckpointError", "pickle_globals", "check_export_archive",
            "check_torchscript_archive", "read_archive", "repack", "quiet_torch", "one_line"]
 
 TRUST_HINT = ("If you trust where this file came from, pass --trust-checkpoint "
               "(trust_checkpoint=True) to load it in full.")
-
-
-class UnsafeCheckpointError(ArcnbError):
-    """The checkpoint could run code while loading and trust was not given."""
-
-    def __init__(self, message: str, *, file: str | None = None):
-        self.file = file
-        super().__init__(message)
-
-
-def one_line(text, limit: int = 200) -> str:
-    """``text`` as one printable line of at most ``limit`` characters."""
-    text = re.sub(r"[\x00-\x1f\x7f]+", " ", str(text)).strip()
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _refuse(path, what: str) -> UnsafeCheckpointError:
@@ -78,7 +64,7 @@ def _refuse(path, what: str) -> UnsafeCheckpointError:
 
 
 def _malformed(path, kind: str, why) -> ArcnbError:
-    return ArcnbError(f"cannot read {kind} {path}: damaged or not a {kind} ({one_line(why)})")
+    return ArcnbError(f"cannot read {kind} {path}: damaged or not a {kind} ({one_line(why, 200)})")
 
 
 @contextlib.contextmanager

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from ..columns import NEAR_MISS, is_near_miss
+from ..errors import ParameterError
 from ..grids import best_attempt
 from .palette import _WRONG, _shape
 from .pixelfont import _PixelFont, plain_label, safe_text
@@ -40,7 +42,7 @@ def _category_lists(results, categories) -> dict[str, list[str]] | None:
             return None
     if isinstance(categories, str):
         if categories not in out.columns:
-            raise ValueError(f"results.outputs has no column {categories!r} to select categories by")
+            raise ParameterError(f"results.outputs has no column {categories!r} to select categories by")
         mapping: dict[str, list[str]] = {}
         for tid, v in zip(out["task_id"], out[categories]):
             mapping.setdefault(tid, [])
@@ -77,7 +79,7 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
     out = results.outputs if rows is None else rows
     col = f"solved@{k}"
     if col not in out.columns:
-        raise ValueError(f"no column {col!r} in the outputs table (scored ks: {results.ks})")
+        raise ParameterError(f"no column {col!r} in the outputs table (scored ks: {results.ks})")
     if select == "all":
         keep = np.ones(len(out), bool)
     elif select == "solved":
@@ -87,18 +89,18 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
     elif select in ("near_miss", "near-miss"):
         keep = is_near_miss(out[col], out["cell_accuracy"], near_miss)
     else:
-        raise ValueError(f"select must be 'all', 'solved', 'failed' or 'near_miss', got {select!r}")
+        raise ParameterError(f"select must be 'all', 'solved', 'failed' or 'near_miss', got {select!r}")
     if tasks is not None:
         tasks = [tasks] if isinstance(tasks, str) else list(tasks)
         unknown = sorted(set(tasks) - set(out["task_id"]))
         if unknown and rows is None:
-            raise ValueError(f"task ids not in the results: {', '.join(unknown[:5])}")
+            raise ParameterError(f"task ids not in the results: {', '.join(unknown[:5])}")
         keep &= out["task_id"].isin(tasks).to_numpy()
     if category is not None:
         mapping = _category_lists(results, categories)
         if mapping is None:
-            raise ValueError("no category information: pass categories={task_id: [...]} or a "
-                             "column name of results.outputs")
+            raise ParameterError("no category information: pass categories={task_id: [...]} or a "
+                                 "column name of results.outputs")
         wanted = {category} if isinstance(category, str) else set(category)
         keep &= np.array([bool(wanted & set(mapping.get(t, []))) for t in out["task_id"]], bool)
     sel = out[keep]
@@ -106,7 +108,7 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
         sel = sel.sort_values(["cell_accuracy", "task_id", "test_index"],
                               ascending=[False, True, True], na_position="last", kind="mergesort")
     elif sort is not None:
-        raise ValueError(f"sort must be None or 'cell_accuracy', got {sort!r}")
+        raise ParameterError(f"sort must be None or 'cell_accuracy', got {sort!r}")
     if max_items is not None:
         sel = sel.iloc[:max_items]
     return sel
@@ -244,13 +246,13 @@ def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text,
 
 def _check_gallery_options(*, text, slot, attempt) -> None:
     if text not in ("pixels", "artists"):
-        raise ValueError(f"text must be 'pixels' or 'artists', got {text!r}")
+        raise ParameterError(f"text must be 'pixels' or 'artists', got {text!r}")
     if slot < 31:
-        raise ValueError(f"slot must be at least 31 pixels (a 30x30 grid at one pixel per "
-                         f"cell plus its border), got {slot}")
+        raise ParameterError(f"slot must be at least 31 pixels (a 30x30 grid at one pixel per "
+                             f"cell plus its border), got {slot}")
     if attempt != "best" and (isinstance(attempt, bool) or not isinstance(attempt, (int, np.integer))
                               or attempt < 1):
-        raise ValueError(f"attempt must be 'best' or a 1-based attempt number, got {attempt!r}")
+        raise ParameterError(f"attempt must be 'best' or a 1-based attempt number, got {attempt!r}")
 
 
 def _gallery_rows(results, items, *, k, attempt):
@@ -364,7 +366,7 @@ def gallery_pages(results, select: str = "failed", *, per_page: int = 100, tasks
     """:func:`gallery` split into figures of at most ``per_page`` triples each (same
     arguments); always at least one figure."""
     if per_page < 1:
-        raise ValueError(f"per_page must be >= 1, got {per_page}")
+        raise ParameterError(f"per_page must be >= 1, got {per_page}")
     items = gallery_items(results, select, tasks=tasks, category=category, categories=categories,
                           near_miss=near_miss, k=k, sort=sort, max_items=max_items, rows=rows)
     what = f"{select}, k={k}" if select != "all" else "all"
@@ -409,12 +411,10 @@ def pairs_image(pairs, labels: Sequence[str] | None = None, *, ncols: int | None
     grids that come from a training loop rather than a scored run (the Lightning
     callback logs it). ``labels[j]`` names pair ``j`` (default ``"sample j"``).
     """
-    import pandas as pd
-
     pairs = list(pairs)
     labels = [f"sample {j}" for j in range(len(pairs))] if labels is None else list(labels)
     if len(labels) != len(pairs):
-        raise ValueError(f"{len(labels)} labels for {len(pairs)} pairs")
+        raise ParameterError(f"{len(labels)} labels for {len(pairs)} pairs")
     src = _PairRows(pairs)
     solved = [p is not None and p.shape == t.shape and bool(np.array_equal(p, t))
               for t, p in src._pairs]

@@ -7,6 +7,8 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import ParameterError, refuse_overwrite
+from ..io import atomic_write_bytes
 from ..resources import paper_style_path
 
 __all__ = ["SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE", "paper_style", "figsize", "save"]
@@ -37,7 +39,7 @@ def figsize(columns: int = 1, aspect: float = 0.62) -> tuple[float, float]:
     """Figure size in inches for a single (3.5 in) or double (7.2 in) column figure;
     height = width x ``aspect``."""
     if columns not in (1, 2):
-        raise ValueError(f"columns must be 1 or 2, got {columns!r}")
+        raise ParameterError(f"columns must be 1 or 2, got {columns!r}")
     w = SINGLE_COLUMN if columns == 1 else DOUBLE_COLUMN
     return (w, round(w * aspect, 3))
 
@@ -62,19 +64,14 @@ def save(fig, path: str | os.PathLike, *, format: str | None = None, dpi: float 
     """
     import matplotlib
 
-    from ..io import atomic_write_bytes
-
     if hasattr(fig, "get_figure") and not hasattr(fig, "savefig"):
         fig = fig.get_figure()
     path = Path(path)
     fmt = (format or path.suffix.lstrip(".")).lower()
     if fmt not in _FORMATS:
-        raise ValueError(f"save() writes pdf, svg or png; got {fmt or 'no extension'!r} for {path}")
+        raise ParameterError(f"save() writes pdf, svg or png; got {fmt or 'no extension'!r} for {path}")
     if path.exists() and not overwrite:
-        from ..errors import OutputExistsError
-
-        raise OutputExistsError(f"{path} already exists; refusing to overwrite it "
-                                "(pass overwrite=True)")
+        raise refuse_overwrite(path, "pass overwrite=True")
     meta = {"pdf": {"CreationDate": None, "ModDate": None},
             "svg": {"Date": None},
             "png": {}}[fmt]

@@ -14,9 +14,15 @@ import os
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+import pandas as pd
+
+from ..breakdown import lead_metric, lead_reason
 from ..columns import NEAR_MISS, group_metrics
-from ..errors import OutputExistsError
+from ..errors import refuse_overwrite
+from ..io import atomic_write_text, csv_text
+from ..plot import gallery_items, save
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
+from ..scoring import METRIC_DEFINITIONS
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
            "BREAKDOWN_METRICS", "breakdown_html", "graded_table_html", "lead_html",
@@ -89,7 +95,7 @@ def definitions_html(definitions: Mapping[str, str] | None = None) -> str:
     """The metric definitions (default :data:`arcnb.scoring.METRIC_DEFINITIONS`) as a
     two-column table."""
     if definitions is None:
-        from ..scoring import METRIC_DEFINITIONS as definitions
+        definitions = METRIC_DEFINITIONS
     body = "".join(f"<tr><th class='arcnb-text'>{_esc(k)}</th>"
                    f"<td class='arcnb-text'>{_esc(v)}</td></tr>" for k, v in definitions.items())
     return f"<table class='arcnb-table' id='arcnb-definitions'><tbody>{body}</tbody></table>"
@@ -100,8 +106,6 @@ def table_html(df, *, table_id: str | None = None, caption: str | None = None,
     """A DataFrame as an HTML table with every cell, header and index escaped
     (``DataFrame.to_html(escape=True)``). Floats show ``digits`` decimals and NaN as
     ``NaN``; at most ``max_rows`` rows (a note says how many were left out)."""
-    import pandas as pd
-
     shown = df if max_rows is None or len(df) <= max_rows else df.head(max_rows)
     fmt = (lambda x: "NaN" if pd.isna(x) else f"{x:.{digits}f}")
     text = shown.to_html(escape=True, index=index, na_rep="NaN", float_format=fmt,
@@ -135,8 +139,6 @@ def _fmt_value(v, *, count: bool = False) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "NaN"
     try:
-        import pandas as pd
-
         if pd.isna(v):
             return "NaN"
     except (TypeError, ValueError):
@@ -214,8 +216,6 @@ def lead_html(table, lead: str | None = None, *, what: str = "chart",
     (:func:`arcnb.breakdown.lead_reason`); ``panels``: the chart has one panel per
     metric (:func:`arcnb.plot.breakdown_panels`), else it shows the leading metric
     only. Carries ``data-lead``."""
-    from ..breakdown import lead_metric, lead_reason
-
     lead = lead or lead_metric(table)
     shows = ("has one panel per metric, each on its own scale" if panels
              else f"shows {lead} only")
@@ -314,8 +314,7 @@ def refuse_existing(paths: Iterable[str | os.PathLike], *, overwrite: bool) -> N
         return
     for p in paths:
         if os.path.lexists(p):
-            raise OutputExistsError(f"{p} already exists; refusing to overwrite it "
-                                    "(set overwrite = True)")
+            raise refuse_overwrite(p, "set overwrite = True")
 
 
 def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None = None, *,
@@ -333,8 +332,6 @@ def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None =
         fig = fig.get_figure()
     paths = []
     if folder is not None and name:
-        from ..plot import save
-
         Path(folder).mkdir(parents=True, exist_ok=True)
         for fmt in formats:
             kw = {"bbox_inches": "tight"} if tight else {}
@@ -347,8 +344,6 @@ def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None =
 
 def file_table(paths: Iterable[str | os.PathLike]):
     """A table of files (``file``, ``bytes``) for display."""
-    import pandas as pd
-
     rows = [{"file": str(p), "bytes": Path(p).stat().st_size} for p in paths if Path(p).is_file()]
     return pd.DataFrame(rows, columns=["file", "bytes"])
 
@@ -376,9 +371,6 @@ def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float =
     ``<select>_outputs.csv`` in ``folder`` (default: the run directory, beside the
     report; not written for a run in memory), with spreadsheet formulas neutralised
     (:func:`arcnb.io.csv_text`). Returns the HTML (user text escaped)."""
-    from ..io import atomic_write_text, csv_text
-    from ..plot import gallery_items
-
     every = gallery_items(run.results, select, near_miss=near_miss, k=k, sort="cell_accuracy")
     total, n = len(every), min(int(shown), len(every))
     noun = _NOUNS.get(select, f"{select} outputs")

@@ -43,9 +43,9 @@ PUBLIC_MODULES = [
     "arcnb", "arcnb.data", "arcnb.predictions", "arcnb.scoring", "arcnb.metrics",
     "arcnb.columns", "arcnb.modules", "arcnb.lightning", "arcnb.plot", "arcnb.plot.figures",
     "arcnb.breakdown", "arcnb.taxonomy", "arcnb.stats", "arcnb.compare", "arcnb.evaluate",
-    "arcnb.runs", "arcnb.report", "arcnb.explorer", "arcnb.models", "arcnb.augment",
-    "arcnb.baselines", "arcnb.heuristics", "arcnb.resources", "arcnb.grids", "arcnb.io",
-    "arcnb.errors",
+    "arcnb.runs", "arcnb.report", "arcnb.explorer", "arcnb.models", "arcnb.overlap",
+    "arcnb.augment", "arcnb.baselines", "arcnb.resources", "arcnb.grids", "arcnb.io",
+    "arcnb.errors", "arcnb.candidates", "arcnb.front", "arcnb.journal",
 ]
 PUBLIC_MODULES.append("arcnb.sweep")  # checkpoint sweeps
 
