@@ -186,3 +186,22 @@ def test_the_figures_notebook_refuses_existing_files_before_writing_any(tmp_path
                       "out": str(out), "n_boot": 20}, progress=False, cwd=tmp_path)
     assert (out / "headline.tex").read_text() == "my own table\n"
     assert sorted(p.name for p in out.iterdir()) == ["headline.tex"]   # nothing written
+
+
+# ------------------------------------------------ 2: a journal symlink in --out
+def test_resume_never_writes_through_a_journal_symlink(tmp_path):
+    from test_robust import _copy_run, _unfinish, cli, one_line_error
+
+    out = _copy_run(tmp_path)
+    _unfinish(out)
+    journal = out / "journal.jsonl"
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(journal.read_bytes() + b'{"cut off')      # a half line to repair
+    before = victim.read_bytes()
+    journal.unlink()
+    journal.symlink_to(victim)
+    args = ("evaluate", "--checkpoint", "copy-input", "--dataset", tmp_path / "ds", "--out", out,
+            "--batch-size", "2", "--no-progress", "--resume")
+    one_line_error(*cli(*args)[::2], "journal.jsonl", "symbolic link")
+    assert victim.read_bytes() == before                            # not truncated, not appended
+    assert journal.is_symlink() and not (out / "metrics.json").exists()
