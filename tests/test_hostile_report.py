@@ -205,3 +205,87 @@ def test_resume_never_writes_through_a_journal_symlink(tmp_path):
     one_line_error(*cli(*args)[::2], "journal.jsonl", "symbolic link")
     assert victim.read_bytes() == before                            # not truncated, not appended
     assert journal.is_symlink() and not (out / "metrics.json").exists()
+
+
+# ------------------------------------------- 3, 21, 22: report outputs and inputs
+def _report(tmp_path, *args):
+    from test_robust import cli
+
+    ds = _ds()
+    sub = tmp_path / "p.json"
+    if not sub.exists():
+        sub.write_text(json.dumps(_copy_sub(ds)))
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("\n".join(ds.task_ids) + "\n")
+    base = ["report", "--predictions", sub, "--dataset", "arc-agi-1:evaluation",
+            "--tasks", tasks, "--no-progress"]
+    return cli(*base, *args)
+
+
+@pytest.mark.parametrize("planted", ["failed_outputs.csv", "near_miss_outputs.csv",
+                                     "figures/pass_at_k.png"])
+def test_the_report_claims_every_output_before_any_work(tmp_path, planted):
+    from test_robust import one_line_error
+
+    out = tmp_path / "rep"
+    (out / planted).parent.mkdir(parents=True)
+    (out / planted).write_text("mine\n")
+    code, _, err = _report(tmp_path, "--out", out)
+    one_line_error(code, err, "refusing to overwrite")
+    assert (out / planted).read_text() == "mine\n"
+    assert not (out / "predictions.json").exists() and not (out / "report.html").exists()
+
+
+@pytest.mark.parametrize("link", ["figures", "failed_outputs.csv", "report.html"])
+def test_the_report_refuses_links_inside_out_even_with_overwrite(tmp_path, link):
+    from test_robust import one_line_error
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    if link == "figures":
+        elsewhere.mkdir()
+    else:
+        elsewhere.write_text("mine\n")
+    (out / link).symlink_to(elsewhere)
+    code, _, err = _report(tmp_path, "--out", out, "--overwrite")
+    one_line_error(code, err, link, "symbolic link")
+    assert elsewhere.is_dir() and not any(elsewhere.iterdir()) if link == "figures" \
+        else elsewhere.read_text() == "mine\n"
+    assert not (out / "predictions.json").exists()
+
+
+def test_a_malformed_taxonomy_is_refused_before_any_work(tmp_path):
+    from test_robust import one_line_error
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    good = b"<html>the good report</html>"
+    (out / "report.html").write_bytes(good)
+    bad = tmp_path / "tax.csv"
+    bad.write_text('task_id,category\n"unclosed,quote\n')
+    code, _, err = _report(tmp_path, "--out", out, "--overwrite", "--taxonomy", bad)
+    one_line_error(code, err, "tax.csv")
+    assert (out / "report.html").read_bytes() == good
+    assert sorted(p.name for p in out.iterdir()) == ["report.html"]
+    # a taxonomy that is not there at all
+    code, _, err = _report(tmp_path, "--out", tmp_path / "new", "--taxonomy", tmp_path / "no.csv")
+    one_line_error(code, err)
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("case", ["dataset", "json_list", "task_ids"])
+def test_early_bad_input_leaves_no_out_folder(tmp_path, case):
+    from test_robust import cli, one_line_error
+
+    ds = _ds()
+    sub = tmp_path / "p.json"
+    sub.write_text(json.dumps([1, 2]) if case == "json_list" else json.dumps(_copy_sub(ds)))
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("no-such-task\n" if case == "task_ids" else "\n".join(ds.task_ids) + "\n")
+    out = tmp_path / "rep"
+    code, _, err = cli("report", "--predictions", sub, "--dataset",
+                       "no-such-dataset" if case == "dataset" else "arc-agi-1:evaluation",
+                       "--tasks", tasks, "--out", out, "--no-progress")
+    one_line_error(code, err)
+    assert not out.exists(), sorted(p.name for p in out.iterdir())

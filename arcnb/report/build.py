@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from ..errors import ArcnbError, OutputExistsError
 from ..io import atomic_write_text
+from ..taxonomy import load_taxonomy
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, absolute_path, check_out_path, copy_run_files, is_finished,
@@ -65,15 +66,39 @@ def _stage(timings: dict, name: str, log):
     log(f"{name}: {timings[name]:.1f} s")
 
 
-def _claim_outputs(out: Path, targets, *, overwrite: bool, log) -> None:
-    """Refuse existing ``targets`` without ``overwrite``; say so when replacing them."""
+#: the lists a report writes beside itself (:func:`arcnb.report.cut_note`)
+CUT_LISTS = ("failed_outputs.csv", "near_miss_outputs.csv")
+
+
+def _report_targets(out: Path) -> tuple:
+    """Every file a report writes in ``out`` besides the run files."""
+    return (out / REPORT_HTML, out / REPORT_NOTEBOOK, *(out / n for n in CUT_LISTS))
+
+
+def _claim_outputs(out: Path, targets, *, overwrite: bool, log, folders=()) -> None:
+    """Refuse existing ``targets`` (and non-empty ``folders``) without ``overwrite``; say
+    so when replacing them. A symbolic link among them is always refused: nothing is
+    written through a link inside ``--out``."""
+    for p in (*targets, *folders):
+        if p.is_symlink():
+            raise ArcnbError(f"{p} is a symbolic link; arcnb never writes through a link "
+                             "inside --out (remove it)")
     existing = [p for p in targets if p.exists()]
+    existing += [f for f in folders if f.is_dir() and any(f.iterdir())]
     if existing and not overwrite:
         raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
                                 "(pass --overwrite)")
     if existing:
         log(f"replacing the existing report in {out} (--overwrite)")
     out.mkdir(parents=True, exist_ok=True)
+
+
+def _remove_empty(folder: Path) -> None:
+    """Remove ``folder`` when it is empty (what a failed first step leaves)."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def _printer(label: str | None):
@@ -216,11 +241,20 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         # metrics.json disagrees with its predictions is refused in one line
         require_finished(source.path)
         open_run(source, ks=(1, 2))
-    _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
+    if taxonomy and str(taxonomy) not in ("structural", "folder"):
+        load_taxonomy(taxonomy)  # a malformed taxonomy is one line before any work
+    created = not out.exists()
     t0 = time.perf_counter()
-    _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
-                  log=log, timings=timings, in_process=evaluate_in_process,
-                  estimator=estimator)
+    try:
+        _claim_outputs(out, _report_targets(out), overwrite=overwrite, log=log,
+                       folders=(out / FIGURES,))
+        _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite,
+                      progress=progress, log=log, timings=timings,
+                      in_process=evaluate_in_process, estimator=estimator)
+    except BaseException:
+        if created:  # bad input found while making the run: leave no empty --out behind
+            _remove_empty(out)
+        raise
     scored = is_scored(read_metrics(out))
     params = {"run_dir": str(out.resolve()),
               "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
