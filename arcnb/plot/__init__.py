@@ -45,6 +45,8 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
   :func:`breakdown_panels`, :func:`cell_accuracy_hist`, :func:`pass_at_k`,
   :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`, :func:`leaderboard`
 * ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
+* ``check``: :func:`check_figure`, the problems of a finished figure (overlapping,
+  hidden, cut-off or tiny text, column names for labels)
 * ``display``: :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
   :func:`enable_rich_display`
 """
@@ -60,6 +62,7 @@ from .charts import (breakdown_panels, cell_accuracy_hist, cost_by_outcome, cost
 from .palette import (COLOR_NAMES, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, PAD_COLOR,
                       PAD_HATCH_COLOR, PALETTE, PALETTE_RGB, diff_mask, grid_image)
 from .panels import grid, pair, task
+from .check import check_figure
 from .paper import DOUBLE_COLUMN, SINGLE_COLUMN, STYLE, figsize, paper_style, save
 
 __all__ = [
@@ -72,3 +75,4 @@ __all__ = [
 ]
 __all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",
             "value_limit", "value_label"]
+__all__ += ["check_figure"]
