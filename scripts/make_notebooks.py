@@ -431,7 +431,7 @@ tasks: str = ""  # file of task ids to keep; empty: every task
 taxonomy: str = ""  # user taxonomy (.csv or .json) for an extra breakdown figure; empty: none
 out: str = ""  # folder for the figures and tables; empty: run_dir/figures, or a new folder under reports/figures/
 formats: list = ["pdf", "svg"]  # figure formats: pdf, svg, png
-columns: int = 1  # figure width: 1 (single column, 3.5 in) or 2 (double column, 7.2 in)
+width: str = "column"  # figure width: "column" (one column of a two-column paper, 3.5 in) or "page" (the full text width, 7.2 in)
 gallery_size: int = 12  # near misses in the gallery figure
 n_boot: int = 1000  # bootstrap resamples for the intervals
 seed: int = 0  # bootstrap seed
@@ -448,7 +448,7 @@ run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, task
 R.require_scored(run, "paper figures")  # a hidden test set has no truth to plot against
 fig_dir = R.figures_dir(out, run) or R.default_out("", {"path": run.label}, run.results.dataset.name,
                                                     kind="figures")
-size = P.figsize(columns)
+size = P.figsize(width)
 written = []
 print(f"figures go to {fig_dir}")
 """),
@@ -461,7 +461,7 @@ with P.paper_style():
     fig, ax = plt.subplots(figsize=size)
     P.color_accuracy(B.color_accuracy(run.results), ax=ax)
     R.show_figure(fig, "color_accuracy", fig_dir, formats=formats, written=written)
-    fig, ax = plt.subplots(figsize=(size[0], size[0]))
+    fig, ax = plt.subplots(figsize=(size[0], min(size[0] * 0.92, 4.6)))
     P.confusion_heatmap(B.color_confusion(run.results), ax=ax)
     R.show_figure(fig, "color_confusion", fig_dir, formats=formats, written=written)
 """),
@@ -480,8 +480,9 @@ with P.paper_style():
     for by, t in tables.items():
         lead = B.lead_metric(t)  # pass@2 when enough groups have something solved, else partial credit
         R.show(R.lead_html(t, lead, what=f"figure of {by}", panels=False))
-        fig, ax = plt.subplots(figsize=(size[0], size[1] * (1.6 if by in ("structural", "user") else 1)))
-        P.breakdown_bars(t, value=lead, horizontal=by in ("structural", "user"), ax=ax)
+        n_groups = int((t["group"] != "(all)").sum()) if "group" in t.columns else len(t)
+        fig, ax = plt.subplots(figsize=(size[0], max(size[1], 0.2 * n_groups + 0.8)))
+        P.breakdown_bars(t, value=lead, horizontal=True, ax=ax)  # group names read across
         R.show_figure(fig, f"breakdown_{by}", fig_dir, formats=formats, written=written)
 """),
     md("## Near misses"),

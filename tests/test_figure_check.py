@@ -185,7 +185,7 @@ FIGURES = {
 # public callables of arcnb.plot that draw no figure of their own
 NOT_FIGURES = {"grid_image", "diff_mask", "gallery_items", "gallery_pages", "paper_style",
                "figsize", "save", "view", "enable_rich_display", "value_limit",
-               "value_label", "check_figure", "GridView", "PairView", "TaskView"}
+               "value_label", "check_figure", "paper_width", "GridView", "PairView", "TaskView"}
 
 
 def _styled(make):
@@ -231,16 +231,18 @@ def _assert_passes(problems, what):
 
 
 # ------------------------------------------------------------------ notebooks' figures
-def _run_in_process(notebook: str, parameters: dict, monkeypatch, cwd) -> dict:
+def _run_in_process(notebook: str, parameters: dict, monkeypatch, cwd, *,
+                    paper: bool) -> dict:
     """Execute a generated notebook's code cells in this process (the parameter cell,
     then the overrides, as papermill injects them), checking every figure it hands to
-    ``R.show_figure`` before it is saved. Returns ``{name: problems}``."""
+    ``R.show_figure`` before it is saved (``paper``: at its own size; else as saved
+    for a screen, the canvas grown to its texts). Returns ``{name: problems}``."""
     found: dict = {}
     show = R.show_figure
 
     def checked(fig, name=None, folder=None, **kw):
         f = _figure(fig)
-        found[name or f"unnamed {len(found)}"] = check_figure(f)
+        found[name or f"unnamed {len(found)}"] = check_figure(f, tight=not paper)
         return show(fig, name, folder, **kw)
 
     monkeypatch.setattr(R, "show_figure", checked)
@@ -256,15 +258,18 @@ def _run_in_process(notebook: str, parameters: dict, monkeypatch, cwd) -> dict:
     return found
 
 
-def test_every_figure_of_the_figures_notebook_passes_the_check(monkeypatch, tmp_path):
+@pytest.mark.parametrize("width", ["column", "page"])
+def test_every_figure_of_the_figures_notebook_passes_the_check(monkeypatch, tmp_path, width):
     found = _run_in_process("figures", {"out": str(tmp_path / "figs"), "n_boot": N_BOOT,
-                                        "formats": ["pdf"]}, monkeypatch, tmp_path)
+                                        "formats": ["pdf"], "width": width},
+                            monkeypatch, tmp_path, paper=True)
     assert {"pass_at_k", "color_confusion", "breakdown_structural"} <= set(found)
     _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures saved")
 
 
 def test_every_figure_of_the_report_notebook_passes_the_check(monkeypatch, tmp_path):
     found = _run_in_process("report", {"figures_dir": str(tmp_path / "figs"),
-                                       "n_boot": N_BOOT}, monkeypatch, tmp_path)
+                                       "n_boot": N_BOOT}, monkeypatch, tmp_path,
+                            paper=False)
     assert {"cell_accuracy_hist", "color_confusion", "breakdown_structural"} <= set(found)
     _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures saved")

@@ -44,7 +44,8 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
 * ``charts``: :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
   :func:`breakdown_panels`, :func:`cell_accuracy_hist`, :func:`pass_at_k`,
   :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`, :func:`leaderboard`
-* ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
+* ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`,
+  :data:`WIDTHS` and :func:`paper_width` (``"column"`` 3.5 in, ``"page"`` 7.2 in)
 * ``check``: :func:`check_figure`, the problems of a finished figure (overlapping,
   hidden, cut-off or tiny text, column names for labels)
 * ``display``: :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
@@ -63,7 +64,8 @@ from .palette import (COLOR_NAMES, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, 
                       PAD_HATCH_COLOR, PALETTE, PALETTE_RGB, diff_mask, grid_image)
 from .panels import grid, pair, task
 from .check import check_figure
-from .paper import DOUBLE_COLUMN, SINGLE_COLUMN, STYLE, figsize, paper_style, save
+from .paper import (DOUBLE_COLUMN, SINGLE_COLUMN, STYLE, WIDTHS, figsize, paper_style,
+                    paper_width, save)
 
 __all__ = [
     "PALETTE", "PALETTE_RGB", "COLOR_NAMES", "PAD_COLOR", "PAD_HATCH_COLOR", "LINE_COLOR",
@@ -76,3 +78,4 @@ __all__ = [
 __all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",
             "value_limit", "value_label"]
 __all__ += ["check_figure"]
+__all__ += ["WIDTHS", "paper_width"]

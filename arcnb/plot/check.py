@@ -138,7 +138,7 @@ def _label_texts(fig):
 
 
 def check_figure(fig, *, min_size: float = MIN_FONT_SIZE,
-                 print_width: float | None = None) -> list[str]:
+                 print_width: float | None = None, tight: bool = False) -> list[str]:
     """The problems of ``fig`` (a Figure, or an Axes of one) as sentences; ``[]`` when
     there are none.
 
@@ -146,6 +146,9 @@ def check_figure(fig, *, min_size: float = MIN_FONT_SIZE,
     ``print_width``: the width in inches the figure is printed at (default: its own
     width, at most a double column, 7.2 in); text sizes are scaled by
     ``print_width / width`` before they are compared with ``min_size`` (6 pt).
+    ``tight=True``: the figure is saved with ``bbox_inches="tight"`` for a screen (the
+    canvas grows to hold every text), so no text is reported outside it; leave it
+    False for a paper figure, whose size is the column it was made for.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -195,7 +198,7 @@ def check_figure(fig, *, min_size: float = MIN_FONT_SIZE,
     # 2. text outside the canvas
     W, H = fig.bbox.width, fig.bbox.height
     for t, (x0, y0, x1, y1) in zip(texts, boxes):
-        if x0 < -_TOL or y0 < -_TOL or x1 > W + _TOL or y1 > H + _TOL:
+        if not tight and x0 < -_TOL or y0 < -_TOL or x1 > W + _TOL or y1 > H + _TOL:
             problems.append(f"text {_describe(t)} falls outside the canvas")
     # 3. two texts overlapping
     if len(texts) > 1:
