@@ -198,7 +198,7 @@ def check_figure(fig, *, min_size: float = MIN_FONT_SIZE,
     # 2. text outside the canvas
     W, H = fig.bbox.width, fig.bbox.height
     for t, (x0, y0, x1, y1) in zip(texts, boxes):
-        if not tight and x0 < -_TOL or y0 < -_TOL or x1 > W + _TOL or y1 > H + _TOL:
+        if not tight and (x0 < -_TOL or y0 < -_TOL or x1 > W + _TOL or y1 > H + _TOL):
             problems.append(f"text {_describe(t)} falls outside the canvas")
     # 3. two texts overlapping
     if len(texts) > 1:
