@@ -273,3 +273,27 @@ def test_every_figure_of_the_report_notebook_passes_the_check(monkeypatch, tmp_p
                             paper=False)
     assert {"cell_accuracy_hist", "color_confusion", "breakdown_structural"} <= set(found)
     _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures saved")
+
+
+# ------------------------------------------------------------------ gallery notes
+def test_gallery_notes_stay_inside_their_panel(runs):
+    """A shape mismatch is written on the difference panel in lines that fit its slot:
+    the text boxes (artists) and the pixel font's widths (pixels)."""
+    from arcnb.plot.galleries import _fit_note
+    from arcnb.plot.pixelfont import _PixelFont
+
+    r = runs["nothing"]  # copies of the input: many outputs of another shape
+    rows = r.outputs[r.outputs["cell_accuracy"].isna()].head(6)
+    assert len(rows) == 6
+    fig = P.gallery(r, "all", rows=rows, ncols=3, text="artists", slot=64)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    notes = [t for t in fig.axes[0].texts if t.get_bbox_patch() is not None]
+    assert any(t.get_text() == "mismatch" for t in notes)
+    for t in notes:
+        assert t.get_window_extent(renderer).width <= 64, t.get_text()
+    small = _PixelFont(6.0, 100)
+    for line in _fit_note("shape mismatch|30x30 vs|3x3", small.width, 60).split("|"):
+        assert small.width(line) <= 60
+    assert _fit_note("shape mismatch", small.width, 60) == "shape|mismatch"
+    assert _fit_note("no|prediction", small.width, 60) == "no|prediction"
