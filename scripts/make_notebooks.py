@@ -73,7 +73,7 @@ from arcnb import report as R
 run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, tasks=tasks or None,
                  n_boot=n_boot, seed=seed)
 fig_dir = R.figures_dir(figures_dir, run)
-run
+R.show(R.summary_html(run))  # the numbers in one paragraph; section 1 has the full table
 """),
     code("""
 if not run.scored:  # a hidden test set: no truth, predictions only (arcnb report stops here)
@@ -201,8 +201,11 @@ R.show(R.table_html(acc, table_id="arcnb-color-accuracy",
 R.show_figure(P.color_accuracy(acc), "color_accuracy", fig_dir)
 """),
     code("""
+import matplotlib.pyplot as plt
+
 counts = B.color_confusion(run.results)
-R.show_figure(P.confusion_heatmap(counts), "color_confusion", fig_dir)
+_, ax = plt.subplots(figsize=(7, 6.4))  # large enough to read every cell's number
+R.show_figure(P.confusion_heatmap(counts, ax=ax), "color_confusion", fig_dir)
 R.show(R.table_html(B.color_confusion(run.results, normalize="true"), index=True, digits=3,
                     table_id="arcnb-color-confusion"))
 """),
