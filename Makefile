@@ -1,6 +1,7 @@
 # Two commands for a fresh machine with Python 3.11:
 #   make report   set up if needed, then build the report on the embedded default
 #   make test     set up if needed, then run every test
+#   make test-fast  the unit tests only (no notebook kernels, browser, wheel or docs build)
 #   make lint     set up if needed, then `ruff check` (rules in pyproject.toml [tool.ruff])
 # and the documentation site (offline, strict):
 #   make docs     set up if needed, execute the notebooks, build docs/_build/html
@@ -11,7 +12,7 @@ STAMP  := $(VENV)/.arcnb-installed
 REPORT_OUT ?= reports/default
 DOCS_OUT   ?= docs/_build/html
 
-.PHONY: setup report test lint docs clean-venv
+.PHONY: setup report test test-fast lint docs clean-venv
 
 setup: $(STAMP)
 
@@ -28,6 +29,9 @@ report: setup
 
 test: setup
 	$(PY) -m pytest
+
+test-fast: setup
+	$(PY) -m pytest -m "not slow"
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -13,10 +13,12 @@ from .data import DATASETS, Dataset, Task, load_dataset  # noqa: E402
 from .errors import ArcnbError  # noqa: E402
 from .predictions import Predictions, load_predictions, write_predictions  # noqa: E402
 from .scoring import Results, score  # noqa: E402
+from .overlap import overlap  # noqa: E402  (binds arcnb.overlap to the function)
 
 __all__ = [
     "__version__", "DATASETS", "Dataset", "Task", "load_dataset", "ArcnbError",
     "Predictions", "load_predictions", "write_predictions", "Results", "score",
+    "overlap",
 ]
 
 

@@ -30,11 +30,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .errors import ParameterError
 from .grids import PAD_TOKEN
 
 __all__ = [
     "N_DIHEDRAL",
     "DIHEDRAL_NAMES",
+    "DIHEDRAL_INDEX",
+    "dihedral_fn",
     "AUGMENT_MODES",
     "View",
     "dihedral",
@@ -51,9 +54,14 @@ __all__ = [
 
 #: The number of dihedral transforms (rotations and flips of a square).
 N_DIHEDRAL = 8
-#: Their names, indexed as in :func:`dihedral`.
-DIHEDRAL_NAMES = ("identity", "rot90", "rot180", "rot270", "flip", "flip_rot90",
-                  "flip_rot180", "flip_rot270")
+#: Their names, indexed as in :func:`dihedral` (``rot90`` is ``numpy.rot90(g, 1)``,
+#: ``flip_lr`` mirrors left-right, ``flip_ud`` top-bottom, ``transpose`` is ``g.T``,
+#: ``anti_transpose`` mirrors across the other diagonal). The one naming of the group:
+#: the baselines' whole-grid programs and the structural taxonomy use these names too.
+DIHEDRAL_NAMES = ("identity", "rot90", "rot180", "rot270", "flip_lr", "transpose",
+                  "flip_ud", "anti_transpose")
+#: ``name -> t`` for :data:`DIHEDRAL_NAMES`.
+DIHEDRAL_INDEX = {name: t for t, name in enumerate(DIHEDRAL_NAMES)}
 #: The test-time augmentation modes (``--augment``).
 AUGMENT_MODES = ("none", "dihedral", "dihedral+colors")
 
@@ -81,7 +89,7 @@ def _fliplr(x):
 
 def _check_t(t: int) -> int:
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not 0 <= int(t) < 8:
-        raise ValueError(f"dihedral transform index must be an int in 0-7, got {t!r}")
+        raise ParameterError(f"dihedral transform index must be an int in 0-7, got {t!r}")
     return int(t)
 
 
@@ -100,6 +108,13 @@ def inverse_dihedral(x, t: int):
     t = _check_t(t)
     y = _rot90(x, -t) if t < 4 else _fliplr(_rot90(x, -(t - 4)))
     return y.contiguous() if _is_torch(y) else np.ascontiguousarray(y)
+
+
+def dihedral_fn(name: str):
+    """The dihedral transform called ``name`` (one of :data:`DIHEDRAL_NAMES`) as a
+    function of one grid."""
+    t = DIHEDRAL_INDEX[name]
+    return lambda x: dihedral(x, t)
 
 
 def dihedral_inverse_index(t: int) -> int:
@@ -123,9 +138,9 @@ def color_table(perm: Sequence[int] | None, *, pad_token: int = PAD_TOKEN) -> np
         return table
     p = np.asarray(perm, dtype=np.int64)
     if p.shape != (10,) or sorted(p.tolist()) != list(range(10)):
-        raise ValueError(f"a colour permutation lists the images of colours 0-9, got {perm!r}")
+        raise ParameterError(f"a colour permutation lists the images of colours 0-9, got {perm!r}")
     if p[0] != 0:
-        raise ValueError("colour 0 (black) must map to itself")
+        raise ParameterError("colour 0 (black) must map to itself")
     table[:10] = p
     return table
 
@@ -200,13 +215,13 @@ def make_views(augment: str = "none", *, color_perms: int = 1, seed: int = 0) ->
     ``8 * (1 + color_perms)`` views. The identity view is always first.
     """
     if augment not in AUGMENT_MODES:
-        raise ValueError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
+        raise ParameterError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
     if augment == "none":
         return [View(0, None)]
     views = [View(t, None) for t in range(N_DIHEDRAL)]
     if augment == "dihedral+colors":
         if int(color_perms) < 1:
-            raise ValueError(f"color_perms must be >= 1, got {color_perms}")
+            raise ParameterError(f"color_perms must be >= 1, got {color_perms}")
         perms = random_color_perms(int(color_perms), seed=seed)
         views += [View(t, tuple(int(c) for c in p)) for p in perms for t in range(N_DIHEDRAL)]
     return views
@@ -241,11 +256,11 @@ def vote(candidates: Sequence[Any], confidences: Sequence[float] | None = None, 
     attempt is None.
     """
     if attempts < 1:
-        raise ValueError(f"attempts must be >= 1, got {attempts}")
+        raise ParameterError(f"attempts must be >= 1, got {attempts}")
     if confidences is None:
         confidences = [0.0] * len(candidates)
     if len(confidences) != len(candidates):
-        raise ValueError("candidates and confidences differ in length")
+        raise ParameterError("candidates and confidences differ in length")
     groups: dict[tuple, list] = {}
     for i, (g, c) in enumerate(zip(candidates, confidences)):
         if g is None:

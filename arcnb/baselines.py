@@ -72,7 +72,11 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .data import Dataset, Task
+from .augment import dihedral_fn
+from .data import Dataset, Pair, Task
+from .errors import ParameterError
+from .grids import MAX_SIZE, PAD_TOKEN, background, crop_padding
+from .predictions import attempt_entry
 
 __all__ = [
     "PROGRAMS", "fit_programs", "heuristic_submission", "copy_input_submission",
@@ -87,24 +91,17 @@ __all__ = [
 
 GridFn = Callable[[np.ndarray], "np.ndarray | None"]
 
+#: The dihedral transforms (:mod:`arcnb.augment`), in the order the heuristic tries them.
 _DIHEDRAL: dict[str, GridFn] = {
-    "identity": lambda g: g,
-    "rot90": lambda g: np.rot90(g, 1),
-    "rot180": lambda g: np.rot90(g, 2),
-    "rot270": lambda g: np.rot90(g, 3),
-    "flip_lr": np.fliplr,
-    "flip_ud": np.flipud,
-    "transpose": lambda g: g.T,
-    "anti_transpose": lambda g: np.rot90(g, 2).T,
-}
+    n: dihedral_fn(n) for n in ("identity", "rot90", "rot180", "rot270", "flip_lr", "flip_ud",
+                                "transpose", "anti_transpose")}
 #: The tiny heuristic's programs (:func:`heuristic_submission`).
 PROGRAMS = tuple(_DIHEDRAL) + ("colour map", "tile", "upscale", "constant")
 
 
 def copy_input_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
     """Every attempt is the test input (the copy-the-input reference point)."""
-    return {t.id: [{f"attempt_{j + 1}": p.input.tolist() for j in range(attempts)}
-                   for p in t.test] for t in dataset}
+    return {t.id: [attempt_entry([p.input] * attempts) for p in t.test] for t in dataset}
 
 
 def _colour_map(task: Task) -> GridFn | None:
@@ -183,15 +180,14 @@ def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
             grids = []
             for _, prog in progs:
                 g = prog(pair.input)
-                if g is not None and g.size and max(g.shape) <= 30 and not any(
+                if g is not None and g.size and max(g.shape) <= MAX_SIZE and not any(
                         g.shape == x.shape and np.array_equal(g, x) for x in grids):
                     grids.append(g)
                 if len(grids) == attempts:
                     break
             while len(grids) < attempts:
                 grids.append(pair.input)
-            entries.append({f"attempt_{j + 1}": np.asarray(g).tolist()
-                            for j, g in enumerate(grids)})
+            entries.append(attempt_entry(grids))
         sub[task.id] = entries
     return sub
 
@@ -200,14 +196,14 @@ def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
 # program search: grid helpers
 # --------------------------------------------------------------------------------------
 
-_MAX = 30  # largest ARC grid side
+_MAX = MAX_SIZE  # largest ARC grid side
 MARK = 10  # first marker value: a painted cell whose colour the final colour map learns
 
 
 def _bg(g: np.ndarray) -> int:
-    """The background: black when the grid has black, else the most common value."""
-    counts = np.bincount(g.ravel())
-    return 0 if counts[0] else int(counts.argmax())
+    """The search's background guess (:func:`arcnb.grids.background` with
+    ``prefer_black``): black when the grid has black, else the most common value."""
+    return background(g, prefer_black=True)
 
 
 class _Obj:
@@ -1597,8 +1593,7 @@ def solve_task(task: Task, *, attempts: int = 2,
 def _solve_entry(args) -> tuple[str, list, dict]:
     task, attempts, search = args
     grids, res = solve_task(task, attempts=attempts, **search)
-    entries = [{f"attempt_{j + 1}": np.asarray(g).tolist() for j, g in enumerate(gs)}
-               for gs in grids]
+    entries = [attempt_entry(gs) for gs in grids]
     info = {"programs": [p.text for p in res.programs[:attempts]],
             "n_consistent": len(res.programs), "evaluations": res.evaluations,
             "exhausted": res.exhausted, "timed_out": res.timed_out}
@@ -1622,7 +1617,7 @@ def program_search_submission(dataset: Dataset, *, attempts: int = 2, max_depth:
     Deterministic: the same dataset and arguments give the same predictions.
     """
     if isinstance(attempts, bool) or int(attempts) < 1:
-        raise ValueError(f"attempts must be >= 1, got {attempts}")
+        raise ParameterError(f"attempts must be >= 1, got {attempts}")
     search = {"max_depth": int(max_depth), "budget": int(budget), "time_limit": time_limit}
     jobs = [(task, int(attempts), search) for task in dataset]
     if int(workers) > 1 and len(jobs) > 1:
@@ -1663,9 +1658,6 @@ def _model_class():
         return _MODEL_CLASS
     import torch
     from torch import nn
-
-    from .grids import PAD_TOKEN, crop_padding
-    from .data import Pair
 
     class ProgramSearch(nn.Module):
         """The program search behind the logits interface (see

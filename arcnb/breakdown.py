@@ -8,10 +8,14 @@ correctness is recomputed here.
 Group metrics, for a group G holding the outputs O_G of the tasks T_G:
 
 * ``n_tasks = |T_G|``, ``n_outputs = |O_G|``;
-* ``pass@K``: for each task t in T_G, the fraction of *its outputs in G* solved within
-  K attempts, then the mean over T_G (the ARC Prize rule restricted to G);
-* ``pass@K_per_output``: the fraction of O_G solved within K attempts;
-* ``pass@K_all_or_nothing``: the fraction of T_G whose outputs in G are all solved;
+* ``pass@K``: for each task t in T_G, the mean of the run's per-output ``pass@K``
+  over *its outputs in G* (with the ranked estimator: the fraction solved within K
+  attempts), then the mean over T_G (the ARC Prize rule restricted to G); it follows the
+  run's estimator, so the ``(all)`` row equals the headline pass@K;
+* ``pass@K_per_output``: the mean of the outputs' ``pass@K`` over O_G;
+* ``pass@K_all_or_nothing``: for each task, the product of its outputs' ``pass@K`` in G
+  (ranked: whether they are all solved), then the mean over T_G; an undefined (NaN)
+  output leaves its task and group NaN, as in the summary;
 * ``cell_accuracy``: the mean of the outputs' ``cell_accuracy`` over O_G (outputs
   without a right-shaped attempt are NaN and skipped, as in the overall summary);
   ``n_right_shape`` counts the outputs it averages over;
@@ -20,7 +24,7 @@ Group metrics, for a group G holding the outputs O_G of the tasks T_G:
 * ``partial_credit``: for each task, the mean partial credit of its outputs in G, then
   the mean over T_G;
 * ``n_near_miss``: outputs in G not solved within 2 attempts whose cell accuracy is at
-  least ``near_miss`` (default 0.8);
+  least ``near_miss`` (default :data:`arcnb.columns.NEAR_MISS`, 0.9);
 * ``<metric>_ci_low`` / ``<metric>_ci_high`` for ``pass@2``, ``shape_accuracy``,
   ``partial_credit`` and ``cell_accuracy``: a seeded percentile bootstrap interval
   resampling the tasks of G (:func:`arcnb.stats.bootstrap_ci`; for ``cell_accuracy``
@@ -45,10 +49,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from . import metrics
+from .columns import GROUPS, NEAR_MISS, graded_columns, is_near_miss
 from .errors import ArcnbError
-from .grids import COLOR_NAMES
+from .grids import COLOR_NAMES, PAD_TOKEN, pad_grids
 from .io import atomic_write_text, csv_text
-from .stats import bootstrap_ci
+from .stats import bootstrap_ci, bootstrap_indices, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
 
 __all__ = [
@@ -71,7 +77,10 @@ __all__ = [
 ]
 
 #: The graded columns of every breakdown, shown next to the exact pass@K ones.
-GRADED_COLUMNS = ("shape_accuracy", "cell_accuracy", "partial_credit", "n_near_miss")
+GRADED_COLUMNS = graded_columns()
+
+#: The integer counts of a breakdown's rows (0, never NaN, for an empty group).
+_COUNTS = ("n_tasks", "n_outputs") + tuple(c.name for c in GROUPS if c.dtype == "int64")
 
 #: Grid-size bins on the larger side of the truth grid, ``(label, low, high)`` inclusive.
 GRID_SIZE_BINS = (("1-5", 1, 5), ("6-10", 6, 10), ("11-15", 11, 15), ("16-20", 16, 20),
@@ -175,7 +184,7 @@ def group_membership(results, by, *, taxonomy: str | None = None
 def breakdown(results, by="structural", *, taxonomy: str | None = None,
               ks: Sequence[int] = (1, 2), n_boot: int = 1000, seed: int = 0,
               level: float = 0.95, include_empty: bool = False,
-              total: bool = False, near_miss: float = 0.8) -> pd.DataFrame:
+              total: bool = False, near_miss: float = NEAR_MISS) -> pd.DataFrame:
     """Break scored ``results`` down by a grouping; one row per group.
 
     ``by``: ``"grid_size"``, ``"shape_change"``, ``"color"``, ``"structural"``,
@@ -218,7 +227,7 @@ def breakdown(results, by="structural", *, taxonomy: str | None = None,
     table = table.reindex(rows)
     table.index.name = "group"
     table = table.reset_index()
-    for c in ("n_tasks", "n_outputs", "n_right_shape", "n_near_miss"):
+    for c in _COUNTS:
         table[c] = table[c].fillna(0).astype("int64")
     table["fraction_of_tasks"] = table["fraction_of_tasks"].fillna(0.0)
     if total:
@@ -242,64 +251,70 @@ def breakdown(results, by="structural", *, taxonomy: str | None = None,
 
 
 def _metric_data(results, ks, near_miss: float) -> pd.DataFrame:
-    """Per output: the columns the group metrics are computed from."""
+    """Per output: the columns the group metrics are computed from. pass@K is the
+    run's own per-output column, so a breakdown follows the run's estimator (ranked:
+    ``solved@K`` as 0/1; unbiased: the per-output probability, NaN where undefined)."""
     out = results.outputs
-    data = out[["task_id", "test_index", "cell_accuracy", "partial_credit"]
-               + [f"solved@{k}" for k in ks]].copy()
+    data = out[["task_id", "test_index", "cell_accuracy", "partial_credit"]].copy()
+    for k in ks:
+        col = f"pass@{k}" if f"pass@{k}" in out.columns else f"solved@{k}"
+        data[f"pass@{k}"] = out[col].to_numpy(float)
+        data[f"undef@{k}"] = np.isnan(data[f"pass@{k}"].to_numpy(float)).astype(float)
     data["shape_ok"] = (out["pred_shape"] == out["truth_shape"]).to_numpy(float)
     data["right_shape"] = out["cell_accuracy"].notna().to_numpy(float)
     data["cell_sum"] = out["cell_accuracy"].fillna(0.0).to_numpy(float)
-    data["near_miss"] = ((~out["solved@2"]) & (out["cell_accuracy"] >= near_miss)).to_numpy(bool)
+    data["near_miss"] = is_near_miss(out["solved@2"], out["cell_accuracy"], near_miss)
     return data
 
 
-def _ratio_ci(num: np.ndarray, den: np.ndarray, *, n_boot, seed, level) -> tuple[float, float]:
-    """Percentile interval of sum(num) / sum(den), resampling the rows (tasks)."""
-    ok = den > 0
-    if not ok.any():
+def _task_ci(values: np.ndarray, **boot) -> tuple[float, float]:
+    """Bootstrap interval over tasks; NaN when some task's value is undefined (as the
+    headline's interval)."""
+    if np.isnan(values).any():
         return (float("nan"), float("nan"))
-    ratio = num / np.where(ok, den, 1.0)
-    if np.all(ratio[ok] == ratio[ok][0]):
-        return (float(ratio[ok][0]), float(ratio[ok][0]))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, num.size, size=(n_boot, num.size))
-    d = den[idx].sum(axis=1)
-    r = num[idx].sum(axis=1)[d > 0] / d[d > 0]
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(r, [alpha, 1.0 - alpha])
-    return (float(lo), float(hi))
+    return bootstrap_ci(values, **boot)
 
 
 def _group_table(data: pd.DataFrame, ks, n_boot, seed, level) -> pd.DataFrame:
     """The metric columns per ``group`` of ``data`` (one row per group x output)."""
     per_task = data.groupby(["group", "task_id"], sort=False)
-    agg = {f"solved@{k}": ["mean", "all"] for k in ks}
+    agg = {}
+    for k in ks:  # an undefined output (NaN) leaves its task, and its group, undefined
+        agg[f"pass@{k}"] = ["mean", "prod"]
+        agg[f"undef@{k}"] = ["max"]
     agg.update({"shape_ok": ["mean"], "partial_credit": ["mean"], "cell_sum": ["sum"],
                 "right_shape": ["sum"]})
     pt = per_task.agg(agg)
     pt.columns = [f"{a}|{b}" for a, b in pt.columns]
+    for k in ks:
+        undef = pt[f"undef@{k}|max"] > 0
+        pt[f"pass@{k}|mean"] = pt[f"pass@{k}|mean"].mask(undef)
+        pt[f"pass@{k}|prod"] = pt[f"pass@{k}|prod"].mask(undef)
     pt = pt.reset_index()
     g_task = pt.groupby("group", sort=False)
     g_out = data.groupby("group", sort=False)
     table = pd.DataFrame({"n_tasks": g_task.size(), "n_outputs": g_out.size()})
     for k in ks:
-        table[f"pass@{k}"] = g_task[f"solved@{k}|mean"].mean()
+        table[f"pass@{k}"] = g_task[f"pass@{k}|mean"].mean().mask(
+            g_task[f"undef@{k}|max"].max() > 0)
     for k in ks:
-        table[f"pass@{k}_per_output"] = g_out[f"solved@{k}"].mean()
+        table[f"pass@{k}_per_output"] = g_out[f"pass@{k}"].mean().mask(
+            g_out[f"undef@{k}"].max() > 0)
     for k in ks:
-        table[f"pass@{k}_all_or_nothing"] = g_task[f"solved@{k}|all"].mean()
+        table[f"pass@{k}_all_or_nothing"] = g_task[f"pass@{k}|prod"].mean().mask(
+            g_task[f"undef@{k}|max"].max() > 0)
     table["cell_accuracy"] = g_out["cell_accuracy"].mean()
     table["n_right_shape"] = g_out["right_shape"].sum()
     table["shape_accuracy"] = g_task["shape_ok|mean"].mean()
     table["partial_credit"] = g_task["partial_credit|mean"].mean()
     table["n_near_miss"] = g_out["near_miss"].sum()
     boot = dict(n_boot=n_boot, seed=seed, level=level)
-    for name, col in (("pass@2", "solved@2|mean"), ("shape_accuracy", "shape_ok|mean"),
+    for name, col in (("pass@2", "pass@2|mean"), ("shape_accuracy", "shape_ok|mean"),
                       ("partial_credit", "partial_credit|mean")):
-        ci = {grp: bootstrap_ci(v.to_numpy(), **boot) for grp, v in g_task[col]}
+        ci = {grp: _task_ci(v.to_numpy(float), **boot) for grp, v in g_task[col]}
         table[f"{name}_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
         table[f"{name}_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
-    ci = {grp: _ratio_ci(v["cell_sum|sum"].to_numpy(float), v["right_shape|sum"].to_numpy(float),
+    ci = {grp: ratio_bootstrap_ci(v["cell_sum|sum"].to_numpy(float), v["right_shape|sum"].to_numpy(float),
                          **boot) for grp, v in g_task}
     table["cell_accuracy_ci_low"] = pd.Series({g: v[0] for g, v in ci.items()}, dtype=float)
     table["cell_accuracy_ci_high"] = pd.Series({g: v[1] for g, v in ci.items()}, dtype=float)
@@ -333,14 +348,14 @@ def lead_reason(table: pd.DataFrame, lead: str | None = None, *, min_groups: int
 
 
 def overall(results, *, ks: Sequence[int] = (1, 2), n_boot: int = 1000, seed: int = 0,
-            level: float = 0.95, near_miss: float = 0.8) -> pd.DataFrame:
+            level: float = 0.95, near_miss: float = NEAR_MISS) -> pd.DataFrame:
     """The breakdown's columns over every scored output, as one row (group
     ``(all)``): pass@K in the three conventions, the graded columns and their
     intervals, computed exactly as a breakdown's groups are (so shape accuracy is the
     mean over tasks of each task's fraction of right-shaped attempts 1)."""
     ks = tuple(sorted(set(int(k) for k in ks) | {2}))
     row = _total_row(results, ks, n_boot, seed, level, near_miss)
-    for c in ("n_tasks", "n_outputs", "n_right_shape", "n_near_miss"):
+    for c in _COUNTS:
         row[c] = row[c].fillna(0).astype("int64")
     return row
 
@@ -421,8 +436,6 @@ def _select(results, attempt):
 
 
 def _padded(results, attempt, pad_token, device, *, with_ids: bool = False):
-    from .grids import pad_grids
-
     preds, truths, tids, counts = _select(results, attempt)
     if with_ids:
         counts = dict(counts, _task_ids=tids)
@@ -435,7 +448,7 @@ def _padded(results, attempt, pad_token, device, *, with_ids: bool = False):
     return p, t, counts
 
 
-def color_confusion(results, *, attempt: int | str = 1, pad_token: int = 10, device=None,
+def color_confusion(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKEN, device=None,
                     normalize: str | None = None) -> pd.DataFrame:
     """10 x 10 colour confusion over the scored outputs: rows are truth colours,
     columns predicted colours, cells count grid cells (padding excluded), computed by
@@ -444,8 +457,6 @@ def color_confusion(results, *, attempt: int | str = 1, pad_token: int = 10, dev
     matches the truth). ``normalize="true"`` divides each row by its total (NaN for a
     colour absent from the truth). ``df.attrs`` holds the counts of used / excluded
     outputs."""
-    from . import metrics
-
     p, t, counts = _padded(results, attempt, pad_token, device)
     if p is None:
         mat = np.zeros((10, 10), dtype=np.int64)
@@ -464,12 +475,12 @@ def color_confusion(results, *, attempt: int | str = 1, pad_token: int = 10, dev
     return df
 
 
-def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10, device=None,
+def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKEN, device=None,
                    n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Per-colour accuracy over the scored outputs, with bootstrap intervals.
 
     For each colour c, ``accuracy`` = truth cells of colour c predicted as c / truth
-    cells of colour c (NaN when c never occurs in the used truth grids), from
+    cells of colour c (NaN when c never occurs in the used truth grids), the same ratio as
     :func:`arcnb.metrics.reconstruction_metrics`' ``per_color_accuracy`` on padded
     batches. Attempt and output selection as :func:`scored_pairs` (default: attempt 1
     where its shape matches the truth). Columns ``color``, ``name``, ``n_cells`` (truth
@@ -477,10 +488,9 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10, devi
     ``ci_low``, ``ci_high``: a seeded percentile bootstrap resampling *tasks* (cells of
     one task are not independent), the ratio of the resampled sums
     ``sum correct / sum cells`` per colour; resamples without any cell of c are
-    skipped. ``df.attrs`` holds the counts of used / excluded outputs.
+    skipped. ``accuracy`` and its interval are both float64 ratios of the same integer
+    counts. ``df.attrs`` holds the counts of used / excluded outputs.
     """
-    from . import metrics
-
     p, t, counts = _padded(results, attempt, pad_token, device, with_ids=True)
     tids = counts.pop("_task_ids")
     lo = np.full(10, np.nan)
@@ -492,8 +502,6 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10, devi
     else:
         import torch
 
-        m = metrics.reconstruction_metrics(p, t, pad_token=pad_token)
-        acc = np.asarray(m["per_color_accuracy"].detach().cpu(), dtype=float)[:10]
         # per-task counts [n_tasks, 10] of truth cells and correct cells, vectorised
         uniq, inv = np.unique(np.asarray(tids), return_inverse=True)
         task_of = torch.as_tensor(inv, device=t.device).view(-1, 1, 1).expand_as(t)
@@ -506,8 +514,11 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = 10, devi
         right = right.cpu().numpy().astype(np.int64)
         n = total.sum(axis=0)
         n_tasks = (total > 0).sum(axis=0)
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(uniq), size=(n_boot, len(uniq)))
+        # the accuracy from the same integer counts as its interval, in float64 (a
+        # float32 ratio can fall just outside its own float64 interval)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            acc = np.where(n > 0, right.sum(axis=0) / np.maximum(n, 1), np.nan)
+        idx = bootstrap_indices(len(uniq), n_boot=n_boot, seed=seed)
         tot_b = total[idx].sum(axis=1).astype(float)          # [n_boot, 10]
         right_b = right[idx].sum(axis=1).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -12,22 +12,71 @@ import json
 import os
 import sys
 
-from .errors import ArcnbError
+from .data import DATASETS
+from .errors import ArcnbError, ParameterError, one_line, printable
 
 __all__ = ["main"]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line (exit status 2)."""
+    """argparse that reports a usage error as one line (exit status 2), starting with
+    ``arcnb: error:`` for every subcommand too."""
 
     def error(self, message):  # noqa: D401
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        where = self.prog[len("arcnb"):].strip() if self.prog.startswith("arcnb") else ""
+        hint = f" (see 'arcnb {where} --help')" if where else ""
+        self.exit(2, f"arcnb: error: {printable(message)}{hint}\n")
 
 
 def _fail(message: str) -> int:
-    first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
-    print(f"arcnb: error: {first}", file=sys.stderr)
+    print(f"arcnb: error: {one_line(message, first_line=True) or 'error'}", file=sys.stderr)
     return 2
+
+
+def _say(kind: str, text: str) -> None:
+    """One ``arcnb: KIND: ...`` line on stderr (control characters escaped)."""
+    print(f"arcnb: {kind}: {printable(text)}", file=sys.stderr)
+
+
+def printable_lines(text: str) -> str:
+    """``text`` with every control or unprintable character escaped except the line
+    breaks between its lines (a model name from a file can't move the cursor, recolour
+    the terminal or redraw a table)."""
+    return "\n".join(printable(line) for line in str(text).split("\n"))
+
+
+class _EscapedStream:
+    """A text stream that writes through :func:`printable_lines` (the CLI's stdout)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        self._stream.write(printable_lines(text))
+        return len(text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _escaped_stdout():
+    old = sys.stdout
+    sys.stdout = _EscapedStream(old)
+    try:
+        yield
+    finally:
+        sys.stdout = old
+
+
+def format_problems(problems: list[dict]) -> list[str]:
+    """One line per kind of problem in the predictions (``Results.problems``): the
+    count and the first examples."""
+    lines = []
+    for p in problems:
+        examples = "; ".join(p.get("examples") or [])
+        lines.append(f"{p['count']} x {p['kind']}" + (f" (e.g. {examples})" if examples else ""))
+    return lines
 
 
 def _fmt(v) -> str:
@@ -93,11 +142,14 @@ def _run_score(args) -> int:
     if warnings and args.strict:
         return _fail(f"{warnings[0]} (--strict)")
     for w in warnings:
-        print(f"arcnb: warning: {w}", file=sys.stderr)
+        _say("warning", w)
     for note in res.summary.get("notes", []):
-        print(f"arcnb: note: {note}", file=sys.stderr)
+        _say("note", note)
+    problems = res.problems
+    for line in format_problems(problems):
+        _say("problems", line)
     if args.json:
-        print(json.dumps(to_jsonable(res.summary), sort_keys=True))
+        print(json.dumps(to_jsonable({**res.summary, "problems": problems}), sort_keys=True))
         return 0
     print(format_summary(res.summary, res.ks))
     return 0
@@ -170,7 +222,7 @@ def _run_compare(args) -> int:
     from .compare import compare
 
     if len(args.runs) < 2:
-        raise ValueError("compare needs at least two run directories")
+        raise ParameterError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
                   taxonomy=None if args.taxonomy.lower() == "none" else args.taxonomy,
@@ -193,7 +245,7 @@ def _run_compare(args) -> int:
     else:
         print(board["note"])
     for note in cmp.summary.get("notes", []):
-        print(f"arcnb: note: {note}", file=sys.stderr)
+        _say("note", note)
     print(f"wrote {args.out}")
     return 0
 
@@ -237,9 +289,13 @@ def _add_report(sub) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="reports built at once (default: the number of cores)")
     _add_estimator(p, "; a --run directory keeps its recorded estimator")
+    p.add_argument("--train-data", nargs="+", metavar="TRAIN",
+                   help="training data (dataset names, folders, files): adds the report's "
+                        "training-data overlap section and records the check in metrics.json")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
+    _extend_report_sweep(sub)
 
 
 def _extend_compare(sub) -> None:
@@ -271,6 +327,35 @@ def _extend_compare(sub) -> None:
     cp.set_defaults(func=run)
 
 
+def _extend_report_sweep(sub) -> None:
+    """``arcnb report --checkpoint a b c``: when every checkpoint records its training
+    step, the reports' runs also become a sweep (OUT/sweep/: sweep.csv, sweep.html).
+    Kept separate from _run_report, which it wraps."""
+    rp = sub.choices.get("report")
+    if rp is None:
+        return
+    inner = rp.get_default("func")
+
+    def run(args) -> int:
+        rc = inner(args)
+        ckpts = getattr(args, "checkpoint", None) or []
+        if rc or len(ckpts) < 2:
+            return rc
+        from pathlib import Path
+
+        from . import sweep as S
+
+        if S.plan(ckpts)[0].step_source != S.STEP_SOURCES[0]:
+            return rc
+        runs = [p.parent for p in Path(args.out).glob("*/metrics.json")]
+        sw = S.from_run_dirs(ckpts, runs, Path(args.out) / "sweep",
+                             overwrite=args.overwrite)
+        print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
+        return 0
+
+    rp.set_defaults(func=run)
+
+
 def _run_report(args) -> int:
     from pathlib import Path
 
@@ -288,7 +373,7 @@ def _run_report(args) -> int:
     else:
         sources = [{"kind": "run", "path": d} for d in args.run]
     if not dataset and not args.run:
-        raise ValueError("--dataset is required with --checkpoint / --predictions")
+        raise ParameterError("--dataset is required with --checkpoint / --predictions")
     if args.reference:
         refs = _references(args.reference)
         sources = [{**src, "references": refs} for src in sources]
@@ -297,7 +382,8 @@ def _run_report(args) -> int:
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
                               evaluate_options=opts if sources[0]["kind"] == "checkpoint"
-                              else None, estimator=args.estimator)
+                              else None, estimator=args.estimator,
+                              **_train_data_parameters(args))
     for r in results:
         print(f"report: {r.html}")
         print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)
@@ -309,6 +395,14 @@ def _run_report(args) -> int:
     return 0
 
 
+def _train_data_parameters(args) -> dict:
+    """``--train-data``: the report notebook's ``train_data`` parameter (the section
+    "Training-data overlap"); nothing when the option is not given."""
+    if not getattr(args, "train_data", None):
+        return {}
+    return {"report_parameters": {"train_data": list(args.train_data)}}
+
+
 def _references(refs: list[str]) -> list[str]:
     """``--reference`` values, checked before any work: ``default``, ``copy-input`` or an
     existing predictions file / harness run folder."""
@@ -318,8 +412,8 @@ def _references(refs: list[str]) -> list[str]:
 
     for r in refs:
         if r not in ("default", COPY_INPUT) and not Path(r).exists():
-            raise ValueError(f"--reference {r!r}: no such file or folder (use copy-input, "
-                             "default, or a predictions file / harness run folder)")
+            raise ParameterError(f"--reference {r!r}: no such file or folder (use copy-input, "
+                                 "default, or a predictions file / harness run folder)")
     return list(refs)
 
 
@@ -340,6 +434,15 @@ def _add_evaluate(sub) -> None:
                         "*_challenges.json (without its solutions file: a hidden test set, "
                         "not scored, submission.json written)")
     p.add_argument("--out", required=True, help="run directory to write")
+    _add_model_options(p)
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
+    p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run_evaluate)
+
+
+def _add_model_options(p) -> None:
+    """How a checkpoint is run: the options ``arcnb evaluate`` and ``arcnb sweep`` share."""
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")
     p.add_argument("--attempts", type=int, default=2, help="attempts per test input (2)")
@@ -358,13 +461,9 @@ def _add_evaluate(sub) -> None:
                         "saved config, not merged over it")
     p.add_argument("--seed", type=int, default=0, help="torch and colour-permutation seed (0)")
     _add_estimator(p)
-    p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
-    p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
     p.add_argument("--trust-checkpoint", action="store_true",
                    help="allow a checkpoint that needs arbitrary pickled code (runs code from "
                         "the file: only for files you trust)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=_run_evaluate)
 
 
 def _import_from_cwd() -> None:
@@ -377,20 +476,31 @@ def _import_from_cwd() -> None:
         sys.path.insert(0, cwd)
 
 
-def _run_evaluate(args) -> int:
-    from .evaluate import evaluate
-
+def _model_config(args):
+    """The builder config of :func:`_add_model_options` (``--config``,
+    ``--replace-config``); lets ``--arch module:callable`` import from the current
+    directory."""
     config = None
     if args.config:
-        config = json.loads(args.config)
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"--config is invalid JSON: {exc}") from None
         if not isinstance(config, dict):
-            raise ValueError("--config must be a JSON object")
+            raise ParameterError("--config must be a JSON object")
     if args.arch and ":" in args.arch:
         _import_from_cwd()
     if args.replace_config:
         from .models import ReplaceConfig
 
         config = ReplaceConfig(config or {})
+    return config
+
+
+def _run_evaluate(args) -> int:
+    from .evaluate import evaluate
+
+    config = _model_config(args)
     res = evaluate(args.checkpoint, args.dataset, args.out, device=args.device,
                    batch_size=args.batch_size, attempts=args.attempts, augment=args.augment,
                    color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,
@@ -409,6 +519,84 @@ def _run_evaluate(args) -> int:
         return 0
     print(format_summary(res.summary, res.ks))
     print(f"wrote {args.out}")
+    return 0
+
+
+# ---------------------------------------------------------------- sweep
+def _add_sweep(sub) -> None:
+    p = sub.add_parser("sweep", help="evaluate the checkpoints of a training run: learning "
+                                     "curves and the sweep page",
+                       description="Evaluate every checkpoint (files, a folder or a quoted glob "
+                                   "pattern) on one dataset, each into DIR/runs/ (a finished "
+                                   "checkpoint is not redone), then write DIR/sweep.csv (one row "
+                                   "per checkpoint, ordered by training step, with pass@2 and "
+                                   "the graded metrics and their 95%% intervals) and the sweep "
+                                   "page DIR/sweep.html. The step comes from the checkpoint, "
+                                   "else its file name, else the order given. With --shard I/N "
+                                   "only every N-th checkpoint is evaluated (one job of a job "
+                                   "array); then arcnb sweep --collect DIR builds the files.")
+    p.add_argument("checkpoints", nargs="*", metavar="CKPT",
+                   help="checkpoint files, folders of checkpoints, glob patterns (quoted), "
+                        "'baseline' or model names")
+    p.add_argument("--collect", metavar="DIR",
+                   help="build sweep.csv and sweep.html from the finished runs of the sweep "
+                        "folder DIR (after every shard is done); no checkpoint is evaluated")
+    p.add_argument("--dataset", help="dataset name (e.g. arc-agi-1:evaluation), task folder or "
+                                     "*_challenges.json with its solutions")
+    p.add_argument("--out", help="sweep folder to write (runs/, sweep.csv, sweep.html)")
+    _add_model_options(p)
+    p.add_argument("--jobs", type=int, default=1,
+                   help="checkpoints evaluated at once in this process (default 1)")
+    p.add_argument("--shard", metavar="I/N",
+                   help="evaluate only the checkpoints at positions I, I+N, I+2N, ... of the "
+                        "step order (I from 0 to N-1, e.g. a job array's task id); no page")
+    p.add_argument("--overwrite", action="store_true",
+                   help="evaluate finished checkpoints again")
+    p.add_argument("--no-report", action="store_true", help="write the tables, not sweep.html")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=_run_sweep)
+
+
+def _run_sweep(args) -> int:
+    from pathlib import Path
+
+    from . import sweep as S
+
+    if args.collect:
+        if args.checkpoints or args.out or args.shard:
+            raise ParameterError("--collect DIR takes no checkpoint, --out or --shard")
+        sw = S.collect(args.collect, dataset=args.dataset, seed=args.seed,
+                       report=not args.no_report)
+    else:
+        if not args.checkpoints:
+            raise ParameterError("give at least one checkpoint (or --collect DIR)")
+        if not args.dataset or not args.out:
+            raise ParameterError("--dataset and --out are required with checkpoints")
+        sw = S.sweep(args.checkpoints, args.dataset, args.out, arch=args.arch,
+                     config=_model_config(args), trust_checkpoint=args.trust_checkpoint,
+                     augment=args.augment, color_perms=args.color_perms,
+                     attempts=args.attempts, tasks=args.tasks, device=args.device,
+                     batch_size=args.batch_size, jobs=args.jobs, shard=args.shard,
+                     seed=args.seed, overwrite=args.overwrite, report=not args.no_report,
+                     progress=False if args.no_progress else None, estimator=args.estimator)
+        if sw is None:  # a shard, or a rank other than 0 under torchrun
+            if args.shard:
+                print(f"shard {args.shard}: done; when every shard is done run "
+                      f"arcnb sweep --collect {args.out}")
+            return 0
+    table = sw.table()
+    print(f"{'step':>10}  {'pass@2':>7}  {'95% interval':>17}  {'partial_credit':>14}  checkpoint")
+    for _, r in table.iterrows():
+        print(f"{r['step']:>10}  {_fmt(r['pass@2']):>7}  "
+              f"[{_fmt(r['pass@2_ci_low'])}, {_fmt(r['pass@2_ci_high'])}]  "
+              f"{_fmt(r['partial_credit']):>14}  {r['checkpoint']}")
+    sel = sw.selection()
+    print(f"steps from: {sw.step_source}; best checkpoint chosen on half of the tasks: step "
+          f"{sel['chosen_step']}, pass@2 {_fmt(sel['report_score'])} on the other half "
+          f"(choosing on that half itself would add {_fmt(sel['inflation'])})")
+    print(f"wrote {Path(sw.out) / S.SWEEP_CSV}")
+    if not args.no_report:
+        print(f"page: {Path(sw.out) / S.SWEEP_HTML}")
     return 0
 
 
@@ -435,8 +623,52 @@ def _run_notebooks(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- overlap
+def _add_overlap(sub) -> None:
+    p = sub.add_parser("overlap", help="which evaluation outputs the training data already holds",
+                       description="For every test output of EVAL: is its (input, output) pair "
+                                   "a pair of some training task verbatim (exact), up to a "
+                                   "rotation or mirror and a permutation of the colours "
+                                   "(equivalent), or is its input a training input (input "
+                                   "seen); per task also whether a training task has its id, "
+                                   "with other content (version drift). Several --train "
+                                   "datasets form one pool.")
+    p.add_argument("dataset", metavar="EVAL",
+                   help="the evaluation dataset: a name (e.g. arc-agi-1:evaluation), task "
+                        "folder, task file or *_challenges.json")
+    p.add_argument("--train", nargs="+", required=True, metavar="TRAIN",
+                   help="the training data: one or more datasets, as EVAL")
+    p.add_argument("--tasks", help="file of EVAL task ids to keep (JSON list or one per line)")
+    p.add_argument("--colors", choices=["1-9", "all"], default="1-9",
+                   help="colours that may permute for 'equivalent': 1-9 (default; black, the "
+                        "background, stays black) or all")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", help="folder for the per-output table (overlap.csv, "
+                                 "overlap.parquet), overlap_tasks.csv and overlap.json")
+    p.add_argument("--overwrite", action="store_true", help="replace existing files in --out")
+    p.set_defaults(func=_run_overlap)
+
+
+def _run_overlap(args) -> int:
+    from .io import to_jsonable
+    from .overlap import overlap
+
+    ov = overlap(args.dataset, args.train, tasks=args.tasks, colors=args.colors)
+    if args.out:
+        ov.write(args.out, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps(to_jsonable(ov.summary), sort_keys=True))
+    else:
+        print(ov.text())
+    if args.out:
+        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
 # ---------------------------------------------------------------- main
 _COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report, _add_notebooks]
+_COMMANDS.append(_add_sweep)
+_COMMANDS.append(_add_overlap)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -453,8 +685,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Per command, the arguments that hold input paths (``out`` is always resolved too).
 _PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
-              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks"),
+              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
+                         "train_data"),
               "compare": ("runs", "dataset", "taxonomy")}
+_PATH_ARGS["sweep"] = ("checkpoints", "dataset", "tasks", "collect")
 
 
 def _resolve_paths(args) -> dict:
@@ -471,8 +705,8 @@ def _resolve_paths(args) -> dict:
     record: dict = {"cwd": os.getcwd()}
     for name in (*names, "out"):
         value = getattr(args, name, None)
-        if value is None:
-            continue
+        if value is None or (name == "dataset" and value in DATASETS):
+            continue  # a bundled name is never a path, even beside a folder of that name
         always = name == "out"
         new = ([absolute_path(v, always=always) for v in value] if isinstance(value, list)
                else absolute_path(value, always=always))
@@ -505,16 +739,14 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _user_paths_env(_resolve_paths(args)):
+        with _user_paths_env(_resolve_paths(args)), _escaped_stdout():
             return int(args.func(args) or 0)
     except ArcnbError as exc:
         return _fail(str(exc))
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
         return _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-    except json.JSONDecodeError as exc:
-        return _fail(f"invalid JSON: {exc}")
-    except ValueError as exc:
-        return _fail(str(exc))
+    # any other exception (a plain ValueError, TypeError, ...) is a bug in arcnb, not bad
+    # input: it surfaces with its traceback and exit status 1
     except KeyboardInterrupt:
         print("arcnb: interrupted", file=sys.stderr)
         return 130

@@ -35,7 +35,7 @@ different estimators.
 The leaderboard picture. When every run has a cost (its attempts' metadata
 ``cost.total_cost``), :meth:`Comparison.leaderboard` draws one point per run, pass@2
 (ARC Prize rule, the runs table's value) with its 95% bootstrap interval against cost
-per task on a log axis, with the Pareto front (:func:`pareto_front`) marked;
+per task on a log axis, with the Pareto front (:func:`arcnb.stats.pareto_front`) marked;
 :meth:`Comparison.write` saves it as ``leaderboard.png`` and ``leaderboard.pdf``. Without
 cost the summary's ``leaderboard`` says so in one line.
 """
@@ -50,10 +50,10 @@ import numpy as np
 import pandas as pd
 
 from .breakdown import group_membership, latex_table
-from .errors import OutputExistsError
-from .io import atomic_write_json, atomic_write_text, csv_text
+from .errors import CompareError, refuse_overwrite
+from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
 from .runs import METRICS, PREDICTIONS, Run, RunDirError, check_out_path, run_provenance
-from .stats import bootstrap_ci, mcnemar_table, paired_bootstrap_ci
+from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
 
 __all__ = ["CompareError", "RunScore", "Comparison", "load_run", "compare", "TABLES",
@@ -71,13 +71,6 @@ SUMMARY_FILE = "summary.json"
 LEADERBOARD = "leaderboard"
 #: The formats the leaderboard picture is written in.
 LEADERBOARD_FORMATS = ("png", "pdf")
-
-
-class CompareError(RunDirError):
-    """Runs cannot be compared (different task sets, different truths, bad run dir).
-
-    A subclass of :class:`arcnb.runs.RunDirError` (itself an ArcnbError and a
-    ValueError) because :func:`load_run` raises it for a bad run directory."""
 
 
 class RunScore(Run):
@@ -156,30 +149,6 @@ def _load_one(r, i: int, lab: str | None, *, dataset, n_boot: int, seed: int,
     return load_run(r, dataset=dataset, label=lab, n_boot=n_boot, seed=seed, _cache=cache)
 
 
-# ---------------------------------------------------------------------- the front
-def pareto_front(cost, score) -> np.ndarray:
-    """Which points lie on the Pareto front of *lower cost, higher score*.
-
-    Point i is on the front unless another point j is at least as good on both
-    (``cost_j <= cost_i`` and ``score_j >= score_i``) and strictly better on one.
-    Equal points are all on the front; a point whose cost or score is NaN is never on
-    it and dominates nothing. Returns a boolean array.
-
-    >>> pareto_front([1, 2, 3, 2], [0.1, 0.3, 0.2, 0.05]).tolist()
-    [True, True, False, False]
-    """
-    c = np.asarray(cost, dtype=float)
-    s = np.asarray(score, dtype=float)
-    if c.shape != s.shape or c.ndim != 1:
-        raise ValueError(f"cost and score must be 1-D arrays of one length, got {c.shape} "
-                         f"and {s.shape}")
-    ok = np.isfinite(c) & np.isfinite(s)
-    # [i, j]: point j dominates point i
-    dom = ((c[None, :] <= c[:, None]) & (s[None, :] >= s[:, None])
-           & ((c[None, :] < c[:, None]) | (s[None, :] > s[:, None])) & ok[None, :])
-    return ok & ~dom.any(axis=1)
-
-
 # ---------------------------------------------------------------------- comparison
 @dataclass
 class Comparison:
@@ -225,26 +194,23 @@ class Comparison:
             targets += [out / f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS]
         existing = [p for p in targets if p.exists()]
         if existing and not overwrite:
-            raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
-                                    "(pass overwrite=True / --overwrite)")
+            raise refuse_overwrite(existing[0])
         written: list[Path] = []
-        try:
+        # a full disk: take back the files this call created (no partial comparison)
+        with take_back_on_failure() as track:
             for name, df in self.tables.items():
-                written.append(atomic_write_text(out / f"{name}.csv", csv_text(df),
+                written.append(atomic_write_text(track(out / f"{name}.csv"), csv_text(df),
                                                  overwrite=True))
                 if latex:
-                    written.append(atomic_write_text(out / f"{name}.tex",
+                    written.append(atomic_write_text(track(out / f"{name}.tex"),
                                                      latex_table(df, caption=_CAPTIONS[name]),
                                                      overwrite=True))
             if self.has_cost:
+                for fmt in LEADERBOARD_FORMATS:
+                    track(out / f"{LEADERBOARD}.{fmt}")
                 written += self._write_leaderboard(out)
-            written.append(atomic_write_json(out / SUMMARY_FILE, self.summary, overwrite=True))
-        except BaseException:
-            # a full disk: take back the files this call created (no partial comparison)
-            for p in written:
-                if p not in existing:
-                    p.unlink(missing_ok=True)
-            raise
+            written.append(atomic_write_json(track(out / SUMMARY_FILE), self.summary,
+                                             overwrite=True))
         return written
 
     def _write_leaderboard(self, out: Path) -> list[Path]:
@@ -366,6 +332,12 @@ def _leaderboard_summary(loaded: Sequence[Run], runs_table: pd.DataFrame) -> dic
                            f"run {no_cost[0]} has no cost" if len(no_cost) == 1 else
                            "runs " + ", ".join(no_cost) + " have no cost")
                         + " (attempt metadata cost.total_cost)"}
+    placed = np.isfinite(runs_table["cost_per_task"].to_numpy(float)) & \
+        np.isfinite(runs_table["pass@2"].to_numpy(float))
+    if not placed.any():  # never an empty picture that claims to be drawn
+        return {"drawn": False, "files": [],
+                "note": "no leaderboard picture (pass@2 against cost per task): no run has "
+                        "both a cost per task and a defined pass@2"}
     return {"drawn": True, "files": [f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS],
             "x": "cost_per_task", "y": "pass@2", "x_scale": "log",
             "pareto_front": [str(r) for r, f in zip(runs_table["run"],
@@ -413,6 +385,7 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
     every run when some run has no cost); ``summary["leaderboard"]`` says whether the
     leaderboard picture can be drawn, and ``summary["notes"]`` how to read the numbers.
     """
+    n_boot = check_n_boot(n_boot)  # before any run is loaded
     loaded, common, sets, restricted = _load_all(runs, labels, dataset=dataset,
                                                  n_boot=n_boot, seed=seed,
                                                  common_only=common_only)

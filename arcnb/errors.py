@@ -16,6 +16,20 @@ def printable(text) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def one_line(text, limit: int | None = None, *, first_line: bool = False) -> str:
+    """The one way arcnb makes a message one line: ``text`` (any object; an exception
+    gives its message) with control characters escaped (:func:`printable`), surrounding
+    blanks stripped, cut to ``limit`` characters with ``...``. ``first_line`` keeps only
+    the first non-blank line (a traceback or a multi-line message from a library)."""
+    text = str(text).strip()
+    if first_line:
+        text = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    text = printable(text)
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 3, 0)] + "..."
+    return text
+
+
 class ArcnbError(Exception):
     """Base class for errors caused by user input (files, names, parameters).
 
@@ -65,3 +79,88 @@ class PredictionsError(ArcnbError, ValueError):
 
 class OutputExistsError(ArcnbError, FileExistsError):
     """Refusing to overwrite existing results without an explicit flag."""
+
+
+class ParameterError(ArcnbError, ValueError):
+    """An argument given to an arcnb function or command is not usable: out of range, an
+    unknown choice, a column or task id that is not there, options that contradict."""
+
+
+class TensorError(ArcnbError, ValueError):
+    """Arrays or tensors given to a metric, a kernel or a plot do not have the expected
+    shape, dtype, device or values (e.g. a colour outside 0-9 that is not the pad)."""
+
+
+class JSONInputError(ArcnbError, ValueError):
+    """An input JSON file that can't be used: unreadable, invalid, too deep, or with a
+    key given twice. The message is one line naming the file."""
+
+
+class DuplicateKeyError(JSONInputError):
+    """A key appears twice in one JSON object (``key``); :func:`arcnb.io.read_json`
+    turns it into a :class:`JSONInputError` naming the file."""
+
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+class RunDirError(ArcnbError, ValueError):
+    """A folder is not a usable run directory: missing or invalid files, or numbers
+    that re-scoring its predictions does not reproduce."""
+
+
+class RunLockedError(ArcnbError):
+    """Another arcnb process is writing the same run directory."""
+
+
+class CompareError(RunDirError):
+    """Runs cannot be compared (different task sets, different truths, bad run dir).
+
+    A subclass of :class:`RunDirError` (itself an ArcnbError and a ValueError) because
+    :func:`arcnb.compare.load_run` raises it for a bad run directory."""
+
+
+class ExploreError(ArcnbError, ValueError):
+    """The explorer cannot open a source or do what was asked."""
+
+
+class TaxonomyError(ArcnbError, ValueError):
+    """A taxonomy file or mapping cannot be used. ``file`` and ``line`` locate it."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None):
+        self.file = file
+        self.line = line
+        super().__init__(message)
+
+
+class UnsafeCheckpointError(ArcnbError):
+    """The checkpoint could run code while loading and trust was not given."""
+
+    def __init__(self, message: str, *, file: str | None = None):
+        self.file = file
+        super().__init__(message)
+
+
+class NotebookError(ArcnbError):
+    """A notebook cell raised. ``cell_index`` (0-based position in the executed
+    notebook), ``exec_count``, ``ename`` and ``evalue`` locate it; ``notebook`` and
+    ``html`` are the partial notebook and the error page written for it."""
+
+    def __init__(self, message: str, *, notebook: str | None = None, html: str | None = None,
+                 cell_index: int | None = None, exec_count: int | None = None,
+                 ename: str | None = None, evalue: str | None = None, source: str = ""):
+        self.notebook = notebook
+        self.html = html
+        self.cell_index = cell_index
+        self.exec_count = exec_count
+        self.ename = ename
+        self.evalue = evalue
+        self.source = source
+        super().__init__(message)
+
+
+def refuse_overwrite(path, hint: str = "pass overwrite=True / --overwrite") -> OutputExistsError:
+    """The one "refusing to overwrite" error: ``path`` exists and the caller did not say
+    it may be replaced. ``hint`` names the flag that allows it. Raise what it returns."""
+    return OutputExistsError(f"{path} already exists; refusing to overwrite it ({hint})")

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from .augment import AUGMENT_MODES, View, make_views, vote
-from .errors import ArcnbError, OutputExistsError
+from .errors import ArcnbError, OutputExistsError, ParameterError
 from .io import to_jsonable
 from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, RunLock,  # noqa: F401
                    check_out_path, file_sha256_or_none, journal_name, journal_paths,
@@ -418,11 +418,11 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
 
 def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
     if isinstance(batch_size, bool) or int(batch_size) < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        raise ParameterError(f"batch_size must be >= 1, got {batch_size}")
     if isinstance(attempts, bool) or int(attempts) < 1:
-        raise ValueError(f"attempts must be >= 1, got {attempts}")
+        raise ParameterError(f"attempts must be >= 1, got {attempts}")
     if augment not in AUGMENT_MODES:
-        raise ValueError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
+        raise ParameterError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
     return int(batch_size), int(attempts)
 
 
@@ -430,8 +430,8 @@ def _check_estimator(estimator: str) -> None:
     from .scoring import ESTIMATORS
 
     if estimator not in ESTIMATORS:
-        raise ValueError(f"unknown estimator {estimator!r}: expected one of "
-                         f"{', '.join(ESTIMATORS)}")
+        raise ParameterError(f"unknown estimator {estimator!r}: expected one of "
+                             f"{', '.join(ESTIMATORS)}")
 
 
 def _check_out_dir(out: Path, *, resume: bool, overwrite: bool) -> None:

@@ -34,7 +34,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import ArcnbError
+from .columns import NEAR_MISS, is_near_miss
+from .errors import ArcnbError, ExploreError
 from .grids import best_attempt
 
 __all__ = ["explore", "Explorer", "ExploreError", "SELECTIONS"]
@@ -56,10 +57,6 @@ _SELECTION_LABELS = {"all": "all", "solved": "solved", "failed": "failed",
                      "near_miss": "near misses", "wrong_shape": "wrong shape",
                      "invalid_or_missing": "invalid or missing", "disagree": "runs disagree"}
 _ANY = "(any category)"
-
-
-class ExploreError(ArcnbError, ValueError):
-    """The explorer cannot open a source or do what was asked."""
 
 
 # ====================================================================== sources
@@ -532,7 +529,7 @@ class Explorer:
     """
 
     def __init__(self, dataset, runs: Sequence[_RunView], *, select="all", category=None,
-                 taxonomy=None, near_miss: float = 0.8, k: int = 2, attempt="best",
+                 taxonomy=None, near_miss: float = NEAR_MISS, k: int = 2, attempt="best",
                  values: bool = False, show_all: bool = False, cell: int | None = None,
                  max_width: int = 1200):
         self.dataset = dataset
@@ -630,7 +627,7 @@ class Explorer:
         if select == "failed":
             return ~solved
         if select == "near_miss":
-            return ~solved & (t["cell_accuracy"].to_numpy(float) >= thr)  # NaN compares False
+            return is_near_miss(solved, t["cell_accuracy"], thr)
         if select == "wrong_shape":
             valid = t["n_attempts"].to_numpy() > t["n_invalid_attempts"].to_numpy()
             return valid & ~t["shape_correct"].to_numpy(bool)
@@ -1156,7 +1153,7 @@ def _sync_widget(ex: Explorer, w: dict, *, filters: bool) -> None:
 
 # ====================================================================== entry point
 def explore(source=None, *, dataset=None, select: str = "all", category=None, compare=None,
-            taxonomy=None, near_miss: float = 0.8, k: int = 2, attempt="best",
+            taxonomy=None, near_miss: float = NEAR_MISS, k: int = 2, attempt="best",
             values: bool = False, labels: Sequence[str] | None = None, show_all: bool = False,
             cell: int | None = None, max_width: int = 1200) -> Explorer:
     """Browse a run's outputs (or a dataset's tasks) in JupyterLab.

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import GridError
+from .errors import GridError, ParameterError
 
 #: ARC colours are 0-9 (0 is black, never padding).
 N_COLORS = 10
@@ -27,6 +27,7 @@ __all__ = [
     "N_COLORS",
     "PAD_TOKEN",
     "MAX_SIZE",
+    "background",
     "COLOR_NAMES",
     "check_pad_token",
     "validate_grid",
@@ -40,7 +41,7 @@ __all__ = [
 
 
 def check_pad_token(pad_token: int | None) -> int | None:
-    """Return ``pad_token`` if it is usable, else raise ValueError.
+    """Return ``pad_token`` if it is usable, else raise :class:`~arcnb.errors.ParameterError`.
 
     ``None`` means "no padding". A pad token in 0-9 is refused because those values
     are ARC colours (0 is black).
@@ -48,9 +49,9 @@ def check_pad_token(pad_token: int | None) -> int | None:
     if pad_token is None:
         return None
     if isinstance(pad_token, bool) or not isinstance(pad_token, (int, np.integer)):
-        raise ValueError(f"pad_token must be an int or None, got {pad_token!r}")
+        raise ParameterError(f"pad_token must be an int or None, got {pad_token!r}")
     if 0 <= int(pad_token) <= 9:
-        raise ValueError(
+        raise ParameterError(
             f"pad_token={pad_token} is an ARC colour (0-9); colour 0 is black, not "
             "padding. Use a value outside 0-9 (default 10) or pad_token=None."
         )
@@ -119,6 +120,21 @@ def as_grid_or_none(obj: Any) -> np.ndarray | None:
     return np.asarray(obj).astype(np.int8, copy=False)
 
 
+def background(grid: Any, *, prefer_black: bool = False) -> int:
+    """The background colour of ``grid``: its most frequent value (ties go to the lower
+    colour). This is the definition users read (the structural taxonomy's
+    ``fill_background`` and the explorer's wording).
+
+    ``prefer_black=True`` is the program search's guess instead: black whenever the grid
+    holds a black cell, else the most frequent value. It is kept for the search only
+    (its programs and reported numbers were fitted with it); do not use it to describe
+    a task."""
+    counts = np.bincount(np.asarray(grid).ravel().astype(np.int64, copy=False), minlength=1)
+    if prefer_black and counts[0]:
+        return 0
+    return int(counts.argmax())
+
+
 def shape_str(grid: np.ndarray | None) -> str | None:
     """``"HxW"`` for a grid, None for a missing one."""
     if grid is None:
@@ -137,7 +153,7 @@ def pad_grids(grids: Sequence[np.ndarray | None], *, pad_token: int = PAD_TOKEN,
 
     pad_token = check_pad_token(pad_token)
     if pad_token is None:
-        raise ValueError("pad_grids needs a pad_token outside 0-9")
+        raise ParameterError("pad_grids needs a pad_token outside 0-9")
     if size is None:
         hs = [g.shape[0] for g in grids if g is not None] or [1]
         ws = [g.shape[1] for g in grids if g is not None] or [1]
@@ -149,7 +165,7 @@ def pad_grids(grids: Sequence[np.ndarray | None], *, pad_token: int = PAD_TOKEN,
             continue
         h, w = g.shape
         if h > H or w > W:
-            raise ValueError(f"grid {i} is {h}x{w}, larger than the pad size {H}x{W}")
+            raise GridError(f"grid {i} is {h}x{w}, larger than the pad size {H}x{W}")
         out[i, :h, :w] = g
     t = torch.from_numpy(out)
     if dtype is not None:

@@ -7,6 +7,8 @@ when the caller says so.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import os
@@ -16,98 +18,166 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .errors import OutputExistsError
+import numpy as np
+import pandas as pd
+
+from .errors import DuplicateKeyError, JSONInputError, one_line, refuse_overwrite
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
-           "read_json", "JSONInputError", "MAX_JSON_DEPTH", "csv_text"]
+           "read_json", "read_bytes", "read_text", "JSONInputError", "MAX_JSON_DEPTH",
+           "csv_text", "file_sha256", "take_back_on_failure"]
 
 #: Deepest nesting of arrays and objects arcnb accepts in an input JSON file. The deepest
 #: legitimate input (a benchmarking-harness task file: list > test input > attempt >
 #: metadata > usage > details, or an answer grid) needs 7; 64 leaves room to spare.
 MAX_JSON_DEPTH = 64
 
-#: Largest input JSON file arcnb reads (2 GiB: a run of 1000 sampled attempts per test
-#: input over 400 tasks is well under it). Larger files, and endless ones such as
-#: /dev/zero, are refused instead of filling the memory.
-MAX_JSON_BYTES = 2 * 1024 ** 3
+#: Largest input file arcnb reads (1 GiB). The biggest real inputs (a submission of
+#: hundreds of sampled attempts per test input, a harness task file with long reasoning
+#: summaries) are far below it; reading and checking a file costs about twice its size
+#: in memory before parsing, so the bound is also a bound on that work. Larger files, and
+#: endless ones such as /dev/zero, are refused instead of filling the memory.
+MAX_JSON_BYTES = 1024 ** 3
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+#: A JSON string, matched without backtracking (possessive quantifiers), so that a
+#: string of a billion characters costs no more than its length.
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.S)
 
+#: Bytes per step of the depth scan (its numpy buffers are a few times this).
+_SCAN_CHUNK = 1 << 22
 
-class JSONInputError(ValueError):
-    """An input JSON file that can't be used: unreadable, invalid, too deep, or with a
-    key given twice. The message is one line naming the file."""
+#: What a JSON text can start with (after white space): anything else, such as the NUL
+#: bytes of a sparse file, is refused without reading the rest.
+_JSON_START = frozenset(b'[{"-0123456789tfn')
+
+_DEPTH_STEP = None
 
 
 def _json_depth(raw: bytes) -> int:
-    """Deepest nesting of ``[``/``{`` outside strings, vectorised (no Python loop)."""
-    import numpy as np
+    """Deepest nesting of ``[``/``{`` outside strings: strings are blanked once, then the
+    brackets are counted a few megabytes at a time (vectorised, bounded extra memory)."""
+    global _DEPTH_STEP
+    if _DEPTH_STEP is None:
+        step = np.zeros(256, dtype=np.int64)
+        step[[0x5B, 0x7B]] = 1
+        step[[0x5D, 0x7D]] = -1
+        _DEPTH_STEP = step
+    body = _STRING.sub(b'""', raw) if b'"' in raw else raw
+    level, deepest = 0, 0
+    view = memoryview(body)
+    for start in range(0, len(body), _SCAN_CHUNK):
+        chunk = np.frombuffer(view[start:start + _SCAN_CHUNK], dtype=np.uint8)
+        run = np.cumsum(_DEPTH_STEP[chunk])
+        if run.size:
+            deepest = max(deepest, level + int(run.max()))
+            level += int(run[-1])
+    return deepest
 
-    body = np.frombuffer(_STRING.sub(b'""', raw), dtype=np.uint8)
-    step = (np.isin(body, (0x5B, 0x7B)).astype(np.int32)
-            - np.isin(body, (0x5D, 0x7D)).astype(np.int32))
-    return int(np.cumsum(step).max()) if step.size else 0
+
+def read_bytes(path: str | os.PathLike, *, what: str = "file",
+               max_bytes: int = MAX_JSON_BYTES, error=None) -> bytes:
+    """The bytes of a user's input file, read the one safe way: only a regular file (a
+    FIFO, a device such as /dev/zero, a socket or a folder is refused without waiting on
+    it), at most ``max_bytes`` (a larger file, or one that grows while read, is refused).
+    Every failure raises ``error`` (default :class:`JSONInputError`) with one line naming
+    the file."""
+    error = error or JSONInputError
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise error(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise error(f"{what} {path} is a directory, not a file") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise error(f"{what} {path} is a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket"
+                    if stat.S_ISSOCK(st.st_mode) else "a device")
+            raise error(f"{what} {path} is {kind}, not a regular file")
+        if st.st_size > max_bytes:
+            raise error(f"{what} {path} is larger than {max_bytes} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            # read(n) reserves n bytes up front: ask for the file's size (+1 to see a
+            # file that grew), never for the bound
+            raw = fh.read(st.st_size + 1)
+            if len(raw) > st.st_size:
+                raw += fh.read(max_bytes + 1 - len(raw))
+    except MemoryError:
+        raise error(f"{what} {path} is too large to read") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:
+        raise error(f"{what} {path} is larger than {max_bytes} bytes")
+    return raw
+
+
+def read_text(path: str | os.PathLike, *, what: str = "file", max_bytes: int = MAX_JSON_BYTES,
+              error=None) -> str:
+    """:func:`read_bytes` decoded as UTF-8 (a byte-order mark is dropped)."""
+    error = error or JSONInputError
+    raw = read_bytes(path, what=what, max_bytes=max_bytes, error=error)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
 
 
 def _no_duplicates(pairs):
     seen = {}
     for key, value in pairs:
         if key in seen:
-            raise _DuplicateKey(key)
+            raise DuplicateKeyError(key)
         seen[key] = value
     return seen
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key):
-        super().__init__(key)
-        self.key = key
 
 
 def read_json(path: str | os.PathLike, *, what: str = "JSON file",
               max_depth: int = MAX_JSON_DEPTH, max_bytes: int = MAX_JSON_BYTES) -> Any:
     """Parse a JSON input file the way every arcnb loader does.
 
-    UTF-8 with or without a byte-order mark is accepted (Windows tools write one).
-    Nesting deeper than ``max_depth`` is refused before parsing (no recursion error).
-    A key given twice in one object is refused, naming the key: in a predictions file
-    or a taxonomy that is a duplicated task id, which is ambiguous. Every failure is a
-    :class:`JSONInputError` with a one-line message that names the file, never its
-    contents.
+    Only a regular file of at most ``max_bytes`` is read (:func:`read_bytes`). UTF-8
+    with or without a byte-order mark is accepted (Windows tools write one). A file
+    that does not start like JSON is refused before the rest is read. Nesting deeper
+    than ``max_depth`` is refused before parsing (no recursion error), by a scan whose
+    memory is about the file's size. A key given twice in one object is refused, naming
+    the key: in a predictions file or a taxonomy that is a duplicated task id, which is
+    ambiguous. Every failure is a :class:`JSONInputError` with a one-line message that
+    names the file, never its contents.
     """
     path = Path(path)
+    raw = read_bytes(path, what=what, max_bytes=max_bytes)
+    start = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+    head = raw[start:start + 4096].lstrip(b" \t\r\n")
+    if head and head[0] not in _JSON_START:
+        raise JSONInputError(f"{what} {path} is not valid JSON: it does not start with a "
+                             "JSON value")
     try:
-        st = path.stat()
-        if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
-            raise JSONInputError(f"{what} {path} is a device, not a file")
-        if st.st_size > max_bytes:
-            raise JSONInputError(f"{what} {path} is larger than {max_bytes} bytes")
-        with open(path, "rb") as fh:
-            raw = fh.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise JSONInputError(f"{what} not found: {path}") from None
-    except IsADirectoryError:
-        raise JSONInputError(f"{what} {path} is a directory, not a file") from None
+        depth = _json_depth(raw)
     except MemoryError:
-        raise JSONInputError(f"{what} {path} is too large to read") from None
-    except OSError as exc:
-        raise JSONInputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    if len(raw) > max_bytes:
-        raise JSONInputError(f"{what} {path} is larger than {max_bytes} bytes")
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise JSONInputError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
-    depth = _json_depth(raw)
+        raise JSONInputError(f"{what} {path} is too large to check") from None
     if depth > max_depth:
         raise JSONInputError(f"{what} {path} nests arrays/objects {depth} levels deep; "
                              f"ARC data never needs more than {max_depth}")
     try:
+        text = raw[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JSONInputError(f"{what} {path} is not UTF-8 text (byte {exc.start + start})"
+                             ) from None
+    except MemoryError:
+        raise JSONInputError(f"{what} {path} is too large to read") from None
+    del raw
+    try:
         return json.loads(text, object_pairs_hook=_no_duplicates)
-    except _DuplicateKey as dup:
-        raise JSONInputError(f"{what} {path}: the key {_short(dup.key)} appears more than "
+    except DuplicateKeyError as dup:
+        raise JSONInputError(f"{what} {path}: the key {one_line(repr(dup.key), 64)} appears more than "
                              "once in one object (a duplicated task id is ambiguous)") from None
     except json.JSONDecodeError as exc:
         raise JSONInputError(f"{what} {path} is not valid JSON: {exc.msg} at line "
@@ -116,9 +186,39 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
         raise JSONInputError(f"{what} {path} is too deeply nested or too large") from None
 
 
-def _short(key: str, limit: int = 60) -> str:
-    text = repr(key)
-    return text if len(text) <= limit else text[:limit] + "...'"
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, as hex (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def take_back_on_failure():
+    """Write several files as one: all of them or none of the new ones.
+
+    ``with take_back_on_failure() as track:`` then ``track(path)`` (it returns ``path``
+    as a Path) before each file is written. When the block raises (a full disk, a kill),
+    every tracked file that did not exist when it was tracked is removed again and the
+    exception goes on; files that existed before are left (each write is atomic, so
+    they hold either their old or their new bytes)."""
+    created: list[Path] = []
+
+    def track(path: str | os.PathLike) -> Path:
+        path = Path(path)
+        if not path.exists():
+            created.append(path)
+        return path
+
+    try:
+        yield track
+    except BaseException:
+        for p in created:
+            with contextlib.suppress(OSError):
+                p.unlink(missing_ok=True)
+        raise
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool = False) -> Path:
@@ -127,8 +227,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool 
     refused (:class:`~arcnb.errors.OutputExistsError`) unless ``overwrite``."""
     path = Path(path)
     if path.exists() and not overwrite:
-        raise OutputExistsError(f"{path} already exists; refusing to overwrite it "
-                                "(pass overwrite=True / --overwrite)")
+        raise refuse_overwrite(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -160,8 +259,6 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, overwrite: bool = F
 
 def to_jsonable(obj: Any) -> Any:
     """Convert numpy / torch scalars and arrays to plain JSON; NaN becomes null."""
-    import numpy as np
-
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -199,8 +296,6 @@ def csv_text(df, *, index: bool = False) -> str:
     string index / column label) that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
     carriage return gets a leading ``'`` so that it is shown, never run, as OWASP
     recommends. Numbers are untouched; the exact strings stay in Parquet and JSON."""
-    import pandas as pd
-
     out = df.copy()
     for col in out.columns:
         dtype = out[col].dtype

@@ -29,10 +29,18 @@ dim 1), and optionally ``"source"`` (the input grids, for the change metrics)::
 
 The checkpoint that callback keeps loads in ``arcnb evaluate --checkpoint
 best.ckpt --arch your_module:YourModel`` (the builder is called with the saved
-hyper-parameters).
+hyper-parameters); ``arcnb sweep`` evaluates all the checkpoints of a run.
+
+Grids in the logger: with ``images_every=N`` the callback also logs, every N validation
+epochs, the first ``n_images`` validation outputs (a fixed sample when the validation
+loader does not shuffle) as one truth | prediction | difference image (the fast gallery,
+:func:`arcnb.plot.pairs_image`) under the tag ``f"{prefix}outputs"``: to TensorBoard
+with ``add_image``, to Weights & Biases with ``log_image``; a logger that takes no
+images is skipped with one info line. Only the first process logs images.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import torch
@@ -46,7 +54,10 @@ except ImportError:  # pragma: no cover
         raise ImportError("arcnb.lightning needs Lightning: pip install 'arcnb[lightning]' "
                           "(or pip install lightning)") from exc
 
+from .errors import ParameterError
+from .grids import PAD_TOKEN, crop_padding
 from .metrics.streaming import ArcMetricCollection
+from .plot.galleries import pairs_image
 
 __all__ = ["ArcMetricsCallback", "batch_to_metric_inputs"]
 
@@ -57,15 +68,15 @@ def batch_to_metric_inputs(outputs: Any):
     ``pred`` is ``outputs["pred"]`` or ``argmax(outputs["logits"], dim=1)``.
     """
     if not isinstance(outputs, dict) or "target" not in outputs:
-        raise ValueError("ArcMetricsCallback: validation_step must return a dict with "
-                         "'target' and 'pred' or 'logits' (and optionally 'source')")
+        raise ParameterError("ArcMetricsCallback: validation_step must return a dict with "
+                             "'target' and 'pred' or 'logits' (and optionally 'source')")
     if "pred" in outputs:
         pred = outputs["pred"]
     elif "logits" in outputs:
         pred = outputs["logits"].argmax(dim=1)
     else:
-        raise ValueError("ArcMetricsCallback: validation_step returned neither 'pred' nor "
-                         "'logits'")
+        raise ParameterError("ArcMetricsCallback: validation_step returned neither 'pred' nor "
+                             "'logits'")
     return pred.detach(), outputs["target"].detach(), (
         None if outputs.get("source") is None else outputs["source"].detach())
 
@@ -78,9 +89,16 @@ class ArcMetricsCallback(Callback):
     :class:`~arcnb.modules.ArcMetricCollection`. ``log_kwargs`` are passed to
     ``LightningModule.log_dict`` (e.g. ``prog_bar=True``). The last computed values
     are kept in :attr:`last`.
+
+    ``images_every`` (default 0: never): every that many validation epochs (the 1st,
+    the N+1th, ...; sanity checks not counted), log the first ``n_images`` outputs of
+    the validation set as a truth | prediction | difference image (``image_slot``
+    pixels per panel) under ``f"{prefix}outputs"`` at the trainer's global step. The
+    last image (``H x W x 3`` uint8) is kept in :attr:`last_image`.
     """
 
     def __init__(self, *, prefix: str = "val_", log_kwargs: dict | None = None,
+                 images_every: int = 0, n_images: int = 8, image_slot: int = 64,
                  **metric_kwargs):
         super().__init__()
         self.prefix = prefix
@@ -88,14 +106,39 @@ class ArcMetricsCallback(Callback):
         self.log_kwargs = dict(log_kwargs or {})
         #: The last computed values (name -> float).
         self.last: dict[str, float] = {}
+        for name, value in (("images_every", images_every), ("n_images", n_images)):
+            if isinstance(value, bool) or int(value) < 0:
+                raise ParameterError(f"ArcMetricsCallback: {name} must be >= 0, got {value!r}")
+        self.images_every = int(images_every)
+        self.n_images = int(n_images)
+        self.image_slot = int(image_slot)
+        self.image_tag = f"{prefix}outputs"
+        self.pad_token = int(metric_kwargs.get("pad_token", PAD_TOKEN))
+        #: The last logged image (``H x W x 3`` uint8), or None.
+        self.last_image = None
+        self._val_epochs = 0
+        self._grab = False
+        self._samples: list = []
+        self._told: set[str] = set()
 
     def on_validation_epoch_start(self, trainer, pl_module) -> None:
         self.metrics = self.metrics.to(pl_module.device)
         self.metrics.reset()
+        self._samples = []
+        self._grab = (self.images_every > 0 and self.n_images > 0
+                      and not getattr(trainer, "sanity_checking", False)
+                      and self._val_epochs % self.images_every == 0
+                      and getattr(trainer, "is_global_zero", True))
 
     def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx,
                                 dataloader_idx: int = 0) -> None:
         pred, target, source = batch_to_metric_inputs(outputs)
+        need = self.n_images - len(self._samples)
+        if self._grab and need > 0 and dataloader_idx == 0:
+            # only the few grids drawn leave the device
+            for p, t in zip(pred[:need].cpu().numpy(), target[:need].cpu().numpy()):
+                self._samples.append((crop_padding(t, pad_token=self.pad_token),
+                                      crop_padding(p, pad_token=self.pad_token)))
         if source is None:
             self.metrics.update(pred, target)
         else:
@@ -109,3 +152,31 @@ class ArcMetricsCallback(Callback):
         pl_module.log_dict(scalars, **self.log_kwargs)
         self.last = {k: float(v) for k, v in scalars.items()}
         self.metrics.reset()
+        if getattr(trainer, "sanity_checking", False):
+            return
+        self._val_epochs += 1
+        if self._grab and self._samples:
+            self._log_image(trainer)
+        self._samples = []
+
+    def _log_image(self, trainer) -> None:
+        pairs = [(t, p) for t, p in self._samples if t is not None]
+        labels = [f"val {j}" for j, (t, _) in enumerate(self._samples) if t is not None]
+        image = pairs_image(pairs, labels, slot=self.image_slot,
+                            title=f"step {trainer.global_step}")
+        self.last_image = image
+        step = int(trainer.global_step)
+        for logger in getattr(trainer, "loggers", None) or []:
+            experiment = getattr(logger, "experiment", None)
+            if hasattr(logger, "log_image"):  # Weights & Biases (and loggers like it)
+                logger.log_image(key=self.image_tag, images=[image], step=step)
+            elif callable(getattr(experiment, "add_image", None)):  # TensorBoard
+                experiment.add_image(self.image_tag, image, global_step=step,
+                                     dataformats="HWC")
+            else:
+                name = type(logger).__name__
+                if name not in self._told:
+                    self._told.add(name)
+                    logging.getLogger("arcnb").info(
+                        "ArcMetricsCallback: %s takes no images; the validation grids are "
+                        "not logged to it", name)

@@ -12,8 +12,10 @@ taken as an attempt.
 Malformed attempts (None, empty, ragged, a string, values outside 0-9) never crash
 anything: they are kept as ``None``, scored as wrong and counted. In the
 ``{"answer": ..., "metadata": {...}}`` form an answer given as a JSON string of a grid
-(``"[[1, 2], [3, 4]]"``) is parsed, as the benchmarking harness does; a string that is
-not a JSON grid is a malformed attempt. The ``metadata`` object of every attempt is kept
+(``"[[1, 2], [3, 4]]"``) is parsed, and a grid inside answer text is extracted
+(``\\boxed{...}`` first, then the last bracketed block), as the benchmarking harness
+does; each extraction is listed in ``problems`` (kind ``"answer extracted from text"``).
+A string without a grid is a malformed attempt. The ``metadata`` object of every attempt is kept
 (``Predictions.metadata``).
 
 A folder is read as a run of ARC Prize's benchmarking harness
@@ -31,16 +33,17 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .errors import PredictionsError
+from .errors import PredictionsError, printable
 from .grids import as_grid_or_none, grid_problem
-from .io import JSONInputError, atomic_write_text, read_json
+from .io import JSONInputError, atomic_write_text, file_sha256, read_json
 
 __all__ = ["Predictions", "load_predictions", "write_predictions", "to_submission",
-           "attempt_keys", "bad_attempt_keys", "HARNESS_SKIPPED_FILES"]
+           "attempt_entry", "attempt_keys", "bad_attempt_keys", "HARNESS_SKIPPED_FILES",
+           "extract_grid", "problem_summary"]
 
 _ATTEMPT = re.compile(r"attempt_([1-9][0-9]*)", re.ASCII)
 
@@ -72,27 +75,117 @@ def _show_key(key: str, limit: int = 40) -> str:
 HARNESS_SKIPPED_FILES = frozenset({"results.json"})
 
 
-def _attempt_value(value: Any) -> tuple[np.ndarray | None, dict | None, str | None]:
-    """One attempt's (grid or None, metadata object or None, problem or None).
+#: ``\\boxed{...}`` in an answer string, as the benchmarking harness looks for it first
+#: (the shortest match: up to the first closing brace).
+_BOXED = re.compile(r"\\boxed\{(.*?)\}", re.S)
 
-    ``value`` is a grid or ``{"answer": grid-or-JSON-string, "metadata": {...}}``.
+#: The kinds of :attr:`Predictions.problems` entries that are notes on answers read as
+#: the harness reads them (the attempt is scored), not malformed attempts.
+EXTRACTED = "answer extracted from text"
+STRING_CELLS = "cells written as strings (converted)"
+
+
+def _list_of_lists(obj) -> bool:
+    return isinstance(obj, list) and all(isinstance(row, list) for row in obj)
+
+
+def _backscan(text: str):
+    """The last bracketed block of ``text``: from its last ``]`` (or ``}``) back to the
+    bracket that opens it, counting only that bracket kind (the harness's back-scan);
+    a non-empty JSON list of lists, else None."""
+    close = max(text.rfind("]"), text.rfind("}"))
+    if close < 0:
+        return None
+    closing = text[close]
+    opening = "[" if closing == "]" else "{"
+    depth = 1
+    for i in range(close - 1, -1, -1):
+        ch = text[i]
+        if ch == closing:
+            depth += 1
+        elif ch == opening:
+            depth -= 1
+            if depth == 0:
+                try:
+                    obj = json.loads(text[i:close + 1])
+                except (ValueError, RecursionError):
+                    return None
+                return obj if obj and _list_of_lists(obj) else None
+    return None
+
+
+def extract_grid(text: str):
+    """The grid in a model's answer text, found as the benchmarking harness finds it:
+    the content of the first ``\\boxed{...}`` when it is a JSON list of lists, else
+    the last bracketed block (:func:`_backscan`); None when neither gives one. The
+    result is not validated as a grid yet."""
+    return _extract(text)[0]
+
+
+def _extract(text: str):
+    """``(list of lists or None, where it was found)`` (see :func:`extract_grid`)."""
+    m = _BOXED.search(text)
+    if m:
+        try:
+            obj = json.loads(m.group(1).strip())
+        except (ValueError, RecursionError):
+            obj = None
+        if _list_of_lists(obj):
+            return obj, "\\boxed{}"
+    return _backscan(text), "the last bracketed block"
+
+
+_DIGIT = frozenset("0123456789")
+
+
+def _string_cells(raw):
+    """``raw`` with cells written as one-digit strings (``[["1", "2"]]``) turned into
+    integers, as the harness's schema converts them; None when some cell is not a
+    one-digit string."""
+    if not (raw and _list_of_lists(raw)):
+        return None
+    if not any(isinstance(c, str) for row in raw for c in row):
+        return None
+    if not all(isinstance(c, str) and c in _DIGIT for row in raw for c in row):
+        return None
+    return [[int(c) for c in row] for row in raw]
+
+
+def _attempt_value(value: Any) -> tuple[np.ndarray | None, dict | None, str | None,
+                                        tuple[str, str] | None]:
+    """One attempt's (grid or None, metadata object or None, problem or None, note or
+    None); a note is ``(kind, what)`` for an answer read as the harness reads it.
+
+    ``value`` is a grid or ``{"answer": grid-or-string, "metadata": {...}}``. In the
+    second form (the harness's), a string answer is parsed as JSON, else its grid is
+    extracted (:func:`extract_grid`), and cells written as one-digit strings are
+    converted, as the harness's scorer does; both are noted.
     """
     metadata = None
     raw = value
+    note = None
     if isinstance(value, dict):
         md = value.get("metadata")
         metadata = md if isinstance(md, dict) else None
         raw = value.get("answer")
-        if isinstance(raw, str):  # the harness stores some answers as a JSON string
+        if isinstance(raw, str):  # the harness stores some answers as text
             try:
                 raw = json.loads(raw)
             except (ValueError, RecursionError):
-                return None, metadata, ("malformed attempt: the answer is a string that is "
-                                        "not a JSON grid")
+                found, how = _extract(raw)
+                if found is None:
+                    return None, metadata, ("malformed attempt: the answer is text without a "
+                                            "grid (no \\boxed{...} and no bracketed list of "
+                                            "rows)"), None
+                raw, note = found, (EXTRACTED, f"grid taken from {how} of the answer text")
+        converted = _string_cells(raw)
+        if converted is not None:
+            raw, note = converted, (STRING_CELLS, "cells written as strings were converted "
+                                                  "to integers")
     grid = as_grid_or_none(raw)
     if grid is None:
-        return None, metadata, f"malformed attempt: {grid_problem(raw)}"
-    return grid, metadata, None
+        return None, metadata, f"malformed attempt: {grid_problem(raw)}", None
+    return grid, metadata, None, note
 
 
 def _pair_index_hints(entry: Mapping, keys: list[str]) -> list[int]:
@@ -103,10 +196,63 @@ def _pair_index_hints(entry: Mapping, keys: list[str]) -> list[int]:
     for key in sorted(keys):
         value = entry[key]
         md = value.get("metadata") if isinstance(value, dict) else None
-        hint = md.get("pair_index") if isinstance(md, dict) else None
-        if isinstance(hint, int) and not isinstance(hint, bool):
+        hint = _pair_index(md.get("pair_index") if isinstance(md, dict) else None)
+        if hint is not None:
             hints.append(hint)
     return hints
+
+
+def _pair_index(value) -> int | None:
+    """A ``metadata.pair_index`` as an index, read as the harness's schema reads the
+    unambiguous forms: an integer, an integral float (``1.0``) or a string of ASCII
+    digits (``"1"``); booleans and anything else say nothing (None)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    if isinstance(value, str) and 0 < len(value) <= 18 and value.isascii() and \
+            value.isdigit():
+        return int(value)
+    return None
+
+
+def problem_summary(problems, *, task_ids=None, n_examples: int = 3) -> list[dict]:
+    """``problems`` (as :attr:`Predictions.problems`) grouped by kind, most frequent
+    first: ``[{"kind", "count", "examples"}]`` with the first ``n_examples`` of each
+    kind as short one-line strings (``"task 007bbfb7, test input 0, attempt_1: ..."``).
+    ``task_ids`` keeps only the problems of those tasks."""
+    groups: dict[str, list[dict]] = {}
+    for p in problems:
+        if task_ids is not None and p.get("task_id") not in task_ids:
+            continue
+        groups.setdefault(str(p.get("kind") or _kind_of(str(p.get("problem", "")))),
+                          []).append(p)
+    out = []
+    for kind, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        out.append({"kind": kind, "count": len(items),
+                    "examples": [_example(p) for p in items[:n_examples]]})
+    return out
+
+
+def _example(p: dict, limit: int = 160) -> str:
+    where = [f"task {p.get('task_id')}"]
+    if p.get("test_index") is not None:
+        where.append(f"test input {p['test_index']}")
+    if p.get("attempt") is not None:
+        where.append(str(p["attempt"]))
+    text = printable(", ".join(where) + ": " + str(p.get("problem", "")))
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _kind_of(reason: str) -> str:
+    """The kind of a problem, from its text: the words before the first colon."""
+    if reason.startswith("not an attempt key"):
+        return "not an attempt key"
+    if reason.startswith("expected a list of test inputs"):
+        return "task not a list of test inputs"
+    return reason.split(":", 1)[0]
 
 
 @dataclass
@@ -126,9 +272,9 @@ class _Reader:
         self.n_invalid = 0
         self.n_bad_keys = 0
 
-    def bad(self, task, idx, key, reason):
+    def bad(self, task, idx, key, reason, kind=None):
         self.problems.append({"task_id": task, "test_index": idx, "attempt": key,
-                              "problem": reason})
+                              "kind": kind or _kind_of(reason), "problem": reason})
 
     def entry(self, tid: str, i: int, entry: Any) -> _Entry:
         if isinstance(entry, dict):
@@ -143,10 +289,12 @@ class _Reader:
             keys, values, hints = ["attempt_1"], [entry], []
         grids, metas = [], []
         for k, v in zip(keys, values):
-            grid, md, problem = _attempt_value(v)
+            grid, md, problem, note = _attempt_value(v)
             if problem is not None:
                 self.n_invalid += 1
                 self.bad(tid, i, k, problem)
+            elif note is not None:
+                self.bad(tid, i, k, note[1], kind=note[0])
             grids.append(grid)
             metas.append(md)
         return _Entry(grids, metas, hints)
@@ -289,12 +437,12 @@ class Predictions:
             return None
         path = Path(self.source)
         if path.is_file():
-            return _file_sha256(path)
+            return file_sha256(path)
         if not self.files:
             return None
         h = hashlib.sha256()
         for name in sorted(self.files):
-            h.update(name.encode("utf-8") + b"\0" + bytes.fromhex(_file_sha256(path / name)))
+            h.update(name.encode("utf-8") + b"\0" + bytes.fromhex(file_sha256(path / name)))
         return h.hexdigest()
 
     @classmethod
@@ -340,14 +488,6 @@ class Predictions:
             moved += mv
         return cls(attempts, reader.n_invalid, problems, source, reader.n_bad_keys,
                    metadata=metadata, moved=moved, _entries=entries, **extra)
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _check_harness_file(path: Path, obj: list) -> None:
@@ -450,6 +590,18 @@ def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predict
     return Predictions.from_obj(obj, source=str(path))
 
 
+def attempt_entry(grids: Sequence[Any], metadata: Sequence[dict | None] | None = None) -> dict:
+    """One test input's entry of a submission: ``{"attempt_1": grid, "attempt_2": grid,
+    ...}`` from its attempts in order (a grid is written as nested lists, None as
+    ``null``). An attempt with ``metadata`` becomes ``{"answer": grid, "metadata": md}``."""
+    entry = {}
+    for j, g in enumerate(grids):
+        grid = None if g is None else np.asarray(g).tolist()
+        md = metadata[j] if metadata is not None and j < len(metadata) else None
+        entry[f"attempt_{j + 1}"] = grid if md is None else {"answer": grid, "metadata": md}
+    return entry
+
+
 def to_submission(attempts: Mapping[str, list[list[Any]]],
                   metadata: Mapping[str, list[list[dict | None]]] | None = None) -> dict:
     """Build the ARC Prize submission dict from ``{task: [[grid, grid], ...]}``.
@@ -464,17 +616,8 @@ def to_submission(attempts: Mapping[str, list[list[Any]]],
     sub = {}
     for tid in sorted(attempts):
         task_md = metadata.get(tid) or []
-        entries = []
-        for i, outs in enumerate(attempts[tid]):
-            mds = task_md[i] if i < len(task_md) else []
-            entry = {}
-            for j, g in enumerate(outs):
-                grid = None if g is None else np.asarray(g).tolist()
-                md = mds[j] if j < len(mds) else None
-                entry[f"attempt_{j + 1}"] = grid if md is None else {"answer": grid,
-                                                                     "metadata": md}
-            entries.append(entry)
-        sub[tid] = entries
+        sub[tid] = [attempt_entry(outs, task_md[i] if i < len(task_md) else None)
+                    for i, outs in enumerate(attempts[tid])]
     return sub
 
 

@@ -82,10 +82,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .errors import ArcnbError, OutputExistsError
-from .io import atomic_write_bytes, to_jsonable
+from .columns import upgrade_summary
+from .errors import ArcnbError, OutputExistsError, ParameterError, RunDirError, RunLockedError
+from .grids import MAX_SIZE
+from .io import atomic_write_bytes, read_json, to_jsonable
 
 __all__ = [
+    "record_training_overlap", "TRAINING_OVERLAP_KEY",
     "Run", "RunDirError", "RUN_FILES", "METRICS", "PREDICTIONS", "RESULTS_CSV",
     "RESULTS_PARQUET", "TASKS_CSV", "FIGURES", "REPORT_NOTEBOOK", "REPORT_HTML",
     "EVALUATE_NOTEBOOK", "EVALUATE_HTML", "JOURNAL", "JOURNAL_GLOB", "HEADLINE_KEYS",
@@ -139,11 +142,6 @@ _REQUIRED = (METRICS, PREDICTIONS)
 #: Summary keys that re-scoring ``predictions.json`` must reproduce exactly.
 HEADLINE_KEYS = ("n_tasks", "n_outputs", "pass@1", "pass@2", "pass@2_per_output",
                  "pass@2_all_or_nothing")
-
-
-class RunDirError(ArcnbError, ValueError):
-    """A folder is not a usable run directory: missing or invalid files, or numbers
-    that re-scoring its predictions does not reproduce."""
 
 
 def is_finished(run_dir: str | os.PathLike) -> bool:
@@ -273,8 +271,8 @@ def metrics_document(summary: Mapping, provenance: Mapping | None) -> dict:
 def summary_of(metrics: Mapping) -> dict:
     """The scoring summary inside a metrics.json (top level, or under ``summary``)."""
     if "summary" in metrics and isinstance(metrics["summary"], Mapping):
-        return dict(metrics["summary"])
-    return dict(metrics)
+        return upgrade_summary(metrics["summary"])
+    return upgrade_summary(metrics)
 
 
 def is_scored(metrics: Mapping) -> bool:
@@ -554,7 +552,25 @@ def compact_line(metrics: Mapping, metric: str = "pass@2") -> str:
     parts.append(f"filter={p.get('filter') or 'none'}")
     commit = p.get("git_commit")
     parts.append(f"arcnb={p.get('arcnb_version')}" + (f"+{commit[:12]}" if commit else ""))
+    check = metrics.get(TRAINING_OVERLAP_KEY)
+    if check:  # the training-data overlap check, when the report made one
+        parts.append(f"train_overlap={check.get('outputs_equivalent')}/{check.get('n_outputs')} "
+                     "outputs vs " + "+".join(str(t.get("source")) for t in check.get("train", [])))
     return ", ".join(parts)
+
+
+#: The metrics.json key of the training-data overlap check (``arcnb report --train-data``).
+TRAINING_OVERLAP_KEY = "training_overlap"
+
+
+def record_training_overlap(run_dir: str | os.PathLike, summary: Mapping) -> None:
+    """Record a training-data overlap check (:func:`arcnb.overlap.overlap`'s summary:
+    sources and counts) in the run's ``metrics.json`` under ``training_overlap``,
+    atomically; an earlier check is replaced."""
+    path = Path(run_dir) / METRICS
+    metrics = read_json(path, what="metrics file")
+    metrics[TRAINING_OVERLAP_KEY] = to_jsonable(dict(summary))
+    atomic_write_bytes(path, _json_bytes(metrics), overwrite=True)
 
 
 # ======================================================================= the Run
@@ -612,7 +628,7 @@ class Run:
     def file(self, name: str) -> Path:
         """``run_dir / name`` (e.g. ``run.file(METRICS)``); ValueError in memory."""
         if self.run_dir is None:
-            raise ValueError(f"{self.label or 'this run'} is in memory: it has no {name}")
+            raise ParameterError(f"{self.label or 'this run'} is in memory: it has no {name}")
         return Path(self.run_dir) / name
 
     def flat_provenance(self) -> dict:
@@ -720,7 +736,7 @@ class Run:
         preds = load_predictions(str(rd / PREDICTIONS))
         if isinstance(ks, str):
             if ks != "attempts":
-                raise ValueError(f"ks must be a list of K or 'attempts', got {ks!r}")
+                raise ParameterError(f"ks must be a list of K or 'attempts', got {ks!r}")
             ks = attempt_ks(preds)
         # the numbers at the top level and those under "summary" (an older layout), when
         # there is one: a number anywhere in metrics.json must hold
@@ -730,7 +746,7 @@ class Run:
         ks = tuple(sorted(set(ks).union(*(_pass_ks(m) for m in layers))))
         res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed, estimator=estimator)
         for recorded in layers:
-            _check_recorded(recorded, res.summary, rd)
+            _check_recorded(upgrade_summary(recorded), res.summary, rd)
         _check_version(metrics, ds, rd, dataset)
         return cls(res, metrics, rd, label or rd.name)
 
@@ -766,10 +782,10 @@ class Run:
         """
         res = self.results
         if res is None and self.scored:
-            raise ValueError("a Run read without scoring (Run.read) cannot be written")
+            raise ParameterError("a Run read without scoring (Run.read) cannot be written")
         if res is None and (self.dataset is None or self.predictions is None):
-            raise ValueError("an unscored Run needs its dataset and predictions to be "
-                             "written")
+            raise ParameterError("an unscored Run needs its dataset and predictions to be "
+                                 "written")
         out = Path(out)
         refuse_finished(out, overwrite=overwrite)
         out.mkdir(parents=True, exist_ok=True)
@@ -1058,8 +1074,8 @@ def _grid_ok(g) -> bool:
         a = np.asarray(g)
     except (ValueError, TypeError):  # ragged
         return False
-    return (a.ndim == 2 and a.dtype.kind in "iu" and 1 <= a.shape[0] <= 30
-            and 1 <= a.shape[1] <= 30 and int(a.min()) >= 0 and int(a.max()) <= 9)
+    return (a.ndim == 2 and a.dtype.kind in "iu" and 1 <= a.shape[0] <= MAX_SIZE
+            and 1 <= a.shape[1] <= MAX_SIZE and int(a.min()) >= 0 and int(a.max()) <= 9)
 
 
 def journal_record_problem(rec: Mapping) -> str | None:
@@ -1173,10 +1189,6 @@ class Journal:
 
 
 # ========================================================================== lock
-class RunLockedError(ArcnbError):
-    """Another arcnb process is writing the same run directory."""
-
-
 class RunLock:
     """An exclusive, non-blocking ``flock`` on a run directory itself (no lock file is
     left behind), held while a run writes it. The kernel drops it when the process

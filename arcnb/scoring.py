@@ -35,10 +35,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Dataset, load_dataset
+from .columns import DEFINITIONS, OUTPUTS, TASK_ORDER, TASKS, expand
+from .data import DATASETS, Dataset, bundled_task_ids, load_dataset
+from .errors import DatasetError, ParameterError
 from .grids import best_attempt, shape_str
 from .metrics import partial_credit
-from .predictions import Predictions, load_predictions
+from .predictions import Predictions, load_predictions, problem_summary
 from .stats import bootstrap_ci
 
 __all__ = ["Results", "score", "SUMMARY_KEYS", "METRIC_DEFINITIONS", "ESTIMATORS",
@@ -67,53 +69,11 @@ SUMMARY_KEYS = (
 #: tokens come from ``usage`` (``reasoning_tokens`` from
 #: ``usage.completion_tokens_details``), ``duration_s`` is ``end_timestamp -
 #: start_timestamp`` in seconds. NaN when no attempt of the row has the value.
-USAGE_COLUMNS = ("cost", "prompt_tokens", "completion_tokens", "reasoning_tokens",
-                 "total_tokens", "duration_s")
+USAGE_COLUMNS = tuple(c.name for c in OUTPUTS if c.task == "sum_known")
 
-#: Each metric of the summary, defined in words (shown in reports).
-METRIC_DEFINITIONS = {
-    "pass@K": "per task: fraction of the task's test outputs solved within K attempts, "
-              "then the mean over tasks (ARC Prize rule)",
-    "pass@K_per_output": "fraction of all test outputs solved within K attempts",
-    "pass@K_all_or_nothing": "fraction of tasks whose test outputs are all solved within K "
-                             "attempts",
-    "estimator": "how attempts become pass@K: 'ranked' = any of the first K attempts in "
-                 "file order is right (ARC Prize rule); 'unbiased' = 1 - C(n-c, K)/C(n, K) "
-                 "per output from n attempts with c right (Chen et al. 2021), NaN when "
-                 "0 < n < K; all-or-nothing is then the product over a task's outputs",
-    "cost_per_task": "total cost of the attempts (metadata cost.total_cost) divided by the "
-                     "dataset's number of tasks (a task without predictions adds no cost)",
-    "cost_per_attempt": "total cost divided by the number of attempts of the scored tasks",
-    "tokens_per_task": "total tokens (metadata usage.total_tokens) divided by the dataset's "
-                       "number of tasks",
-    "cell_accuracy": "per output: the best attempt's fraction of correct cells, where the "
-                     "best attempt is the first exact one, else the right-shaped one with "
-                     "the most correct cells (NaN when no attempt has the truth's shape); "
-                     "in breakdowns and reference tables, the mean over the outputs that have "
-                     "a right-shaped attempt (n_right_shape of them)",
-    "cell_accuracy_right_shape": "mean cell accuracy over the outputs that have a "
-                                 "right-shaped attempt only (n_right_shape_outputs of them); "
-                                 "not a score over the whole dataset",
-    "shape_accuracy": "whether attempt 1 has the truth's height and width: in the summary, "
-                      "the fraction of test outputs where it does; in breakdowns and "
-                      "reference tables, per task the fraction of its test outputs where it "
-                      "does, then the mean over tasks (as pass@K)",
-    "partial_credit": "per output: the highest graded score among the attempts, rows ratio "
-                      "x columns ratio x fraction of correct cells on the top-left overlap; "
-                      "1 only when exact; per task the mean over its outputs, then the mean "
-                      "over tasks",
-    "n_tasks": "number of tasks (of the dataset, or of a breakdown's group: a task with "
-               "several categories counts in each)",
-    "n_outputs": "number of test outputs (one per test input of those tasks)",
-    "n_right_shape": "number of test outputs with an attempt of the truth's shape (the "
-                     "outputs a breakdown's cell_accuracy averages over)",
-    "n_near_miss": "number of near misses: test outputs not solved within 2 attempts whose "
-                   "cell accuracy is at least the near-miss threshold (0.8 unless the report "
-                   "says otherwise)",
-    "95% interval": "a percentile bootstrap interval that resamples tasks (1000 resamples "
-                    "unless the report says otherwise), shown as [low, high] or as ci_low / "
-                    "ci_high",
-}
+#: Each metric of the summary, defined in words (shown in reports), generated from the
+#: column definitions (:mod:`arcnb.columns`).
+METRIC_DEFINITIONS = DEFINITIONS
 
 #: Share of submitted tasks missing from the dataset above which scoring warns that
 #: the predictions were probably made for another dataset.
@@ -133,8 +93,11 @@ class Results:
     ``truth_shape`` / ``pred_shape`` (``"HxW"``; pred is attempt 1's) and
     ``truth_h``, ``truth_w``, ``pred_h``, ``pred_w``; ``n_correct`` (right attempts
     among all of them), ``pass@K`` for each K (the estimator's value for the output:
-    ``solved@K`` as 0/1 for ``ranked``, a probability or NaN for ``unbiased``) and the
-    :data:`USAGE_COLUMNS`.
+    ``solved@K`` as 0/1 for ``ranked``, a probability or NaN for ``unbiased``), the
+    :data:`USAGE_COLUMNS` and ``n_wrong_cells`` (the best attempt's wrong cells when it
+    has the truth's shape, else <NA>). Every column, in this order, is defined in
+    :data:`arcnb.columns.OUTPUTS`; the tasks table follows
+    :data:`arcnb.columns.TASK_ORDER`.
 
     ``tasks`` has one row per task: ``n_outputs``, ``pass@K`` (mean of the outputs'
     ``pass@K``; NaN when one is NaN), ``all_solved@K`` (ranked rule),
@@ -151,6 +114,17 @@ class Results:
     summary: dict
     ks: tuple[int, ...]
     extra_tasks: list[str] = field(default_factory=list)
+    #: cost/token values left out of the sums (:data:`MAX_USAGE_VALUE`), one problem
+    #: entry each (as :attr:`Predictions.problems`).
+    usage_problems: list[dict] = field(default_factory=list, repr=False)
+
+    @property
+    def problems(self) -> list[dict]:
+        """What was malformed, or read in another way than given, in the scored tasks'
+        predictions, by kind: ``[{"kind", "count", "examples"}]``, most frequent first
+        (see :func:`arcnb.predictions.problem_summary`)."""
+        return problem_summary(list(self.predictions.problems) + list(self.usage_problems),
+                               task_ids=set(self.dataset.task_ids))
 
     def truth(self, task_id: str, test_index: int) -> np.ndarray:
         """The truth grid of one test output."""
@@ -277,6 +251,8 @@ def _score_output(truth: np.ndarray, attempts: list, metas: list, ks: Sequence[i
         "pred_h": None if a1 is None else a1.shape[0],
         "pred_w": None if a1 is None else a1.shape[1],
         "n_correct": sum(correct),
+        "n_wrong_cells": (None if best is None or math.isnan(cell_acc)
+                          else int((attempts[best] != truth).sum())),
     })
     row.update(_usage(metas))
     return row
@@ -295,10 +271,10 @@ def pass_at_k_unbiased(n, c, k: int) -> np.ndarray:
     """
     k = int(k)
     if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+        raise ParameterError(f"k must be >= 1, got {k}")
     n, c = np.broadcast_arrays(np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64))
     if np.any(c < 0) or np.any(c > n):
-        raise ValueError("need 0 <= c <= n for every output")
+        raise ParameterError("need 0 <= c <= n for every output")
     out = np.full(n.shape, np.nan)
     defined = n >= k
     out[n == 0] = 0.0
@@ -349,14 +325,48 @@ def _task_ci(per_task, *, n_boot: int, seed: int) -> tuple[float, float]:
 
 
 # ------------------------------------------------------------------ cost and usage
+#: Largest cost (dollars) or token count arcnb accepts for one attempt. A value above it,
+#: a negative one or one that is not a finite number is invalid metadata: left out of
+#: the sums (as if absent), counted in ``n_invalid_usage_values`` and warned about. Sums
+#: of valid values over millions of attempts stay far from float overflow.
+MAX_USAGE_VALUE = 1e12
+
+_INVALID = object()
+
+
 def _number(x) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return math.nan
     try:
         x = float(x)
     except OverflowError:
-        return math.nan
-    return x if math.isfinite(x) else math.nan
+        return _INVALID
+    return x if math.isfinite(x) else _INVALID
+
+
+#: Where each cost/token column of :data:`USAGE_COLUMNS` is in an attempt's metadata.
+_USAGE_PATHS = (("cost", "total_cost"), ("usage", "prompt_tokens"),
+                ("usage", "completion_tokens"),
+                ("usage", "completion_tokens_details", "reasoning_tokens"),
+                ("usage", "total_tokens"))
+_USAGE_FIELDS = tuple("metadata." + ".".join(p) for p in _USAGE_PATHS)
+
+#: The problem kind of an invalid cost or token value (see :data:`MAX_USAGE_VALUE`).
+INVALID_USAGE = "invalid cost or token value (left out of the sums)"
+
+
+def _shown(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _amount(x):
+    """A cost or token count: a float in [0, MAX_USAGE_VALUE], NaN when absent, or
+    ``_INVALID`` (negative, too large, infinite)."""
+    v = _number(x)
+    if v is _INVALID or (not math.isnan(v) and not 0 <= v <= MAX_USAGE_VALUE):
+        return _INVALID
+    return v
 
 
 def _dig(obj, *path):
@@ -385,12 +395,7 @@ def _attempt_usage(md) -> tuple[float, ...]:
         duration = (end - start).total_seconds() if start and end else math.nan
     except TypeError:  # one timestamp with a time zone, one without
         duration = math.nan
-    return (_number(_dig(md, "cost", "total_cost")),
-            _number(_dig(md, "usage", "prompt_tokens")),
-            _number(_dig(md, "usage", "completion_tokens")),
-            _number(_dig(md, "usage", "completion_tokens_details", "reasoning_tokens")),
-            _number(_dig(md, "usage", "total_tokens")),
-            duration)
+    return (*(_amount(_dig(md, *where)) for where in _USAGE_PATHS), duration)
 
 
 def _usage(metas: list) -> dict:
@@ -399,12 +404,18 @@ def _usage(metas: list) -> dict:
     if not metas or all(m is None for m in metas):
         row = dict.fromkeys(USAGE_COLUMNS, math.nan)
         row["_n_cost"] = 0
+        row["_bad_usage"] = []
         return row
-    vals = np.array([_attempt_usage(m) for m in metas], dtype=float)
+    raw = [_attempt_usage(m) for m in metas]
+    bad = [f"attempt {j + 1}: {_USAGE_FIELDS[c]} = {_shown(_dig(metas[j], *_USAGE_PATHS[c]))}"
+           for j, r in enumerate(raw) for c, v in enumerate(r) if v is _INVALID]
+    vals = np.array([[math.nan if v is _INVALID else v for v in r] for r in raw],
+                    dtype=float)
     known = ~np.isnan(vals)
     sums = np.where(known.any(axis=0), np.nansum(vals, axis=0), np.nan)
     row = dict(zip(USAGE_COLUMNS, sums.tolist()))
     row["_n_cost"] = int(known[:, 0].sum())
+    row["_bad_usage"] = bad
     return row
 
 
@@ -427,7 +438,9 @@ def _names(preds: Predictions, task_ids, key: str) -> str | None:
     return ", ".join(names) if names else None
 
 
-def _cost_summary(out: pd.DataFrame, n_cost: int, preds: Predictions, task_ids) -> dict:
+def _cost_summary(out: pd.DataFrame, counts: tuple[int, int], preds: Predictions,
+                  task_ids) -> dict:
+    n_cost, n_bad_usage = counts
     n_tasks, n_attempts = len(task_ids), int(out["n_attempts"].sum())
     total_cost = _fsum(out["cost"])
     total_tokens = _fsum(out["total_tokens"])
@@ -442,6 +455,7 @@ def _cost_summary(out: pd.DataFrame, n_cost: int, preds: Predictions, task_ids) 
         "tokens_per_task": _ratio(float(total_tokens), n_tasks),
         "total_duration_s": _fsum(out["duration_s"]),
         "n_attempts_with_cost": n_cost,
+        "n_invalid_usage_values": int(n_bad_usage),
         "model": _names(preds, task_ids, "model"),
         "provider": _names(preds, task_ids, "provider"),
     }
@@ -493,15 +507,15 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
     seeded percentile bootstrap over tasks.
     """
     if estimator not in ESTIMATORS:
-        raise ValueError(f"unknown estimator {estimator!r}: expected one of "
-                         f"{', '.join(ESTIMATORS)}")
+        raise ParameterError(f"unknown estimator {estimator!r}: expected one of "
+                             f"{', '.join(ESTIMATORS)}")
     ds = load_dataset(dataset, tasks=tasks)
     preds = load_predictions(predictions)
     preds = preds.aligned({t.id: len(t.test) for t in ds if t.id in preds})
     ks = tuple(sorted(set(int(k) for k in ks) | {1, 2}))
     if any(k < 1 for k in ks):
-        raise ValueError(f"K must be >= 1, got {ks}")
-    out, n_cost = _output_table(ds, preds, ks, estimator)
+        raise ParameterError(f"K must be >= 1, got {ks}")
+    out, n_cost, bad_usage = _output_table(ds, preds, ks, estimator)
     per_task = _task_table(out, ks)
     summary = _summary(ds, preds, out, per_task, ks, estimator)
     summary.update(_cost_summary(out, n_cost, preds, ds.task_ids))
@@ -512,7 +526,7 @@ def score(dataset: Dataset | str, predictions, *, ks: Sequence[int] = (1, 2), ta
     summary["bootstrap"] = {"n_boot": n_boot, "seed": seed, "level": 0.95, "unit": "task"}
     summary["dataset"] = ds.info
     extra = summary["extra_tasks"]
-    return Results(ds, preds, out, per_task, summary, ks, extra)
+    return Results(ds, preds, out, per_task, summary, ks, extra, bad_usage)
 
 
 def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
@@ -520,53 +534,66 @@ def _output_table(ds: Dataset, preds: Predictions, ks, estimator: str):
     for task in ds:
         for i, pair in enumerate(task.test):
             if pair.output is None:
-                raise ValueError(f"task {task.id} test {i}: truth missing, cannot score")
+                raise DatasetError(f"task {task.id} test {i}: truth missing, cannot score")
             row = {"task_id": task.id, "test_index": i}
             row.update(_score_output(pair.output, preds.get(task.id, i),
                                      preds.get_metadata(task.id, i), ks))
             rows.append(row)
     n_cost = sum(r.pop("_n_cost") for r in rows)
-    out = pd.DataFrame(rows, columns=_output_columns(ks))
-    for c in ("first_correct", "best_attempt", "pred_h", "pred_w"):
-        out[c] = out[c].astype("Int64")
-    for c in ("truth_h", "truth_w", "n_attempts", "n_invalid_attempts", "test_index",
-              "n_correct"):
-        out[c] = out[c].astype("int64")
-    for c in ["missing", "shape_correct"] + [f"solved@{k}" for k in ks]:
-        out[c] = out[c].astype(bool)
-    for c in ("cell_accuracy", "partial_credit") + USAGE_COLUMNS:
-        out[c] = out[c].astype(float)
-    for k in ks:
-        out[f"pass@{k}"] = _output_pass(out, k, estimator)
-    return out, n_cost
+    bad_usage = [{"task_id": r["task_id"], "test_index": r["test_index"], "attempt": None,
+                  "kind": INVALID_USAGE, "problem": what}
+                 for r in rows for what in r.pop("_bad_usage")]
+    cols = expand(OUTPUTS, ks)
+    out = pd.DataFrame(rows, columns=[n for n, c in cols if c.computed != "estimator"])
+    for name, c in cols:
+        if c.computed == "estimator":
+            out[name] = _output_pass(out, int(_k_of(name)), estimator)
+        elif c.dtype != "object":
+            out[name] = out[name].astype(c.dtype)
+    return out, (n_cost, len(bad_usage)), bad_usage
+
+
+def _k_of(name: str) -> str:
+    """``"pass@2_per_output"`` -> ``"2"`` (``""`` without a K)."""
+    tail = name.partition("@")[2]
+    return tail[:len(tail) - len(tail.lstrip("0123456789"))]
 
 
 def _task_table(out: pd.DataFrame, ks) -> pd.DataFrame:
+    """The tasks table, column by column as :data:`arcnb.columns.TASK_ORDER` says: an
+    output column aggregated by its ``task`` rule, or a task-level column."""
     g = out.groupby("task_id", sort=True)
     per_task = pd.DataFrame({"n_outputs": g.size()})
+    by_name = {c.name: c for c in OUTPUTS + TASKS}
     pass_cols = [f"pass@{k}" for k in ks]
     mean, prod = _task_means(out[pass_cols], out["task_id"])
-    solved = g[[f"solved@{k}" for k in ks]].all()
-    for k in ks:
-        per_task[f"pass@{k}"] = mean[f"pass@{k}"]
-        per_task[f"all_solved@{k}"] = solved[f"solved@{k}"]
-        per_task[f"pass@{k}_all_or_nothing"] = prod[f"pass@{k}"]
-    means = g[["cell_accuracy", "partial_credit"]].mean()  # NaNs skipped
-    sums = g[["missing", "n_attempts", "n_invalid_attempts"]].sum().astype("int64")
-    usage = g[list(USAGE_COLUMNS)].sum(min_count=1)
-    per_task = pd.concat([per_task, means, sums.rename(columns={"missing": "n_missing_outputs"}),
-                          usage], axis=1)
-    cols = (["n_outputs"] + [c for k in ks for c in (f"pass@{k}", f"all_solved@{k}",
-                                                      f"pass@{k}_all_or_nothing")]
-            + ["cell_accuracy", "partial_credit", "n_missing_outputs", "n_attempts",
-               "n_invalid_attempts"] + list(USAGE_COLUMNS))
-    return per_task[cols].reset_index()
+    for name, c in expand([by_name[n] for n in TASK_ORDER], ks):
+        if c.level == "task":
+            if name.endswith("_all_or_nothing"):
+                per_task[name] = prod[name[: -len("_all_or_nothing")]]
+            continue
+        rule = c.task
+        task_name = (c.task_name or c.name).replace("@K", "@" + _k_of(name))
+        if rule == "mean_defined":
+            per_task[task_name] = mean[name]
+        elif rule == "all":
+            per_task[task_name] = g[name].all()
+        elif rule == "mean":  # NaNs skipped
+            per_task[task_name] = g[name].mean()
+        elif rule == "sum":
+            per_task[task_name] = g[name].sum().astype("int64")
+        elif rule == "sum_known":
+            per_task[task_name] = g[name].sum(min_count=1)
+        else:
+            raise AssertionError(f"column {c.name!r}: unknown task rule {rule!r}")
+    return per_task.reset_index()
 
 
 def _summary(ds, preds, out, per_task, ks, estimator: str) -> dict:
     extra = sorted(set(preds.task_ids) - set(ds.task_ids))
     # invalid attempts are counted over the scored tasks only (extra tasks are ignored)
     summary: dict = {"estimator": estimator}
+    shape_ok = (out["pred_shape"] == out["truth_shape"]).to_numpy(float)  # attempt 1's shape
     for k in ks:
         summary[f"pass@{k}"] = _mean(per_task[f"pass@{k}"])
         summary[f"pass@{k}_per_output"] = _mean(out[f"pass@{k}"])
@@ -583,7 +610,8 @@ def _summary(ds, preds, out, per_task, ks, estimator: str) -> dict:
         "cell_accuracy_right_shape": float(out["cell_accuracy"].mean())
         if out["cell_accuracy"].notna().any() else float("nan"),
         "n_right_shape_outputs": int(out["cell_accuracy"].notna().sum()),
-        "shape_accuracy": _mean(out["pred_shape"] == out["truth_shape"]),
+        "shape_accuracy": _mean(_task_means(shape_ok, out["task_id"])[0]),
+        "shape_accuracy_per_output": _mean(shape_ok),
         "partial_credit": _mean(per_task["partial_credit"]),
     })
     return summary
@@ -630,6 +658,10 @@ def _warnings(ds: Dataset, preds: Predictions, summary: dict) -> list[str]:
             name, hits = better
             msg += f"; {name} holds {hits} of the {n_sub}"
         out.append(msg)
+    if summary.get("n_invalid_usage_values"):
+        out.append(f"{summary['n_invalid_usage_values']} cost or token values in the attempts' "
+                   "metadata are negative, not finite or above "
+                   f"{MAX_USAGE_VALUE:g}: left out of the cost and token sums")
     if summary["n_extra_outputs"]:
         out.append(f"{summary['n_extra_outputs']} test-output entries in the predictions have "
                    f"no test input in {ds.name}: they may be aligned with another version of "
@@ -639,8 +671,6 @@ def _warnings(ds: Dataset, preds: Predictions, summary: dict) -> list[str]:
 
 def _better_dataset(task_ids, *, exclude: str) -> tuple[str, int] | None:
     """The bundled dataset holding the most of ``task_ids`` (ties: first listed)."""
-    from .data import DATASETS, bundled_task_ids
-
     ids = set(task_ids)
     best = None
     for name in DATASETS:
@@ -650,10 +680,3 @@ def _better_dataset(task_ids, *, exclude: str) -> tuple[str, int] | None:
         if hits and (best is None or hits > best[1]):
             best = (name, hits)
     return best
-
-
-def _output_columns(ks) -> list[str]:
-    return (["task_id", "test_index", "n_attempts", "n_invalid_attempts", "missing",
-             "first_correct", "best_attempt"] + [f"solved@{k}" for k in ks]
-            + ["shape_correct", "cell_accuracy", "partial_credit", "truth_shape", "pred_shape",
-               "truth_h", "truth_w", "pred_h", "pred_w", "n_correct"] + list(USAGE_COLUMNS))

@@ -7,7 +7,35 @@ import math
 
 import numpy as np
 
-__all__ = ["bootstrap_ci", "paired_bootstrap_ci", "mcnemar_exact", "mcnemar_table"]
+from .errors import ParameterError
+
+__all__ = ["bootstrap_indices", "percentile_interval", "bootstrap_ci", "ratio_bootstrap_ci",
+           "paired_bootstrap_ci", "mcnemar_exact", "mcnemar_table", "pareto_front",
+           "check_n_boot"]
+
+
+def check_n_boot(n_boot) -> int:
+    """``n_boot`` as an int, refused (:class:`ParameterError`, one line) unless it is at
+    least 1."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise ParameterError(f"the number of bootstrap resamples must be a whole number "
+                             f">= 1, got {n_boot!r}")
+    return int(n_boot)
+
+
+def bootstrap_indices(n: int, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """``[n_boot, n]`` unit indices drawn with replacement by
+    ``numpy.random.default_rng(seed)``: the one resampling behind every interval of
+    arcnb (a unit is a task), so equal seeds draw equal resamples everywhere."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n, size=(n_boot, n))
+
+
+def percentile_interval(samples, level: float = 0.95, axis: int = 0):
+    """The central ``level`` percentile interval ``(low, high)`` of bootstrap
+    ``samples`` along ``axis``."""
+    alpha = (1.0 - level) / 2.0
+    return np.quantile(samples, [alpha, 1.0 - alpha], axis=axis)
 
 
 def bootstrap_ci(values, *, n_boot: int = 1000, seed: int = 0,
@@ -18,18 +46,37 @@ def bootstrap_ci(values, *, n_boot: int = 1000, seed: int = 0,
     ``numpy.random.default_rng(seed)`` so the interval is reproducible. Returns
     ``(nan, nan)`` for an empty input. The interval of a constant is that constant.
     """
+    n_boot = check_n_boot(n_boot)
     v = np.asarray(values, dtype=float)
     v = v[~np.isnan(v)]
     if v.size == 0:
         return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, v.size, size=(n_boot, v.size))
-    means = v[idx].mean(axis=1)
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
+    means = v[bootstrap_indices(v.size, n_boot=n_boot, seed=seed)].mean(axis=1)
+    lo, hi = percentile_interval(means, level)
     # a constant input must give exactly that constant, free of rounding
     if np.all(v == v[0]):
         return (float(v[0]), float(v[0]))
+    return (float(lo), float(hi))
+
+
+def ratio_bootstrap_ci(num, den, *, n_boot: int = 1000, seed: int = 0,
+                       level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of ``sum(num) / sum(den)``, resampling the units (rows; one
+    per task). Units with ``den == 0`` count in the resample but add nothing; resamples
+    whose ``den`` sums to 0 are left out. No unit with ``den > 0`` gives NaNs; a
+    constant ratio gives exactly that constant."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    ok = den > 0
+    if not ok.any():
+        return (float("nan"), float("nan"))
+    ratio = num / np.where(ok, den, 1.0)
+    if np.all(ratio[ok] == ratio[ok][0]):
+        return (float(ratio[ok][0]), float(ratio[ok][0]))
+    idx = bootstrap_indices(num.size, n_boot=n_boot, seed=seed)
+    d = den[idx].sum(axis=1)
+    r = num[idx].sum(axis=1)[d > 0] / d[d > 0]
+    lo, hi = percentile_interval(r, level)
     return (float(lo), float(hi))
 
 
@@ -45,11 +92,12 @@ def paired_bootstrap_ci(a, b, *, n_boot: int = 1000, seed: int = 0,
     is NaN are dropped; an empty input gives NaNs. When every ``d_i`` is the same
     number (e.g. a run compared with itself, all 0) the interval is exactly that number.
     """
+    check_n_boot(n_boot)
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired values need two 1-D arrays of one length, got shapes "
-                         f"{a.shape} and {b.shape}")
+        raise ParameterError(f"paired values need two 1-D arrays of one length, got shapes "
+                             f"{a.shape} and {b.shape}")
     d = b - a
     d = d[~np.isnan(d)]
     if d.size == 0:
@@ -78,7 +126,7 @@ def mcnemar_exact(n01: int, n10: int) -> float:
     """
     n01, n10 = int(n01), int(n10)
     if n01 < 0 or n10 < 0:
-        raise ValueError("discordant counts must be >= 0")
+        raise ParameterError("discordant counts must be >= 0")
     n = n01 + n10
     if n == 0:
         return 1.0
@@ -97,8 +145,8 @@ def mcnemar_table(solved_a, solved_b) -> dict:
     a = np.asarray(solved_a, dtype=bool)
     b = np.asarray(solved_b, dtype=bool)
     if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired flags need two 1-D arrays of one length, got shapes "
-                         f"{a.shape} and {b.shape}")
+        raise ParameterError(f"paired flags need two 1-D arrays of one length, got shapes "
+                             f"{a.shape} and {b.shape}")
     out = {
         "n_both": int(np.sum(a & b)),
         "n_a_only": int(np.sum(a & ~b)),
@@ -108,3 +156,26 @@ def mcnemar_table(solved_a, solved_b) -> dict:
     }
     out["p_value"] = mcnemar_exact(out["n_b_only"], out["n_a_only"])
     return out
+
+
+def pareto_front(cost, score) -> np.ndarray:
+    """Which points lie on the Pareto front of *lower cost, higher score*.
+
+    Point i is on the front unless another point j is at least as good on both
+    (``cost_j <= cost_i`` and ``score_j >= score_i``) and strictly better on one.
+    Equal points are all on the front; a point whose cost or score is NaN is never on
+    it and dominates nothing. Returns a boolean array.
+
+    >>> pareto_front([1, 2, 3, 2], [0.1, 0.3, 0.2, 0.05]).tolist()
+    [True, True, False, False]
+    """
+    c = np.asarray(cost, dtype=float)
+    s = np.asarray(score, dtype=float)
+    if c.shape != s.shape or c.ndim != 1:
+        raise ParameterError(f"cost and score must be 1-D arrays of one length, got {c.shape} "
+                             f"and {s.shape}")
+    ok = np.isfinite(c) & np.isfinite(s)
+    # [i, j]: point j dominates point i
+    dom = ((c[None, :] <= c[:, None]) & (s[None, :] >= s[:, None])
+           & ((c[None, :] < c[:, None]) | (s[None, :] > s[:, None])) & ok[None, :])
+    return ok & ~dom.any(axis=1)

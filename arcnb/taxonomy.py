@@ -34,9 +34,11 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from .augment import dihedral_fn
 from .data import Dataset, Task, load_dataset, normalize_task_id
-from .errors import ArcnbError
-from .io import JSONInputError, read_json
+from .errors import TaxonomyError
+from .grids import background
+from .io import JSONInputError, read_json, read_text
 
 __all__ = [
     "UNCATEGORIZED",
@@ -54,15 +56,6 @@ __all__ = [
 
 #: The category shown for a task that has no category in a taxonomy.
 UNCATEGORIZED = "uncategorized"
-
-
-class TaxonomyError(ArcnbError, ValueError):
-    """A taxonomy file or mapping cannot be used. ``file`` and ``line`` locate it."""
-
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None):
-        self.file = file
-        self.line = line
-        super().__init__(message)
 
 
 @dataclass
@@ -250,14 +243,16 @@ def read_taxonomy_csv(path: str | os.PathLike, *, taxonomy: str | None = None,
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise TaxonomyError(f"taxonomy file not found: {path}", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaxonomyError(f"cannot read taxonomy file {path}: {exc}", file=str(path)) from None
+        text = read_text(path, what="taxonomy file")
+    except JSONInputError as exc:
+        raise TaxonomyError(str(exc), file=str(path)) from None
     lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines())
              if ln.strip() and not ln.lstrip().startswith("#")]
-    rows = list(csv.reader(io.StringIO("\n".join(ln for _, ln in lines))))
+    try:
+        rows = list(csv.reader(io.StringIO("\n".join(ln for _, ln in lines))))
+    except csv.Error as exc:  # a field over csv.field_size_limit(), a NUL byte...
+        raise TaxonomyError(f"taxonomy file {path} is not a CSV file arcnb can read: {exc}",
+                            file=str(path)) from None
     if not rows:
         raise TaxonomyError(f"taxonomy file {path} has no rows", file=str(path))
     col_t, col_c, col_x = 0, 1, 2
@@ -368,19 +363,11 @@ STRUCTURAL_CATEGORIES: dict[str, str] = {
                              "outputs have one and the same shape",
 }
 
-_DIHEDRAL = {
-    "rot90": lambda g: np.rot90(g, 1),
-    "rot180": lambda g: np.rot90(g, 2),
-    "rot270": lambda g: np.rot90(g, 3),
-    "flip_vertical": lambda g: g[::-1, :],
-    "flip_horizontal": lambda g: g[:, ::-1],
-    "transpose": lambda g: g.T,
-    "antitranspose": lambda g: np.rot90(g, 2).T,
-}
+#: The non-identity dihedral transforms (:mod:`arcnb.augment`).
+_DIHEDRAL = {n: dihedral_fn(n) for n in ("rot90", "rot180", "rot270", "flip_ud", "flip_lr",
+                                         "transpose", "anti_transpose")}
 
 
-def _background(grid: np.ndarray) -> int:
-    return int(np.bincount(grid.ravel().astype(np.int64), minlength=10).argmax())
 
 
 def _is_subgrid(small: np.ndarray, big: np.ndarray) -> bool:
@@ -451,10 +438,10 @@ def structural_categories(task: Task) -> tuple[str, ...]:
                     break
             if mapping:
                 cats.add("color_mapping_only")
-            fill = all(bool((i[i != o] == _background(i)).all()) for i, o in pairs)
+            fill = all(bool((i[i != o] == background(i)).all()) for i, o in pairs)
             if fill:
                 cats.add("fill_background")
-            delete = all(bool((o[i != o] == _background(i)).all()) for i, o in pairs)
+            delete = all(bool((o[i != o] == background(i)).all()) for i, o in pairs)
             if delete:
                 cats.add("delete_to_background")
     for t in _DIHEDRAL.values():

@@ -32,7 +32,7 @@ EXAMPLES = DOCS / "examples"
 WORK = DOCS / "_build" / "notebooks"
 
 #: The example pages, in the order of the docs' table of contents.
-ORDER = ["report", "evaluate", "compare", "figures", "figures-page", "explore"]
+ORDER = ["report", "evaluate", "compare", "figures", "figures-page", "explore", "sweep"]
 #: Example pages that run a notebook with other parameters: page -> notebook.
 #: figures-page: the figures notebook at the full text width (two columns, 7.2 in).
 VARIANTS = {"figures-page": "figures"}
@@ -56,6 +56,7 @@ def parameters(name: str) -> dict:
         "figures": {"out": "figures"},
         "figures-page": {"out": "figures", "width": "page"},
         "compare": {"out": "tables", "overwrite": True},
+        "sweep": {"example_dir": "sweep-example"},
     }.get(name, {})
 
 

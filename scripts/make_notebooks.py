@@ -20,6 +20,9 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this tree's arcnb, also when run without PYTHONPATH
+from arcnb.columns import NEAR_MISS  # noqa: E402  (the one near-miss threshold)
+
 OUT = ROOT / "arcnb" / "resources" / "notebooks"  # shipped in the package
 MIRROR = ROOT / "notebooks"  # the clone's copies, byte-identical
 
@@ -51,7 +54,7 @@ a predictions file scored in memory. Every number below is a fraction in [0, 1];
 denominator shows as NaN. Run it in JupyterLab, or in batch:
 `papermill notebooks/report.ipynb out.ipynb -k python3 -p run_dir RUN_DIR`.
 """),
-    params("""
+    params(f"""
 # Parameters (papermill: -p NAME VALUE). Literals only.
 run_dir: str = ""  # run directory holding metrics.json and predictions.json; empty: score `predictions` in memory
 predictions: str = "default"  # used without run_dir: a submission JSON, or "default" for the bundled example predictions
@@ -61,9 +64,10 @@ taxonomy: str = ""  # user taxonomy (.csv with task_id,category or .json); empty
 references: list = []  # reference runs shown beside the model: "copy-input", predictions files, or "default" (the bundled ones for the dataset); empty: none
 figures_dir: str = ""  # folder for the report's figures (PNG); empty: run_dir/figures, or none without run_dir
 gallery_size: int = 24  # at most this many failures and near misses in the gallery
-near_miss: float = 0.8  # an unsolved output whose cell accuracy reaches this is a near miss
+near_miss: float = {NEAR_MISS!r}  # an unsolved output whose cell accuracy reaches this is a near miss
 n_boot: int = 1000  # bootstrap resamples for the intervals
 seed: int = 0  # bootstrap seed
+train_data: list = []  # training data (dataset names, folders, files) to check the test outputs against; empty: no check
 """),
     code("""
 from arcnb import breakdown as B
@@ -92,6 +96,13 @@ for pass@2. The table after it defines every metric this report names.
     code("""
 R.show(R.headline_html(run.metrics))
 R.show(R.definitions_html())
+"""),
+    code("""
+if train_data:  # which test outputs the training data already holds (parameter `train_data`)
+    from arcnb.report import overlap as RO
+
+    check = RO.overlap_check(run, train_data, run_dir=run.run_dir)
+    R.show(RO.overlap_section_html(run, check, n_boot=n_boot, seed=seed))
 """),
     md("""
 ## 2. Where it almost works
@@ -525,14 +536,14 @@ values. Each view shows the whole task (every demonstration pair, then the test 
 the truth, the attempt and the difference panel, with the output's numbers above it.
 Run all cells; the browser appears under the next cell.
 """),
-    params("""
+    params(f"""
 # Parameters (papermill: -p NAME VALUE). Literals only.
 run: str = "default"  # run directory, predictions file (scored on `dataset`), or a dataset name (tasks only); "default": the bundled example predictions on ARC-AGI-1 evaluation
 dataset: str = "arc-agi-1:evaluation"  # the dataset a predictions file in `run` is scored on (a run directory records its own)
 selection: str = "all"  # all, solved, failed, near_miss, wrong_shape, invalid_or_missing, or disagree (with compare)
 category: str = ""  # show only this category of `taxonomy`; empty: any category
 taxonomy: str = "structural"  # categories: structural (automatic), folder, or a task_id,category .csv / .json file
-near_miss: float = 0.8  # an unsolved output whose cell accuracy reaches this is a near miss
+near_miss: float = {NEAR_MISS!r}  # an unsolved output whose cell accuracy reaches this is a near miss
 compare: list = []  # other runs on the same tasks (run directories or predictions files), shown side by side
 """),
     code("""
@@ -556,6 +567,113 @@ ex.items.head(20)
 """),
 ]
 
+# ============================================================================= sweep
+SWEEP = [
+    md("""
+# Checkpoint sweep
+
+The checkpoints of one training run, each evaluated on the same tasks (`arcnb sweep`):
+learning curves with 95% bootstrap intervals over tasks, the test outputs gained and
+lost from one checkpoint to the next, which tasks were solved when, the curves per
+structural category, and the best checkpoint chosen without flattering it.
+`arcnb sweep` runs this notebook into `sweep.html`; in batch:
+`papermill notebooks/sweep.ipynb out.ipynb -k python3 -p sweep_dir DIR`.
+"""),
+    params("""
+# Parameters (papermill: -p NAME VALUE). Literals only.
+sweep_dir: str = ""  # a sweep folder written by arcnb sweep; empty: an example sweep (copying the input, then the bundled baseline) written to example_dir
+example_dir: str = "sweep-example"  # where the example sweep is written when sweep_dir is empty
+dataset: str = "arc-agi-1:evaluation"  # the example sweep's dataset (a sweep folder records its own)
+gallery_size: int = 12  # at most this many grids per gallery of gained or lost outputs
+n_boot: int = 1000  # bootstrap resamples for the intervals
+seed: int = 0  # bootstrap and task-split seed
+"""),
+    code("""
+from arcnb import plot as P
+from arcnb import report as R
+from arcnb import sweep as S
+
+sw = (S.open_sweep(sweep_dir, seed=seed, n_boot=n_boot) if sweep_dir
+      else S.example_sweep(example_dir, dataset, seed=seed, n_boot=n_boot))
+table = sw.table()
+ds = sw.dataset.info
+print(f"{len(sw.entries)} checkpoints on {ds['name']} ({sw.summary()['n_tasks']} tasks); "
+      f"steps from: {sw.step_source}")
+"""),
+    md("""
+## Learning curves
+
+Each metric at each checkpoint, with its 95% bootstrap interval over tasks as a band.
+pass@2: per task, the fraction of its test outputs solved within 2 attempts, then the
+mean over tasks (the ARC Prize rule). Shape accuracy: per task, the fraction of its
+outputs whose first attempt has the right shape, then the mean over tasks. Cell
+accuracy: the fraction of right cells, over the outputs with a right-shaped attempt.
+Partial credit: per output a graded score in [0, 1], then per task and over tasks.
+Near misses: the fraction of test outputs not solved whose cell accuracy reaches 0.9.
+The graded metrics move long before pass@2 does.
+"""),
+    code("""
+axes = P.learning_curves(table)
+R.show_figure(axes[0].get_figure())
+cols = ["step", "epoch", "pass@2", "pass@2_ci_low", "pass@2_ci_high", "shape_accuracy",
+        "cell_accuracy", "partial_credit", "near_miss_rate", "n_near_miss", "checkpoint"]
+R.show(R.table_html(table[cols], table_id="arcnb-sweep-table"))
+"""),
+    md("""
+## Best checkpoint, chosen honestly
+
+Picking the checkpoint with the best score on the tasks you then report on flatters
+it: some of its lead is luck on those very tasks.
+"""),
+    code("""
+from html import escape
+
+sel = sw.selection()
+R.show(f"<p id='arcnb-sweep-selection'>{escape(S.selection_text(sel))}</p>")
+"""),
+    md("""
+## Outputs gained and lost
+
+Test outputs solved (within 2 attempts) at a checkpoint but not at the one before
+(gained), and the reverse (lost). The galleries show each changed output at the later
+checkpoint: truth | prediction | difference.
+"""),
+    code("""
+changes = sw.changes()
+R.show_figure(P.changes_bars(changes, sw.steps).get_figure())
+if changes.empty:
+    print("No output was gained or lost between consecutive checkpoints.")
+for step in sorted(set(changes["to_step"])):
+    for change in ("gained", "lost"):
+        rows = sw.changed_outputs(step, change)
+        if len(rows):
+            R.show_figure(P.gallery(sw.results_at(step), "all", rows=rows,
+                                    max_items=gallery_size, title=f"{change} at step {step}"))
+"""),
+    md("""
+## Which tasks were solved when
+
+Each task's pass@2 at each checkpoint, for the tasks solved at some checkpoint, ordered
+by the step they were first solved.
+"""),
+    code("""
+solved = sw.solved_matrix()
+print(f"{len(solved)} of {sw.summary()['n_tasks']} tasks solved at some checkpoint")
+R.show_figure(P.solved_heatmap(solved).get_figure())
+"""),
+    md("""
+## Per structural category
+
+pass@2 and partial credit per category of the automatic structural taxonomy (a task
+can be in several categories; the number of tasks is in brackets).
+"""),
+    code("""
+cats = sw.categories()
+R.show_figure(P.category_curves(cats, "pass@2").get_figure())
+R.show_figure(P.category_curves(cats, "partial_credit").get_figure())
+"""),
+]
+
 
 NOTEBOOKS = {
     "report.ipynb": REPORT,
@@ -564,6 +682,7 @@ NOTEBOOKS = {
     "figures.ipynb": FIGURES,
     "explore.ipynb": EXPLORE,
 }
+NOTEBOOKS["sweep.ipynb"] = SWEEP
 
 
 def build(cells) -> nbformat.NotebookNode:

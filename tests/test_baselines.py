@@ -210,11 +210,7 @@ def test_the_program_search_is_a_model_by_name():
     assert conf[0] > 0.99
 
 
-def test_heuristics_alias_and_script():
-    import arcnb.baselines
-    import arcnb.heuristics
-
-    assert arcnb.heuristics.heuristic_submission is arcnb.baselines.heuristic_submission
+def test_reference_predictions_script():
     spec = importlib.util.spec_from_file_location(
         "make_reference_predictions", ROOT / "scripts" / "make_reference_predictions.py")
     mod = importlib.util.module_from_spec(spec)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -80,3 +81,43 @@ def test_usage_error_is_one_line():
     p = run("score", "--dataset", "arc-agi-1:evaluation")
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1 and "--predictions" in p.stderr
+
+
+def test_a_bug_is_not_reported_as_bad_input(tmp_path):
+    """An arcnb error is one line and exit status 2; an unexpected exception (here a
+    plain ValueError from inside scoring) is a bug: it keeps its traceback and exit
+    status 1, never dressed up as "arcnb: error: ..."."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import arcnb.scoring\n"
+        "def _broken(*a, **k):\n"
+        "    raise ValueError('an internal bug')\n"
+        "arcnb.scoring.score = _broken\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    args = [sys.executable, "-m", "arcnb", "score", "--dataset", "arc-agi-1:evaluation",
+            "--predictions", str(EXAMPLE)]
+    bug = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert bug.returncode == 1
+    assert "Traceback" in bug.stderr and "ValueError: an internal bug" in bug.stderr
+    assert "arcnb: error" not in bug.stderr
+    # the same command with bad input (a missing file): one line, exit status 2
+    bad = run("score", "--dataset", "arc-agi-1:evaluation", "--predictions",
+              tmp_path / "missing.json")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("arcnb: error: ") and bad.stderr.count("\n") == 1
+    assert "Traceback" not in bad.stderr
+
+
+def test_validators_raise_arcnb_errors_that_are_still_value_errors():
+    from arcnb.errors import ArcnbError, ParameterError, TensorError
+    from arcnb.grids import check_pad_token
+    from arcnb.metrics import grid_metrics
+    from arcnb.stats import bootstrap_ci, paired_bootstrap_ci
+
+    with pytest.raises(ParameterError) as e:
+        check_pad_token(0)
+    assert isinstance(e.value, ArcnbError) and isinstance(e.value, ValueError)
+    with pytest.raises(ParameterError):
+        paired_bootstrap_ci([1.0, 2.0], [1.0])
+    with pytest.raises(TensorError):
+        grid_metrics([[[1, 2]]], [[[1, 2, 3]]])
+    assert bootstrap_ci([1.0, 1.0]) == (1.0, 1.0)

@@ -24,6 +24,7 @@ from arcnb import breakdown as B  # noqa: E402
 from arcnb import compare as C  # noqa: E402
 from arcnb import plot as P  # noqa: E402
 from arcnb import report as R  # noqa: E402
+from arcnb import sweep as S  # noqa: E402
 from arcnb.plot.check import check_figure, looks_like_column_name  # noqa: E402
 from arcnb.scoring import score  # noqa: E402
 
@@ -119,7 +120,7 @@ def _attempt(grid, task_id, i, cost):
 
 
 @pytest.fixture(scope="module")
-def runs(arc1_eval):
+def runs(arc1_eval, tmp_path_factory):
     """{name: Results}: the embedded default, copy-the-input, the truth with one wrong
     output (both with costs that vary per task)."""
     default = R.open_run(None, predictions="default", dataset="arc-agi-1:evaluation",
@@ -137,9 +138,13 @@ def runs(arc1_eval):
                 out, first_wrong = (out + 1) % 10, False
             entries.append({"attempt_1": _attempt(out, t.id, i, 2 * cost)})
         truth[t.id] = entries
+    # a two-checkpoint sweep (copy the input, then the bundled baseline) on 40 tasks
+    sweep = S.sweep(["copy-input", "baseline"], "arc-agi-1:evaluation",
+                    tmp_path_factory.mktemp("sweep") / "sweep", tasks=arc1_eval.task_ids[:40],
+                    report=False, progress=False, n_boot=N_BOOT)
     return {"default": default,
             "nothing": score(arc1_eval, copy, n_boot=N_BOOT),
-            "everything": score(arc1_eval, truth, n_boot=N_BOOT)}
+            "everything": score(arc1_eval, truth, n_boot=N_BOOT), "sweep": sweep}
 
 
 def _with_ax(draw, size=None):
@@ -181,9 +186,17 @@ FIGURES = {
                   taxonomy=None, n_boot=N_BOOT), ax=ax)),
     "cost_vs_score": lambda r, o: _with_ax(lambda ax: P.cost_vs_score(_costed(r, o), ax=ax)),
     "cost_by_outcome": lambda r, o: _styled(lambda: P.cost_by_outcome(_costed(r, o))),
+    # a checkpoint sweep's figures (the same sweep whatever the run)
+    "learning_curve": lambda r, o: _styled(lambda: P.learning_curve(o["sweep"].table())),
+    "learning_curves": lambda r, o: _styled(lambda: P.learning_curves(o["sweep"].table())),
+    "changes_bars": lambda r, o: _styled(lambda: P.changes_bars(o["sweep"].changes(),
+                                                                o["sweep"].steps)),
+    "solved_heatmap": lambda r, o: _styled(lambda: P.solved_heatmap(o["sweep"].solved_matrix())),
+    "category_curves": lambda r, o: _styled(lambda: P.category_curves(o["sweep"].categories(),
+                                                                      "pass@2")),
 }
 # public callables of arcnb.plot that draw no figure of their own
-NOT_FIGURES = {"grid_image", "diff_mask", "gallery_items", "gallery_pages", "paper_style",
+NOT_FIGURES = {"grid_image", "diff_mask", "pairs_image", "gallery_items", "gallery_pages", "paper_style",
                "figsize", "save", "view", "enable_rich_display", "value_limit",
                "value_label", "check_figure", "paper_width", "GridView", "PairView", "TaskView"}
 
@@ -204,7 +217,11 @@ def _costed(r, others):
 
 
 def _figure(obj):
-    return obj if hasattr(obj, "savefig") else obj.get_figure()
+    if hasattr(obj, "savefig"):
+        return obj
+    if isinstance(obj, (list, tuple)) or hasattr(obj, "ravel"):  # several Axes
+        obj = np.ravel(obj)[0]
+    return obj.get_figure()
 
 
 def test_every_figure_function_is_registered():

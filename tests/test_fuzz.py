@@ -364,3 +364,81 @@ def test_fuzz_open_damaged_run_dirs(tmp_path_factory, dataset, damages):
 def teardown_module(module):
     # The case counts, for the closing note of a fuzzing session (pytest -s shows them).
     print("\nfuzz cases:", json.dumps(dict(sorted(TALLY.items())), indent=1))
+
+
+# ------------------------------------------------------------------- hostile metadata
+hostile_text = st.one_of(st.text(max_size=12), st.sampled_from(
+    ["\x1b[2J\x1b[H", "a\rb", "\x07", "\u202e", "x\ny", "\x9b31m", "\x00"]))
+hostile_number = st.one_of(st.floats(allow_nan=False), st.integers(-10**30, 10**30),
+                           st.sampled_from([1e308, -1e308, -5, 0, 10**400]), hostile_text)
+metadata = st.fixed_dictionaries({}, optional={
+    "model": hostile_text, "provider": hostile_text, "task_id": hostile_text,
+    "pair_index": st.one_of(hostile_number, st.booleans()),
+    "start_timestamp": hostile_text, "end_timestamp": hostile_text,
+    "cost": st.fixed_dictionaries({}, optional={"total_cost": hostile_number}),
+    "usage": st.fixed_dictionaries({}, optional={
+        "prompt_tokens": hostile_number, "completion_tokens": hostile_number,
+        "total_tokens": hostile_number, "completion_tokens_details": st.fixed_dictionaries(
+            {}, optional={"reasoning_tokens": hostile_number})})})
+answer = st.one_of(grids(), hostile_text, st.builds(lambda g, t: f"{t} \\boxed{{{g}}} {t}",
+                                                     grids(), hostile_text))
+
+
+def _printable_output(text: str) -> bool:
+    return not any((ord(c) < 32 and c != "\n") or 0x7f <= ord(c) < 0xa0 or c == "\u202e"
+                   for c in text)
+
+
+@FUZZ
+@given(entries=st.lists(st.dictionaries(st.sampled_from(["attempt_1", "attempt_2"]),
+                                        st.fixed_dictionaries({"answer": answer,
+                                                               "metadata": metadata}),
+                                        max_size=2), min_size=1, max_size=2),
+       as_json=st.booleans())
+def test_fuzz_hostile_metadata_in_a_harness_folder(tmp_path_factory, dataset, entries,
+                                                   as_json):
+    """Huge, negative and non-numeric costs and tokens, and control characters in every
+    metadata field: exit 0 or one line, and nothing unescaped reaches the terminal."""
+    folder = tmp_path_factory.mktemp("run")
+    (folder / "a.json").write_text(json.dumps(entries, default=str))
+    code, out, err = cli("score", "--dataset", dataset, "--predictions", folder,
+                         *(["--json"] if as_json else []))
+    check("score harness metadata", code, err)
+    assert _printable_output(out) and _printable_output(err), (out, err)
+    if code == 0 and as_json:
+        s = json.loads(out)
+        for key in ("total_cost", "total_tokens"):
+            assert s[key] is None or 0 <= s[key] < 1e20
+
+
+@FUZZ
+@given(kind=st.sampled_from(["fifo", "dev-zero link", "dir", "empty", "sparse"]),
+       where=st.sampled_from(["--predictions", "--tasks", "harness file"]))
+def test_fuzz_special_files(tmp_path_factory, dataset, kind, where):
+    """FIFOs, a link to /dev/zero, folders, empty and sparse files wherever a file is
+    read: one line (or a result), never a hang."""
+    root = tmp_path_factory.mktemp("special")
+    target = root / ("h" if where == "harness file" else "x.json")
+    if where == "harness file":
+        target.mkdir()
+        target = target / "a.json"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "dev-zero link":
+        target.symlink_to("/dev/zero")
+    elif kind == "dir":
+        target.mkdir()
+    else:
+        target.write_bytes(b"")
+        if kind == "sparse":
+            os.truncate(target, 50 << 20)
+    preds = root / "p.json"
+    preds.write_text("{}")
+    if where == "--predictions":
+        argv = ["--predictions", target]
+    elif where == "--tasks":
+        argv = ["--predictions", preds, "--tasks", target]
+    else:
+        argv = ["--predictions", target.parent]
+    code, out, err = cli("score", "--dataset", dataset, *argv)
+    check("score special file", code, err)

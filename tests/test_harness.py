@@ -385,7 +385,7 @@ def test_string_none_and_empty_attempts_never_stop_the_run(tmp_path, task_dir, a
     preds = load_predictions(folder)
     assert preds.n_invalid_attempts == 4
     reasons = [p["problem"] for p in preds.problems]
-    assert any("string that is not a JSON grid" in r for r in reasons)
+    assert any("the answer is text without a grid" in r for r in reasons)
     res = score(load_dataset(task_dir, tasks=[t.id]), folder)
     o = res.outputs.iloc[0]
     assert o["n_attempts"] == 5 and o["n_invalid_attempts"] == 4 and o["first_correct"] == 2

@@ -17,7 +17,7 @@ import pytest
 import _report_fixture as F
 
 ROOT = F.ROOT
-NOTEBOOKS = ["evaluate", "report", "compare", "figures", "explore"]
+NOTEBOOKS = ["evaluate", "report", "compare", "figures", "explore", "sweep"]
 
 
 @pytest.fixture(scope="module")

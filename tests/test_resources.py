@@ -21,7 +21,7 @@ MIRRORS = {
     PKG / "resources" / "checkpoints": ROOT / "data" / "checkpoints",
     PKG / "resources" / "examples": ROOT / "data" / "examples",
 }
-NOTEBOOKS = {"report", "evaluate", "compare", "figures", "explore"}
+NOTEBOOKS = {"report", "evaluate", "compare", "figures", "explore", "sweep"}
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import TensorError
+
 
 def _torch():
     import torch
@@ -21,7 +23,7 @@ def _first_device(*xs):
     torch = _torch()
     devices = {x.device for x in xs if isinstance(x, torch.Tensor)}
     if len(devices) > 1:
-        raise ValueError(f"inputs are on different devices: {sorted(map(str, devices))}")
+        raise TensorError(f"inputs are on different devices: {sorted(map(str, devices))}")
     return devices.pop() if devices else torch.device("cpu")
 
 
@@ -32,18 +34,18 @@ def _as_tensor(x: Any, name: str, device, *, integer: bool = True):
         t = x.detach()
     else:
         if x is None:
-            raise ValueError(f"{name} is None")
+            raise TensorError(f"{name} is None")
         try:
             arr = np.asarray(x)
         except (ValueError, TypeError) as exc:  # ragged nested lists
-            raise ValueError(f"{name} is not a rectangular array: {exc}") from None
+            raise TensorError(f"{name} is not a rectangular array: {exc}") from None
         if arr.dtype == object:
-            raise ValueError(f"{name} is not a rectangular array of numbers")
+            raise TensorError(f"{name} is not a rectangular array of numbers")
         if arr.dtype.kind == "u" and arr.dtype.itemsize > 1:
             arr = arr.astype(np.int64)  # torch lacks some unsigned dtypes
         t = torch.as_tensor(arr, device=device)
     if integer and (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
-        raise ValueError(
+        raise TensorError(
             f"{name} has dtype {t.dtype}; expected integer class indices "
             "(take the argmax of logits first)"
         )
@@ -52,12 +54,12 @@ def _as_tensor(x: Any, name: str, device, *, integer: bool = True):
 
 def _check_same_shape(a, b, na: str, nb: str) -> None:
     if tuple(a.shape) != tuple(b.shape):
-        raise ValueError(f"{na} has shape {tuple(a.shape)} but {nb} has shape {tuple(b.shape)}")
+        raise TensorError(f"{na} has shape {tuple(a.shape)} but {nb} has shape {tuple(b.shape)}")
 
 
 def _check_batch(t, name: str) -> None:
     if t.dim() < 2:
-        raise ValueError(
+        raise TensorError(
             f"{name} has shape {tuple(t.shape)}; expected a batch [B, H, W] or [B, L] "
             "(wrap a single grid as grid[None])"
         )

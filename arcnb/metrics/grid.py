@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..errors import ParameterError
 from ..grids import check_pad_token
 from ._tensors import (_as_tensor, _check_batch, _check_same_shape, _first_device,
                        _float_dtype, _out, _ratio, _torch)
@@ -49,22 +50,22 @@ def _check_tolerances(tolerances) -> tuple[float, ...]:
     tols = tuple(float(t) for t in tolerances)
     for t in tols:
         if not (0.0 <= t <= 1.0):
-            raise ValueError(f"tolerance {t} is not in [0, 1]")
+            raise ParameterError(f"tolerance {t} is not in [0, 1]")
     if len({tolerance_name(t) for t in tols}) != len(tols):
-        raise ValueError(f"duplicate tolerances {tols}")
+        raise ParameterError(f"duplicate tolerances {tols}")
     return tols
 
 
 def _check_convention(convention: str) -> str:
     if convention not in CONVENTIONS:
-        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+        raise ParameterError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
     return convention
 
 
 def _check_weights(weights) -> tuple[float, float, float]:
     w = tuple(float(x) for x in weights)
     if len(w) != 3:
-        raise ValueError("weights must be (w_cell, w_tol, w_exact)")
+        raise ParameterError("weights must be (w_cell, w_tol, w_exact)")
     return w
 
 
@@ -203,7 +204,7 @@ def _grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
     if "n_tgt_change" in counts:
         if ref:
             if "sum_ref_recall" not in counts:
-                raise ValueError("counts lack the reference change sums (update with reference=True)")
+                raise ParameterError("counts lack the reference change sums (update with reference=True)")
             n = counts["n_total"]
             out["change_recall"] = _ratio(counts["sum_ref_recall"], n)
             out["change_precision"] = _ratio(counts["sum_ref_precision"], n)

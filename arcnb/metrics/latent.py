@@ -9,6 +9,7 @@ import math
 
 from ._tensors import (_as_tensor, _check_same_shape, _first_device, _float_dtype, _out,
                        _ratio, _torch)
+from ..errors import TensorError
 
 #: A latent dimension is *active* when the variance over samples of its posterior
 #: mean exceeds this value (Burda et al. 2016, "Importance Weighted Autoencoders").
@@ -76,7 +77,7 @@ def latent_diagnostics(mu, logvar, *, active_threshold: float = ACTIVE_DIM_THRES
     mu = _as_tensor(mu, "mu", device, integer=False).to(_float_dtype(device))
     logvar = _as_tensor(logvar, "logvar", device, integer=False).to(_float_dtype(device))
     if mu.dim() != 2:
-        raise ValueError(f"mu has shape {tuple(mu.shape)}; expected [N, D]")
+        raise TensorError(f"mu has shape {tuple(mu.shape)}; expected [N, D]")
     _check_same_shape(mu, logvar, "mu", "logvar")
     del torch
     return _latent_compute(_latent_update(mu, logvar), active_threshold=active_threshold)

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..errors import TensorError
 from ..grids import check_pad_token
 from ._tensors import (_as_tensor, _check_batch, _check_same_shape, _first_device, _out,
                        _ratio, _torch)
@@ -35,7 +36,7 @@ def _confusion_counts(pred, target, pad_token):
     t_colour = (target >= 0) & (target <= 9)
     bad_t = (v & ~t_colour) if v is not None else ~t_colour
     if bool(bad_t.any()):
-        raise ValueError("target holds a value that is neither a colour 0-9 nor pad_token")
+        raise TensorError("target holds a value that is neither a colour 0-9 nor pad_token")
     p_colour = (pred >= 0) & (pred <= 9)
     code = torch.where(p_colour, pred.long(), torch.full((), 11, device=device, dtype=torch.long))
     if pad_token is not None:
@@ -99,7 +100,7 @@ def _check_background(background):
         return None
     if isinstance(background, bool) or not isinstance(background, (int, np.integer)) \
             or not 0 <= int(background) <= 9:
-        raise ValueError(f"background must be a colour 0-9 or None, got {background!r}")
+        raise TensorError(f"background must be a colour 0-9 or None, got {background!r}")
     return int(background)
 
 
@@ -159,7 +160,7 @@ def color_confusion(pred, target, *, pad_token: int | None = None):
     _check_same_shape(pred, target, "pred", "target")
     conf = _confusion_counts(pred, target, pad_token)
     if bool(conf[:, 11].sum() > 0):
-        raise ValueError(
+        raise TensorError(
             "pred holds a value that is neither a colour 0-9 nor pad_token "
             f"(pad_token={pad_token}); pass the pad token your model predicts"
         )

@@ -34,6 +34,7 @@ from typing import Any, Sequence
 import torch
 from torchmetrics import Metric, MetricCollection
 
+from ..errors import ParameterError, TensorError
 from ..grids import check_pad_token
 from ._tensors import _as_tensor, _check_batch, _check_same_shape, _first_device
 from .grid import (DEFAULT_TOLERANCES, DEFAULT_WEIGHTS, _check_convention, _check_tolerances,
@@ -112,8 +113,8 @@ class GridMetrics(Metric):
     def compute(self) -> dict:  # type: ignore[override]
         with_src = int(self.n_batches_with_source) > 0
         if with_src and int(self.n_batches_without_source) > 0:
-            raise ValueError("GridMetrics got batches with and without source; pass "
-                             "source for every batch or for none")
+            raise ParameterError("GridMetrics got batches with and without source; pass "
+                                 "source for every batch or for none")
         names = _grid_count_names(_tolerances_for_update(self.tolerances), with_src,
                                   self._reference)
         counts = {n: getattr(self, n) for n in names}
@@ -214,7 +215,7 @@ class LatentDiagnostics(Metric):
         mu = _as_tensor(mu, "mu", device, integer=False)
         logvar = _as_tensor(logvar, "logvar", device, integer=False)
         if mu.dim() != 2 or mu.shape[1] != self.n_dims:
-            raise ValueError(f"mu has shape {tuple(mu.shape)}; expected [N, {self.n_dims}]")
+            raise TensorError(f"mu has shape {tuple(mu.shape)}; expected [N, {self.n_dims}]")
         _check_same_shape(mu, logvar, "mu", "logvar")
         for name, value in _latent_update(mu, logvar).items():
             _add(self, name, value)

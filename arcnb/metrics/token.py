@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._tensors import _as_tensor, _first_device, _out, _ratio, _torch
+from ..errors import TensorError
 
 _REQUIRED = object()
 
@@ -16,24 +17,24 @@ def _token_prepare(logits_or_pred, target, ignore_index):
     torch = _torch()
     if ignore_index is not None and (isinstance(ignore_index, bool)
                                      or not isinstance(ignore_index, (int, np.integer))):
-        raise ValueError(f"ignore_index must be an int or None, got {ignore_index!r}")
+        raise TensorError(f"ignore_index must be an int or None, got {ignore_index!r}")
     device = _first_device(logits_or_pred, target)
     target = _as_tensor(target, "target", device)
     x = _as_tensor(logits_or_pred, "logits_or_pred", device, integer=False)
     if x.dim() == target.dim() + 1 and tuple(x.shape[:-1]) == tuple(target.shape):
         if not x.is_floating_point():
-            raise ValueError("logits_or_pred has one more dimension than target but is not "
-                             "floating point; expected logits [..., V]")
+            raise TensorError("logits_or_pred has one more dimension than target but is not "
+                              "floating point; expected logits [..., V]")
         pred = x.argmax(-1)
     elif tuple(x.shape) == tuple(target.shape):
         if x.is_floating_point() or x.dtype == torch.bool or x.is_complex():
-            raise ValueError(
+            raise TensorError(
                 "logits_or_pred has the shape of target but is not integer: pass "
                 "predictions as integers, or logits with a last class dimension"
             )
         pred = x
     else:
-        raise ValueError(
+        raise TensorError(
             f"logits_or_pred has shape {tuple(x.shape)}; expected {tuple(target.shape)} "
             f"(predictions) or {tuple(target.shape)} + (V,) (logits)"
         )

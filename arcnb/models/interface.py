@@ -42,7 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ArcnbError
-from ..grids import MAX_SIZE, PAD_TOKEN, crop_padding, pad_grids
+from ..grids import MAX_SIZE, PAD_TOKEN, crop_padding, grid_problem, pad_grids
 
 __all__ = ["N_CLASSES", "CANVAS", "ModelAdapter", "pad_batch", "pad_demonstrations",
            "decode_logits", "is_valid_prediction"]
@@ -82,9 +82,9 @@ def pad_demonstrations(demos: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]],
 
 
 def is_valid_prediction(grid: np.ndarray | None) -> bool:
-    """True for a cropped prediction of 1x1 to 30x30 cells, every cell a colour 0-9."""
-    return (grid is not None and grid.ndim == 2 and 1 <= grid.shape[0] <= MAX_SIZE
-            and 1 <= grid.shape[1] <= MAX_SIZE and int(grid.max()) <= 9 and int(grid.min()) >= 0)
+    """True for a cropped prediction of 1x1 to 30x30 cells, every cell a colour 0-9
+    (:func:`arcnb.grids.grid_problem` finds nothing)."""
+    return grid is not None and grid_problem(grid) is None
 
 
 def decode_logits(logits) -> tuple[list[np.ndarray | None], np.ndarray]:

@@ -35,19 +35,19 @@ importing it runs code.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import ArcnbError
+from ..errors import ArcnbError, ParameterError
+from ..io import atomic_write_bytes, file_sha256
 from ..resources import checkpoint
 from .interface import ModelAdapter
 from .registry import _BUILDERS, resolve_builder
-from .safety import (TRUST_HINT, UnsafeCheckpointError, load_checked, one_line, pickle_globals,
-                     quiet_torch, refused_names)
+from .safety import (TRUST_HINT, UnsafeCheckpointError, check_archive_sizes, load_checked,
+                     one_line, pickle_globals, quiet_torch, refused_names)
 
 __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE",
            "UnsafeCheckpointError", "detect_format", "ReplaceConfig"]
@@ -57,20 +57,14 @@ __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE",
 BUNDLED_BASELINE = checkpoint("baseline")
 
 
-def file_sha256(path: str | os.PathLike) -> str:
-    """The SHA-256 of a file's bytes, as hex."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict | None = None,
-                    extra: dict | None = None, overwrite: bool = False) -> Path:
+                    extra: dict | None = None, overwrite: bool = False,
+                    step: int | None = None, epoch: int | None = None) -> Path:
     """Write an arcnb checkpoint ``{"arch", "config", "state_dict", ...}`` atomically.
 
     ``extra`` entries (plain data: numbers, strings, lists, dicts) are stored too.
+    ``step`` and ``epoch`` (the training step and epoch it was saved at) are recorded
+    as ``"step"`` / ``"epoch"``: ``arcnb sweep`` orders checkpoints by them.
     The state dict is saved as contiguous CPU tensors, so the file loads with
     ``weights_only=True``.
     """
@@ -78,12 +72,15 @@ def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict |
 
     import torch
 
-    from ..io import atomic_write_bytes
-
     sd = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     obj = {"format": "arcnb-checkpoint", "format_version": 1, "arch": str(arch),
            "config": dict(config or {}), "state_dict": sd}
     obj.update(extra or {})
+    for key, value in (("step", step), ("epoch", epoch)):
+        if value is not None:
+            if isinstance(value, bool) or int(value) != value or int(value) < 0:
+                raise ParameterError(f"{key} must be a whole number >= 0, got {value!r}")
+            obj[key] = int(value)
     buf = _io.BytesIO()
     torch.save(obj, buf)
     return atomic_write_bytes(path, buf.getvalue(), overwrite=overwrite)
@@ -129,6 +126,7 @@ def _unsafe_message(path, exc) -> str:
 def _torch_load(path: Path, trust: bool):
     import torch
 
+    check_archive_sizes(path)  # before anything is inflated
     try:
         with quiet_torch():  # e.g. "Detected pickle protocol 4": noise here
             return torch.load(path, map_location="cpu", weights_only=True)
@@ -136,10 +134,10 @@ def _torch_load(path: Path, trust: bool):
         msg = str(exc)
         refused = "weights only" in msg.lower() or "weights_only" in msg.lower()
         if not refused or _pickle_globals(path) is None:
-            first = msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__
-            why = "the data is not a pickle" if refused else f"{type(exc).__name__}: {first[:200]}"
+            first = one_line(msg, 200, first_line=True) or type(exc).__name__
+            why = "the data is not a pickle" if refused else f"{type(exc).__name__}: {first}"
             raise ArcnbError(f"cannot read checkpoint {path}: not a PyTorch checkpoint or "
-                             f"damaged ({one_line(why)})") from None
+                             f"damaged ({one_line(why, 200)})") from None
         if not trust:
             raise UnsafeCheckpointError(_unsafe_message(path, exc), file=str(path)) from None
     try:
@@ -147,7 +145,7 @@ def _torch_load(path: Path, trust: bool):
             return torch.load(path, map_location="cpu", weights_only=False)
     except Exception as exc:  # noqa: BLE001 - any failure of a trusted pickle
         raise ArcnbError(f"cannot load trusted checkpoint {path}: {type(exc).__name__}: "
-                         f"{one_line(exc)}") from None
+                         f"{one_line(exc, 200)}") from None
 
 
 def _reads_demos(model) -> bool:
@@ -179,7 +177,7 @@ def _load_state(model, state_dict: dict, path) -> None:
             model.load_state_dict(d, strict=True)
         except RuntimeError as exc:
             detail = next((ln.strip() for ln in str(exc).splitlines() if "size mismatch" in ln),
-                          str(exc).strip().splitlines()[0])
+                          one_line(exc, first_line=True))
             raise ArcnbError(f"checkpoint {path}: its state dict does not fit the built model "
                              f"({detail}); check --arch / config") from None
 
@@ -243,7 +241,7 @@ def _build(arch, saved: dict, user: dict | None, path, *, trust: bool, user_arch
     except Exception as exc:  # noqa: BLE001 - a builder's failure is one line, not a traceback
         shown = ", ".join(f"{k}={one_line(repr(v), 40)}" for k, v in config.items())
         raise ArcnbError(f"{where}: builder {_arch_name(arch)} failed on the config "
-                         f"({shown}): {type(exc).__name__}: {one_line(exc)}") from None
+                         f"({shown}): {type(exc).__name__}: {one_line(exc, 200)}") from None
 
 
 def _arch_name(arch) -> str:
@@ -300,7 +298,7 @@ def _load_program(path: Path, fmt: str, trust: bool) -> ModelAdapter:
             module = program.module()
     except Exception as exc:  # noqa: BLE001 - PyTorch's own failure: one line
         raise ArcnbError(f"cannot read torch.export archive {path}: damaged or not a "
-                         f"torch.export archive ({type(exc).__name__}: {one_line(exc)})") from None
+                         f"torch.export archive ({type(exc).__name__}: {one_line(exc, 200)})") from None
     n_inputs = len(program.graph_signature.user_inputs)
     batch, demos = _fixed_dims(program)
     return ModelAdapter(module, reads_demonstrations=n_inputs >= 4, fixed_batch=batch,
@@ -333,6 +331,8 @@ def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) 
                          f"model names {', '.join(sorted(_BUILDERS))})")
     if path.is_dir():
         raise ArcnbError(f"checkpoint path is a directory: {path}")
+    if not path.is_file():  # a FIFO would block the read forever, a device never end
+        raise ArcnbError(f"checkpoint {path} is not a regular file (a FIFO, socket or device)")
     fmt = detect_format(path)
     if fmt in ("torchscript", "export"):
         return _load_program(path, fmt, trust)
@@ -344,6 +344,14 @@ def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) 
         raise ArcnbError(f"checkpoint {path} holds a {type(obj).__name__}, not a model, an "
                          "arcnb checkpoint dict, a Lightning checkpoint or a state dict")
     if "arch" in obj and "state_dict" in obj:
+        if arch is None and not isinstance(obj["arch"], str):
+            # weights_only lets some objects through (torch.device, torch.dtype...): a
+            # builder is only ever named by a string, so anything else is refused
+            raise UnsafeCheckpointError(
+                f"refusing to load checkpoint {path}: its builder ('arch') is a "
+                f"{type(obj['arch']).__name__}, not a registered name or a "
+                "'module:callable' string; pass the builder yourself (--arch / arch=)",
+                file=str(path))
         use_arch = arch or obj["arch"]
         model, facts = _build(use_arch, _saved_config(obj.get("config"), path), config, path,
                               trust=trust, user_arch=arch, replace=replace)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
+from ..baselines import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, program_search_model
 from ..errors import ArcnbError
 
 __all__ = ["register_builder", "get_builder", "builder_names", "resolve_builder"]
@@ -111,10 +112,28 @@ def _build_demo_conv(hidden: int = 32, blocks: int = 3, prior: bool = False):
     return DemoConvNet(hidden=hidden, blocks=blocks, prior=prior)
 
 
-def _build_program_search(**config):
-    from ..baselines import program_search_model
+#: bounds on the program-search config, checked before anything is built (the defaults
+#: are max_depth=2, budget=100,000 primitive applications, time_limit=60 s per task):
+#: whatever a checkpoint says, one task's search stays bounded in work and time.
+PROGRAM_SEARCH_BOUNDS = {"max_depth": (0, 4), "budget": (1, 10_000_000)}
+PROGRAM_SEARCH_MAX_TIME_LIMIT = 600.0
 
-    return program_search_model(**config)
+
+def _build_program_search(max_depth: int = 2, budget: int | None = None,
+                          time_limit: float | None = None):
+    import numbers
+
+    max_depth = _int_in("max_depth", max_depth, *PROGRAM_SEARCH_BOUNDS["max_depth"])
+    budget = _int_in("budget", DEFAULT_BUDGET if budget is None else budget,
+                     *PROGRAM_SEARCH_BOUNDS["budget"])
+    if time_limit is None:
+        time_limit = DEFAULT_TIME_LIMIT
+    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or \
+            not 0 < float(time_limit) <= PROGRAM_SEARCH_MAX_TIME_LIMIT:
+        raise ArcnbError(f"time_limit={time_limit!r} is not a number of seconds in "
+                         f"(0, {PROGRAM_SEARCH_MAX_TIME_LIMIT:g}]")
+    return program_search_model(max_depth=max_depth, budget=budget,
+                                time_limit=float(time_limit))
 
 
 register_builder("copy-input", _build_copy_input)

@@ -41,32 +41,19 @@ import contextlib
 import io
 import json
 import logging
+import os
 import re
 import warnings
 import zipfile
 from pathlib import Path
 
-from ..errors import ArcnbError
+from ..errors import ArcnbError, UnsafeCheckpointError, one_line
 
 __all__ = ["UnsafeCheckpointError", "pickle_globals", "check_export_archive",
            "check_torchscript_archive", "read_archive", "repack", "quiet_torch", "one_line"]
 
 TRUST_HINT = ("If you trust where this file came from, pass --trust-checkpoint "
               "(trust_checkpoint=True) to load it in full.")
-
-
-class UnsafeCheckpointError(ArcnbError):
-    """The checkpoint could run code while loading and trust was not given."""
-
-    def __init__(self, message: str, *, file: str | None = None):
-        self.file = file
-        super().__init__(message)
-
-
-def one_line(text, limit: int = 200) -> str:
-    """``text`` as one printable line of at most ``limit`` characters."""
-    text = re.sub(r"[\x00-\x1f\x7f]+", " ", str(text)).strip()
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _refuse(path, what: str) -> UnsafeCheckpointError:
@@ -77,7 +64,7 @@ def _refuse(path, what: str) -> UnsafeCheckpointError:
 
 
 def _malformed(path, kind: str, why) -> ArcnbError:
-    return ArcnbError(f"cannot read {kind} {path}: damaged or not a {kind} ({one_line(why)})")
+    return ArcnbError(f"cannot read {kind} {path}: damaged or not a {kind} ({one_line(why, 200)})")
 
 
 @contextlib.contextmanager
@@ -151,11 +138,41 @@ def _check_pickle(data: bytes, where: str, path) -> None:
 
 
 # ------------------------------------------------------------------ zip archives
+#: A zip checkpoint may declare at most this many uncompressed bytes beyond its own size
+#: (PyTorch stores its records uncompressed, so a real checkpoint declares about its
+#: own size; a record that inflates far beyond that is a compression bomb).
+MAX_INFLATION_SLACK = 64 * 1024 ** 2
+
+
+def check_archive_sizes(path) -> None:
+    """Refuse a zip archive whose members declare, in its directory, more uncompressed
+    bytes than ``4 x its size + 64 MiB`` (nothing is inflated to check it). Not a zip:
+    nothing to check."""
+    try:
+        size = os.stat(path).st_size
+        if not zipfile.is_zipfile(path):
+            return
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError):
+        return  # the loader that follows says what is wrong with it
+    declared = sum(max(i.file_size, 0) for i in infos)
+    if declared > 4 * size + MAX_INFLATION_SLACK:
+        worst = max(infos, key=lambda i: i.file_size - i.compress_size)
+        raise ArcnbError(
+            f"refusing to load checkpoint {path}: its {size:,} bytes declare {declared:,} "
+            f"bytes once uncompressed (the member {one_line(worst.filename, 80)!r}: "
+            f"{worst.compress_size:,} -> {worst.file_size:,} bytes), a compression bomb")
+
+
 def read_archive(path, kind: str) -> tuple[str, dict[str, bytes]]:
     """``(top folder, {member name below it: bytes})`` of a PyTorch zip archive.
 
     PyTorch archives keep every member under one top folder. An archive whose
-    members are not, or that holds a name twice, is refused."""
+    members are not, or that holds a name twice, or that inflates far beyond its size
+    (:func:`check_archive_sizes`), is refused."""
+    check_archive_sizes(path)
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()

@@ -37,13 +37,16 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
 * ``palette``: the palette constants, :func:`grid_image`, :func:`diff_mask`, array
   helpers
 * ``panels``: :func:`grid`, :func:`pair`, :func:`task`
-* ``galleries``: :func:`gallery`, :func:`gallery_items`, :func:`gallery_pages`
+* ``galleries``: :func:`gallery`, :func:`gallery_items`, :func:`gallery_pages`,
+  :func:`pairs_image`
 * ``tiles``: the gallery's tile rendering (tokens and their colour look-up table)
 * ``pixelfont``: the gallery's text, rasterised into the image; label escaping
 * ``figures``: :class:`~arcnb.plot.figures.ArcnbFigure`, the figures that show once
 * ``charts``: :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
   :func:`breakdown_panels`, :func:`cell_accuracy_hist`, :func:`pass_at_k`,
   :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`, :func:`leaderboard`
+* ``sweep``: :func:`learning_curve`, :func:`learning_curves`, :func:`changes_bars`,
+  :func:`solved_heatmap`, :func:`category_curves` (a checkpoint sweep's figures)
 * ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`,
   :data:`WIDTHS` and :func:`paper_width` (``"column"`` 3.5 in, ``"page"`` 7.2 in)
 * ``check``: :func:`check_figure`, the problems of a finished figure (overlapping,
@@ -56,7 +59,7 @@ from __future__ import annotations
 from .charts import (breakdown_bars, color_accuracy, compare, confusion_heatmap, leaderboard,
                      pass_at_k)
 from .display import GridView, PairView, TaskView, enable_rich_display, view
-from .galleries import gallery, gallery_items, gallery_pages
+from .galleries import gallery, gallery_items, gallery_pages, pairs_image
 # charts that scale to their data and the report's graded and cost charts
 from .charts import (breakdown_panels, cell_accuracy_hist, cost_by_outcome, cost_vs_score,
                      value_label, value_limit)
@@ -75,6 +78,13 @@ __all__ = [
     "breakdown_bars", "pass_at_k", "compare", "leaderboard", "paper_style",
     "figsize", "save", "GridView", "PairView", "TaskView", "view", "enable_rich_display",
 ]
+__all__ += ["pairs_image"]
+# a checkpoint sweep's figures (arcnb.sweep)
+from .sweep import (category_curves, changes_bars, learning_curve, learning_curves,  # noqa: E402
+                    solved_heatmap)
+
+__all__ += ["learning_curve", "learning_curves", "changes_bars", "solved_heatmap",
+            "category_curves"]
 __all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",
             "value_limit", "value_label"]
 __all__ += ["check_figure"]

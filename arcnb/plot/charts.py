@@ -21,7 +21,13 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
+from ..breakdown import color_accuracy as color_accuracy_table
+from ..breakdown import color_confusion, lead_metric
+from ..columns import NEAR_MISS, graded_columns
+from ..errors import ParameterError
+from ..stats import pareto_front
 from .palette import PALETTE, _plt
 from .paper import DOUBLE_COLUMN, SINGLE_COLUMN
 from .pixelfont import plain_label
@@ -168,9 +174,7 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
     accuracy (colour never present) is drawn as an empty slot marked "n/a".
     """
     if hasattr(data, "outputs"):
-        from ..breakdown import color_accuracy as _table
-
-        df = _table(data)
+        df = color_accuracy_table(data)
     else:
         df = data
     if ax is None:
@@ -184,7 +188,9 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
     if ci_low in df.columns and ci_high in df.columns:
         lo, hi = df[ci_low].to_numpy(float), df[ci_high].to_numpy(float)
         ok = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(vals)
-        ax.errorbar(x[ok], vals[ok], yerr=[vals[ok] - lo[ok], hi[ok] - vals[ok]], fmt="none",
+        # clipped at zero: a rounding difference must never make a negative arm
+        ax.errorbar(x[ok], vals[ok], yerr=[np.clip(vals[ok] - lo[ok], 0, None),
+                                           np.clip(hi[ok] - vals[ok], 0, None)], fmt="none",
                     ecolor="#333333", elinewidth=0.8, capsize=2)
     lim = value_limit(vals, hi)
     for xi, v, h, c in zip(x, vals, hi, colors):
@@ -228,14 +234,12 @@ def confusion_heatmap(data, *, ax=None, normalize: bool = True, annot: bool = Tr
     import seaborn as sns
 
     if hasattr(data, "outputs"):
-        from ..breakdown import color_confusion
-
         counts = color_confusion(data)
     else:
         counts = data
     m = np.asarray(counts, dtype=float)
     if m.shape != (10, 10):
-        raise ValueError(f"confusion table must be 10 x 10, got {m.shape}")
+        raise ParameterError(f"confusion table must be 10 x 10, got {m.shape}")
     if normalize:
         tot = m.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -290,11 +294,9 @@ def _swatches(ax) -> None:
 def _default_group(df, group):
     """Group labels: the ``group`` column given, else a ``group`` column, else a named
     or non-default index, else the first text column."""
-    import pandas as pd
-
     if group is not None:
         if group not in df.columns:
-            raise ValueError(f"no column {group!r}; columns are {list(df.columns)}")
+            raise ParameterError(f"no column {group!r}; columns are {list(df.columns)}")
         return df[group].astype(str).to_numpy()
     if "group" in df.columns:
         return df["group"].astype(str).to_numpy()
@@ -303,7 +305,7 @@ def _default_group(df, group):
     for c in df.columns:
         if not pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
             return df[c].astype(str).to_numpy()
-    raise ValueError("cannot tell which column names the groups: pass group=")
+    raise ParameterError("cannot tell which column names the groups: pass group=")
 
 
 def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
@@ -328,11 +330,9 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
     when every value is 0 the chart says so. NaN values (empty groups) are left blank
     and marked "n/a".
     """
-    import pandas as pd
-
     df = table.copy()
     if value not in df.columns:
-        raise ValueError(f"no column {value!r}; columns are {list(df.columns)}")
+        raise ParameterError(f"no column {value!r}; columns are {list(df.columns)}")
     groups = _default_group(df, group)
     df["_group"] = groups
     ci_low = ci_low or (f"{value}_ci_low" if f"{value}_ci_low" in df.columns else None)
@@ -436,7 +436,7 @@ def _bar_axes(ax, pos, labels, value_label_, *, horizontal, lim=1.0, count=False
 
 
 #: The metrics of a breakdown chart, exact first, then the graded ones.
-PANEL_METRICS = ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit", "n_near_miss")
+PANEL_METRICS = ("pass@2",) + graded_columns()
 
 
 def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str | None = None,
@@ -451,15 +451,11 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     with its interval, its values written on it and its own scale. Returns the Figure
     (``fig.arcnb_lead``: the leading metric, ``fig.arcnb_axes``: ``{metric: Axes}``).
     """
-    import pandas as pd
-
-    from ..breakdown import lead_metric
-
     df = table[table["group"] != "(all)"] if "group" in table.columns else table
     metrics = [m for m in (metrics or PANEL_METRICS) if m in df.columns]
     lead = lead or lead_metric(df)
     if lead not in df.columns:
-        raise ValueError(f"no column {lead!r}; columns are {list(df.columns)}")
+        raise ParameterError(f"no column {lead!r}; columns are {list(df.columns)}")
     order = [lead] + [m for m in metrics if m != lead]
     n_groups = len(pd.unique(_default_group(df, group)))
     w = width or DOUBLE_COLUMN
@@ -480,7 +476,7 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     return fig
 
 
-def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = 0.8, ax=None,
+def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = NEAR_MISS, ax=None,
                        color: str = "#0072B2"):
     """The distribution of cell accuracy over the outputs with a right-shaped attempt:
     a histogram on [0, 1] in ``bins`` equal bins (the last one closed), each bar's
@@ -536,7 +532,7 @@ def _log_axis(ax, which: str) -> None:
 def _task_costs(results):
     t = results.tasks
     if "cost" not in t.columns:
-        raise ValueError("these results carry no cost column")
+        raise ParameterError("these results carry no cost column")
     return t
 
 
@@ -685,13 +681,11 @@ def pass_at_k(data, *, ax=None, max_k: int | None = None, k: str = "K", value: s
 
 
 def _per_task(obj, metric: str):
-    import pandas as pd
-
     df = obj.tasks if hasattr(obj, "tasks") and hasattr(obj, "outputs") else obj
     if not isinstance(df, pd.DataFrame):
         raise TypeError("compare() takes Results or per-task DataFrames")
     if metric not in df.columns:
-        raise ValueError(f"no column {metric!r}; columns are {list(df.columns)}")
+        raise ParameterError(f"no column {metric!r}; columns are {list(df.columns)}")
     key = df["task_id"] if "task_id" in df.columns else df.index
     return pd.Series(df[metric].to_numpy(float), index=pd.Index(key, name="task_id"))
 
@@ -709,11 +703,11 @@ def compare(a, b, *, metric: str = "pass@2", kind: str = "scatter",
     ``|B - A|`` first, at most ``max_tasks``.
     """
     if kind not in ("scatter", "bars", "paired"):
-        raise ValueError(f"kind must be 'scatter', 'bars' or 'paired', got {kind!r}")
+        raise ParameterError(f"kind must be 'scatter', 'bars' or 'paired', got {kind!r}")
     sa, sb = _per_task(a, metric), _per_task(b, metric)
     common = sa.index.intersection(sb.index)
     if len(common) == 0:
-        raise ValueError("the two runs share no task ids")
+        raise ParameterError("the two runs share no task ids")
     x, y = sa.loc[common].to_numpy(float), sb.loc[common].to_numpy(float)
     ok = np.isfinite(x) & np.isfinite(y)
     x, y, ids = x[ok], y[ok], np.asarray(common)[ok]
@@ -805,13 +799,11 @@ def leaderboard(table, *, ax=None, cost: str = "cost_per_task", score: str = "pa
     ``table`` is a DataFrame with one row per run (such as
     ``arcnb.compare.compare(...).tables["runs"]``) or a :class:`~arcnb.compare.Comparison`.
     The front is the ``front`` column when present, else
-    :func:`arcnb.compare.pareto_front` of the two columns. A run with a NaN cost or
+    :func:`arcnb.stats.pareto_front` of the two columns. A run with a NaN cost or
     score is left out; a run whose cost is 0 (or below) cannot sit on a log axis: it is
     drawn at the left edge, a decade below the cheapest other run, labelled "$0".
     The runs drawn are in ``ax.arcnb_points`` (label, x drawn, score). Returns the Axes.
     """
-    from ..compare import pareto_front
-
     df = table.tables["runs"] if hasattr(table, "tables") else table
     c = df[cost].to_numpy(float)
     y = df[score].to_numpy(float)
@@ -828,7 +820,8 @@ def leaderboard(table, *, ax=None, cost: str = "cost_per_task", score: str = "pa
     if ci_low in df.columns and ci_high in df.columns:
         lo, hi = df[ci_low].to_numpy(float), df[ci_high].to_numpy(float)
         has = ok & np.isfinite(lo) & np.isfinite(hi)
-        ax.errorbar(x[has], y[has], yerr=[y[has] - lo[has], hi[has] - y[has]], fmt="none",
+        ax.errorbar(x[has], y[has], yerr=[np.clip(y[has] - lo[has], 0, None),
+                                          np.clip(hi[has] - y[has], 0, None)], fmt="none",
                     ecolor="#555555", elinewidth=0.8, capsize=2, zorder=1)
     ax.scatter(x[ok], y[ok], s=22, color="#0072B2", zorder=3, gid="arcnb-runs",
                label="run (pass@2, 95% interval)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import sys
 
+from ..data import Pair, Task
 from ..grids import PAD_TOKEN
 from .palette import _as_array, _shape
 from .panels import _task_attempts, grid, pair, task
@@ -55,8 +56,6 @@ class PairView:
     With ``pred=None`` and a data :class:`~arcnb.data.Pair`, shows input | output."""
 
     def __init__(self, truth, pred=None, *, values: bool = False):
-        from ..data import Pair
-
         if isinstance(truth, Pair):
             self.is_pair, self.a, self.b = True, truth.input, truth.output
         else:
@@ -103,8 +102,6 @@ class TaskView:
 def view(obj, predictions=None, **kwargs):
     """Wrap a grid, a :class:`~arcnb.data.Pair` or a :class:`~arcnb.data.Task` in a view
     that Jupyter shows as a picture when it is the last expression of a cell."""
-    from ..data import Pair, Task
-
     if isinstance(obj, Task):
         return TaskView(obj, predictions, **kwargs)
     if isinstance(obj, Pair):

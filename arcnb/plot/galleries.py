@@ -11,13 +11,16 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
+from ..columns import NEAR_MISS, is_near_miss
+from ..errors import ParameterError
 from ..grids import best_attempt
 from .palette import _WRONG, _shape
 from .pixelfont import _PixelFont, plain_label, safe_text
 from .tiles import _LUT4, _T_BG, _render_tiles
 
-__all__ = ["gallery", "gallery_items", "gallery_pages"]
+__all__ = ["gallery", "gallery_items", "gallery_pages", "pairs_image"]
 
 
 def _best_attempt(truth: np.ndarray, attempts: Sequence, max_k: int) -> tuple[int | None, Any]:
@@ -39,7 +42,7 @@ def _category_lists(results, categories) -> dict[str, list[str]] | None:
             return None
     if isinstance(categories, str):
         if categories not in out.columns:
-            raise ValueError(f"results.outputs has no column {categories!r} to select categories by")
+            raise ParameterError(f"results.outputs has no column {categories!r} to select categories by")
         mapping: dict[str, list[str]] = {}
         for tid, v in zip(out["task_id"], out[categories]):
             mapping.setdefault(tid, [])
@@ -61,7 +64,7 @@ def _as_list(v) -> list[str]:
 
 def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | None = None,
                   category: str | Sequence[str] | None = None, categories=None,
-                  near_miss: float = 0.9, k: int = 2, sort: str | None = None,
+                  near_miss: float = NEAR_MISS, k: int = 2, sort: str | None = None,
                   max_items: int | None = None, rows=None):
     """The rows of ``results.outputs`` a gallery draws, in drawing order.
 
@@ -76,7 +79,7 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
     out = results.outputs if rows is None else rows
     col = f"solved@{k}"
     if col not in out.columns:
-        raise ValueError(f"no column {col!r} in the outputs table (scored ks: {results.ks})")
+        raise ParameterError(f"no column {col!r} in the outputs table (scored ks: {results.ks})")
     if select == "all":
         keep = np.ones(len(out), bool)
     elif select == "solved":
@@ -84,21 +87,20 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
     elif select == "failed":
         keep = ~out[col].to_numpy(bool)
     elif select in ("near_miss", "near-miss"):
-        acc = out["cell_accuracy"].to_numpy(float)
-        keep = ~out[col].to_numpy(bool) & (np.nan_to_num(acc, nan=-1.0) >= near_miss)
+        keep = is_near_miss(out[col], out["cell_accuracy"], near_miss)
     else:
-        raise ValueError(f"select must be 'all', 'solved', 'failed' or 'near_miss', got {select!r}")
+        raise ParameterError(f"select must be 'all', 'solved', 'failed' or 'near_miss', got {select!r}")
     if tasks is not None:
         tasks = [tasks] if isinstance(tasks, str) else list(tasks)
         unknown = sorted(set(tasks) - set(out["task_id"]))
         if unknown and rows is None:
-            raise ValueError(f"task ids not in the results: {', '.join(unknown[:5])}")
+            raise ParameterError(f"task ids not in the results: {', '.join(unknown[:5])}")
         keep &= out["task_id"].isin(tasks).to_numpy()
     if category is not None:
         mapping = _category_lists(results, categories)
         if mapping is None:
-            raise ValueError("no category information: pass categories={task_id: [...]} or a "
-                             "column name of results.outputs")
+            raise ParameterError("no category information: pass categories={task_id: [...]} or a "
+                                 "column name of results.outputs")
         wanted = {category} if isinstance(category, str) else set(category)
         keep &= np.array([bool(wanted & set(mapping.get(t, []))) for t in out["task_id"]], bool)
     sel = out[keep]
@@ -106,7 +108,7 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
         sel = sel.sort_values(["cell_accuracy", "task_id", "test_index"],
                               ascending=[False, True, True], na_position="last", kind="mergesort")
     elif sort is not None:
-        raise ValueError(f"sort must be None or 'cell_accuracy', got {sort!r}")
+        raise ParameterError(f"sort must be None or 'cell_accuracy', got {sort!r}")
     if max_items is not None:
         sel = sel.iloc[:max_items]
     return sel
@@ -154,7 +156,7 @@ def _exact_image_class():
 
 
 def gallery(results, select: str = "failed", *, tasks=None, category=None, categories=None,
-            near_miss: float = 0.9, k: int = 2, sort: str | None = None,
+            near_miss: float = NEAR_MISS, k: int = 2, sort: str | None = None,
             max_items: int | None = None, rows=None, attempt: str | int = "best",
             ncols: int | None = None, slot: int = 64, dpi: int = 100, lines: bool = True,
             text: str = "pixels", fontsize: float = 7.5, title: str | None = None, fig=None):
@@ -245,13 +247,13 @@ def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text,
 
 def _check_gallery_options(*, text, slot, attempt) -> None:
     if text not in ("pixels", "artists"):
-        raise ValueError(f"text must be 'pixels' or 'artists', got {text!r}")
+        raise ParameterError(f"text must be 'pixels' or 'artists', got {text!r}")
     if slot < 31:
-        raise ValueError(f"slot must be at least 31 pixels (a 30x30 grid at one pixel per "
-                         f"cell plus its border), got {slot}")
+        raise ParameterError(f"slot must be at least 31 pixels (a 30x30 grid at one pixel per "
+                             f"cell plus its border), got {slot}")
     if attempt != "best" and (isinstance(attempt, bool) or not isinstance(attempt, (int, np.integer))
                               or attempt < 1):
-        raise ValueError(f"attempt must be 'best' or a 1-based attempt number, got {attempt!r}")
+        raise ParameterError(f"attempt must be 'best' or a 1-based attempt number, got {attempt!r}")
 
 
 def _gallery_rows(results, items, *, k, attempt):
@@ -379,13 +381,13 @@ def _gallery_figure(rgba, *, fig, dpi):
 
 
 def gallery_pages(results, select: str = "failed", *, per_page: int = 100, tasks=None,
-                  category=None, categories=None, near_miss: float = 0.9, k: int = 2,
+                  category=None, categories=None, near_miss: float = NEAR_MISS, k: int = 2,
                   sort: str | None = None, max_items: int | None = None, rows=None,
                   **kwargs) -> list:
     """:func:`gallery` split into figures of at most ``per_page`` triples each (same
     arguments); always at least one figure."""
     if per_page < 1:
-        raise ValueError(f"per_page must be >= 1, got {per_page}")
+        raise ParameterError(f"per_page must be >= 1, got {per_page}")
     items = gallery_items(results, select, tasks=tasks, category=category, categories=categories,
                           near_miss=near_miss, k=k, sort=sort, max_items=max_items, rows=rows)
     what = f"{select}, k={k}" if select != "all" else "all"
@@ -403,3 +405,46 @@ def gallery_pages(results, select: str = "failed", *, per_page: int = 100, tasks
         o["title"] = f"{opts['title'] + ', ' if opts['title'] else ''}page {p + 1}/{n_pages}"
         figs.append(_gallery(results, chunk, what=what, k=k, **o))
     return figs
+
+
+class _PairRows:
+    """Just enough of :class:`~arcnb.scoring.Results` for :func:`_gallery` to draw
+    (truth, prediction) pairs that come from no scored run (a training loop's batch)."""
+
+    ks = (1,)
+
+    def __init__(self, pairs):
+        self._pairs = [(np.asarray(t), None if p is None else np.asarray(p)) for t, p in pairs]
+
+    def truth(self, tid, i):
+        return self._pairs[int(i)][0]
+
+    def attempts(self, tid, i):
+        return [self._pairs[int(i)][1]]
+
+
+def pairs_image(pairs, labels: Sequence[str] | None = None, *, ncols: int | None = None,
+                slot: int = 64, title: str | None = None, dpi: int = 100,
+                fontsize: float = 7.5) -> np.ndarray:
+    """The gallery image (truth | prediction | difference, labels written into the
+    pixels) of ``pairs``, a list of ``(truth, prediction)`` grids (a prediction may be
+    None), as an ``H x W x 3`` uint8 RGB array: what :func:`gallery` draws, for
+    grids that come from a training loop rather than a scored run (the Lightning
+    callback logs it). ``labels[j]`` names pair ``j`` (default ``"sample j"``).
+    """
+    pairs = list(pairs)
+    labels = [f"sample {j}" for j in range(len(pairs))] if labels is None else list(labels)
+    if len(labels) != len(pairs):
+        raise ParameterError(f"{len(labels)} labels for {len(pairs)} pairs")
+    src = _PairRows(pairs)
+    solved = [p is not None and p.shape == t.shape and bool(np.array_equal(p, t))
+              for t, p in src._pairs]
+    items = pd.DataFrame({"task_id": labels, "test_index": range(len(pairs)),
+                          "solved@1": solved})
+    fig = _gallery(src, items, what="all", k=1, attempt=1, ncols=ncols, slot=slot, dpi=dpi,
+                   lines=True, text="pixels", fontsize=fontsize, title=title, fig=None)
+    import matplotlib.pyplot as plt
+
+    image = np.ascontiguousarray(fig.arcnb_image)
+    plt.close(fig)  # a training loop calls this again and again: no figure is kept
+    return image

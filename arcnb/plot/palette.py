@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import GridError
 from ..grids import COLOR_NAMES, PAD_TOKEN, check_pad_token
 
 __all__ = ["PALETTE", "PALETTE_RGB", "COLOR_NAMES", "PAD_COLOR", "PAD_HATCH_COLOR", "LINE_COLOR",
@@ -62,17 +63,17 @@ def _plt():
 def _as_array(g: Any, *, pad_token: int | None = PAD_TOKEN, name: str = "grid") -> np.ndarray:
     """A 2-D int array with values 0-9 (or the pad token). Accepts lists, numpy, torch."""
     if g is None:
-        raise ValueError(f"{name} is None")
+        raise GridError(f"{name} is None")
     if hasattr(g, "detach"):
         g = g.detach().cpu().numpy()
     arr = np.asarray(g)
     if arr.ndim != 2 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D grid, got shape {arr.shape}")
+        raise GridError(f"{name} must be a non-empty 2-D grid, got shape {arr.shape}")
     if arr.dtype.kind not in "iu":
         if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
             arr = arr.astype(np.int64)
         else:
-            raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+            raise GridError(f"{name} must hold integers, got dtype {arr.dtype}")
     arr = arr.astype(np.int64, copy=False)
     ok = (arr >= 0) & (arr <= 9)
     if pad_token is not None:
@@ -80,7 +81,7 @@ def _as_array(g: Any, *, pad_token: int | None = PAD_TOKEN, name: str = "grid") 
     if not ok.all():
         bad = arr[~ok].ravel()[0]
         extra = "" if pad_token is None else f" or the pad token {pad_token}"
-        raise ValueError(f"{name} holds value {bad} outside the ARC colours 0-9{extra}")
+        raise GridError(f"{name} holds value {bad} outside the ARC colours 0-9{extra}")
     return arr
 
 

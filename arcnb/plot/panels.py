@@ -17,7 +17,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..grids import PAD_TOKEN, check_pad_token
+from ..predictions import Predictions, load_predictions
+from ..scoring import Results
 from .palette import (_RIGHT, _WRONG, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR,
                       PAD_HATCH_COLOR, _as_array, _contrast, _mismatch_text, _plt, _rgb, _shape,
                       diff_mask, grid_image)
@@ -146,7 +149,7 @@ def pair(truth: Any, pred: Any, *, axes=None, values: bool = False, lines: bool 
     else:
         axes = list(axes)
         if len(axes) != 3:
-            raise ValueError(f"pair() needs 3 axes (truth, prediction, difference), got {len(axes)}")
+            raise ParameterError(f"pair() needs 3 axes (truth, prediction, difference), got {len(axes)}")
         fig = axes[0].figure
     grid(t, ax=axes[0], values=values, lines=lines, title=titles[0])
     if p is None:
@@ -169,8 +172,6 @@ def _task_attempts(task, predictions) -> list[list[np.ndarray | None]]:
     n = len(task.test)
     if predictions is None:
         return [[] for _ in range(n)]
-    from ..predictions import Predictions, load_predictions
-    from ..scoring import Results
 
     if isinstance(predictions, Results):
         return [list(predictions.attempts(task.id, i)) for i in range(n)]

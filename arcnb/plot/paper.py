@@ -7,6 +7,8 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import ParameterError, refuse_overwrite
+from ..io import atomic_write_bytes
 from ..resources import paper_style_path
 
 __all__ = ["SINGLE_COLUMN", "DOUBLE_COLUMN", "WIDTHS", "STYLE", "paper_style", "figsize",
@@ -33,15 +35,15 @@ def paper_width(width: str | float | int = "column") -> float:
     number of columns (1 or 2), or a width in inches given as a float."""
     if isinstance(width, str):
         if width not in WIDTHS:
-            raise ValueError(f"width must be 'column' or 'page', got {width!r}")
+            raise ParameterError(f"width must be 'column' or 'page', got {width!r}")
         return WIDTHS[width]
     if isinstance(width, int) and not isinstance(width, bool):
         if width not in (1, 2):
-            raise ValueError(f"columns must be 1 or 2, got {width!r}")
+            raise ParameterError(f"columns must be 1 or 2, got {width!r}")
         return SINGLE_COLUMN if width == 1 else DOUBLE_COLUMN
     if isinstance(width, float) and width > 0:
         return width
-    raise ValueError(f"width must be 'column', 'page', 1, 2 or inches, got {width!r}")
+    raise ParameterError(f"width must be 'column', 'page', 1, 2 or inches, got {width!r}")
 
 
 @contextmanager
@@ -87,19 +89,14 @@ def save(fig, path: str | os.PathLike, *, format: str | None = None, dpi: float 
     """
     import matplotlib
 
-    from ..io import atomic_write_bytes
-
     if hasattr(fig, "get_figure") and not hasattr(fig, "savefig"):
         fig = fig.get_figure()
     path = Path(path)
     fmt = (format or path.suffix.lstrip(".")).lower()
     if fmt not in _FORMATS:
-        raise ValueError(f"save() writes pdf, svg or png; got {fmt or 'no extension'!r} for {path}")
+        raise ParameterError(f"save() writes pdf, svg or png; got {fmt or 'no extension'!r} for {path}")
     if path.exists() and not overwrite:
-        from ..errors import OutputExistsError
-
-        raise OutputExistsError(f"{path} already exists; refusing to overwrite it "
-                                "(pass overwrite=True)")
+        raise refuse_overwrite(path, "pass overwrite=True")
     meta = {"pdf": {"CreationDate": None, "ModDate": None},
             "svg": {"Date": None},
             "png": {}}[fmt]

@@ -14,7 +14,14 @@ import os
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+import pandas as pd
+
+from ..breakdown import lead_metric, lead_reason
+from ..columns import NEAR_MISS, group_metrics
+from ..io import atomic_write_text, csv_text
+from ..plot import gallery_items, save
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
+from ..scoring import METRIC_DEFINITIONS
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
            "BREAKDOWN_METRICS", "breakdown_html", "graded_table_html", "lead_html",
@@ -88,7 +95,7 @@ def definitions_html(definitions: Mapping[str, str] | None = None) -> str:
     """The metric definitions (default :data:`arcnb.scoring.METRIC_DEFINITIONS`) as a
     two-column table."""
     if definitions is None:
-        from ..scoring import METRIC_DEFINITIONS as definitions
+        definitions = METRIC_DEFINITIONS
     body = "".join(f"<tr><th class='arcnb-text'>{_esc(k)}</th>"
                    f"<td class='arcnb-text'>{_esc(v)}</td></tr>" for k, v in definitions.items())
     return f"<table class='arcnb-table' id='arcnb-definitions'><tbody>{body}</tbody></table>"
@@ -99,8 +106,6 @@ def table_html(df, *, table_id: str | None = None, caption: str | None = None,
     """A DataFrame as an HTML table with every cell, header and index escaped
     (``DataFrame.to_html(escape=True)``). Floats show ``digits`` decimals and NaN as
     ``NaN``; at most ``max_rows`` rows (a note says how many were left out)."""
-    import pandas as pd
-
     shown = df if max_rows is None or len(df) <= max_rows else df.head(max_rows)
     fmt = (lambda x: "NaN" if pd.isna(x) else f"{x:.{digits}f}")
     text = shown.to_html(escape=True, index=index, na_rep="NaN", float_format=fmt,
@@ -117,16 +122,12 @@ def table_html(df, *, table_id: str | None = None, caption: str | None = None,
 
 #: Columns of a breakdown table for export (LaTeX, CSV): the exact pass@2 with its
 #: interval next to the graded columns.
-BREAKDOWN_COLUMNS = ("group", "n_tasks", "n_outputs", "pass@2", "pass@2_ci_low",
-                     "pass@2_ci_high", "pass@2_per_output", "pass@2_all_or_nothing",
-                     "shape_accuracy", "cell_accuracy", "n_right_shape", "partial_credit",
-                     "n_near_miss")
+BREAKDOWN_COLUMNS = (("group", "n_tasks", "n_outputs", "pass@2", "pass@2_ci_low",
+                      "pass@2_ci_high")
+                     + tuple(c for c, _ in group_metrics(2) if c != "pass@2"))
 
 #: The cells of a breakdown table in a report: ``(column, with its interval)``.
-BREAKDOWN_METRICS = (("pass@2", True), ("pass@2_per_output", False),
-                     ("pass@2_all_or_nothing", False), ("shape_accuracy", True),
-                     ("cell_accuracy", True), ("n_right_shape", False),
-                     ("partial_credit", True), ("n_near_miss", False))
+BREAKDOWN_METRICS = group_metrics(2)
 
 _INTERVAL_NOTE = ("each metric: its value, and under it [the 95% bootstrap interval over "
                   "tasks]; the definitions are in the table of section 1")
@@ -138,8 +139,6 @@ def _fmt_value(v, *, count: bool = False) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "NaN"
     try:
-        import pandas as pd
-
         if pd.isna(v):
             return "NaN"
     except (TypeError, ValueError):
@@ -217,8 +216,6 @@ def lead_html(table, lead: str | None = None, *, what: str = "chart",
     (:func:`arcnb.breakdown.lead_reason`); ``panels``: the chart has one panel per
     metric (:func:`arcnb.plot.breakdown_panels`), else it shows the leading metric
     only. Carries ``data-lead``."""
-    from ..breakdown import lead_metric, lead_reason
-
     lead = lead or lead_metric(table)
     shows = ("has one panel per metric, each on its own scale" if panels
              else f"shows {lead} only")
@@ -236,10 +233,8 @@ def note_html(text: str, *, note_id: str | None = None) -> str:
 def reference_html(table, *, table_id: str = "arcnb-references") -> str:
     """The reference-points table (:func:`arcnb.report.references.reference_table`):
     the model and each reference side by side, every metric with its interval."""
-    metrics = (("pass@2", True), ("pass@2_per_output", False),
-               ("pass@2_all_or_nothing", False), ("shape_accuracy", True),
-               ("cell_accuracy", True), ("partial_credit", True), ("n_near_miss", False))
-    return graded_table_html(table, label="run", metrics=metrics, table_id=table_id,
+    return graded_table_html(table, label="run", metrics=group_metrics(2, counts=False),
+                             table_id=table_id,
                              caption="the model (first row) and the reference runs on the "
                                      "same tasks; " + _INTERVAL_NOTE)
 
@@ -325,8 +320,6 @@ def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None =
         fig = fig.get_figure()
     paths = []
     if folder is not None and name:
-        from ..plot import save
-
         Path(folder).mkdir(parents=True, exist_ok=True)
         for fmt in formats:
             kw = {"bbox_inches": "tight"} if tight else {}
@@ -339,8 +332,6 @@ def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None =
 
 def file_table(paths: Iterable[str | os.PathLike]):
     """A table of files (``file``, ``bytes``) for display."""
-    import pandas as pd
-
     rows = [{"file": str(p), "bytes": Path(p).stat().st_size} for p in paths if Path(p).is_file()]
     return pd.DataFrame(rows, columns=["file", "bytes"])
 
@@ -358,7 +349,7 @@ _NOUNS = {"failed": "unsolved outputs", "near_miss": "near misses", "solved": "s
           "all": "outputs"}
 
 
-def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float = 0.9,
+def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float = NEAR_MISS,
              k: int = 2, folder: str | os.PathLike | None = None) -> str:
     """The caption of a gallery or a table cut to ``shown`` rows, saying so: "24 of 418
     unsolved outputs shown", with a link to the full list.
@@ -368,9 +359,6 @@ def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float =
     ``<select>_outputs.csv`` in ``folder`` (default: the run directory, beside the
     report; not written for a run in memory), with spreadsheet formulas neutralised
     (:func:`arcnb.io.csv_text`). Returns the HTML (user text escaped)."""
-    from ..io import atomic_write_text, csv_text
-    from ..plot import gallery_items
-
     every = gallery_items(run.results, select, near_miss=near_miss, k=k, sort="cell_accuracy")
     total, n = len(every), min(int(shown), len(every))
     noun = _NOUNS.get(select, f"{select} outputs")

@@ -18,8 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import ArcnbError, OutputExistsError
+from ..errors import ArcnbError, NotebookError, one_line, refuse_overwrite
 from ..io import atomic_write_text
+from ..resources import notebook, templates_dir
 from .html import _esc
 
 __all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
@@ -34,29 +35,12 @@ NOTEBOOKS = {
     "figures": "figures.ipynb",
     "explore": "explore.ipynb",
 }
+NOTEBOOKS["sweep"] = "sweep.ipynb"  # a checkpoint sweep's page (arcnb.sweep)
 
 #: papermill always runs notebooks with this kernel.
 KERNEL_NAME = "python3"
 
 _TEMPLATE_NAME = "arcnb_report"
-
-
-class NotebookError(ArcnbError):
-    """A notebook cell raised. ``cell_index`` (0-based position in the executed
-    notebook), ``exec_count``, ``ename`` and ``evalue`` locate it; ``notebook`` and
-    ``html`` are the partial notebook and the error page written for it."""
-
-    def __init__(self, message: str, *, notebook: str | None = None, html: str | None = None,
-                 cell_index: int | None = None, exec_count: int | None = None,
-                 ename: str | None = None, evalue: str | None = None, source: str = ""):
-        self.notebook = notebook
-        self.html = html
-        self.cell_index = cell_index
-        self.exec_count = exec_count
-        self.ename = ename
-        self.evalue = evalue
-        self.source = source
-        super().__init__(message)
 
 
 def notebook_path(name: str) -> Path:
@@ -69,7 +53,6 @@ def notebook_path(name: str) -> Path:
     if stem not in NOTEBOOKS:
         raise ArcnbError(f"unknown notebook {name!r}: use one of {', '.join(NOTEBOOKS)} "
                          "or a path to an .ipynb file")
-    from ..resources import notebook
 
     return notebook(NOTEBOOKS[stem])
 
@@ -94,8 +77,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     output = Path(output)
     for target in (output, Path(html) if html else None):
         if target is not None and target.exists() and not overwrite:
-            raise OutputExistsError(f"{target} already exists; refusing to overwrite it "
-                                    "(pass --overwrite)")
+            raise refuse_overwrite(target, "pass --overwrite")
     output.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{output.stem}.", suffix=".ipynb", dir=output.parent)
     os.close(fd)
@@ -120,7 +102,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
             os.unlink(tmp)
     if other is not None:
         msg = (f"{src.name} could not be executed: {type(other).__name__}: "
-               f"{str(other).strip().splitlines()[0] if str(other).strip() else ''}")
+               f"{one_line(other, first_line=True)}")
         if output.exists() and html:
             export_html(output, html, overwrite=True, title=title,
                         error={"cell_index": None, "exec_count": None,
@@ -139,10 +121,10 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     if failure is not None:
         where = f"cell {failure.exec_count}" if failure.exec_count else \
             f"cell #{failure.cell_index}"
-        first = (failure.source or "").strip().splitlines()
+        first = one_line(failure.source or "", 60, first_line=True)
         msg = (f"{src.name} failed at {where} "
-               f"({first[0][:60] if first else 'empty cell'}): "
-               f"{failure.ename}: {str(failure.evalue).strip().splitlines()[0] if str(failure.evalue).strip() else ''}"
+               f"({first or 'empty cell'}): "
+               f"{failure.ename}: {one_line(failure.evalue, first_line=True)}"
                f"; partial notebook {output}" + (f", error page {html}" if html else ""))
         raise NotebookError(msg, notebook=str(output), html=str(html) if html else None,
                             cell_index=failure.cell_index, exec_count=failure.exec_count,
@@ -162,8 +144,6 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
     """
     import nbformat
     from nbconvert import HTMLExporter
-
-    from ..resources import templates_dir
 
     nb = nbformat.read(str(notebook), as_version=4)
     if title:

@@ -17,7 +17,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..errors import ArcnbError
+from ..baselines import copy_input_submission
+from ..columns import NEAR_MISS, interval_columns
+from ..errors import ArcnbError, ParameterError
 from ..runs import Run, file_sha256_or_none
 
 __all__ = ["COPY_INPUT", "reference_label", "copy_input_predictions", "reference_runs",
@@ -29,7 +31,7 @@ COPY_INPUT = "copy-input"
 
 #: The metrics of the reference-points table and chart (each with its interval but
 #: the near-miss count).
-REFERENCE_METRICS = ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit")
+REFERENCE_METRICS = interval_columns(2)
 
 
 def reference_label(spec: str | os.PathLike) -> str:
@@ -49,9 +51,8 @@ def reference_label(spec: str | os.PathLike) -> str:
 
 def copy_input_predictions(dataset, *, attempts: int = 2) -> dict:
     """The copy-the-input baseline as an ARC Prize submission dict: every attempt of
-    every test input is the input itself."""
-    return {t.id: [{f"attempt_{a + 1}": p.input.tolist() for a in range(attempts)}
-                   for p in t.test] for t in dataset}
+    every test input is the input itself (:func:`arcnb.baselines.copy_input_submission`)."""
+    return copy_input_submission(dataset, attempts=attempts)
 
 
 def _predictions_for(spec: str, dataset):
@@ -97,7 +98,7 @@ def reference_runs(specs: Sequence[str], like: Run, *, n_boot: int = 1000,
 
 
 def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
-                    n_boot: int = 1000, seed: int = 0, near_miss: float = 0.8) -> pd.DataFrame:
+                    n_boot: int = 1000, seed: int = 0, near_miss: float = NEAR_MISS) -> pd.DataFrame:
     """The headline numbers of ``runs`` side by side, one row per run (``run``: its
     label, or ``labels``): ``n_tasks``, ``n_outputs``, pass@2 in the three
     conventions, the graded columns of :func:`arcnb.breakdown.overall` and their
@@ -107,7 +108,7 @@ def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
 
     labels = list(labels) if labels is not None else [r.label for r in runs]
     if len(labels) != len(runs):
-        raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
+        raise ParameterError(f"{len(labels)} labels for {len(runs)} runs")
     rows = []
     for r, label in zip(runs, labels):
         row = overall(r.results, ks=r.results.ks, n_boot=n_boot, seed=seed,

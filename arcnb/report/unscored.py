@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 
+from ..plot import grid
+from ..plot.palette import _plt
 from .html import _esc
 
 __all__ = ["no_truth_html", "predictions_gallery"]
@@ -35,9 +37,6 @@ def predictions_gallery(run, *, max_items: int = 24, attempts: int = 2, per_row:
     """A figure of the first ``max_items`` test inputs (task order) of an unscored
     run, each beside its first ``attempts`` attempts (``per_row`` test inputs per row
     of panels); an invalid or absent attempt is written as such. Returns the Figure."""
-    from ..plot import grid
-    from ..plot.palette import _plt
-
     items = [(t, i) for t in run.dataset for i in range(len(t.test))][:max_items]
     cols = 1 + attempts
     n_rows = max(1, -(-len(items) // per_row))

@@ -23,7 +23,8 @@ import os
 from importlib import resources as _resources
 from pathlib import Path
 
-from ..errors import ArcnbError
+from ..errors import ArcnbError, OutputExistsError
+from ..io import atomic_write_bytes
 
 __all__ = ["DEFAULT_EXAMPLE", "notebooks_dir", "notebook_names", "notebook", "copy_notebooks",
            "checkpoints_dir", "checkpoint", "examples_dir", "example_files", "example",
@@ -82,9 +83,6 @@ def copy_notebooks(dest: str | os.PathLike, *, overwrite: bool = False,
     """Copy the shipped notebooks (or only ``names``) into the folder ``dest`` (created
     when missing) and return the paths written. Refuses, before writing anything, when
     one of them already exists and ``overwrite`` is false."""
-    from ..errors import OutputExistsError
-    from ..io import atomic_write_bytes
-
     dest = Path(dest)
     if dest.exists() and not dest.is_dir():
         raise ArcnbError(f"{dest} exists and is not a folder")

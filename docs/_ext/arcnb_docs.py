@@ -41,12 +41,13 @@ logger = logging.getLogger(__name__)
 #: The public modules, in the order of the API reference.
 PUBLIC_MODULES = [
     "arcnb", "arcnb.data", "arcnb.predictions", "arcnb.scoring", "arcnb.metrics",
-    "arcnb.modules", "arcnb.lightning", "arcnb.plot", "arcnb.plot.figures",
+    "arcnb.columns", "arcnb.modules", "arcnb.lightning", "arcnb.plot", "arcnb.plot.figures",
     "arcnb.breakdown", "arcnb.taxonomy", "arcnb.stats", "arcnb.compare", "arcnb.evaluate",
-    "arcnb.runs", "arcnb.report", "arcnb.explorer", "arcnb.models", "arcnb.augment",
-    "arcnb.baselines", "arcnb.heuristics", "arcnb.resources", "arcnb.grids", "arcnb.io",
+    "arcnb.runs", "arcnb.report", "arcnb.explorer", "arcnb.models", "arcnb.overlap",
+    "arcnb.augment", "arcnb.baselines", "arcnb.resources", "arcnb.grids", "arcnb.io",
     "arcnb.errors",
 ]
+PUBLIC_MODULES.append("arcnb.sweep")  # checkpoint sweeps
 
 #: Top-level modules of arcnb that are not in the API reference, and why.
 NOT_IN_API = {

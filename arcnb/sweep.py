@@ -1,0 +1,784 @@
+"""Checkpoint sweeps: many checkpoints of one training run, evaluated on one dataset.
+
+:func:`sweep` evaluates every checkpoint (files, a glob or a folder) with
+:func:`arcnb.evaluate.evaluate` into its own run directory under ``out/runs/`` (the
+dataset is loaded once; a checkpoint whose run is finished is not redone, an
+interrupted one resumes from its journal) and writes, from the finished runs:
+
+``sweep.csv``
+    one row per checkpoint, ordered by step: ``step``, ``epoch``, ``step_source``,
+    ``checkpoint``, ``run_dir``, ``n_tasks``, ``n_outputs``, ``pass@1``, ``pass@2``,
+    ``pass@2_per_output``, the graded metrics ``shape_accuracy`` (per task the fraction
+    of its outputs whose attempt 1 has the truth's shape, then the mean over tasks),
+    ``cell_accuracy`` (the fraction of right cells, over the outputs with a right-shaped
+    attempt), ``partial_credit`` and ``near_miss_rate`` (the fraction of outputs not
+    solved within 2 attempts whose cell accuracy reaches
+    :data:`arcnb.columns.NEAR_MISS`, 0.9; ``n_near_miss`` counts them), each with
+    ``_ci_low`` / ``_ci_high``: a 95 % percentile bootstrap interval resampling tasks
+    (:mod:`arcnb.stats`, the formulas of :mod:`arcnb.breakdown`);
+``categories.csv``
+    per checkpoint and structural category (:mod:`arcnb.taxonomy`): ``pass@2`` and
+    ``partial_credit`` with their intervals;
+``changes.csv``
+    the test outputs gained (solved within 2 attempts now, not at the previous
+    checkpoint) and lost between consecutive checkpoints;
+``solved.csv``
+    the task x step matrix of each task's pass@2 (the fraction of its test outputs
+    solved), tasks ordered by the step they were first solved (tasks never solved are
+    left out and counted in ``sweep.json``);
+``sweep.json``
+    the sweep's summary: dataset, checkpoints, where the steps came from, and the
+    honest choice of the best checkpoint (:func:`honest_selection`);
+``sweep.ipynb``, ``sweep.html``
+    the sweep page (arcnb's ``sweep`` notebook run through papermill), unless
+    ``report=False``.
+
+The step of a checkpoint comes from the checkpoint itself (Lightning's ``global_step``
+and ``epoch``, or the ``step`` an arcnb checkpoint records when saved with one, read
+with ``torch.load(weights_only=True)``), else from a number in its file name
+(``step=N`` first), else from the order the checkpoints were given in; one source for
+the whole sweep (the first that gives every checkpoint a distinct step), recorded in
+``step_source``.
+
+Across machines: ``shard=(i, n)`` evaluates only the checkpoints at positions
+``i, i + n, i + 2n, ...`` of the step order (``--shard I/N`` with ``I`` from 0, e.g.
+a Slurm job array's task id); :func:`collect` then builds the files above from the
+finished run directories of every shard.
+
+Choosing the best checkpoint on the tasks it is reported on flatters it.
+:func:`honest_selection` splits the tasks into a selection half and a report half
+(shuffled within each structural category, so both halves hold every category),
+chooses on the selection half, reports on the other, and measures the inflation that
+choosing on the report half itself would have added.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .breakdown import breakdown, overall
+from .columns import NEAR_MISS, is_near_miss
+from .data import load_dataset
+from .errors import ArcnbError, OutputExistsError
+from .evaluate import _dist_setup, _resolve_device, evaluate
+from .io import (atomic_write_bytes, atomic_write_json, atomic_write_text, csv_text, file_sha256,
+                 read_json)
+from .models.loading import detect_format
+from .models.registry import builder_names
+from .models.safety import quiet_torch
+from .report.notebooks import run_notebook
+from .runs import RUN_FILES, Run, check_out_path, is_finished, journal_paths, read_metrics
+from .stats import bootstrap_ci, ratio_bootstrap_ci
+from .taxonomy import UNCATEGORIZED, structural_taxonomy
+
+__all__ = ["sweep", "collect", "open_sweep", "Sweep", "SweepEntry", "checkpoint_step",
+           "expand_checkpoints", "plan", "parse_shard", "honest_selection", "selection_split",
+           "selection_text", "example_sweep", "from_run_dirs",
+           "SWEEP_CSV", "SWEEP_JSON", "CATEGORIES_CSV", "CHANGES_CSV", "SOLVED_CSV",
+           "SWEEP_NOTEBOOK", "SWEEP_HTML", "RUNS_DIR",
+           "CHECKPOINT_SUFFIXES", "STEP_SOURCES", "METRIC_COLUMNS"]
+
+#: One row per checkpoint, ordered by step.
+SWEEP_CSV = "sweep.csv"
+#: The sweep's summary (dataset, checkpoints, step source, honest selection).
+SWEEP_JSON = "sweep.json"
+#: Per checkpoint and structural category.
+CATEGORIES_CSV = "categories.csv"
+#: Outputs gained and lost between consecutive checkpoints.
+CHANGES_CSV = "changes.csv"
+#: Task x step matrix of each task's pass@2.
+SOLVED_CSV = "solved.csv"
+#: The executed sweep notebook.
+SWEEP_NOTEBOOK = "sweep.ipynb"
+#: The sweep page (the executed notebook exported as self-contained HTML).
+SWEEP_HTML = "sweep.html"
+#: The folder of the run directories (one per checkpoint) and their entry files.
+RUNS_DIR = "runs"
+_ENTRY_SUFFIX = ".sweep.json"
+_ENTRY_KIND = "arcnb-sweep-entry"
+
+#: File suffixes a folder given as input is searched for.
+CHECKPOINT_SUFFIXES = (".ckpt", ".pt", ".pth", ".bin", ".pt2")
+#: Where a step comes from, best first.
+STEP_SOURCES = ("checkpoint", "file name", "order given")
+#: The metrics of a sweep row that carry a 95 % interval.
+METRIC_COLUMNS = ("pass@2", "shape_accuracy", "cell_accuracy", "partial_credit",
+                  "near_miss_rate")
+
+
+# ====================================================================== inputs
+def expand_checkpoints(specs: Sequence[str | os.PathLike]) -> list[str]:
+    """The checkpoints named by ``specs``: files, folders (their files ending in
+    :data:`CHECKPOINT_SUFFIXES`, sorted), glob patterns (sorted matches), or model names
+    such as ``baseline`` / ``copy-input``. Duplicates are dropped (first kept).
+    :class:`~arcnb.errors.ArcnbError` when a folder or a pattern matches nothing or a
+    path does not exist."""
+    if isinstance(specs, (str, os.PathLike)):
+        specs = [specs]
+    out: list[str] = []
+    for spec in specs:
+        text = str(spec)
+        path = Path(text)
+        if path.is_dir():
+            found = sorted(str(p) for p in path.iterdir()
+                           if p.is_file() and p.suffix.lower() in CHECKPOINT_SUFFIXES)
+            if not found:
+                raise ArcnbError(f"folder {text} holds no checkpoint (files ending in "
+                                 f"{', '.join(CHECKPOINT_SUFFIXES)})")
+            out += found
+        elif path.is_file() or text == "baseline" or text in builder_names():
+            out.append(text)
+        elif glob.has_magic(text):
+            found = sorted(p for p in glob.glob(text) if Path(p).is_file())
+            if not found:
+                raise ArcnbError(f"no checkpoint matches {text!r}")
+            out += found
+        else:
+            raise ArcnbError(f"checkpoint not found: {text} (give files, a folder, a glob "
+                             "pattern in quotes, 'baseline' or a model name)")
+    seen: set[str] = set()
+    unique = []
+    for c in out:
+        key = os.path.realpath(c) if Path(c).is_file() else c
+        if key not in seen:
+            seen.add(key)
+            unique.append(c)
+    if not unique:
+        raise ArcnbError("no checkpoint given")
+    return unique
+
+
+def checkpoint_step(path: str | os.PathLike) -> tuple[int | None, int | None]:
+    """``(step, epoch)`` recorded in a checkpoint file: Lightning's ``global_step`` and
+    ``epoch``, or arcnb's ``step`` / ``epoch`` (:func:`arcnb.models.save_checkpoint`
+    with ``step=``). Read with ``torch.load(weights_only=True)`` (memory-mapped, so the
+    weights are not read); ``(None, None)`` for anything else (a program archive, a
+    model name, a file that needs pickled code)."""
+    p = Path(path)
+    if not p.is_file() or detect_format(p) != "pickle":
+        return None, None
+    import torch
+
+    obj = None
+    for mmap in (True, False):
+        try:
+            with quiet_torch():
+                obj = torch.load(p, map_location="cpu", weights_only=True, mmap=mmap)
+            break
+        except Exception:  # noqa: BLE001 - not readable safely: no recorded step
+            continue
+    if not isinstance(obj, dict):
+        return None, None
+
+    def whole(v):
+        if isinstance(v, bool):
+            return None
+        if hasattr(v, "item") and getattr(v, "numel", lambda: 0)() == 1:
+            v = v.item()
+        return int(v) if isinstance(v, (int, np.integer)) and int(v) >= 0 else None
+
+    step = whole(obj.get("global_step"))
+    if step is None:
+        step = whole(obj.get("step"))
+    return step, whole(obj.get("epoch"))
+
+
+_STEP_IN_NAME = re.compile(r"(?:^|[^a-z])step[=_-]?(\d+)", re.I)
+_NUMBER = re.compile(r"\d+")
+
+
+def _step_from_name(name: str) -> int | None:
+    stem = Path(name).name
+    for suffix in CHECKPOINT_SUFFIXES:
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    m = _STEP_IN_NAME.search(stem)
+    if m:
+        return int(m.group(1))
+    nums = _NUMBER.findall(stem)
+    return int(nums[-1]) if nums else None
+
+
+@dataclass
+class SweepEntry:
+    """One checkpoint of a sweep: where it is, its step (and epoch), where the step
+    came from, its position in step order and its run directory's name."""
+
+    checkpoint: str
+    step: int
+    step_source: str
+    position: int
+    name: str
+    epoch: int | None = None
+    checkpoint_sha256: str | None = None
+
+    def to_json(self) -> dict:
+        """The entry as the JSON object of its entry file (``runs/NAME.sweep.json``)."""
+        return {"kind": _ENTRY_KIND, "checkpoint": self.checkpoint, "step": self.step,
+                "epoch": self.epoch, "step_source": self.step_source,
+                "position": self.position, "name": self.name,
+                "checkpoint_sha256": self.checkpoint_sha256}
+
+    @classmethod
+    def from_json(cls, obj: dict, where) -> "SweepEntry":
+        """The entry of an entry file's JSON object (``where`` names the file in errors)."""
+        if not isinstance(obj, dict) or obj.get("kind") != _ENTRY_KIND:
+            raise ArcnbError(f"{where} is not a sweep entry file")
+        try:
+            return cls(str(obj["checkpoint"]), int(obj["step"]), str(obj["step_source"]),
+                       int(obj["position"]), str(obj["name"]),
+                       None if obj.get("epoch") is None else int(obj["epoch"]),
+                       obj.get("checkpoint_sha256"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ArcnbError(f"{where}: a sweep entry without a usable {exc}") from None
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-")
+    return s[:60] or "checkpoint"
+
+
+def _run_name(checkpoint: str) -> str:
+    """A run directory name that stays the same for the same checkpoint file in every
+    call (and every shard): the file's stem and a digest of its absolute path."""
+    p = Path(checkpoint)
+    key = os.path.realpath(checkpoint) if p.is_file() else checkpoint
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    stem = p.stem if p.is_file() else checkpoint
+    return f"{_slug(stem)}-{digest}"
+
+
+def plan(checkpoints: Sequence[str | os.PathLike]) -> list[SweepEntry]:
+    """The sweep's checkpoints (:func:`expand_checkpoints`) with their steps, ordered by
+    step. The step source is the first of :data:`STEP_SOURCES` that gives every
+    checkpoint a distinct step."""
+    ckpts = expand_checkpoints(checkpoints)
+    recorded = [checkpoint_step(c) for c in ckpts]
+    from_name = [_step_from_name(c) if Path(c).is_file() else None for c in ckpts]
+
+    def distinct(steps):
+        return all(s is not None for s in steps) and len(set(steps)) == len(steps)
+
+    if distinct([s for s, _ in recorded]):
+        steps, source = [s for s, _ in recorded], STEP_SOURCES[0]
+    elif distinct(from_name):
+        steps, source = from_name, STEP_SOURCES[1]
+    else:
+        steps, source = list(range(len(ckpts))), STEP_SOURCES[2]
+    order = sorted(range(len(ckpts)), key=lambda i: (steps[i], i))
+    return [SweepEntry(ckpts[i], int(steps[i]), source, pos, _run_name(ckpts[i]),
+                       recorded[i][1],
+                       file_sha256(ckpts[i]) if Path(ckpts[i]).is_file() else None)
+            for pos, i in enumerate(order)]
+
+
+def parse_shard(text) -> tuple[int, int] | None:
+    """``"I/N"`` -> ``(I, N)`` with ``0 <= I < N``; None for None / empty."""
+    if text is None or text == "":
+        return None
+    if isinstance(text, tuple):
+        i, n = text
+    else:
+        m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
+        if not m:
+            raise ArcnbError(f"--shard {text!r}: expected I/N, e.g. 0/4 (I from 0 to N-1)")
+        i, n = int(m.group(1)), int(m.group(2))
+    if n < 1 or not 0 <= i < n:
+        raise ArcnbError(f"--shard {i}/{n}: I must be between 0 and N-1 (N >= 1)")
+    return int(i), int(n)
+
+
+# ====================================================================== running
+def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
+          trust_checkpoint: bool = False, augment: str = "none", color_perms: int = 1,
+          attempts: int = 2, tasks=None, device: str = "auto", batch_size: int = 64,
+          jobs: int = 1, shard=None, seed: int = 0, n_boot: int = 1000,
+          overwrite: bool = False, report: bool = True, progress: bool | None = None,
+          estimator: str = "ranked") -> "Sweep | None":
+    """Evaluate every checkpoint into ``out/runs/`` and write the sweep's files.
+
+    ``checkpoints``: files, folders, glob patterns or model names
+    (:func:`expand_checkpoints`). ``dataset`` is loaded once (``tasks`` filters it).
+    ``arch``, ``config``, ``trust_checkpoint``, ``augment``, ``color_perms``,
+    ``attempts``, ``device``, ``batch_size``, ``seed`` and ``estimator`` go to every
+    :func:`arcnb.evaluate.evaluate`. ``jobs`` checkpoints are evaluated at once
+    (threads; CPU work shares the cores). ``shard=(i, n)`` or ``"i/n"`` evaluates only
+    the checkpoints at positions ``i, i + n, ...`` and writes no summary files (run
+    :func:`collect` when every shard is done); returns None then. Under ``torchrun``
+    each checkpoint's evaluation is spread over the processes, as
+    :func:`arcnb.evaluate.evaluate` does, and only rank 0 writes the summary (the other
+    ranks return None). ``seed`` also seeds
+    the bootstrap intervals and the selection split. ``overwrite`` redoes finished
+    runs. ``report`` also writes ``sweep.html``. Returns the :class:`Sweep`.
+    """
+    shard = parse_shard(shard)
+    if isinstance(jobs, bool) or int(jobs) < 1:
+        raise ArcnbError(f"--jobs must be >= 1, got {jobs}")
+    out = Path(out)
+    _check_sweep_dir(out)
+    entries = plan(checkpoints)
+    ds = load_dataset(dataset, tasks=tasks, require_truth=False)
+    if not all(t.has_truth for t in ds):
+        raise ArcnbError(f"{ds.name} has test inputs without their outputs (a hidden test "
+                         "set): a sweep scores every checkpoint, so it needs the outputs")
+    mine = [e for e in entries if shard is None or e.position % shard[1] == shard[0]]
+    runs_dir = out / RUNS_DIR
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    opts = dict(device=device, batch_size=batch_size, attempts=attempts, augment=augment,
+                color_perms=color_perms, trust_checkpoint=trust_checkpoint, arch=arch,
+                config=config, seed=seed, n_boot=n_boot, estimator=estimator,
+                progress=progress)
+
+    # every shard records the whole plan (the same bytes), so that --collect knows
+    # which checkpoints are still missing
+    for e in entries:
+        atomic_write_json(runs_dir / f"{e.name}{_ENTRY_SUFFIX}", e.to_json(), overwrite=True)
+
+    def one(e: SweepEntry):
+        rd = runs_dir / e.name
+        if is_finished(rd) and not overwrite:
+            _check_same_run(rd, e, ds, augment=augment, attempts=attempts)
+            return None
+        resume = bool(journal_paths(rd)) and not overwrite
+        return evaluate(e.checkpoint, ds, rd, resume=resume, overwrite=overwrite, **opts)
+
+    results: dict[str, object] = {}
+    # under torchrun: one process group for every evaluation (evaluate joins it), as a
+    # group cannot be made again once destroyed
+    rank, world, created = _dist_setup(_resolve_device(device))
+    try:
+        if int(jobs) == 1 or len(mine) <= 1 or world > 1:
+            for e in mine:
+                results[e.name] = one(e)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=int(jobs)) as pool:
+                for e, res in zip(mine, pool.map(one, mine)):
+                    results[e.name] = res
+    finally:
+        if created:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()
+    if shard is not None or rank != 0:
+        # a shard leaves the summary to --collect; under torchrun rank 0 writes it
+        return None
+    sw = Sweep.from_runs(out, entries, ds, results=results, seed=seed, n_boot=n_boot)
+    sw.write(report=report)
+    return sw
+
+
+def _check_sweep_dir(out: Path) -> None:
+    """``out`` may be missing, empty, or a sweep folder (one holding ``runs/``)."""
+    check_out_path(out)
+    if out.is_dir() and any(out.iterdir()) and not (out / RUNS_DIR).is_dir():
+        raise OutputExistsError(f"{out} is not empty and holds no sweep ({RUNS_DIR}/); "
+                                "choose a new folder for the sweep")
+
+
+def _check_same_run(rd: Path, e: SweepEntry, ds, *, augment: str, attempts: int) -> None:
+    """A finished run is reused only for the same checkpoint bytes, tasks and options."""
+    params = (read_metrics(rd).get("provenance") or {}).get("parameters") or {}
+    recorded = {"checkpoint_sha256": params.get("checkpoint_sha256"),
+                "augment": params.get("augment"), "attempts": params.get("attempts"),
+                "dataset": (params.get("dataset") or {}).get("name"),
+                "n_tasks": (read_metrics(rd).get("n_tasks"))}
+    wanted = {"checkpoint_sha256": e.checkpoint_sha256, "augment": augment,
+              "attempts": attempts, "dataset": ds.name, "n_tasks": len(ds)}
+    diff = [k for k in wanted if recorded[k] != wanted[k]]
+    if diff:
+        raise OutputExistsError(f"{rd} holds a finished run of {e.checkpoint} with another "
+                                f"{diff[0].replace('_', ' ')} ({recorded[diff[0]]} instead of "
+                                f"{wanted[diff[0]]}); pass --overwrite to redo it")
+
+
+def example_sweep(out, dataset="arc-agi-1:evaluation", *, seed: int = 0,
+                  n_boot: int = 1000) -> "Sweep":
+    """A two-checkpoint sweep to try the sweep page on without a training run: copying
+    the input (a model that learned nothing) then the bundled baseline, in that order
+    (their steps are 0 and 1: the order given). Finished runs in ``out`` are reused."""
+    return sweep(["copy-input", "baseline"], dataset, out, seed=seed, n_boot=n_boot,
+                 report=False, progress=False)
+
+
+def from_run_dirs(checkpoints, run_dirs, out, *, seed: int = 0, n_boot: int = 1000,
+                  report: bool = True, overwrite: bool = False) -> "Sweep":
+    """A sweep folder ``out`` from checkpoints already evaluated elsewhere (e.g. the
+    run directories of ``arcnb report --checkpoint a b c``): each run directory's files
+    are copied into ``out/runs/`` (``metrics.json`` last), matched to its checkpoint by
+    the checkpoint's SHA-256 recorded in the run, then the sweep's files are written."""
+    out = Path(out)
+    _check_sweep_dir(out)
+    entries = plan(checkpoints)
+    by_sha = {}
+    for rd in run_dirs:
+        prov = read_metrics(rd).get("provenance") or {}
+        by_sha[prov.get("checkpoint_sha256")] = Path(rd)
+    missing = [e.checkpoint for e in entries if e.checkpoint_sha256 not in by_sha]
+    if missing:
+        raise ArcnbError(f"no run directory of checkpoint {missing[0]}")
+    runs_dir = out / RUNS_DIR
+    for e in entries:
+        dest = runs_dir / e.name
+        if is_finished(dest) and not overwrite:
+            raise OutputExistsError(f"{dest} already holds a finished run; refusing to "
+                                    "overwrite it (pass --overwrite)")
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in RUN_FILES:  # metrics.json last: it marks a finished run
+            src = by_sha[e.checkpoint_sha256] / name
+            if src.is_file():
+                atomic_write_bytes(dest / name, src.read_bytes(), overwrite=True)
+        atomic_write_json(runs_dir / f"{e.name}{_ENTRY_SUFFIX}", e.to_json(), overwrite=True)
+    sw = Sweep.from_runs(out, entries, None, results={}, seed=seed, n_boot=n_boot)
+    sw.write(report=report)
+    return sw
+
+
+def collect(out, *, dataset=None, seed: int = 0, n_boot: int = 1000,
+            report: bool = True) -> "Sweep":
+    """Build the sweep's files in ``out`` from its finished run directories (after the
+    shards of a job array). ``dataset`` overrides the one the runs record."""
+    sw = open_sweep(out, dataset=dataset, seed=seed, n_boot=n_boot)
+    sw.write(report=report)
+    return sw
+
+
+def _entries(out: Path) -> list[SweepEntry]:
+    runs_dir = out / RUNS_DIR
+    if not runs_dir.is_dir():
+        raise ArcnbError(f"{out} is not a sweep folder: {RUNS_DIR}/ is missing")
+    entries = [SweepEntry.from_json(read_json(p, what="sweep entry"), p)
+               for p in sorted(runs_dir.glob(f"*{_ENTRY_SUFFIX}"))]
+    if not entries:
+        raise ArcnbError(f"{runs_dir} holds no checkpoint of a sweep")
+    return sorted(entries, key=lambda e: (e.position, e.name))
+
+
+def open_sweep(out, *, dataset=None, seed: int = 0, n_boot: int = 1000) -> "Sweep":
+    """The :class:`Sweep` of a sweep folder, from its finished run directories
+    (re-scored by :meth:`arcnb.runs.Run.open`). Checkpoints without a finished run (a
+    shard still running) are named in one error."""
+    out = Path(out)
+    entries = _entries(out)
+    missing = [e.checkpoint for e in entries if not is_finished(out / RUNS_DIR / e.name)]
+    if missing:
+        raise ArcnbError(f"{len(missing)} of {len(entries)} checkpoints have no finished run "
+                         f"yet (e.g. {missing[0]}); finish every shard first")
+    ds = None if dataset is None else load_dataset(dataset, require_truth=False)
+    return Sweep.from_runs(out, entries, ds, results={}, seed=seed, n_boot=n_boot)
+
+
+# ====================================================================== the sweep
+@dataclass
+class Sweep:
+    """The checkpoints of a sweep (:class:`SweepEntry`, step order) and their scored
+    :class:`~arcnb.scoring.Results`, with the tables of the sweep page."""
+
+    out: Path
+    entries: list[SweepEntry]
+    results: list
+    seed: int = 0
+    n_boot: int = 1000
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_runs(cls, out, entries, dataset, *, results: dict, seed: int = 0,
+                  n_boot: int = 1000) -> "Sweep":
+        """The sweep of ``entries`` in the folder ``out``: each checkpoint's results from
+        ``results`` (``{run name: Results}``, fresh from evaluate) or else from its run
+        directory (:meth:`arcnb.runs.Run.open`, scored on ``dataset`` when given)."""
+        out = Path(out)
+        cache: dict = {}
+        scored = []
+        for e in entries:
+            res = results.get(e.name)
+            if isinstance(res, Run):  # evaluate's Run: its scored results (None: no truth)
+                res = res.results if res.scored else False
+            if res is False:
+                raise ArcnbError(f"{out / RUNS_DIR / e.name} is not scored (no truth): a "
+                                 "sweep needs a dataset with test outputs")
+            if res is None:
+                res = Run.open(out / RUNS_DIR / e.name, dataset=dataset, cache=cache).results
+            if res is None:
+                raise ArcnbError(f"{out / RUNS_DIR / e.name} is not scored (no truth): a sweep "
+                                 "needs a dataset with test outputs")
+            scored.append(res)
+        ids = [list(r.tasks["task_id"]) for r in scored]
+        if any(i != ids[0] for i in ids):
+            raise ArcnbError(f"the runs of {out} are not on the same tasks")
+        return cls(out, list(entries), scored, seed, n_boot)
+
+    # ------------------------------------------------------------ tables
+    @property
+    def steps(self) -> list[int]:
+        """The checkpoints' steps, in order."""
+        return [e.step for e in self.entries]
+
+    @property
+    def dataset(self):
+        """The dataset the checkpoints were evaluated on (the tasks of the sweep)."""
+        return self.results[0].dataset
+
+    @property
+    def step_source(self) -> str:
+        """Where the steps came from: one of :data:`STEP_SOURCES`."""
+        return self.entries[0].step_source if self.entries else STEP_SOURCES[2]
+
+    def results_at(self, step: int):
+        """The scored results of the checkpoint at ``step``."""
+        for e, r in zip(self.entries, self.results):
+            if e.step == int(step):
+                return r
+        raise ArcnbError(f"no checkpoint at step {step} (steps: {self.steps})")
+
+    def changed_outputs(self, step: int, change: str):
+        """The rows of the results at ``step`` that were ``"gained"`` or ``"lost"``
+        coming from the previous checkpoint (for :func:`arcnb.plot.gallery` ``rows=``)."""
+        ch = self.changes()
+        part = ch[(ch["to_step"] == int(step)) & (ch["change"] == change)]
+        out = self.results_at(step).outputs
+        return out.merge(part[["task_id", "test_index"]], on=["task_id", "test_index"])
+
+    def taxonomy(self):
+        """The automatic structural taxonomy of the sweep's tasks (computed once)."""
+        if "taxonomy" not in self._cache:
+            self._cache["taxonomy"] = structural_taxonomy(self.dataset)
+        return self._cache["taxonomy"]
+
+    def table(self) -> pd.DataFrame:
+        """The rows of ``sweep.csv`` (see the module docstring)."""
+        if "table" in self._cache:
+            return self._cache["table"]
+        rows = []
+        for e, res in zip(self.entries, self.results):
+            o = overall(res, ks=(1, 2), n_boot=self.n_boot, seed=self.seed,
+                        near_miss=NEAR_MISS).iloc[0]
+            row = {"step": e.step, "epoch": e.epoch, "step_source": e.step_source,
+                   "checkpoint": e.checkpoint, "run_dir": f"{RUNS_DIR}/{e.name}",
+                   "n_tasks": int(o["n_tasks"]), "n_outputs": int(o["n_outputs"]),
+                   "pass@1": o["pass@1"], "pass@2_per_output": o["pass@2_per_output"]}
+            for m in METRIC_COLUMNS[:-1]:
+                row[m] = o[m]
+                row[f"{m}_ci_low"] = o[f"{m}_ci_low"]
+                row[f"{m}_ci_high"] = o[f"{m}_ci_high"]
+            near, n_out = _near_miss_per_task(res)
+            row["near_miss_rate"] = near.sum() / n_out.sum() if n_out.sum() else float("nan")
+            lo, hi = ratio_bootstrap_ci(near, n_out, n_boot=self.n_boot, seed=self.seed, level=0.95)
+            row["near_miss_rate_ci_low"], row["near_miss_rate_ci_high"] = lo, hi
+            row["n_near_miss"] = int(o["n_near_miss"])
+            row["n_right_shape"] = int(o["n_right_shape"])
+            rows.append(row)
+        df = pd.DataFrame(rows)
+        self._cache["table"] = df
+        return df
+
+    def task_matrix(self, metric: str = "pass@2") -> pd.DataFrame:
+        """Tasks x steps: each task's ``metric`` (a column of the tasks table) at each
+        checkpoint, tasks in dataset order."""
+        cols = {e.step: r.tasks.set_index("task_id")[metric] for e, r in
+                zip(self.entries, self.results)}
+        m = pd.DataFrame(cols)
+        m.columns.name = "step"
+        return m
+
+    def solved_matrix(self) -> pd.DataFrame:
+        """The tasks solved at some checkpoint x steps, each cell the task's pass@2,
+        ordered by the first step the task had a solved output (then task id)."""
+        m = self.task_matrix("pass@2").fillna(0.0)
+        hit = m.to_numpy() > 0
+        keep = hit.any(axis=1)
+        first = np.where(keep, hit.argmax(axis=1), len(self.entries))
+        order = np.lexsort((m.index.to_numpy(), first))
+        order = [i for i in order if keep[i]]
+        out = m.iloc[order]
+        out.index.name = "task_id"
+        return out
+
+    def changes(self) -> pd.DataFrame:
+        """Outputs gained and lost between consecutive checkpoints: ``from_step``,
+        ``to_step``, ``task_id``, ``test_index``, ``change`` (``gained``/``lost``)."""
+        cols = ["from_step", "to_step", "task_id", "test_index", "change"]
+        rows = []
+        keys = ["task_id", "test_index"]
+        prev = None
+        for e, res in zip(self.entries, self.results):
+            cur = res.outputs[keys + ["solved@2"]].set_index(keys)["solved@2"].astype(bool)
+            if prev is not None:
+                a, b = prev[1].align(cur, fill_value=False)
+                for change, mask in (("gained", ~a & b), ("lost", a & ~b)):
+                    for tid, i in mask[mask].index:
+                        rows.append((prev[0], e.step, tid, int(i), change))
+            prev = (e.step, cur)
+        return pd.DataFrame(rows, columns=cols)
+
+    def categories(self) -> pd.DataFrame:
+        """Per checkpoint and structural category: ``step``, ``group``, ``n_tasks``,
+        ``pass@2``, ``partial_credit`` and their intervals."""
+        if "categories" in self._cache:
+            return self._cache["categories"]
+        tax = self.taxonomy()
+        keep = ["group", "n_tasks", "pass@2", "pass@2_ci_low", "pass@2_ci_high",
+                "partial_credit", "partial_credit_ci_low", "partial_credit_ci_high"]
+        parts = []
+        for e, res in zip(self.entries, self.results):
+            b = breakdown(res, tax, n_boot=self.n_boot, seed=self.seed)[keep]
+            parts.append(b.assign(step=e.step)[["step"] + keep])
+        df = pd.concat(parts, ignore_index=True)
+        self._cache["categories"] = df
+        return df
+
+    def selection(self, metric: str = "pass@2") -> dict:
+        """:func:`honest_selection` on this sweep (the sweep's seed)."""
+        return honest_selection(self.task_matrix(metric), self._strata(), seed=self.seed,
+                                n_boot=self.n_boot, metric=metric)
+
+    def _strata(self) -> dict[str, str]:
+        tax = self.taxonomy()
+        ids = list(self.results[0].tasks["task_id"])
+        return {t: tax.categories_of(t)[0] for t in ids}
+
+    def summary(self) -> dict:
+        """What ``sweep.json`` holds."""
+        solved = self.solved_matrix()
+        return {
+            "kind": "arcnb-sweep",
+            "dataset": dict(self.dataset.info),
+            "n_tasks": int(len(self.results[0].tasks)),
+            "n_outputs": int(len(self.results[0].outputs)),
+            "n_checkpoints": len(self.entries),
+            "step_source": self.step_source,
+            "checkpoints": [{"step": e.step, "epoch": e.epoch, "checkpoint": e.checkpoint,
+                             "run_dir": f"{RUNS_DIR}/{e.name}"} for e in self.entries],
+            "n_tasks_ever_solved": int(len(solved)),
+            "selection": self.selection(),
+            "bootstrap": {"n_boot": self.n_boot, "seed": self.seed, "level": 0.95,
+                          "unit": "task"},
+        }
+
+    # ------------------------------------------------------------ writing
+    def write(self, *, report: bool = True) -> Path:
+        """Write the sweep's files into its folder (they are rebuilt from the run
+        directories, so rewriting them loses nothing); with ``report`` also run the
+        sweep notebook into ``sweep.ipynb`` / ``sweep.html``. Returns ``sweep.csv``."""
+        out = self.out
+        atomic_write_text(out / CATEGORIES_CSV, csv_text(self.categories()), overwrite=True)
+        atomic_write_text(out / CHANGES_CSV, csv_text(self.changes()), overwrite=True)
+        atomic_write_text(out / SOLVED_CSV, csv_text(self.solved_matrix(), index=True),
+                          overwrite=True)
+        atomic_write_json(out / SWEEP_JSON, self.summary(), overwrite=True)
+        path = atomic_write_text(out / SWEEP_CSV, csv_text(self.table()), overwrite=True)
+        if report:
+            run_notebook("sweep", out / SWEEP_NOTEBOOK,
+                         {"sweep_dir": str(Path(out).resolve()), "seed": int(self.seed),
+                          "n_boot": int(self.n_boot)},
+                         cwd=out, progress=False, html=out / SWEEP_HTML, overwrite=True,
+                         title="Checkpoint sweep")
+        return path
+
+
+def _near_miss_per_task(res) -> tuple[np.ndarray, np.ndarray]:
+    """Per task (dataset order): near misses (:func:`arcnb.columns.is_near_miss`) and
+    test outputs."""
+    out = res.outputs
+    near = is_near_miss(out["solved@2"], out["cell_accuracy"])
+    g = pd.DataFrame({"task_id": out["task_id"], "near": near.astype(float)}) \
+        .groupby("task_id", sort=False)
+    return g["near"].sum().to_numpy(float), g.size().to_numpy(float)
+
+
+def selection_text(sel: dict) -> str:
+    """The honest selection in words (the sweep page's paragraph)."""
+    def pct(v):
+        return "n/a" if v is None or v != v else f"{100 * v:.1f}%"
+
+    lo, hi = sel["report_score_ci95"]
+    metric = sel["metric"]
+    return (f"The tasks were split at random into a selection half ({sel['n_selection_tasks']} "
+            f"tasks) and a report half ({sel['n_report_tasks']} tasks), each structural "
+            f"category divided evenly between them. The checkpoint with the best {metric} on "
+            f"the selection half is step {sel['chosen_step']} ({pct(sel['selection_score'])} "
+            f"there); on the report half, which played no part in choosing it, it scores "
+            f"{pct(sel['report_score'])} (95% interval {pct(lo)} to {pct(hi)}). Choosing the "
+            f"best checkpoint on the report half itself would have picked step "
+            f"{sel['best_step_on_report_half']} and claimed "
+            f"{pct(sel['best_score_on_report_half'])}: choosing on the tasks you report on "
+            f"inflates the score by {pct(sel['inflation'])} here. Over all tasks the best "
+            f"checkpoint is step {sel['full_set_best_step']} with "
+            f"{pct(sel['full_set_best_score'])}, a figure that carries the same bias.")
+
+
+# ====================================================================== selection
+def selection_split(task_ids: Sequence[str], strata: dict[str, str], *,
+                    seed: int = 0) -> tuple[list[str], list[str]]:
+    """Split tasks into a selection half and a report half: within each stratum
+    (category, in sorted order) the tasks are shuffled
+    (``numpy.random.default_rng(seed)``) and dealt alternately to the two halves, the
+    deal continuing across strata, so every stratum is split evenly and the halves
+    differ in size by at most one. Returns both halves, sorted."""
+    rng = np.random.default_rng(seed)
+    by: dict[str, list[str]] = {}
+    for t in sorted(task_ids):
+        by.setdefault(str(strata.get(t, UNCATEGORIZED)), []).append(t)
+    sel, rep = [], []
+    turn = 0
+    for stratum in sorted(by):
+        members = by[stratum]
+        for j in rng.permutation(len(members)):
+            (sel if turn % 2 == 0 else rep).append(members[int(j)])
+            turn += 1
+    return sorted(sel), sorted(rep)
+
+
+def honest_selection(matrix: pd.DataFrame, strata: dict[str, str], *, seed: int = 0,
+                     n_boot: int = 1000, metric: str = "pass@2") -> dict:
+    """Choose the best checkpoint on one half of the tasks and report it on the other.
+
+    ``matrix``: tasks x steps of a per-task score (:meth:`Sweep.task_matrix`).
+    The tasks are split by :func:`selection_split`; the checkpoint with the highest mean
+    on the selection half is chosen (the earliest on ties) and its mean on the report
+    half is the honest score (with a bootstrap interval over the report half's tasks).
+    Choosing on the report half itself would have given the highest mean there: the
+    difference is the ``inflation`` (>= 0). ``full_set_best`` is what choosing and
+    reporting on every task gives, for reference. Every score is a fraction in [0, 1].
+    """
+    m = matrix.astype(float)
+    steps = [int(s) for s in m.columns]
+    sel, rep = selection_split(list(m.index), strata, seed=seed)
+    mean_sel = m.loc[sel].mean(axis=0).to_numpy() if sel else np.full(len(steps), np.nan)
+    mean_rep = m.loc[rep].mean(axis=0).to_numpy() if rep else np.full(len(steps), np.nan)
+    mean_all = m.mean(axis=0).to_numpy()
+
+    def best(v):
+        return int(np.nanargmax(v)) if np.isfinite(v).any() else 0
+
+    i_sel, i_rep, i_all = best(mean_sel), best(mean_rep), best(mean_all)
+    honest = float(mean_rep[i_sel])
+    lo, hi = bootstrap_ci(m.loc[rep].iloc[:, i_sel].to_numpy(), n_boot=n_boot, seed=seed) \
+        if rep else (float("nan"), float("nan"))
+    return {
+        "metric": metric,
+        "seed": int(seed),
+        "n_selection_tasks": len(sel),
+        "n_report_tasks": len(rep),
+        "selection_tasks": sel,
+        "report_tasks": rep,
+        "chosen_step": steps[i_sel],
+        "selection_score": float(mean_sel[i_sel]),
+        "report_score": honest,
+        "report_score_ci95": [lo, hi],
+        "best_step_on_report_half": steps[i_rep],
+        "best_score_on_report_half": float(mean_rep[i_rep]),
+        "inflation": float(mean_rep[i_rep] - honest),
+        "full_set_best_step": steps[i_all],
+        "full_set_best_score": float(mean_all[i_all]),
+    }
+

@@ -1,0 +1,83 @@
+#!/usr/bin/env python
+"""Benchmark `arcnb sweep`: its overhead over the sum of its evaluations.
+
+Ten checkpoints of the bundled model's size (the bundled baseline's weights, each
+scaled by its own small seeded noise, saved with a step by
+``arcnb.models.save_checkpoint``) are evaluated on ARC-AGI-1 evaluation, in one process:
+
+* baseline = the sum, over the checkpoints, of one ``evaluate()`` each into its own
+  folder (the dataset loaded once and passed in, as the sweep does);
+* sweep = ``arcnb.sweep.sweep()`` of the same checkpoints (reading the steps, the
+  evaluations, the tables: sweep.csv with its bootstrap intervals, categories,
+  gained/lost, the task x step matrix, the honest selection), without the page;
+* page = one run of the sweep notebook (papermill + nbconvert) on the finished sweep,
+  reported on its own: the target is sweep <= 1.10 x baseline, plus one page.
+
+    python benchmarks/bench_sweep.py [--tasks 400] [--checkpoints 10] [--threads 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=400,
+                    help="the first N tasks of ARC-AGI-1 evaluation (default all 400)")
+    ap.add_argument("--checkpoints", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--no-page", action="store_true", help="skip the notebook run")
+    args = ap.parse_args()
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from arcnb import sweep as S
+    from arcnb.data import load_dataset
+    from arcnb.evaluate import evaluate
+    from arcnb.models import load_model, save_checkpoint
+
+    ds = load_dataset("arc-agi-1:evaluation")
+    ds = ds.select(ds.task_ids[: args.tasks])
+    base = load_model("baseline").model
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        gen = torch.Generator().manual_seed(0)
+        for k in range(args.checkpoints):
+            with torch.no_grad():
+                for p in base.parameters():
+                    p.mul_(1 + 0.02 * torch.randn(p.shape, generator=gen))
+            save_checkpoint(tmp / "ckpt" / f"model-{k}.pt", base, arch="demo-conv",
+                            config={"hidden": 32, "blocks": 3, "prior": True},
+                            step=1000 * (k + 1))
+        ckpts = sorted((tmp / "ckpt").glob("*.pt"))
+        t0 = time.perf_counter()
+        for c in ckpts:
+            evaluate(str(c), ds, tmp / "separate" / c.stem, progress=False, device="cpu")
+        t_sum = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        sw = S.sweep([tmp / "ckpt"], ds, tmp / "sweep", report=False, progress=False,
+                     device="cpu")
+        t_sweep = time.perf_counter() - t0
+        t_page = None
+        if not args.no_page:
+            t0 = time.perf_counter()
+            sw.write(report=True)
+            t_page = time.perf_counter() - t0
+        print(json.dumps({"n_checkpoints": len(ckpts), "n_tasks": len(ds),
+                          "sum_of_evaluations_s": round(t_sum, 2),
+                          "sweep_s": round(t_sweep, 2),
+                          "overhead": round(t_sweep / t_sum - 1, 4),
+                          "page_s": None if t_page is None else round(t_page, 2)}))
+        print(f"sweep of {len(ckpts)} checkpoints on {len(ds)} tasks: {t_sweep:.1f} s against "
+              f"{t_sum:.1f} s for the evaluations alone: overhead "
+              f"{100 * (t_sweep / t_sum - 1):+.1f}% (target <= +10%)"
+              + ("" if t_page is None else f"; the page (one notebook run): {t_page:.1f} s"))
+
+
+if __name__ == "__main__":
+    main()

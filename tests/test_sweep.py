@@ -1,0 +1,439 @@
+"""Checkpoint sweeps (arcnb.sweep, ``arcnb sweep``) and grids in the training logger.
+
+A small demonstration-reading model (the bundled model's architecture, ``demo-conv``,
+made smaller) is trained for a few steps by a real Lightning ``Trainer`` that keeps a
+checkpoint every 2 training steps and logs to TensorBoard; the sweep then evaluates
+those real ``.ckpt`` files. Expected numbers come from separate ``arcnb evaluate`` runs
+and from naive recounts over their result tables, never from the sweep itself.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch.nn import functional as F
+
+L = pytest.importorskip("lightning", reason="Lightning is not installed (optional extra)")
+from lightning.pytorch.callbacks import ModelCheckpoint  # noqa: E402
+from lightning.pytorch.loggers import TensorBoardLogger  # noqa: E402
+
+from arcnb import sweep as S  # noqa: E402
+from arcnb.cli import main  # noqa: E402
+from arcnb.columns import NEAR_MISS  # noqa: E402
+from arcnb.data import load_dataset  # noqa: E402
+from arcnb.lightning import ArcMetricsCallback  # noqa: E402
+from arcnb.models import pad_batch  # noqa: E402
+from arcnb.models.interface import pad_demonstrations  # noqa: E402
+from arcnb.models.registry import get_builder  # noqa: E402
+from arcnb.plot import PALETTE_RGB, pairs_image  # noqa: E402
+
+TRAIN_TASKS = ["0d3d703e", "25ff71a9", "3618c87e", "a85d4709", "b1948b0a", "c8f0f002",
+               "d511f180", "f76d97a5"]
+#: the sweep evaluates on the training tasks themselves: in 6 steps the model solves some,
+#: loses them and solves some again, so gains and losses are both exercised
+DATASET = "arc-agi-1:training"
+STEPS = [2, 4, 6]  # 3 epochs of 2 training batches, a checkpoint every 2 steps
+
+
+class DemoLit(L.LightningModule):
+    """The registered ``demo-conv`` builder's net, trained on same-shape pairs with the
+    task's other demonstrations as context."""
+
+    def __init__(self, hidden: int = 8, blocks: int = 1, prior: bool = True, lr: float = 0.03):
+        super().__init__()
+        self.save_hyperparameters()
+        self.net = get_builder("demo-conv")(hidden=hidden, blocks=blocks, prior=prior)
+
+    def forward(self, x, di, do, dm):
+        return self.net(x, di, do, dm)
+
+    def training_step(self, batch, batch_idx):
+        x, di, do, dm, y = batch
+        return F.cross_entropy(self(x, di, do, dm), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, di, do, dm, y = batch
+        return {"logits": self(x, di, do, dm), "target": y, "source": x}
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)
+
+
+def _pairs_data():
+    ds = load_dataset("arc-agi-1:training", tasks=TRAIN_TASKS)
+    xs, ys, demos = [], [], []
+    for t in ds:
+        pairs = list(t.train) + list(t.test)
+        for j, p in enumerate(pairs):
+            if p.input.shape != p.output.shape:
+                continue
+            xs.append(p.input)
+            ys.append(p.output)
+            demos.append([(q.input, q.output) for k, q in enumerate(pairs) if k != j][:3])
+    di, do, dm = pad_demonstrations(demos)
+    return torch.utils.data.TensorDataset(pad_batch(xs), di, do, dm, pad_batch(ys))
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """Train for 3 epochs (6 steps) with a checkpoint every 2 steps and TensorBoard."""
+    root = tmp_path_factory.mktemp("train")
+    data = _pairs_data()
+    n = len(data)
+    half = (n + 1) // 2
+    train = torch.utils.data.DataLoader(data, batch_size=half, shuffle=False)  # 2 batches
+    val = torch.utils.data.DataLoader(data, batch_size=7, shuffle=False)
+    torch.manual_seed(0)
+    arc_cb = ArcMetricsCallback(prefix="val_", images_every=2, n_images=5)
+    ckpt_cb = ModelCheckpoint(dirpath=root / "ckpt", every_n_train_steps=2, save_top_k=-1)
+    logger = TensorBoardLogger(save_dir=root, name="tb", version=0)
+    trainer = L.Trainer(max_epochs=3, accelerator="cpu", devices=1, logger=logger,
+                        enable_progress_bar=False, enable_model_summary=False,
+                        num_sanity_val_steps=1, default_root_dir=root,
+                        callbacks=[arc_cb, ckpt_cb], log_every_n_steps=1)
+    model = DemoLit()
+    trainer.fit(model, train, val)
+    tasks = root / "tasks.txt"
+    tasks.write_text("\n".join(TRAIN_TASKS) + "\n")
+    return {"root": root, "ckpt_dir": root / "ckpt", "callback": arc_cb, "model": model,
+            "data": data, "log_dir": logger.log_dir, "tasks": tasks}
+
+
+@pytest.fixture(scope="module")
+def cli_sweep(trained, tmp_path_factory):
+    """``arcnb sweep CKPT_DIR ...`` (no page), as a user runs it."""
+    out = tmp_path_factory.mktemp("sweep") / "out"
+    rc = main(["sweep", str(trained["ckpt_dir"]), "--dataset", DATASET,
+               "--tasks", str(trained["tasks"]), "--arch", "demo-conv", "--out", str(out),
+               "--no-report", "--no-progress"])
+    assert rc == 0
+    return out
+
+
+# ------------------------------------------------------------------ steps
+def test_steps_come_from_the_checkpoint_files(trained, tmp_path):
+    files = sorted(trained["ckpt_dir"].glob("*.ckpt"))
+    assert len(files) == 3
+    # copies named against their order: the recorded global_step decides, not the name
+    names = ["z-first.ckpt", "m-second.ckpt", "a-third.ckpt"]
+    by_step = {}
+    for f in files:
+        step = torch.load(f, map_location="cpu", weights_only=True)["global_step"]
+        by_step[step] = f
+    assert sorted(by_step) == STEPS
+    for name, step in zip(names, STEPS):
+        shutil.copy(by_step[step], tmp_path / name)
+    entries = S.plan([tmp_path])
+    assert [e.step for e in entries] == STEPS
+    assert [e.epoch for e in entries] == [0, 1, 2]
+    assert {e.step_source for e in entries} == {"checkpoint"}
+    assert [e.checkpoint.rsplit("/", 1)[-1] for e in entries] == names
+    # without a recorded step: the number in the file name, else the order given
+    from arcnb.models import load_model, save_checkpoint
+
+    m = load_model("baseline").model
+    for step in (30, 100, 20):
+        save_checkpoint(tmp_path / "named" / f"model-{step}.pt", m, arch="demo-conv")
+    assert [e.step for e in S.plan([tmp_path / "named"])] == [20, 30, 100]
+    assert S.plan([tmp_path / "named"])[0].step_source == "file name"
+    plain = S.plan([str(tmp_path / "named" / "model-30.pt"), "copy-input"])
+    assert [(e.step, e.step_source) for e in plain] == [(0, "order given"), (1, "order given")]
+    # an arcnb checkpoint saved with a step records it
+    save_checkpoint(tmp_path / "rec" / "a.pt", m, arch="demo-conv", step=7, epoch=1)
+    save_checkpoint(tmp_path / "rec" / "b.pt", m, arch="demo-conv", step=3)
+    assert [(e.step, e.epoch, e.checkpoint[-4:]) for e in S.plan([tmp_path / "rec"])] == \
+        [(3, None, "b.pt"), (7, 1, "a.pt")]
+
+
+# ------------------------------------------------------------------ rows = evaluate
+def test_each_row_equals_a_separate_evaluate(trained, cli_sweep, tmp_path):
+    table = pd.read_csv(cli_sweep / S.SWEEP_CSV)
+    assert list(table["step"]) == STEPS
+    assert set(table["step_source"]) == {"checkpoint"}
+    for _, row in table.iterrows():
+        run = tmp_path / f"eval-{row['step']}"
+        assert main(["evaluate", "--checkpoint", row["checkpoint"], "--dataset",
+                     DATASET, "--tasks", str(trained["tasks"]), "--arch",
+                     "demo-conv", "--out", str(run), "--no-progress"]) == 0
+        metrics = json.loads((run / "metrics.json").read_text())
+        for key in ("pass@1", "pass@2", "pass@2_per_output", "n_tasks", "n_outputs"):
+            assert row[key] == pytest.approx(metrics[key]), key
+        assert [row["pass@2_ci_low"], row["pass@2_ci_high"]] == \
+            pytest.approx(metrics["pass@2_ci95"])
+        # the same predictions, byte for byte
+        assert (run / "predictions.json").read_bytes() == \
+            (cli_sweep / row["run_dir"] / "predictions.json").read_bytes()
+        # graded metrics, recounted from the separate run's outputs table
+        out = pd.read_csv(run / "results.csv")
+        per_task = out.assign(ok=(out["pred_shape"] == out["truth_shape"]).astype(float)) \
+            .groupby("task_id")["ok"].mean()
+        assert row["shape_accuracy"] == pytest.approx(per_task.mean())
+        right = out["cell_accuracy"].dropna()  # none right-shaped: NaN, not 0
+        assert row["cell_accuracy"] == pytest.approx(right.mean(), nan_ok=True)
+        assert row["n_right_shape"] == len(right)
+        assert row["partial_credit"] == pytest.approx(
+            out.groupby("task_id")["partial_credit"].mean().mean())
+        near = sum(1 for s, a in zip(out["solved@2"], out["cell_accuracy"])
+                   if not s and a == a and a >= NEAR_MISS)
+        assert row["n_near_miss"] == near
+        assert row["near_miss_rate"] == pytest.approx(near / len(out))
+        for m in S.METRIC_COLUMNS:
+            lo, hi = row[f"{m}_ci_low"], row[f"{m}_ci_high"]
+            if row[m] != row[m]:  # an empty denominator: no interval either
+                assert lo != lo and hi != hi, m
+                continue
+            assert 0.0 <= lo <= row[m] + 1e-12 and row[m] - 1e-12 <= hi <= 1.0, m
+
+
+def test_a_finished_checkpoint_is_not_redone(trained, cli_sweep):
+    stamps = {p: p.stat().st_mtime_ns for p in (cli_sweep / "runs").glob("*/metrics.json")}
+    assert len(stamps) == 3
+    sw = S.sweep([trained["ckpt_dir"]], DATASET, cli_sweep,
+                 arch="demo-conv", tasks=trained["tasks"], report=False, progress=False)
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    assert sw.steps == STEPS
+
+
+def test_shards_collected_equal_the_unsharded_sweep(trained, cli_sweep, tmp_path, capsys):
+    out = tmp_path / "sharded"
+    common = ["--dataset", DATASET, "--tasks", str(trained["tasks"]),
+              "--arch", "demo-conv", "--out", str(out), "--no-report", "--no-progress"]
+    assert main(["sweep", str(trained["ckpt_dir"] / "*.ckpt"), *common, "--shard", "1/2"]) == 0
+    assert not (out / S.SWEEP_CSV).exists()
+    assert len(list((out / "runs").glob("*/metrics.json"))) == 1  # position 1 of 0, 1, 2
+    capsys.readouterr()
+    assert main(["sweep", "--collect", str(out), "--no-report"]) == 2  # a shard is missing
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("arcnb: error: 2 of 3 checkpoints have no finished run") and \
+        "\n" not in err
+    assert main(["sweep", str(trained["ckpt_dir"]), *common, "--shard", "0/2"]) == 0
+    assert main(["sweep", "--collect", str(out), "--no-report"]) == 0
+    sharded = pd.read_csv(out / S.SWEEP_CSV)
+    whole = pd.read_csv(cli_sweep / S.SWEEP_CSV)
+    pd.testing.assert_frame_equal(sharded, whole)
+    for name in (S.CHANGES_CSV, S.SOLVED_CSV, S.CATEGORIES_CSV):
+        assert (out / name).read_bytes() == (cli_sweep / name).read_bytes(), name
+
+
+# ------------------------------------------------------------------ tables
+def test_changes_and_solved_matrix_match_a_recount(cli_sweep):
+    table = pd.read_csv(cli_sweep / S.SWEEP_CSV)
+    outs = [pd.read_csv(cli_sweep / d / "results.csv") for d in table["run_dir"]]
+    solved = [{(t, int(i)) for t, i, s in zip(o["task_id"], o["test_index"], o["solved@2"]) if s}
+              for o in outs]
+    expected = set()
+    for j in range(1, len(outs)):
+        expected |= {(STEPS[j], t, i, "gained") for t, i in solved[j] - solved[j - 1]}
+        expected |= {(STEPS[j], t, i, "lost") for t, i in solved[j - 1] - solved[j]}
+    assert expected  # the training run gains and loses outputs: not a comparison of nothing
+    ch = pd.read_csv(cli_sweep / S.CHANGES_CSV)
+    assert set(zip(ch["to_step"], ch["task_id"], ch["test_index"], ch["change"])) == expected
+    m = pd.read_csv(cli_sweep / S.SOLVED_CSV, index_col="task_id")
+    ever = sorted({t for s in solved for t, _ in s})
+    assert sorted(m.index) == ever
+    first = [min(j for j, s in enumerate(solved) if any(t == tt for tt, _ in s)) for t in m.index]
+    assert first == sorted(first)
+    summary = json.loads((cli_sweep / S.SWEEP_JSON).read_text())
+    assert summary["n_tasks_ever_solved"] == len(ever)
+    assert summary["step_source"] == "checkpoint"
+
+
+def test_selection_split_is_seeded_stratified_and_inflation_is_computed(arc1_eval):
+    from arcnb.taxonomy import structural_taxonomy
+
+    tax = structural_taxonomy(arc1_eval)
+    ids = arc1_eval.task_ids
+    strata = {t: tax.categories_of(t)[0] for t in ids}
+    a = S.selection_split(ids, strata, seed=3)
+    assert a == S.selection_split(ids, strata, seed=3)
+    assert a != S.selection_split(ids, strata, seed=4)
+    sel, rep = a
+    assert sorted(sel + rep) == sorted(ids) and not set(sel) & set(rep)
+    assert abs(len(sel) - len(rep)) <= 1
+    for c in set(strata.values()):
+        n_sel = sum(strata[t] == c for t in sel)
+        n_rep = sum(strata[t] == c for t in rep)
+        assert abs(n_sel - n_rep) <= 1, c
+    # a noisy task x checkpoint matrix: the inflation is recomputed here by hand
+    rng = np.random.default_rng(0)
+    m = pd.DataFrame(rng.random((len(ids), 6)) < 0.1, index=ids,
+                     columns=[100, 200, 300, 400, 500, 600]).astype(float)
+    res = S.honest_selection(m, strata, seed=3)
+    sel_means = [m.loc[sel, c].mean() for c in m.columns]
+    rep_means = [m.loc[rep, c].mean() for c in m.columns]
+    chosen = max(range(6), key=lambda j: (sel_means[j], -j))
+    assert res["chosen_step"] == m.columns[chosen]
+    assert res["report_score"] == pytest.approx(rep_means[chosen])
+    assert res["inflation"] == pytest.approx(max(rep_means) - rep_means[chosen])
+    assert res["inflation"] >= 0
+    assert res["full_set_best_score"] == pytest.approx(max(m[c].mean() for c in m.columns))
+    assert S.honest_selection(m, strata, seed=3) == res
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("argv", [
+    ["sweep", "--dataset", DATASET, "--out", "x"],
+    ["sweep", "no-such-dir/*.ckpt", "--dataset", DATASET, "--out", "x"],
+    ["sweep", "baseline", "--dataset", DATASET, "--out", "x", "--shard", "2/2"],
+    ["sweep", "baseline", "--dataset", DATASET, "--out", "x", "--shard", "a"],
+    ["sweep", "baseline", "--out", "x"],
+    ["sweep", "--collect", "no-such-sweep"],
+])
+def test_bad_input_is_one_line_and_exit_2(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("arcnb: error: ") and "\n" not in err and "Traceback" not in err
+    assert not (tmp_path / "x" / S.SWEEP_CSV).exists()
+
+
+# ------------------------------------------------------------------ logger images
+def test_tensorboard_gets_the_validation_grids(trained):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(trained["log_dir"]), size_guidance={"images": 0})
+    acc.Reload()
+    assert "val_outputs" in acc.Tags()["images"]
+    events = acc.Images("val_outputs")
+    # validation epochs 1 and 3 (every 2nd; the sanity check is not counted), logged at
+    # the global step of their epoch's end
+    assert [e.step for e in events] == [2, 6]
+    # the last image is the gallery of the first 5 validation grids and the model's
+    # predictions after training, recomputed here
+    model, data = trained["model"], trained["data"]
+    model.eval()
+    with torch.no_grad():
+        x, di, do, dm, y = data[:5]
+        pred = model(x, di, do, dm).argmax(1)
+    from arcnb.grids import crop_padding
+
+    pairs = [(crop_padding(t), crop_padding(p)) for t, p in zip(y, pred)]
+    expected = pairs_image(pairs, [f"val {j}" for j in range(5)], title="step 6")
+    last = events[-1]
+    assert (last.height, last.width) == expected.shape[:2]
+    import io
+
+    import matplotlib.image as mpimg
+
+    png = mpimg.imread(io.BytesIO(last.encoded_image_string), format="png")
+    got = (png[..., :3] * 255).round().astype(np.uint8)
+    np.testing.assert_array_equal(got, expected)
+    # the first truth panel's top-left cell has the palette colour of truth[0, 0]
+    t0 = pairs[0][0]
+    c = (64 - 1) // max(t0.shape + pairs[0][1].shape)  # cell size in a 64-pixel slot
+    layout = _layout(pairs)
+    y0, x0 = layout["origin"][1] + layout["label_px"], layout["origin"][0]
+    assert tuple(got[y0 + c // 2, x0 + c // 2]) == tuple(PALETTE_RGB[int(t0[0, 0])])
+
+
+def _layout(pairs):
+    from arcnb.plot.galleries import _PairRows, _gallery
+
+    items = pd.DataFrame({"task_id": [f"val {j}" for j in range(len(pairs))],
+                          "test_index": range(len(pairs)), "solved@1": False})
+    fig = _gallery(_PairRows(pairs), items, what="all", k=1, attempt=1, ncols=None, slot=64,
+                   dpi=100, lines=True, text="pixels", fontsize=7.5, title="step 6", fig=None)
+    return fig.arcnb_layout
+
+
+def test_a_logger_without_images_is_skipped_with_one_info_line(caplog, tmp_path):
+    from lightning.pytorch.loggers import CSVLogger
+
+    data = _pairs_data()
+    loader = torch.utils.data.DataLoader(data, batch_size=16, shuffle=False)
+    cb = ArcMetricsCallback(images_every=1, n_images=2)
+    trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1,
+                        logger=CSVLogger(tmp_path), enable_progress_bar=False,
+                        enable_model_summary=False, num_sanity_val_steps=0,
+                        limit_train_batches=1, callbacks=[cb])
+    with caplog.at_level("INFO", logger="arcnb"):
+        trainer.fit(DemoLit(), loader, loader)
+    lines = [r.getMessage() for r in caplog.records if r.name == "arcnb"]
+    assert lines == ["ArcMetricsCallback: CSVLogger takes no images; the validation grids "
+                     "are not logged to it"]
+    assert cb.last_image is not None and cb.last_image.dtype == np.uint8
+
+
+# ------------------------------------------------------------------ the page
+def test_sweep_page_through_papermill(cli_sweep):
+    from bs4 import BeautifulSoup
+
+    sw = S.collect(cli_sweep, report=True)
+    html = (cli_sweep / S.SWEEP_HTML).read_text(encoding="utf-8")
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.find(id="arcnb-sweep-table") is not None
+    para = soup.find(id="arcnb-sweep-selection").get_text()
+    sel = sw.selection()
+    assert f"step {sel['chosen_step']}" in para and "inflates the score" in para
+    assert len(soup.find_all("img")) >= 5  # curves, changes, heatmap, two category charts
+    assert "Traceback" not in html and soup.find(id="arcnb-error") is None
+
+
+def test_jobs_give_the_same_sweep(trained, cli_sweep, tmp_path):
+    S.sweep([trained["ckpt_dir"]], DATASET, tmp_path / "jobs", arch="demo-conv",
+            tasks=trained["tasks"], jobs=3, report=False, progress=False)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "jobs" / S.SWEEP_CSV),
+                                  pd.read_csv(cli_sweep / S.SWEEP_CSV))
+
+
+def test_a_hidden_test_set_is_refused_before_any_evaluation(tmp_path, capsys):
+    ds = load_dataset("arc-agi-1:evaluation")
+    challenges = {t.id: {"train": [{"input": p.input.tolist(), "output": p.output.tolist()}
+                                   for p in t.train],
+                         "test": [{"input": p.input.tolist()} for p in t.test]}
+                  for t in list(ds)[:2]}
+    (tmp_path / "hidden_challenges.json").write_text(json.dumps(challenges))
+    assert main(["sweep", "copy-input", "baseline", "--dataset",
+                 str(tmp_path / "hidden_challenges.json"), "--out", str(tmp_path / "out"),
+                 "--no-report"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "without their outputs" in err and "\n" not in err
+    assert not (tmp_path / "out").exists()  # nothing half written
+
+
+def test_a_sweep_from_run_directories_made_elsewhere(trained, cli_sweep, tmp_path):
+    """What ``arcnb report --checkpoint a b c`` does with its runs when the checkpoints
+    record their steps: the runs (here in another folder, in another order) become a
+    sweep equal to the one that evaluated them."""
+    elsewhere = []
+    for j, rd in enumerate(sorted((cli_sweep / "runs").glob("*/metrics.json"), reverse=True)):
+        dest = tmp_path / "reports" / f"r{j}"
+        shutil.copytree(rd.parent, dest)
+        elsewhere.append(dest)
+    sw = S.from_run_dirs([trained["ckpt_dir"]], elsewhere, tmp_path / "sweep", report=False)
+    assert sw.steps == STEPS
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "sweep" / S.SWEEP_CSV),
+                                  pd.read_csv(cli_sweep / S.SWEEP_CSV))
+
+
+def test_a_sweep_under_torchrun_equals_one_process(tmp_path):
+    """Each checkpoint's evaluation spread over 2 processes (one process group for the
+    whole sweep); rank 0 writes the same sweep.csv as a single process."""
+    import os
+    import subprocess
+    import sys
+
+    ids = tmp_path / "ids.txt"
+    ids.write_text("\n".join(["45737921", "0c786b71", "195ba7dc", "009d5c81"]) + "\n")
+    common = ["sweep", "copy-input", "baseline", "--dataset", "arc-agi-1:evaluation",
+              "--tasks", str(ids), "--device", "cpu", "--no-report", "--no-progress"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    single = subprocess.run([sys.executable, "-m", "arcnb", *common, "--out",
+                             str(tmp_path / "single")], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert single.returncode == 0, single.stderr[-2000:]
+    multi = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node",
+                            "2", "--master_port", "29523", "-m", "arcnb", *common, "--out",
+                            str(tmp_path / "multi")], capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert multi.returncode == 0, multi.stderr[-3000:]
+    a = pd.read_csv(tmp_path / "single" / S.SWEEP_CSV)
+    b = pd.read_csv(tmp_path / "multi" / S.SWEEP_CSV)
+    pd.testing.assert_frame_equal(a, b)
+    for rd in b["run_dir"]:
+        m = json.loads((tmp_path / "multi" / rd / "metrics.json").read_text())
+        assert m["provenance"]["run"]["world_size"] == 2
