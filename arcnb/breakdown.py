@@ -51,7 +51,7 @@ import pandas as pd
 
 from . import metrics
 from .columns import GROUPS, NEAR_MISS, graded_columns, is_near_miss
-from .errors import ArcnbError
+from .errors import ArcnbError, ParameterError
 from .grids import COLOR_NAMES, PAD_TOKEN, pad_grids
 from .io import atomic_write_text, csv_text
 from .stats import bootstrap_ci, bootstrap_indices, ratio_bootstrap_ci
@@ -579,11 +579,11 @@ def _paper_columns(d: pd.DataFrame, columns, metric: str | None) -> list:
     if columns is not None:
         missing = [c for c in columns if c not in d.columns]
         if missing:
-            raise ArcnbError(f"no column {missing[0]!r} to put in the table; columns are "
+            raise ParameterError(f"no column {missing[0]!r} to put in the table; columns are "
                              f"{list(d.columns)}")
         return list(columns)
     if metric is not None and metric not in d.columns:
-        raise ArcnbError(f"no column {metric!r} to put in the table; columns are "
+        raise ParameterError(f"no column {metric!r} to put in the table; columns are "
                          f"{list(d.columns)}")
     m = metric or "pass@2"
     if "group" in d.columns and {m, f"{m}_ci_low", f"{m}_ci_high"} <= set(d.columns):
