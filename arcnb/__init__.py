@@ -14,6 +14,8 @@ from .errors import ArcnbError  # noqa: E402
 from .predictions import Predictions, load_predictions, write_predictions  # noqa: E402
 from .scoring import Results, score  # noqa: E402
 from .overlap import overlap  # noqa: E402  (binds arcnb.overlap to the function)
+# arcnb.candidates(dataset, predictions): a module you call (arcnb.candidates.candidates)
+from . import candidates  # noqa: E402,F401
 
 __all__ = [
     "__version__", "DATASETS", "Dataset", "Task", "load_dataset", "ArcnbError",

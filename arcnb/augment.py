@@ -25,7 +25,7 @@ are the first two groups' grids.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -234,7 +234,9 @@ class Vote:
     ``grids[i]`` is attempt ``i+1`` (None when no candidate was valid), ``votes[i]``
     and ``confidence[i]`` its vote count and mean confidence. ``n_candidates``
     counts all views, ``n_valid`` the valid grids among them, ``n_distinct`` the
-    distinct valid grids.
+    distinct valid grids. ``ranked`` holds every distinct valid grid in vote order as
+    ``(grid, votes, mean confidence)``, not only the ``attempts`` submitted (the
+    candidate pool, see :mod:`arcnb.candidates`).
     """
 
     grids: list
@@ -243,6 +245,7 @@ class Vote:
     n_candidates: int
     n_valid: int
     n_distinct: int
+    ranked: list = field(default_factory=list)
 
 
 def vote(candidates: Sequence[Any], confidences: Sequence[float] | None = None, *,
@@ -285,4 +288,5 @@ def vote(candidates: Sequence[Any], confidences: Sequence[float] | None = None, 
             grids.append(r[1])
             votes.append(int(r[2]) if j < len(ranked) else 0)
             conf.append(r[3] / r[2])
-    return Vote(grids, votes, conf, len(candidates), n_valid, len(ranked))
+    return Vote(grids, votes, conf, len(candidates), n_valid, len(ranked),
+                [(r[1], int(r[2]), r[3] / r[2]) for r in ranked])

@@ -81,7 +81,8 @@ from .predictions import attempt_entry
 __all__ = [
     "PROGRAMS", "fit_programs", "heuristic_submission", "copy_input_submission",
     "Primitive", "Program", "SearchResult", "primitives", "search_task", "solve_task",
-    "program_search_submission", "program_search_model", "FAMILIES", "DEFAULT_BUDGET",
+    "program_search_submission", "program_search_candidates", "program_search_model",
+    "FAMILIES", "DEFAULT_BUDGET",
     "DEFAULT_TIME_LIMIT",
 ]
 
@@ -1639,6 +1640,35 @@ def program_search_submission(dataset: Dataset, *, attempts: int = 2, max_depth:
                       f"{len(capped)} task(s) ({', '.join(capped[:5])}); those predictions "
                       "depend on the machine's speed", RuntimeWarning, stacklevel=2)
     return sub
+
+
+def program_search_candidates(dataset: Dataset, *, max_depth: int = 2,
+                              budget: int = DEFAULT_BUDGET,
+                              time_limit: float | None = DEFAULT_TIME_LIMIT) -> dict:
+    """Every consistent program's test outputs as a candidate pool, in the candidates
+    file format of :mod:`arcnb.candidates` (a dict to pass to
+    :func:`arcnb.candidates.candidates` or to write as JSON).
+
+    Per test input, one candidate per consistent program, simplest program first (the
+    ``order`` the attempts follow), with the score ``cost`` (the program's cost, lower
+    is better). Programs that give the same grid merge into one candidate whose votes
+    count them. A program whose test output is undefined gives a malformed candidate
+    (``null``), which keeps its place but is never a candidate.
+    """
+    tasks = {}
+    for task in dataset:
+        res = search_task(task, max_depth=max_depth, budget=budget, time_limit=time_limit)
+        outs = []
+        for i in range(len(task.test)):
+            cands = []
+            for p in res.programs:
+                g = p.outputs[i]
+                ok = g is not None and g.size and int(g.min()) >= 0 and int(g.max()) <= 9
+                cands.append({"grid": np.asarray(g).tolist() if ok else None,
+                              "scores": {"cost": float(p.cost)}})
+            outs.append(cands)
+        tasks[task.id] = outs
+    return {"arcnb_candidates": 1, "lower_is_better": ["cost"], "tasks": tasks}
 
 
 def program_search_model(**config):

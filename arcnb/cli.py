@@ -623,6 +623,78 @@ def _run_notebooks(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- candidates
+def _add_candidates(sub) -> None:
+    p = sub.add_parser("candidates", help="measure a candidate pool: what the model found "
+                                          "versus what it picked",
+                       description="Read many candidates per test output (a submission or "
+                                   "benchmarking-harness run with more than 2 attempts, or a "
+                                   "candidates .json/.parquet file) and report coverage (is "
+                                   "the right answer among the candidates at all?), pass@1 and "
+                                   "pass@2 per ranking rule, the selection gap (coverage - "
+                                   "pass@2), the rank of the right candidate, distinct "
+                                   "candidates per output and the calibration of the top "
+                                   "candidate's vote share, with 95% bootstrap intervals over "
+                                   "tasks.")
+    p.add_argument("--dataset", required=True,
+                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
+                        "*_challenges.json")
+    p.add_argument("--predictions", required=True,
+                   help="submission JSON file, benchmarking-harness run folder, or candidates "
+                        "file (.json or .parquet)")
+    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
+    p.add_argument("--rank-by", action="append", default=[], metavar="RULE",
+                   help="a ranking rule to measure besides 'order' and 'votes': 'votes', "
+                        "'order', a score of the candidates file (e.g. logprob) or "
+                        "'product_of_experts' (repeatable; the first one ranks "
+                        "rank_of_correct, default votes)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", help="folder for summary.json and the CSV tables")
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    p.set_defaults(func=_run_candidates)
+
+
+def _run_candidates(args) -> int:
+    from .candidates import candidates
+    from .io import to_jsonable
+
+    res = candidates(args.dataset, args.predictions, tasks=args.tasks, rank_by=args.rank_by)
+    s = res.summary
+    for w in s["warnings"]:
+        print(f"arcnb: warning: {w}", file=sys.stderr)
+    if args.out:
+        res.write(args.out, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps(to_jsonable({k: v for k, v in s.items() if k != "definitions"}),
+                         sort_keys=True))
+        return 0
+    ds = s["dataset"]
+    lo, hi = s["coverage_ci95"]
+    lines = [f"dataset: {ds.get('name')} ({ds.get('version')})"
+             + (f", filter: {ds['filter']}" if ds.get("filter") else ""),
+             f"tasks: {s['n_tasks']}  outputs: {s['n_outputs']}  samples: {s['n_samples']}  "
+             f"distinct candidates: {s['n_candidates']}  invalid attempts: "
+             f"{s['n_invalid_attempts']}  outputs without candidates: "
+             f"{s['n_outputs_without_candidates']}",
+             f"coverage: {_fmt(s['coverage'])} [{_fmt(lo)}, {_fmt(hi)}]  per output: "
+             f"{_fmt(s['coverage_per_output'])}",
+             f"{'rule':<20} {'pass@1':>8} {'pass@2':>8} {'selection_gap':>14}"]
+    for rule, r in s["rankings"].items():
+        lines.append(f"{rule[:20]:<20} {_fmt(r['pass@1']):>8} {_fmt(r['pass@2']):>8} "
+                     f"{_fmt(r['selection_gap']):>14}")
+    lines.append(f"rank of the right candidate ({s['rank_by']}): "
+                 + ", ".join(f"{k}: {v}" for k, v in s["rank_of_correct"].items()))
+    lines.append(f"distinct candidates per output: {_fmt(s['distinct_mean'])}  single-candidate "
+                 f"share: {_fmt(s['single_candidate_share'])}")
+    elo, ehi = s["ece_ci95"]
+    lines.append(f"calibration of the top vote share: ece {_fmt(s['ece'])} [{_fmt(elo)}, "
+                 f"{_fmt(ehi)}]")
+    print("\n".join(lines))
+    if args.out:
+        print(f"wrote {args.out}")
+    return 0
+
+
 # ---------------------------------------------------------------- overlap
 def _add_overlap(sub) -> None:
     p = sub.add_parser("overlap", help="which evaluation outputs the training data already holds",
@@ -669,6 +741,7 @@ def _run_overlap(args) -> int:
 _COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report, _add_notebooks]
 _COMMANDS.append(_add_sweep)
 _COMMANDS.append(_add_overlap)
+_COMMANDS.append(_add_candidates)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -689,6 +762,7 @@ _PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
                          "train_data"),
               "compare": ("runs", "dataset", "taxonomy")}
 _PATH_ARGS["sweep"] = ("checkpoints", "dataset", "tasks", "collect")
+_PATH_ARGS["candidates"] = ("dataset", "predictions", "tasks")
 
 
 def _resolve_paths(args) -> dict:

@@ -193,7 +193,11 @@ def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: i
             conf = [None if solves else _round(c) for c in vt.confidence]
             votes.append({"n_views": vt.n_candidates, "n_valid_views": vt.n_valid,
                           "n_distinct": vt.n_distinct, "votes": vt.votes,
-                          "confidence": conf})
+                          "confidence": conf,
+                          # every voted grid, not only the submitted ones (the pool)
+                          "candidates": [{"grid": np.asarray(g).tolist(), "votes": n,
+                                          "confidence": None if solves else _round(c)}
+                                         for g, n, c in vt.ranked]})
         rec = {"task_id": task.id, "attempts": atts, "votes": votes}
         # normalise through JSON so fresh and journaled records are identical
         records.append(json.loads(json.dumps(rec, sort_keys=True)))
@@ -295,6 +299,22 @@ def _vote_columns(records: Iterable[dict], attempts: int) -> pd.DataFrame:
             df[c] = df[c].astype("int64")
     df["test_index"] = df["test_index"].astype("int64")
     return df
+
+
+def _candidate_files(records: Iterable[dict], params: dict) -> dict:
+    """With augmentation, every voted candidate of every test output with its votes and
+    mean confidence, as the run's candidates file (:data:`arcnb.runs.CANDIDATES`)."""
+    from .candidates import candidates_bytes
+    from .runs import CANDIDATES
+
+    if params.get("augment", "none") == "none":
+        return {}
+    rows = [{"task_id": rec["task_id"], "test_index": i, "grid": c["grid"],
+             "votes": c["votes"],
+             **({} if c["confidence"] is None else {"confidence": c["confidence"]})}
+            for rec in records for i, v in enumerate(rec["votes"])
+            for c in v.get("candidates", [])]
+    return {CANDIDATES: candidates_bytes(CANDIDATES, rows)}
 
 
 def _dist_setup(device):
@@ -604,6 +624,7 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
     text = json.dumps(submission, separators=(",", ":")) + "\n"
     preds = Predictions.from_obj(json.loads(text))
     votes = _vote_columns([by_id[t.id] for t in task_list], attempts)
+    extra_files = _candidate_files([by_id[t.id] for t in task_list], params)
     provenance = run_provenance(
         checkpoint=params["checkpoint"], checkpoint_file=params["checkpoint_file"],
         checkpoint_sha256=params["checkpoint_sha256"],
@@ -612,11 +633,11 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
     if not all(t.has_truth for t in task_list):  # a hidden test set: predictions only
         unscored = Run.unscored(ds, preds, provenance=provenance)
         return unscored.write(out, overwrite=overwrite, extra_columns=votes,
-                              predictions_text=text)
+                              predictions_text=text, extra_files=extra_files)
     ks = sorted({1, 2, attempts})
     results = score(ds, preds, ks=ks, n_boot=n_boot, estimator=estimator)
     write_run_dir(results, out, provenance=provenance, overwrite=overwrite,
-                  extra_columns=votes, predictions_text=text)
+                  extra_columns=votes, predictions_text=text, extra_files=extra_files)
     results.run_dir = out
     results.votes = votes
     return results

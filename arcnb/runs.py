@@ -137,6 +137,9 @@ _JOURNAL_KIND = "arcnb-evaluate-journal"
 #: The files of a finished run directory, in the order they are written
 #: (metrics.json last: it marks completion).
 RUN_FILES = (PREDICTIONS, RESULTS_CSV, RESULTS_PARQUET, TASKS_CSV, METRICS)
+#: Every voted candidate of an augmented evaluate run, with its votes (a candidates
+#: Parquet file, see :mod:`arcnb.candidates`); optional.
+CANDIDATES = "candidates.parquet"
 #: The files a run directory must hold to be opened (checked in this order).
 _REQUIRED = (METRICS, PREDICTIONS)
 #: Summary keys that re-scoring ``predictions.json`` must reproduce exactly.
@@ -767,7 +770,8 @@ class Run:
 
     # ----------------------------------------------------------------- writing
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
-              extra_columns=None, predictions_text: str | None = None) -> "Run":
+              extra_columns=None, predictions_text: str | None = None,
+              extra_files: Mapping[str, bytes] | None = None) -> "Run":
         """Write this run as the run directory ``out``; returns the Run at ``out``.
 
         ``extra_columns`` (keyed by ``task_id`` and ``test_index``) are joined onto the
@@ -778,7 +782,8 @@ class Run:
         ``submission.json`` and the predictions table as ``results.csv``. All writes are
         atomic, ``metrics.json`` last; existing run files are only replaced with
         ``overwrite=True`` (checked up front). A write that fails (a full disk) takes
-        back the files it created, so no half run directory is left.
+        back the files it created, so no half run directory is left. ``extra_files``
+        (``{name: bytes}``, e.g. ``candidates.parquet``) are written before ``metrics.json``.
         """
         res = self.results
         if res is None and self.scored:
@@ -792,24 +797,27 @@ class Run:
         preds = res.predictions if res is not None else self.predictions
         predictions_bytes = _predictions_bytes(preds, predictions_text)
         names = list(RUN_FILES)
-        extra_files: dict = {}
+        added: dict = {}
         if res is not None:
             outputs, tasks = res.outputs, res.tasks
         else:
             attempts = int((self.summary.get("submission") or {}).get("attempts") or 2)
             sub, fills = kaggle_submission(self.dataset, preds, attempts=attempts)
             sub_bytes = (json.dumps(sub, separators=(",", ":")) + "\n").encode()
-            extra_files[SUBMISSION] = lambda: sub_bytes
+            added[SUBMISSION] = lambda: sub_bytes
             names.insert(names.index(METRICS), SUBMISSION)
             outputs = predictions_table(self.dataset, preds, fills)
             tasks = _unscored_tasks(outputs)
+        for name, data in (extra_files or {}).items():
+            added[name] = (lambda d=data: d)
+            names.insert(names.index(METRICS), name)
         if extra_columns is not None:
             outputs = outputs.merge(extra_columns, on=["task_id", "test_index"], how="left",
                                     validate="one_to_one")
         files = {PREDICTIONS: lambda: predictions_bytes, RESULTS_CSV: lambda: _df_csv(outputs),
                  RESULTS_PARQUET: lambda: _df_parquet(outputs),
                  TASKS_CSV: lambda: _df_csv(tasks),
-                 METRICS: lambda: _json_bytes(self.metrics), **extra_files}
+                 METRICS: lambda: _json_bytes(self.metrics), **added}
         created: list[Path] = []
         try:
             for name in names:  # metrics.json last: it marks a finished run
@@ -853,12 +861,13 @@ def _unscored_tasks(outputs):
 
 
 def write_run_dir(results, out, *, provenance: dict, overwrite: bool = False,
-                  extra_columns=None, predictions_text: str | None = None) -> Path:
+                  extra_columns=None, predictions_text: str | None = None,
+                  extra_files: Mapping[str, bytes] | None = None) -> Path:
     """Write a run directory from scored :class:`~arcnb.scoring.Results` and its
     provenance (:meth:`Run.write`). Returns the directory."""
     run = Run.from_results(results, provenance=provenance)
     return run.write(out, overwrite=overwrite, extra_columns=extra_columns,
-                     predictions_text=predictions_text).run_dir
+                     predictions_text=predictions_text, extra_files=extra_files).run_dir
 
 
 def _df_csv(df) -> bytes:

@@ -279,6 +279,16 @@ if costed is not None:
 else:
     R.show(R.note_html("No cost: the predictions carry no cost metadata.", note_id="arcnb-no-cost"))
 """),
+    code("""
+from arcnb.report.candidates import candidate_pool, candidates_html
+
+# shown only when some test output has more than 2 distinct candidates
+pool = candidate_pool(run, n_boot=n_boot, seed=seed)
+if pool is not None:
+    R.show(candidates_html(pool))
+    R.show_figure(P.rank_histogram(pool), "candidates_rank", fig_dir)
+    R.show_figure(P.pass_at_k_by_rule(pool), "candidates_pass_at_k", fig_dir)
+"""),
     md("""
 ## 10. Provenance
 
@@ -517,6 +527,21 @@ for by, t in tables.items():  # group, tasks, pass@2 and its interval; columns=[
                               caption=f"pass@2 with its 95% interval by {by}",
                               label=f"tab:arc-{by}"))
 print(open(fig_dir / "headline.tex").read())
+"""),
+    code("""
+from arcnb.report.candidates import candidate_pool
+
+# a candidate pool (more than 2 distinct candidates for some output): its four figures
+pool = candidate_pool(run, n_boot=n_boot, seed=seed)
+if pool is not None:
+    with P.paper_style():
+        for name, draw in (("candidates_rank", P.rank_histogram),
+                           ("candidates_by_category", P.coverage_vs_pass),
+                           ("candidates_reliability", P.reliability_diagram),
+                           ("candidates_pass_at_k", P.pass_at_k_by_rule)):
+            fig, ax = plt.subplots(figsize=size)
+            draw(pool, ax=ax)
+            R.show_figure(fig, name, fig_dir, formats=formats, written=written)
 """),
     code("""
 R.show(R.table_html(R.file_table(written), table_id="arcnb-figures-written"))

@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from arcnb import breakdown as B  # noqa: E402
+from arcnb import candidates as CA  # noqa: E402
 from arcnb import compare as C  # noqa: E402
 from arcnb import plot as P  # noqa: E402
 from arcnb import report as R  # noqa: E402
@@ -142,9 +143,16 @@ def runs(arc1_eval, tmp_path_factory):
     sweep = S.sweep(["copy-input", "baseline"], "arc-agi-1:evaluation",
                     tmp_path_factory.mktemp("sweep") / "sweep", tasks=arc1_eval.task_ids[:40],
                     report=False, progress=False, n_boot=N_BOOT)
+    # a candidate pool of three per output: the input twice (two votes), then the truth
+    # (one vote), on 40 tasks
+    ids = arc1_eval.task_ids[:40]
+    pool = {t: [{f"attempt_{j + 1}": g.tolist() for j, g in enumerate((p.input, p.input,
+                                                                         p.output))}
+                for p in arc1_eval[t].test] for t in ids}
     return {"default": default,
             "nothing": score(arc1_eval, copy, n_boot=N_BOOT),
-            "everything": score(arc1_eval, truth, n_boot=N_BOOT), "sweep": sweep}
+            "everything": score(arc1_eval, truth, n_boot=N_BOOT), "sweep": sweep,
+            "pool": CA.candidates(arc1_eval.select(ids), pool), "pool_task": ids[0]}
 
 
 def _with_ax(draw, size=None):
@@ -194,6 +202,13 @@ FIGURES = {
     "solved_heatmap": lambda r, o: _styled(lambda: P.solved_heatmap(o["sweep"].solved_matrix())),
     "category_curves": lambda r, o: _styled(lambda: P.category_curves(o["sweep"].categories(),
                                                                       "pass@2")),
+    # a candidate pool's figures (the same pool whatever the run)
+    "rank_histogram": lambda r, o: _styled(lambda: P.rank_histogram(o["pool"])),
+    "coverage_vs_pass": lambda r, o: _styled(lambda: P.coverage_vs_pass(o["pool"])),
+    "reliability_diagram": lambda r, o: _styled(lambda: P.reliability_diagram(o["pool"])),
+    "pass_at_k_by_rule": lambda r, o: _styled(lambda: P.pass_at_k_by_rule(o["pool"])),
+    "candidate_strip": lambda r, o: _styled(lambda: P.candidate_strip(
+        o["pool"], o["pool_task"], 0)),
 }
 # public callables of arcnb.plot that draw no figure of their own
 NOT_FIGURES = {"grid_image", "diff_mask", "pairs_image", "gallery_items", "gallery_pages", "paper_style",

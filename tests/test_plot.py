@@ -514,6 +514,10 @@ paper_style figsize save GridView PairView TaskView view enable_rich_display""".
 PUBLIC += "breakdown_panels cell_accuracy_hist cost_vs_score cost_by_outcome value_limit value_label".split()
 # the figure check and the paper widths by name
 PUBLIC += "check_figure WIDTHS paper_width".split()
+# the candidate-pool figures
+PUBLIC += "rank_histogram coverage_vs_pass reliability_diagram pass_at_k_by_rule candidate_strip".split()
+# a checkpoint sweep's figures and the logger's image
+PUBLIC += "pairs_image learning_curve learning_curves changes_bars solved_heatmap category_curves".split()
 
 
 def test_every_public_name_is_importable_from_arcnb_plot():

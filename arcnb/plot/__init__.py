@@ -47,6 +47,9 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
   :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`, :func:`leaderboard`
 * ``sweep``: :func:`learning_curve`, :func:`learning_curves`, :func:`changes_bars`,
   :func:`solved_heatmap`, :func:`category_curves` (a checkpoint sweep's figures)
+* ``candidates``: candidate-pool figures, :func:`rank_histogram`,
+  :func:`coverage_vs_pass`, :func:`reliability_diagram`, :func:`pass_at_k_by_rule`,
+  :func:`candidate_strip`
 * ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`,
   :data:`WIDTHS` and :func:`paper_width` (``"column"`` 3.5 in, ``"page"`` 7.2 in)
 * ``check``: :func:`check_figure`, the problems of a finished figure (overlapping,
@@ -85,6 +88,11 @@ from .sweep import (category_curves, changes_bars, learning_curve, learning_curv
 
 __all__ += ["learning_curve", "learning_curves", "changes_bars", "solved_heatmap",
             "category_curves"]
+from .candidates import (candidate_strip, coverage_vs_pass, pass_at_k_by_rule,  # noqa: E402
+                         rank_histogram, reliability_diagram)
+
+__all__ += ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule",
+            "candidate_strip"]
 __all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",
             "value_limit", "value_label"]
 __all__ += ["check_figure"]

@@ -1,0 +1,172 @@
+"""Figures of a candidate pool (:func:`arcnb.candidates.candidates`), for papers: where
+the right candidate ranks (:func:`rank_histogram`), coverage beside pass@2 per category
+(:func:`coverage_vs_pass`), the reliability of the top candidate's vote share
+(:func:`reliability_diagram`), pass@K against K per ranking rule
+(:func:`pass_at_k_by_rule`) and the candidates of one output in rank order
+(:func:`candidate_strip`).
+
+Each takes the analysis and ``ax=None`` (a new single-column figure in the paper style)
+and returns the Axes.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from .palette import _plt, grid_image
+from .paper import figsize, paper_style
+from .pixelfont import plain_label
+
+__all__ = ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule",
+           "candidate_strip"]
+
+
+@contextmanager
+def _axes(ax, aspect=0.62):
+    """The given Axes, or a new single-column figure drawn in the paper style."""
+    if ax is not None:
+        yield ax
+        return
+    with paper_style():
+        _, new = _plt().subplots(figsize=figsize(1, aspect))
+        yield new
+
+
+def rank_histogram(analysis, *, rule: str | None = None, max_rank: int = 10, ax=None):
+    """Test outputs by the rank of their right candidate under ``rule`` (default: the
+    analysis's first rule): ranks 1 ... ``max_rank``, then ``>max_rank``, then
+    ``absent`` (the right answer is not among the candidates)."""
+    rule = rule or analysis.summary["rank_by"]
+    ranks = analysis.outputs[f"rank_{rule}"].astype("float").to_numpy()
+    present = ranks[np.isfinite(ranks)].astype(int)
+    top = min(max_rank, int(present.max()) if present.size else 1)
+    counts = [int((present == r).sum()) for r in range(1, top + 1)]
+    labels = [str(r) for r in range(1, top + 1)]
+    if (present > top).any():
+        counts.append(int((present > top).sum()))
+        labels.append(f">{top}")
+    counts.append(int((~np.isfinite(ranks)).sum()))
+    labels.append("absent")
+    with _axes(ax) as ax:
+        colours = ["C0"] * (len(counts) - 1) + ["0.6"]
+        bars = ax.bar(range(len(counts)), counts, color=colours)
+        for b, c in zip(bars, counts):
+            ax.annotate(str(c), (b.get_x() + b.get_width() / 2, c), ha="center", va="bottom",
+                        fontsize="small", xytext=(0, 1), textcoords="offset points")
+        ax.set_xticks(range(len(counts)), labels)
+        ax.set_xlabel(f"rank of the right candidate ({plain_label(rule)})")
+        ax.set_ylabel("test outputs")
+        ax.set_ylim(0, max(counts) * 1.15 + 1)
+    return ax
+
+
+def coverage_vs_pass(analysis, *, ax=None):
+    """Per category: coverage (is the right answer among the candidates?) beside pass@2
+    under the first rule, with 95 % bootstrap intervals; the distance between the two is
+    what a better ranking rule could gain."""
+    t = analysis.by_category
+    with _axes(ax, aspect=min(1.6, max(0.5, 0.07 * len(t) + 0.25))) as ax:
+        if t.empty:
+            ax.text(0.5, 0.5, "no categories", ha="center", va="center",
+                    transform=ax.transAxes)
+            return ax
+        y = np.arange(len(t))
+        h = 0.38
+        for off, col, name in ((-h / 2, "coverage", "coverage"),
+                               (h / 2, "pass@2", f"pass@2 ({analysis.summary['rank_by']})")):
+            v = t[col].to_numpy(float)
+            lo = t[f"{col}_ci_low"].to_numpy(float)
+            hi = t[f"{col}_ci_high"].to_numpy(float)
+            ax.barh(y + off, v, height=h, label=plain_label(name),
+                    xerr=[np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)],
+                    error_kw={"elinewidth": 0.7, "capsize": 1.5})
+        ax.set_yticks(y, [f"{plain_label(c)} ({n})" for c, n in zip(t["category"], t["n_tasks"])])
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("fraction (mean over tasks)")
+        ax.legend(loc="lower right", fontsize="small")
+    return ax
+
+
+def reliability_diagram(analysis, *, ax=None):
+    """Fraction right against the top candidate's vote share, per vote-share bin
+    (Wilson 95 % intervals, point size by the bin's outputs), the diagonal of perfect
+    calibration, and the ECE with its bootstrap interval."""
+    rel = analysis.reliability
+    rel = rel[rel["n"] > 0]
+    with _axes(ax, aspect=0.9) as ax:
+        ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=0.8)
+        if len(rel):
+            x, y = rel["confidence"].to_numpy(float), rel["accuracy"].to_numpy(float)
+            ax.errorbar(x, y, yerr=[np.clip(y - rel["ci_low"], 0, None),
+                                    np.clip(rel["ci_high"] - y, 0, None)],
+                        fmt="none", ecolor="C0", elinewidth=0.8, capsize=2)
+            sizes = 12 + 60 * rel["n"].to_numpy(float) / rel["n"].max()
+            ax.scatter(x, y, s=sizes, color="C0", zorder=3)
+        s = analysis.summary
+        lo, hi = s["ece_ci95"]
+        ax.text(0.03, 0.95, f"ECE {s['ece']:.3f} [{lo:.3f}, {hi:.3f}]",
+                transform=ax.transAxes, va="top", fontsize="small")
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("top candidate's vote share")
+        ax.set_ylabel("fraction right")
+    return ax
+
+
+def pass_at_k_by_rule(analysis, *, ax=None):
+    """pass@K against K for every ranking rule, with the coverage (the ceiling of every
+    rule) as a dashed line; K on a log scale when it goes past 20."""
+    pak = analysis.pass_at_k
+    with _axes(ax) as ax:
+        for rule, g in pak.groupby("rule", sort=False):
+            g = g.sort_values("K")
+            ax.plot(g["K"], g["pass@K"], marker="o", markersize=2.5, label=plain_label(rule))
+        cov = analysis.summary["coverage"]
+        ax.axhline(cov, color="0.4", linestyle="--", linewidth=0.8)
+        ax.annotate(f"coverage {cov:.3f}", (1, cov), xycoords=("axes fraction", "data"),
+                    ha="right", va="bottom", fontsize="small", color="0.3")
+        if len(pak) and pak["K"].max() > 20:
+            ax.set_xscale("log")
+        ax.set_xlabel("K (top-ranked candidates)")
+        ax.set_ylabel("pass@K")
+        ax.set_ylim(0, min(1.0, max(cov, float(pak["pass@K"].max()) if len(pak) else 0) * 1.15
+                       + 0.02))
+        ax.legend(fontsize="small")
+    return ax
+
+
+def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | None = None,
+                    max_items: int = 8, ax=None):
+    """The candidates of one test output in rank order under ``rule`` (default: the
+    analysis's first rule), side by side, each titled with its rank and votes; the right
+    one is framed in green and titled "right". At most ``max_items`` are drawn (the
+    title says how many there are)."""
+    rule = rule or analysis.summary["rank_by"]
+    items = analysis.grids(task_id, test_index, rule=rule)
+    shown = items[:max_items]
+    n = max(1, len(shown))
+    with _axes(ax, aspect=0.3) as ax:
+        ax.set_axis_off()
+        ax.set_title(f"{plain_label(task_id)} output {test_index}: {len(items)} candidates "
+                     f"by {plain_label(rule)}", fontsize="small")
+        if not shown:
+            ax.text(0.5, 0.5, "no candidates", ha="center", va="center",
+                    transform=ax.transAxes)
+            return ax
+        fig = ax.figure
+        box = ax.get_position()
+        w = box.width / n
+        for j, (grid, votes, right) in enumerate(shown):
+            sub = fig.add_axes([box.x0 + j * w + w * 0.05, box.y0, w * 0.9, box.height * 0.62])
+            sub.imshow(grid_image(grid), interpolation="nearest")
+            sub.set_xticks([])
+            sub.set_yticks([])
+            for spine in sub.spines.values():
+                spine.set_visible(True)
+                spine.set_color("#2ca02c" if right else "0.6")
+                spine.set_linewidth(2.5 if right else 0.6)
+            sub.set_title(f"{j + 1}: {votes} vote{'s' if votes != 1 else ''}"
+                          + ("\nright" if right else ""), fontsize="small")
+    return ax

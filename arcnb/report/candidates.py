@@ -1,0 +1,73 @@
+"""The report's candidate-pool section: shown when a run has more than 2 distinct
+candidates for some test output (an augmented evaluate run's ``candidates.parquet``, or
+predictions with more than 2 attempts), see :mod:`arcnb.candidates`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..candidates import CANDIDATE_DEFINITIONS, CandidateAnalysis, candidates
+from ..runs import CANDIDATES
+from .html import note_html, table_html
+
+__all__ = ["candidate_pool", "candidates_html"]
+
+
+def candidate_pool(run, *, n_boot: int = 1000, seed: int = 0) -> CandidateAnalysis | None:
+    """The candidate pool of a scored run, or None when no test output has more than 2
+    distinct candidates (then the report shows nothing). The pool is the run
+    directory's :data:`arcnb.runs.CANDIDATES` when it has one, else its attempts."""
+    res = getattr(run, "results", None)
+    if res is None:
+        return None
+    run_dir = getattr(run, "run_dir", None)
+    path = Path(run_dir) / CANDIDATES if run_dir else None
+    if path is not None and path.is_file():
+        source = path
+    else:
+        preds = res.predictions
+        if max((len(a) for outs in preds.attempts.values() for a in outs), default=0) <= 2:
+            return None
+        source = preds
+    pool = candidates(res.dataset, source, n_boot=n_boot, seed=seed)
+    return pool if int(pool.outputs["n_distinct"].max()) > 2 else None
+
+
+def candidates_html(pool: CandidateAnalysis) -> str:
+    """The section: coverage and, per ranking rule, pass@1, pass@2 and the selection gap
+    (with 95 % intervals), the rank of the right candidate, distinct candidates per
+    output and the calibration of the top vote share."""
+    s = pool.summary
+
+    def ci(v, lo_hi):
+        return f"{v:.4f} [{lo_hi[0]:.4f}, {lo_hi[1]:.4f}]"
+
+    rows = [{"rule": rule, "pass@1": ci(r["pass@1"], r["pass@1_ci95"]),
+             "pass@2": ci(r["pass@2"], r["pass@2_ci95"]),
+             "selection_gap": ci(r["selection_gap"], r["selection_gap_ci95"])}
+            for rule, r in s["rankings"].items()]
+    head = pd.DataFrame([
+        {"number": "coverage", "value": ci(s["coverage"], s["coverage_ci95"]),
+         "meaning": CANDIDATE_DEFINITIONS["coverage"]},
+        {"number": "distinct_mean", "value": f"{s['distinct_mean']:.2f}",
+         "meaning": CANDIDATE_DEFINITIONS["distinct_mean"]},
+        {"number": "ece", "value": ci(s["ece"], s["ece_ci95"]),
+         "meaning": CANDIDATE_DEFINITIONS["ece"]},
+    ])
+    ranks = pd.DataFrame([{"rank of the right candidate": k, "test outputs": v}
+                          for k, v in s["rank_of_correct"].items()])
+    parts = ["<h2>Candidate pool</h2>",
+             note_html(f"{s['n_candidates']} distinct candidates from {s['n_samples']} "
+                       f"samples over {s['n_outputs']} test outputs: what the model found "
+                       "versus what it picked. The selection gap (coverage - pass@2) is "
+                       "what a perfect choice of two candidates would add.",
+                       note_id="arcnb-candidates-note"),
+             table_html(head, table_id="arcnb-candidates-summary",
+                        caption="95% bootstrap intervals over tasks"),
+             table_html(pd.DataFrame(rows), table_id="arcnb-candidates-rules",
+                        caption="per ranking rule"),
+             table_html(ranks, table_id="arcnb-candidates-ranks",
+                        caption=f"under the rule {s['rank_by']}")]
+    parts += [note_html(w, note_id="arcnb-candidates-warning") for w in s["warnings"]]
+    return "\n".join(parts)
