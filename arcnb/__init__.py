@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import sys as _sys
 
-#: arcnb's version.
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 from .data import DATASETS, Dataset, Task, load_dataset  # noqa: E402
 from .errors import ArcnbError  # noqa: E402
 from .predictions import Predictions, load_predictions, write_predictions  # noqa: E402
 from .scoring import Results, score  # noqa: E402
+from .runs import Run  # noqa: E402
+from .front import open_run as open  # noqa: E402,A001 - arcnb.open: the front door
 from .overlap import overlap  # noqa: E402  (binds arcnb.overlap to the function)
 # arcnb.candidates(dataset, predictions): a module you call (arcnb.candidates.candidates)
 from . import candidates  # noqa: E402,F401
@@ -20,7 +21,7 @@ from . import candidates  # noqa: E402,F401
 __all__ = [
     "__version__", "DATASETS", "Dataset", "Task", "load_dataset", "ArcnbError",
     "Predictions", "load_predictions", "write_predictions", "Results", "score",
-    "overlap",
+    "Run", "open", "overlap",
 ]
 
 

@@ -14,6 +14,8 @@ import sys
 
 from .data import DATASETS
 from .errors import ArcnbError, ParameterError, one_line, printable
+from .runs import (FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
+                   SUBMISSION, TASKS_CSV)
 
 __all__ = ["main"]
 
@@ -198,7 +200,7 @@ def _add_compare(sub) -> None:
                                    "Pareto front). Writes CSV + LaTeX tables, summary.json and "
                                    "leaderboard.png/.pdf into --out.")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                   help="run directories (predictions.json + metrics.json); with --dataset also "
+                   help=f"run directories ({PREDICTIONS} + {METRICS}); with --dataset also "
                         "submission files or benchmarking-harness run folders")
     p.add_argument("--out", required=True, help="output folder for the tables and summary.json")
     p.add_argument("--common-tasks", action="store_true",
@@ -208,7 +210,7 @@ def _add_compare(sub) -> None:
                    help="categories for the per-category table: 'structural' (default), "
                         "'folder', a taxonomy .csv/.json file, or 'none'")
     p.add_argument("--dataset", help="re-score every run on this dataset instead of the one "
-                                     "recorded in its metrics.json (needed for predictions "
+                                     f"recorded in its {METRICS} (needed for predictions "
                                      "given instead of run directories)")
     p.add_argument("--labels", help="comma-separated run labels (default: folder names)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
@@ -255,7 +257,7 @@ def _add_report(sub) -> None:
     p = sub.add_parser("report", help="build a self-contained HTML report (papermill + nbconvert)",
                        description="Evaluate a checkpoint, score a predictions file or take a "
                                    "run directory, execute arcnb's report notebook with papermill "
-                                   "and export OUT/report.html (code hidden, images embedded, "
+                                   f"and export OUT/{REPORT_HTML} (code hidden, images embedded, "
                                    "nothing loaded from the network). Several checkpoints run "
                                    "concurrently, one sub-folder of OUT each.")
     src = p.add_mutually_exclusive_group(required=True)
@@ -274,8 +276,8 @@ def _add_report(sub) -> None:
     p.add_argument("--taxonomy", help="user taxonomy (.csv task_id,category or .json) added to "
                                       "the automatic one")
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
-    p.add_argument("--out", required=True, help="output folder (run files, report.ipynb, "
-                                                "report.html, figures/)")
+    p.add_argument("--out", required=True, help=f"output folder (run files, {REPORT_NOTEBOOK}, "
+                                                f"{REPORT_HTML}, {FIGURES}/)")
     p.add_argument("--overwrite", action="store_true", help="replace existing outputs in --out")
     p.add_argument("--device", default="auto", help="checkpoints: auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="checkpoints: inputs per batch (64)")
@@ -291,7 +293,8 @@ def _add_report(sub) -> None:
     _add_estimator(p, "; a --run directory keeps its recorded estimator")
     p.add_argument("--train-data", nargs="+", metavar="TRAIN",
                    help="training data (dataset names, folders, files): adds the report's "
-                        "training-data overlap section and records the check in metrics.json")
+                        f"training-data overlap section and records the check in {METRICS}")
+    _add_checkpoint_options(p, "checkpoints: ")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_report)
     _extend_compare(sub)
@@ -347,7 +350,7 @@ def _extend_report_sweep(sub) -> None:
 
         if S.plan(ckpts)[0].step_source != S.STEP_SOURCES[0]:
             return rc
-        runs = [p.parent for p in Path(args.out).glob("*/metrics.json")]
+        runs = [p.parent for p in Path(args.out).glob(f"*/{METRICS}")]
         sw = S.from_run_dirs(ckpts, runs, Path(args.out) / "sweep",
                              overwrite=args.overwrite)
         print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
@@ -362,27 +365,29 @@ def _run_report(args) -> int:
     from . import report as R
     from .runs import compact_line, is_scored, ks_of, summary_of
 
-    dataset = args.dataset
+    from .front import CheckpointSource, PredictionsSource, RunDirSource
+
+    dataset, references = args.dataset, None
+    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment,
+            **_checkpoint_options(args)}
     if args.default:
-        src = R.default_source()
-        sources, dataset = [src], dataset or src["dataset"]
+        default = R.default_source()
+        sources = [R.as_source(default, opts)]
+        dataset, references = dataset or default["dataset"], default["references"]
     elif args.checkpoint:
-        sources = [{"kind": "checkpoint", "path": c} for c in args.checkpoint]
+        sources = [CheckpointSource(c, opts) for c in args.checkpoint]
     elif args.predictions:
-        sources = [{"kind": "predictions", "path": f} for f in args.predictions]
+        sources = [PredictionsSource(f) for f in args.predictions]
     else:
-        sources = [{"kind": "run", "path": d} for d in args.run]
+        sources = [RunDirSource(d) for d in args.run]
     if not dataset and not args.run:
         raise ParameterError("--dataset is required with --checkpoint / --predictions")
     if args.reference:
-        refs = _references(args.reference)
-        sources = [{**src, "references": refs} for src in sources]
-    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment}
+        references = _references(args.reference)
     results = R.build_reports(sources, dataset=dataset, out=args.out, taxonomy=args.taxonomy,
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
-                              evaluate_options=opts if sources[0]["kind"] == "checkpoint"
-                              else None, estimator=args.estimator,
+                              estimator=args.estimator, references=references,
                               **_train_data_parameters(args))
     for r in results:
         print(f"report: {r.html}")
@@ -420,10 +425,10 @@ def _references(refs: list[str]) -> list[str]:
 # ---------------------------------------------------------------- evaluate
 def _add_evaluate(sub) -> None:
     p = sub.add_parser("evaluate", help="run a model checkpoint on a dataset and score it",
-                       description="Evaluate a checkpoint: predictions.json (ARC Prize format), "
-                                   "results.csv/.parquet, tasks.csv and metrics.json with "
+                       description=f"Evaluate a checkpoint: {PREDICTIONS} (ARC Prize format), "
+                                   f"{RESULTS_CSV}/.parquet, {TASKS_CSV} and {METRICS} with "
                                    "provenance in --out. On a dataset without test outputs "
-                                   "(a hidden test set) nothing is scored and submission.json "
+                                   f"(a hidden test set) nothing is scored and {SUBMISSION} "
                                    "is written for Kaggle. Resumable; shards over ranks under "
                                    "torchrun.")
     p.add_argument("--checkpoint", required=True,
@@ -432,7 +437,7 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--dataset", required=True,
                    help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
                         "*_challenges.json (without its solutions file: a hidden test set, "
-                        "not scored, submission.json written)")
+                        f"not scored, {SUBMISSION} written)")
     p.add_argument("--out", required=True, help="run directory to write")
     _add_model_options(p)
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
@@ -445,25 +450,55 @@ def _add_model_options(p) -> None:
     """How a checkpoint is run: the options ``arcnb evaluate`` and ``arcnb sweep`` share."""
     p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
     p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")
-    p.add_argument("--attempts", type=int, default=2, help="attempts per test input (2)")
     p.add_argument("--augment", default="none", choices=["none", "dihedral", "dihedral+colors"],
                    help="test-time augmentation with voting (default none)")
     p.add_argument("--color-perms", type=int, default=1,
                    help="random colour permutations per dihedral view for dihedral+colors (1)")
     p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
-    p.add_argument("--arch", help="model builder (registered name or module:callable) for "
-                                  "Lightning / state-dict checkpoints; the module is looked up "
-                                  "in the current directory first, as `python -m` does")
-    p.add_argument("--config", help="JSON object of builder arguments (merged over the "
+    _add_estimator(p)
+    _add_checkpoint_options(p)
+
+
+def _add_checkpoint_options(p, scope: str = "") -> None:
+    """The options of how a checkpoint is loaded and run, shared by ``arcnb evaluate``
+    and ``arcnb report --checkpoint`` (one definition: both take the same ones).
+    :func:`_checkpoint_options` turns them into :func:`arcnb.evaluate.evaluate`'s
+    keyword arguments."""
+    p.add_argument("--arch", help=scope + "model builder (registered name or module:callable) "
+                                  "for Lightning / state-dict checkpoints; the module is looked "
+                                  "up in the current directory first, as `python -m` does")
+    p.add_argument("--config", help=scope + "JSON object of builder arguments (merged over the "
                                     "checkpoint's saved config)")
     p.add_argument("--replace-config", action="store_true",
-                   help="use --config (or the builder's defaults) instead of the checkpoint's "
-                        "saved config, not merged over it")
-    p.add_argument("--seed", type=int, default=0, help="torch and colour-permutation seed (0)")
-    _add_estimator(p)
+                   help=scope + "use --config (or the builder's defaults) instead of the "
+                        "checkpoint's saved config, not merged over it")
     p.add_argument("--trust-checkpoint", action="store_true",
-                   help="allow a checkpoint that needs arbitrary pickled code (runs code from "
-                        "the file: only for files you trust)")
+                   help=scope + "allow a checkpoint that needs arbitrary pickled code (runs "
+                        "code from the file: only for files you trust)")
+    p.add_argument("--attempts", type=int, default=2,
+                   help=scope + "attempts per test input (2)")
+    p.add_argument("--seed", type=int, default=0,
+                   help=scope + "torch and colour-permutation seed (0)")
+
+
+def _checkpoint_options(args) -> dict:
+    """The options of :func:`_add_checkpoint_options` as plain JSON keyword arguments of
+    :func:`arcnb.evaluate.evaluate` (``config`` parsed, ``replace_config`` kept as a
+    flag: :func:`arcnb.evaluate.checkpoint_kwargs` makes them the builder's config).
+    A ``module:callable`` builder's module is looked up in the current directory."""
+    config = None
+    if args.config:
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"--config is invalid JSON: {exc}") from None
+        if not isinstance(config, dict):
+            raise ParameterError("--config must be a JSON object")
+    if args.arch and ":" in args.arch:
+        _import_from_cwd()
+    return {"arch": args.arch, "config": config, "replace_config": bool(args.replace_config),
+            "trust_checkpoint": bool(args.trust_checkpoint), "attempts": args.attempts,
+            "seed": args.seed}
 
 
 def _import_from_cwd() -> None:
@@ -477,36 +512,22 @@ def _import_from_cwd() -> None:
 
 
 def _model_config(args):
-    """The builder config of :func:`_add_model_options` (``--config``,
-    ``--replace-config``); lets ``--arch module:callable`` import from the current
-    directory."""
-    config = None
-    if args.config:
-        try:
-            config = json.loads(args.config)
-        except json.JSONDecodeError as exc:
-            raise ParameterError(f"--config is invalid JSON: {exc}") from None
-        if not isinstance(config, dict):
-            raise ParameterError("--config must be a JSON object")
-    if args.arch and ":" in args.arch:
-        _import_from_cwd()
-    if args.replace_config:
-        from .models import ReplaceConfig
+    """The builder config of :func:`_add_checkpoint_options` (``--config``,
+    ``--replace-config``; what ``arcnb sweep`` passes on); lets ``--arch
+    module:callable`` import from the current directory."""
+    from .evaluate import checkpoint_kwargs
 
-        config = ReplaceConfig(config or {})
-    return config
+    return checkpoint_kwargs(_checkpoint_options(args)).get("config")
 
 
 def _run_evaluate(args) -> int:
-    from .evaluate import evaluate
+    from .evaluate import checkpoint_kwargs, evaluate
 
-    config = _model_config(args)
     res = evaluate(args.checkpoint, args.dataset, args.out, device=args.device,
-                   batch_size=args.batch_size, attempts=args.attempts, augment=args.augment,
+                   batch_size=args.batch_size, augment=args.augment,
                    color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,
-                   overwrite=args.overwrite, trust_checkpoint=args.trust_checkpoint,
-                   arch=args.arch, config=config, seed=args.seed,
-                   progress=False if args.no_progress else None, estimator=args.estimator)
+                   overwrite=args.overwrite, progress=False if args.no_progress else None,
+                   estimator=args.estimator, **checkpoint_kwargs(_checkpoint_options(args)))
     if res is None:  # a non-zero rank under torchrun: rank 0 reports
         return 0
     if getattr(res, "scored", True) is False:  # a hidden test set: predictions only
@@ -747,7 +768,7 @@ _COMMANDS.append(_add_candidates)
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="arcnb", description="Evaluate models on ARC: scoring, metrics, "
                                                "plots, breakdowns and reports.")
-    from . import __version__
+    from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"arcnb {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

@@ -42,7 +42,7 @@ cost the summary's ``leaderboard`` says so in one line.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -51,12 +51,16 @@ import pandas as pd
 
 from .breakdown import group_membership, latex_table
 from .errors import CompareError, refuse_overwrite
+from .front import PredictionsSource, RunDirSource, open_run
 from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
-from .runs import METRICS, PREDICTIONS, Run, RunDirError, check_out_path, run_provenance
+from .runs import METRICS, PREDICTIONS, Run, RunDirError, check_out_path
+from .scoring import Results, _task_means, score
 from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
+from .plot import leaderboard, save
+from .plot.palette import _plt
 
-__all__ = ["CompareError", "RunScore", "Comparison", "load_run", "compare", "TABLES",
+__all__ = ["CompareError", "Comparison", "load_run", "compare", "TABLES",
            "pareto_front", "LEADERBOARD", "LEADERBOARD_FORMATS"]
 
 #: The tables a comparison writes (``<name>.csv`` and ``<name>.tex``).
@@ -73,64 +77,39 @@ LEADERBOARD = "leaderboard"
 LEADERBOARD_FORMATS = ("png", "pdf")
 
 
-class RunScore(Run):
-    """The former name of :class:`arcnb.runs.Run` in this module, kept for code that
-    builds one positionally as ``RunScore(label, results, path, metrics)``."""
-
-    def __init__(self, label: str, results, path: str | None = None,
-                 metrics: dict | None = None):
-        super().__init__(results, dict(metrics or {}), Path(path) if path else None, label)
 
 
 def load_run(run_dir: str | os.PathLike, *, dataset=None, label: str | None = None,
              n_boot: int = 1000, seed: int = 0, _cache: dict | None = None) -> Run:
-    """Re-score a run directory: :meth:`arcnb.runs.Run.open` (see it for how the
-    dataset and the task set are found; the recorded estimator is used), with
-    :class:`CompareError` for a run directory that is missing, incomplete or
-    inconsistent, or unscored (no truth)."""
+    """Re-score a run directory through the front door (:func:`arcnb.front.open_run`,
+    i.e. :meth:`arcnb.runs.Run.open`: see it for how the dataset and the task set are
+    found; the recorded estimator is used), with :class:`CompareError` for a run
+    directory that is missing, incomplete or inconsistent, or unscored (no truth)."""
+    return _open(RunDirSource(str(run_dir)), dataset=dataset, label=label, n_boot=n_boot,
+                 seed=seed, cache=_cache)
+
+
+def _open(source, *, dataset, label: str | None, n_boot: int, seed: int,
+          cache: dict | None) -> Run:
+    """A scored run from the front door; its errors as :class:`CompareError`."""
     try:
-        run = Run.open(run_dir, dataset=dataset, label=label, n_boot=n_boot, seed=seed,
-                       cache=_cache)
+        run = open_run(source, dataset=dataset, label=label, ks=(1, 2), n_boot=n_boot,
+                       seed=seed, cache=cache)
     except CompareError:
         raise
     except RunDirError as exc:
         raise CompareError(str(exc)) from None
     if not run.scored:
-        raise CompareError(f"{run_dir} is not scored (its dataset has no truth: a hidden test "
-                           "set); it cannot be compared")
+        raise CompareError(f"{run.path or run.label} is not scored (its dataset has no truth: "
+                           "a hidden test set); it cannot be compared")
     return run
-
-
-def _load_predictions_run(path: Path, *, dataset, label: str | None, n_boot: int, seed: int,
-                          cache: dict) -> Run:
-    """Predictions (a submission file or a benchmarking-harness run folder) scored in
-    memory on ``dataset``, as a Run labelled after the file or folder."""
-    from .data import load_dataset
-    from .predictions import load_predictions
-    from .scoring import score
-
-    if dataset is None:
-        raise CompareError(f"{path} is not a run directory (no {METRICS}); to compare "
-                           "predictions (a submission file or a benchmarking-harness run "
-                           "folder) pass the dataset they were made for (dataset= / --dataset)")
-    key = ("predictions-dataset", str(dataset))
-    if key not in cache:
-        cache[key] = load_dataset(dataset)
-    ds = cache[key]
-    preds = load_predictions(path)
-    res = score(ds, preds, n_boot=n_boot, seed=seed)
-    prov = run_provenance(source="predictions", predictions=str(path),
-                          predictions_sha256=preds.source_sha256(), dataset=ds.info)
-    return Run.from_results(res, provenance=prov, label=label or path.stem or path.name)
 
 
 def _load_one(r, i: int, lab: str | None, *, dataset, n_boot: int, seed: int,
               cache: dict) -> Run:
     """One of :func:`compare`'s runs as a scored Run."""
-    from .scoring import Results
-
     if isinstance(r, Run) and r.results is not None:
-        return Run(r.results, r.metrics, r.run_dir, lab or r.label)
+        return replace(r, label=lab or r.label)
     if isinstance(r, Run) and not r.scored:
         raise CompareError(f"run {r.label!r} is not scored (no truth: a hidden test set); it "
                            "cannot be compared")
@@ -144,8 +123,13 @@ def _load_one(r, i: int, lab: str | None, *, dataset, n_boot: int, seed: int,
     path = Path(r)
     if path.exists() and not (path / METRICS).exists() and \
             (path.is_file() or not (path / PREDICTIONS).exists()):
-        return _load_predictions_run(path, dataset=dataset, label=lab, n_boot=n_boot,
-                                     seed=seed, cache=cache)
+        if dataset is None:
+            raise CompareError(f"{path} is not a run directory (no {METRICS}); to compare "
+                               "predictions (a submission file or a benchmarking-harness run "
+                               "folder) pass the dataset they were made for (dataset= / "
+                               "--dataset)")
+        return _open(PredictionsSource(str(path)), dataset=dataset, label=lab, n_boot=n_boot,
+                     seed=seed, cache=cache)
     return load_run(r, dataset=dataset, label=lab, n_boot=n_boot, seed=seed, _cache=cache)
 
 
@@ -172,8 +156,6 @@ class Comparison:
         front marked. Returns the Axes, or None when some run has no cost."""
         if not self.has_cost:
             return None
-        from .plot import leaderboard
-
         return leaderboard(self.tables["runs"], ax=ax)
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
@@ -214,9 +196,6 @@ class Comparison:
         return written
 
     def _write_leaderboard(self, out: Path) -> list[Path]:
-        from .plot import save
-        from .plot.palette import _plt
-
         ax = self.leaderboard()
         fig = ax.get_figure()
         try:
@@ -249,8 +228,6 @@ def _labels(runs: Sequence[Run]) -> None:
 
 
 def _restrict(run: Run, task_ids: list[str], n_boot: int, seed: int) -> Run:
-    from .scoring import score
-
     res = run.results
     if list(res.tasks["task_id"]) == task_ids:
         return run
@@ -501,8 +478,6 @@ def _category_diffs(a: Run, b: Run, mem: pd.DataFrame, info: dict, n_boot, seed,
     """Per category: the difference of the mean over its tasks of the per-task mean of
     the outputs' ``pass@2`` (the estimator's value; NaN when one output is undefined)
     and McNemar on ``solved@2``."""
-    from .scoring import _task_means
-
     ta, tb, oa, ob = _aligned(a, b)
     key = ["task_id", "test_index"]
     m = mem.merge(oa[["solved@2", "pass@2"]].rename(columns={"solved@2": "a",

@@ -25,14 +25,14 @@ number of threads, so compare a torchrun run (``OMP_NUM_THREADS=1`` per process 
 default) with a single process run under the same ``OMP_NUM_THREADS``.
 
 Resuming: after each unit every finished task is appended to the run's journal (one
-JSON line per task, flushed and fsynced; :class:`arcnb.runs.Journal`);
+JSON line per task, flushed and fsynced; :class:`arcnb.journal.Journal`);
 ``resume=True`` reads it (a truncated last line is ignored and cut off), skips
 finished units and recomputes the rest. The final files are written atomically
 (temporary file + rename), the metrics last: they alone mark a finished run, which is
 never overwritten without ``overwrite=True``; a run killed during its final writes (run
 files but no metrics) is finished by ``resume=True`` from its journal. Every journal
 record carries the SHA-256 of the run's parameters (a record of another run is refused,
-never used), and the run directory is locked (:class:`arcnb.runs.RunLock`) for the
+never used), and the run directory is locked (:class:`arcnb.journal.RunLock`) for the
 whole run, so a second evaluate into it stops with one line.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -51,46 +51,48 @@ import pandas as pd
 from .augment import AUGMENT_MODES, View, make_views, vote
 from .errors import ArcnbError, OutputExistsError, ParameterError
 from .io import to_jsonable
-from .runs import (JOURNAL_GLOB, RUN_FILES, Journal, RunLock,  # noqa: F401
-                   check_out_path, file_sha256_or_none, journal_name, journal_paths,
-                   journal_record_problem, read_journals, refuse_finished, run_provenance,
-                   user_paths, write_run_dir)
+from .journal import (Journal, RunLock, journal_name, journal_paths, journal_record_problem,
+                      read_journals)
+from .runs import CANDIDATES, Run, check_out_path, refuse_finished, run_provenance, user_paths
+from .models import BUNDLED_BASELINE, ReplaceConfig, load_model
+from .data import Pair, Task, load_dataset
+from .grids import as_grid_or_none
+from .models.interface import decode_logits, pad_batch, pad_demonstrations
+from .candidates import candidates_bytes
+from .scoring import ESTIMATORS, score
+from .models.loading import file_sha256
+from .predictions import Predictions, to_submission
 
-__all__ = ["evaluate", "write_run_dir", "score_to_run_dir", "RUN_FILES", "run_provenance",
-           "plan_units"]
+__all__ = ["evaluate", "plan_units", "checkpoint_kwargs"]
 
 
-def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool = False,
-                     ks: Sequence[int] = (1, 2), provenance: dict | None = None,
-                     estimator: str = "ranked"):
-    """Score predictions (a submission file or a benchmarking-harness run folder) and
-    write a run directory from them (no model involved).
-
-    Used by ``arcnb report --predictions`` and comparisons. The run's predictions file
-    is a byte copy of a submission file; a harness folder is written as one submission
-    file whose attempts keep their metadata (cost, tokens), so re-opening the run gives
-    the same numbers. ``provenance.predictions_sha256`` is the file's SHA-256, or for a
-    folder the digest of its task files
-    (:meth:`arcnb.predictions.Predictions.source_sha256`). ``estimator`` is passed to
-    :func:`arcnb.scoring.score`. Returns the Results.
-    """
-    from .data import load_dataset
-    from .predictions import load_predictions
-    from .scoring import score
-
-    refuse_finished(out, overwrite=overwrite)
-    ds = load_dataset(dataset, tasks=tasks)
-    preds = load_predictions(predictions)
-    res = score(ds, preds, ks=ks, estimator=estimator)
-    prov = run_provenance(source="predictions",
-                          predictions=str(predictions) if preds.source else None,
-                          predictions_sha256=preds.source_sha256(),
-                          dataset=ds.info)
-    if user_paths():  # the command line's paths, as typed and resolved
-        prov["run"] = {"paths": user_paths()}
-    prov.update(provenance or {})
-    write_run_dir(res, out, provenance=prov, overwrite=overwrite)
-    return res
+def checkpoint_kwargs(options: Mapping | None) -> dict:
+    """:func:`evaluate`'s keyword arguments from plain-JSON checkpoint options (what
+    ``arcnb evaluate`` and ``arcnb report --checkpoint`` share, and what a notebook
+    parameter can carry): ``config`` may be a JSON text, ``replace_config`` (a flag)
+    makes it a :class:`arcnb.models.ReplaceConfig`, and a ``module:callable`` ``arch``
+    is also looked up in the directory the ``arcnb`` command was started from (a
+    notebook kernel runs elsewhere)."""
+    opts = dict(options or {})
+    config = opts.get("config")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config) if config.strip() else None
+        except json.JSONDecodeError as exc:
+            raise ParameterError(f"--config is invalid JSON: {exc}") from None
+        if config is not None and not isinstance(config, dict):
+            raise ParameterError("--config must be a JSON object")
+    if opts.pop("replace_config", False):
+        config = ReplaceConfig(config or {})
+    if "config" in opts or config is not None:
+        opts["config"] = config or None
+    if not opts.get("arch"):
+        opts.pop("arch", None)
+    arch = opts.get("arch")
+    cwd = (user_paths() or {}).get("cwd")
+    if isinstance(arch, str) and ":" in arch and isinstance(cwd, str) and cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    return opts
 
 
 # ------------------------------------------------------------------ planning
@@ -216,9 +218,6 @@ def _solve_unit(model, tasks, views: list[View], *, attempts: int):
     every attempt mapped back through the view. Within a view, attempt 1 comes first, so
     with one view the vote keeps the solver's own order. A grid that is not a valid ARC
     grid (2-D, sides 1..30, colours 0..9) is an invalid candidate."""
-    from .data import Pair, Task
-    from .grids import as_grid_or_none
-
     cands: dict[tuple[int, int], list] = {}
     confs: dict[tuple[int, int], list] = {}
     for ti, task in enumerate(tasks):
@@ -252,8 +251,6 @@ def _length(obj) -> str:
 def _logits_unit(adapter, tasks, views: list[View], *, batch_size: int, device):
     """Candidates of a logits model: batches of (test input, view), decoded."""
     import torch
-
-    from .models.interface import decode_logits, pad_batch, pad_demonstrations
 
     items = [(ti, i, v) for ti, task in enumerate(tasks) for i in range(len(task.test))
              for v in range(len(views))]
@@ -304,9 +301,6 @@ def _vote_columns(records: Iterable[dict], attempts: int) -> pd.DataFrame:
 def _candidate_files(records: Iterable[dict], params: dict) -> dict:
     """With augmentation, every voted candidate of every test output with its votes and
     mean confidence, as the run's candidates file (:data:`arcnb.runs.CANDIDATES`)."""
-    from .candidates import candidates_bytes
-    from .runs import CANDIDATES
-
     if params.get("augment", "none") == "none":
         return {}
     rows = [{"task_id": rec["task_id"], "test_index": i, "grid": c["grid"],
@@ -373,12 +367,10 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     provenance instead of scores (:func:`arcnb.runs.unscored_summary`). When some test
     outputs have a truth and others do not, the run is unscored too.
 
-    Returns the :class:`~arcnb.scoring.Results` on rank 0 (None on other ranks); for a
-    hidden test set, the unscored :class:`arcnb.runs.Run`.
+    Returns the run written (:class:`arcnb.runs.Run`, with its ``results`` and its
+    ``votes``) on rank 0, None on other ranks; for a hidden test set the run is
+    unscored (``run.scored`` is False).
     """
-    from .data import load_dataset
-    from .models import load_model
-
     t_start = time.time()
     batch_size, attempts = _check_parameters(batch_size, attempts, augment)
     _check_estimator(estimator)
@@ -447,8 +439,6 @@ def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
 
 
 def _check_estimator(estimator: str) -> None:
-    from .scoring import ESTIMATORS
-
     if estimator not in ESTIMATORS:
         raise ParameterError(f"unknown estimator {estimator!r}: expected one of "
                              f"{', '.join(ESTIMATORS)}")
@@ -503,14 +493,10 @@ def _claim_out_dir(out: Path, rank: int, world: int, *, resume: bool,
 def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, augment,
                 color_perms, arch, config, seed, trust_checkpoint) -> dict:
     """Every parameter of the run, as plain JSON (the journal header and provenance)."""
-    from .models.loading import file_sha256
-
     ckpt_path = None
     if isinstance(checkpoint, (str, os.PathLike)):
         p = Path(checkpoint)
         if not p.exists() and str(checkpoint) == "baseline":
-            from .models import BUNDLED_BASELINE
-
             p = BUNDLED_BASELINE
         ckpt_path = p if p.is_file() else None
     ckpt_name = str(checkpoint) if isinstance(checkpoint, (str, os.PathLike)) \
@@ -606,13 +592,9 @@ def _gather(my_records: list[dict], rank: int, world: int) -> list[dict] | None:
 def _write_results(all_records: list[dict], task_list, ds, out: Path, params: dict, run: dict,
                    t_start: float, *, attempts: int, n_boot: int, overwrite: bool,
                    estimator: str = "ranked"):
-    """Score the gathered records and write the run directory; returns the Results
-    (the unscored Run when some test output has no truth). ``run`` (facts about this
+    """Score the gathered records and write the run directory; returns the Run
+    (unscored when some test output has no truth). ``run`` (facts about this
     execution) gets the wall time since ``t_start``."""
-    from .predictions import Predictions, to_submission
-    from .runs import Run
-    from .scoring import score
-
     by_id = {r["task_id"]: r for r in all_records}
     missing = [t.id for t in task_list if t.id not in by_id]
     if missing:  # pragma: no cover - would be a bug in the unit bookkeeping
@@ -636,8 +618,6 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
                               predictions_text=text, extra_files=extra_files)
     ks = sorted({1, 2, attempts})
     results = score(ds, preds, ks=ks, n_boot=n_boot, estimator=estimator)
-    write_run_dir(results, out, provenance=provenance, overwrite=overwrite,
-                  extra_columns=votes, predictions_text=text, extra_files=extra_files)
-    results.run_dir = out
-    results.votes = votes
-    return results
+    return Run.from_results(results, provenance=provenance).write(
+        out, overwrite=overwrite, extra_columns=votes, predictions_text=text,
+        extra_files=extra_files)

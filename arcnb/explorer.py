@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,7 +35,16 @@ import pandas as pd
 
 from .columns import NEAR_MISS, is_near_miss
 from .errors import ArcnbError, ExploreError
+from .front import PredictionsSource, RunDirSource, is_task_file, open_run
 from .grids import best_attempt
+from .report.sources import DEFAULT_DATASET, require_scored
+from .resources import example
+from .runs import PREDICTIONS, Run
+from .scoring import Results
+from .data import Dataset, load_dataset, normalize_task_id
+from .plot import DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, diff_mask, gallery, grid_image
+from .breakdown import group_membership
+from .io import atomic_write_text
 
 __all__ = ["explore", "Explorer", "ExploreError", "SELECTIONS"]
 
@@ -88,62 +96,44 @@ class _TasksOnly:
         return self.dataset[task_id].test[test_index].input
 
 
-def _is_run(obj) -> bool:
-    return hasattr(obj, "results") and hasattr(obj, "run_dir") and hasattr(obj, "label")
-
-
-def _open_results(source, *, dataset=None, label: str | None = None, base=None):
-    """``source`` -> ``(Results, label, run_dir or None)``; None when it is not a scored
-    source (a dataset, or a name that is not a file)."""
-    from .report import open_run
-    from .scoring import Results, score
-
+def _open_run(source, *, dataset=None, label: str | None = None, base=None):
+    """``source`` -> ``(scored Run, label or None)`` through the front door
+    (:func:`arcnb.front.open_run`); None when it is not a scored source (a dataset, or
+    a name that is not a file). A compared predictions file is scored on the explored
+    run's dataset (``base``, a Results) for its K."""
     if isinstance(source, Results):
-        return source, label, None
-    if _is_run(source):
-        return _scored(source).results, label or source.label, source.run_dir
+        return open_run(source, label=label or "run"), label
+    if isinstance(source, Run):
+        return _scored(source), label or source.label
     if isinstance(source, str) and source == "default":
-        run = open_run(None, predictions="default")
-        return run.results, label or run.label, None
+        run = open_run(PredictionsSource(str(example())), dataset=DEFAULT_DATASET)
+        return run, label or run.label
     if not isinstance(source, (str, os.PathLike)):
         return None
     path = Path(source)
-    if path.is_dir() and (path / "predictions.json").is_file():
-        run = _scored(open_run(path, label=label))
-        return run.results, run.label, path
-    if path.is_file() and path.suffix.lower() == ".json" and not _looks_like_task(path):
+    if path.is_dir() and (path / PREDICTIONS).is_file():
+        run = _scored(open_run(RunDirSource(str(path)), label=label))
+        return run, run.label
+    if path.is_file() and path.suffix.lower() == ".json" and not is_task_file(path):
         if base is not None:  # a compared predictions file is scored on the explored dataset
-            return score(base.dataset, str(path), ks=base.ks), label or path.stem, None
+            return open_run(PredictionsSource(str(path)), dataset=base.dataset,
+                            ks=base.ks), label or path.stem
         if dataset is None:
             raise ExploreError(f"{path} is a predictions file: pass dataset= (e.g. "
                                "'arc-agi-1:evaluation') to score it on")
-        run = open_run(None, predictions=str(path), dataset=dataset)
-        return run.results, label or path.stem, None
+        return open_run(PredictionsSource(str(path)), dataset=dataset), label or path.stem
     return None
 
 
 def _scored(run):
     """``run`` when it has scores; an unscored run (a hidden test set) is refused in one
     line that says what can be browsed instead."""
-    from .report import require_scored
-
     return require_scored(run, "the browser", error=ExploreError,
                           hint="Browse its tasks with explore(<dataset>), its predictions in "
                                "the report's gallery (arcnb report)")
 
 
-def _looks_like_task(path: Path) -> bool:
-    """A single ARC task file (``{"train": ..., "test": ...}``) or a challenges file."""
-    if path.name.endswith("_challenges.json"):
-        return True
-    with open(path, "rb") as fh:
-        head = fh.read(4096).lstrip()
-    return head.startswith(b'{"train"') or head.startswith(b'{"test"')
-
-
 def _open_dataset(source, dataset):
-    from .data import Dataset, load_dataset
-
     if isinstance(source, Dataset):
         return source
     spec = dataset if source is None else source
@@ -154,70 +144,7 @@ def _open_dataset(source, dataset):
         return load_dataset(spec)
     except ArcnbError as exc:
         raise ExploreError(f"cannot explore {str(spec)!r}: it is not a run directory (no "
-                           f"predictions.json), a predictions file or a dataset ({exc})") from None
-
-
-def _file_columns(run_dir, outputs: pd.DataFrame) -> pd.DataFrame | None:
-    """Columns of the run's ``results.parquet`` / ``results.csv`` that Results.outputs
-    lacks (votes, confidences, costs, ...), keyed by task_id and test_index."""
-    if run_dir is None:
-        return None
-    for name in ("results.parquet", "results.csv"):
-        p = Path(run_dir) / name
-        if not p.is_file():
-            continue
-        try:
-            df = (pd.read_parquet(p) if name.endswith(".parquet")
-                  else pd.read_csv(p, dtype={"task_id": str}))
-        except Exception:  # an unreadable extra file only loses the extra columns
-            continue
-        extra = [c for c in df.columns if c not in outputs.columns]
-        if not extra or not {"task_id", "test_index"} <= set(df.columns):
-            return None
-        df = df[["task_id", "test_index"] + extra].copy()
-        df["task_id"] = df["task_id"].astype(str)
-        df["test_index"] = df["test_index"].astype("int64")
-        return df.drop_duplicates(["task_id", "test_index"])
-    return None
-
-
-def _cost_columns(source) -> pd.DataFrame | None:
-    """``cost_attempt_K`` from ARC Prize harness metadata (``{"attempt_1": {"answer":
-    grid, "metadata": {"cost": {"total_cost": x}}}}``) in the predictions file."""
-    if not source or not Path(source).is_file():
-        return None
-    text = Path(source).read_text(encoding="utf-8", errors="replace")
-    if '"metadata"' not in text or '"cost"' not in text:
-        return None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    rows = []
-    for tid, outs in (obj.items() if isinstance(obj, dict) else ()):
-        for i, entry in enumerate(outs if isinstance(outs, list) else []):
-            if not isinstance(entry, dict):
-                continue
-            row = {"task_id": str(tid), "test_index": i}
-            for key, att in entry.items():
-                cost = (att.get("metadata") or {}).get("cost") if isinstance(att, dict) else None
-                if isinstance(cost, dict):
-                    cost = cost.get("total_cost")
-                if isinstance(cost, (int, float)) and key.startswith("attempt_"):
-                    row[f"cost_{key}"] = float(cost)
-            if len(row) > 2:
-                rows.append(row)
-    return pd.DataFrame(rows) if rows else None
-
-
-def _run_table(results, run_dir) -> pd.DataFrame:
-    table = results.outputs.reset_index(drop=True)
-    for extra in (_file_columns(run_dir, table), _cost_columns(results.predictions.source)):
-        if extra is not None:
-            extra = extra[[c for c in extra.columns
-                           if c in ("task_id", "test_index") or c not in table.columns]]
-            table = table.merge(extra, on=["task_id", "test_index"], how="left")
-    return table
+                           f"{PREDICTIONS}), a predictions file or a dataset ({exc})") from None
 
 
 def _tasks_table(ds) -> pd.DataFrame:
@@ -270,24 +197,25 @@ def _align(main: _RunView, other: _RunView) -> _RunView:
 
 def _open_all(source, *, dataset, compare, labels):
     """-> (dataset, [run views] (empty for tasks only))."""
-    opened = _open_results(source, dataset=dataset)
+    opened = _open_run(source, dataset=dataset)
     if opened is None:
         return _open_dataset(source, dataset), []
-    results, label, run_dir = opened
+    run, label = opened
+    results = run.results
     default = "run" if label is None else str(label)
     if compare is None:
         compare = []
-    elif isinstance(compare, (str, os.PathLike)) or _is_run(compare) or hasattr(compare, "outputs"):
+    elif isinstance(compare, (str, os.PathLike, Run, Results)):
         compare = [compare]
-    views = [_RunView(default, results, _run_table(results, run_dir), {"run_dir": run_dir})]
+    views = [_RunView(default, results, run.table, {"run_dir": run.run_dir})]
     for c in compare:
-        got = _open_results(c, base=results)
+        got = _open_run(c, base=results)
         if got is None:
             raise ExploreError(f"cannot compare with {c!r}: not a run directory, a Results "
                                "or a predictions file")
-        res, lab, rd = got
-        views.append(_RunView(str(lab or f"run {len(views) + 1}"), res, _run_table(res, rd),
-                              {"run_dir": rd}))
+        other, lab = got
+        views.append(_RunView(str(lab or f"run {len(views) + 1}"), other.results, other.table,
+                              {"run_dir": other.run_dir}))
     names = list(labels) if labels is not None else [v.label for v in views]
     if len(names) != len(views):
         raise ExploreError(f"labels= has {len(names)} names for {len(views)} runs")
@@ -341,8 +269,6 @@ def _value_cells(c: int) -> np.ndarray:
     if c not in _CELLS:
         from PIL import Image, ImageDraw
 
-        from .plot import grid_image
-
         colors = grid_image(np.arange(10)[None, :])[0].astype(np.float32)  # [10, 3]
         lum = colors @ np.array([0.2126, 0.7152, 0.0722], np.float32)
         ink = np.where((lum < 128)[:, None], 255.0, 0.0)
@@ -378,8 +304,6 @@ def _lines(tile: np.ndarray, c: int, color) -> np.ndarray:
 def _grid_tile(g: np.ndarray, c: int, values: bool) -> np.ndarray:
     """A grid as pixels: :func:`arcnb.plot.grid_image` colours, c x c per cell, 1-px cell
     lines, and the cell values written in when ``values`` (and cells are >= 8 px)."""
-    from .plot import LINE_COLOR, grid_image
-
     if values and c >= 8:
         h, w = g.shape
         tile = np.empty((h * c + 1, w * c + 1, 3), np.uint8)
@@ -402,8 +326,6 @@ def _hatch_tile(shape, c: int, color) -> np.ndarray:
 
 
 def _diff_tile(mask: np.ndarray, c: int) -> np.ndarray:
-    from .plot import DIFF_OK_COLOR, DIFF_WRONG_COLOR
-
     img = np.empty(mask.shape + (3,), np.uint8)
     img[...] = _rgb(DIFF_OK_COLOR)
     img[mask] = _rgb(DIFF_WRONG_COLOR)
@@ -587,8 +509,6 @@ class Explorer:
     def _build_categories(self):
         """``{category: sorted row positions}`` from :func:`arcnb.breakdown.group_membership`
         on the explored run (or the dataset), and the categories' order."""
-        from .breakdown import group_membership
-
         if self.taxonomy is False:
             return {}, []
         src = self.results if self.runs else _TasksOnly(self.dataset, self.table)
@@ -750,8 +670,6 @@ class Explorer:
         return self
 
     def _resolve(self, where) -> tuple[str, int]:
-        from .data import normalize_task_id
-
         if isinstance(where, tuple) and len(where) == 2:
             tid, ti = str(where[0]).strip(), int(where[1])
         elif isinstance(where, str):
@@ -851,8 +769,6 @@ class Explorer:
         return f"task {tid}  ·  test {ti + 1} of {n_test}  ·  {where}", sections
 
     def _run_column(self, r: _RunView, attempts, j, g, truth, c) -> list:
-        from .plot import diff_mask
-
         label = r.label if len(self.runs) > 1 else ""
         title, _ = _attempt_words(label, j, g, truth, len(attempts))
         solved = bool(self._solved_col(r.table)[self._sel[self._pos]])
@@ -973,8 +889,6 @@ class Explorer:
         prediction | difference per output, in browsing order), for saving with
         :func:`arcnb.plot.save`. Keyword arguments go to ``gallery`` (``max_items``,
         ``ncols``, ``attempt``, ``title``, ...)."""
-        from .plot import gallery
-
         if not self.runs:
             raise ExploreError("a gallery needs predictions; this explorer browses a dataset")
         kwargs.setdefault("title", f"{self.runs[0].label}: {self._selection_text()}")
@@ -986,8 +900,6 @@ class Explorer:
     def save_selection(self, path, *, overwrite: bool = False) -> Path:
         """Write the selected task ids (one per line, browsing order, no repeats) to
         ``path``: a task filter that ``--tasks`` / ``tasks=`` read back."""
-        from .io import atomic_write_text
-
         ids = list(dict.fromkeys(self.items["task_id"]))
         head = f"# {len(ids)} tasks: {self._selection_text()}\n"
         return atomic_write_text(Path(path), head + "".join(f"{t}\n" for t in ids),

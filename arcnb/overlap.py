@@ -50,7 +50,7 @@ import pandas as pd
 
 from .augment import N_DIHEDRAL, dihedral
 from .data import Dataset, load_dataset
-from .errors import ArcnbError, OutputExistsError
+from .errors import ArcnbError, OutputExistsError, ParameterError
 from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, csv_text
 from .runs import check_out_path
 
@@ -160,7 +160,7 @@ def canonical_keys(pairs: Sequence[tuple], *, colors: str = "1-9") -> list[bytes
     are grouped by their two shapes and each group's 8 dihedral images are gathered,
     relabelled and serialised in a few numpy operations."""
     if colors not in COLOR_MODES:
-        raise ValueError(f"colors must be one of {', '.join(COLOR_MODES)}, got {colors!r}")
+        raise ParameterError(f"colors must be one of {', '.join(COLOR_MODES)}, got {colors!r}")
     groups: dict[tuple, list[int]] = {}
     for i, (a, b) in enumerate(pairs):
         groups.setdefault((np.shape(a), np.shape(b)), []).append(i)

@@ -71,11 +71,12 @@ from .errors import ArcnbError, OutputExistsError
 from .evaluate import _dist_setup, _resolve_device, evaluate
 from .io import (atomic_write_bytes, atomic_write_json, atomic_write_text, csv_text, file_sha256,
                  read_json)
+from .journal import journal_paths
 from .models.loading import detect_format
 from .models.registry import builder_names
 from .models.safety import quiet_torch
 from .report.notebooks import run_notebook
-from .runs import RUN_FILES, Run, check_out_path, is_finished, journal_paths, read_metrics
+from .runs import RUN_FILES, Run, check_out_path, is_finished, read_metrics
 from .stats import bootstrap_ci, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, structural_taxonomy
 

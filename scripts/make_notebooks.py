@@ -327,6 +327,10 @@ attempts: int = 2  # attempts per test input
 augment: str = "none"  # test-time augmentation: none, dihedral or dihedral+colors
 seed: int = 0  # torch and colour-permutation seed
 estimator: str = "ranked"  # how attempts become pass@K: ranked (ARC Prize rule) or unbiased (sampled attempts)
+arch: str = ""  # model builder (registered name or module:callable) for Lightning / state-dict checkpoints
+config: str = ""  # JSON object of builder arguments (merged over the checkpoint's saved config)
+replace_config: bool = False  # use `config` instead of the checkpoint's saved config
+trust_checkpoint: bool = False  # allow a checkpoint that needs arbitrary pickled code (only for files you trust)
 """),
     code("""
 from arcnb import report as R
@@ -336,6 +340,9 @@ run_dir = R.default_out(out, source, dataset)
 results = R.make_run(source, dataset, run_dir, tasks=tasks or None, overwrite=overwrite,
                      evaluate_options=dict(device=device, batch_size=batch_size,
                                            attempts=attempts, augment=augment, seed=seed,
+                                           arch=arch, config=config,
+                                           replace_config=replace_config,
+                                           trust_checkpoint=trust_checkpoint,
                                            progress=False), estimator=estimator)
 print(f"wrote {run_dir}")
 results

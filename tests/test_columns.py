@@ -192,7 +192,7 @@ def test_shape_accuracy_per_task_and_per_output(ds, graded):
 
 def test_a_run_directory_written_with_the_old_shape_accuracy_still_opens(ds, graded,
                                                                          tmp_path):
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
 
     sub = {t.id: [{"attempt_1": p.output.tolist()} for p in t.test] for t in ds[:5]}
     src = tmp_path / "sub.json"

@@ -226,9 +226,7 @@ def test_cli_with_a_difficulty_taxonomy(rundirs, tmp_path):
 
 
 def test_run_dirs_written_by_arcnb_evaluate(tmp_path, ds, subs):
-    evaluate = pytest.importorskip("arcnb.evaluate")
-    if not hasattr(evaluate, "score_to_run_dir"):
-        pytest.skip("arcnb.evaluate.score_to_run_dir is not available")
+    from arcnb import front as evaluate
     pred = tmp_path / "mixed.json"
     pred.write_text(json.dumps(subs["mixed"]))
     ids = tmp_path / "ids.txt"

@@ -21,7 +21,7 @@ import pytest
 from arcnb.cli import main
 from arcnb.compare import CompareError, compare, pareto_front
 from arcnb.data import load_dataset
-from arcnb.evaluate import score_to_run_dir
+from arcnb.front import score_to_run_dir
 from arcnb.runs import METRICS, PREDICTIONS, Run, RunDirError, compact_line
 
 ROOT = Path(__file__).resolve().parents[1]

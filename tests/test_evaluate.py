@@ -16,7 +16,9 @@ import torch
 
 from arcnb.data import load_dataset
 from arcnb.errors import ArcnbError, OutputExistsError
-from arcnb.evaluate import RUN_FILES, evaluate, plan_units, score_to_run_dir
+from arcnb.evaluate import evaluate, plan_units
+from arcnb.front import score_to_run_dir
+from arcnb.runs import RUN_FILES
 from arcnb.models import BUNDLED_BASELINE
 from arcnb.predictions import load_predictions
 

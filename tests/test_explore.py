@@ -150,7 +150,7 @@ def sub_b(ds):
 
 @pytest.fixture(scope="module")
 def runs(ds, sub_a, sub_b, tmp_path_factory):
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
 
     tmp = tmp_path_factory.mktemp("explore-runs")
     dirs = []

@@ -56,7 +56,7 @@ def _compare_runs(folder: Path) -> tuple[Path, Path, list[str]]:
     from submissions import synthetic_submission
 
     from arcnb.data import load_dataset
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
 
     ds = load_dataset("arc-agi-1:evaluation")
     ids = ds.task_ids[:11] + ["60c09cac"]  # 60c09cac: the one task the example solves

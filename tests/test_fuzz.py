@@ -194,7 +194,7 @@ def test_fuzz_taxonomy_loader(tmp_path, dataset, kind, body, jbody):
 def test_fuzz_compare_damaged_runs(tmp_path_factory, dataset, data, name):
     """Two run directories, one of them damaged: compare refuses in one line or works,
     and never leaves a partial output folder behind."""
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
 
     root = tmp_path_factory.mktemp("runs")
     good = {"a": [{"attempt_1": [[1, 2], [3, 4]]}], "b": [{"attempt_1": [[0]]}]}
@@ -324,7 +324,7 @@ def test_fuzz_open_damaged_run_dirs(tmp_path_factory, dataset, damages):
     its numbers are the re-scored ones) or raises an ArcnbError with a one-line
     message; never another exception."""
     from arcnb.errors import ArcnbError
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
     from arcnb.runs import Run
 
     rd = tmp_path_factory.mktemp("run") / "run"

@@ -42,16 +42,7 @@ ALLOWED_LAZY_FILES = {
 #: Files still owned by the front-door refactor (the run package, the loaders). Their
 #: function-level imports are converted there; the lead removes this list after the
 #: merge.
-TEMPORARY_EXEMPT = {  # converted by the front-door refactor
-    "arcnb/runs.py",
-    "arcnb/evaluate.py",
-    "arcnb/explorer.py",
-    "arcnb/report/sources.py",
-    "arcnb/report/references.py",
-    "arcnb/report/cost.py",
-    "arcnb/report/build.py",
-    "arcnb/compare.py",
-}
+TEMPORARY_EXEMPT: set = set()  # none left: every module imports arcnb's own modules at its top
 
 #: Third-party modules imported at module top, never lazily (cheap, and every arcnb
 #: import loads them anyway).

@@ -308,3 +308,118 @@ def test_cli_reference_that_does_not_exist_is_one_line_before_any_work(tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "--reference" in proc.stderr and "no such file" in proc.stderr
     assert not (tmp_path / "rep").exists()
+
+
+# ------------------------------------------------------- more than two attempts
+def _many_attempts(raw: dict, ids: list[str], n: int) -> dict:
+    """``n`` attempts per test input: copies of the input, the truth as the last
+    attempt for every third task, a near miss (the truth with every colour shifted) as
+    attempt 2 for the next ones."""
+    sub = {}
+    for i, t in enumerate(ids):
+        outs = []
+        for p in raw[t]["test"]:
+            atts = [p["input"]] * n
+            if i % 3 == 0:
+                atts[n - 1] = p["output"]
+            elif i % 3 == 1:
+                atts[1] = [[(v + 1) % 10 for v in row] for row in p["output"]]
+            outs.append({f"attempt_{j + 1}": a for j, a in enumerate(atts)})
+        sub[t] = outs
+    return sub
+
+
+def _by_hand(sub: dict, raw: dict, k: int) -> tuple[float, float]:
+    """pass@k (per task, mean of its outputs) and the mean over outputs with a
+    right-shape attempt of the best right-shape attempt's fraction of right cells
+    (among all attempts), in plain Python."""
+    per_task, cells = [], []
+    for t, outs in sub.items():
+        hits = []
+        for entry, pair in zip(outs, raw[t]["test"]):
+            truth = pair["output"]
+            atts = [entry[f"attempt_{j + 1}"] for j in range(len(entry))]
+            hits.append(any(a == truth for a in atts[:k]))
+            same = [a for a in atts if len(a) == len(truth) and len(a[0]) == len(truth[0])]
+            if same:
+                n = len(truth) * len(truth[0])
+                cells.append(max(sum(x == y for ra, rt in zip(a, truth) for x, y in zip(ra, rt))
+                                 / n for a in same))
+        per_task.append(sum(hits) / len(hits))
+    return sum(per_task) / len(per_task), sum(cells) / len(cells)
+
+
+@pytest.mark.parametrize("n_attempts", [3, 5])
+def test_cli_report_of_a_submission_with_more_than_two_attempts(tmp_path, n_attempts):
+    """A report of a sampled-attempt submission re-opens its own run: metrics.json holds
+    pass@K for every K up to the number of attempts, and the best attempt among all of
+    them, as computed here by hand."""
+    raw = F._raw_eval_tasks()
+    ids = sorted(raw)[:9]
+    sub = _many_attempts(raw, ids, n_attempts)
+    preds, tasks = tmp_path / "sampled.json", tmp_path / "tasks.txt"
+    preds.write_text(json.dumps(sub))
+    tasks.write_text("\n".join(ids) + "\n")
+    out = tmp_path / "rep"
+    proc = F.arcnb("report", "--predictions", preds, "--dataset", "arc-agi-1:evaluation",
+                   "--tasks", tasks, "--out", out, "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (out / "report.html").is_file()
+    metrics = json.loads((out / "metrics.json").read_text())
+    for k in range(1, n_attempts + 1):
+        want, cells = _by_hand(sub, raw, k)
+        assert metrics[f"pass@{k}"] == pytest.approx(want, abs=1e-12)
+    assert metrics["pass@2"] == 0.0 and metrics[f"pass@{n_attempts}"] > 0
+    assert metrics["cell_accuracy_right_shape"] == pytest.approx(cells, abs=1e-12)
+
+
+# ------------------------------------------------ report --checkpoint with --arch
+_BUILDER = ("import torch, torch.nn.functional as F\n\n"
+            "class Copy(torch.nn.Module):\n"
+            "    def __init__(self, shift=0):\n"
+            "        super().__init__()\n"
+            "        self.shift = shift\n"
+            "        self.scale = torch.nn.Parameter(torch.ones(()))\n"
+            "    def forward(self, x):\n"
+            "        x = torch.where(x < 10, (x + self.shift) % 10, x)\n"
+            "        return self.scale * F.one_hot(x.long().clamp(0, 10), 11)"
+            ".permute(0, 3, 1, 2).float()\n\n"
+            "def build(**config):\n    return Copy(**config)\n")
+
+
+@pytest.mark.parametrize("n_checkpoints", [1, 2])
+def test_cli_report_checkpoint_takes_the_evaluate_checkpoint_options(tmp_path, n_checkpoints):
+    """``arcnb report --checkpoint`` of a state dict whose builder is a module in the
+    working directory (``--arch mymodels:build``), with ``--config``, ``--attempts`` and
+    ``--seed``: in this process (one checkpoint) and in evaluate notebooks (two). The
+    model copies its input (colours shifted by the config's ``shift``); its pass@2 and
+    cell accuracy are copy-the-input's, computed here by hand."""
+    import torch
+
+    raw = F._raw_eval_tasks()
+    ids = sorted(raw)[:6]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tasks.txt").write_text("\n".join(ids) + "\n")
+    (work / "mymodels.py").write_text(_BUILDER)
+    ckpts = [f"sd{i}.pt" for i in range(n_checkpoints)]
+    for c in ckpts:
+        torch.save({"scale": torch.ones(())}, work / c)
+    proc = F.arcnb("report", "--checkpoint", *ckpts, "--arch", "mymodels:build",
+                   "--config", '{"shift": 0}', "--attempts", "3", "--seed", "1",
+                   "--dataset", "arc-agi-1:evaluation", "--tasks", "tasks.txt",
+                   "--out", "rep", "--no-progress", cwd=work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    copy = {t: [{f"attempt_{j + 1}": p["input"] for j in range(3)} for p in raw[t]["test"]]
+            for t in ids}
+    pass2, cells = _by_hand(copy, {t: raw[t] for t in ids}, 2)
+    outs = [work / "rep"] if n_checkpoints == 1 else [work / "rep" / Path(c).stem for c in ckpts]
+    for out in outs:
+        assert (out / "report.html").is_file()
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert metrics["pass@2"] == pytest.approx(pass2, abs=1e-12)
+        assert metrics["cell_accuracy_right_shape"] == pytest.approx(cells, abs=1e-12)
+        params = metrics["provenance"]["parameters"]
+        assert params["arch"] == "mymodels:build" and params["config"] == {"shift": 0}
+        assert params["attempts"] == 3 and params["seed"] == 1
+        assert "pass@3" in metrics

@@ -74,7 +74,7 @@ def _csv_cells(path: Path) -> list[str]:
 
 
 def test_run_dir_and_compare_csvs_neutralise_formulas(tmp_path):
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
 
     evil_id, evil_cat, evil_label = "=HYPERLINK(1)", "=cmd|'/c calc'!A1", "@SUM(1)"
     ds = make_folder(tmp_path / "ds", ids=(evil_id, "-2", "b"))
@@ -113,7 +113,7 @@ def test_run_dir_and_compare_csvs_neutralise_formulas(tmp_path):
 def scored_run(tmp_path_factory):
     """A run directory of a folder dataset: task a solved by attempt 2, task b wrong
     (pass@1 = 0, pass@2 = 0.5 by hand)."""
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
 
     base = tmp_path_factory.mktemp("scored")
     ds = make_folder(base / "ds")
@@ -178,7 +178,7 @@ def test_a_harness_run_folder_reopens_with_its_cost(tmp_path):
     from test_harness import TASK_IDS, complete_run, task_json, write_run
 
     from arcnb.data import load_dataset
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
     from arcnb.runs import Run
 
     ds = load_dataset("arc-agi-1:evaluation", tasks=TASK_IDS)
@@ -279,7 +279,7 @@ def test_a_second_evaluate_into_the_same_out_is_refused(tmp_path):
 
 
 def test_run_lock_is_exclusive_and_released(tmp_path):
-    from arcnb.runs import RunLock, RunLockedError
+    from arcnb.journal import RunLock, RunLockedError
 
     first = RunLock(tmp_path).acquire()
     with pytest.raises(RunLockedError, match="another arcnb process"):
@@ -444,7 +444,7 @@ def test_report_and_compare_report_with_every_path_relative(tmp_path):
 
 
 def test_a_run_recorded_with_a_relative_dataset_opens_from_elsewhere(tmp_path, monkeypatch):
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
     from arcnb.runs import Run
 
     make_folder(tmp_path / "ds")
@@ -515,7 +515,7 @@ def test_a_full_disk_in_report_and_compare_leaves_no_partial_output(tmp_path, mo
                            tmp_path / "rep", "--no-progress")
     one_line_error(code, err, "No space left on device")
     assert [p for p in (tmp_path / "rep").rglob("*") if p.is_file()] == []
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
 
     for name in ("r1", "r2"):
         score_to_run_dir(str(pred), str(tmp_path / "ds"), tmp_path / name)
@@ -546,7 +546,7 @@ def test_out_under_a_file_or_an_existing_file_is_one_line(tmp_path):
     for argv in cases:
         code, _, err = cli(*argv, "--no-progress")
         one_line_error(code, err, "afile", "not a folder")
-    from arcnb.evaluate import score_to_run_dir
+    from arcnb.front import score_to_run_dir
 
     for name in ("r1", "r2"):
         score_to_run_dir(str(pred), str(tmp_path / "ds"), tmp_path / name)

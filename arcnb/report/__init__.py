@@ -40,7 +40,7 @@ from __future__ import annotations
 from ..runs import Run, compact_line, read_metrics
 from ..runs import flat_provenance as provenance
 from .build import (INDEX_HTML, NO_TRUTH_TAG, ReportResult, build_compare_report, build_report,
-                    build_reports)
+                    build_reports, source_name)
 from .cost import cost_results
 from .html import (BREAKDOWN_COLUMNS, BREAKDOWN_METRICS, breakdown_html, cost_html, cut_note,
                    definitions_html, file_table, graded_table_html, headline_html, lead_html,
@@ -52,7 +52,7 @@ from .references import (COPY_INPUT, reference_categories, reference_label, refe
                          reference_runs, reference_table)
 from .sources import (DEFAULT_DATASET, default_compare_runs, default_out, default_references,
                       default_source, figures_dir, make_run, open_run, require_scored,
-                      resolve_references, resolve_source)
+                      resolve_references, resolve_source, as_source)
 from .unscored import no_truth_html, predictions_gallery
 
 __all__ = [
@@ -104,6 +104,8 @@ __all__ = [
     "reference_long",
     "reference_categories",
     "cost_results",
+    "as_source",
+    "source_name",
 ]
 
 # the report page's opening paragraph and its contents list

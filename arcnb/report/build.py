@@ -13,25 +13,27 @@ truth and are left out.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import ArcnbError, OutputExistsError
 from ..io import atomic_write_text
-from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, REPORT_HTML, REPORT_NOTEBOOK,
-                    Run, absolute_path, check_out_path, copy_run_files, is_finished,
+from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
+from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
+                    REPORT_NOTEBOOK, absolute_path, check_out_path, copy_run_files, is_finished,
                     is_scored, read_metrics, require_finished, summary_of)
 from .html import PAGE_CSS, _esc, _fmt_fraction
 from .notebooks import NOTEBOOKS, export_html, notebook_path, run_notebook
-from .sources import make_run
+from .sources import as_source
 
-__all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report",
+__all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
            "INDEX_HTML", "NO_TRUTH_TAG"]
 
 #: The page listing the reports that :func:`build_reports` built (in its ``out``).
@@ -82,41 +84,64 @@ def _printer(label: str | None):
     return log
 
 
-def _make_run_dir(source: Mapping, dataset: str, out: Path, *, tasks, overwrite: bool,
-                  progress: bool, log, timings: dict, evaluate_options: Mapping | None,
-                  in_process: bool, estimator: str = "ranked") -> Path:
-    kind, path = source["kind"], source["path"]
-    if kind == "run":
-        rd = require_finished(path)
+def _make_run_dir(source, dataset: str, out: Path, *, tasks, overwrite: bool,
+                  progress: bool, log, timings: dict, in_process: bool,
+                  estimator: str = "ranked") -> Path:
+    if isinstance(source, RunDirSource):
+        rd = require_finished(source.path)
         _check_run_estimator(rd, estimator)
         if rd.resolve() != out.resolve():
             with _stage(timings, "copy run", log):
                 copy_run_files(rd, out, overwrite=overwrite)
         return out
-    if kind == "predictions":
+    if isinstance(source, PredictionsSource):
         with _stage(timings, "score predictions", log):
-            make_run(source, dataset, out, tasks=tasks, overwrite=overwrite,
-                     estimator=estimator)
+            open_run(source, dataset=dataset, tasks=tasks or None, out=out,
+                     overwrite=overwrite, estimator=estimator)
         return out
-    if kind == "checkpoint" and in_process:
-        opts = dict(evaluate_options or {})
+    if isinstance(source, CheckpointSource) and in_process:
+        opts = dict(source.options)
         opts.setdefault("progress", progress)
         with _stage(timings, "evaluate checkpoint", log):
-            make_run(source, dataset, out, tasks=tasks, overwrite=overwrite,
-                     evaluate_options=opts, estimator=estimator)
+            open_run(replace(source, options=opts), dataset=dataset, tasks=tasks or None,
+                     out=out, overwrite=overwrite, estimator=estimator)
         return out
-    if kind == "checkpoint":
+    if isinstance(source, CheckpointSource):
+        path = source.checkpoint
         ck = str(Path(path).resolve()) if Path(path).exists() else str(path)
         params = {"checkpoint": ck, "predictions": "", "dataset": dataset,
                   "out": str(out.resolve()), "tasks": str(Path(tasks).resolve()) if tasks
                   else "", "overwrite": bool(overwrite), "estimator": estimator}
-        params.update(dict(evaluate_options or {}))
+        # evaluate.ipynb's parameters are literals: the builder's config as JSON text
+        opts = dict(source.options)
+        if opts.get("config") is not None:
+            opts["config"] = json.dumps(opts["config"], sort_keys=True)
+        params.update({k: ("" if v is None and k in ("arch", "config") else v)
+                       for k, v in opts.items()})
         with _stage(timings, f"evaluate ({EVALUATE_NOTEBOOK})", log):
             run_notebook("evaluate", out / EVALUATE_NOTEBOOK, params, progress=progress,
                          overwrite=True, cwd=out, html=out / EVALUATE_HTML,
                          html_on_success=False)
         return out
-    raise ArcnbError(f"unknown source kind {kind!r}")
+    raise ArcnbError(f"a report is made from a checkpoint, a predictions file or a run "
+                     f"directory, not {source!r}")
+
+
+def _absolute(source):
+    """``source`` with its path made absolute (the kernels run in the output folder)."""
+    if isinstance(source, (PredictionsSource, RunDirSource)):
+        return replace(source, path=absolute_path(source.path))
+    if isinstance(source, CheckpointSource):
+        return replace(source, checkpoint=absolute_path(source.checkpoint))
+    return source
+
+
+def source_name(source) -> str:
+    """The path or name a report's source was given by (a checkpoint, a predictions
+    file, a run directory)."""
+    if isinstance(source, Mapping):
+        return str(source["path"])
+    return str(getattr(source, "path", None) or getattr(source, "checkpoint", None) or source)
 
 
 def _check_run_estimator(rd: Path, estimator: str) -> None:
@@ -126,7 +151,7 @@ def _check_run_estimator(rd: Path, estimator: str) -> None:
     recorded = summary_of(metrics).get("estimator") or "ranked"
     if is_scored(metrics) and estimator != "ranked" and estimator != recorded:
         raise ArcnbError(f"{rd} was scored with the {recorded} estimator; a run directory is "
-                         f"re-opened with its recorded estimator (score its predictions.json "
+                         f"re-opened with its recorded estimator (score its {PREDICTIONS} "
                          f"again with --predictions ... --estimator {estimator})")
 
 
@@ -147,19 +172,24 @@ def _truncated_report(out: Path) -> Path:
     return path
 
 
-def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
+def build_report(source, *, dataset: str, out: str | os.PathLike,
                  taxonomy: str | None = None, tasks: str | None = None,
                  overwrite: bool = False, progress: bool = True, label: str | None = None,
                  report_parameters: Mapping | None = None,
                  evaluate_options: Mapping | None = None,
-                 evaluate_in_process: bool = True, estimator: str = "ranked") -> ReportResult:
+                 evaluate_in_process: bool = True, estimator: str = "ranked",
+                 references: Sequence[str] | None = None) -> ReportResult:
     """One report: make the run directory ``out`` (evaluate a checkpoint, score a
     predictions file, or copy a run), execute ``report.ipynb`` on it and export
     ``report.html``.
 
-    ``source`` is ``{"kind": "checkpoint" | "predictions" | "run", "path": ...}``, with
-    an optional ``"references"`` list (copy-input, predictions files: the report's
-    ``references`` parameter, shown in its reference-points section). A
+    ``source`` is a typed source of :mod:`arcnb.front`
+    (:class:`~arcnb.front.CheckpointSource`, :class:`~arcnb.front.PredictionsSource`,
+    :class:`~arcnb.front.RunDirSource`) or ``{"kind": "checkpoint" |
+    "predictions" | "run", "path": ...}`` (a checkpoint's options then come from
+    ``evaluate_options``), with an optional ``"references"`` list. ``references``
+    (copy-input, predictions files: the report's ``references`` parameter) are shown
+    in its reference-points section. A
     checkpoint is evaluated in this process (``evaluate_in_process``, the fastest: no
     second kernel) or by executing ``evaluate.ipynb`` with papermill in its own kernel
     (kept as ``out/evaluate.ipynb``; what :func:`build_reports` does for several
@@ -174,27 +204,30 @@ def build_report(source: Mapping, *, dataset: str, out: str | os.PathLike,
     out = check_out_path(out)
     # the kernels run in `out`: every path they get is absolute
     dataset, tasks = absolute_path(dataset), absolute_path(tasks)
-    source = dict(source, path=absolute_path(source["path"]))
+    if isinstance(source, Mapping) and references is None:
+        references = source.get("references")
+    source = _absolute(as_source(source, evaluate_options))
     log = _printer(label)
     timings: dict = {}
     html_path, nb_path = out / REPORT_HTML, out / REPORT_NOTEBOOK
-    if source["kind"] == "run":
+    if isinstance(source, RunDirSource):
         # re-score the run before anything is written or a kernel starts: a run whose
         # metrics.json disagrees with its predictions is refused in one line
-        Run.open(require_finished(source["path"]))
+        require_finished(source.path)
+        open_run(source, ks=(1, 2))
     _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
     t0 = time.perf_counter()
     _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
-                  log=log, timings=timings, evaluate_options=evaluate_options,
-                  in_process=evaluate_in_process, estimator=estimator)
+                  log=log, timings=timings, in_process=evaluate_in_process,
+                  estimator=estimator)
     scored = is_scored(read_metrics(out))
     params = {"run_dir": str(out.resolve()),
               "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
               "figures_dir": str((out / FIGURES).resolve())}
-    if source.get("references"):
+    if references:
         # reference runs shown beside the model (the embedded default's reference points)
         params["references"] = [r if not Path(r).exists() else str(Path(r).resolve())
-                                for r in map(str, source["references"])]
+                                for r in map(str, references)]
     params.update(dict(report_parameters or {}))
     with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
         # on a failing cell, run_notebook still writes the partial notebook and an error
@@ -261,7 +294,7 @@ def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.Pat
     out = Path(out)
     if len(sources) == 1:
         return [build_report(sources[0], dataset=dataset, out=out, **kwargs)]
-    names = _unique_names([s["path"] for s in sources])
+    names = _unique_names([source_name(s) for s in sources])
     workers = max(1, min(len(sources), max_workers or os.cpu_count() or 1))
     kwargs = dict(kwargs)
     kwargs["progress"] = False  # one progress bar per cell would interleave

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from ..scoring import COST_SUMMARY_KEYS, USAGE_COLUMNS
+
 __all__ = ["cost_results"]
 
 
@@ -22,25 +24,20 @@ def _known(v) -> bool:
 def cost_results(run):
     """``run.results`` when it has cost; else, for a run directory whose
     ``metrics.json`` records a ``total_cost``, a copy of the results with the usage
-    columns of its ``tasks.csv`` (matched by task id) and the recorded cost keys of
+    columns of its recorded per-task table (:attr:`arcnb.runs.Run.recorded_tasks`,
+    matched by task id) and the recorded cost keys of
     the summary; else None (no cost anywhere)."""
-    import pandas as pd
-
-    from ..runs import TASKS_CSV
-    from ..scoring import COST_SUMMARY_KEYS, USAGE_COLUMNS
-
     res = run.results
     if res is None:
         return None
     if res.has_cost:
         return res
     recorded = run.summary
-    if not _known(recorded.get("total_cost")) or run.run_dir is None:
+    if not _known(recorded.get("total_cost")):
         return None
-    path = run.file(TASKS_CSV)
-    if not path.is_file():
+    table = run.recorded_tasks
+    if table is None:
         return None
-    table = pd.read_csv(path, dtype={"task_id": str})
     cols = [c for c in USAGE_COLUMNS if c in table.columns]
     if "cost" not in cols:
         return None

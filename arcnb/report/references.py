@@ -20,9 +20,12 @@ import pandas as pd
 from ..baselines import copy_input_submission
 from ..columns import NEAR_MISS, interval_columns
 from ..errors import ArcnbError, ParameterError
-from ..runs import Run, file_sha256_or_none
+from ..front import BaselineSource, PredictionsSource, open_run
+from ..runs import Run
+from ..breakdown import group_membership, overall
 
-__all__ = ["COPY_INPUT", "reference_label", "copy_input_predictions", "reference_runs",
+__all__ = ["COPY_INPUT", "reference_label", "copy_input_predictions", "reference_source",
+           "reference_runs",
            "reference_table", "reference_long", "reference_categories",
            "REFERENCE_METRICS"]
 
@@ -55,46 +58,32 @@ def copy_input_predictions(dataset, *, attempts: int = 2) -> dict:
     return copy_input_submission(dataset, attempts=attempts)
 
 
-def _predictions_for(spec: str, dataset):
-    """What :func:`arcnb.scoring.score` is given for reference ``spec``: a submission
-    file is read and cut to the dataset's tasks (so a slice of the dataset is not
-    mistaken for predictions made for another one); a folder is passed as is."""
+def reference_source(spec: str | os.PathLike):
+    """The front door's source of reference ``spec``: :data:`COPY_INPUT` is the
+    copy-the-input baseline; an existing submission file is cut to the report's tasks
+    (so a slice of the dataset is not mistaken for predictions made for another one); a
+    harness run folder is taken as is."""
+    spec = str(spec)
     if spec == COPY_INPUT:
-        return copy_input_predictions(dataset)
-    path = Path(spec)
-    if not path.exists():
+        return BaselineSource(COPY_INPUT)
+    if not Path(spec).exists():
         raise ArcnbError(f"reference {spec!r} is neither {COPY_INPUT!r} nor an existing "
                          "predictions file")
-    if path.is_dir():
-        return str(path)
-    from ..io import read_json
-
-    raw = read_json(path, what="predictions file")
-    if not isinstance(raw, dict):
-        return str(path)  # let the loader say what is wrong with it
-    ids = set(dataset.task_ids)
-    return {k: v for k, v in raw.items() if k in ids}
+    return PredictionsSource(spec, only_dataset_tasks=True)
 
 
 def reference_runs(specs: Sequence[str], like: Run, *, n_boot: int = 1000,
                    seed: int = 0) -> list[Run]:
-    """Score every reference of ``specs`` on ``like``'s dataset and tasks, in memory.
+    """Score every reference of ``specs`` on ``like``'s dataset and tasks, in memory,
+    through the front door (:func:`arcnb.front.open_run`).
 
     Returns one :class:`arcnb.runs.Run` per reference, labelled with
     :func:`reference_label`; pass@K is scored for the same K as ``like``.
     """
-    from ..scoring import score
-
-    ds = like.results.dataset
-    runs = []
-    for spec in specs or ():
-        spec = str(spec)
-        preds = _predictions_for(spec, ds)
-        res = score(ds, preds, ks=like.results.ks, n_boot=n_boot, seed=seed)
-        prov = {"source": "reference", "reference": spec, "dataset": res.dataset.info,
-                "predictions_sha256": None if spec == COPY_INPUT else file_sha256_or_none(spec)}
-        runs.append(Run.from_results(res, provenance=prov, label=reference_label(spec)))
-    return runs
+    return [open_run(reference_source(spec), dataset=like.results.dataset,
+                     ks=like.results.ks, n_boot=n_boot, seed=seed,
+                     label=reference_label(spec))
+            for spec in specs or ()]
 
 
 def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
@@ -104,8 +93,6 @@ def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
     conventions, the graded columns of :func:`arcnb.breakdown.overall` and their
     intervals, so every number is computed the same way for the model and its
     references."""
-    from ..breakdown import overall
-
     labels = list(labels) if labels is not None else [r.label for r in runs]
     if len(labels) != len(runs):
         raise ParameterError(f"{len(labels)} labels for {len(runs)} runs")
@@ -143,8 +130,6 @@ def reference_categories(model: Run, refs: Sequence[Run], by="structural", *,
     ``reference_solved``, ``reference_only`` (solved by the reference, not by the
     model), ``model_only`` and ``task_ids`` (the first ``max_ids`` reference-only
     tasks). Sorted by reference, then ``reference_only`` (most first)."""
-    from ..breakdown import group_membership
-
     mem, _ = group_membership(model.results, by)
     task_groups = mem[["task_id", "group"]].drop_duplicates()
     solved_m = model.results.tasks.set_index("task_id")["all_solved@2"].astype(bool)

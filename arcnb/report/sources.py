@@ -9,10 +9,15 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ArcnbError
+from ..models import BUNDLED_BASELINE
+from ..front import CheckpointSource, PredictionsSource, RunDirSource, parse_source
+from ..front import open_run as open_source
 from ..resources import example, examples_dir, reports_root
-from ..runs import FIGURES, Run, is_finished, run_provenance
+from ..runs import FIGURES, Run, is_finished
+from .references import COPY_INPUT
 
-__all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "default_out",
+__all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "make_run", "as_source",
+           "default_out",
            "open_run", "figures_dir", "default_compare_runs", "default_references",
            "program_search_predictions", "resolve_references", "require_scored"]
 
@@ -35,8 +40,6 @@ def default_references(dataset: str = DEFAULT_DATASET, *, exclude=None) -> list[
     program-search predictions (else, on ARC-AGI-1 evaluation, the bundled whole-grid
     heuristic predictions, unless they are the report's own source ``exclude``), then
     copy-the-input."""
-    from .references import COPY_INPUT
-
     refs = []
     ps = program_search_predictions(dataset)
     if ps is not None:
@@ -59,10 +62,6 @@ def resolve_references(references, dataset: str, *, exclude=None) -> list[str]:
 
 
 def _bundled_checkpoint() -> Path | None:
-    try:
-        from ..models import BUNDLED_BASELINE
-    except ImportError:  # pragma: no cover - the models package is part of arcnb
-        return None
     return BUNDLED_BASELINE if BUNDLED_BASELINE.is_file() else None
 
 
@@ -114,30 +113,29 @@ def resolve_source(checkpoint: str = "", predictions: str = "") -> dict:
 
 def make_run(source: Mapping, dataset: str, out: str | os.PathLike, *, tasks=None,
              overwrite: bool = False, evaluate_options: Mapping | None = None,
-             estimator: str = "ranked"):
-    """Write a run directory ``out`` from ``source`` (see :func:`resolve_source`):
-    :func:`arcnb.evaluate.evaluate` for a checkpoint (``evaluate_options`` are its
-    keyword arguments: device, batch_size, attempts, augment, seed, ...),
-    :func:`arcnb.evaluate.score_to_run_dir` for a predictions file or a
-    benchmarking-harness run folder. ``estimator`` (``"ranked"`` or ``"unbiased"``) is
-    how attempts become pass@K. Returns the Results (for a checkpoint on a dataset
-    without truth, the unscored :class:`arcnb.runs.Run`)."""
-    import warnings
+             estimator: str = "ranked") -> Run:
+    """Write a run directory ``out`` from ``source`` (see :func:`resolve_source`)
+    through the front door (:func:`arcnb.front.open_run`): a checkpoint is evaluated
+    (``evaluate_options`` are :func:`arcnb.evaluate.evaluate`'s keyword arguments:
+    device, batch_size, attempts, augment, seed, arch, config, replace_config,
+    trust_checkpoint, ...), a predictions file or a benchmarking-harness run folder is
+    scored. ``estimator`` (``"ranked"`` or ``"unbiased"``) is how attempts become pass@K.
+    Returns the Run (unscored for a checkpoint on a dataset without truth)."""
+    return open_source(as_source(source, evaluate_options), dataset=dataset,
+                       tasks=tasks or None, out=out, overwrite=overwrite, estimator=estimator)
 
-    from ..evaluate import evaluate, score_to_run_dir
 
-    if source["kind"] == "predictions":
-        return score_to_run_dir(source["path"], dataset, out, tasks=tasks or None,
-                                overwrite=overwrite, estimator=estimator)
-    if source["kind"] == "checkpoint":
-        opts = dict(evaluate_options or {})
-        opts.setdefault("estimator", estimator)
-        with warnings.catch_warnings():
-            # tqdm.auto in a kernel without ipywidgets warns even for a disabled bar
-            warnings.filterwarnings("ignore", message=".*IProgress not found.*")
-            return evaluate(source["path"], dataset, out, tasks=tasks or None,
-                            overwrite=overwrite, **opts)
-    raise ArcnbError(f"unknown source kind {source['kind']!r}")
+def as_source(source, evaluate_options: Mapping | None = None):
+    """A report's ``{"kind": ..., "path": ...}`` (or a typed source) as a typed source
+    of :mod:`arcnb.front`; a checkpoint gets ``evaluate_options``."""
+    if not isinstance(source, Mapping):
+        return parse_source(source)
+    kind, path = source["kind"], source["path"]
+    if kind == "checkpoint":
+        return CheckpointSource(str(path), dict(evaluate_options or {}))
+    if kind in ("predictions", "run"):
+        return parse_source(str(path), kind=kind)
+    raise ArcnbError(f"unknown source kind {kind!r}")
 
 
 def default_out(out: str, source: Mapping, dataset: str, *, kind: str = "runs") -> Path:
@@ -178,24 +176,18 @@ def open_run(run_dir: str | os.PathLike | None = None, *, predictions: str | Non
     ``run.dataset`` and ``run.predictions`` hold what it has. Without ``run_dir``: score
     ``predictions`` (a submission file or a benchmarking-harness run folder;
     ``"default"`` = the bundled example predictions) on ``dataset`` (default ARC-AGI-1
-    evaluation) in memory with ``estimator``, with provenance from
-    :func:`arcnb.runs.run_provenance`. Either way pass@K is scored for every K up to the
+    evaluation) in memory with ``estimator``. Both go through the front door
+    (:func:`arcnb.front.open_run`). Either way pass@K is scored for every K up to the
     largest number of attempts in the predictions.
     """
     if run_dir:
         # the run records its dataset and task filter; `dataset`/`tasks` are ignored
-        return Run.open(run_dir, label=label, ks="attempts", n_boot=n_boot, seed=seed)
-    from ..predictions import load_predictions
-    from ..runs import attempt_ks
-    from ..scoring import score
-
+        return open_source(RunDirSource(str(run_dir)), label=label, ks="attempts",
+                           n_boot=n_boot, seed=seed)
     path = _resolve_default(predictions or "default", kind="predictions")
-    preds = load_predictions(path)
-    res = score(dataset or DEFAULT_DATASET, preds, tasks=tasks or None, ks=attempt_ks(preds),
-                n_boot=n_boot, seed=seed, estimator=estimator)
-    prov = run_provenance(source="predictions", predictions=str(path),
-                          predictions_sha256=preds.source_sha256(), dataset=res.dataset.info)
-    return Run.from_results(res, provenance=prov, label=label or Path(path).stem)
+    return open_source(PredictionsSource(str(path)), dataset=dataset or DEFAULT_DATASET,
+                       tasks=tasks or None, label=label, n_boot=n_boot, seed=seed,
+                       estimator=estimator)
 
 
 def figures_dir(figures_dir: str | os.PathLike | None, run: Run | None = None) -> Path | None:

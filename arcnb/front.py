@@ -1,0 +1,331 @@
+"""The front door: the one way anything a user gives becomes a :class:`~arcnb.runs.Run`.
+
+A *source* is a small typed value (:data:`Source`):
+
+* :class:`PredictionsSource`: a submission file or a benchmarking-harness run folder,
+  scored on a dataset;
+* :class:`RunDirSource`: a run directory, re-opened and re-scored (:meth:`arcnb.runs.Run.open`);
+* :class:`CheckpointSource`: a checkpoint (or a model name such as ``copy-input``)
+  evaluated on a dataset into a run directory (:func:`arcnb.evaluate.evaluate`);
+* :class:`BaselineSource`: a reference baseline scored on a dataset in memory
+  (``copy-input``, ``program-search``: its bundled predictions);
+* :class:`DatasetSource`: a dataset without predictions (an unscored run with tasks
+  only: what the browser shows for a dataset).
+
+:func:`parse_source` turns what a user types (a path, a name) into one of them;
+:func:`open_run` (``arcnb.open``) makes the run. The explorer, compare, the report
+(its references and its cost section included) and the notebooks all come through
+here.
+
+>>> import arcnb
+>>> run = arcnb.open("submission.json", dataset="arc-agi-1:evaluation")  # doctest: +SKIP
+>>> run = arcnb.open("runs/baseline")                                      # doctest: +SKIP
+>>> run = arcnb.open(CheckpointSource("model.pt", {"arch": "mymodels:build"}),
+...                  dataset="arc-agi-1:evaluation", out="runs/model")     # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence, Union
+
+from .baselines import copy_input_submission
+from .data import DATASETS, Dataset, load_dataset
+from .errors import ArcnbError
+from .evaluate import checkpoint_kwargs, evaluate
+from .predictions import load_predictions
+from .resources import examples_dir
+from .io import read_json
+from .runs import (METRICS, PREDICTIONS, Run, attempt_ks, file_sha256_or_none,
+                   predictions_provenance, refuse_finished, run_provenance)
+from .scoring import Results, score
+
+__all__ = ["PredictionsSource", "RunDirSource", "CheckpointSource", "BaselineSource",
+           "DatasetSource", "Source", "SOURCE_KINDS", "BASELINES", "parse_source",
+           "open_run", "score_to_run_dir", "is_task_file"]
+
+#: The reference baselines :class:`BaselineSource` names.
+BASELINES = ("copy-input", "program-search")
+
+
+@dataclass(frozen=True)
+class PredictionsSource:
+    """A submission file or a benchmarking-harness run folder (or a submission
+    object in memory: ``{task_id: [{"attempt_1": grid, ...}, ...]}``), scored on a
+    dataset. With ``only_dataset_tasks`` a submission file is cut to the dataset's
+    tasks first (a reference scored on a slice of the dataset it was made for)."""
+
+    path: object
+    only_dataset_tasks: bool = False
+
+    @property
+    def label(self) -> str:
+        """The run's default label: the file's or folder's name without suffix."""
+        if isinstance(self.path, Mapping):
+            return "predictions"
+        return Path(self.path).stem or Path(self.path).name
+
+
+@dataclass(frozen=True)
+class RunDirSource:
+    """A run directory (``metrics.json`` + ``predictions.json``), re-opened."""
+
+    path: str
+
+    @property
+    def label(self) -> str:
+        """The run's default label: the folder's name."""
+        return Path(self.path).name
+
+
+@dataclass(frozen=True)
+class CheckpointSource:
+    """A checkpoint file, ``"baseline"`` or a registered model name, evaluated with
+    ``options`` (:func:`arcnb.evaluate.evaluate`'s keyword arguments: device,
+    batch_size, attempts, augment, seed, arch, config, replace_config,
+    trust_checkpoint, ...; see :func:`arcnb.evaluate.checkpoint_kwargs`)."""
+
+    checkpoint: str
+    options: Mapping = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The run's default label: the checkpoint file's name without suffix."""
+        return Path(str(self.checkpoint)).stem or str(self.checkpoint)
+
+
+@dataclass(frozen=True)
+class BaselineSource:
+    """A reference baseline of :data:`BASELINES`, scored in memory on a dataset."""
+
+    name: str
+
+    def __post_init__(self):
+        if self.name not in BASELINES:
+            raise ArcnbError(f"unknown baseline {self.name!r}: expected one of "
+                             f"{', '.join(BASELINES)}")
+
+    @property
+    def label(self) -> str:
+        """The run's default label: ``copy the input``, ``program search``."""
+        return {"copy-input": "copy the input"}.get(self.name, self.name.replace("-", " "))
+
+
+@dataclass(frozen=True)
+class DatasetSource:
+    """A dataset without predictions (its tasks only; an unscored run)."""
+
+    dataset: object
+
+    @property
+    def label(self) -> str:
+        """The run's default label: the dataset's name."""
+        return getattr(self.dataset, "name", None) or str(self.dataset)
+
+
+#: Any source.
+Source = Union[PredictionsSource, RunDirSource, CheckpointSource, BaselineSource,
+               DatasetSource]
+
+#: The source kinds :func:`parse_source` takes as ``kind=``.
+SOURCE_KINDS = {"predictions": PredictionsSource, "run": RunDirSource,
+                "checkpoint": CheckpointSource, "baseline": BaselineSource,
+                "dataset": DatasetSource}
+
+_CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt", ".pt2", ".bin", ".safetensors")
+
+
+def is_task_file(path: Path) -> bool:
+    """A single ARC task file (``{"train": ..., "test": ...}``) or a challenges file."""
+    if path.name.endswith("_challenges.json"):
+        return True
+    with open(path, "rb") as fh:
+        head = fh.read(4096).lstrip()
+    return head.startswith(b'{"train"') or head.startswith(b'{"test"')
+
+
+def parse_source(value, *, kind: str | None = None) -> Source:
+    """What ``value`` names, as a :data:`Source`.
+
+    A source is returned as is; a :class:`~arcnb.data.Dataset` is a
+    :class:`DatasetSource`. With ``kind`` (a key of :data:`SOURCE_KINDS`) the text is
+    that kind. Else: ``copy-input`` / ``program-search`` are baselines; a folder with
+    ``metrics.json`` or ``predictions.json`` is a run directory, another folder a
+    harness run folder (predictions) unless it holds task files; a ``.json`` file is a
+    task or challenges file (a dataset) or a submission (predictions); a checkpoint
+    suffix (``.pt``, ``.ckpt``, ...) or ``baseline`` is a checkpoint; a dataset name
+    (``arc-agi-1:evaluation``) is a dataset. Anything else is an
+    :class:`~arcnb.errors.ArcnbError`.
+    """
+    if isinstance(value, (PredictionsSource, RunDirSource, CheckpointSource, BaselineSource,
+                          DatasetSource)):
+        return value
+    if isinstance(value, Dataset):
+        return DatasetSource(value)
+    if kind is not None:
+        if kind not in SOURCE_KINDS:
+            raise ArcnbError(f"unknown source kind {kind!r}: expected one of "
+                             f"{', '.join(SOURCE_KINDS)}")
+        return SOURCE_KINDS[kind](str(value) if isinstance(value, os.PathLike) else value)
+    if not isinstance(value, (str, os.PathLike)):
+        raise ArcnbError(f"cannot open {type(value).__name__} as a run: expected a path, a "
+                         "name or a source")
+    text = str(value)
+    if text in BASELINES:
+        return BaselineSource(text)
+    if text in DATASETS:
+        return DatasetSource(text)
+    path = Path(text)
+    if path.is_dir():
+        if (path / METRICS).is_file() or (path / PREDICTIONS).is_file():
+            return RunDirSource(text)
+        return PredictionsSource(text)
+    if path.is_file():
+        if path.suffix.lower() in _CHECKPOINT_SUFFIXES:
+            return CheckpointSource(text)
+        if path.suffix.lower() == ".json" and is_task_file(path):
+            return DatasetSource(text)
+        return PredictionsSource(text)
+    if text == "baseline":
+        return CheckpointSource(text)
+    raise ArcnbError(f"cannot open {text!r}: not a run directory, a predictions file or "
+                     "folder, a checkpoint, a dataset or a baseline "
+                     f"({', '.join(BASELINES)})")
+
+
+def _dataset(dataset, tasks, cache: dict | None, *, require_truth: bool = True) -> Dataset:
+    if dataset is None:
+        raise ArcnbError("a dataset is needed to score predictions (dataset= / --dataset, "
+                         "e.g. 'arc-agi-1:evaluation')")
+    if isinstance(dataset, Dataset):
+        return dataset if tasks is None else load_dataset(dataset, tasks=tasks)
+    key = (str(dataset), str(tasks), require_truth)
+    if cache is not None and key in cache:
+        return cache[key]
+    ds = load_dataset(dataset, tasks=tasks, require_truth=require_truth)
+    if cache is not None:
+        cache[key] = ds
+    return ds
+
+
+def _bundled_program_search(ds: Dataset) -> Path:
+    path = examples_dir() / f"{str(ds.name).replace(':', '-')}_program_search.json"
+    if not path.is_file():
+        raise ArcnbError(f"no bundled program-search predictions for {ds.name}; evaluate the "
+                         "program-search model instead (CheckpointSource('program-search'))")
+    return path
+
+
+def open_run(source, *, dataset=None, tasks=None, label: str | None = None,
+             ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
+             estimator: str = "ranked", out: str | os.PathLike | None = None,
+             overwrite: bool = False, cache: dict | None = None) -> Run:
+    """``source`` (a :data:`Source`, or anything :func:`parse_source` takes) as a
+    :class:`~arcnb.runs.Run`. Published as ``arcnb.open``.
+
+    * a run directory is re-opened and re-scored with its recorded estimator on its
+      recorded dataset (or ``dataset``); every recorded number must hold
+      (:meth:`arcnb.runs.Run.open`); ``ks`` defaults to ``"attempts"``;
+    * predictions and a baseline are scored on ``dataset`` (``tasks`` filters it) with
+      ``estimator``, for ``ks`` (default: 1 .. the most attempts of any output), in
+      memory, or written as the run directory ``out``;
+    * a checkpoint is evaluated into ``out`` (required) with its options;
+    * a dataset gives an unscored run with its tasks and no predictions.
+
+    ``label`` defaults to the source's name; ``cache`` (a dict) keeps loaded datasets
+    between calls; ``overwrite`` lets ``out`` replace a finished run.
+    """
+    if isinstance(source, Results):
+        return Run.from_results(source, label=label or "run")
+    if isinstance(source, Run):
+        return source
+    src = parse_source(source)
+    if isinstance(src, RunDirSource):
+        if out is not None:
+            raise ArcnbError(f"{src.path} is already a run directory (out= is for sources "
+                             "that are scored or evaluated)")
+        return Run.open(src.path, dataset=dataset, label=label,
+                        ks="attempts" if ks is None else ks, n_boot=n_boot, seed=seed,
+                        cache=cache)
+    if isinstance(src, DatasetSource):
+        ds = (src.dataset if isinstance(src.dataset, Dataset)
+              else _dataset(src.dataset, tasks, cache, require_truth=False))
+        return Run(None, {"scored": False, "n_tasks": len(ds), "n_outputs": ds.n_outputs,
+                          "dataset": ds.info, "provenance": None}, None,
+                   label or ds.name, dataset=ds)
+    if isinstance(src, CheckpointSource):
+        if out is None:
+            raise ArcnbError(f"evaluating {src.checkpoint} writes a run directory: pass out=")
+        opts = checkpoint_kwargs(src.options)
+        opts.setdefault("estimator", estimator)
+        with warnings.catch_warnings():
+            # tqdm.auto in a kernel without ipywidgets warns even for a disabled bar
+            warnings.filterwarnings("ignore", message=".*IProgress not found.*")
+            run = evaluate(src.checkpoint, _dataset_spec(dataset), out, tasks=tasks or None,
+                           overwrite=overwrite, **opts)
+        if run is not None and label:
+            run.label = label
+        return run
+    ds = _dataset(dataset, tasks, cache)
+    if isinstance(src, BaselineSource):
+        if src.name == "copy-input":
+            preds = load_predictions(copy_input_submission(ds))
+            prov = run_provenance(source="reference", reference=src.name, dataset=ds.info,
+                                  predictions_sha256=None)
+        else:
+            preds, prov = _cut_predictions(_bundled_program_search(ds), ds)
+            prov["reference"] = src.name
+    else:
+        if out is not None:
+            refuse_finished(out, overwrite=overwrite)
+        if src.only_dataset_tasks and isinstance(src.path, (str, os.PathLike)) and \
+                Path(src.path).is_file():
+            preds, prov = _cut_predictions(Path(src.path), ds)
+        else:
+            preds = load_predictions(src.path)
+            prov = predictions_provenance(src.path, preds, ds)
+    res = score(ds, preds, ks=attempt_ks(preds) if ks is None else ks, n_boot=n_boot,
+                seed=seed, estimator=estimator)
+    run = Run.from_results(res, provenance=prov, label=label or src.label)
+    if out is not None:
+        run = run.write(out, overwrite=overwrite)
+        run.label = label or run.label
+    return run
+
+
+def _dataset_spec(dataset):
+    if dataset is None:
+        raise ArcnbError("a dataset is needed to evaluate a checkpoint (dataset= / --dataset)")
+    return dataset
+
+
+def _cut_predictions(path: Path, ds: Dataset):
+    """A submission file cut to ``ds``'s tasks (a slice of the dataset is not mistaken
+    for predictions made for another one), and its provenance (the file's path and
+    SHA-256)."""
+    raw = read_json(path, what="predictions file")
+    if isinstance(raw, dict):
+        ids = set(ds.task_ids)
+        preds = load_predictions({k: v for k, v in raw.items() if k in ids})
+    else:
+        preds = load_predictions(str(path))  # the loader says what is wrong with it
+    prov = predictions_provenance(path, preds, ds)
+    prov.update(predictions=str(path), predictions_sha256=file_sha256_or_none(path))
+    return preds, prov
+
+
+def score_to_run_dir(predictions, dataset, out, *, tasks=None, overwrite: bool = False,
+                     ks: Sequence[int] | None = None, estimator: str = "ranked") -> Run:
+    """Score predictions (a submission file or a benchmarking-harness run folder) and
+    write the run directory ``out``: ``open_run(PredictionsSource(predictions),
+    dataset=..., out=...)``. The run's predictions file is a byte copy of a submission
+    file; a harness folder is written as one submission file whose attempts keep their
+    metadata (cost, tokens), so re-opening the run gives the same numbers. ``ks``
+    defaults to 1 .. the most attempts of any output (the K the report re-opens it
+    with). Returns the Run."""
+    if isinstance(predictions, os.PathLike):
+        predictions = str(predictions)
+    return open_run(PredictionsSource(predictions), dataset=dataset, tasks=tasks,
+                    ks=ks, estimator=estimator, out=out, overwrite=overwrite)

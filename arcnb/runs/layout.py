@@ -1,0 +1,169 @@
+"""The layout of a run directory: its file names, what marks a finished run, the
+guards on output paths, and the paths of the command line handed to the runs it
+makes (see :mod:`arcnb.runs` for the files). The only module that spells the
+run-directory file names."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..errors import ArcnbError, OutputExistsError, RunDirError
+from ..io import atomic_write_bytes
+from ..resources import checkout_root, notebooks_dir
+
+# ====================================================================== the layout
+#: The scoring summary plus ``provenance`` (written last: it marks completion).
+METRICS = "metrics.json"
+#: The predictions, in the ARC Prize submission format.
+PREDICTIONS = "predictions.json"
+#: The per-output table (scores, or predictions only for an unscored run; plus the
+#: votes of ``arcnb evaluate``), as CSV.
+RESULTS_CSV = "results.csv"
+#: The same table as Parquet (exact strings and types).
+RESULTS_PARQUET = "results.parquet"
+#: The per-task table.
+TASKS_CSV = "tasks.csv"
+#: The folder of a report's figures.
+FIGURES = "figures"
+#: The executed report notebook.
+REPORT_NOTEBOOK = "report.ipynb"
+#: The report exported as self-contained HTML.
+REPORT_HTML = "report.html"
+#: The executed evaluate notebook (one per checkpoint of a multi-report).
+EVALUATE_NOTEBOOK = "evaluate.ipynb"
+#: The evaluate notebook exported as HTML.
+EVALUATE_HTML = "evaluate.html"
+#: The journal of finished tasks (what ``--resume`` reads).
+JOURNAL = "journal.jsonl"
+#: The journals of every rank of a ``torchrun`` run.
+JOURNAL_GLOB = "journal*.jsonl"
+#: An unscored run's Kaggle submission (exactly ``attempt_1`` and ``attempt_2``).
+SUBMISSION = "submission.json"
+#: What an unscored run's ``submission.json`` holds for an invalid or absent attempt.
+FILLER = [[0]]
+
+#: The files of a finished run directory, in the order they are written
+#: (metrics.json last: it marks completion).
+RUN_FILES = (PREDICTIONS, RESULTS_CSV, RESULTS_PARQUET, TASKS_CSV, METRICS)
+#: Every voted candidate of an augmented evaluate run, with its votes (a candidates
+#: Parquet file, see :mod:`arcnb.candidates`); optional.
+CANDIDATES = "candidates.parquet"
+#: The files a run directory must hold to be opened (checked in this order).
+_REQUIRED = (METRICS, PREDICTIONS)
+#: Summary keys that re-scoring ``predictions.json`` must reproduce exactly.
+HEADLINE_KEYS = ("n_tasks", "n_outputs", "pass@1", "pass@2", "pass@2_per_output",
+                 "pass@2_all_or_nothing")
+
+
+def is_finished(run_dir: str | os.PathLike) -> bool:
+    """Whether ``run_dir`` holds a finished run (its ``metrics.json``)."""
+    return (Path(run_dir) / METRICS).exists()
+
+
+def require_finished(run_dir: str | os.PathLike) -> Path:
+    """``run_dir`` as a Path; :class:`RunDirError` unless it holds a finished run."""
+    rd = Path(run_dir)
+    if not is_finished(rd):
+        raise RunDirError(f"{rd} is not a run directory: {METRICS} is missing")
+    return rd
+
+
+def refuse_finished(out: str | os.PathLike, *, overwrite: bool,
+                    resume: bool = False) -> None:
+    """:class:`~arcnb.errors.OutputExistsError` when ``out`` already holds run files and
+    ``overwrite`` is False. Only ``metrics.json`` marks a finished run; the other run
+    files without it are an unfinished run (killed during its final writes, or a full
+    disk), which ``resume=True`` lets a resumed evaluate finish."""
+    out = Path(out)
+    if overwrite:
+        return
+    if is_finished(out):
+        raise OutputExistsError(f"{out} already holds a finished run ({METRICS}); refusing to "
+                                "overwrite it (pass --overwrite / overwrite=True)")
+    partial = [f for f in RUN_FILES + (SUBMISSION,) if (out / f).exists()]
+    if partial and not resume:
+        raise OutputExistsError(f"{out} holds files of an unfinished run ({', '.join(partial)}) "
+                                f"but no {METRICS}; refusing to overwrite them (pass --resume to "
+                                "finish an evaluate run from its journal, or --overwrite)")
+
+
+def _shipped() -> tuple[Path, ...]:
+    """arcnb's own folders, which no output may go into (with or without --overwrite):
+    the package itself (its shipped notebooks included) and, in a clone, the top-level
+    ``notebooks/`` copy."""
+    pkg = notebooks_dir().parent.parent
+    root = checkout_root()
+    folders = [pkg] + ([root / "notebooks"] if root is not None else [])
+    return tuple(Path(os.path.realpath(p)) for p in folders)
+
+
+def check_out_path(out: str | os.PathLike, *, what: str = "--out") -> Path:
+    """``out`` as a Path; :class:`~arcnb.errors.ArcnbError` when it, or a folder above
+    it, exists and is not a folder (``--out FILE`` or ``--out FILE/sub``), or when it
+    lies inside arcnb's shipped ``notebooks/`` folder or the package's own folder."""
+    out = Path(out)
+    for p in (out, *out.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise ArcnbError(f"{what} {out}: {p} is a file, not a folder" if p != out
+                                 else f"{what} {out} exists and is not a folder")
+            break
+    real = Path(os.path.realpath(out))
+    for shipped in _shipped():
+        if real == shipped or shipped in real.parents:
+            raise ArcnbError(f"{what} {out} is inside arcnb's own {shipped.name}/ folder "
+                             f"({shipped}); write outputs elsewhere, never over the shipped "
+                             "files")
+    return out
+
+
+def copy_run_files(src: str | os.PathLike, dest: str | os.PathLike, *,
+                   overwrite: bool) -> None:
+    """Copy the files of run directory ``src`` into ``dest`` (atomically each), leaving
+    out hidden files and an earlier report's ``report.*``; folders are not copied.
+    An existing file in ``dest`` is only replaced with ``overwrite``."""
+    report_prefix = Path(REPORT_NOTEBOOK).stem + "."
+    dest = Path(dest)
+    for p in sorted(Path(src).iterdir()):
+        if not p.is_file() or p.name.startswith(".") or p.name.startswith(report_prefix):
+            continue
+        target = dest / p.name
+        if target.exists() and not overwrite:
+            raise OutputExistsError(f"{target} already exists; refusing to overwrite it "
+                                    "(pass --overwrite)")
+        atomic_write_bytes(target, p.read_bytes(), overwrite=True)
+
+
+# ========================================================== paths the user typed
+#: The environment variable through which the ``arcnb`` command hands the paths of its
+#: command line (as typed and as resolved against the caller's working directory) to
+#: the runs it makes: in this process, and in the notebook kernels it starts, which
+#: inherit the environment but not the working directory.
+USER_PATHS_ENV = "ARCNB_USER_PATHS"
+
+
+def absolute_path(value, *, always: bool = False):
+    """``value`` made absolute against the working directory (``~`` expanded, symbolic
+    links kept) when it names an existing file or folder, or with ``always`` (an
+    output). Names that are not paths (``arc-agi-1:evaluation``, ``copy-input``,
+    ``baseline``, ``structural``...) and None come back unchanged."""
+    if value is None or not isinstance(value, (str, os.PathLike)) or str(value) == "":
+        return value
+    text = os.path.expanduser(str(value))
+    if always or os.path.exists(text):
+        return os.path.abspath(text)
+    return value
+
+
+def user_paths() -> dict | None:
+    """The command line's paths (``{"cwd": ..., "--dataset": {"given": ..., "resolved":
+    ...}, ...}``) when the run is made by the ``arcnb`` command, else None."""
+    raw = os.environ.get(USER_PATHS_ENV)
+    if not raw:
+        return None
+    try:
+        paths = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return paths if isinstance(paths, dict) else None

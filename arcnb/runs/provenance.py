@@ -1,0 +1,67 @@
+"""Provenance of a run: what produced it (arcnb version, git commit, python, numpy,
+torch; a checkpoint's or a predictions file's path and SHA-256; the dataset) and
+its flat view for reports."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .._version import __version__
+from ..resources import checkout_root
+from .layout import user_paths
+from ..io import file_sha256
+
+
+def _git_commit() -> str | None:
+    # only a clone of arcnb has a commit of its own: an installed arcnb inside
+    # someone else's repository must not report that repository's commit
+    root = checkout_root()
+    if root is None:
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and len(commit) == 40 else None
+
+
+def run_provenance(**extra) -> dict:
+    """Base provenance: arcnb version, git commit (or None), python, torch, numpy;
+    ``extra`` keys are added (and win)."""
+    prov = {"arcnb_version": __version__, "git_commit": _git_commit(),
+            "python": sys.version.split()[0], "numpy": np.__version__}
+    try:
+        import torch
+
+        prov["torch"] = torch.__version__
+    except ImportError:  # pragma: no cover
+        prov["torch"] = None
+    prov.update(extra)
+    return prov
+
+
+def predictions_provenance(path, preds, dataset) -> dict:
+    """The provenance of a scored predictions file or harness run folder (the one
+    definition): :func:`run_provenance` plus ``source="predictions"``, ``predictions``
+    (the path), ``predictions_sha256`` (the file's, or for a folder the digest of its
+    task files: :meth:`arcnb.predictions.Predictions.source_sha256`), ``dataset`` (its
+    info) and, when the ``arcnb`` command made the run, ``run.paths`` (its command
+    line's paths, as typed and resolved)."""
+    prov = run_provenance(source="predictions",
+                          predictions=str(path) if preds.source else None,
+                          predictions_sha256=preds.source_sha256(), dataset=dataset.info)
+    if user_paths():
+        prov["run"] = {"paths": user_paths()}
+    return prov
+
+
+def file_sha256_or_none(path) -> str | None:
+    """The SHA-256 of ``path`` when it is a file, else None."""
+    if path and Path(path).is_file():
+        return file_sha256(path)
+    return None
