@@ -109,3 +109,9 @@ __all__ = [
     "as_source",
     "source_name",
 ]
+
+# the report page's opening paragraph and its contents list
+from .html import percent_text, summary_html  # noqa: E402
+from .notebooks import insert_contents  # noqa: E402
+
+__all__ += ["summary_html", "percent_text", "insert_contents"]

@@ -31,7 +31,7 @@ from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, absolute_path, check_out_path, copy_run_files, is_finished,
                     is_scored, read_metrics, require_finished, summary_of)
-from .html import _esc, _fmt_fraction
+from .html import PAGE_CSS, _esc, _fmt_fraction
 from .notebooks import NOTEBOOKS, _check_self_contained, export_html, notebook_path, run_notebook
 from .sources import as_source
 
@@ -366,10 +366,10 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
                     f"</td>" + "".join(f"<td>{_esc(v)}</td>" for v in values) + "</tr>")
     page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-            "style-src 'unsafe-inline'\"><title>arcnb reports</title><style>"
-            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
-            "</style></head><body><h1>arcnb reports</h1><table><thead><tr><th>run</th>"
+            "style-src 'unsafe-inline'\"><title>arcnb reports</title><style>" + PAGE_CSS +
+            "</style></head><body><h1>arcnb reports</h1><div class='arcnb-scroll'><table>"
+            "<thead><tr><th class='arcnb-text'>run</th>"
             "<th>pass@2</th><th>pass@2_per_output</th><th>pass@2_all_or_nothing</th></tr>"
-            "</thead><tbody>" + "".join(rows) + "</tbody></table></body></html>\n")
+            "</thead><tbody>" + "".join(rows) + "</tbody></table></div></body></html>\n")
     _check_self_contained(page)
     return atomic_write_text(out / INDEX_HTML, page, overwrite=True)
