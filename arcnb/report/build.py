@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..errors import ArcnbError, OutputExistsError
+from ..errors import ArcnbError, refuse_overwrite
 from ..io import atomic_write_text
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
@@ -68,8 +68,7 @@ def _claim_outputs(out: Path, targets, *, overwrite: bool, log) -> None:
     """Refuse existing ``targets`` without ``overwrite``; say so when replacing them."""
     existing = [p for p in targets if p.exists()]
     if existing and not overwrite:
-        raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
-                                "(pass --overwrite)")
+        raise refuse_overwrite(existing[0], "pass --overwrite")
     if existing:
         log(f"replacing the existing report in {out} (--overwrite)")
     out.mkdir(parents=True, exist_ok=True)
