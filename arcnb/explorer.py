@@ -39,7 +39,7 @@ from .front import PredictionsSource, RunDirSource, is_task_file, open_run
 from .grids import best_attempt
 from .report.sources import DEFAULT_DATASET, require_scored
 from .resources import example
-from .runs import PREDICTIONS, Run
+from .runs import PREDICTIONS, Run, unique_labels
 from .scoring import Results
 from .data import Dataset, load_dataset, normalize_task_id
 from .plot import DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, diff_mask, gallery, grid_image
@@ -161,15 +161,6 @@ def _tasks_table(ds) -> pd.DataFrame:
                                        "input_shape", "truth_shape", "truth_h", "truth_w"])
 
 
-def _unique_labels(labels: list[str]) -> list[str]:
-    out, seen = [], {}
-    for lab in labels:
-        n = seen.get(lab, 0)
-        seen[lab] = n + 1
-        out.append(lab if n == 0 else f"{lab} ({n + 1})")
-    return out
-
-
 def _align(main: _RunView, other: _RunView) -> _RunView:
     """Reorder ``other``'s table to the explored run's outputs; refuse other tasks or
     other truths."""
@@ -219,7 +210,7 @@ def _open_all(source, *, dataset, compare, labels):
     names = list(labels) if labels is not None else [v.label for v in views]
     if len(names) != len(views):
         raise ExploreError(f"labels= has {len(names)} names for {len(views)} runs")
-    for v, name in zip(views, _unique_labels([str(n) for n in names])):
+    for v, name in zip(views, unique_labels([str(n) for n in names])):
         v.label = name
     for v in views[1:]:
         _align(views[0], v)

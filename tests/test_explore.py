@@ -488,8 +488,8 @@ def test_compare_refuses_other_tasks(ds, sub_a, runs):
 def test_compare_accepts_results_and_labels(ds, sub_a, sub_b):
     a, b = arcnb.score(ds, sub_a), arcnb.score(ds, sub_b)
     ex = arcnb.explore(a, compare=[b, b], labels=["A", "B", "B"], select="disagree")
-    assert ex.labels == ["A", "B", "B (2)"]
-    assert "solved@2 (B (2))" in ex.items.columns
+    assert ex.labels == ["A", "B", "B#2"]
+    assert "solved@2 (B#2)" in ex.items.columns
 
 
 # ------------------------------------------------------------------ run files

@@ -28,7 +28,8 @@ from ..io import atomic_write_text
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, absolute_path, check_out_path, copy_run_files, is_finished,
-                    is_scored, read_metrics, require_finished, summary_of)
+                    is_scored, read_metrics, require_finished, summary_of,
+                    unique_labels)
 from .html import _esc, _fmt_fraction
 from .notebooks import NOTEBOOKS, export_html, notebook_path, run_notebook
 from .sources import as_source
@@ -276,13 +277,8 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
 
 
 def _unique_names(paths: Sequence[str]) -> list[str]:
-    names, seen = [], {}
-    for p in paths:
-        base = Path(p).stem or "run"
-        n = seen.get(base, 0)
-        seen[base] = n + 1
-        names.append(base if n == 0 else f"{base}_{n + 1}")
-    return names
+    """One folder name per source: the file's stem, ``_2``, ``_3``... for repeats."""
+    return unique_labels([Path(p).stem or "run" for p in paths], sep="_")
 
 
 def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.PathLike,

@@ -429,6 +429,27 @@ def _unscored_tasks(outputs):
     return tasks.reset_index()
 
 
+def unique_labels(labels: Sequence[str], *, sep: str = "#") -> list[str]:
+    """``labels`` made unique, in order: the first of each label stays as it is, the
+    next ones get ``sep`` and their number (``["a", "a", "b"]`` -> ``["a", "a#2",
+    "b"]``), skipping a number whose label is already taken. The one way arcnb tells
+    runs of the same name apart: compare and the explorer use ``#``; folder names pass
+    a filesystem-safe ``sep="_"``."""
+    labels = [str(lab) for lab in labels]
+    taken = set(labels)  # a label the user gave is never handed to another run
+    out, seen = [], set()
+    for lab in labels:
+        new, n = lab, 1
+        while new in seen:
+            n += 1
+            new = f"{lab}{sep}{n}"
+            if new in taken:
+                new = lab  # taken by the user: try the next number
+        seen.add(new)
+        out.append(new)
+    return out
+
+
 def write_run_dir(results, out, *, provenance: dict, overwrite: bool = False,
                   extra_columns=None, predictions_text: str | None = None,
                   extra_files: Mapping[str, bytes] | None = None) -> Path:
