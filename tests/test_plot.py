@@ -649,3 +649,21 @@ def test_task_and_grid_show_as_pictures_in_a_real_kernel():
     for cell in nb.cells[1:]:
         result = [o for o in cell.outputs if o["output_type"] == "execute_result"]
         assert len(result) == 1 and "image/png" in result[0]["data"]
+
+
+def test_charts_take_a_run_as_they_take_its_results(mixed_results):
+    """A Run is charted from its results (no duck typing); a Run without scores is
+    refused with a ParameterError."""
+    from arcnb.errors import ParameterError
+    from arcnb.runs import Run
+
+    run = Run.from_results(mixed_results, label="mixed")
+    acc = mixed_results.outputs["cell_accuracy"].to_numpy(float)
+    naive, _ = np.histogram(acc[np.isfinite(acc)], bins=20, range=(0.0, 1.0))
+    ax = P.cell_accuracy_hist(run, bins=20)
+    assert list(ax.arcnb_counts) == list(naive)
+    line = P.pass_at_k(run, labels=["mixed"]).get_lines()[0]
+    assert list(line.get_ydata()) == list(mixed_results.pass_at_k_table()["pass@K"])
+    blank = Run(None, {"scored": True}, None, "blank")  # as Run.read gives: no results
+    with pytest.raises(ParameterError, match="no scores to chart"):
+        P.cell_accuracy_hist(blank)
