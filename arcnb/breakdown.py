@@ -51,7 +51,7 @@ import pandas as pd
 
 from . import metrics
 from .columns import GROUPS, NEAR_MISS, graded_columns, is_near_miss
-from .errors import ArcnbError
+from .errors import ArcnbError, ParameterError
 from .grids import COLOR_NAMES, PAD_TOKEN, pad_grids
 from .io import atomic_write_text, csv_text
 from .stats import bootstrap_ci, bootstrap_indices, ratio_bootstrap_ci
@@ -568,12 +568,55 @@ def _adaptive(v: float) -> str:
     return f"{v:.{digits}f}"
 
 
+def _paper_columns(d: pd.DataFrame, columns, metric: str | None) -> list:
+    """The columns a LaTeX table shows: ``columns="all"`` every column; a list those
+    columns; ``None`` the columns a paper shows of a breakdown (a table with a
+    ``group`` column and a metric with ``_ci_low`` / ``_ci_high`` columns): the group,
+    ``n_tasks``, the metric (``metric``, default pass@2) and its interval; every
+    column of any other table."""
+    if isinstance(columns, str) and columns == "all":
+        return list(d.columns)
+    if columns is not None:
+        missing = [c for c in columns if c not in d.columns]
+        if missing:
+            raise ParameterError(f"no column {missing[0]!r} to put in the table; columns are "
+                             f"{list(d.columns)}")
+        return list(columns)
+    if metric is not None and metric not in d.columns:
+        raise ParameterError(f"no column {metric!r} to put in the table; columns are "
+                         f"{list(d.columns)}")
+    m = metric or "pass@2"
+    if "group" in d.columns and {m, f"{m}_ci_low", f"{m}_ci_high"} <= set(d.columns):
+        return [c for c in ("group", "n_tasks") if c in d.columns] + [m]
+    return list(d.columns)
+
+
+def _not_zero(v: float, text: str, pct: bool) -> str:
+    """``text`` (``v`` formatted), or ``v`` with as many decimals as show it when the
+    format rounded a nonzero value to zero."""
+    try:
+        shown = float(text)
+    except ValueError:
+        return text
+    if v == 0 or shown != 0 or not np.isfinite(v):
+        return text
+    digits = int(min(8, np.ceil(-np.log10(abs(v))) + 1))
+    return f"{v:.{digits}f}"
+
+
 def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: bool = False,
                 caption: str | None = None, label: str | None = None, index: bool = False,
-                formats: dict | None = None) -> str:
+                formats: dict | None = None, columns=None, metric: str | None = None) -> str:
     """A booktabs LaTeX table of ``df`` (needs ``\\usepackage{booktabs}``), written by
     hand so it works without jinja2. Text is escaped; NaN and missing values are shown as
     ``--``; numbers are right-aligned.
+
+    Columns: a breakdown (:func:`breakdown`) shows what a paper shows, narrow enough
+    for one column: the group, ``n_tasks``, ``metric`` (default pass@2) and its
+    interval (one column, ``low--high``); ``columns=[...]`` picks other columns (each
+    metric with ``_ci_low`` / ``_ci_high`` columns among them is followed by its
+    interval), ``columns="all"`` shows every column as it is. Any other table shows
+    every column.
 
     Floats: by default at least 3 decimals and more for small values (two significant
     digits, up to 6), so that 0.0025 prints as ``0.0025``, never ``0.003``;
@@ -581,15 +624,33 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
     papers quote ARC scores; the header says ``(%)``); ``float_format`` (e.g.
     ``"{:.3f}"``) fixes one format for every float; ``formats[column]`` overrides a
     column (p-value columns, named ``p_value`` or ending in ``_p``, default to
-    ``"{:.2g}"`` so tiny p-values stay visible and are never turned into percent)."""
+    ``"{:.2g}"`` so tiny p-values stay visible and are never turned into percent). A
+    nonzero value is never printed as zero: a format that would round it to 0 gets
+    the decimals that show it (0.00004 as percent: ``0.004``)."""
     d = df.reset_index() if index else df
-    cols = list(d.columns)
-    align = "".join("r" if pd.api.types.is_numeric_dtype(d[c]) and
-                    not pd.api.types.is_bool_dtype(d[c]) else "l" for c in cols)
-    fmt = {c: "{:.2g}" for c in cols if str(c) == "p_value" or str(c).endswith("_p")}
+    chosen = _paper_columns(d, columns, metric)
+    intervals = not (isinstance(columns, str) and columns == "all")
+    boot = d.attrs.get("bootstrap") if isinstance(d.attrs.get("bootstrap"), dict) else {}
+    level = float(boot.get("level", 0.95))
+    cols, spans = [], {}
+    for c in chosen:
+        cols.append(c)
+        lo, hi = f"{c}_ci_low", f"{c}_ci_high"
+        if intervals and lo in d.columns and hi in d.columns and lo not in chosen:
+            key = ("interval", c)  # shown as "95% interval"
+            cols.append(key)
+            spans[key] = (lo, hi, c)
+    fmt = {c: "{:.2g}" for c in d.columns if str(c) == "p_value" or str(c).endswith("_p")}
     fmt.update(formats or {})
-    col_fmt = [fmt.get(c, float_format) for c in cols]
-    as_pct = [percent and c not in fmt and pd.api.types.is_float_dtype(d[c]) for c in cols]
+
+    def numeric(c):
+        c = spans[c][2] if c in spans else c
+        return pd.api.types.is_numeric_dtype(d[c]) and not pd.api.types.is_bool_dtype(d[c])
+
+    align = "".join("r" if numeric(c) else "l" for c in cols)
+    col_fmt = [fmt.get(spans[c][2] if c in spans else c, float_format) for c in cols]
+    as_pct = [percent and (spans[c][2] if c in spans else c) not in fmt and
+              pd.api.types.is_float_dtype(d[spans[c][2] if c in spans else c]) for c in cols]
 
     def cell(v, f, pct):
         if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
@@ -597,11 +658,18 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
         if isinstance(v, (float, np.floating)):
             v = float(v) * (100.0 if pct else 1.0)
             if pct and f is None:
-                return f"{v:.2f}"
-            return _adaptive(v) if f is None else f.format(v)
+                return _not_zero(v, f"{v:.2f}", pct)
+            return _adaptive(v) if f is None else _not_zero(v, f.format(v), pct)
         return _tex(v)
 
-    header = [_tex(c) + (r" (\%)" if pct else "") for c, pct in zip(cols, as_pct)]
+    def value(row, c, f, pct):
+        if c in spans:
+            lo, hi = (cell(row[spans[c][i]], f, pct) for i in (0, 1))
+            return "--" if "--" in (lo, hi) else f"{lo}--{hi}"
+        return cell(row[c], f, pct)
+
+    header = [_tex(f"{level:.0%} interval" if c in spans else c) + (r" (\%)" if pct else "")
+              for c, pct in zip(cols, as_pct)]
     lines = []
     if caption is not None or label is not None:
         lines += [r"\begin{table}[ht]", r"\centering"]
@@ -611,8 +679,8 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
             lines.append(rf"\label{{{label}}}")
     lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
               " & ".join(header) + r" \\", r"\midrule"]
-    for row in d.itertuples(index=False, name=None):
-        lines.append(" & ".join(cell(v, f, p) for v, f, p in zip(row, col_fmt, as_pct))
+    for _, row in d.iterrows():
+        lines.append(" & ".join(value(row, c, f, p) for c, f, p in zip(cols, col_fmt, as_pct))
                      + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if caption is not None or label is not None:

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import NEAR_MISS, is_near_miss
-from .errors import ArcnbError, ExploreError
+from .errors import ArcnbError, ExploreError, printable
 from .front import PredictionsSource, RunDirSource, is_task_file, open_run
 from .grids import best_attempt
 from .report.sources import DEFAULT_DATASET, require_scored
@@ -222,6 +222,7 @@ _GAP = 14           # pixels between columns (and below a column)
 _MARGIN = 10
 _TITLE_PX = 12      # title font size in pixels
 _HEADER_PX = 14
+_COLUMN_TEXT_PX = 320  # a column's text is cut at this width or its grid's, the wider
 _WHITE = (255, 255, 255)
 _RIGHT = (26, 152, 80)
 _WRONG = (214, 39, 40)
@@ -335,6 +336,25 @@ class _Panel:
     run: str | None = None
 
 
+def _fit(text, font, max_px: int) -> str:
+    """``text`` as one drawable line at most ``max_px`` wide: control characters shown
+    escaped (:func:`arcnb.errors.printable`), cut with an ellipsis where too long."""
+    text = printable(text)
+    max_px = max(int(max_px), 20)
+    if len(text) > max_px:              # no glyph is narrower than one pixel
+        text = text[:max_px]
+    if font.getlength(text) <= max_px:
+        return text
+    lo, hi = 0, len(text)               # longest prefix that fits with its ellipsis
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if font.getlength(text[:mid] + "…") <= max_px:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + "…"
+
+
 def _compose(sections, *, max_width: int, header: str):
     """Lay out ``sections`` (``(title, columns)``; a column is a list of panels, drawn
     top to bottom) left to right, wrapping at ``max_width``; returns the RGB array and
@@ -343,16 +363,24 @@ def _compose(sections, *, max_width: int, header: str):
 
     font, bold = _font(_TITLE_PX), _font(_HEADER_PX, bold=True)
     lh, hh = _TITLE_PX + 4, _HEADER_PX + 6
+    # the frame is sized by the grids; text (task ids, labels, categories) is cut to fit
+    line_px = max(int(max_width) - 2 * _MARGIN, 200)
+    header = _fit(header, bold, line_px)
     texts, tiles, places = [(_MARGIN, _MARGIN, header, _TEXT, bold)], [], []
     y = _MARGIN + hh + 4
     width = _MARGIN * 2 + int(bold.getlength(header))
     for title, columns in sections:
+        title = _fit(title, bold, line_px)
         texts.append((_MARGIN, y, title, _MUTED, bold))
+        width = max(width, _MARGIN * 2 + int(bold.getlength(title)))
         y += hh
         x, row_h = _MARGIN, 0
         for col in columns:
-            cw = max(max(p.image.shape[1] for p in col),
-                     max(int(font.getlength(t)) + 2 for p in col for t, _ in p.lines))
+            img_w = max(p.image.shape[1] for p in col)
+            text_px = max(img_w, min(_COLUMN_TEXT_PX, line_px))
+            for p in col:
+                p.lines = [(_fit(t, font, text_px), c) for t, c in p.lines]
+            cw = max(img_w, max(int(font.getlength(t)) + 2 for p in col for t, _ in p.lines))
             if x > _MARGIN and x + cw > max_width - _MARGIN:
                 x, y, row_h = _MARGIN, y + row_h + _GAP, 0
             cy = y

@@ -32,7 +32,10 @@ EXAMPLES = DOCS / "examples"
 WORK = DOCS / "_build" / "notebooks"
 
 #: The example pages, in the order of the docs' table of contents.
-ORDER = ["report", "evaluate", "compare", "figures", "explore", "sweep"]
+ORDER = ["report", "evaluate", "compare", "figures", "figures-page", "explore", "sweep"]
+#: Example pages that run a notebook with other parameters: page -> notebook.
+#: figures-page: the figures notebook at the full text width (two columns, 7.2 in).
+VARIANTS = {"figures-page": "figures"}
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -41,6 +44,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 def notebook_names() -> list[str]:
     """Every notebook of ``notebooks/``: those of :data:`ORDER` first, then any other."""
     found = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb"))
+    found += [v for v, nb in VARIANTS.items() if nb in found]
     return [n for n in ORDER if n in found] + [n for n in found if n not in ORDER]
 
 
@@ -50,6 +54,7 @@ def parameters(name: str) -> dict:
     return {
         "evaluate": {"out": "run", "overwrite": True},
         "figures": {"out": "figures"},
+        "figures-page": {"out": "figures", "width": "page"},
         "compare": {"out": "tables", "overwrite": True},
         "sweep": {"example_dir": "sweep-example"},
     }.get(name, {})
@@ -62,7 +67,7 @@ def execute(name: str) -> tuple[str, float]:
     work = WORK / name
     work.mkdir(parents=True, exist_ok=True)
     out = EXAMPLES / f"{name}.ipynb"
-    pm.execute_notebook(str(NOTEBOOKS_DIR / f"{name}.ipynb"), str(out),
+    pm.execute_notebook(str(NOTEBOOKS_DIR / f"{VARIANTS.get(name, name)}.ipynb"), str(out),
                         parameters=parameters(name), kernel_name="python3",
                         progress_bar=False, cwd=str(work))
     add_widget_pictures(out)
@@ -159,7 +164,7 @@ def main(argv=None) -> int:
     todo = []
     for n in names:
         out = EXAMPLES / f"{n}.ipynb"
-        src = NOTEBOOKS_DIR / f"{n}.ipynb"
+        src = NOTEBOOKS_DIR / f"{VARIANTS.get(n, n)}.ipynb"
         if args.reuse and out.exists() and out.stat().st_mtime > src.stat().st_mtime:
             print(f"{n}: kept {out.relative_to(ROOT)}")
             continue

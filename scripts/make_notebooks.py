@@ -77,7 +77,7 @@ from arcnb import report as R
 run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, tasks=tasks or None,
                  n_boot=n_boot, seed=seed)
 fig_dir = R.figures_dir(figures_dir, run)
-run
+R.show(R.summary_html(run))  # the numbers in one paragraph; section 1 has the full table
 """),
     code("""
 if not run.scored:  # a hidden test set: no truth, predictions only (arcnb report stops here)
@@ -212,8 +212,11 @@ R.show(R.table_html(acc, table_id="arcnb-color-accuracy",
 R.show_figure(P.color_accuracy(acc), "color_accuracy", fig_dir)
 """),
     code("""
+import matplotlib.pyplot as plt
+
 counts = B.color_confusion(run.results)
-R.show_figure(P.confusion_heatmap(counts), "color_confusion", fig_dir)
+_, ax = plt.subplots(figsize=(7, 6.4))  # large enough to read every cell's number
+R.show_figure(P.confusion_heatmap(counts, ax=ax), "color_confusion", fig_dir)
 R.show(R.table_html(B.color_confusion(run.results, normalize="true"), index=True, digits=3,
                     table_id="arcnb-color-confusion"))
 """),
@@ -459,10 +462,11 @@ tasks: str = ""  # file of task ids to keep; empty: every task
 taxonomy: str = ""  # user taxonomy (.csv or .json) for an extra breakdown figure; empty: none
 out: str = ""  # folder for the figures and tables; empty: run_dir/figures, or a new folder under reports/figures/
 formats: list = ["pdf", "svg"]  # figure formats: pdf, svg, png
-columns: int = 1  # figure width: 1 (single column, 3.5 in) or 2 (double column, 7.2 in)
+width: str = "column"  # figure width: "column" (one column of a two-column paper, 3.5 in) or "page" (the full text width, 7.2 in)
 gallery_size: int = 12  # near misses in the gallery figure
 n_boot: int = 1000  # bootstrap resamples for the intervals
 seed: int = 0  # bootstrap seed
+overwrite: bool = False  # replace figures and tables already in `out`
 """),
     code("""
 import matplotlib.pyplot as plt
@@ -476,8 +480,17 @@ run = R.open_run(run_dir or None, predictions=predictions, dataset=dataset, task
 R.require_scored(run, "paper figures")  # a hidden test set has no truth to plot against
 fig_dir = R.figures_dir(out, run) or R.default_out("", {"path": run.label}, run.results.dataset.name,
                                                     kind="figures")
-size = P.figsize(columns)
+size = P.figsize(width)
 written = []
+by_names = ["structural", "grid_size", "shape_change"] + (["user"] if taxonomy else [])
+figure_names = ["pass_at_k", "color_accuracy", "color_confusion", "gallery_near_misses"]
+figure_names += [f"breakdown_{by}" for by in by_names]
+figure_names += ["candidates_rank", "candidates_by_category", "candidates_reliability",
+                 "candidates_pass_at_k"]  # drawn for a candidate pool
+# every file this notebook may write is checked before the first is written
+R.refuse_existing([fig_dir / f"{n}.{f}" for n in figure_names for f in formats]
+                  + [fig_dir / "headline.tex"] + [fig_dir / f"breakdown_{by}.tex" for by in by_names],
+                  overwrite=overwrite)
 print(f"figures go to {fig_dir}")
 """),
     md("## pass@K and colours"),
@@ -485,19 +498,24 @@ print(f"figures go to {fig_dir}")
 with P.paper_style():
     fig, ax = plt.subplots(figsize=size)
     P.pass_at_k(run.results, ax=ax)
-    R.show_figure(fig, "pass_at_k", fig_dir, formats=formats, written=written)
+    R.show_figure(fig, "pass_at_k", fig_dir, formats=formats, written=written,
+                  overwrite=overwrite)
     fig, ax = plt.subplots(figsize=size)
     P.color_accuracy(B.color_accuracy(run.results), ax=ax)
-    R.show_figure(fig, "color_accuracy", fig_dir, formats=formats, written=written)
-    fig, ax = plt.subplots(figsize=(size[0], size[0]))
+    R.show_figure(fig, "color_accuracy", fig_dir, formats=formats, written=written,
+                  overwrite=overwrite)
+    fig, ax = plt.subplots(figsize=(size[0], min(size[0] * 0.92, 4.6)))
     P.confusion_heatmap(B.color_confusion(run.results), ax=ax)
-    R.show_figure(fig, "color_confusion", fig_dir, formats=formats, written=written)
+    R.show_figure(fig, "color_confusion", fig_dir, formats=formats, written=written,
+                  overwrite=overwrite)
 """),
     md("""
 ## Breakdowns
 
 One figure per breakdown, led by pass@2 when enough groups have something solved, else
-by partial credit (the note above each figure says which); the LaTeX tables hold both.
+by partial credit (the note above each figure says which); the LaTeX tables show the
+group, its number of tasks, pass@2 and its interval (pass `columns=[...]` to
+`B.to_latex` for more).
 """),
     code("""
 tables = {by: B.breakdown(run.results, by, n_boot=n_boot, seed=seed)
@@ -508,25 +526,27 @@ with P.paper_style():
     for by, t in tables.items():
         lead = B.lead_metric(t)  # pass@2 when enough groups have something solved, else partial credit
         R.show(R.lead_html(t, lead, what=f"figure of {by}", panels=False))
-        fig, ax = plt.subplots(figsize=(size[0], size[1] * (1.6 if by in ("structural", "user") else 1)))
-        P.breakdown_bars(t, value=lead, horizontal=by in ("structural", "user"), ax=ax)
-        R.show_figure(fig, f"breakdown_{by}", fig_dir, formats=formats, written=written)
+        n_groups = int((t["group"] != "(all)").sum()) if "group" in t.columns else len(t)
+        fig, ax = plt.subplots(figsize=(size[0], max(size[1], 0.2 * n_groups + 0.8)))
+        P.breakdown_bars(t, value=lead, horizontal=True, ax=ax)  # group names read across
+        R.show_figure(fig, f"breakdown_{by}", fig_dir, formats=formats, written=written,
+                      overwrite=overwrite)
 """),
     md("## Near misses"),
     code("""
 fig = P.gallery(run.results, "near_miss", sort="cell_accuracy", max_items=gallery_size,
                 ncols=3, text="artists", title="near misses")
-R.show_figure(fig, "gallery_near_misses", fig_dir, formats=formats, written=written, tight=False)
+R.show_figure(fig, "gallery_near_misses", fig_dir, formats=formats, written=written, tight=False,
+              overwrite=overwrite)
 """),
     md("## LaTeX tables (booktabs)"),
     code("""
 written.append(B.to_latex(run.results.summary_table().reset_index(), fig_dir / "headline.tex",
-                          overwrite=True, caption="pass@K in three conventions",
+                          overwrite=overwrite, caption="pass@K in three conventions",
                           label="tab:arc-headline"))
-for by, t in tables.items():
-    written.append(B.to_latex(t[[c for c in R.BREAKDOWN_COLUMNS if c in t.columns]],
-                              fig_dir / f"breakdown_{by}.tex", overwrite=True,
-                              caption=f"pass@2 and the graded metrics by {by}",
+for by, t in tables.items():  # group, tasks, pass@2 and its interval; columns=[...] for more
+    written.append(B.to_latex(t, fig_dir / f"breakdown_{by}.tex", overwrite=overwrite,
+                              caption=f"pass@2 with its 95% interval by {by}",
                               label=f"tab:arc-{by}"))
 print(open(fig_dir / "headline.tex").read())
 """),
@@ -543,7 +563,8 @@ if pool is not None:
                            ("candidates_pass_at_k", P.pass_at_k_by_rule)):
             fig, ax = plt.subplots(figsize=size)
             draw(pool, ax=ax)
-            R.show_figure(fig, name, fig_dir, formats=formats, written=written)
+            R.show_figure(fig, name, fig_dir, formats=formats, written=written,
+                          overwrite=overwrite)
 """),
     code("""
 R.show(R.table_html(R.file_table(written), table_id="arcnb-figures-written"))

@@ -278,7 +278,8 @@ def test_csv_and_latex_export(runs, tmp_path, monkeypatch):
     to_csv(b, p, overwrite=True)
     # LaTeX written by hand: works even when jinja2 cannot be imported
     monkeypatch.setitem(sys.modules, "jinja2", None)
-    tex = to_latex(b, tmp_path / "b.tex", caption="Shape 50% & more", label="tab:shape")
+    tex = to_latex(b, tmp_path / "b.tex", caption="Shape 50% & more", label="tab:shape",
+                   columns="all")
     text = tex.read_text()
     assert r"\begin{tabular}" in text and r"\toprule" in text and r"\bottomrule" in text
     assert r"same\_shape" in text and r"pass@2\_per\_output" in text
@@ -290,6 +291,30 @@ def test_csv_and_latex_export(runs, tmp_path, monkeypatch):
         to_latex(b, tmp_path / "b.tex")
     nan = latex_table(pd.DataFrame({"x": [float("nan"), 0.5]}))
     assert "--" in nan and "0.500" in nan
+
+
+def test_latex_defaults_to_the_columns_a_paper_shows(runs):
+    b = breakdown(runs["mixed"], by="shape_change", n_boot=50)
+    rows = [ln for ln in latex_table(b).splitlines() if ln.endswith(r"\\")]
+    assert rows[0] == r"group & n\_tasks & pass@2 & 95\% interval \\"
+    for ln, (_, r) in zip(rows[1:], b.iterrows()):
+        cells = ln[:-3].split(" & ")
+        assert cells[0] == r["group"].replace("_", r"\_") and cells[1] == str(r["n_tasks"])
+        assert float(cells[2]) == pytest.approx(r["pass@2"], abs=5e-4)
+        lo, hi = cells[3].split("--")
+        assert float(lo) == pytest.approx(r["pass@2_ci_low"], abs=5e-4)
+        assert float(hi) == pytest.approx(r["pass@2_ci_high"], abs=5e-4)
+    # more columns on request, each metric followed by its interval; percent
+    tex = latex_table(b, columns=["group", "partial_credit"], percent=True)
+    head = [ln for ln in tex.splitlines() if ln.endswith(r"\\")][0]
+    assert head == r"group & partial\_credit (\%) & 95\% interval (\%) \\"
+    with pytest.raises(ArcnbError):
+        latex_table(b, columns=["group", "no_such_column"])
+    # a nonzero value is never printed as zero, whatever the format
+    tiny = latex_table(pd.DataFrame({"x": [0.00004, 0.0, 0.5]}), percent=True)
+    assert r"0.0040 \\" in tiny and r"0.00 \\" in tiny and r"50.00 \\" in tiny
+    fixed = latex_table(pd.DataFrame({"x": [0.0001]}), float_format="{:.3f}")
+    assert "0.00010" in fixed and "0.000 " not in fixed
 
 
 def test_conceptarc_by_folder_and_published_groups():

@@ -154,7 +154,9 @@ def test_breakdown_bars_all_zero_says_so_and_count_axis(zero_run):
     t = B.breakdown(zero_run, "grid_size", n_boot=100)
     ax = P.breakdown_bars(t, value="pass@2")
     assert ax.get_ylim() == (0.0, 0.01)
-    assert set(_texts(ax)) >= {"0"} and len(_gid(ax, "arcnb-zero-bar")) == len(t)
+    # every bar a stub on the baseline; the note says they are all 0 (no "0" per bar
+    # crowding it)
+    assert len(_gid(ax, "arcnb-zero-bar")) == len(t) and "0" not in _texts(ax)
     assert len(_gid(ax, "arcnb-all-zero")) == 1
     ax = P.breakdown_bars(t, value="n_right_shape")
     top = ax.get_ylim()[1]
@@ -172,7 +174,7 @@ def test_breakdown_panels_lead_with_partial_credit_when_nothing_is_solved(zero_r
     pc = fig.arcnb_axes["partial_credit"]
     # each panel on its own scale: partial credit's limit covers its largest interval end
     assert pc.get_xlim()[1] >= np.nanmax(t["partial_credit_ci_high"])
-    assert pc.get_xlim()[1] <= 1.0
+    assert pc.arcnb_limit <= 1.0 and pc.get_xlim()[1] <= 1.12  # room for a label at 1
     labels = [s for s in _texts(pc) if s != "n/a"]
     assert labels == [P.value_label(v) for v in t["partial_credit"] if np.isfinite(v)]
     assert len(_gid(fig.arcnb_axes["pass@2"], "arcnb-all-zero")) == 1

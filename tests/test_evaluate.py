@@ -85,6 +85,8 @@ def test_end_to_end_baseline_on_20_tasks(eval_ds, slice20, tmp_path):
     scored = json.loads(s.stdout)
     metrics = json.loads((out / "metrics.json").read_text())
     for k, v in scored.items():
+        if k == "problems":  # what was malformed in the file: printed, not a metric
+            continue
         assert metrics[k] == v, k
     prov = metrics["provenance"]
     assert prov["checkpoint_sha256"] and len(prov["checkpoint_sha256"]) == 64

@@ -307,7 +307,8 @@ def test_gallery_selection_matches_a_naive_filter(mixed_results):
 def test_gallery_states_missing_and_mismatched_predictions(mixed_results):
     fig = P.gallery(mixed_results, "failed", text="artists")
     texts = [t.get_text() for t in fig.axes[0].texts]
-    assert "shape mismatch" in texts and "prediction" in texts  # "no" / "prediction"
+    # "shape mismatch" is wider than a 64-pixel panel: written on two lines
+    assert "shape" in texts and "mismatch" in texts and "prediction" in texts
     fig = P.gallery(mixed_results, "failed", tasks=[], max_items=5)
     assert fig.arcnb_labels == []
 
@@ -338,7 +339,9 @@ def test_breakdown_bars_values_intervals_and_labels():
     spans = [(round(s[0][1], 6), round(s[1][1], 6)) for s in segs]
     assert spans[:3] == [(0.3, 0.7), (0.0, 0.5), (1.0, 1.0)]
     assert any(t.get_text() == "n/a" for t in ax.texts)
-    assert ax.get_ylim() == (0.0, 1.0)
+    # an interval reaching 1: the scale stops at 1, the view leaves room for its label
+    assert ax.arcnb_limit == 1.0 and ax.get_ylim() == (0.0, 1.12)
+    assert max(ax.get_yticks()) == 1.0 and ax.spines["left"].get_bounds() == (0, 1.0)
     ax = P.breakdown_bars(df.rename(columns={"group": "category", "pass@2": "acc"}),
                           value="acc", group="category", horizontal=True)
     assert [p.get_width() for p in ax.patches][:3] == [0.5, 0.2, 1.0]
@@ -509,6 +512,8 @@ leaderboard
 paper_style figsize save GridView PairView TaskView view enable_rich_display""".split()
 # the charts that scale to their data, the graded breakdown panels and the cost charts
 PUBLIC += "breakdown_panels cell_accuracy_hist cost_vs_score cost_by_outcome value_limit value_label".split()
+# the figure check and the paper widths by name
+PUBLIC += "check_figure WIDTHS paper_width".split()
 # the candidate-pool figures
 PUBLIC += "rank_histogram coverage_vs_pass reliability_diagram pass_at_k_by_rule candidate_strip".split()
 # a checkpoint sweep's figures and the logger's image

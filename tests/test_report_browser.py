@@ -121,3 +121,61 @@ def test_html_in_user_strings_is_text(page_data):
     assert page_data["dialogs"] == []
     for s in (F.EVIL_TASK, F.EVIL_CATS[0], F.EVIL_CATS[1], F.EVIL_DIR):
         assert s in d["text"], s
+
+
+# ------------------------------------------------------------------ layout: contents, width
+_LAYOUT_JS = """() => {
+    const nav = document.querySelector('#arcnb-contents');
+    const links = nav ? Array.from(nav.querySelectorAll('a')).map(a => a.getAttribute('href')) : [];
+    const sections = Array.from(document.querySelectorAll('h2[id]')).map(h => '#' + h.id);
+    const reachable = links.filter(h => h.startsWith('#') &&
+        document.getElementById(decodeURIComponent(h.slice(1))) !== null);
+    return {links: links, sections: sections, reachable: reachable,
+            width: Math.max(document.documentElement.scrollWidth, document.body.scrollWidth),
+            summary: (document.querySelector('#arcnb-summary') || {}).innerText || null};
+}"""
+
+
+@pytest.fixture(scope="module")
+def compare_page(tmp_path_factory):
+    """A compare report of the shared run against copy-the-input on its tasks."""
+    info = F.shared_report(tmp_path_factory)
+    base = tmp_path_factory.mktemp("layout")
+    copy = base / "copy"
+    proc = F.arcnb("evaluate", "--checkpoint", "copy-input", "--dataset", info["dataset"],
+                   "--out", copy, "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    out = base / "cmp"
+    proc = F.arcnb("compare", copy, info["out"], "--labels", "copy the input,shared run",
+                   "--out", out, "--report", "--n-boot", "100")
+    assert proc.returncode == 0, proc.stderr
+    return out / "compare.html"
+
+
+def _layout(path, width=1280):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.goto(Path(path).resolve().as_uri(), wait_until="load")
+            return page.evaluate(_LAYOUT_JS)
+        finally:
+            browser.close()
+
+
+@pytest.mark.parametrize("which", ["report", "compare"])
+def test_every_section_is_in_the_contents_and_no_page_is_wider_than_the_window(
+        tmp_path_factory, compare_page, which):
+    info = F.shared_report(tmp_path_factory)
+    path = Path(info["out"]) / "report.html" if which == "report" else compare_page
+    d = _layout(path)
+    assert len(d["sections"]) >= (8 if which == "report" else 4), d["sections"]
+    assert d["links"] == d["sections"]  # every section, in order, and nothing else
+    assert d["reachable"] == d["links"]
+    assert d["width"] <= 1280, f"{which}.html is {d['width']} px wide in a 1,280 px window"
+    if which == "report":  # the opening paragraph, written from metrics.json
+        m = json.loads((Path(info["out"]) / "metrics.json").read_text())
+        assert d["summary"].startswith("Solves ") and f"of {m['n_tasks']} tasks" in d["summary"]
+        assert f"pass@2 {100 * m['pass@2']:.2f} %" in d["summary"], d["summary"]

@@ -50,7 +50,10 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
 * ``candidates``: candidate-pool figures, :func:`rank_histogram`,
   :func:`coverage_vs_pass`, :func:`reliability_diagram`, :func:`pass_at_k_by_rule`,
   :func:`candidate_strip`
-* ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`
+* ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`,
+  :data:`WIDTHS` and :func:`paper_width` (``"column"`` 3.5 in, ``"page"`` 7.2 in)
+* ``check``: :func:`check_figure`, the problems of a finished figure (overlapping,
+  hidden, cut-off or tiny text, column names for labels)
 * ``display``: :class:`GridView`, :class:`PairView`, :class:`TaskView`, :func:`view`,
   :func:`enable_rich_display`
 """
@@ -66,7 +69,9 @@ from .charts import (breakdown_panels, cell_accuracy_hist, cost_by_outcome, cost
 from .palette import (COLOR_NAMES, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, PAD_COLOR,
                       PAD_HATCH_COLOR, PALETTE, PALETTE_RGB, diff_mask, grid_image)
 from .panels import grid, pair, task
-from .paper import DOUBLE_COLUMN, SINGLE_COLUMN, STYLE, figsize, paper_style, save
+from .check import check_figure
+from .paper import (DOUBLE_COLUMN, SINGLE_COLUMN, STYLE, WIDTHS, figsize, paper_style,
+                    paper_width, save)
 
 __all__ = [
     "PALETTE", "PALETTE_RGB", "COLOR_NAMES", "PAD_COLOR", "PAD_HATCH_COLOR", "LINE_COLOR",
@@ -90,3 +95,5 @@ __all__ += ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_a
             "candidate_strip"]
 __all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",
             "value_limit", "value_label"]
+__all__ += ["check_figure"]
+__all__ += ["WIDTHS", "paper_width"]

@@ -168,5 +168,5 @@ def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | 
                 spine.set_color("#2ca02c" if right else "0.6")
                 spine.set_linewidth(2.5 if right else 0.6)
             sub.set_title(f"{j + 1}: {votes} vote{'s' if votes != 1 else ''}"
-                          + ("\nright" if right else ""), fontsize="x-small")
+                          + ("\nright" if right else ""), fontsize="small")
     return ax

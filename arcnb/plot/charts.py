@@ -30,8 +30,8 @@ from ..errors import ParameterError
 from ..runs import Run
 from ..scoring import Results
 from ..stats import pareto_front
-from .palette import PALETTE, PALETTE_RGB, _plt
-from .paper import SINGLE_COLUMN
+from .palette import PALETTE, _plt
+from .paper import DOUBLE_COLUMN, SINGLE_COLUMN
 from .pixelfont import plain_label
 
 __all__ = ["color_accuracy", "confusion_heatmap", "breakdown_bars", "pass_at_k", "compare",
@@ -52,10 +52,14 @@ def _compact(n) -> str:
 FRACTION_FLOOR = 0.01
 #: Room above the largest value (or interval end) for its label.
 HEADROOM = 1.15
+#: The view of a fraction axis that reaches 1 runs to 1.12: room for value labels.
+FULL_ROOM = 1.12
 _NICE = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 _ZERO_GID = "arcnb-zero-bar"
 _NOTE_GID = "arcnb-all-zero"
 _LABEL_GID = "arcnb-value"
+#: The smallest text a chart writes, in points (the figure check's floor).
+MIN_LABEL_SIZE = 6
 
 
 def _nice_ceil(x: float) -> float:
@@ -103,6 +107,23 @@ def value_label(v, *, count: bool = False) -> str:
         return f"{v:.2f}"
     digits = int(min(8, np.ceil(-np.log10(abs(v))) + 1))
     return f"{v:.{digits}f}"
+
+
+def _value_axis(ax, lim: float, *, which: str = "y", count: bool = False) -> None:
+    """Set the value axis to ``[0, lim]``; a fraction axis that reaches 1 gets room
+    above 1 for the value labels (ticks and the axis line stop at 1), so a label of a
+    bar or interval ending at 1 stays inside the Axes."""
+    set_lim = ax.set_ylim if which == "y" else ax.set_xlim
+    if count or lim < 1.0:
+        set_lim(0, lim)
+        return
+    set_lim(0, lim * FULL_ROOM)
+    ticks = ([0, 0.25, 0.5, 0.75, 1.0] if which == "y" else [0, 0.5, 1.0]) \
+        if lim == 1.0 else None
+    if ticks is not None:
+        (ax.set_yticks if which == "y" else ax.set_xticks)(ticks)
+    spine = ax.spines["left" if which == "y" else "bottom"]
+    spine.set_bounds(0, lim)
 
 
 def _all_zero_note(ax, vals, what: str) -> bool:
@@ -179,7 +200,7 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
         if v == 0:
             _zero_stub(ax, xi, 0.75, horizontal=False, color=PALETTE[c])
         _label_value(ax, xi, v, max(v, h) if np.isfinite(h) else v, horizontal=False,
-                     count=False, fontsize=5)
+                     count=False, fontsize=MIN_LABEL_SIZE)
     if not _all_zero_note(ax, vals, "colour's accuracy"):
         if not np.isfinite(vals).any():
             ax.text(0.5, 0.55, "no output with the truth's shape: nothing to compare",
@@ -193,8 +214,8 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
         ax.set_xlabel("true colour")
     ax.set_xticks(x, labels)
     if annotate and "n_cells" in df.columns:
-        ax.tick_params(axis="x", labelsize=6)
-    ax.set_ylim(0, lim)
+        ax.tick_params(axis="x", labelsize=MIN_LABEL_SIZE)
+    _value_axis(ax, lim)
     ax.set_ylabel("cell accuracy" if value == "accuracy" else value)
     return ax
 
@@ -224,28 +245,47 @@ def confusion_heatmap(data, *, ax=None, normalize: bool = True, annot: bool = Tr
     if ax is None:
         _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, SINGLE_COLUMN * 0.92))
     sns.heatmap(m, ax=ax, mask=np.isnan(m), cmap=cmap, vmin=0, vmax=1 if normalize else None,
-                annot=annot, fmt=".2f" if normalize else ".0f", annot_kws={"fontsize": 5},
+                annot=annot, fmt=".2f" if normalize else ".0f",
+                annot_kws={"fontsize": MIN_LABEL_SIZE},
                 square=True, cbar_kws={"shrink": 0.8, "label": "fraction of row" if normalize
                                        else "cells"}, linewidths=0.3, linecolor="white")
     ax.set_xlabel("predicted colour")
     ax.set_ylabel("true colour")
     ax.set_xticks(np.arange(10) + 0.5, [str(i) for i in range(10)], rotation=0)
     ax.set_yticks(np.arange(10) + 0.5, [str(i) for i in range(10)], rotation=0)
-    # palette swatches along both axes
-    strip = PALETTE_RGB[np.arange(10)]
-    left = ax.inset_axes((-0.07, 0, 0.04, 1))
-    left.imshow(strip[:, None, :], aspect="auto", interpolation="nearest")
-    left.set_axis_off()
-    bottom = ax.inset_axes((0, -0.07, 1, 0.04))
-    bottom.imshow(strip[None, :, :], aspect="auto", interpolation="nearest")
-    bottom.set_axis_off()
-    ax.tick_params(axis="y", pad=10)
-    ax.tick_params(axis="x", pad=10)
+    _swatches(ax)
     if not np.isfinite(m).any():
         ax.text(0.5, 0.5, "no output with the truth's shape: nothing to compare",
                 transform=ax.transAxes, ha="center", va="center", fontsize=7, gid=_NOTE_GID)
     ax.arcnb_matrix = m
     return ax
+
+
+#: Swatch strip width and its gaps, in points (fixed, whatever the figure's size).
+_SWATCH_PT, _SWATCH_GAP_PT = 5.0, 1.5
+
+
+def _swatches(ax) -> None:
+    """Palette swatches along both axes of a 10 x 10 heatmap: one thick line per
+    colour, a fixed number of points away from the Axes, between the heatmap and the
+    tick labels (which are pushed out past them), so they never cover the colour
+    digits or the axis titles at any figure size."""
+    from matplotlib.transforms import ScaledTranslation, blended_transform_factory
+
+    fig = ax.get_figure()
+    off = (_SWATCH_GAP_PT + _SWATCH_PT / 2) / 72
+    left = blended_transform_factory(ax.transAxes, ax.transData) + \
+        ScaledTranslation(-off, 0, fig.dpi_scale_trans)
+    below = blended_transform_factory(ax.transData, ax.transAxes) + \
+        ScaledTranslation(0, -off, fig.dpi_scale_trans)
+    for i in range(10):
+        kw = dict(color=PALETTE[i], linewidth=_SWATCH_PT, solid_capstyle="butt",
+                  clip_on=False, gid="arcnb-swatch")
+        # rows run top to bottom in a heatmap: row i spans y in [i, i + 1]
+        ax.plot([0, 0], [i, i + 1], transform=left, **kw)
+        ax.plot([i, i + 1], [0, 0], transform=below, **kw)
+    pad = _SWATCH_GAP_PT * 2 + _SWATCH_PT
+    ax.tick_params(axis="both", length=0, pad=pad)
 
 
 # ------------------------------------------------------------------ breakdowns
@@ -315,6 +355,10 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
 
     cycle = rcParams["axes.prop_cycle"].by_key().get("color", [color])
     pos = np.arange(len(order))
+    finite = df[value].to_numpy(float)
+    finite = finite[np.isfinite(finite)]
+    if finite.size and not finite.any():
+        labels = False  # the note says every value is 0; a "0" per bar would crowd it
     for j, hv in enumerate(hues):
         sub = df if hv is None else df[df[hue] == hv]
         _bar_series(ax, sub.set_index("_group").reindex(order), value=value,
@@ -329,7 +373,7 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
                  for g, k in zip(order, nn)]
     else:
         ticks = [plain_label(g) for g in order]
-    _bar_axes(ax, pos, ticks, ylabel or value, horizontal=horizontal, lim=lim)
+    _bar_axes(ax, pos, ticks, ylabel or value, horizontal=horizontal, lim=lim, count=count)
     _all_zero_note(ax, df[value].to_numpy(float), value)
     if hue is not None:  # beside the Axes, never over a bar
         ax.legend(title=hue, fontsize=6, title_fontsize=6, loc="upper left",
@@ -370,22 +414,22 @@ def _bar_series(ax, sub, *, value, ci, at, width, color, label, horizontal, labe
             _zero_stub(ax, p, width * 0.95, horizontal=horizontal, color=color)
         if labels:
             _label_value(ax, p, v, max(v, h) if np.isfinite(h) else v, horizontal=horizontal,
-                         count=count, fontsize=5 if small else 6)
+                         count=count, fontsize=MIN_LABEL_SIZE)
 
 
-def _bar_axes(ax, pos, labels, value_label_, *, horizontal, lim=1.0) -> None:
+def _bar_axes(ax, pos, labels, value_label_, *, horizontal, lim=1.0, count=False) -> None:
     """Group labels on the category axis, the value axis from 0 to ``lim`` (the first
     group on top for horizontal bars; idempotent, so shared axes stay right)."""
     top, bottom = (len(pos) - 0.5, -0.5) if len(pos) else (0.5, -0.5)
     if horizontal:
         ax.set_yticks(pos, labels)
-        ax.set_xlim(0, lim)
+        _value_axis(ax, lim, which="x", count=count)
         ax.set_xlabel(value_label_)
         ax.set_ylim(top, bottom)
     else:
         long = max(map(len, labels), default=0) > 6
         ax.set_xticks(pos, labels, rotation=30 if long else 0, ha="right" if long else "center")
-        ax.set_ylim(0, lim)
+        _value_axis(ax, lim, which="y", count=count)
         ax.set_ylabel(value_label_)
 
 
@@ -412,19 +456,19 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
         raise ParameterError(f"no column {lead!r}; columns are {list(df.columns)}")
     order = [lead] + [m for m in metrics if m != lead]
     n_groups = len(pd.unique(_default_group(df, group)))
-    w = width or max(7.2, 1.55 * len(order) + 1.8)
+    w = width or DOUBLE_COLUMN
     fig, axes = _plt().subplots(1, len(order), sharey=True, squeeze=False,
                                 figsize=(w, max(1.6, 0.2 * n_groups + 0.9)))
     axes = list(axes[0])
     for i, (ax, m) in enumerate(zip(axes, order)):
         breakdown_bars(df, value=m, group=group, horizontal=True, ax=ax, sort=sort,
                        color=lead_color if m == lead else color, ylabel=m)
-        ax.set_title(m + (" (leads)" if m == lead else ""), fontsize=8,
-                     fontweight="bold" if m == lead else "normal")
+        ax.set_title(m, fontsize=8, fontweight="bold" if m == lead else "normal")
         ax.set_xlabel("")
         if i:
             ax.tick_params(axis="y", labelleft=False, left=False)
-    fig.subplots_adjust(wspace=0.3)
+    if fig.get_layout_engine() is None:
+        fig.subplots_adjust(wspace=0.3)
     fig.arcnb_lead = lead
     fig.arcnb_axes = dict(zip(order, axes))
     return fig
@@ -456,7 +500,7 @@ def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = NEAR_M
     ax.bar(mids, counts, width=w * 0.92, color=color, edgecolor="none")
     for x, c in zip(mids, counts):
         if c:
-            _label_value(ax, x, c, c, horizontal=False, count=True, fontsize=5)
+            _label_value(ax, x, c, c, horizontal=False, count=True, fontsize=MIN_LABEL_SIZE)
     if near_miss is not None and 0 <= near_miss <= 1:
         ax.axvline(near_miss, color="#D55E00", linestyle="--", linewidth=0.8)
         ax.annotate(f"near miss from {near_miss:g}", (near_miss, 1), xycoords=("data",
@@ -514,8 +558,10 @@ def cost_vs_score(results, *, metric: str = "pass@2", ax=None):
             yerr = [[max(cy - lo, 0.0)], [max(hi - cy, 0.0)]]
         ax.errorbar([cx], [cy], yerr=yerr, fmt="D", color="#D55E00", markersize=5,
                     capsize=3, elinewidth=1, label="run", zorder=4)
+        high = cy > 0.6 * value_limit(y[ok], [hi] if hi is not None else None)
         ax.annotate(f"{metric} {value_label(cy)} at {cx:.3g} per task", (cx, cy),
-                    xytext=(5, 5), textcoords="offset points", fontsize=6, color="#D55E00",
+                    xytext=(5, -5 if high else 5), textcoords="offset points",
+                    va="top" if high else "bottom", fontsize=6, color="#D55E00",
                     gid=_LABEL_GID)
     if ok.any():
         _log_axis(ax, "x")
@@ -564,7 +610,8 @@ def cost_by_outcome(results, *, columns: Sequence[str] = ("cost", "total_tokens"
         if (np.isfinite(v) & (v > 0)).any():
             _log_axis(ax, "y")
         ax.set_ylabel(f"{c.replace('_', ' ')} per task (log scale)")
-    fig.subplots_adjust(wspace=0.6)
+    if fig.get_layout_engine() is None:
+        fig.subplots_adjust(wspace=0.6)
     fig.arcnb_medians = medians
     return fig
 
@@ -621,7 +668,7 @@ def pass_at_k(data, *, ax=None, max_k: int | None = None, k: str = "K", value: s
         ys.append(y)
     ax.set_xlabel("K (attempts)")
     ax.set_ylabel("pass@K")
-    ax.set_ylim(0, value_limit(*ys, *his))
+    _value_axis(ax, value_limit(*ys, *his))
     xs = sorted({int(v) for df in tables.values() for v in df[k]})
     if xs:
         ax.set_xticks(xs)
@@ -742,7 +789,7 @@ def _compare_paired(ax, x, y, ids, *, metric, labels, max_tasks) -> None:
         for off, v in ((-0.2, a), (0.2, b)):
             if v == 0:
                 _zero_stub(ax, p + off, 0.4, horizontal=True, color="#333333")
-            _label_value(ax, p + off, v, v, horizontal=True, count=False, fontsize=5)
+            _label_value(ax, p + off, v, v, horizontal=True, count=False, fontsize=MIN_LABEL_SIZE)
     ax.set_xlim(0, lim)
     ax.set_xlabel(metric)
     n_diff = int((diff != 0).sum())

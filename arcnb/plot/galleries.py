@@ -214,6 +214,7 @@ def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text,
     small = _PixelFont(small_pt, dpi)
     label_px = 2 * font.height + 2
     header_px = font.height + 6
+    notes = [tuple(_fit_note(nt, small.width, slot - 4) for nt in pair) for pair in notes]
     rgba, block_w, block_h = _gallery_canvas(triples, ncols=ncols, slot=slot, lines=lines,
                                              label_px=label_px, header_px=header_px)
     shown = f"{n} of {total}" if total is not None and total > n else f"{n}"
@@ -285,6 +286,26 @@ def _gallery_rows(results, items, *, k, attempt):
             notes.append((None, None))
         triples.append((truth, p))
     return triples, heads, tails, notes
+
+
+def _fit_note(note: str | None, width, room: int) -> str | None:
+    """``note`` (lines separated by ``"|"``) with every line that is wider than
+    ``room`` pixels (``width(text)`` measures one) broken between words, so a note
+    stays inside its panel ("shape mismatch" on a 64-pixel panel: two lines)."""
+    if not note:
+        return note
+    out: list[str] = []
+    for line in note.split("|"):
+        cur = ""
+        for word in line.split(" "):
+            trial = f"{cur} {word}" if cur else word
+            if cur and width(trial) > room:
+                out.append(cur)
+                cur = word
+            else:
+                cur = trial
+        out.append(cur)
+    return "|".join(out)
 
 
 def _gallery_canvas(triples, *, ncols, slot, lines, label_px, header_px):

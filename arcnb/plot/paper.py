@@ -11,12 +11,17 @@ from ..errors import ParameterError, refuse_overwrite
 from ..io import atomic_write_bytes
 from ..resources import paper_style_path
 
-__all__ = ["SINGLE_COLUMN", "DOUBLE_COLUMN", "STYLE", "paper_style", "figsize", "save"]
+__all__ = ["SINGLE_COLUMN", "DOUBLE_COLUMN", "WIDTHS", "STYLE", "paper_style", "figsize",
+           "paper_width", "save"]
 
 #: Column width in inches of a single-column paper figure.
 SINGLE_COLUMN = 3.5
 #: Column width in inches of a double-column (full-width) paper figure.
 DOUBLE_COLUMN = 7.2
+
+#: The two paper widths by name: ``"column"`` (one column of a two-column paper,
+#: 3.5 in) and ``"page"`` (the full text width, 7.2 in).
+WIDTHS = {"column": SINGLE_COLUMN, "page": DOUBLE_COLUMN}
 
 #: Name of the packaged style: ``plt.style.context(arcnb.plot.STYLE)``.
 STYLE = "arcnb.paper"
@@ -25,22 +30,42 @@ STYLE = "arcnb.paper"
 _STYLE_PATH = paper_style_path()
 
 
+def paper_width(width: str | float | int = "column") -> float:
+    """A paper width in inches: ``"column"`` (3.5 in), ``"page"`` (7.2 in), or the
+    number of columns (1 or 2), or a width in inches given as a float."""
+    if isinstance(width, str):
+        if width not in WIDTHS:
+            raise ParameterError(f"width must be 'column' or 'page', got {width!r}")
+        return WIDTHS[width]
+    if isinstance(width, int) and not isinstance(width, bool):
+        if width not in (1, 2):
+            raise ParameterError(f"columns must be 1 or 2, got {width!r}")
+        return SINGLE_COLUMN if width == 1 else DOUBLE_COLUMN
+    if isinstance(width, float) and width > 0:
+        return width
+    raise ParameterError(f"width must be 'column', 'page', 1, 2 or inches, got {width!r}")
+
+
 @contextmanager
-def paper_style():
+def paper_style(width: str | int | None = None, aspect: float = 0.62):
     """Context manager applying the packaged paper style (same as
-    ``plt.style.context("arcnb.paper")``)."""
+    ``plt.style.context("arcnb.paper")``); with ``width`` (``"column"`` or ``"page"``)
+    new figures default to that width and ``aspect`` x width high."""
+    import matplotlib
     import matplotlib.pyplot as plt
 
     with plt.style.context(str(_STYLE_PATH)):
-        yield
+        if width is None:
+            yield
+        else:
+            with matplotlib.rc_context({"figure.figsize": figsize(width, aspect)}):
+                yield
 
 
-def figsize(columns: int = 1, aspect: float = 0.62) -> tuple[float, float]:
-    """Figure size in inches for a single (3.5 in) or double (7.2 in) column figure;
-    height = width x ``aspect``."""
-    if columns not in (1, 2):
-        raise ParameterError(f"columns must be 1 or 2, got {columns!r}")
-    w = SINGLE_COLUMN if columns == 1 else DOUBLE_COLUMN
+def figsize(columns: int | str = 1, aspect: float = 0.62) -> tuple[float, float]:
+    """Figure size in inches for a single (``1`` or ``"column"``, 3.5 in) or double
+    (``2`` or ``"page"``, 7.2 in) column figure; height = width x ``aspect``."""
+    w = paper_width(columns)
     return (w, round(w * aspect, 3))
 
 

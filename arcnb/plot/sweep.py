@@ -3,6 +3,7 @@ bands, outputs gained and lost between checkpoints, the task x step heatmap and
 curves per category. Each function takes ``ax=None`` and returns the Axes."""
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import numpy as np
@@ -71,15 +72,22 @@ def learning_curves(table, metrics: Sequence[str] = ("pass@2", "shape_accuracy",
                                                      "cell_accuracy", "partial_credit",
                                                      "near_miss_rate"), *, axes=None):
     """One :func:`learning_curve` panel per metric, side by side; returns the Axes."""
-    if axes is None:
+    if axes is None:  # at most three panels a row, a page wide (7.2 in)
         from .figures import new_subplots
+        from .paper import DOUBLE_COLUMN
 
-        _, axes = new_subplots(1, len(metrics), figsize=(3.2 * len(metrics), 2.8),
+        ncols = min(3, len(metrics))
+        nrows = -(-len(metrics) // ncols)
+        _, grid = new_subplots(nrows, ncols, figsize=(DOUBLE_COLUMN, 2.2 * nrows),
                                layout="constrained", squeeze=False)
-        axes = axes[0]
+        grid = list(grid.ravel())
+        for extra in grid[len(metrics):]:
+            extra.set_visible(False)
+        axes = grid[:len(metrics)]
     for i, (m, ax) in enumerate(zip(metrics, axes)):
         learning_curve(table, m, ax=ax, color=f"C{i}")
-        ax.set_title(METRIC_LABELS.get(m, m), fontsize=9)
+        # a long name on two lines, so it stays over its own panel
+        ax.set_title(textwrap.fill(METRIC_LABELS.get(m, m), 26), fontsize=8)
         ax.set_ylabel("")
     return axes
 
@@ -111,7 +119,7 @@ def solved_heatmap(matrix, *, ax=None, max_labels: int = 60):
     they were first solved), white 0 to dark blue 1. Task ids label the rows when
     there are at most ``max_labels``. Returns the Axes."""
     n = len(matrix)
-    ax = _ax(ax, figsize=(max(3.5, 0.45 * matrix.shape[1] + 2), min(12, 1.2 + 0.16 * max(n, 1))))
+    ax = _ax(ax, figsize=(max(3.5, 0.45 * matrix.shape[1] + 2), min(12, max(2.4, 1.2 + 0.16 * n))))
     values = matrix.to_numpy(float) if n else np.zeros((1, matrix.shape[1]))
     im = ax.imshow(values, aspect="auto", cmap="Blues", vmin=0, vmax=1,
                    interpolation="nearest")
@@ -121,7 +129,11 @@ def solved_heatmap(matrix, *, ax=None, max_labels: int = 60):
         ax.set_yticks(range(n), [plain_label(str(t)) for t in matrix.index], fontsize=7)
     else:
         ax.set_yticks([])
-        ax.set_ylabel(f"{n} tasks" if n else "no task solved at any checkpoint")
+        if n:
+            ax.set_ylabel(f"{n} tasks")
+        else:  # said on the empty picture, where it has room
+            ax.text(0.5, 0.5, "no task solved\nat any checkpoint", transform=ax.transAxes,
+                    ha="center", va="center", fontsize=8)
     ax.set_xlabel("step")
     ax.figure.colorbar(im, ax=ax, label="pass@2 of the task", shrink=0.8)
     return ax

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..breakdown import lead_metric, lead_reason
 from ..columns import NEAR_MISS, group_metrics
+from ..errors import refuse_overwrite
 from ..io import atomic_write_text, csv_text
 from ..plot import gallery_items, save
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
@@ -26,7 +27,8 @@ from ..scoring import METRIC_DEFINITIONS
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
            "BREAKDOWN_METRICS", "breakdown_html", "graded_table_html", "lead_html",
            "note_html", "reference_html", "cost_html", "provenance_html", "show",
-           "show_figure", "file_table", "run_files", "cut_note"]
+           "show_figure", "file_table", "run_files", "cut_note", "summary_html",
+           "percent_text"]
 
 
 def _esc(value) -> str:
@@ -305,13 +307,25 @@ def show(text: str) -> None:
     display(_HTML(text))
 
 
+def refuse_existing(paths: Iterable[str | os.PathLike], *, overwrite: bool) -> None:
+    """Refuse (:class:`~arcnb.errors.OutputExistsError`, naming the first) when any of
+    ``paths`` exists and ``overwrite`` is off: a notebook checks every file it will write
+    before it writes the first."""
+    if overwrite:
+        return
+    for p in paths:
+        if os.path.lexists(p):
+            raise refuse_overwrite(p, "set overwrite = True")
+
+
 def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None = None, *,
                 formats: Sequence[str] = ("png",), tight: bool = True,
-                written: list | None = None) -> None:
+                written: list | None = None, overwrite: bool = True) -> None:
     """Display a matplotlib figure (or Axes) once and close it; with ``folder`` also save
     it as ``folder/<name>.<format>`` through :func:`arcnb.plot.save` (deterministic,
-    atomic; files of an earlier run of the same report are replaced). The paths written
-    are appended to ``written`` when given."""
+    atomic; an existing file is replaced only with ``overwrite``, the default for a
+    report that claimed its outputs up front). The paths written are appended to
+    ``written`` when given."""
     from IPython.display import display
     import matplotlib.pyplot as plt
 
@@ -322,7 +336,7 @@ def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None =
         Path(folder).mkdir(parents=True, exist_ok=True)
         for fmt in formats:
             kw = {"bbox_inches": "tight"} if tight else {}
-            paths.append(save(fig, Path(folder) / f"{name}.{fmt}", overwrite=True, **kw))
+            paths.append(save(fig, Path(folder) / f"{name}.{fmt}", overwrite=overwrite, **kw))
     display(fig)
     plt.close(fig)
     if written is not None:
@@ -373,3 +387,62 @@ def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float =
     href = os.path.relpath(path, base).replace(os.sep, "/")
     return (f"<p class='arcnb-note arcnb-cut'>{_esc(text)}; the full list of {total}: "
             f"<a href='{_esc(href)}'>{_esc(href)}</a>.</p>")
+
+
+def percent_text(v) -> str:
+    """A fraction as a percent for a sentence: two decimals (``0.25 %``), more for a
+    small nonzero value so it is never written as 0 (``0.0040 %``); ``n/a`` for NaN."""
+    if v is None or not math.isfinite(float(v)):
+        return "n/a"
+    p = 100.0 * float(v)
+    if p == 0 or abs(p) >= 0.01:
+        text = f"{p:.2f}"
+    else:
+        text = f"{p:.{int(min(8, math.ceil(-math.log10(abs(p))) + 1))}f}"
+    return f"{text} %"
+
+
+def summary_html(run) -> str:
+    """The report's opening paragraph, written from the numbers: tasks solved within 2
+    attempts (pass@2 with its 95% interval), the share of outputs with the right shape,
+    the cells right in those, partial credit and near misses. ``run``: a
+    :class:`~arcnb.runs.Run` or a :class:`~arcnb.scoring.Results`. Carries
+    ``id="arcnb-summary"``."""
+    results = getattr(run, "results", run)
+    if results is None or not getattr(run, "scored", True) or not hasattr(results, "summary"):
+        return ("<p class='arcnb-summary' id='arcnb-summary'>Predictions only: this "
+                "dataset has no truth to score them against.</p>")
+    s = results.summary
+    n_tasks = int(s.get("n_tasks", 0))
+    tasks = getattr(results, "tasks", None)
+    solved = (int(tasks["all_solved@2"].sum()) if tasks is not None and
+              "all_solved@2" in getattr(tasks, "columns", ()) else None)
+    lo, hi = s.get("pass@2_ci95") or [float("nan")] * 2
+    first = (f"Solves {solved} of {n_tasks} tasks within 2 attempts"
+             if solved is not None else f"Scored on {n_tasks} tasks")
+    parts = [f"{first} (pass@2 {percent_text(s.get('pass@2'))}, 95 % interval "
+             f"{percent_text(lo)} to {percent_text(hi)})"]
+    n_out = int(s.get("n_outputs", 0))
+    if s.get("shape_accuracy") is not None:
+        parts.append(f"the right shape for {percent_text(s['shape_accuracy'])} of its "
+                     f"{n_out} test outputs")
+    if s.get("cell_accuracy_right_shape") is not None:
+        parts.append(f"{percent_text(s['cell_accuracy_right_shape'])} of the cells right "
+                     "where the shape is right")
+    if s.get("partial_credit") is not None:
+        parts.append(f"partial credit {percent_text(s['partial_credit'])}")
+    text = "; ".join(parts) + "."
+    return f"<p class='arcnb-summary' id='arcnb-summary'>{_esc(text)}</p>"
+
+
+#: The look of arcnb's plain pages (the multi-report ``index.html``): the same fonts,
+#: table and note styles as the report pages; a wide table scrolls inside its box.
+PAGE_CSS = (
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
+    "max-width:1200px;margin:0 auto;padding:0 1em;color:#111;line-height:1.45}"
+    "h1{font-size:1.6em}.arcnb-scroll{overflow-x:auto;max-width:100%}"
+    "table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1em 0}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+    "th{background:#f3f3f3}td.arcnb-text,th.arcnb-text{text-align:left}"
+    ".arcnb-note{color:#555;font-size:12px}")
+__all__ += ["PAGE_CSS"]
