@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import printable
-from ..plot import DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, grid_image
 
 
 # ====================================================================== drawing
@@ -22,11 +21,6 @@ _RIGHT = (26, 152, 80)
 _WRONG = (214, 39, 40)
 _TEXT = (34, 34, 34)
 _MUTED = (110, 110, 110)
-
-
-def _rgb(hex_color: str) -> tuple[int, int, int]:
-    h = hex_color.lstrip("#")
-    return (int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16))
 
 
 _FONTS: dict = {}
@@ -43,79 +37,6 @@ def _font(px: int, bold: bool = False):
         path = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / name
         _FONTS[key] = ImageFont.truetype(str(path), px)
     return _FONTS[key]
-
-
-_CELLS: dict = {}
-
-
-def _value_cells(c: int) -> np.ndarray:
-    """``[10, c, c, 3]`` uint8: the cell of each value 0-9 in its ARC colour (from
-    :func:`arcnb.plot.grid_image`) with the digit written on it, black or white for
-    contrast. Built once per cell size, so writing the values is a gather."""
-    if c not in _CELLS:
-        from PIL import Image, ImageDraw
-
-        colors = grid_image(np.arange(10)[None, :])[0].astype(np.float32)  # [10, 3]
-        lum = colors @ np.array([0.2126, 0.7152, 0.0722], np.float32)
-        ink = np.where((lum < 128)[:, None], 255.0, 0.0)
-        font = _font(max(6, int(c * 0.72)), bold=True)
-        cells = np.empty((10, c, c, 3), np.uint8)
-        for d in range(10):
-            im = Image.new("L", (c, c), 0)
-            ImageDraw.Draw(im).text((c / 2, c / 2 + 0.5), str(d), fill=255, font=font, anchor="mm")
-            a = np.asarray(im, np.float32)[..., None] / 255.0
-            cells[d] = (colors[d] * (1 - a) + ink[d] * a + 0.5).astype(np.uint8)
-        _CELLS[c] = cells
-    return _CELLS[c]
-
-
-def _upsample(img: np.ndarray, c: int) -> np.ndarray:
-    """``h x w x 3`` -> ``(h*c+1) x (w*c+1) x 3``, each cell a c x c block."""
-    h, w = img.shape[:2]
-    yy = np.minimum(np.arange(h * c + 1) // c, h - 1)
-    xx = np.minimum(np.arange(w * c + 1) // c, w - 1)
-    return img[yy[:, None], xx[None, :]]
-
-
-def _lines(tile: np.ndarray, c: int, color) -> np.ndarray:
-    if c >= 4:
-        tile[::c, :] = color
-        tile[:, ::c] = color
-    else:  # too small for cell lines: only the border
-        tile[[0, -1], :] = color
-        tile[:, [0, -1]] = color
-    return tile
-
-
-def _grid_tile(g: np.ndarray, c: int, values: bool) -> np.ndarray:
-    """A grid as pixels: :func:`arcnb.plot.grid_image` colours, c x c per cell, 1-px cell
-    lines, and the cell values written in when ``values`` (and cells are >= 8 px)."""
-    if values and c >= 8:
-        h, w = g.shape
-        tile = np.empty((h * c + 1, w * c + 1, 3), np.uint8)
-        tile[:-1, :-1] = _value_cells(c)[g].transpose(0, 2, 1, 3, 4).reshape(h * c, w * c, 3)
-        tile[-1, :] = tile[:, -1] = 0
-    else:
-        tile = _upsample(grid_image(g), c)
-    return _lines(tile, c, _rgb(LINE_COLOR))
-
-
-def _hatch_tile(shape, c: int, color) -> np.ndarray:
-    """A placeholder of ``shape`` cells: white with diagonal stripes of ``color``."""
-    h, w = shape
-    tile = np.full((h * c + 1, w * c + 1, 3), 255, np.uint8)
-    yy, xx = np.ogrid[: tile.shape[0], : tile.shape[1]]
-    tile[((yy + xx) % 8) < 2] = color
-    tile[[0, -1], :] = color
-    tile[:, [0, -1]] = color
-    return tile
-
-
-def _diff_tile(mask: np.ndarray, c: int) -> np.ndarray:
-    img = np.empty(mask.shape + (3,), np.uint8)
-    img[...] = _rgb(DIFF_OK_COLOR)
-    img[mask] = _rgb(DIFF_WRONG_COLOR)
-    return _lines(_upsample(img, c), c, (200, 200, 200))
 
 
 @dataclass

@@ -16,7 +16,8 @@ from ..plot import diff_mask, gallery
 from ..breakdown import group_membership
 from ..io import atomic_write_text
 
-from .render import _RIGHT, _TEXT, _WRONG, _Panel, _compose, _diff_tile, _grid_tile, _hatch_tile
+from ..plot.tiles import diff_tile, grid_tile, hatch_tile
+from .render import _RIGHT, _TEXT, _WRONG, _Panel, _compose
 from .state import (_SELECTION_LABELS, SELECTIONS, _attempt_words, _choose, _fmt, _open_all,
                     _RunView, _shape, _TasksOnly, _tasks_table)
 from .widget import _build_widget, _sync_widget
@@ -331,15 +332,15 @@ class Explorer:
         c = self._cell_size(grids)
         v = self._values
         demos = [[_Panel([(f"demo {n + 1} input {_shape(p.input)}", _TEXT)],
-                         _grid_tile(p.input, c, v), "demo_input", p.input),
+                         grid_tile(p.input, c, values=v), "demo_input", p.input),
                   _Panel([(f"demo {n + 1} output {_shape(p.output)}", _TEXT)],
-                         _grid_tile(p.output, c, v) if p.output is not None
-                         else _hatch_tile(p.input.shape, c, (170, 170, 170)),
+                         grid_tile(p.output, c, values=v) if p.output is not None
+                         else hatch_tile(p.input.shape, c, missing=True),
                          "demo_output", p.output)] for n, p in enumerate(task.train)]
         test_col = [_Panel([(f"test input {_shape(test.input)}", _TEXT)],
-                           _grid_tile(test.input, c, v), "test_input", test.input)]
+                           grid_tile(test.input, c, values=v), "test_input", test.input)]
         if truth is not None:
-            test_col.append(_Panel([(f"truth {_shape(truth)}", _TEXT)], _grid_tile(truth, c, v),
+            test_col.append(_Panel([(f"truth {_shape(truth)}", _TEXT)], grid_tile(truth, c, values=v),
                                    "truth", truth))
         cols = [test_col] + [self._run_column(r, attempts, j, g, truth, c)
                              for r, attempts, j, g in chosen]
@@ -359,7 +360,7 @@ class Explorer:
                                                         f"  (not solved@{self.k})")
         color = _RIGHT if right else _WRONG
         shape = truth.shape if truth is not None else (g.shape if g is not None else (3, 3))
-        img = _grid_tile(g, c, self._values) if g is not None else _hatch_tile(shape, c, _WRONG)
+        img = grid_tile(g, c, values=self._values) if g is not None else hatch_tile(shape, c)
         col = [_Panel([(title, _TEXT), (status, color)], img, "attempt", g, r.label)]
         if truth is None:
             return col
@@ -367,12 +368,12 @@ class Explorer:
         if mask is None:
             words = "no attempt" if g is None else f"shape mismatch: {_shape(truth)} vs {_shape(g)}"
             col.append(_Panel([("difference", _TEXT), (words, _WRONG)],
-                              _hatch_tile(truth.shape, c, _WRONG), "difference", None, r.label))
+                              hatch_tile(truth.shape, c), "difference", None, r.label))
         else:
             n = int(mask.sum())
             words = "all cells right" if n == 0 else f"{n} of {mask.size} cells wrong"
             col.append(_Panel([("difference", _TEXT), (words, _RIGHT if n == 0 else _WRONG)],
-                              _diff_tile(mask, c), "difference", mask, r.label))
+                              diff_tile(mask, c), "difference", mask, r.label))
         return col
 
     def _selection_text(self) -> str:
