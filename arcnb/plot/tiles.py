@@ -59,18 +59,19 @@ def _line_mask(ys, xs, hh, ww, c: int, lines: bool = True):
 
 def _single(tokens: np.ndarray, c: int, line_token: int, values: bool = False) -> np.ndarray:
     """One ``h x w`` token grid as an RGB tile with its lines: ``(h*c+1, w*c+1, 3)``;
-    with ``values`` each cell off the lines shows its digit (:func:`_value_cells`)."""
-    pix = _upsample(tokens, c)
+    with ``values`` (cells of at least 4 px, so lines around every cell) each cell
+    shows its digit (:func:`_value_cells`): a gather, then the lines as slices."""
     h, w = tokens.shape
+    if values and c >= 4:
+        tile = np.empty((h * c + 1, w * c + 1, 3), np.uint8)
+        tile[:-1, :-1] = _value_cells(c)[tokens].transpose(0, 2, 1, 3, 4).reshape(h * c, w * c, 3)
+        tile[::c, :] = _LUT[line_token]  # _line_mask's cell lines, as slices
+        tile[:, ::c] = _LUT[line_token]
+        return tile
+    pix = _upsample(tokens, c)
     ys, xs = np.ogrid[: pix.shape[0], : pix.shape[1]]
-    line = _line_mask(ys, xs, h * c, w * c, c)
-    pix[line] = line_token
-    tile = _LUT[pix]
-    if values:
-        digits = _value_cells(c)[tokens].transpose(0, 2, 1, 3, 4).reshape(h * c, w * c, 3)
-        inside = ~line[:-1, :-1]
-        tile[:-1, :-1][inside] = digits[inside]
-    return tile
+    pix[_line_mask(ys, xs, h * c, w * c, c)] = line_token
+    return _LUT[pix]
 
 
 def grid_tile(grid: np.ndarray, c: int, *, values: bool = False) -> np.ndarray:
