@@ -15,7 +15,8 @@ from ..front import PredictionsSource, RunDirSource, is_task_file, open_run
 from ..grids import best_attempt
 from ..report.sources import DEFAULT_DATASET, require_scored
 from ..resources import example
-from ..runs import PREDICTIONS, Run, unique_labels
+from ..candidates import candidates
+from ..runs import CANDIDATES, PREDICTIONS, Run, unique_labels
 from ..scoring import Results
 from ..data import Dataset, load_dataset
 
@@ -242,3 +243,20 @@ def _attempt_words(label: str, j, g, truth, n_attempts: int) -> tuple[str, str |
 
 
 # ====================================================================== explorer
+
+
+def _candidate_pool(view: _RunView, dataset):
+    """The run's candidate pool measured against ``dataset``
+    (:class:`arcnb.candidates.CandidateAnalysis`, read once and kept), or None when the
+    run has none: a pool is the run directory's candidates file (named by the run
+    package) or, without one, the attempts themselves when an output has more than 2."""
+    if "candidates" not in view.files:
+        rd = view.files.get("run_dir")
+        source = None
+        if rd is not None and (Path(rd) / CANDIDATES).is_file():
+            source = Path(rd) / CANDIDATES
+        elif len(view.table) and int(view.table["n_attempts"].max()) > 2:
+            source = view.results.predictions
+        view.files["candidates"] = (None if source is None else
+                                    candidates(dataset, source, taxonomy=None, n_boot=1))
+    return view.files["candidates"]

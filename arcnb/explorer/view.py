@@ -18,7 +18,8 @@ from ..io import atomic_write_text
 
 from ..plot.tiles import diff_tile, grid_tile, hatch_tile
 from .render import _RIGHT, _TEXT, _WRONG, _Panel, _compose
-from .state import (_SELECTION_LABELS, SELECTIONS, _attempt_words, _choose, _fmt, _open_all,
+from .state import (_SELECTION_LABELS, SELECTIONS, _attempt_words, _candidate_pool, _choose,
+                    _fmt, _open_all,
                     _RunView, _shape, _TasksOnly, _tasks_table)
 from .widget import _build_widget, _sync_widget
 
@@ -347,8 +348,39 @@ class Explorer:
         n_test = len(task.test)
         sections = [(f"demonstrations ({len(task.train)} pairs)", demos),
                     (f"test {ti + 1} of {n_test}", cols)]
+        sections += self._candidate_sections(tid, ti, c)
         where = f"{self._pos + 1} of {len(self._sel)} ({self._selection_text()})"
         return f"task {tid}  ·  test {ti + 1} of {n_test}  ·  {where}", sections
+
+    #: at most this many candidates are drawn per run (the title says how many there are)
+    max_candidates = 8
+
+    def _candidate_sections(self, tid: str, ti: int, c: int) -> list:
+        """For each run with a candidate pool: the current output's candidates in rank
+        order (:meth:`arcnb.candidates.CandidateAnalysis.grids`, the pool's first
+        ranking rule), each titled with its rank and votes, the right one marked."""
+        sections = []
+        for r in self.runs:
+            pool = _candidate_pool(r, self.dataset)
+            if pool is None:
+                continue
+            rule = pool.summary["rank_by"]
+            items = pool.grids(tid, ti, rule=rule)
+            cols = []
+            for rank, (g, votes, right) in enumerate(items[: self.max_candidates], 1):
+                lines = [(f"{rank}: {votes} vote{'s' if votes != 1 else ''}", _TEXT)]
+                if right:
+                    lines.append(("✓ right", _RIGHT))
+                img = grid_tile(g, c, values=self._values) if g is not None \
+                    else hatch_tile((3, 3), c)
+                cols.append([_Panel(lines, img, "candidate", g, r.label)])
+            if not cols:
+                continue
+            who = f"{r.label}: " if len(self.runs) > 1 else ""
+            shown = "" if len(items) <= self.max_candidates else \
+                f", the first {self.max_candidates} shown"
+            sections.append((f"{who}{len(items)} candidates by {rule}{shown}", cols))
+        return sections
 
     def _run_column(self, r: _RunView, attempts, j, g, truth, c) -> list:
         label = r.label if len(self.runs) > 1 else ""
@@ -392,7 +424,7 @@ class Explorer:
     def layout(self) -> list[dict]:
         """Where each panel of the current view sits in :meth:`render`'s image: dicts
         with ``kind`` (demo_input, demo_output, test_input, truth, attempt,
-        difference), ``run``, ``title``, ``x``, ``y``, ``w``, ``h`` and ``grid``."""
+        difference, candidate), ``run``, ``title``, ``x``, ``y``, ``w``, ``h`` and ``grid``."""
         return self._render()[1]
 
     def _render(self):
