@@ -18,6 +18,8 @@ the Axes. NaN (an empty denominator) is shown as "n/a" or left blank, never as 0
 """
 from __future__ import annotations
 
+import textwrap
+
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -26,6 +28,7 @@ import pandas as pd
 from ..breakdown import color_accuracy as color_accuracy_table
 from ..breakdown import color_confusion, lead_metric
 from ..columns import NEAR_MISS, graded_columns
+from ..columns import label as column_label
 from ..errors import ParameterError
 from ..runs import Run
 from ..scoring import Results
@@ -373,7 +376,8 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
                  for g, k in zip(order, nn)]
     else:
         ticks = [plain_label(g) for g in order]
-    _bar_axes(ax, pos, ticks, ylabel or value, horizontal=horizontal, lim=lim, count=count)
+    _bar_axes(ax, pos, ticks, ylabel or column_label(value), horizontal=horizontal, lim=lim,
+              count=count)
     _all_zero_note(ax, df[value].to_numpy(float), value)
     if hue is not None:  # beside the Axes, never over a bar
         ax.legend(title=hue, fontsize=6, title_fontsize=6, loc="upper left",
@@ -462,8 +466,9 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     axes = list(axes[0])
     for i, (ax, m) in enumerate(zip(axes, order)):
         breakdown_bars(df, value=m, group=group, horizontal=True, ax=ax, sort=sort,
-                       color=lead_color if m == lead else color, ylabel=m)
-        ax.set_title(m, fontsize=8, fontweight="bold" if m == lead else "normal")
+                       color=lead_color if m == lead else color, ylabel=column_label(m))
+        # a panel is narrow: the label on lines of a few words
+        ax.set_title(textwrap.fill(column_label(m), 14), fontsize=8, fontweight="bold" if m == lead else "normal")
         ax.set_xlabel("")
         if i:
             ax.tick_params(axis="y", labelleft=False, left=False)
@@ -568,7 +573,7 @@ def cost_vs_score(results, *, metric: str = "pass@2", ax=None):
     lim = value_limit(y[ok], [hi] if hi is not None else None)
     ax.set_ylim(-0.04 * lim, 1.04 * lim)  # points at 0 and at the top stay whole
     ax.set_xlabel("cost per task (log scale)")
-    ax.set_ylabel(metric)
+    ax.set_ylabel(column_label(metric))
     n_out = int((~ok).sum())
     ax.set_title(f"{int(ok.sum())} tasks with a cost" +
                  (f"; {n_out} without one not shown" if n_out else ""), fontsize=8)
