@@ -3,6 +3,7 @@
 :mod:`arcnb.runs`."""
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -93,7 +94,7 @@ def read_journals(out: str | os.PathLike, params: dict) -> dict[str, dict]:
     want = params_sha256(params)
     done: dict[str, dict] = {}
     for path in journal_paths(out):
-        with open(path, "rb") as fh:
+        with _open_own(path, os.O_RDONLY, "rb") as fh:
             lines = fh.read().split(b"\n")
         for n, raw in enumerate(lines, 1):
             if not raw.strip():
@@ -125,13 +126,29 @@ def read_journals(out: str | os.PathLike, params: dict) -> dict[str, dict]:
     return done
 
 
+def _open_own(path: Path, flags: int, mode: str):
+    """Open a file arcnb writes in a run directory, never through a symbolic link
+    (``O_NOFOLLOW``): a link planted in ``--out`` can't send a write elsewhere."""
+    if path.is_symlink():
+        raise ArcnbError(f"{path} is a symbolic link; arcnb never writes through a link "
+                         "in a run directory (remove it, or use --overwrite to start over)")
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ArcnbError(f"{path} is a symbolic link; arcnb never writes through a "
+                             "link in a run directory") from exc
+        raise
+    return os.fdopen(fd, mode)
+
+
 def _repair_tail(path: Path) -> None:
     """Cut a journal back to its last complete line (a kill can leave half a line)."""
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as fh:
+    with _open_own(path, os.O_RDWR, "r+b") as fh:
+        data = fh.read()
+        if data and not data.endswith(b"\n"):
             fh.truncate(data.rfind(b"\n") + 1)
 
 
@@ -145,7 +162,7 @@ class Journal:
         self.params_sha256 = params_sha256(params)
         _repair_tail(self.path)
         new = not self.path.exists() or self.path.stat().st_size == 0
-        self.fh = open(self.path, "ab")
+        self.fh = _open_own(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "ab")
         if new:
             self._write({"kind": _JOURNAL_KIND, "version": 2, "params": params,
                          "params_sha256": self.params_sha256})

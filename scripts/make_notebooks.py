@@ -466,6 +466,7 @@ width: str = "column"  # figure width: "column" (one column of a two-column pape
 gallery_size: int = 12  # near misses in the gallery figure
 n_boot: int = 1000  # bootstrap resamples for the intervals
 seed: int = 0  # bootstrap seed
+overwrite: bool = False  # replace figures and tables already in `out`
 """),
     code("""
 import matplotlib.pyplot as plt
@@ -481,6 +482,15 @@ fig_dir = R.figures_dir(out, run) or R.default_out("", {"path": run.label}, run.
                                                     kind="figures")
 size = P.figsize(width)
 written = []
+by_names = ["structural", "grid_size", "shape_change"] + (["user"] if taxonomy else [])
+figure_names = ["pass_at_k", "color_accuracy", "color_confusion", "gallery_near_misses"]
+figure_names += [f"breakdown_{by}" for by in by_names]
+figure_names += ["candidates_rank", "candidates_by_category", "candidates_reliability",
+                 "candidates_pass_at_k"]  # drawn for a candidate pool
+# every file this notebook may write is checked before the first is written
+R.refuse_existing([fig_dir / f"{n}.{f}" for n in figure_names for f in formats]
+                  + [fig_dir / "headline.tex"] + [fig_dir / f"breakdown_{by}.tex" for by in by_names],
+                  overwrite=overwrite)
 print(f"figures go to {fig_dir}")
 """),
     md("## pass@K and colours"),
@@ -488,13 +498,16 @@ print(f"figures go to {fig_dir}")
 with P.paper_style():
     fig, ax = plt.subplots(figsize=size)
     P.pass_at_k(run.results, ax=ax)
-    R.show_figure(fig, "pass_at_k", fig_dir, formats=formats, written=written)
+    R.show_figure(fig, "pass_at_k", fig_dir, formats=formats, written=written,
+                  overwrite=overwrite)
     fig, ax = plt.subplots(figsize=size)
     P.color_accuracy(B.color_accuracy(run.results), ax=ax)
-    R.show_figure(fig, "color_accuracy", fig_dir, formats=formats, written=written)
+    R.show_figure(fig, "color_accuracy", fig_dir, formats=formats, written=written,
+                  overwrite=overwrite)
     fig, ax = plt.subplots(figsize=(size[0], min(size[0] * 0.92, 4.6)))
     P.confusion_heatmap(B.color_confusion(run.results), ax=ax)
-    R.show_figure(fig, "color_confusion", fig_dir, formats=formats, written=written)
+    R.show_figure(fig, "color_confusion", fig_dir, formats=formats, written=written,
+                  overwrite=overwrite)
 """),
     md("""
 ## Breakdowns
@@ -516,21 +529,23 @@ with P.paper_style():
         n_groups = int((t["group"] != "(all)").sum()) if "group" in t.columns else len(t)
         fig, ax = plt.subplots(figsize=(size[0], max(size[1], 0.2 * n_groups + 0.8)))
         P.breakdown_bars(t, value=lead, horizontal=True, ax=ax)  # group names read across
-        R.show_figure(fig, f"breakdown_{by}", fig_dir, formats=formats, written=written)
+        R.show_figure(fig, f"breakdown_{by}", fig_dir, formats=formats, written=written,
+                      overwrite=overwrite)
 """),
     md("## Near misses"),
     code("""
 fig = P.gallery(run.results, "near_miss", sort="cell_accuracy", max_items=gallery_size,
                 ncols=3, text="artists", title="near misses")
-R.show_figure(fig, "gallery_near_misses", fig_dir, formats=formats, written=written, tight=False)
+R.show_figure(fig, "gallery_near_misses", fig_dir, formats=formats, written=written, tight=False,
+              overwrite=overwrite)
 """),
     md("## LaTeX tables (booktabs)"),
     code("""
 written.append(B.to_latex(run.results.summary_table().reset_index(), fig_dir / "headline.tex",
-                          overwrite=True, caption="pass@K in three conventions",
+                          overwrite=overwrite, caption="pass@K in three conventions",
                           label="tab:arc-headline"))
 for by, t in tables.items():  # group, tasks, pass@2 and its interval; columns=[...] for more
-    written.append(B.to_latex(t, fig_dir / f"breakdown_{by}.tex", overwrite=True,
+    written.append(B.to_latex(t, fig_dir / f"breakdown_{by}.tex", overwrite=overwrite,
                               caption=f"pass@2 with its 95% interval by {by}",
                               label=f"tab:arc-{by}"))
 print(open(fig_dir / "headline.tex").read())
@@ -548,7 +563,8 @@ if pool is not None:
                            ("candidates_pass_at_k", P.pass_at_k_by_rule)):
             fig, ax = plt.subplots(figsize=size)
             draw(pool, ax=ax)
-            R.show_figure(fig, name, fig_dir, formats=formats, written=written)
+            R.show_figure(fig, name, fig_dir, formats=formats, written=written,
+                          overwrite=overwrite)
 """),
     code("""
 R.show(R.table_html(R.file_table(written), table_id="arcnb-figures-written"))

@@ -54,6 +54,7 @@ from .sources import (DEFAULT_DATASET, default_compare_runs, default_out, defaul
                       default_source, figures_dir, make_run, open_run, require_scored,
                       resolve_references, resolve_source, as_source)
 from .unscored import no_truth_html, predictions_gallery
+from .html import refuse_existing  # noqa: E402 - a notebook checks its files before writing
 
 __all__ = [
     "NotebookError",
@@ -77,6 +78,7 @@ __all__ = [
     "compact_line",
     "show",
     "show_figure",
+    "refuse_existing",
     "figures_dir",
     "default_compare_runs",
     "read_metrics",

@@ -22,15 +22,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
+from urllib.parse import quote
 
-from ..errors import ArcnbError, OutputExistsError
+from ..errors import ArcnbError, refuse_overwrite
 from ..io import atomic_write_text
+from ..taxonomy import load_taxonomy
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, absolute_path, check_out_path, copy_run_files, is_finished,
-                    is_scored, read_metrics, require_finished, summary_of)
+                    is_scored, read_metrics, require_finished, summary_of,
+                    unique_labels)
 from .html import PAGE_CSS, _esc, _fmt_fraction
-from .notebooks import NOTEBOOKS, export_html, notebook_path, run_notebook
+from .notebooks import NOTEBOOKS, _check_self_contained, export_html, notebook_path, run_notebook
 from .sources import as_source
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
@@ -64,15 +67,38 @@ def _stage(timings: dict, name: str, log):
     log(f"{name}: {timings[name]:.1f} s")
 
 
-def _claim_outputs(out: Path, targets, *, overwrite: bool, log) -> None:
-    """Refuse existing ``targets`` without ``overwrite``; say so when replacing them."""
+#: the lists a report writes beside itself (:func:`arcnb.report.cut_note`)
+CUT_LISTS = ("failed_outputs.csv", "near_miss_outputs.csv")
+
+
+def _report_targets(out: Path) -> tuple:
+    """Every file a report writes in ``out`` besides the run files."""
+    return (out / REPORT_HTML, out / REPORT_NOTEBOOK, *(out / n for n in CUT_LISTS))
+
+
+def _claim_outputs(out: Path, targets, *, overwrite: bool, log, folders=()) -> None:
+    """Refuse existing ``targets`` (and non-empty ``folders``) without ``overwrite``; say
+    so when replacing them. A symbolic link among them is always refused: nothing is
+    written through a link inside ``--out``."""
+    for p in (*targets, *folders):
+        if p.is_symlink():
+            raise ArcnbError(f"{p} is a symbolic link; arcnb never writes through a link "
+                             "inside --out (remove it)")
     existing = [p for p in targets if p.exists()]
+    existing += [f for f in folders if f.is_dir() and any(f.iterdir())]
     if existing and not overwrite:
-        raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
-                                "(pass --overwrite)")
+        raise refuse_overwrite(existing[0], "pass --overwrite")
     if existing:
         log(f"replacing the existing report in {out} (--overwrite)")
     out.mkdir(parents=True, exist_ok=True)
+
+
+def _remove_empty(folder: Path) -> None:
+    """Remove ``folder`` when it is empty (what a failed first step leaves)."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def _printer(label: str | None):
@@ -215,11 +241,20 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         # metrics.json disagrees with its predictions is refused in one line
         require_finished(source.path)
         open_run(source, ks=(1, 2))
-    _claim_outputs(out, (html_path, nb_path), overwrite=overwrite, log=log)
+    if taxonomy and str(taxonomy) not in ("structural", "folder"):
+        load_taxonomy(taxonomy)  # a malformed taxonomy is one line before any work
+    created = not out.exists()
     t0 = time.perf_counter()
-    _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite, progress=progress,
-                  log=log, timings=timings, in_process=evaluate_in_process,
-                  estimator=estimator)
+    try:
+        _claim_outputs(out, _report_targets(out), overwrite=overwrite, log=log,
+                       folders=(out / FIGURES,))
+        _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite,
+                      progress=progress, log=log, timings=timings,
+                      in_process=evaluate_in_process, estimator=estimator)
+    except BaseException:
+        if created:  # bad input found while making the run: leave no empty --out behind
+            _remove_empty(out)
+        raise
     scored = is_scored(read_metrics(out))
     params = {"run_dir": str(out.resolve()),
               "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
@@ -277,13 +312,8 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
 
 
 def _unique_names(paths: Sequence[str]) -> list[str]:
-    names, seen = [], {}
-    for p in paths:
-        base = Path(p).stem or "run"
-        n = seen.get(base, 0)
-        seen[base] = n + 1
-        names.append(base if n == 0 else f"{base}_{n + 1}")
-    return names
+    """One folder name per source: the file's stem, ``_2``, ``_3``... for repeats."""
+    return unique_labels([Path(p).stem or "run" for p in paths], sep="_")
 
 
 def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.PathLike,
@@ -322,7 +352,9 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
     rows = []
     for r in results:
         s = summary_of(r.metrics)
-        rel = f"{r.out.name}/{REPORT_HTML}"
+        # a relative path, percent-encoded: a folder named ``javascript:alert(1)`` stays a
+        # folder (``./javascript%3Aalert%281%29/report.html``), never a scheme
+        rel = f"./{quote(r.out.name, safe='')}/{REPORT_HTML}"
         values = [_fmt_fraction(s.get(k)) if is_scored(s) else "not scored (no truth)"
                   for k in ("pass@2", "pass@2_per_output", "pass@2_all_or_nothing")]
         rows.append(f"<tr><td class='arcnb-text'><a href='{_esc(rel)}'>{_esc(r.label)}</a>"
@@ -334,4 +366,5 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
             "<thead><tr><th class='arcnb-text'>run</th>"
             "<th>pass@2</th><th>pass@2_per_output</th><th>pass@2_all_or_nothing</th></tr>"
             "</thead><tbody>" + "".join(rows) + "</tbody></table></div></body></html>\n")
+    _check_self_contained(page)
     return atomic_write_text(out / INDEX_HTML, page, overwrite=True)

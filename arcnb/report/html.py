@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..breakdown import lead_metric, lead_reason
 from ..columns import NEAR_MISS, group_metrics
+from ..errors import refuse_overwrite
 from ..io import atomic_write_text, csv_text
 from ..plot import gallery_items, save
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
@@ -306,13 +307,25 @@ def show(text: str) -> None:
     display(_HTML(text))
 
 
+def refuse_existing(paths: Iterable[str | os.PathLike], *, overwrite: bool) -> None:
+    """Refuse (:class:`~arcnb.errors.OutputExistsError`, naming the first) when any of
+    ``paths`` exists and ``overwrite`` is off: a notebook checks every file it will write
+    before it writes the first."""
+    if overwrite:
+        return
+    for p in paths:
+        if os.path.lexists(p):
+            raise refuse_overwrite(p, "set overwrite = True")
+
+
 def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None = None, *,
                 formats: Sequence[str] = ("png",), tight: bool = True,
-                written: list | None = None) -> None:
+                written: list | None = None, overwrite: bool = True) -> None:
     """Display a matplotlib figure (or Axes) once and close it; with ``folder`` also save
     it as ``folder/<name>.<format>`` through :func:`arcnb.plot.save` (deterministic,
-    atomic; files of an earlier run of the same report are replaced). The paths written
-    are appended to ``written`` when given."""
+    atomic; an existing file is replaced only with ``overwrite``, the default for a
+    report that claimed its outputs up front). The paths written are appended to
+    ``written`` when given."""
     from IPython.display import display
     import matplotlib.pyplot as plt
 
@@ -323,7 +336,7 @@ def show_figure(fig, name: str | None = None, folder: str | os.PathLike | None =
         Path(folder).mkdir(parents=True, exist_ok=True)
         for fmt in formats:
             kw = {"bbox_inches": "tight"} if tight else {}
-            paths.append(save(fig, Path(folder) / f"{name}.{fmt}", overwrite=True, **kw))
+            paths.append(save(fig, Path(folder) / f"{name}.{fmt}", overwrite=overwrite, **kw))
     display(fig)
     plt.close(fig)
     if written is not None:

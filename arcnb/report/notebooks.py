@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import ArcnbError, NotebookError, one_line, refuse_overwrite
+from ..errors import ArcnbError, NotebookError, one_line, printable, refuse_overwrite
 from ..io import atomic_write_text
 from ..resources import notebook, templates_dir
 from .html import _esc
@@ -83,23 +84,34 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     os.close(fd)
     failure: PapermillExecutionError | None = None
     other: Exception | None = None
+    sockets = None if os.name == "nt" else tempfile.mkdtemp(prefix="arcnb-kernel-")
     try:
         try:
+            extra = {"kernel_manager_class": _ipc_kernel_manager(sockets)} if sockets else {}
             pm.execute_notebook(str(src), tmp, parameters=dict(parameters or {}),
                                 kernel_name=KERNEL_NAME, progress_bar=progress,
-                                cwd=str(cwd) if cwd else None, log_output=False)
+                                cwd=str(cwd) if cwd else None, log_output=False, **extra)
         except PapermillExecutionError as exc:
             failure = exc
         except (KeyboardInterrupt, ArcnbError):
             raise
         except Exception as exc:  # noqa: BLE001 - a dead kernel, a timeout, ...
             other = exc
-        if os.path.getsize(tmp) > 0:
+        # the notebook goes in place only once it was completely written: a full disk
+        # leaves a cut-off file, never a report.ipynb that is not JSON
+        complete = _is_complete_notebook(tmp)
+        if complete:
             os.chmod(tmp, 0o644)
             os.replace(tmp, output)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if sockets:
+            shutil.rmtree(sockets, ignore_errors=True)
+    if not complete:
+        cause = other if isinstance(other, OSError) else None
+        raise NotebookError(_write_failure(output, cause), ename=type(cause).__name__
+                            if cause else None, evalue=str(cause) if cause else None)
     if other is not None:
         msg = (f"{src.name} could not be executed: {type(other).__name__}: "
                f"{one_line(other, first_line=True)}")
@@ -133,6 +145,49 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     return output
 
 
+def _is_complete_notebook(path) -> bool:
+    """Whether ``path`` holds a whole notebook (it parses as one)."""
+    import nbformat
+
+    try:
+        return os.path.getsize(path) > 0 and bool(nbformat.read(str(path), as_version=4)
+                                                  .get("cells") is not None)
+    except Exception:  # noqa: BLE001 - cut-off JSON, unreadable file
+        return False
+
+
+def _write_failure(path: Path, exc: OSError | None) -> str:
+    """One line saying that ``path`` could not be written, and why (a full disk named
+    by its folder and free space)."""
+    import errno
+
+    folder = Path(path).resolve().parent
+    if exc is not None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        try:
+            free = f", {shutil.disk_usage(folder).free // 1024} KiB free"
+        except OSError:
+            free = ""
+        return (f"could not write {path}: no space left on the disk holding {folder}{free}; "
+                "nothing was replaced (free some space and run again)")
+    why = f"{exc.strerror or exc}" if exc is not None else "the notebook was cut off"
+    return f"could not write {path} ({why}, in {folder}); nothing was replaced"
+
+
+def _ipc_kernel_manager(folder: str):
+    """A kernel manager class whose kernel talks over Unix sockets in ``folder`` (a
+    private temporary folder) instead of TCP on localhost: nothing listens on a port,
+    and the kernel has no reason to print its warning about unencrypted TCP."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class _IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            kwargs.setdefault("ip", os.path.join(folder, "kernel"))
+            super().__init__(**kwargs)
+
+    return _IPCKernelManager
+
+
 def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
                 overwrite: bool = False, error: Mapping | None = None,
                 title: str | None = None) -> Path:
@@ -157,7 +212,12 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
     if error is not None:
         body = _insert_error_banner(body, error, notebook)
     _check_self_contained(body)
-    return atomic_write_text(html_path, body, overwrite=overwrite)
+    try:
+        return atomic_write_text(html_path, body, overwrite=overwrite)
+    except OSError as exc:
+        if isinstance(exc, (FileExistsError, IsADirectoryError)) or exc.errno is None:
+            raise
+        raise ArcnbError(_write_failure(Path(html_path), exc)) from exc
 
 
 # a section heading as nbconvert writes a markdown "##" heading
@@ -207,13 +267,45 @@ def _insert_error_banner(body: str, error: Mapping, notebook) -> str:
     return body[:i] + banner + body[i:]
 
 
+_URL_ATTRS = frozenset({"src", "href", "srcset", "action", "formaction", "poster", "data",
+                        "background", "xlink:href", "cite", "longdesc", "ping", "manifest"})
+
+
 def _check_self_contained(body: str) -> None:
-    """Refuse to write a page that could load a script or a remote resource."""
+    """Refuse to write a page that could load a script or a remote resource.
+
+    The page is parsed (``html.parser``): a ``<script>`` element, or an attribute that
+    holds a URL (``src``, ``href``, ...) naming a host (``//host``) or a scheme other
+    than ``data:`` (``https:``, ``javascript:``), is refused. Text is never looked at, so
+    a category or a label containing ``src=//`` is harmless (it is escaped text)."""
+    from html.parser import HTMLParser
+
+    problems: list[str] = []
+
+    class _Scan(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "script":
+                problems.append("contains a <script> element")
+            for name, value in attrs:
+                if name in _URL_ATTRS and value and _remote_or_active(value):
+                    problems.append(f"references {printable(value)[:80]!r} in <{tag} {name}>")
+
+        handle_startendtag = handle_starttag
+
+    scan = _Scan(convert_charrefs=True)
+    scan.feed(body)
+    scan.close()
+    if problems:
+        raise ArcnbError(f"internal error: the exported HTML {problems[0]}")
+
+
+def _remote_or_active(url: str) -> bool:
+    """Whether a URL attribute's value names a host or a scheme other than ``data:``
+    (after the whitespace and control characters a browser strips)."""
     import re
 
-    low = body.lower()
-    if re.search(r"<script\b", low):
-        raise ArcnbError("internal error: the exported HTML contains a <script> element")
-    for m in re.finditer(r"""<[^>]*\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", low):
-        raise ArcnbError("internal error: the exported HTML references a network resource "
-                         f"near {body[max(0, m.start() - 40):m.end() + 40]!r}")
+    u = re.sub(r"[\x00-\x20\x7f]", "", url).replace("\\", "/").lower()
+    if u.startswith("//"):
+        return True
+    m = re.match(r"([a-z][a-z0-9+.-]*):", u)
+    return bool(m) and m.group(1) != "data"
