@@ -53,7 +53,8 @@ from .breakdown import group_membership, latex_table
 from .errors import CompareError, refuse_overwrite
 from .front import PredictionsSource, RunDirSource, open_run
 from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
-from .runs import METRICS, PREDICTIONS, Run, RunDirError, check_out_path
+from .runs import (METRICS, PREDICTIONS, Run, RunDirError, check_out_path,
+                   unique_labels)
 from .scoring import Results, _task_means, score
 from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
@@ -219,12 +220,8 @@ _CAPTIONS = {
 
 
 def _labels(runs: Sequence[Run]) -> None:
-    seen: dict[str, int] = {}
-    for r in runs:
-        n = seen.get(r.label, 0)
-        seen[r.label] = n + 1
-        if n:
-            r.label = f"{r.label}#{n + 1}"
+    for r, label in zip(runs, unique_labels([r.label for r in runs])):
+        r.label = label
 
 
 def _restrict(run: Run, task_ids: list[str], n_boot: int, seed: int) -> Run:

@@ -160,7 +160,11 @@ class NotebookError(ArcnbError):
         super().__init__(message)
 
 
-def refuse_overwrite(path, hint: str = "pass overwrite=True / --overwrite") -> OutputExistsError:
+def refuse_overwrite(path, hint: str = "pass overwrite=True / --overwrite", *,
+                     holds: str | None = None) -> OutputExistsError:
     """The one "refusing to overwrite" error: ``path`` exists and the caller did not say
-    it may be replaced. ``hint`` names the flag that allows it. Raise what it returns."""
-    return OutputExistsError(f"{path} already exists; refusing to overwrite it ({hint})")
+    it may be replaced. ``hint`` names the flag that allows it; ``holds`` says what a
+    folder ``path`` already holds (``"a finished run (metrics.json)"``) when that tells
+    the user more than "exists". Raise what it returns."""
+    there = f"already holds {holds}" if holds else "already exists"
+    return OutputExistsError(f"{path} {there}; refusing to overwrite it ({hint})")

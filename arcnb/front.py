@@ -1,6 +1,6 @@
 """The front door: the one way anything a user gives becomes a :class:`~arcnb.runs.Run`.
 
-A *source* is a small typed value (:data:`Source`):
+A *source* is a small typed value (``Source``):
 
 * :class:`PredictionsSource`: a submission file or a benchmarking-harness run folder,
   scored on a dataset;
@@ -12,7 +12,7 @@ A *source* is a small typed value (:data:`Source`):
 * :class:`DatasetSource`: a dataset without predictions (an unscored run with tasks
   only: what the browser shows for a dataset).
 
-:func:`parse_source` turns what a user types (a path, a name) into one of them;
+:func:`~arcnb.front.parse_source` turns what a user types (a path, a name) into one of them;
 :func:`open_run` (``arcnb.open``) makes the run. The explorer, compare, the report
 (its references and its cost section included) and the notebooks all come through
 here.
@@ -129,7 +129,7 @@ class DatasetSource:
 Source = Union[PredictionsSource, RunDirSource, CheckpointSource, BaselineSource,
                DatasetSource]
 
-#: The source kinds :func:`parse_source` takes as ``kind=``.
+#: The source kinds :func:`~arcnb.front.parse_source` takes as ``kind=``.
 SOURCE_KINDS = {"predictions": PredictionsSource, "run": RunDirSource,
                 "checkpoint": CheckpointSource, "baseline": BaselineSource,
                 "dataset": DatasetSource}
@@ -147,7 +147,7 @@ def is_task_file(path: Path) -> bool:
 
 
 def parse_source(value, *, kind: str | None = None) -> Source:
-    """What ``value`` names, as a :data:`Source`.
+    """What ``value`` names, as a ``Source``.
 
     A source is returned as is; a :class:`~arcnb.data.Dataset` is a
     :class:`DatasetSource`. With ``kind`` (a key of :data:`SOURCE_KINDS`) the text is
@@ -222,7 +222,7 @@ def open_run(source, *, dataset=None, tasks=None, label: str | None = None,
              ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
              estimator: str = "ranked", out: str | os.PathLike | None = None,
              overwrite: bool = False, cache: dict | None = None) -> Run:
-    """``source`` (a :data:`Source`, or anything :func:`parse_source` takes) as a
+    """``source`` (a ``Source``, or anything :func:`~arcnb.front.parse_source` takes) as a
     :class:`~arcnb.runs.Run`. Published as ``arcnb.open``.
 
     * a run directory is re-opened and re-scored with its recorded estimator on its

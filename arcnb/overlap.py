@@ -71,7 +71,7 @@ __all__ = [
 #: Which colours may permute in ``equivalent``: ``"1-9"`` keeps 0 (black) fixed.
 COLOR_MODES = ("1-9", "all")
 
-#: Columns of the per-output table (:attr:`Overlap.outputs`).
+#: Columns of the per-output table (``Overlap.outputs``).
 OVERLAP_COLUMNS = ("task_id", "test_index", "has_truth", "exact", "equivalent",
                    "input_seen", "exact_train_tasks", "equivalent_train_tasks",
                    "input_seen_train_tasks")

@@ -79,7 +79,7 @@ HARNESS_SKIPPED_FILES = frozenset({"results.json"})
 #: (the shortest match: up to the first closing brace).
 _BOXED = re.compile(r"\\boxed\{(.*?)\}", re.S)
 
-#: The kinds of :attr:`Predictions.problems` entries that are notes on answers read as
+#: The kinds of ``Predictions.problems`` entries that are notes on answers read as
 #: the harness reads them (the attempt is scored), not malformed attempts.
 EXTRACTED = "answer extracted from text"
 STRING_CELLS = "cells written as strings (converted)"
@@ -219,7 +219,7 @@ def _pair_index(value) -> int | None:
 
 
 def problem_summary(problems, *, task_ids=None, n_examples: int = 3) -> list[dict]:
-    """``problems`` (as :attr:`Predictions.problems`) grouped by kind, most frequent
+    """``problems`` (as ``Predictions.problems``) grouped by kind, most frequent
     first: ``[{"kind", "count", "examples"}]`` with the first ``n_examples`` of each
     kind as short one-line strings (``"task 007bbfb7, test input 0, attempt_1: ..."``).
     ``task_ids`` keeps only the problems of those tasks."""

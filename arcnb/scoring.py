@@ -97,7 +97,7 @@ class Results:
     :data:`USAGE_COLUMNS` and ``n_wrong_cells`` (the best attempt's wrong cells when it
     has the truth's shape, else <NA>). Every column, in this order, is defined in
     :data:`arcnb.columns.OUTPUTS`; the tasks table follows
-    :data:`arcnb.columns.TASK_ORDER`.
+    ``arcnb.columns.TASK_ORDER``.
 
     ``tasks`` has one row per task: ``n_outputs``, ``pass@K`` (mean of the outputs'
     ``pass@K``; NaN when one is NaN), ``all_solved@K`` (ranked rule),
@@ -114,8 +114,8 @@ class Results:
     summary: dict
     ks: tuple[int, ...]
     extra_tasks: list[str] = field(default_factory=list)
-    #: cost/token values left out of the sums (:data:`MAX_USAGE_VALUE`), one problem
-    #: entry each (as :attr:`Predictions.problems`).
+    #: cost/token values left out of the sums (``MAX_USAGE_VALUE``), one problem
+    #: entry each (as ``Predictions.problems``).
     usage_problems: list[dict] = field(default_factory=list, repr=False)
 
     @property
@@ -351,7 +351,7 @@ _USAGE_PATHS = (("cost", "total_cost"), ("usage", "prompt_tokens"),
                 ("usage", "total_tokens"))
 _USAGE_FIELDS = tuple("metadata." + ".".join(p) for p in _USAGE_PATHS)
 
-#: The problem kind of an invalid cost or token value (see :data:`MAX_USAGE_VALUE`).
+#: The problem kind of an invalid cost or token value (see ``MAX_USAGE_VALUE``).
 INVALID_USAGE = "invalid cost or token value (left out of the sums)"
 
 
@@ -560,7 +560,7 @@ def _k_of(name: str) -> str:
 
 
 def _task_table(out: pd.DataFrame, ks) -> pd.DataFrame:
-    """The tasks table, column by column as :data:`arcnb.columns.TASK_ORDER` says: an
+    """The tasks table, column by column as ``arcnb.columns.TASK_ORDER`` says: an
     output column aggregated by its ``task`` rule, or a task-level column."""
     g = out.groupby("task_id", sort=True)
     per_task = pd.DataFrame({"n_outputs": g.size()})

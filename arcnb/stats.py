@@ -15,7 +15,7 @@ __all__ = ["bootstrap_indices", "percentile_interval", "bootstrap_ci", "ratio_bo
 
 
 def check_n_boot(n_boot) -> int:
-    """``n_boot`` as an int, refused (:class:`ParameterError`, one line) unless it is at
+    """``n_boot`` as an int, refused (:class:`~arcnb.errors.ParameterError`, one line) unless it is at
     least 1."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
         raise ParameterError(f"the number of bootstrap resamples must be a whole number "

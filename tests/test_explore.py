@@ -488,8 +488,8 @@ def test_compare_refuses_other_tasks(ds, sub_a, runs):
 def test_compare_accepts_results_and_labels(ds, sub_a, sub_b):
     a, b = arcnb.score(ds, sub_a), arcnb.score(ds, sub_b)
     ex = arcnb.explore(a, compare=[b, b], labels=["A", "B", "B"], select="disagree")
-    assert ex.labels == ["A", "B", "B (2)"]
-    assert "solved@2 (B (2))" in ex.items.columns
+    assert ex.labels == ["A", "B", "B#2"]
+    assert "solved@2 (B#2)" in ex.items.columns
 
 
 # ------------------------------------------------------------------ run files
@@ -567,3 +567,31 @@ def test_widget_controls_drive_the_explorer(ds, sub_a):
     assert ex.values is True
     w["search"].value = "zzzz"
     assert "no task" in w["status"].value
+
+
+# ------------------------------------------------------------------ candidates
+def test_candidates_in_rank_order_with_the_right_one_marked(ds, tmp_path):
+    """A submission with 5 attempts per output is a candidate pool: the explorer shows
+    the current output's distinct candidates by votes (counted here by hand), the
+    right one marked; a 2-attempt run shows none."""
+    tid = ds.task_ids[0]
+    task = ds[tid]
+    truth = task.test[0].output
+    wrong = (truth + 1) % 10
+    other = np.zeros((2, 2), int)
+    atts = [wrong, truth, other, truth, wrong, truth]  # truth 3 votes, wrong 2, other 1
+    sub = {tid: [{f"attempt_{j + 1}": a.tolist() for j, a in enumerate(atts)}
+                 for _ in task.test]}
+    path = tmp_path / "five.json"
+    path.write_text(json.dumps(sub))
+    ex = arcnb.explore(str(path), dataset=ds.select([tid]))
+    cands = [p for p in ex.layout() if p["kind"] == "candidate"]
+    assert [p["grid"].tolist() for p in cands] == [truth.tolist(), wrong.tolist(),
+                                                   other.tolist()]
+    assert ["✓ right" in p["title"] for p in cands] == [True, False, False]
+    assert [p["title"].split(" ✓")[0] for p in cands] == ["1: 3 votes", "2: 2 votes",
+                                                          "3: 1 vote"]
+    two = {tid: [{"attempt_1": wrong.tolist(), "attempt_2": truth.tolist()}
+                 for _ in task.test]}
+    ex2 = arcnb.explore(arcnb.score(ds.select([tid]), two))
+    assert not [p for p in ex2.layout() if p["kind"] == "candidate"]

@@ -305,7 +305,10 @@ def test_several_reports_run_concurrently_bounded_by_workers(tmp_path, monkeypat
         Path(out).mkdir(parents=True)
         return R.ReportResult(Path(out), Path(out) / "report.html", Path(out) / "report.ipynb",
                               {"pass@2": 0.5, "pass@2_per_output": 0.25,
-                               "pass@2_all_or_nothing": float("nan")}, {}, label)
+                               "pass@2_all_or_nothing": float("nan"), "shape_accuracy": 0.75,
+                               "shape_accuracy_per_output": 0.7,
+                               "cell_accuracy_right_shape": 0.125, "partial_credit": 0.375},
+                              {}, label)
 
     monkeypatch.setattr(build, "build_report", fake_build)  # where build_reports finds it
     sources = [{"kind": "predictions", "path": f"/x/{n}.json"}
@@ -316,6 +319,9 @@ def test_several_reports_run_concurrently_bounded_by_workers(tmp_path, monkeypat
     page = (tmp_path / "index.html").read_text()
     assert "&lt;b&gt;" in page and "<b>" not in page
     assert "0.5000 (50.00%)" in page and "NaN" in page
+    # the graded metrics beside pass@2, headed in words
+    assert "<th>shape accuracy</th>" in page and "<th>partial credit</th>" in page
+    assert "0.7500 (75.00%)" in page and "0.1250 (12.50%)" in page and "0.3750 (37.50%)" in page
 
 
 def test_table_and_headline_html_escape_and_format():

@@ -654,3 +654,45 @@ def test_task_and_grid_show_as_pictures_in_a_real_kernel():
     for cell in nb.cells[1:]:
         result = [o for o in cell.outputs if o["output_type"] == "execute_result"]
         assert len(result) == 1 and "image/png" in result[0]["data"]
+
+
+def test_charts_take_a_run_as_they_take_its_results(mixed_results):
+    """A Run is charted from its results (no duck typing); a Run without scores is
+    refused with a ParameterError."""
+    from arcnb.errors import ParameterError
+    from arcnb.runs import Run
+
+    run = Run.from_results(mixed_results, label="mixed")
+    acc = mixed_results.outputs["cell_accuracy"].to_numpy(float)
+    naive, _ = np.histogram(acc[np.isfinite(acc)], bins=20, range=(0.0, 1.0))
+    ax = P.cell_accuracy_hist(run, bins=20)
+    assert list(ax.arcnb_counts) == list(naive)
+    line = P.pass_at_k(run, labels=["mixed"]).get_lines()[0]
+    assert list(line.get_ydata()) == list(mixed_results.pass_at_k_table()["pass@K"])
+    blank = Run(None, {"scored": True}, None, "blank")  # as Run.read gives: no results
+    with pytest.raises(ParameterError, match="no scores to chart"):
+        P.cell_accuracy_hist(blank)
+
+
+def test_explorer_tiles_are_the_gallery_tiles(small_ds):
+    """The explorer's grid and difference tiles come from the gallery's raster engine:
+    same pixels as the gallery's panels of the same grid at the same cell size, and each
+    cell centre is the grid's ARC colour (hand-checked against the palette)."""
+    from arcnb.plot.palette import PALETTE, _rgb
+    from arcnb.plot.tiles import _LUT, _render_tiles, diff_tile, grid_tile
+
+    g = small_ds[small_ds.task_ids[0]].test[0].output
+    p = g.copy()
+    p[0, 0] = (p[0, 0] + 1) % 10
+    h, w = g.shape
+    for c in (2, 3, 6):
+        slot = max(h, w) * c + 1
+        panels = _LUT[_render_tiles([(g, p)], slot)[0]]
+        tile = grid_tile(g, c)
+        assert tile.shape == (h * c + 1, w * c + 1, 3)
+        assert np.array_equal(tile, panels[0][: h * c + 1, : w * c + 1])
+        assert np.array_equal(diff_tile(g != p, c), panels[2][: h * c + 1, : w * c + 1])
+        centres = tile[c // 2 + np.arange(h)[:, None] * c, c // 2 + np.arange(w)[None, :] * c]
+        if c >= 4:  # cells large enough that the centre is off the lines
+            want = np.array([_rgb(PALETTE[v]) for v in g.ravel()]).reshape(h, w, 3)
+            assert np.array_equal(centres, want)

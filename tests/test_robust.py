@@ -198,16 +198,24 @@ def test_a_harness_run_folder_reopens_with_its_cost(tmp_path):
 
 # ------------------------------------------------ the run-directory lock (16.6)
 SLOW_MODULE = '''
+import os
 import time
 
 from arcnb.models.baseline import CopyInput
 
 
 class Slow(CopyInput):
-    """Copies the input, slowly: a run that lasts long enough to be raced."""
+    """Copies the input; after its first batch it waits while a file named ``hold``
+    exists in the working directory (at most 300 s): a run that lasts exactly as long as
+    the test needs to race it, however busy the machine."""
+
+    calls = 0
 
     def forward(self, inputs):
-        time.sleep(0.5)
+        Slow.calls += 1
+        deadline = time.time() + 300
+        while Slow.calls > 1 and os.path.exists("hold") and time.time() < deadline:
+            time.sleep(0.05)
         return super().forward(inputs)
 
 
@@ -259,6 +267,8 @@ def test_a_second_evaluate_into_the_same_out_is_refused(tmp_path):
     from arcnb.runs import Run
 
     args = _slow_setup(tmp_path)
+    hold = tmp_path / "hold"
+    hold.touch()  # the first run waits after its first task until the test lets it go
     first = _popen([*args, "--out", "run"], tmp_path)
     try:
         _wait_for_lines(tmp_path / "run" / "journal.jsonl", 2, first)  # header + 1 task
@@ -266,6 +276,7 @@ def test_a_second_evaluate_into_the_same_out_is_refused(tmp_path):
             second = run(*args, "--out", "run", flag, cwd=tmp_path)
             assert first.poll() is None, "the first run ended before the second started"
             one_line_error(second.returncode, second.stderr, "another arcnb process")
+        hold.unlink()
         out, err = first.communicate(timeout=300)
     finally:
         if first.poll() is None:

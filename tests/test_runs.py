@@ -162,3 +162,13 @@ def test_journal_repairs_a_cut_line_and_refuses_other_parameters(tmp_path):
     with pytest.raises(ArcnbError, match=r"different parameters \(seed\)"):
         read_journals(tmp_path, {"batch_size": 4, "seed": 1})
     assert read_journals(Path(tmp_path / "empty"), params) == {}
+
+
+def test_unique_labels_numbers_repeats_and_never_takes_a_given_label():
+    from arcnb.runs import unique_labels
+
+    assert unique_labels(["a", "a", "b", "a"]) == ["a", "a#2", "b", "a#3"]
+    # "a#2" is the user's own label: the repeat of "a" skips to #3
+    assert unique_labels(["a", "a", "a#2"]) == ["a", "a#3", "a#2"]
+    assert unique_labels(["run", "run"], sep="_") == ["run", "run_2"]
+    assert unique_labels([]) == []

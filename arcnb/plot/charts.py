@@ -18,6 +18,8 @@ the Axes. NaN (an empty denominator) is shown as "n/a" or left blank, never as 0
 """
 from __future__ import annotations
 
+import textwrap
+
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -26,7 +28,10 @@ import pandas as pd
 from ..breakdown import color_accuracy as color_accuracy_table
 from ..breakdown import color_confusion, lead_metric
 from ..columns import NEAR_MISS, graded_columns
+from ..columns import label as column_label
 from ..errors import ParameterError
+from ..runs import Run
+from ..scoring import Results
 from ..stats import pareto_front
 from .palette import PALETTE, _plt
 from .paper import DOUBLE_COLUMN, SINGLE_COLUMN
@@ -173,10 +178,8 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
     (then :func:`arcnb.breakdown.color_accuracy` is computed with its defaults). A NaN
     accuracy (colour never present) is drawn as an empty slot marked "n/a".
     """
-    if hasattr(data, "outputs"):
-        df = color_accuracy_table(data)
-    else:
-        df = data
+    res = _results_of(data)
+    df = color_accuracy_table(res) if res is not None else data
     if ax is None:
         _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, 2.2))
     colors = df["color"].to_numpy(int)
@@ -233,10 +236,8 @@ def confusion_heatmap(data, *, ax=None, normalize: bool = True, annot: bool = Tr
     """
     import seaborn as sns
 
-    if hasattr(data, "outputs"):
-        counts = color_confusion(data)
-    else:
-        counts = data
+    res = _results_of(data)
+    counts = color_confusion(res) if res is not None else data
     m = np.asarray(counts, dtype=float)
     if m.shape != (10, 10):
         raise ParameterError(f"confusion table must be 10 x 10, got {m.shape}")
@@ -375,7 +376,8 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
                  for g, k in zip(order, nn)]
     else:
         ticks = [plain_label(g) for g in order]
-    _bar_axes(ax, pos, ticks, ylabel or value, horizontal=horizontal, lim=lim, count=count)
+    _bar_axes(ax, pos, ticks, ylabel or column_label(value), horizontal=horizontal, lim=lim,
+              count=count)
     _all_zero_note(ax, df[value].to_numpy(float), value)
     if hue is not None:  # beside the Axes, never over a bar
         ax.legend(title=hue, fontsize=6, title_fontsize=6, loc="upper left",
@@ -464,8 +466,9 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     axes = list(axes[0])
     for i, (ax, m) in enumerate(zip(axes, order)):
         breakdown_bars(df, value=m, group=group, horizontal=True, ax=ax, sort=sort,
-                       color=lead_color if m == lead else color, ylabel=m)
-        ax.set_title(m, fontsize=8, fontweight="bold" if m == lead else "normal")
+                       color=lead_color if m == lead else color, ylabel=column_label(m))
+        # a panel is narrow: the label on lines of a few words
+        ax.set_title(textwrap.fill(column_label(m), 14), fontsize=8, fontweight="bold" if m == lead else "normal")
         ax.set_xlabel("")
         if i:
             ax.tick_params(axis="y", labelleft=False, left=False)
@@ -487,8 +490,9 @@ def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = NEAR_M
     or an array of cell accuracies (NaN skipped). ``ax.arcnb_counts`` holds the
     counts, ``ax.arcnb_edges`` the bin edges.
     """
-    if hasattr(data, "outputs"):
-        acc = data.outputs["cell_accuracy"].to_numpy(float)
+    res = _results_of(data)
+    if res is not None:
+        acc = res.outputs["cell_accuracy"].to_numpy(float)
     else:
         acc = np.asarray(data, dtype=float).ravel()
     n_all = acc.size
@@ -569,7 +573,7 @@ def cost_vs_score(results, *, metric: str = "pass@2", ax=None):
     lim = value_limit(y[ok], [hi] if hi is not None else None)
     ax.set_ylim(-0.04 * lim, 1.04 * lim)  # points at 0 and at the top stay whole
     ax.set_xlabel("cost per task (log scale)")
-    ax.set_ylabel(metric)
+    ax.set_ylabel(column_label(metric))
     n_out = int((~ok).sum())
     ax.set_title(f"{int(ok.sum())} tasks with a cost" +
                  (f"; {n_out} without one not shown" if n_out else ""), fontsize=8)
@@ -632,10 +636,11 @@ def pass_at_k(data, *, ax=None, max_k: int | None = None, k: str = "K", value: s
     and ``pass@K`` (e.g. ``Results.pass_at_k_table()``), optionally ``ci_low`` /
     ``ci_high`` and a ``run`` column for several curves.
     """
-    if hasattr(data, "outputs"):
-        tables = {labels[0] if labels else "": data.pass_at_k_table(max_k)}
+    if (res := _results_of(data)) is not None:
+        tables = {labels[0] if labels else "": res.pass_at_k_table(max_k)}
     elif isinstance(data, Mapping):
-        tables = {str(name): (r.pass_at_k_table(max_k) if hasattr(r, "outputs") else r)
+        tables = {str(name): (_results_of(r).pass_at_k_table(max_k)
+                              if _results_of(r) is not None else r)
                   for name, r in data.items()}
     else:
         df = data.reset_index() if k not in data.columns else data
@@ -680,8 +685,21 @@ def pass_at_k(data, *, ax=None, max_k: int | None = None, k: str = "K", value: s
     return ax
 
 
+def _results_of(data) -> Results | None:
+    """The scored :class:`~arcnb.scoring.Results` a chart reads from ``data``: ``data``
+    itself, or a :class:`~arcnb.runs.Run`'s results; None when ``data`` is a table or
+    an array that the chart reads as it is. An unscored run is refused."""
+    if isinstance(data, Run):
+        if data.results is None:
+            raise ParameterError(f"run {data.label!r} has no scores to chart (an unscored "
+                                 "run, or one read without scoring: open it with arcnb.open)")
+        return data.results
+    return data if isinstance(data, Results) else None
+
+
 def _per_task(obj, metric: str):
-    df = obj.tasks if hasattr(obj, "tasks") and hasattr(obj, "outputs") else obj
+    res = _results_of(obj)
+    df = res.tasks if res is not None else obj
     if not isinstance(df, pd.DataFrame):
         raise TypeError("compare() takes Results or per-task DataFrames")
     if metric not in df.columns:

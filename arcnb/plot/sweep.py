@@ -8,6 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .paper import DOUBLE_COLUMN
 from .pixelfont import plain_label
 
 __all__ = ["learning_curve", "learning_curves", "changes_bars", "solved_heatmap",
@@ -74,7 +75,6 @@ def learning_curves(table, metrics: Sequence[str] = ("pass@2", "shape_accuracy",
     """One :func:`learning_curve` panel per metric, side by side; returns the Axes."""
     if axes is None:  # at most three panels a row, a page wide (7.2 in)
         from .figures import new_subplots
-        from .paper import DOUBLE_COLUMN
 
         ncols = min(3, len(metrics))
         nrows = -(-len(metrics) // ncols)

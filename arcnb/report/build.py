@@ -24,13 +24,15 @@ from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import quote
 
-from ..errors import ArcnbError, OutputExistsError
+from ..columns import label as column_label
+from ..errors import ArcnbError, refuse_overwrite
 from ..io import atomic_write_text
 from ..taxonomy import load_taxonomy
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, absolute_path, check_out_path, copy_run_files, is_finished,
-                    is_scored, read_metrics, require_finished, summary_of)
+                    is_scored, read_metrics, require_finished, summary_of,
+                    unique_labels)
 from .html import PAGE_CSS, _esc, _fmt_fraction
 from .notebooks import NOTEBOOKS, _check_self_contained, export_html, notebook_path, run_notebook
 from .sources import as_source
@@ -86,8 +88,7 @@ def _claim_outputs(out: Path, targets, *, overwrite: bool, log, folders=()) -> N
     existing = [p for p in targets if p.exists()]
     existing += [f for f in folders if f.is_dir() and any(f.iterdir())]
     if existing and not overwrite:
-        raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
-                                "(pass --overwrite)")
+        raise refuse_overwrite(existing[0], "pass --overwrite")
     if existing:
         log(f"replacing the existing report in {out} (--overwrite)")
     out.mkdir(parents=True, exist_ok=True)
@@ -312,13 +313,8 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
 
 
 def _unique_names(paths: Sequence[str]) -> list[str]:
-    names, seen = [], {}
-    for p in paths:
-        base = Path(p).stem or "run"
-        n = seen.get(base, 0)
-        seen[base] = n + 1
-        names.append(base if n == 0 else f"{base}_{n + 1}")
-    return names
+    """One folder name per source: the file's stem, ``_2``, ``_3``... for repeats."""
+    return unique_labels([Path(p).stem or "run" for p in paths], sep="_")
 
 
 def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.PathLike,
@@ -351,6 +347,12 @@ def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.Pat
     return results
 
 
+#: The numbers of each report in ``index.html``: the exact rule in its three conventions,
+#: then the graded metrics (what a checkpoint that solves little still gets right).
+INDEX_COLUMNS = ("pass@2", "pass@2_per_output", "pass@2_all_or_nothing", "shape_accuracy",
+                 "cell_accuracy_right_shape", "partial_credit")
+
+
 def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool) -> Path:
     """``out/index.html`` (:data:`INDEX_HTML`): one row per report with its headline
     numbers (escaped)."""
@@ -361,15 +363,15 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
         # folder (``./javascript%3Aalert%281%29/report.html``), never a scheme
         rel = f"./{quote(r.out.name, safe='')}/{REPORT_HTML}"
         values = [_fmt_fraction(s.get(k)) if is_scored(s) else "not scored (no truth)"
-                  for k in ("pass@2", "pass@2_per_output", "pass@2_all_or_nothing")]
+                  for k in INDEX_COLUMNS]
         rows.append(f"<tr><td class='arcnb-text'><a href='{_esc(rel)}'>{_esc(r.label)}</a>"
                     f"</td>" + "".join(f"<td>{_esc(v)}</td>" for v in values) + "</tr>")
     page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
             "style-src 'unsafe-inline'\"><title>arcnb reports</title><style>" + PAGE_CSS +
             "</style></head><body><h1>arcnb reports</h1><div class='arcnb-scroll'><table>"
-            "<thead><tr><th class='arcnb-text'>run</th>"
-            "<th>pass@2</th><th>pass@2_per_output</th><th>pass@2_all_or_nothing</th></tr>"
+            "<thead><tr><th class='arcnb-text'>run</th>" +
+            "".join(f"<th>{_esc(column_label(k))}</th>" for k in INDEX_COLUMNS) + "</tr>"
             "</thead><tbody>" + "".join(rows) + "</tbody></table></div></body></html>\n")
     _check_self_contained(page)
     return atomic_write_text(out / INDEX_HTML, page, overwrite=True)

@@ -93,7 +93,7 @@ from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILL
                      USER_PATHS_ENV, RunDirError, absolute_path, check_out_path, copy_run_files,
                      is_finished, refuse_finished, require_finished, user_paths)
 from .provenance import file_sha256_or_none, predictions_provenance, run_provenance
-from .run import Run, write_run_dir
+from .run import Run, unique_labels, write_run_dir
 
 __all__ = [
     "Run", "RunDirError", "RUN_FILES", "METRICS", "PREDICTIONS", "RESULTS_CSV",
@@ -105,5 +105,5 @@ __all__ = [
     "compact_line", "USER_PATHS_ENV", "absolute_path", "user_paths",
     "SUBMISSION", "FILLER", "is_scored", "unscored_summary", "kaggle_submission",
     "predictions_table", "predictions_provenance", "CANDIDATES", "record_training_overlap",
-    "TRAINING_OVERLAP_KEY",
+    "TRAINING_OVERLAP_KEY", "unique_labels",
 ]

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from ..errors import ArcnbError, OutputExistsError, RunDirError
+from ..errors import ArcnbError, RunDirError, refuse_overwrite
 from ..io import atomic_write_bytes
 from ..resources import checkout_root, notebooks_dir
 
@@ -79,13 +79,14 @@ def refuse_finished(out: str | os.PathLike, *, overwrite: bool,
     if overwrite:
         return
     if is_finished(out):
-        raise OutputExistsError(f"{out} already holds a finished run ({METRICS}); refusing to "
-                                "overwrite it (pass --overwrite / overwrite=True)")
+        raise refuse_overwrite(out, "pass --overwrite / overwrite=True",
+                               holds=f"a finished run ({METRICS})")
     partial = [f for f in RUN_FILES + (SUBMISSION,) if (out / f).exists()]
     if partial and not resume:
-        raise OutputExistsError(f"{out} holds files of an unfinished run ({', '.join(partial)}) "
-                                f"but no {METRICS}; refusing to overwrite them (pass --resume to "
-                                "finish an evaluate run from its journal, or --overwrite)")
+        raise refuse_overwrite(out, "pass --resume to finish an evaluate run from its "
+                               "journal, or --overwrite",
+                               holds=f"files of an unfinished run ({', '.join(partial)}) but "
+                               f"no {METRICS}")
 
 
 def _shipped() -> tuple[Path, ...]:
@@ -130,8 +131,7 @@ def copy_run_files(src: str | os.PathLike, dest: str | os.PathLike, *,
             continue
         target = dest / p.name
         if target.exists() and not overwrite:
-            raise OutputExistsError(f"{target} already exists; refusing to overwrite it "
-                                    "(pass --overwrite)")
+            raise refuse_overwrite(target, "pass --overwrite")
         atomic_write_bytes(target, p.read_bytes(), overwrite=True)
 
 

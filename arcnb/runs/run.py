@@ -13,7 +13,7 @@ import pandas as pd
 from ..columns import upgrade_summary
 from ..data import DATASETS, load_dataset, load_task_ids
 from ..errors import ParameterError
-from ..io import FORMULA_START, atomic_write_bytes, csv_text, to_jsonable
+from ..io import FORMULA_START, atomic_write_bytes, csv_text, take_back_on_failure, to_jsonable
 from ..predictions import load_predictions, to_submission
 from ..scoring import ESTIMATORS, score
 from .document import (attempt_ks, compact_line, flat_provenance, is_scored, kaggle_submission,
@@ -354,21 +354,11 @@ class Run:
                  RESULTS_PARQUET: lambda: _df_parquet(outputs),
                  TASKS_CSV: lambda: _df_csv(tasks),
                  METRICS: lambda: _json_bytes(self.metrics), **added}
-        created: list[Path] = []
-        try:
+        # a full disk, a kill: the files this call created are taken back, so that no
+        # half run is left (an evaluate run keeps its journal and can be resumed)
+        with take_back_on_failure() as track:
             for name in names:  # metrics.json last: it marks a finished run
-                target = out / name
-                existed = target.exists()
-                atomic_write_bytes(target, files[name](), overwrite=overwrite)
-                if not existed:
-                    created.append(target)
-        except BaseException:
-            # a full disk, a kill: take back the files this call created, so that no
-            # half run is left (an evaluate run keeps its journal and can be resumed)
-            for p in created:
-                with _suppress_os_error():
-                    p.unlink()
-            raise
+                atomic_write_bytes(track(out / name), files[name](), overwrite=overwrite)
         return Run(res, self.metrics, out, self.label or out.name, dataset=self.dataset,
                    predictions=self.predictions,
                    extra_columns=extra_columns if extra_columns is not None
@@ -439,6 +429,27 @@ def _unscored_tasks(outputs):
     return tasks.reset_index()
 
 
+def unique_labels(labels: Sequence[str], *, sep: str = "#") -> list[str]:
+    """``labels`` made unique, in order: the first of each label stays as it is, the
+    next ones get ``sep`` and their number (``["a", "a", "b"]`` -> ``["a", "a#2",
+    "b"]``), skipping a number whose label is already taken. The one way arcnb tells
+    runs of the same name apart: compare and the explorer use ``#``; folder names pass
+    a filesystem-safe ``sep="_"``."""
+    labels = [str(lab) for lab in labels]
+    taken = set(labels)  # a label the user gave is never handed to another run
+    out, seen = [], set()
+    for lab in labels:
+        new, n = lab, 1
+        while new in seen:
+            n += 1
+            new = f"{lab}{sep}{n}"
+            if new in taken:
+                new = lab  # taken by the user: try the next number
+        seen.add(new)
+        out.append(new)
+    return out
+
+
 def write_run_dir(results, out, *, provenance: dict, overwrite: bool = False,
                   extra_columns=None, predictions_text: str | None = None,
                   extra_files: Mapping[str, bytes] | None = None) -> Path:
@@ -462,10 +473,6 @@ def _json_bytes(obj) -> bytes:
             + "\n").encode("utf-8")
 
 
-def _suppress_os_error():
-    import contextlib
-
-    return contextlib.suppress(OSError)
 
 
 def _df_parquet(df) -> bytes:

@@ -26,6 +26,7 @@ import importlib.util
 import inspect
 import pkgutil
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -246,8 +247,10 @@ def module_rst(modname: str) -> list[str]:
         kind = kind_of(obj)
         home = home_of(modname, name)
         if home != modname:
-            lines += [f".. py:{kind}:: {name}", f"   :module: {modname}", "",
-                      f"   Re-exported from :mod:`{home}`: the same object as "
+            lines += [f".. py:{kind}:: {name}", f"   :module: {modname}"]
+            if f"{modname}.{name}" in sys.modules:  # arcnb.overlap: a function named as a module
+                lines.append("   :no-index:")
+            lines += ["", f"   Re-exported from :mod:`{home}`: the same object as "
                       f":py:obj:`{home}.{name}`.", ""]
         elif kind == "data":
             lines += [f".. py:data:: {name}", f"   :module: {modname}"]
