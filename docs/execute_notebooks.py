@@ -53,8 +53,8 @@ def parameters(name: str) -> dict:
     (relative to the notebook's working directory, ``docs/_build/notebooks/NAME``)."""
     return {
         "evaluate": {"out": "run", "overwrite": True},
-        "figures": {"out": "figures"},
-        "figures-page": {"out": "figures", "width": "page"},
+        "figures": {"out": "figures", "overwrite": True},
+        "figures-page": {"out": "figures", "width": "page", "overwrite": True},
         "compare": {"out": "tables", "overwrite": True},
         "sweep": {"example_dir": "sweep-example"},
     }.get(name, {})
