@@ -111,19 +111,24 @@ def format_unscored(summary: dict) -> str:
 
 
 # ---------------------------------------------------------------- score
+def _add_scoring_inputs(p, predictions_help: str) -> None:
+    """``--dataset``, ``--predictions`` and ``--tasks``: what a command that scores
+    predictions reads (``score``, ``candidates``)."""
+    p.add_argument("--dataset", required=True,
+                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
+                        "*_challenges.json")
+    p.add_argument("--predictions", required=True, help=predictions_help)
+    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
+
+
 def _add_score(sub) -> None:
     p = sub.add_parser("score", help="score an ARC Prize submission file on a dataset",
                        description="Score predictions (an ARC Prize submission file or a "
                                    "benchmarking-harness run folder) with the official rule, "
                                    "in three conventions, with cost and tokens when the "
                                    "attempts carry them.")
-    p.add_argument("--dataset", required=True,
-                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
-                        "*_challenges.json")
-    p.add_argument("--predictions", required=True,
-                   help="submission JSON file, or a benchmarking-harness run folder (one "
-                        "<task_id>.json per task)")
-    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
+    _add_scoring_inputs(p, "submission JSON file, or a benchmarking-harness run folder (one "
+                           "<task_id>.json per task)")
     p.add_argument("--k", type=int, action="append", default=[], metavar="K",
                    help="also report pass@K for this K (repeatable; 1 and 2 always)")
     _add_estimator(p)
@@ -657,13 +662,8 @@ def _add_candidates(sub) -> None:
                                    "candidates per output and the calibration of the top "
                                    "candidate's vote share, with 95% bootstrap intervals over "
                                    "tasks.")
-    p.add_argument("--dataset", required=True,
-                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
-                        "*_challenges.json")
-    p.add_argument("--predictions", required=True,
-                   help="submission JSON file, benchmarking-harness run folder, or candidates "
-                        "file (.json or .parquet)")
-    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
+    _add_scoring_inputs(p, "submission JSON file, benchmarking-harness run folder, or "
+                           "candidates file (.json or .parquet)")
     p.add_argument("--rank-by", action="append", default=[], metavar="RULE",
                    help="a ranking rule to measure besides 'order' and 'votes': 'votes', "
                         "'order', a score of the candidates file (e.g. logprob) or "
