@@ -12,10 +12,23 @@ import json
 import os
 import sys
 
+from . import report as R
+from . import sweep as S
+from ._version import __version__
+from .candidates import candidates
+from .compare import compare
 from .data import DATASETS
 from .errors import ArcnbError, ParameterError, one_line, printable
+from .evaluate import checkpoint_kwargs, evaluate
+from .front import CheckpointSource, PredictionsSource, RunDirSource
+from .io import to_jsonable
+from .overlap import overlap
+from .report import COPY_INPUT
+from .resources import copy_notebooks, notebook_names
 from .runs import (FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
-                   SUBMISSION, TASKS_CSV)
+                   SUBMISSION, TASKS_CSV, USER_PATHS_ENV, absolute_path, compact_line, is_scored,
+                   ks_of, summary_of)
+from .scoring import cost_line, score
 
 __all__ = ["main"]
 
@@ -140,9 +153,6 @@ def _add_score(sub) -> None:
 
 
 def _run_score(args) -> int:
-    from .io import to_jsonable
-    from .scoring import score
-
     res = score(args.dataset, args.predictions, tasks=args.tasks, ks=[1, 2, *args.k],
                 estimator=args.estimator)
     warnings = res.summary.get("warnings", [])
@@ -187,8 +197,6 @@ def format_summary(summary: dict, ks=(1, 2)) -> str:
                      ("n_extra_outputs", "extra outputs"), ("n_bad_attempt_keys",
                                                             "bad attempt keys"))
                            if summary.get(key)))
-    from .scoring import cost_line
-
     if cost_line(summary):
         lines.append(cost_line(summary))
     return "\n".join(lines)
@@ -226,8 +234,6 @@ def _add_compare(sub) -> None:
 
 
 def _run_compare(args) -> int:
-    from .compare import compare
-
     if len(args.runs) < 2:
         raise ParameterError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
@@ -321,8 +327,6 @@ def _extend_compare(sub) -> None:
         rc = inner(args)
         if rc or not getattr(args, "report", False):
             return rc
-        from . import report as R
-
         labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
         taxonomy = None if str(args.taxonomy).lower() == "none" else args.taxonomy
         html = R.build_compare_report(args.runs, args.out, labels=labels, dataset=args.dataset,
@@ -351,8 +355,6 @@ def _extend_report_sweep(sub) -> None:
             return rc
         from pathlib import Path
 
-        from . import sweep as S
-
         if S.plan(ckpts)[0].step_source != S.STEP_SOURCES[0]:
             return rc
         runs = [p.parent for p in Path(args.out).glob(f"*/{METRICS}")]
@@ -366,11 +368,6 @@ def _extend_report_sweep(sub) -> None:
 
 def _run_report(args) -> int:
     from pathlib import Path
-
-    from . import report as R
-    from .runs import compact_line, is_scored, ks_of, summary_of
-
-    from .front import CheckpointSource, PredictionsSource, RunDirSource
 
     dataset, references = args.dataset, None
     opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment,
@@ -417,8 +414,6 @@ def _references(refs: list[str]) -> list[str]:
     """``--reference`` values, checked before any work: ``default``, ``copy-input`` or an
     existing predictions file / harness run folder."""
     from pathlib import Path
-
-    from .report import COPY_INPUT
 
     for r in refs:
         if r not in ("default", COPY_INPUT) and not Path(r).exists():
@@ -520,14 +515,10 @@ def _model_config(args):
     """The builder config of :func:`_add_checkpoint_options` (``--config``,
     ``--replace-config``; what ``arcnb sweep`` passes on); lets ``--arch
     module:callable`` import from the current directory."""
-    from .evaluate import checkpoint_kwargs
-
     return checkpoint_kwargs(_checkpoint_options(args)).get("config")
 
 
 def _run_evaluate(args) -> int:
-    from .evaluate import checkpoint_kwargs, evaluate
-
     res = evaluate(args.checkpoint, args.dataset, args.out, device=args.device,
                    batch_size=args.batch_size, augment=args.augment,
                    color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,
@@ -537,8 +528,6 @@ def _run_evaluate(args) -> int:
         return 0
     if getattr(res, "scored", True) is False:  # a hidden test set: predictions only
         from pathlib import Path
-
-        from .runs import SUBMISSION
 
         print(format_unscored(res.summary))
         print(f"wrote {args.out} (Kaggle submission: {Path(args.out) / SUBMISSION})")
@@ -586,8 +575,6 @@ def _add_sweep(sub) -> None:
 def _run_sweep(args) -> int:
     from pathlib import Path
 
-    from . import sweep as S
-
     if args.collect:
         if args.checkpoints or args.out or args.shard:
             raise ParameterError("--collect DIR takes no checkpoint, --out or --shard")
@@ -628,8 +615,6 @@ def _run_sweep(args) -> int:
 
 # ---------------------------------------------------------------- notebooks
 def _add_notebooks(sub) -> None:
-    from .resources import notebook_names
-
     p = sub.add_parser("notebooks", help="copy arcnb's notebooks into a folder of your project",
                        description="Copy the notebooks arcnb ships ("
                                    + ", ".join(notebook_names()) + ") into DEST, to open "
@@ -642,8 +627,6 @@ def _add_notebooks(sub) -> None:
 
 
 def _run_notebooks(args) -> int:
-    from .resources import copy_notebooks
-
     for path in copy_notebooks(args.dest, overwrite=args.overwrite):
         print(f"wrote {path}")
     return 0
@@ -676,9 +659,6 @@ def _add_candidates(sub) -> None:
 
 
 def _run_candidates(args) -> int:
-    from .candidates import candidates
-    from .io import to_jsonable
-
     res = candidates(args.dataset, args.predictions, tasks=args.tasks, rank_by=args.rank_by)
     s = res.summary
     for w in s["warnings"]:
@@ -743,9 +723,6 @@ def _add_overlap(sub) -> None:
 
 
 def _run_overlap(args) -> int:
-    from .io import to_jsonable
-    from .overlap import overlap
-
     ov = overlap(args.dataset, args.train, tasks=args.tasks, colors=args.colors)
     if args.out:
         ov.write(args.out, overwrite=args.overwrite)
@@ -768,8 +745,6 @@ _COMMANDS.append(_add_candidates)
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="arcnb", description="Evaluate models on ARC: scoring, metrics, "
                                                "plots, breakdowns and reports.")
-    from ._version import __version__
-
     parser.add_argument("--version", action="version", version=f"arcnb {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in _COMMANDS:
@@ -792,8 +767,6 @@ def _resolve_paths(args) -> dict:
     elsewhere); names such as ``arc-agi-1:evaluation`` or ``copy-input`` are kept.
     Returns ``{"cwd": ..., "--name": {"given": ..., "resolved": ...}}`` for the
     provenance."""
-    from .runs import absolute_path
-
     names = _PATH_ARGS.get(getattr(args, "command", None))
     if names is None:
         return {}
@@ -816,8 +789,6 @@ def _resolve_paths(args) -> dict:
 def _user_paths_env(record: dict):
     """Hand the command line's paths to the runs made during the command (and to the
     kernels it starts) through :data:`arcnb.runs.USER_PATHS_ENV`; restored after."""
-    from .runs import USER_PATHS_ENV
-
     old = os.environ.get(USER_PATHS_ENV)
     if len(record) > 1:
         os.environ[USER_PATHS_ENV] = json.dumps(record, sort_keys=True)
