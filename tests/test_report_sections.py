@@ -423,3 +423,28 @@ def test_cli_report_checkpoint_takes_the_evaluate_checkpoint_options(tmp_path, n
         assert params["arch"] == "mymodels:build" and params["config"] == {"shift": 0}
         assert params["attempts"] == 3 and params["seed"] == 1
         assert "pass@3" in metrics
+
+
+def test_the_overlap_and_candidate_sections_are_in_the_contents(tmp_path):
+    """The report's optional sections (training-data overlap, candidate pool) are
+    section headings the contents list links, like the numbered ones."""
+    import arcnb
+    from arcnb.candidates import candidates
+    from arcnb.data import load_dataset
+    from arcnb.front import PredictionsSource
+    from arcnb.overlap import overlap
+    from arcnb.report.candidates import candidates_html
+    from arcnb.report.notebooks import insert_contents
+    from arcnb.report.overlap import overlap_section_html
+
+    ds = load_dataset("arc-agi-1:evaluation", tasks=["00576224", "009d5c81"])
+    # three distinct attempts for every output: the right one second
+    sub = {t.id: [{"attempt_1": p.input.tolist(), "attempt_2": p.output.tolist(),
+                   "attempt_3": [[0]]} for p in t.test] for t in ds}
+    run = arcnb.open(PredictionsSource(sub), dataset=ds)
+    body = ("<main><h1>report</h1>" + overlap_section_html(run, overlap(ds, train=[ds]))
+            + candidates_html(candidates(ds, sub)) + "</main>")
+    page = insert_contents(body)
+    nav = page[page.index("<nav"):page.index("</nav>")]
+    assert 'href="#arcnb-training-overlap"' in nav and "Training-data overlap" in nav
+    assert 'href="#arcnb-candidate-pool"' in nav and "Candidate pool" in nav

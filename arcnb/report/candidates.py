@@ -57,7 +57,7 @@ def candidates_html(pool: CandidateAnalysis) -> str:
     ])
     ranks = pd.DataFrame([{"rank of the right candidate": k, "test outputs": v}
                           for k, v in s["rank_of_correct"].items()])
-    parts = ["<h2>Candidate pool</h2>",
+    parts = ['<h2 id="arcnb-candidate-pool">Candidate pool</h2>',
              note_html(f"{s['n_candidates']} distinct candidates from {s['n_samples']} "
                        f"samples over {s['n_outputs']} test outputs: what the model found "
                        "versus what it picked. The selection gap (coverage - pass@2) is "

@@ -72,7 +72,7 @@ def overlap_section_html(run, ov: Overlap, *, n_boot: int = 1000, seed: int = 0)
     s = ov.summary
     share = s["outputs_equivalent"] / s["n_outputs"] if s["n_outputs"] else float("nan")
     sources = ", ".join(t["source"] for t in s["train"])
-    parts = [f"<h3 id='arcnb-training-overlap'>Training-data overlap ({_esc(sources)})</h3>"]
+    parts = [f'<h2 id="arcnb-training-overlap">Training-data overlap ({_esc(sources)})</h2>']
     if share >= WARN_SHARE:
         parts.append(note_html(
             f"Warning: {s['outputs_equivalent']} of the {s['n_outputs']} test outputs "
