@@ -17,7 +17,7 @@ from . import sweep as S
 from ._version import __version__
 from .candidates import candidates
 from .compare import compare
-from .data import DATASETS
+from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
 from .evaluate import checkpoint_kwargs, evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
@@ -407,6 +407,8 @@ def _train_data_parameters(args) -> dict:
     "Training-data overlap"); nothing when the option is not given."""
     if not getattr(args, "train_data", None):
         return {}
+    for source in args.train_data:  # checked before any work, like every report input
+        load_dataset(source)
     return {"report_parameters": {"train_data": list(args.train_data)}}
 
 

@@ -172,17 +172,24 @@ def test_user_strings_are_escaped(shared):
 
 
 def test_failing_cell_leaves_partial_notebook_and_error_page(shared, tmp_path):
-    """A bad taxonomy file makes section 5 fail after sections 1-4 ran."""
+    """A cell that raises leaves the partial notebook and an error page. The command
+    refuses a malformed taxonomy before any work (tests/test_hostile_report.py), so the
+    bad taxonomy is handed to the notebook directly, as a parameter: section 7 fails after
+    sections 1-6 ran."""
     import nbformat
+
+    from arcnb import report as R
+    from arcnb.errors import NotebookError
+    from arcnb.front import RunDirSource
 
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"00576224": 5}))  # a category must be text
     out = tmp_path / "failed"
-    proc = F.arcnb("report", "--run", shared["out"], "--taxonomy", bad, "--out", out,
-                   "--no-progress")
-    assert proc.returncode != 0
-    err = proc.stderr.strip().splitlines()[-1]
-    assert err.startswith("arcnb: error: report.ipynb failed at cell "), err
+    with pytest.raises(NotebookError) as info:
+        R.build_report(RunDirSource(shared["out"]), dataset=None, out=out, progress=False,
+                       report_parameters={"taxonomy": str(bad)})
+    err = str(info.value)
+    assert err.startswith("report.ipynb failed at cell "), err
     assert "report.ipynb" in err and "report.html" in err
     nb = nbformat.read(out / "report.ipynb", as_version=4)
     errors = [c for c in nb.cells if c.cell_type == "code"

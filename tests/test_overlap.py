@@ -448,3 +448,20 @@ def test_report_section_through_papermill(tmp_path):
     assert cells[:3] == ["pass@2", "0.0000 [0.0000, 0.0000]", "2"]
     assert cells[3].startswith("0.6667 [") and cells[4] == "3"
     assert cells[5:8] == ["pass@2_per_output", "0.0000 [0.0000, 0.0000]", "2"]
+
+
+def test_report_train_data_is_checked_before_any_work(tmp_path):
+    """An unknown --train-data is one line and exit 2, and no --out folder is left."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "rep"
+    example = Path(__file__).resolve().parents[1] / "data" / "examples" / \
+        "arc-agi-1-evaluation_heuristic.json"
+    r = subprocess.run([sys.executable, "-m", "arcnb", "report", "--predictions", str(example),
+                        "--dataset", "arc-agi-1:evaluation", "--train-data", "no-such-set",
+                        "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arcnb: error:") and "no-such-set" in lines[0]
+    assert not out.exists()
