@@ -247,8 +247,11 @@ def module_rst(modname: str) -> list[str]:
         kind = kind_of(obj)
         home = home_of(modname, name)
         if home != modname:
+            clash = f"{modname}.{name}" in sys.modules  # arcnb.overlap: named as its module
+            if clash:  # the module owns the object id; the page still anchors the name
+                lines += [".. raw:: html", "", f'   <span id="{modname}.{name}"></span>', ""]
             lines += [f".. py:{kind}:: {name}", f"   :module: {modname}"]
-            if f"{modname}.{name}" in sys.modules:  # arcnb.overlap: a function named as a module
+            if clash:
                 lines.append("   :no-index:")
             lines += ["", f"   Re-exported from :mod:`{home}`: the same object as "
                       f":py:obj:`{home}.{name}`.", ""]
