@@ -526,3 +526,15 @@ def test_long_sequences_count_past_int16():
     assert_matches(got, naive_grid_metrics(p, t))
     a = token_accuracy(p, t, ignore_index=10)
     assert float(a["token_accuracy"]) == pytest.approx(1 - 5 / 63000)
+
+
+def test_flipped_and_rotated_numpy_views_are_accepted():
+    # np.flip / np.rot90 return views with negative strides, which torch cannot wrap
+    rng = np.random.default_rng(11)
+    p, t, s = random_batch(rng, B=6, size=(4, 5))
+    want = naive_grid_metrics(p[:, ::-1].copy(), t[:, ::-1].copy(), s[:, ::-1].copy())
+    assert_matches(grid_metrics(p[:, ::-1], t[:, ::-1], source=s[:, ::-1]), want)
+    r = np.rot90(t, 1, (1, 2))
+    assert_matches(reconstruction_metrics(r, r, pad_token=10),
+                   naive_reconstruction_metrics(r.copy(), r.copy(), background=0,
+                                                pad_token=10))

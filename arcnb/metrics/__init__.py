@@ -8,7 +8,8 @@ metrics for training loops live here too:
   grids, the change (transformation) metrics;
 * :func:`reconstruction_metrics`, :func:`color_confusion`, :func:`latent_diagnostics`
   (reconstruction and latent-space diagnostics);
-* :func:`token_accuracy` (the ignore index is required, never guessed).
+* :func:`token_accuracy` (the ignore index is required, never guessed);
+* :func:`palette_metrics` (whether each predicted grid uses the target's colours).
 
 Conventions. Batches are ``[B, H, W]`` grids (or ``[B, L]`` sequences) padded with
 ``pad_token`` (default 10; a value in 0-9 raises ValueError because colour 0 is black,
@@ -36,7 +37,7 @@ only calling a tensor metric does):
   :mod:`~arcnb.metrics.grid_numpy` (CPU) and :mod:`~arcnb.metrics.grid_torch`
   (any device);
 * :mod:`~arcnb.metrics.reconstruction`, :mod:`~arcnb.metrics.latent`,
-  :mod:`~arcnb.metrics.token`: the other families;
+  :mod:`~arcnb.metrics.token`, :mod:`~arcnb.metrics.palette`: the other families;
 * :mod:`~arcnb.metrics.streaming`: the torchmetrics classes (imports torch and
   torchmetrics; not imported here);
 * :mod:`~arcnb.metrics._tensors`: input conversion and checks shared by the families.
@@ -48,6 +49,7 @@ from .grid import (CHANGE_METRIC_NAMES, CONVENTIONS, GRID_METRIC_NAMES, grid_met
                    tolerance_name)
 from .grid import DEFAULT_TOLERANCES, DEFAULT_WEIGHTS  # noqa: F401 (importable, not in __all__)
 from .latent import ACTIVE_DIM_THRESHOLD, latent_diagnostics
+from .palette import PALETTE_METRIC_NAMES, palette_metrics
 from .reconstruction import color_confusion, reconstruction_metrics
 from .token import token_accuracy
 
@@ -58,9 +60,11 @@ __all__ = [
     "color_confusion",
     "latent_diagnostics",
     "token_accuracy",
+    "palette_metrics",
     "tolerance_name",
     "GRID_METRIC_NAMES",
     "CHANGE_METRIC_NAMES",
+    "PALETTE_METRIC_NAMES",
     "CONVENTIONS",
     "ACTIVE_DIM_THRESHOLD",
 ]

@@ -43,6 +43,8 @@ def _as_tensor(x: Any, name: str, device, *, integer: bool = True):
             raise TensorError(f"{name} is not a rectangular array of numbers")
         if arr.dtype.kind == "u" and arr.dtype.itemsize > 1:
             arr = arr.astype(np.int64)  # torch lacks some unsigned dtypes
+        if any(st < 0 for st in arr.strides):
+            arr = arr.copy()  # a flipped or rotated view (np.flip, np.rot90); torch refuses those
         t = torch.as_tensor(arr, device=device)
     if integer and (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
         raise TensorError(

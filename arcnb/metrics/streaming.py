@@ -41,6 +41,7 @@ from .grid import (DEFAULT_TOLERANCES, DEFAULT_WEIGHTS, _check_convention, _chec
                    _check_weights, _grid_compute, _grid_count_names, _grid_update,
                    _prepare_grid_inputs, _tolerances_for_update)
 from .latent import ACTIVE_DIM_THRESHOLD, _latent_compute, _latent_update
+from .palette import _palette_compute, _palette_prepare, _palette_update
 from .reconstruction import (_N_COLORS, _PRED_COLS, _check_background, _reconstruction_compute,
                              _reconstruction_update)
 from .token import _REQUIRED, _token_compute, _token_prepare, _token_update
@@ -50,6 +51,7 @@ __all__ = [
     "ReconstructionMetrics",
     "TokenAccuracy",
     "LatentDiagnostics",
+    "PaletteMetrics",
     "ArcMetricCollection",
 ]
 
@@ -224,6 +226,40 @@ class LatentDiagnostics(Metric):
         return _latent_compute({n: getattr(self, n) for n in
                                 ("n", "sum_kl", "sum_mu", "sum_mu2", "sum_var")},
                                active_threshold=self.active_threshold)
+
+
+class PaletteMetrics(Metric):
+    """Streaming :func:`arcnb.metrics.palette_metrics`; states are the number of
+    grids, of grids with the target's palette and the sum of per-grid Jaccard indices.
+
+    >>> m = PaletteMetrics()
+    >>> m.update(torch.tensor([[[1, 2], [2, 0]]]), torch.tensor([[[1, 2], [0, 0]]]))
+    >>> m.update(torch.tensor([[[3, 3]]]), torch.tensor([[[3, 4]]]))
+    >>> r = m.compute()
+    >>> float(r["palette_accuracy"]), float(r["palette_jaccard"])
+    (0.5, 0.75)
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+
+    def __init__(self, *, pad_token: int | None = 10, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.pad_token = check_pad_token(pad_token)
+        self.add_state("n_grids", default=torch.tensor(0), dist_reduce_fx="sum")
+        self.add_state("n_palette_exact", default=torch.tensor(0), dist_reduce_fx="sum")
+        self.add_state("sum_jaccard", default=torch.tensor(0.0, dtype=torch.float64),
+                       dist_reduce_fx="sum")
+
+    def update(self, pred, target) -> None:  # type: ignore[override]
+        pred, target, _ = _palette_prepare(pred, target, self.pad_token)
+        for name, value in _palette_update(pred, target, pad_token=self.pad_token).items():
+            _add(self, name, value)
+
+    def compute(self) -> dict:  # type: ignore[override]
+        return _palette_compute({n: getattr(self, n) for n in
+                                 ("n_grids", "n_palette_exact", "sum_jaccard")})
 
 
 class ArcMetricCollection(MetricCollection):
