@@ -1,5 +1,6 @@
 """The figure check (arcnb.plot.check_figure) on planted defects, then over every figure
-function of arcnb.plot and every figure the figures and report notebooks save.
+function of arcnb.plot and every figure the figures, report, compare and sweep notebooks
+save or show.
 
 Runs are real: the bundled example predictions on ARC-AGI-1 evaluation (the embedded
 default), a copy of each test input (almost nothing solved) and the truth with one
@@ -10,6 +11,7 @@ pixels.
 from __future__ import annotations
 
 import inspect
+import json
 
 import matplotlib
 
@@ -20,6 +22,7 @@ import nbformat  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+import arcnb  # noqa: E402
 from arcnb import breakdown as B  # noqa: E402
 from arcnb import candidates as CA  # noqa: E402
 from arcnb import compare as C  # noqa: E402
@@ -140,8 +143,9 @@ def runs(arc1_eval, tmp_path_factory):
             entries.append({"attempt_1": _attempt(out, t.id, i, 2 * cost)})
         truth[t.id] = entries
     # a two-checkpoint sweep (copy the input, then the bundled baseline) on 40 tasks
+    sweep_dir = tmp_path_factory.mktemp("sweep") / "sweep"
     sweep = S.sweep(["copy-input", "baseline"], "arc-agi-1:evaluation",
-                    tmp_path_factory.mktemp("sweep") / "sweep", tasks=arc1_eval.task_ids[:40],
+                    sweep_dir, tasks=arc1_eval.task_ids[:40],
                     report=False, progress=False, n_boot=N_BOOT)
     # a candidate pool of three per output: the input twice (two votes), then the truth
     # (one vote), on 40 tasks
@@ -149,7 +153,10 @@ def runs(arc1_eval, tmp_path_factory):
     pool = {t: [{f"attempt_{j + 1}": g.tolist() for j, g in enumerate((p.input, p.input,
                                                                          p.output))}
                 for p in arc1_eval[t].test] for t in ids}
-    return {"default": default,
+    files = tmp_path_factory.mktemp("costed")
+    (files / "copy.json").write_text(json.dumps(copy))
+    (files / "truth.json").write_text(json.dumps(truth))
+    return {"default": default, "files": files, "sweep_dir": sweep_dir,
             "nothing": score(arc1_eval, copy, n_boot=N_BOOT),
             "everything": score(arc1_eval, truth, n_boot=N_BOOT), "sweep": sweep,
             "pool": CA.candidates(arc1_eval.select(ids), pool), "pool_task": ids[0]}
@@ -301,6 +308,33 @@ def test_every_figure_of_the_report_notebook_passes_the_check(monkeypatch, tmp_p
                             paper=False)
     assert {"cell_accuracy_hist", "color_confusion", "breakdown_structural"} <= set(found)
     _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures saved")
+
+
+def test_every_figure_of_the_compare_notebook_passes_the_check(runs, monkeypatch, tmp_path):
+    # two runs with a cost per attempt (copying the input; the truth with one wrong
+    # output), so that the leaderboard is drawn; the notebook saves it in `out`
+    rds = []
+    for name in ("copy", "truth"):
+        rd = tmp_path / name
+        arcnb.open(str(runs["files"] / f"{name}.json"), dataset="arc-agi-1:evaluation",
+                   out=rd, n_boot=N_BOOT)
+        rds.append(str(rd))
+    out = tmp_path / "compared"
+    found = _run_in_process("compare", {"runs": rds, "n_boot": N_BOOT, "out": str(out)},
+                            monkeypatch, tmp_path, paper=False)
+    assert len(found) == 2, sorted(found)  # the leaderboard and one paired comparison
+    assert (out / "leaderboard.png").is_file() and (out / "leaderboard.pdf").is_file()
+    _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures shown")
+
+
+def test_every_figure_of_the_sweep_notebook_passes_the_check(runs, monkeypatch, tmp_path):
+    # the fixture's two-checkpoint sweep (copying the input, then the bundled baseline)
+    found = _run_in_process("sweep", {"sweep_dir": str(runs["sweep_dir"]), "n_boot": N_BOOT},
+                            monkeypatch, tmp_path, paper=False)
+    # learning curves, changes, solved heatmap, two category curves, and the galleries
+    # of the outputs gained at step 1
+    assert len(found) >= 6, sorted(found)
+    _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures shown")
 
 
 # ------------------------------------------------------------------ gallery notes

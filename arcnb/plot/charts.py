@@ -834,7 +834,7 @@ def leaderboard(table, *, ax=None, cost: str = "cost_per_task", score: str = "pa
     x = np.where(c > 0, c, floor)
     if ax is None:
         _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, 2.6))
-    ax.set_xscale("log")
+    _log_axis(ax, "x")
     if ci_low in df.columns and ci_high in df.columns:
         lo, hi = df[ci_low].to_numpy(float), df[ci_high].to_numpy(float)
         has = ok & np.isfinite(lo) & np.isfinite(hi)
@@ -861,9 +861,15 @@ def leaderboard(table, *, ax=None, cost: str = "cost_per_task", score: str = "pa
     # headroom above 1 for the labels; the ticks stay within [0, 1]
     ax.set_ylim(0, min(1.08, 1.15 * max(0.05, vals.max() if vals.size else 0.0) + 0.02))
     ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= 1 + 1e-9])
+    if ok.any():
+        # whole decades around the points, so that at least two decades are labelled
+        # (the minor ticks are not: labels at 6, 7, 8 x 10^-3 ran into each other)
+        lo_x, hi_x = float(x[ok].min()), float(x[ok].max())
+        ax.set_xlim(10.0 ** np.floor(np.log10(lo_x) - 0.05),
+                    10.0 ** np.ceil(np.log10(hi_x) + 0.05))
     ax.set_xlabel(f"{cost.replace('_', ' ')} (log scale)")
     ax.set_ylabel(f"{score} (ARC Prize rule)" if score == "pass@2" else score)
     ax.set_title(f"{int(ok.sum())} runs, {int(f.sum())} on the Pareto front", fontsize=8)
-    ax.legend(fontsize=6, loc="lower right")
+    ax.legend(fontsize=6, loc="best")
     ax.arcnb_points = [(names[i], float(x[i]), float(y[i])) for i in np.flatnonzero(ok)]
     return ax
