@@ -383,7 +383,7 @@ def test_tricky_harness_run_round_trips_through_a_run_dir(tmp_path):
     """The harness tests' complete run (pair_index out of order and invalid, a JSON-string
     answer, None and [] attempts, two models) written as a run directory re-opens to the
     same scores, counts and cost as scoring the folder."""
-    from test_harness import TASK_IDS, complete_run, write_run
+    from test_predictions import TASK_IDS, complete_run, write_run
 
     from arcnb.scoring import score
 
