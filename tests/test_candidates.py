@@ -17,8 +17,8 @@ from arcnb.candidates import (PRODUCT_OF_EXPERTS, calibration, candidates, load_
                               write_candidates)
 from arcnb.data import load_dataset
 from arcnb.scoring import score
-from test_harness import attempt, complete_run, write_run
-from test_harness import TASK_IDS as HARNESS_TASKS
+from test_predictions import attempt, complete_run, write_run
+from test_predictions import TASK_IDS as HARNESS_TASKS
 
 A, B, C, D = "00576224", "12997ef3", "66e6c45b", "3b4c2228"  # 1, 2, 1, 2 test outputs
 

@@ -1,13 +1,15 @@
 """Static tests of the package layout (read with ``ast``; nothing is imported or run).
 
-They keep three statements of ARCHITECTURE.md true: every exception class lives in
+They keep four statements of ARCHITECTURE.md true: every exception class lives in
 ``arcnb/errors.py``; arcnb's own modules (and numpy / pandas) are imported at module
-top, so the dependency graph is visible, except for a short allow-list with reasons; and
-that graph has no cycle at import time.
+top, so the dependency graph is visible, except for a short allow-list with reasons;
+that graph has no cycle at import time; and every test file is named after the module
+it tests, or is one of the listed cross-cutting suites.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -280,3 +282,76 @@ def test_the_cycle_finder_finds_a_planted_cycle(tmp_path, monkeypatch):
     # without the back edge there is none
     (pkg / "plot" / "charts.py").write_text("from ..stats import np\n")
     assert find_cycle(import_graph(sorted(pkg.rglob("*.py")))) is None
+
+
+# ------------------------------------------------------------- test files follow modules
+TESTS = ROOT / "tests"
+
+#: Test files that check the whole product rather than one module, each with its
+#: reason. Every other ``tests/test_*.py`` is named after the module it tests (see
+#: :func:`module_test_names`); ARCHITECTURE.md's "Tests" section lists these same files.
+CROSS_CUTTING = {
+    "test_docs.py": "the strict, offline documentation build",
+    "test_environment.py": "environment.yml and pyproject.toml list the same packages",
+    "test_explore_browser.py": "the explore notebook in a real JupyterLab and browser",
+    "test_fuzz.py": "generated files, valid to damaged, through the CLI and the loaders",
+    "test_hostile.py": "hostile inputs built on disk, answered with one line or a bound",
+    "test_hostile_report.py": "hostile inputs that reach the report, images and the disk",
+    "test_layout.py": "static checks of the package layout (this file)",
+    "test_odd_inputs.py": "odd inputs and scoring corner cases across the loaders",
+    "test_public_names.py": "every name the README and the guide show imports",
+    "test_report_browser.py": "the HTML report in a real headless browser",
+    "test_robust.py": "relative paths, locks, resumes and one-line refusals end to end",
+    "test_vocabulary.py": "no internal vocabulary in anything a user reads",
+    "test_wheel.py": "a real wheel installed in a fresh venv, used from anywhere",
+}
+
+
+def module_test_names(package: Path | None = None) -> set[str]:
+    """The test file name of every public module of arcnb: ``test_<module>.py`` for a
+    module or package at the top (``arcnb/scoring.py``, ``arcnb/plot/``) and
+    ``test_<package>_<module>.py`` for a module of a subpackage
+    (``arcnb/plot/check.py`` -> ``test_plot_check.py``)."""
+    package = PACKAGE if package is None else package
+    names = set()
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and not any(p.startswith("_") for p in parts):
+            names.add("test_" + "_".join(parts) + ".py")
+    return names
+
+
+def misnamed_test_files(test_files, module_tests, cross_cutting) -> list[str]:
+    """The test files named after neither a module nor a listed cross-cutting check."""
+    return sorted(f for f in test_files if f not in module_tests and f not in cross_cutting)
+
+
+def test_every_test_file_is_named_after_a_module_or_is_cross_cutting():
+    files = {p.name for p in TESTS.glob("test_*.py")}
+    assert misnamed_test_files(files, module_test_names(), CROSS_CUTTING) == []
+
+
+def test_the_cross_cutting_list_is_exact():
+    files = {p.name for p in TESTS.glob("test_*.py")}
+    assert sorted(set(CROSS_CUTTING) - files) == []  # no stale entry
+    assert sorted(set(CROSS_CUTTING) & module_test_names()) == []  # no module test listed
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("\n## Tests", 1)[1].split("\n## ", 1)[0]
+    shown = set(re.findall(r"`tests/(test_\w+\.py)`", section))
+    assert shown - module_test_names() == set(CROSS_CUTTING)
+
+
+def test_the_naming_check_catches_a_theme_name(tmp_path):
+    pkg = tmp_path / "arcnb"
+    (pkg / "plot").mkdir(parents=True)
+    for rel in ("__init__.py", "scoring.py", "_version.py", "plot/__init__.py",
+                "plot/charts.py", "plot/_private.py"):
+        (pkg / rel).write_text("")
+    names = module_test_names(pkg)
+    assert names == {"test_scoring.py", "test_plot.py", "test_plot_charts.py"}
+    files = ["test_scoring.py", "test_plot_charts.py", "test_charts_scale.py",
+             "test_version.py", "test_charts.py", "test_docs.py"]
+    assert misnamed_test_files(files, names, {"test_docs.py": "docs"}) == [
+        "test_charts.py", "test_charts_scale.py", "test_version.py"]

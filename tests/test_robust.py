@@ -175,7 +175,7 @@ def test_a_recorded_pass_at_3_is_rechecked(scored_run, tmp_path):
 def test_a_harness_run_folder_reopens_with_its_cost(tmp_path):
     """A run directory made from a benchmarking-harness run folder keeps each attempt's
     metadata in predictions.json, so re-checking its cost and tokens holds."""
-    from test_harness import TASK_IDS, complete_run, task_json, write_run
+    from test_predictions import TASK_IDS, complete_run, task_json, write_run
 
     from arcnb.data import load_dataset
     from arcnb.front import score_to_run_dir

@@ -8,7 +8,7 @@ two implementations of the same contract, each readable alone:
 * :func:`arcnb.metrics.grid_torch.count_torch`: torch operations on any device (used
   for every non-CPU device, and on the CPU when forced).
 
-``tests/test_grid_kernels.py`` runs both on the same inputs and asserts identical
+``tests/test_metrics_grid_kernel.py`` runs both on the same inputs and asserts identical
 counts.
 
 Inputs

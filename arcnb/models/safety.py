@@ -1,7 +1,7 @@
 """What arcnb checks in a checkpoint before loading it without ``--trust-checkpoint``.
 
 Three formats can run code chosen by the file's author while they load (all three
-were shown to, with files built in ``tests/test_security.py``):
+were shown to, with files built in ``tests/test_models_safety.py``):
 
 * **pickles** (``torch.save`` files, Lightning ``.ckpt``): unpickling can call any
   Python function. arcnb reads them with ``torch.load(weights_only=True)`` only

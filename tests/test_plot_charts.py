@@ -239,7 +239,7 @@ def test_compare_scales_to_the_runs(small_run, arc1_eval):
 
 # ------------------------------------------------------------------ cost
 def test_cost_charts_from_a_harness_run(tmp_path):
-    from test_harness import TASK_IDS, complete_run, write_run
+    from test_predictions import TASK_IDS, complete_run, write_run
 
     from arcnb.data import load_dataset
 

@@ -176,7 +176,7 @@ def test_import_arcnb_stays_light_and_explore_is_lazy():
 
 def test_explore_notebook_has_its_parameters():
     # the parameter cell's form (typed, commented literals) is checked with the other
-    # notebooks in test_notebooks.py; here: the names the browser's cells use
+    # notebooks in test_report_notebooks.py; here: the names the browser's cells use
     import papermill as pm
 
     params = pm.inspect_notebook(str(ROOT / "notebooks" / "explore.ipynb"))
