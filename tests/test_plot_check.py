@@ -331,9 +331,9 @@ def test_every_figure_of_the_sweep_notebook_passes_the_check(runs, monkeypatch, 
     # the fixture's two-checkpoint sweep (copying the input, then the bundled baseline)
     found = _run_in_process("sweep", {"sweep_dir": str(runs["sweep_dir"]), "n_boot": N_BOOT},
                             monkeypatch, tmp_path, paper=False)
-    # learning curves, changes, solved heatmap, two category curves, and the galleries
-    # of the outputs gained at step 1
-    assert len(found) >= 6, sorted(found)
+    # learning curves, changes, solved heatmap, two category curves (and a gallery per
+    # step where outputs were gained or lost, none on these 40 tasks)
+    assert len(found) >= 5, sorted(found)
     _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures shown")
 
 
