@@ -31,7 +31,7 @@ test: setup
 	$(PY) -m pytest
 
 test-fast: setup
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest -m "not slow" -n auto --maxprocesses=4
 
 lint: setup
 	$(VENV)/bin/ruff check .

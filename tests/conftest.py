@@ -38,14 +38,23 @@ def arc2_eval():
 #: Whole files whose every test starts Jupyter kernels, a browser, a wheel build or a
 #: docs build.
 SLOW_FILES = {"test_report_notebooks.py", "test_report_browser.py", "test_explore_browser.py",
-              "test_wheel.py"}
+              "test_wheel.py",
+              # fuzzing: thousands of generated files through the loaders and the CLI
+              "test_fuzz.py"}
 
-#: A test is ``slow`` when its own source, or the source of a fixture it uses, does one
-#: of these: run a notebook (papermill, nbconvert), build a report (which runs them),
-#: drive a browser, build a wheel or the docs.
+#: A test is ``slow`` when its own source, the source of a fixture it uses, or of a
+#: helper function of the tests those call (followed a few calls deep) does one of
+#: these: run a notebook or a Jupyter kernel (papermill, nbconvert, nbclient), build a
+#: report (which runs them),
+#: drive a browser, build a wheel or the docs, or start another process (the command
+#: line as a user runs it, torchrun, a process group).
 _SLOW_CODE = re.compile(r"papermill|nbconvert|run_notebook|export_html|playwright|sphinx"
                         r"|build_reports?\(|_report_fixture|\bF\.build|pip\b.*\bwheel"
-                        r"""|\(\[?["']report["']""")
+                        r"""|\(\[?["']report["']"""
+                        r"|subprocess|mp\.spawn|multiprocessing|start_processes|torchrun"
+                        r"|jupyter_client|KernelManager|start_new_kernel|nbclient|NotebookClient")
+
+_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
 def _source(fn) -> str:
@@ -55,6 +64,25 @@ def _source(fn) -> str:
         return ""
 
 
+def _test_helpers(module) -> dict:
+    """``name -> function`` for the functions a test module defines or imports from
+    another module of ``tests/``."""
+    here = Path(__file__).parent
+    out = {}
+    for name, obj in vars(module).items():
+        code = getattr(obj, "__code__", None)
+        if code is not None and Path(code.co_filename).parent == here:
+            out[name] = obj
+        elif (inspect.ismodule(obj) and obj is not module
+              and Path(getattr(obj, "__file__", None) or "/").parent == here):
+            # a helper module of the tests (``import _report_fixture as F``)
+            for sub, fn in vars(obj).items():
+                code = getattr(fn, "__code__", None)
+                if code is not None and Path(code.co_filename).parent == here:
+                    out.setdefault(sub, fn)
+    return out
+
+
 def _is_slow(item) -> bool:
     if item.path.name in SLOW_FILES:
         return True
@@ -62,6 +90,18 @@ def _is_slow(item) -> bool:
     for name in getattr(item, "fixturenames", ()):
         for fixdef in item._fixtureinfo.name2fixturedefs.get(name, ()):
             sources.append(_source(fixdef.func))
+    helpers = _test_helpers(item.module) if getattr(item, "module", None) else {}
+    seen: set = set()
+    todo = list(sources)
+    for _ in range(4):  # a few calls deep
+        nxt = []
+        for src in todo:
+            for name in set(_NAME.findall(src)) - seen:
+                if name in helpers:
+                    seen.add(name)
+                    nxt.append(_source(helpers[name]))
+        sources += nxt
+        todo = nxt
     return any(_SLOW_CODE.search(s) for s in sources)
 
 

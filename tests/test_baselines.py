@@ -148,6 +148,7 @@ def test_copy_input_submission_copies_every_test_input():
                              "attempt_3": [[6, 0, 7], [0, 0, 0], [6, 0, 0], [0, 0, 0]]}]}
 
 
+@pytest.mark.slow  # runs the program search (seconds per task)
 def test_search_is_deterministic(arc1_eval):
     ds = arc1_eval.select(arc1_eval.task_ids[:6])
     details_a, details_b = {}, {}
@@ -158,6 +159,7 @@ def test_search_is_deterministic(arc1_eval):
     assert not any(d["timed_out"] or d["exhausted"] for d in details_a.values())
 
 
+@pytest.mark.slow  # runs the program search (seconds per task)
 @pytest.mark.parametrize("name", sorted(BUNDLED))
 def test_bundled_predictions_regenerate_on_a_slice(name, arc1_eval, arc2_eval):
     path = BUNDLED[name]
@@ -221,6 +223,7 @@ def test_reference_predictions_script():
     assert mod.submission_text({"a": [{"attempt_1": [[1]]}]}) == '{"a":[{"attempt_1":[[1]]}]}\n'
 
 
+@pytest.mark.slow  # runs the program search (seconds per task)
 def test_evaluate_takes_both_attempts_from_the_program_search(arc1_eval, tmp_path):
     """``arcnb evaluate --checkpoint program-search`` asks the model's ``solve`` for every
     attempt, so its predictions are the program-search submission itself (attempt 2
