@@ -27,8 +27,11 @@ $(STAMP): pyproject.toml
 report: setup
 	$(VENV)/bin/arcnb report --default --out $(REPORT_OUT) --overwrite
 
+# every test: the unit tests spread over the cores, then the slow ones (kernels, a
+# browser, the wheel, the docs, other processes) one at a time
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not slow" -n auto --maxprocesses=4
+	$(PY) -m pytest -m slow
 
 test-fast: setup
 	$(PY) -m pytest -m "not slow" -n auto --maxprocesses=4

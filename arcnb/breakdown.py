@@ -662,11 +662,15 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
             return _adaptive(v) if f is None else _not_zero(v, f.format(v), pct)
         return _tex(v)
 
-    def value(row, c, f, pct):
+    # values column by column: a row of an all-numeric table (``iterrows``) would turn
+    # its integers (K, counts) into floats
+    values = {c: d[c].tolist() for c in d.columns}
+
+    def value(i, c, f, pct):
         if c in spans:
-            lo, hi = (cell(row[spans[c][i]], f, pct) for i in (0, 1))
+            lo, hi = (cell(values[spans[c][j]][i], f, pct) for j in (0, 1))
             return "--" if "--" in (lo, hi) else f"{lo}--{hi}"
-        return cell(row[c], f, pct)
+        return cell(values[c][i], f, pct)
 
     header = [_tex(f"{level:.0%} interval" if c in spans else c) + (r" (\%)" if pct else "")
               for c, pct in zip(cols, as_pct)]
@@ -679,8 +683,8 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
             lines.append(rf"\label{{{label}}}")
     lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
               " & ".join(header) + r" \\", r"\midrule"]
-    for _, row in d.iterrows():
-        lines.append(" & ".join(value(row, c, f, p) for c, f, p in zip(cols, col_fmt, as_pct))
+    for i in range(len(d)):
+        lines.append(" & ".join(value(i, c, f, p) for c, f, p in zip(cols, col_fmt, as_pct))
                      + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if caption is not None or label is not None:

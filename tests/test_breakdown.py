@@ -447,6 +447,13 @@ def test_latex_never_rounds_a_small_score_away():
     assert "0.003" in latex_table(df, float_format="{:.3f}")
 
 
+def test_latex_keeps_integers_whole_in_an_all_numeric_table():
+    # the headline table: K and counts beside fractions (a row-wise read made K "1.000")
+    df = pd.DataFrame({"K": [1, 2], "pass@K": [0.0025, 0.5], "n_tasks": [400, 400]})
+    rows = [ln for ln in latex_table(df).splitlines() if ln.endswith(r"\\")][1:]
+    assert rows == [r"1 & 0.0025 & 400 \\", r"2 & 0.500 & 400 \\"]
+
+
 def test_csv_neutralises_formulas(tmp_path):
     df = pd.DataFrame({"group": ["=cmd|'/c calc'!A1", "+x", "-y", "@z", "\tt", "plain"],
                        "pass@2": [0.5, -0.25, 0.0, 1.0, 0.0, 0.1]})
