@@ -136,12 +136,14 @@ def _add_scoring_inputs(p, predictions_help: str) -> None:
 
 def _add_score(sub) -> None:
     p = sub.add_parser("score", help="score an ARC Prize submission file on a dataset",
-                       description="Score predictions (an ARC Prize submission file or a "
-                                   "benchmarking-harness run folder) with the official rule, "
+                       description="Score predictions (an ARC Prize submission file, a "
+                                   "benchmarking-harness run folder or a JSON Lines file) "
+                                   "with the official rule, "
                                    "in three conventions, with cost and tokens when the "
                                    "attempts carry them.")
-    _add_scoring_inputs(p, "submission JSON file, or a benchmarking-harness run folder (one "
-                           "<task_id>.json per task)")
+    _add_scoring_inputs(p, "submission JSON file, a benchmarking-harness run folder (one "
+                           "<task_id>.json per task) or a .jsonl file (one test output per "
+                           "line)")
     p.add_argument("--k", type=int, action="append", default=[], metavar="K",
                    help="also report pass@K for this K (repeatable; 1 and 2 always)")
     _add_estimator(p)
@@ -275,7 +277,8 @@ def _add_report(sub) -> None:
     src.add_argument("--checkpoint", nargs="+", metavar="CKPT",
                      help="checkpoint file(s), 'baseline' or a model name such as copy-input")
     src.add_argument("--predictions", nargs="+", metavar="FILE",
-                     help="submission JSON file(s) to score")
+                     help="predictions to score: submission JSON file(s), harness run "
+                          "folder(s) or .jsonl file(s)")
     src.add_argument("--run", nargs="+", metavar="DIR", help="existing run director(y/ies)")
     src.add_argument("--default", action="store_true",
                      help="the embedded default: the bundled baseline checkpoint on "

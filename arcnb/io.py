@@ -24,7 +24,8 @@ import pandas as pd
 from .errors import DuplicateKeyError, JSONInputError, one_line, refuse_overwrite
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
-           "read_json", "read_bytes", "read_text", "JSONInputError", "MAX_JSON_DEPTH",
+           "read_json", "read_json_lines", "read_bytes", "read_text", "JSONInputError",
+           "MAX_JSON_DEPTH",
            "csv_text", "file_sha256", "take_back_on_failure"]
 
 #: Deepest nesting of arrays and objects arcnb accepts in an input JSON file. The deepest
@@ -139,6 +140,33 @@ def _no_duplicates(pairs):
     return seen
 
 
+def _checked_text(path: Path, what: str, max_depth: int, max_bytes: int, *,
+                  first_value: bool) -> str:
+    """The text of a JSON (or JSON Lines) input file, once it is known to be a regular
+    file within ``max_bytes``, (with ``first_value``) to start like JSON, to nest at most
+    ``max_depth`` deep and to be UTF-8 (a byte-order mark is dropped)."""
+    raw = read_bytes(path, what=what, max_bytes=max_bytes)
+    start = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+    head = raw[start:start + 4096].lstrip(b" \t\r\n")
+    if first_value and head and head[0] not in _JSON_START:
+        raise JSONInputError(f"{what} {path} is not valid JSON: it does not start with a "
+                             "JSON value")
+    try:
+        depth = _json_depth(raw)
+    except MemoryError:
+        raise JSONInputError(f"{what} {path} is too large to check") from None
+    if depth > max_depth:
+        raise JSONInputError(f"{what} {path} nests arrays/objects {depth} levels deep; "
+                             f"ARC data never needs more than {max_depth}")
+    try:
+        return raw[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JSONInputError(f"{what} {path} is not UTF-8 text (byte {exc.start + start})"
+                             ) from None
+    except MemoryError:
+        raise JSONInputError(f"{what} {path} is too large to read") from None
+
+
 def read_json(path: str | os.PathLike, *, what: str = "JSON file",
               max_depth: int = MAX_JSON_DEPTH, max_bytes: int = MAX_JSON_BYTES) -> Any:
     """Parse a JSON input file the way every arcnb loader does.
@@ -153,27 +181,7 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
     names the file, never its contents.
     """
     path = Path(path)
-    raw = read_bytes(path, what=what, max_bytes=max_bytes)
-    start = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
-    head = raw[start:start + 4096].lstrip(b" \t\r\n")
-    if head and head[0] not in _JSON_START:
-        raise JSONInputError(f"{what} {path} is not valid JSON: it does not start with a "
-                             "JSON value")
-    try:
-        depth = _json_depth(raw)
-    except MemoryError:
-        raise JSONInputError(f"{what} {path} is too large to check") from None
-    if depth > max_depth:
-        raise JSONInputError(f"{what} {path} nests arrays/objects {depth} levels deep; "
-                             f"ARC data never needs more than {max_depth}")
-    try:
-        text = raw[start:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise JSONInputError(f"{what} {path} is not UTF-8 text (byte {exc.start + start})"
-                             ) from None
-    except MemoryError:
-        raise JSONInputError(f"{what} {path} is too large to read") from None
-    del raw
+    text = _checked_text(path, what, max_depth, max_bytes, first_value=True)
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates)
     except DuplicateKeyError as dup:
@@ -184,6 +192,38 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
                              f"{exc.lineno} column {exc.colno}") from None
     except (RecursionError, MemoryError):
         raise JSONInputError(f"{what} {path} is too deeply nested or too large") from None
+
+
+def read_json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
+                    max_depth: int = MAX_JSON_DEPTH,
+                    max_bytes: int = MAX_JSON_BYTES) -> list[tuple[int, Any]]:
+    """Parse a JSON Lines file (one JSON value per line) with the rules of
+    :func:`read_json`: a regular file of at most ``max_bytes``, UTF-8 with or without a
+    byte-order mark, nesting refused beyond ``max_depth`` before parsing, a key given
+    twice in one object refused. Blank lines are skipped; ``\\r\\n`` line ends are
+    accepted. Returns ``[(line_number, value), ...]`` (line numbers from 1); the first
+    bad line raises :class:`JSONInputError` with one line naming the file and the line.
+    """
+    path = Path(path)
+    text = _checked_text(path, what, max_depth, max_bytes, first_value=False)
+    out = []
+    # "\n" only: str.splitlines would also split inside a string at U+2028 and friends
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line, object_pairs_hook=_no_duplicates)))
+        except DuplicateKeyError as dup:
+            raise JSONInputError(f"{what} {path} line {n}: the key "
+                                 f"{one_line(repr(dup.key), 64)} appears more than once in "
+                                 "one object") from None
+        except json.JSONDecodeError as exc:
+            raise JSONInputError(f"{what} {path} is not valid JSON Lines: line {n}: "
+                                 f"{exc.msg} at column {exc.colno}") from None
+        except (RecursionError, MemoryError):
+            raise JSONInputError(f"{what} {path} line {n} is too deeply nested or too "
+                                 "large") from None
+    return out
 
 
 def file_sha256(path: str | os.PathLike) -> str:

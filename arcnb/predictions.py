@@ -37,9 +37,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .errors import PredictionsError, printable
+from .errors import PredictionsError, one_line, printable
 from .grids import as_grid_or_none, grid_problem
-from .io import JSONInputError, atomic_write_text, file_sha256, read_json
+from .io import JSONInputError, atomic_write_text, file_sha256, read_json, read_json_lines
 
 __all__ = ["Predictions", "load_predictions", "write_predictions", "to_submission",
            "attempt_entry", "attempt_keys", "bad_attempt_keys", "HARNESS_SKIPPED_FILES",
@@ -349,8 +349,9 @@ class Predictions:
 
     ``metadata[task_id][i][j]`` is attempt ``j``'s ``metadata`` object (a dict, as
     read) or None; a task none of whose attempts has metadata is absent from it (use
-    :meth:`get_metadata`). ``format`` is ``"submission"`` (one JSON file or a dict) or
-    ``"harness"`` (a benchmarking-harness run folder); ``files`` lists the task files
+    :meth:`get_metadata`). ``format`` is ``"submission"`` (one JSON file or a dict),
+    ``"harness"`` (a benchmarking-harness run folder) or ``"jsonl"`` (JSON Lines, one test
+    output per line); ``files`` lists the task files
     read from a folder and ``ignored_files`` the folder's other entries. ``moved`` lists
     ``(task_id, entry, test_index)`` for entries that ``metadata.pair_index`` sent to
     another test input than their position.
@@ -558,10 +559,61 @@ def _load_folder(path: Path) -> Predictions:
                               ignored_files=ignored)
 
 
+#: The keys of a line of JSON Lines predictions (others, such as a model's reasoning,
+#: are ignored).
+JSONL_KEYS = ("task_id", "pair_index", "attempts", "metadata")
+
+
+def _load_jsonl(path: Path) -> Predictions:
+    """JSON Lines predictions (``*.jsonl``): one test output per line, as an object
+    ``{"task_id": ..., "pair_index": i, "attempts": [grid, ...]}`` with, optionally,
+    ``"metadata": [object or null, ...]`` (one per attempt: cost, usage, ... as in a
+    benchmarking-harness run). A test output without a line has no prediction."""
+    try:
+        lines = read_json_lines(path, what="predictions file")
+    except JSONInputError as exc:
+        raise PredictionsError(str(exc), file=str(path)) from None
+
+    def refuse(n, why):
+        raise PredictionsError(f"predictions file {path} line {n}: {why}", file=str(path))
+
+    reader = _Reader()
+    by_task: dict[str, dict[int, _Entry]] = {}
+    for n, obj in lines:
+        if not isinstance(obj, dict):
+            refuse(n, f"expected an object with {', '.join(JSONL_KEYS[:3])}, got "
+                      f"{type(obj).__name__}")
+        missing = [k for k in JSONL_KEYS[:3] if k not in obj]
+        if missing:
+            refuse(n, f"no {', '.join(missing)}")
+        tid, idx, grids = obj["task_id"], obj["pair_index"], obj["attempts"]
+        if not isinstance(tid, str) or not tid:
+            refuse(n, "task_id is not a non-empty string")
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < 10_000:
+            refuse(n, f"pair_index {one_line(repr(idx), 32)} is not a test input index")
+        if not isinstance(grids, list):
+            refuse(n, f"attempts is a {type(grids).__name__}, not a list of grids")
+        metas = obj.get("metadata")
+        if metas is not None and (not isinstance(metas, list) or len(metas) != len(grids)):
+            refuse(n, "metadata is not a list with one entry (object or null) per attempt")
+        if idx in by_task.setdefault(tid, {}):
+            refuse(n, f"a second line for task {one_line(tid, 64)} test input {idx}")
+        entry = {f"attempt_{j + 1}": (g if metas is None or metas[j] is None
+                                      else {"answer": g, "metadata": metas[j]})
+                 for j, g in enumerate(grids)}
+        by_task[tid][idx] = reader.entry(tid, idx, entry)
+    parsed = {tid: [found.get(i, _Entry([], [], [])) for i in range(max(found) + 1)]
+              for tid, found in by_task.items()}
+    return Predictions._build(parsed, reader, source=str(path), format="jsonl")
+
+
 def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predictions:
     """Read predictions from a path, a parsed dict or a :class:`Predictions`.
 
-    A path is an ARC Prize submission file or a benchmarking-harness run folder. In a
+    A path is an ARC Prize submission file, a benchmarking-harness run folder or a
+    JSON Lines file (``*.jsonl``, one test output per line: ``{"task_id": ...,
+    "pair_index": i, "attempts": [grid, ...]}``, optionally ``"metadata"``, one object
+    per attempt; a test output without a line has no prediction). In a
     folder, every ``*.json`` file whose top level is a list is a task's results
     (task id = file name without ``.json``); ``results.json`` (the harness's summary),
     files that are not ``*.json``, hidden files, sub-folders and JSON files whose top
@@ -583,6 +635,8 @@ def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predict
     path = Path(spec)
     if path.is_dir():
         return _load_folder(path)
+    if path.suffix.lower() == ".jsonl":
+        return _load_jsonl(path)
     try:
         obj = read_json(path, what="predictions file")
     except JSONInputError as exc:

@@ -507,3 +507,85 @@ def test_harness_run_written_as_one_file_scores_the_same(tmp_path, task_dir, arc
     plain = score(ds, write_predictions(tmp_path / "plain.json", res.predictions))
     assert plain.summary["pass@2"] == res.summary["pass@2"]
     assert math.isnan(plain.summary["total_cost"])
+
+
+# ------------------------------------------------------------------ JSON Lines predictions
+def _jsonl(path, records, *, bom=False, crlf=False):
+    text = ("\r\n" if crlf else "\n").join(json.dumps(r) for r in records) + "\n"
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+    return path
+
+
+def test_jsonl_scores_as_the_same_submission(tmp_path, arc1_eval):
+    """The bundled example predictions (400 tasks), one line per test output in a shuffled
+    order, score exactly as the submission file does."""
+    path = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
+    sub = json.loads(path.read_text())
+    records = [{"task_id": tid, "pair_index": i, "model_note": "ignored",
+                "attempts": [e[k] for k in sorted(e)]}
+               for tid, entries in sub.items() for i, e in enumerate(entries)]
+    order = np.random.default_rng(0).permutation(len(records))
+    jl = _jsonl(tmp_path / "p.jsonl", [records[i] for i in order], bom=True, crlf=True)
+    got, want = score(arc1_eval, jl, n_boot=20), score(arc1_eval, path, n_boot=20)
+    assert load_predictions(jl).format == "jsonl"
+    pd.testing.assert_frame_equal(got.outputs, want.outputs)
+    for key in ("pass@1", "pass@2", "pass@2_per_output", "pass@2_all_or_nothing",
+                "n_outputs", "n_tasks"):
+        assert got.summary[key] == want.summary[key], key
+
+
+def test_jsonl_missing_outputs_metadata_and_bad_grids(tmp_path):
+    recs = [{"task_id": "t", "pair_index": 1, "attempts": [[[1, 2]], [[3]]],
+             "metadata": [{"cost": {"total_cost": 0.25}}, None]},
+            {"task_id": "u", "pair_index": 0, "attempts": [[[1, 2], [3]], [[0]]]}]
+    p = load_predictions(_jsonl(tmp_path / "p.jsonl", recs))
+    # t's test input 0 has no line: no prediction; its input 1 has two attempts
+    assert p.attempts["t"][0] == []
+    assert [g.tolist() for g in p.attempts["t"][1]] == [[[1, 2]], [[3]]]
+    assert p.metadata["t"][1] == [{"cost": {"total_cost": 0.25}}, None]
+    # a ragged grid is a malformed attempt, counted and said, never fatal
+    assert p.attempts["u"][0][0] is None and p.attempts["u"][0][1].tolist() == [[0]]
+    assert p.n_invalid_attempts == 1
+    assert [(q["task_id"], q["test_index"], q["attempt"]) for q in p.problems] == \
+        [("u", 0, "attempt_1")]
+
+
+@pytest.mark.parametrize("lines, said", [
+    (['{"task_id": "t", "pair_index": 0, "attempts": []}',
+      '{"task_id": "t", "pair_index": 0, "attempts": []}'], "line 2: a second line for task t"),
+    (['[1, 2]'], "line 1: expected an object"),
+    (['{"task_id": "t", "attempts": []}'], "line 1: no pair_index"),
+    (['', '{"task_id": "t", "pair_index": -1, "attempts": []}'], "line 2: pair_index -1"),
+    (['{"task_id": "t", "pair_index": true, "attempts": []}'], "line 1: pair_index True"),
+    (['{"task_id": 7, "pair_index": 0, "attempts": []}'], "line 1: task_id is not"),
+    (['{"task_id": "t", "pair_index": 0, "attempts": {"a": 1}}'], "line 1: attempts is a dict"),
+    (['{"task_id": "t", "pair_index": 0, "attempts": [[[1]]], "metadata": []}'],
+     "line 1: metadata is not a list with one entry"),
+    (['{"task_id": "t", "pair_index": 0, "attempts": [[[1]]]}', '{"task_id": '],
+     "not valid JSON Lines: line 2"),
+    (['{"task_id": "t", "task_id": "u", "pair_index": 0, "attempts": []}'],
+     "line 1: the key 'task_id' appears more than once"),
+    (['{"task_id": "t", "pair_index": 0, "attempts": ' + "[" * 100 + "]" * 100 + "}"],
+     "nests arrays/objects"),
+])
+def test_jsonl_bad_lines_are_one_clear_error(tmp_path, lines, said):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(PredictionsError) as exc:
+        load_predictions(path)
+    msg = str(exc.value)
+    assert said in msg and str(path) in msg and "\n" not in msg
+
+
+def test_cli_scores_a_jsonl_file_and_refuses_a_bad_one(tmp_path):
+    recs = [{"task_id": "00576224", "pair_index": 0, "attempts": [[[0]]]}]
+    ok = run_cli("score", "--dataset", "arc-agi-1:evaluation", "--json", "--predictions",
+                 _jsonl(tmp_path / "p.jsonl", recs))
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["n_tasks"] == 400
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "00576224", "pair_index": "zero", "attempts": []}\n')
+    p = run_cli("score", "--dataset", "arc-agi-1:evaluation", "--predictions", bad)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bad.jsonl line 1: pair_index 'zero'" in lines[0], p.stderr
