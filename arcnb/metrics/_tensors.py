@@ -67,6 +67,17 @@ def _check_batch(t, name: str) -> None:
         )
 
 
+def _pred_target(pred, target):
+    """``pred`` and ``target`` as integer tensors on one device (the first tensor's),
+    ``target`` a batch and ``pred`` of its shape."""
+    device = _first_device(pred, target)
+    pred = _as_tensor(pred, "pred", device)
+    target = _as_tensor(target, "target", device)
+    _check_batch(target, "target")
+    _check_same_shape(pred, target, "pred", "target")
+    return pred, target
+
+
 def _float_dtype(device):
     torch = _torch()
     return torch.float32 if device.type == "mps" else torch.float64

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from ..errors import TensorError
 from ..grids import check_pad_token
-from ._tensors import (_as_tensor, _check_batch, _check_same_shape, _first_device,
-                       _float_dtype, _out, _ratio, _torch)
+from ._tensors import _float_dtype, _out, _pred_target, _ratio, _torch
 
 #: Names :func:`palette_metrics` returns.
 PALETTE_METRIC_NAMES = ("palette_accuracy", "palette_jaccard", "n_grids")
@@ -23,11 +22,7 @@ _CODES = _N_COLORS + 1  # 0-9 a colour, 10 = not a colour (or not a valid cell)
 
 def _palette_prepare(pred, target, pad_token):
     pad_token = check_pad_token(pad_token)
-    device = _first_device(pred, target)
-    pred = _as_tensor(pred, "pred", device)
-    target = _as_tensor(target, "target", device)
-    _check_batch(target, "target")
-    _check_same_shape(pred, target, "pred", "target")
+    pred, target = _pred_target(pred, target)
     return pred, target, pad_token
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import TensorError
 from ..grids import check_pad_token
-from ._tensors import (_as_tensor, _check_batch, _check_same_shape, _first_device, _out,
+from ._tensors import (_as_tensor, _check_same_shape, _first_device, _out, _pred_target,
                        _ratio, _torch)
 
 _N_COLORS = 10
@@ -130,11 +130,7 @@ def reconstruction_metrics(pred, target, *, background: int | None = 0,
     """
     background = _check_background(background)
     pad_token = check_pad_token(pad_token)
-    device = _first_device(pred, target)
-    pred = _as_tensor(pred, "pred", device)
-    target = _as_tensor(target, "target", device)
-    _check_batch(target, "target")
-    _check_same_shape(pred, target, "pred", "target")
+    pred, target = _pred_target(pred, target)
     counts = _reconstruction_update(pred, target, pad_token=pad_token)
     return _reconstruction_compute(counts, background=background)
 

@@ -36,7 +36,7 @@ from torchmetrics import Metric, MetricCollection
 
 from ..errors import ParameterError, TensorError
 from ..grids import check_pad_token
-from ._tensors import _as_tensor, _check_batch, _check_same_shape, _first_device
+from ._tensors import _as_tensor, _check_same_shape, _first_device, _pred_target
 from .grid import (DEFAULT_TOLERANCES, DEFAULT_WEIGHTS, _check_convention, _check_tolerances,
                    _check_weights, _grid_compute, _grid_count_names, _grid_update,
                    _prepare_grid_inputs, _tolerances_for_update)
@@ -148,11 +148,7 @@ class ReconstructionMetrics(Metric):
         self.add_state("n_perfect", default=torch.tensor(0), dist_reduce_fx="sum")
 
     def update(self, pred, target) -> None:  # type: ignore[override]
-        device = _first_device(pred, target)
-        pred = _as_tensor(pred, "pred", device)
-        target = _as_tensor(target, "target", device)
-        _check_batch(target, "target")
-        _check_same_shape(pred, target, "pred", "target")
+        pred, target = _pred_target(pred, target)
         counts = _reconstruction_update(pred, target, pad_token=self.pad_token)
         for name, value in counts.items():
             _add(self, name, value)
