@@ -54,7 +54,8 @@ from .io import to_jsonable
 from .journal import (Journal, RunLock, journal_name, journal_paths, journal_record_problem,
                       read_journals)
 from .runs import CANDIDATES, Run, check_out_path, refuse_finished, run_provenance, user_paths
-from .models import BUNDLED_BASELINE, ReplaceConfig, load_model
+from .models import ReplaceConfig, load_model
+from .models.loading import checkpoint_path
 from .data import Pair, Task, load_dataset
 from .grids import as_grid_or_none
 from .models.interface import decode_logits, pad_batch, pad_demonstrations
@@ -495,9 +496,7 @@ def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, au
     """Every parameter of the run, as plain JSON (the journal header and provenance)."""
     ckpt_path = None
     if isinstance(checkpoint, (str, os.PathLike)):
-        p = Path(checkpoint)
-        if not p.exists() and str(checkpoint) == "baseline":
-            p = BUNDLED_BASELINE
+        p = checkpoint_path(checkpoint)
         ckpt_path = p if p.is_file() else None
     ckpt_name = str(checkpoint) if isinstance(checkpoint, (str, os.PathLike)) \
         else type(getattr(checkpoint, "model", checkpoint)).__name__

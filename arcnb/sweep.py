@@ -72,7 +72,7 @@ from .evaluate import _dist_setup, _resolve_device, evaluate
 from .io import (atomic_write_bytes, atomic_write_json, atomic_write_text, csv_text, file_sha256,
                  read_json)
 from .journal import journal_paths
-from .models.loading import detect_format
+from .models.loading import checkpoint_path, detect_format
 from .models.registry import builder_names
 from .models.safety import quiet_torch
 from .report.notebooks import run_notebook
@@ -277,8 +277,14 @@ def plan(checkpoints: Sequence[str | os.PathLike]) -> list[SweepEntry]:
     order = sorted(range(len(ckpts)), key=lambda i: (steps[i], i))
     return [SweepEntry(ckpts[i], int(steps[i]), source, pos, _run_name(ckpts[i]),
                        recorded[i][1],
-                       file_sha256(ckpts[i]) if Path(ckpts[i]).is_file() else None)
+                       _sha256_or_none(checkpoint_path(ckpts[i])))
             for pos, i in enumerate(order)]
+
+
+def _sha256_or_none(path: Path) -> str | None:
+    """What a run records as ``checkpoint_sha256``: the file's, or None for a model name
+    (``copy-input``) that reads no file."""
+    return file_sha256(path) if path.is_file() else None
 
 
 def parse_shard(text) -> tuple[int, int] | None:

@@ -61,15 +61,16 @@ def parameters(name: str) -> dict:
 
 
 def execute(name: str) -> tuple[str, float]:
-    import papermill as pm
+    # arcnb's one way to run a notebook: its kernel starts in `work` without changing
+    # this process's directory (the notebooks run in threads, two at a time)
+    from arcnb.report.notebooks import run_notebook
 
     t0 = time.perf_counter()
     work = WORK / name
     work.mkdir(parents=True, exist_ok=True)
     out = EXAMPLES / f"{name}.ipynb"
-    pm.execute_notebook(str(NOTEBOOKS_DIR / f"{VARIANTS.get(name, name)}.ipynb"), str(out),
-                        parameters=parameters(name), kernel_name="python3",
-                        progress_bar=False, cwd=str(work))
+    run_notebook(NOTEBOOKS_DIR / f"{VARIANTS.get(name, name)}.ipynb", out, parameters(name),
+                 cwd=work, progress=False, overwrite=True)
     add_widget_pictures(out)
     relativize_paths(out)
     return name, time.perf_counter() - t0

@@ -331,6 +331,53 @@ def test_several_reports_run_concurrently_bounded_by_workers(tmp_path, monkeypat
     assert "0.7500 (75.00%)" in page and "0.1250 (12.50%)" in page and "0.3750 (37.50%)" in page
 
 
+def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_where_it_was(
+        tmp_path):
+    """Reports run from several threads at once (``arcnb report`` of several
+    checkpoints): each kernel starts in its own folder, and the process's working
+    directory never moves (a process-wide chdir would send relative paths, and the
+    other threads' files, into another report's folder)."""
+    import os
+    import threading
+
+    import nbformat
+
+    from arcnb.report.notebooks import run_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os, time\n"
+                                          "open('where.txt', 'w').write(os.getcwd())\n"
+                                          "time.sleep(1.0)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    src = tmp_path / "where.ipynb"
+    nbformat.write(nb, str(src))
+    here = os.getcwd()
+    folders = [tmp_path / n for n in ("a", "b")]
+    for f in folders:
+        f.mkdir()
+    seen, done = set(), threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.add(os.getcwd())
+            done.wait(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    runs = [threading.Thread(target=run_notebook, args=(src, f / "out.ipynb"),
+                             kwargs={"cwd": f, "progress": False}) for f in folders]
+    for t in runs:
+        t.start()
+    for t in runs:
+        t.join()
+    done.set()
+    watcher.join()
+    assert seen == {here} and os.getcwd() == here
+    for f in folders:
+        assert Path((f / "where.txt").read_text()) == f.resolve()
+
+
 def test_table_and_headline_html_escape_and_format():
     import pandas as pd
 

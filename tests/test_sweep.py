@@ -198,6 +198,21 @@ def test_a_finished_checkpoint_is_not_redone(trained, cli_sweep):
     assert sw.steps == STEPS
 
 
+def test_a_named_checkpoint_run_is_reused_on_a_second_sweep(arc1_eval, tmp_path):
+    """``baseline`` names the bundled file: its finished run records that file's SHA-256,
+    and a second sweep into the same folder (the sweep page run twice, the docs built
+    twice) reuses it instead of refusing it as another checkpoint."""
+    ids = arc1_eval.task_ids[:8]
+    first = S.sweep(["copy-input", "baseline"], "arc-agi-1:evaluation", tmp_path / "sw",
+                    tasks=ids, report=False, progress=False, n_boot=20)
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "sw").rglob("metrics.json")}
+    assert len(stamps) == 2
+    again = S.sweep(["copy-input", "baseline"], "arc-agi-1:evaluation", tmp_path / "sw",
+                    tasks=ids, report=False, progress=False, n_boot=20)
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # not redone
+    pd.testing.assert_frame_equal(again.table(), first.table())
+
+
 def test_shards_collected_equal_the_unsharded_sweep(trained, cli_sweep, tmp_path, capsys):
     out = tmp_path / "sharded"
     common = ["--dataset", DATASET, "--tasks", str(trained["tasks"]),

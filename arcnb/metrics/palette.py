@@ -88,8 +88,8 @@ def palette_metrics(pred, target, *, pad_token: int | None = 10) -> dict:
 
     * ``palette_accuracy`` = #grids whose predicted palette equals the target's /
       #grids;
-    * ``palette_jaccard`` = mean over grids of |predicted ∩ target palette| /
-      |predicted ∪ target palette|;
+    * ``palette_jaccard`` = mean over grids of the Jaccard index of the two palettes
+      (the number of colours in both / the number of colours in either);
     * ``n_grids``: the grid denominator (NaN ratios when it is 0).
 
     >>> r = palette_metrics([[[1, 2], [2, 0]], [[3, 3], [3, 3]]],

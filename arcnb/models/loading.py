@@ -49,12 +49,22 @@ from .registry import _BUILDERS, resolve_builder
 from .safety import (TRUST_HINT, UnsafeCheckpointError, check_archive_sizes, load_checked,
                      one_line, pickle_globals, quiet_torch, refused_names)
 
-__all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE",
+__all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE", "checkpoint_path",
            "UnsafeCheckpointError", "detect_format", "ReplaceConfig"]
 
 #: The bundled baseline checkpoint (package data, :func:`arcnb.resources.checkpoint`;
 #: trained by scripts/train_baseline.py).
 BUNDLED_BASELINE = checkpoint("baseline")
+
+
+def checkpoint_path(spec: str | os.PathLike) -> Path:
+    """The file a checkpoint given by name or path reads: ``"baseline"``, when no file of
+    that name is here, is the bundled checkpoint (:data:`BUNDLED_BASELINE`); anything
+    else is its own path (which may not exist: a model name such as ``copy-input``)."""
+    path = Path(spec)
+    if str(spec) == "baseline" and not path.exists():
+        return BUNDLED_BASELINE
+    return path
 
 
 def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict | None = None,
@@ -272,9 +282,7 @@ def load_model(spec, *, arch=None, config: dict | None = None, trust_checkpoint:
                                source={"format": "module", "class": type(spec).__name__})
     else:
         text = str(spec)
-        path = Path(text)
-        if text == "baseline" and not path.exists():
-            path = BUNDLED_BASELINE
+        path = checkpoint_path(text)
         if not path.exists() and text in _BUILDERS:
             model, _ = _build(text, {}, config, None, trust=True, user_arch=text)
             adapter = ModelAdapter(model, reads_demonstrations=_reads_demos(model),

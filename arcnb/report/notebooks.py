@@ -88,9 +88,15 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     try:
         try:
             extra = {"kernel_manager_class": _ipc_kernel_manager(sockets)} if sockets else {}
+            if cwd:
+                # the kernel starts in `cwd` (nbclient's resources path); papermill's own
+                # `cwd=` changes the whole process's directory, which notebooks run from
+                # several threads at once (``arcnb report`` of several checkpoints) would
+                # swap under each other, leaving the process in another report's folder
+                extra["resources"] = {"metadata": {"path": str(Path(cwd).resolve())}}
             pm.execute_notebook(str(src), tmp, parameters=dict(parameters or {}),
                                 kernel_name=KERNEL_NAME, progress_bar=progress,
-                                cwd=str(cwd) if cwd else None, log_output=False, **extra)
+                                log_output=False, **extra)
         except PapermillExecutionError as exc:
             failure = exc
         except (KeyboardInterrupt, ArcnbError):
