@@ -21,6 +21,8 @@ from arcnb.models import (BUNDLED_BASELINE, ModelAdapter, UnsafeCheckpointError,
                           save_checkpoint)
 from arcnb.models.baseline import CopyInput, DemoConvNet, demo_features
 
+from _cli import one_line_refusal, run_arcnb
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -234,18 +236,11 @@ def test_unreadable_checkpoints_are_not_called_unsafe(tmp_path):
 
 # ------------------------------------------------------------------ bad models: one line
 def _cli(args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "arcnb", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout,
-                          env=None if env is None else {**os.environ, **env})
+    return run_arcnb(*args, env=env, timeout=timeout)
 
 
 def _assert_one_line(r, out: Path | None = None, *words):
-    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1, r.stderr[-3000:]
-    assert "Traceback" not in r.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
+    one_line_refusal(r.returncode, r.stderr, *words)
     if out is not None:
         assert not (out / "metrics.json").exists() and not (out / "predictions.json").exists()
 

@@ -13,8 +13,6 @@ import json
 import os
 import pickle
 import re
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -24,6 +22,8 @@ import torch
 from arcnb.errors import ArcnbError
 from arcnb.models import UnsafeCheckpointError, detect_format, load_model
 from arcnb.models.baseline import CopyInput
+
+from _cli import one_line_refusal, run_arcnb
 
 ROOT = Path(__file__).resolve().parents[1]
 X2 = torch.full((2, 30, 30), 10, dtype=torch.int64)
@@ -130,18 +130,12 @@ def _pt2_payloads(marker: Path) -> dict:
             "shape_expression": shape_expression}
 
 
-def _cli(args, **kw):
-    return subprocess.run([sys.executable, "-m", "arcnb", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=600, **kw)
+def _cli(args):
+    return run_arcnb(*args)
 
 
 def _assert_one_line_refusal(r, out: Path, *words):
-    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1, r.stderr[-3000:]
-    assert "Traceback" not in r.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
+    one_line_refusal(r.returncode, r.stderr, *words)
     assert not out.exists() or not any(out.iterdir()), sorted(out.iterdir())
 
 

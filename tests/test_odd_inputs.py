@@ -17,23 +17,17 @@ import numpy as np
 import pytest
 
 from submissions import synthetic_submission
+from _cli import one_line_refusal, run_arcnb
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "arcnb", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
+    return run_arcnb(*args, cwd=cwd, timeout=300)
 
 
 def one_line_error(proc, *needles):
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
+    return one_line_refusal(proc.returncode, proc.stderr, *needles)
 
 
 def _task(out=((1, 2), (3, 4))):

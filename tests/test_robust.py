@@ -19,14 +19,15 @@ from pathlib import Path
 
 import pytest
 
+from _cli import one_line_refusal, run_arcnb
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args, cwd=ROOT, timeout=600):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "arcnb", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout, env=env)
+    # this checkout's arcnb, even from another working directory
+    path = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    return run_arcnb(*args, cwd=cwd, timeout=timeout, env={"PYTHONPATH": path})
 
 
 def cli(*argv) -> tuple[int, str, str]:
@@ -42,14 +43,7 @@ def cli(*argv) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def one_line_error(code, err, *needles):
-    assert code == 2, (code, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
+one_line_error = one_line_refusal  # (code, stderr, *needles), for the in-process cli()
 
 
 def _task(out=((1, 2), (3, 4))):
