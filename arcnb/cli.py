@@ -740,11 +740,78 @@ def _run_overlap(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- arc3
+def _add_arc3(sub) -> None:
+    p = sub.add_parser("arc3", help="ARC-AGI-3 game recordings: re-score them as the official "
+                                    "scorecard does",
+                       description="Read ARC-AGI-3 game recordings (the toolkit's .jsonl "
+                                   "files, the agents repository's *.recording.jsonl, "
+                                   "benchmarking-harness run folders) without running any "
+                                   "game.")
+    cmds = p.add_subparsers(dest="arc3_command", required=True, parser_class=_Parser)
+    s = cmds.add_parser("score", help="score recordings with the official rule (RHAE)",
+                        description="Re-score recordings exactly as the toolkit's scorecard "
+                                    "does: per level, play, game and run, the best play of "
+                                    "each game, the first play alone, a 95%% bootstrap "
+                                    "interval over games, and the recorder's faults, named "
+                                    "and never repaired.")
+    s.add_argument("recordings", nargs="+", metavar="PATH",
+                   help="a recording (.jsonl), a harness run folder (run_meta.json and "
+                        "step_NNN.json files) or a folder of them; all together are one run")
+    s.add_argument("--baselines", required=True,
+                   help="human baselines: a folder of game metadata.json files "
+                        "(<game>/<version>/metadata.json or <game_id>/metadata.json) or a CSV "
+                        "game_id,level,baseline_actions (levels from 1)")
+    s.add_argument("--rule", default="0.9.9",
+                   help="the scoring rule, by toolkit version: 0.9.9 (default: squared "
+                        "efficiency capped at 115, levels weighted by number, completion "
+                        "cap), 0.9.6 (capped at 100, no completion cap) or 0.9.1 (the linear "
+                        "rule, plain mean)")
+    s.add_argument("--cap", type=float, metavar="M",
+                   help="score as if each play stopped past M x the human baseline on a "
+                        "level (the verified leaderboard uses 5)")
+    s.add_argument("--all-games", action="store_true",
+                   help="count every game of the baselines in the mean (a game never played "
+                        "scores 0), not only the games the recordings play")
+    s.add_argument("--competition", action="store_true",
+                   help="the run claims competition mode (one play per game, no full resets)")
+    s.add_argument("--max-actions", type=int, metavar="N",
+                   help="the run's declared cap on actions per recording")
+    s.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    s.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    s.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    s.add_argument("--out", help="folder for summary.json and the games, plays, levels and "
+                                 "faults tables (CSV)")
+    s.add_argument("--overwrite", action="store_true", help="replace existing files in --out")
+    s.set_defaults(func=_run_arc3)
+
+
+def _run_arc3(args) -> int:
+    from . import arc3
+
+    if args.arc3_command != "score":  # pragma: no cover - argparse allows only these
+        return _fail(f"unknown arc3 command {args.arc3_command!r}")
+    card = arc3.score(args.recordings, args.baselines, rule=args.rule, cap=args.cap,
+                      all_games=args.all_games, n_boot=args.n_boot, seed=args.seed,
+                      competition=True if args.competition else None,
+                      max_actions=args.max_actions)
+    if args.out:
+        card.write(args.out, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps(to_jsonable(card.summary()), sort_keys=True))
+    else:
+        print(card.text())
+    if args.out:
+        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
 # ---------------------------------------------------------------- main
 _COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report, _add_notebooks]
 _COMMANDS.append(_add_sweep)
 _COMMANDS.append(_add_overlap)
 _COMMANDS.append(_add_candidates)
+_COMMANDS.append(_add_arc3)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -764,6 +831,7 @@ _PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
               "compare": ("runs", "dataset", "taxonomy")}
 _PATH_ARGS["sweep"] = ("checkpoints", "dataset", "tasks", "collect")
 _PATH_ARGS["candidates"] = ("dataset", "predictions", "tasks")
+_PATH_ARGS["arc3"] = ("recordings", "baselines")
 
 
 def _resolve_paths(args) -> dict:

@@ -188,3 +188,52 @@ def agent(game: Game, m: int = 1, levels: int | None = None) -> list[str]:
     for k in range(len(game.levels) if levels is None else levels):
         out += wasteful(game, k, m)
     return out
+
+
+GAME_B_LEVELS = (
+    {"start": (3, 3), "goal": (3, 8), "traps": set()},              # 5 steps
+    {"start": (4, 4), "goal": (6, 6), "traps": {(10, 10)}},         # 4 steps
+    {"start": (1, 1), "goal": (10, 1), "traps": set()},             # 9 steps
+)
+
+
+def _t(minutes: int) -> datetime:
+    return datetime(2026, 3, 25, 12, 0, tzinfo=timezone.utc) + timedelta(minutes=minutes)
+
+
+def scenario(folder) -> dict:
+    """A scorecard folder exercising every accounting rule; returns the baselines.
+
+    * ``tw01`` (levels of 5, 5, 8 steps), two files. The first: level 1 at twice the
+      baseline; on level 2 two steps, a level reset, then the walk; on level 3 a step
+      onto a trap (GAME_OVER), an action sent after it (empty frame), a level reset, the
+      walk (WIN), an action after the win (empty frame), a RESET after the win (a full
+      reset: a second play) and level 1 walked. The second file: a third play at the
+      baseline on every level (100).
+    * ``tw02`` (levels of 5, 4, 9 steps, baselines 6, 4, 9): level 1 walked in 5 (scores
+      the 115 cap), level 2 with clicks at twice the baseline, level 3 not finished.
+    * ``tw03``: played without baselines (scores 0).
+    * ``tw04``: baselines for one level, two levels played (scores 0).
+    """
+    folder = Path(folder)
+    a = Game("tw01-0a1b2c3d")
+    first = ["RESET"] + wasteful(a, 0, 2) + ["ACTION4", "ACTION4", "RESET"]
+    first += walk(a, 1) + ["ACTION2", "ACTION4", "ACTION1", "RESET"] + walk(a, 2)
+    first += ["ACTION3", "RESET"] + walk(a, 0)
+    play(folder / "tw01-0a1b2c3d-aaaa-1.jsonl", first, game=a, guid="aaaa-1",
+         start=_t(0), reasoning=lambda k: f"step {k}: walk to the green cell")
+    a2 = Game("tw01-0a1b2c3d")
+    play(folder / "tw01-0a1b2c3d-aaaa-2.jsonl", agent(a2), game=a2, guid="aaaa-2",
+         start=_t(10))
+    b = Game("tw02-1b2c3d4e", GAME_B_LEVELS)
+    clicks = [("ACTION6", 10 + k, 20 + 2 * k) for k in range(4)]
+    second = ["RESET"] + walk(b, 0) + clicks + walk(b, 1) + ["ACTION2", "ACTION2"]
+    play(folder / "tw02-1b2c3d4e-bbbb-1.jsonl", second, game=b, guid="bbbb-1", start=_t(20))
+    c = Game("tw03-2c3d4e5f")
+    play(folder / "tw03-2c3d4e5f-cccc-1.jsonl", agent(c, 1, 1), game=c, guid="cccc-1",
+         start=_t(30))
+    d = Game("tw04-3d4e5f6a")
+    play(folder / "tw04-3d4e5f6a-dddd-1.jsonl", agent(d, 1, 2), game=d, guid="dddd-1",
+         start=_t(40))
+    return {"tw01-0a1b2c3d": a.baseline(), "tw02-1b2c3d4e": [6, 4, 9],
+            "tw04-3d4e5f6a": [5]}

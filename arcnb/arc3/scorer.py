@@ -33,17 +33,20 @@ records the rule it was computed with.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
+from ..errors import ParameterError, refuse_overwrite
+from ..io import atomic_write_text, csv_text, take_back_on_failure, to_jsonable
 from ..stats import bootstrap_ci
 from .baselines import read_baselines
-from .faults import find_faults
+from .faults import faults_table, find_faults
 from .reader import ACTIONS, Run, read_run
 
 __all__ = ["Rule", "RULES", "DEFAULT_RULE", "get_rule", "level_score", "play_score",
@@ -70,7 +73,8 @@ class Rule:
     @property
     def words(self) -> str:
         ratio = "(h/a)^2" if self.power == 2 else "h/a"
-        mean = "weighted by level number" if self.weighted else "plain mean over levels"
+        mean = ("mean of its levels' scores weighted by level number" if self.weighted
+                else "plain mean of its levels' scores")
         cap = (", at most the weighted share of levels scored above 0"
                if self.completion_cap else "")
         return (f"rule {self.name} ({self.toolkit}): a completed level scores "
@@ -360,6 +364,19 @@ class Scorecard:
                 "bootstrap": {"n_boot": self.n_boot, "seed": self.seed, "over": "games"},
                 "games": games, "faults": list(self.faults)}
 
+    def text(self) -> str:
+        """The result as lines for a terminal: the rule, the score with its interval,
+        the first play alone, one line per game, the faults."""
+        return _text(self)
+
+    __str__ = text
+
+    def write(self, out, *, overwrite: bool = False) -> list:
+        """Write ``summary.json`` (:meth:`summary`), ``games.csv``, ``plays.csv``,
+        ``levels.csv`` and ``faults.csv`` into folder ``out`` (each atomically; all or
+        none of the new ones); existing files are refused unless ``overwrite``."""
+        return _write(self, out, overwrite=overwrite)
+
 
 def _mean(values) -> float:
     v = [float(x) for x in values]
@@ -478,3 +495,69 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
                      ci95=(float(ci[0]), float(ci[1])), first_play_score=first,
                      first_play_ci95=(float(fci[0]), float(fci[1])), n_boot=n_boot,
                      seed=seed, run=run, baselines=base)
+
+
+# ------------------------------------------------------------------ output
+#: The files :meth:`Scorecard.write` writes into a folder.
+OUTPUT_FILES = ("summary.json", "games.csv", "plays.csv", "levels.csv", "faults.csv")
+
+
+def _fmt(v, digits: int = 2) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "NaN"
+    return f"{float(v):.{digits}f}"
+
+
+def _text(self) -> str:
+    """The result as lines for a terminal."""
+    lo, hi = self.ci95
+    flo, fhi = self.first_play_ci95
+    lines = [f"{self.label}: {self.rule.words}"
+             + (f"; every play stopped past {self.cap:g} x the human baseline on a level"
+                if self.cap is not None else ""),
+             f"score: {_fmt(self.score)} [{_fmt(lo)}, {_fmt(hi)}] over {self.n_games} games "
+             "(mean over games, 0-100; 95% bootstrap interval over games)",
+             f"first play alone: {_fmt(self.first_play_score)} [{_fmt(flo)}, {_fmt(fhi)}] "
+             "(what one play per game, as in competition mode, scores)"]
+    width = max([len("game")] + [len(g) for g in self.games["game_id"]])
+    lines.append(f"{'game':<{width}}  {'score':>6}  {'levels':>7}  {'actions':>7}  "
+                 f"{'baseline':>8}  {'resets':>6}  {'plays':>5}  first play")
+    for row in self.games.itertuples(index=False):
+        levels = f"{row.levels_completed}/{row.win_levels}"
+        base = sum(row.baseline_actions) if row.baseline_actions else "-"
+        mark = "" if row.counted else "  (not counted: no play)"
+        lines.append(f"{row.game_id:<{width}}  {_fmt(row.score):>6}  {levels:>7}  "
+                     f"{row.actions:>7}  {base!s:>8}  {row.resets:>6}  {row.plays:>5}  "
+                     f"{_fmt(row.first_play_score)}{mark}")
+    if self.faults:
+        lines.append(f"faults: {len(self.faults)} (the score counts the steps as recorded)")
+        for f in self.faults:
+            lines.append(f"  {f['kind']}: {f['detail']} ({f['recording']})")
+    else:
+        lines.append("faults: none found")
+    return "\n".join(lines)
+
+
+def _write(self, out, *, overwrite: bool = False) -> list:
+    """Write :data:`OUTPUT_FILES` into folder ``out`` (each atomically; all or none of
+    the new ones); existing files are refused unless ``overwrite``."""
+    out = Path(out)
+    paths = [out / name for name in OUTPUT_FILES]
+    if not overwrite:
+        for p in paths:
+            if p.exists():
+                raise refuse_overwrite(p, "pass overwrite=True / --overwrite")
+    games = self.games.copy()
+    for col in ("level_scores", "level_actions", "baseline_actions"):
+        games[col] = games[col].map(lambda v: json.dumps(list(v)))
+    texts = {"summary.json": json.dumps(to_jsonable(self.summary()), indent=2,
+                                        sort_keys=True, allow_nan=False) + "\n",
+             "games.csv": csv_text(games), "plays.csv": csv_text(self.plays),
+             "levels.csv": csv_text(self.levels),
+             "faults.csv": csv_text(faults_table(self.faults))}
+    written = []
+    with take_back_on_failure() as track:
+        for name in OUTPUT_FILES:
+            written.append(atomic_write_text(track(out / name), texts[name], overwrite=True))
+    return written
+
