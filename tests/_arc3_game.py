@@ -237,3 +237,52 @@ def scenario(folder) -> dict:
          start=_t(40))
     return {"tw01-0a1b2c3d": a.baseline(), "tw02-1b2c3d4e": [6, 4, 9],
             "tw04-3d4e5f6a": [5]}
+
+
+def step(action="ACTION1", lc=0, *, state="NOT_FINISHED", full=False, colour=None,
+         frame="layer", x=None, y=None, game="hb01-00000001", guid="hand-1", win=6,
+         reasoning=None, ts=None) -> dict:
+    """One hand-built recording line. ``frame``: ``"layer"`` (one 64 x 64 layer of
+    ``colour``, default ``lc``), ``"empty"`` (``[]``), ``"absent"`` (no key) or a list."""
+    data = {"x": x, "y": y, "game_id": game} if action == "ACTION6" else {}
+    d = {"game_id": game, "state": state, "levels_completed": lc, "win_levels": win,
+         "action_input": None if action is None else
+         {"id": action, "data": data, "reasoning": reasoning},
+         "guid": guid, "full_reset": full, "available_actions": [1, 2, 3, 4, 5, 6, 7]}
+    if frame == "layer":
+        d["frame"] = [[[lc if colour is None else colour] * 64 for _ in range(64)]]
+    elif frame == "empty":
+        d["frame"] = []
+    elif frame != "absent":
+        d["frame"] = frame
+    return {"timestamp": ts or "2026-03-25T12:00:00+00:00", "data": d}
+
+
+def write_lines(path, steps) -> Path:
+    """Write hand-built lines (``step(...)`` dicts, or raw strings/bytes) as a recording."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        for s in steps:
+            if isinstance(s, bytes):
+                f.write(s + b"\n")
+            elif isinstance(s, str):
+                f.write(s.encode("utf-8") + b"\n")
+            else:
+                f.write(json.dumps(s).encode("utf-8") + b"\n")
+    return path
+
+
+def level_walk(levels, start_lc=0, **kw) -> list[dict]:
+    """Lines of one play from its opening RESET: ``levels[k]`` actions (ACTION5) on level
+    k + 1, the last of them completing it (an int), or left unfinished (``("open", n)``)."""
+    out = [step("RESET", start_lc, full=True, **kw)]
+    lc = start_lc
+    for item in levels:
+        if isinstance(item, tuple):
+            out += [step("ACTION5", lc, **kw) for _ in range(item[1])]
+            continue
+        out += [step("ACTION5", lc, **kw) for _ in range(item - 1)]
+        lc += 1
+        out.append(step("ACTION5", lc, **kw))
+    return out

@@ -525,14 +525,14 @@ def _usage(obj: dict) -> tuple[float, float]:
 
 def _harness_data(obj, path: Path) -> tuple[dict, dict]:
     """A harness step file as ``(data, extra)``: the game's response (under
-    ``frame_data``, ``response``, ``result``, ``observation`` or ``game_state``, or at
-    the top) with the action (``action``, ``parsed_action`` or ``action_input``: a name,
+    ``frame_data``, ``response``, ``result``, ``observation``, ``game_state`` or
+    ``data``, or at the top) with the action (``action``, ``parsed_action`` or ``action_input``: a name,
     or an object with ``id``/``action``/``name`` and ``x``, ``y`` or ``data``) and its
     ``reasoning``; ``extra`` holds the tokens and the cost."""
     if not isinstance(obj, dict):
         raise RecordingError(f"harness step file {path} is not a JSON object", file=str(path))
     data = None
-    for key in ("frame_data", "response", "result", "observation", "game_state"):
+    for key in ("frame_data", "response", "result", "observation", "game_state", "data"):
         if isinstance(obj.get(key), dict):
             data = dict(obj[key])
             break

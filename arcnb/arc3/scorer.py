@@ -407,6 +407,8 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
             raise ParameterError(f"the action cap must be a number > 0 (a multiple of the "
                                  f"human baseline), got {cap!r}")
         cap = float(cap)
+    # the baselines first: a bad file is refused before gigabytes of recordings are read
+    base = read_baselines(baselines) if baselines is not None else {}
     if not isinstance(run, Run):
         run = read_run(run, label=label, competition=competition, max_actions=max_actions)
     else:
@@ -415,7 +417,6 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
         if max_actions is not None:
             run.max_actions = max_actions
     label = label or run.label
-    base = read_baselines(baselines) if baselines is not None else {}
     cards, steps = account(run, rule)
 
     play_rows, level_rows, game_rows = [], [], []
