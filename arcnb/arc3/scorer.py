@@ -205,6 +205,10 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
             kind, play_i, level = "", -1, 0
             if empty and not rule.count_empty:
                 kind = "not counted: game ended"
+                if plays and i:  # its time still went on the level
+                    p = plays[next((k for k in range(len(plays) - 1, -1, -1)
+                                    if plays[k].guid == guid), len(plays) - 1)]
+                    _add(p.level_seconds, len(p.by_level), secs[i])
             else:
                 if action == "RESET" and cols["full_reset"][i]:
                     plays.append(_Play(gid, guid, rec.name, int(cols["step"][i])))
