@@ -13,15 +13,20 @@ benchmarking harness's run folders) without running any game::
 Modules: :mod:`~arcnb.arc3.reader` (the layouts, bounded, frames read lazily),
 :mod:`~arcnb.arc3.baselines` (human baselines), :mod:`~arcnb.arc3.scorer` (the
 accounting and the rule, by version), :mod:`~arcnb.arc3.faults` (what the recorder got
-wrong).
+wrong), :mod:`~arcnb.arc3.tables` (per level, game and run),
+:mod:`~arcnb.arc3.figures` (paper figures; matplotlib is imported when one is drawn),
+:mod:`~arcnb.arc3.replay` (a replay page per recording).
 """
 from __future__ import annotations
 
 from .baselines import read_baselines
 from .faults import FAULT_KINDS, faults_table
 from .reader import ACTIONS, Recording, Run, find_recordings, read_recording, read_run, read_runs
+from .replay import Replay, replay
 from .scorer import DEFAULT_RULE, RULES, Rule, Scorecard, account, level_score, play_score, score
+from .tables import game_table, level_table, run_table
 
 __all__ = ["read_baselines", "FAULT_KINDS", "faults_table", "ACTIONS", "Recording", "Run",
            "find_recordings", "read_recording", "read_run", "read_runs", "DEFAULT_RULE",
-           "RULES", "Rule", "Scorecard", "account", "level_score", "play_score", "score"]
+           "RULES", "Rule", "Scorecard", "account", "level_score", "play_score", "score",
+           "Replay", "replay", "game_table", "level_table", "run_table"]

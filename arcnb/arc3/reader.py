@@ -163,6 +163,14 @@ class Recording:
         obj = _parse_line(raw, path, line)
         return obj.get("data") if isinstance(obj, dict) else {}
 
+    def step_view(self, i: int) -> tuple[np.ndarray | None, str]:
+        """Step ``i``'s last frame layer (``None`` without one) and its reasoning text,
+        read from disk once."""
+        data = self._data(i)
+        frames = _frame_array(data.get("frame"), self.path, int(self.steps["line"].iat[int(i)]))
+        return (frames[-1] if frames is not None and frames.shape[0] else None,
+                _reasoning_of(data))
+
     def frame(self, i: int, layer: int | None = -1) -> np.ndarray | None:
         """The frame of step ``i`` read again from disk: its last layer (default) as a
         ``uint8`` array of colours 0-15, every layer (``layer=None``, shape
@@ -177,12 +185,15 @@ class Recording:
     def reasoning(self, i: int) -> str:
         """The reasoning text recorded with step ``i``'s action (``""`` when none); an
         object is shown as its JSON."""
-        data = self._data(i)
-        ai = data.get("action_input")
-        value = ai.get("reasoning") if isinstance(ai, dict) else None
-        if value is None and "reasoning" in data:
-            value = data.get("reasoning")
-        return _text(value)
+        return _reasoning_of(self._data(i))
+
+
+def _reasoning_of(data: dict) -> str:
+    ai = data.get("action_input")
+    value = ai.get("reasoning") if isinstance(ai, dict) else None
+    if value is None and "reasoning" in data:
+        value = data.get("reasoning")
+    return _text(value)
 
 
 @dataclass

@@ -182,7 +182,8 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     ``steps`` says for every recorded step how it counted (``counted``: ``action``,
     ``level reset``, ``full reset``, ``not counted: game ended`` (an empty frame),
     ``not counted: no play`` (before the first full reset)), its ``play`` (from 0, -1
-    when none) and ``level`` (from 1, 0 when none)."""
+    when none), ``level`` (the level it was spent on, from 1; 0 when none) and
+    ``levels_done`` (the levels its play had completed after it)."""
     rule = get_rule(rule)
     cards: dict[str, list[_Play]] = {}
     rows = []
@@ -202,13 +203,16 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
             if frame != "empty":
                 prev_state[gid] = state
             plays = cards.setdefault(gid, [])
-            kind, play_i, level = "", -1, 0
+            kind, play_i, level, done_levels = "", -1, 0, 0
             if empty and not rule.count_empty:
                 kind = "not counted: game ended"
-                if plays and i:  # its time still went on the level
-                    p = plays[next((k for k in range(len(plays) - 1, -1, -1)
-                                    if plays[k].guid == guid), len(plays) - 1)]
-                    _add(p.level_seconds, len(p.by_level), secs[i])
+                if plays:  # on its play's level, where its time still went
+                    play_i = next((k for k in range(len(plays) - 1, -1, -1)
+                                   if plays[k].guid == guid), len(plays) - 1)
+                    p = plays[play_i]
+                    if i:
+                        _add(p.level_seconds, len(p.by_level), secs[i])
+                    level, done_levels = len(p.by_level) + 1, len(p.by_level)
             else:
                 if action == "RESET" and cols["full_reset"][i]:
                     plays.append(_Play(gid, guid, rec.name, int(cols["step"][i])))
@@ -250,9 +254,11 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
                         p.by_level.append((lc, p.actions))
                     p.levels_completed = lc
                     level = li + 1
-            rows.append((rec.name, int(cols["step"][i]), gid, kind, play_i, level))
+                    done_levels = len(p.by_level)
+            rows.append((rec.name, int(cols["step"][i]), gid, kind, play_i, level,
+                         done_levels))
     steps = pd.DataFrame(rows, columns=["recording", "step", "game_id", "counted", "play",
-                                        "level"])
+                                        "level", "levels_done"])
     return cards, steps
 
 
