@@ -82,7 +82,7 @@ from .taxonomy import UNCATEGORIZED, structural_taxonomy
 
 __all__ = ["sweep", "collect", "open_sweep", "Sweep", "SweepEntry", "checkpoint_step",
            "expand_checkpoints", "plan", "parse_shard", "honest_selection", "selection_split",
-           "selection_text", "example_sweep", "from_run_dirs",
+           "example_sweep", "sweep_or_example", "from_run_dirs",
            "SWEEP_CSV", "SWEEP_JSON", "CATEGORIES_CSV", "CHANGES_CSV", "SOLVED_CSV",
            "SWEEP_NOTEBOOK", "SWEEP_HTML", "RUNS_DIR",
            "CHECKPOINT_SUFFIXES", "STEP_SOURCES", "METRIC_COLUMNS"]
@@ -417,6 +417,16 @@ def example_sweep(out, dataset="arc-agi-1:evaluation", *, seed: int = 0,
                  report=False, progress=False)
 
 
+def sweep_or_example(sweep_dir, example_dir: str = "sweep-example",
+                     dataset: str = "arc-agi-1:evaluation", *, seed: int = 0,
+                     n_boot: int = 1000) -> "Sweep":
+    """The sweep page's sweep: the sweep folder ``sweep_dir`` (:func:`open_sweep`) or,
+    when it is empty, the :func:`example_sweep` written to ``example_dir``."""
+    if sweep_dir:
+        return open_sweep(sweep_dir, seed=seed, n_boot=n_boot)
+    return example_sweep(example_dir, dataset, seed=seed, n_boot=n_boot)
+
+
 def from_run_dirs(checkpoints, run_dirs, out, *, seed: int = 0, n_boot: int = 1000,
                   report: bool = True, overwrite: bool = False) -> "Sweep":
     """A sweep folder ``out`` from checkpoints already evaluated elsewhere (e.g. the
@@ -700,27 +710,6 @@ def _near_miss_per_task(res) -> tuple[np.ndarray, np.ndarray]:
     g = pd.DataFrame({"task_id": out["task_id"], "near": near.astype(float)}) \
         .groupby("task_id", sort=False)
     return g["near"].sum().to_numpy(float), g.size().to_numpy(float)
-
-
-def selection_text(sel: dict) -> str:
-    """The honest selection in words (the sweep page's paragraph)."""
-    def pct(v):
-        return "n/a" if v is None or v != v else f"{100 * v:.1f}%"
-
-    lo, hi = sel["report_score_ci95"]
-    metric = sel["metric"]
-    return (f"The tasks were split at random into a selection half ({sel['n_selection_tasks']} "
-            f"tasks) and a report half ({sel['n_report_tasks']} tasks), each structural "
-            f"category divided evenly between them. The checkpoint with the best {metric} on "
-            f"the selection half is step {sel['chosen_step']} ({pct(sel['selection_score'])} "
-            f"there); on the report half, which played no part in choosing it, it scores "
-            f"{pct(sel['report_score'])} (95% interval {pct(lo)} to {pct(hi)}). Choosing the "
-            f"best checkpoint on the report half itself would have picked step "
-            f"{sel['best_step_on_report_half']} and claimed "
-            f"{pct(sel['best_score_on_report_half'])}: choosing on the tasks you report on "
-            f"inflates the score by {pct(sel['inflation'])} here. Over all tasks the best "
-            f"checkpoint is step {sel['full_set_best_step']} with "
-            f"{pct(sel['full_set_best_score'])}, a figure that carries the same bias.")
 
 
 # ====================================================================== selection
