@@ -70,15 +70,6 @@ def test_parameter_cell_is_typed_commented_literals(name):
         ast.literal_eval(node.value)
 
 
-def test_notebooks_match_their_generator():
-    import subprocess
-    import sys
-
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_notebooks.py"),
-                           "--check"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-
-
 # ------------------------------------------------------------------ arcnb report
 def test_report_command_writes_everything(shared):
     assert shared["returncode"] == 0, shared["stderr"]

@@ -12,9 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, ClassVar, Sequence
 
+import numpy as np
+
 from ...columns import NEAR_MISS
 from ...errors import ParameterError, refuse_overwrite
 from ...html import escape, heading, note
+from ...plot import paper_style, save
 
 __all__ = ["Options", "Section", "Figure", "NO_TRUTH"]
 
@@ -143,7 +146,6 @@ class Section:
     def write(self, folder: str | os.PathLike, *, overwrite: bool = True) -> list[Path]:
         """Write the section's figures into ``folder`` (every format of
         ``options.formats``); returns the paths."""
-        from ...plot import save
         import matplotlib.pyplot as plt
 
         folder = Path(folder)
@@ -205,8 +207,6 @@ class Section:
     def _draw(self, spec: Figure, ax):
         import matplotlib.pyplot as plt
 
-        from ...plot import paper_style
-
         if self.options.width:
             with paper_style(self.options.width):
                 if ax is None and spec.axes_level:
@@ -235,8 +235,6 @@ def _as_figure(out):
         return out
     if hasattr(out, "get_figure"):
         return out.get_figure()
-    import numpy as np
-
     return np.ravel(out)[0].get_figure()
 
 

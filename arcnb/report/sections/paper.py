@@ -12,6 +12,7 @@ from ... import breakdown as B
 from ... import plot as P
 from ...errors import refuse_overwrite
 from ...html import escape, table
+from ...io import atomic_write_text
 from ..html import file_table, lead_html
 from .base import Figure, Section
 
@@ -124,8 +125,6 @@ class PaperTables(Section):
         return [f"{name}.tex" for name in self.latex]
 
     def write(self, folder, *, overwrite=True):
-        from ...io import atomic_write_text
-
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         paths = [folder / f"{name}.tex" for name in self.latex]
