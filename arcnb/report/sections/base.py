@@ -91,6 +91,9 @@ class Section:
     anchor: ClassVar[str] = ""
     intro: ClassVar[str] = ""
     needs_truth: ClassVar[bool] = True
+    #: an optional section (shown only when asked for or when the run has its data)
+    #: renders nothing when it is empty, rather than a sentence
+    optional: ClassVar[bool] = False
 
     def __init__(self, run, options: Options | None = None, **changes):
         self.run = run
@@ -170,6 +173,8 @@ class Section:
     def to_html(self) -> str:
         """The section as HTML: its heading (with the id the contents list links to),
         its words, then its tables and figures, or what it lacks."""
+        if self.optional and self.empty is not None:
+            return ""
         parts = [f"<section class='arcnb-section' data-section='{escape(type(self).__name__)}'>"]
         if self.title:
             parts.append(heading(self.title, self.anchor or _slug(self.title)))

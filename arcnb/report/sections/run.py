@@ -502,6 +502,7 @@ class CandidatePool(Section):
 
     title = "Candidate pool"
     anchor = "arcnb-candidate-pool"
+    optional = True
     intro = ("What the model found versus what it picked, when it proposes more than two "
              "distinct candidates for some test output (an augmented evaluation, or "
              "predictions with more than two attempts).")
@@ -545,6 +546,7 @@ class TrainingOverlap(Section):
 
     title = "Training-data overlap"
     anchor = "arcnb-training-overlap"
+    optional = True
     intro = ("A test output overlaps when the training data holds its pair verbatim or "
              "rotated / mirrored and recoloured; a task overlaps when one of its test outputs "
              "does. pass@2 is compared over tasks, pass@2_per_output over test outputs.")
