@@ -154,7 +154,7 @@ def test_three_attempts_hand_counted(runs, subs, ds):
 
 def test_almost_works_and_failures_against_plain_loops(runs, ds):
     sub, tasks = _example_sub(), _tasks(ds)
-    shape, near, failed, cells = [], 0, 0, []
+    shape, near, failed = [], 0, 0
     for t in tasks:
         right = []
         for i, p in enumerate(t.test):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import io
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, ClassVar, Sequence
 

@@ -327,7 +327,11 @@ class Colours(Section):
         self.numbers = {"n_used": acc.attrs.get("n_used"), "n_outputs": acc.attrs.get("n_outputs")}
 
     def figures(self):
-        size = (7, 6.4) if not self.options.width else None
+        if self.options.width:  # a paper: the column's width, about as high
+            w = P.figsize(self.options.width)[0]
+            size = (w, min(w * 0.92, 4.6))
+        else:
+            size = (7, 6.4)  # large enough to read every cell's number
         return [Figure("color_accuracy", lambda ax: P.color_accuracy(
                     self.tables["color_accuracy"], ax=ax)),
                 Figure("color_confusion", lambda ax: P.confusion_heatmap(
@@ -567,6 +571,6 @@ class TrainingOverlap(Section):
         if self.empty is not None:
             return ""
         o = self.options
-        return (f"<section class='arcnb-section' data-section='TrainingOverlap'>"
+        return ("<section class='arcnb-section' data-section='TrainingOverlap'>"
                 + overlap_section_html(self.run, self.check, n_boot=o.n_boot, seed=o.seed)
                 + "</section>")
