@@ -563,7 +563,7 @@ def explore(source=None, *, dataset=None, select: str = "all", category=None, co
     """Browse a run's outputs (or a dataset's tasks) in JupyterLab.
 
     ``source``: a run directory (``arcnb evaluate`` / ``arcnb report`` output), a
-    :class:`~arcnb.scoring.Results`, an :class:`arcnb.report.Run`, a predictions file
+    :class:`~arcnb.scoring.Results`, an :class:`arcnb.runs.Run`, a predictions file
     (with ``dataset=``), ``"default"`` (the bundled example predictions on ARC-AGI-1
     evaluation), or a :class:`~arcnb.data.Dataset` / dataset name (tasks only).
     ``compare``: a run (directory, Results, Run or predictions file) or a list of runs

@@ -6,7 +6,6 @@ and numbers, draws its figures with ``plot(ax=None)``, renders itself to HTML) a
 from __future__ import annotations
 
 import base64
-import io
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,7 +16,9 @@ import numpy as np
 from ...columns import NEAR_MISS
 from ...errors import ParameterError, refuse_overwrite
 from ...html import escape, heading, note
-from ...plot import paper_style, save
+from ...io import atomic_write_bytes
+from ...plot import paper_style
+from ...plot.paper import figure_bytes
 
 __all__ = ["Options", "Section", "Figure", "NO_TRUTH"]
 
@@ -161,11 +162,12 @@ class Section:
         for spec in self.figures():
             fig = self.figure_of(spec)
             folder.mkdir(parents=True, exist_ok=True)
+            kw = {"bbox_inches": "tight"} if spec.tight else {}
+            png[spec.name] = figure_bytes(fig, "png", **kw)  # drawn once: embedded and saved
             for fmt in self.options.formats:
-                kw = {"bbox_inches": "tight"} if spec.tight else {}
-                paths.append(save(fig, folder / f"{spec.name}.{fmt}", overwrite=overwrite,
-                                  **kw))
-            png[spec.name] = _png_bytes(fig, spec.tight)
+                data = png[spec.name] if fmt == "png" else figure_bytes(fig, fmt, **kw)
+                paths.append(atomic_write_bytes(folder / f"{spec.name}.{fmt}", data,
+                                                overwrite=True))
             plt.close(fig)
         self._png = png
         return paths
@@ -229,7 +231,8 @@ class Section:
             if spec.name in png:
                 continue
             fig = self.figure_of(spec)
-            png[spec.name] = _png_bytes(fig, spec.tight)
+            png[spec.name] = figure_bytes(fig, "png",
+                                          **({"bbox_inches": "tight"} if spec.tight else {}))
             plt.close(fig)
         self._png = png
 
@@ -241,13 +244,6 @@ def _as_figure(out):
     if hasattr(out, "get_figure"):
         return out.get_figure()
     return np.ravel(out)[0].get_figure()
-
-
-def _png_bytes(fig, tight: bool) -> bytes:
-    buf = io.BytesIO()
-    kw = {"bbox_inches": "tight"} if tight else {}
-    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None}, **kw)
-    return buf.getvalue()
 
 
 def _slug(text: str) -> str:
