@@ -288,6 +288,12 @@ def test_plot_returns_axes_and_files_are_written(runs, tmp_path):
         S.Colours(runs["copy"], OPTS, figures_dir=tmp_path, overwrite=False)
     with pytest.raises(arcnb.errors.ArcnbError, match="no figure"):
         S.Headline(runs["copy"], OPTS).plot()
+    no_cost = S.Cost(runs["copy"], OPTS)
+    with pytest.raises(arcnb.errors.ArcnbError, match="no figure .No cost"):
+        no_cost.plot()
+    assert no_cost.files() == []
+    with pytest.raises(arcnb.errors.ArcnbError, match="has no figure 'x': it has color_accuracy"):
+        sec.figure("x")
 
 
 HOSTILE_IDS = ["<script>alert(1)</script>", "a&b\"'<img src=//evil>", "rtl\u202egnp.exe"]

@@ -128,7 +128,7 @@ class Section:
     def plot(self, ax=None):
         """Draw the section's main figure on ``ax`` (a new figure when None) and return
         its Axes (a figure-level view returns its Figure)."""
-        figs = self.figures()
+        figs = self.figures() if self.empty is None else []
         if not figs:
             raise ParameterError(f"the {self.title or type(self).__name__} section has no "
                                  "figure" + (f" ({self.empty})" if self.empty else ""))
@@ -136,15 +136,20 @@ class Section:
 
     def figure(self, name: str | None = None):
         """The figure named ``name`` (default: the main one) as a matplotlib Figure."""
-        figs = {f.name: f for f in self.figures()}
+        figs = {f.name: f for f in (self.figures() if self.empty is None else [])}
         if not figs:
             raise ParameterError(f"the {self.title or type(self).__name__} section has no "
-                                 "figure")
+                                 "figure" + (f" ({self.empty})" if self.empty else ""))
+        if name is not None and name not in figs:
+            raise ParameterError(f"the {self.title or type(self).__name__} section has no "
+                                 f"figure {name!r}: it has {', '.join(figs)}")
         spec = figs[name] if name else next(iter(figs.values()))
         return _as_figure(self._draw(spec, None))
 
     def files(self) -> list[str]:
         """The names of the files the section writes (figures in every format)."""
+        if self.empty is not None:
+            return []
         return [f"{f.name}.{fmt}" for f in self.figures() for fmt in self.options.formats]
 
     def write(self, folder: str | os.PathLike, *, overwrite: bool = True) -> list[Path]:
