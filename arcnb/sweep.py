@@ -36,7 +36,7 @@ interrupted one resumes from its journal) and writes, from the finished runs:
 The step of a checkpoint comes from the checkpoint itself (Lightning's ``global_step``
 and ``epoch``, the ``step`` an arcnb checkpoint records when saved with one, or a
 safetensors file's ``"step"`` metadata; read by
-:func:`arcnb.models.loading.recorded_step`, after the checks ``arcnb evaluate`` makes and
+:func:`arcnb.models.recorded_step`, after the checks ``arcnb evaluate`` makes and
 without loading the weights), else from a number in its file name
 (``step=N`` first), else from the order the checkpoints were given in; one source for
 the whole sweep (the first that gives every checkpoint a distinct step), recorded in
@@ -160,7 +160,7 @@ def checkpoint_step(path: str | os.PathLike) -> tuple[int | None, int | None]:
     """``(step, epoch)`` recorded in a checkpoint file: Lightning's ``global_step`` and
     ``epoch``, arcnb's ``step`` / ``epoch`` (:func:`arcnb.models.save_checkpoint`
     with ``step=``) or a safetensors file's ``"step"`` / ``"epoch"`` metadata
-    (:func:`arcnb.models.loading.recorded_step`: the checks ``arcnb evaluate`` makes
+    (:func:`arcnb.models.recorded_step`: the checks ``arcnb evaluate`` makes
     first, the weights not loaded, no code run); ``(None, None)`` for anything else (a
     program archive, a model name, a file that needs pickled code)."""
     return recorded_step(path)

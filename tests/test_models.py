@@ -575,7 +575,8 @@ def test_every_checkpoint_suffix_is_a_checkpoint_to_open_and_to_sweep(tmp_path):
     from arcnb.models import CHECKPOINT_FORMATS, CHECKPOINT_SUFFIXES
     from arcnb.sweep import expand_checkpoints
 
-    assert set(CHECKPOINT_SUFFIXES) == {".pt", ".pth", ".ckpt", ".bin", ".pt2", ".safetensors"}
+    assert set(CHECKPOINT_SUFFIXES) == {".pt", ".pth", ".ckpt", ".bin", ".ts", ".pt2",
+                                        ".safetensors"}
     assert set(CHECKPOINT_FORMATS) == {"pickle", "torchscript", "export", "safetensors"}
     assert CHECKPOINT_FORMATS["safetensors"].suffixes == (".safetensors",)
     files = []

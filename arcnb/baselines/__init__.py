@@ -64,17 +64,17 @@ machine's speed.
 
 Where it lives
 --------------
-:mod:`arcnb.baselines.references` holds the reference baselines over a whole dataset
+``arcnb/baselines/references.py`` holds the reference baselines over a whole dataset
 (the ``*_submission`` functions, :func:`program_search_candidates`);
-:mod:`arcnb.baselines.language` the primitives and their families;
-:mod:`arcnb.baselines.search` the search (:func:`search_task`, :func:`solve_task`);
-:mod:`arcnb.baselines.model` the search as a model (:func:`program_search_model`).
-Every public name is importable from :mod:`arcnb.baselines` itself.
+``language.py`` the primitives and their families; ``search.py`` the search
+(:func:`search_task`, :func:`solve_task`); ``model.py`` the search as a model
+(:func:`program_search_model`). Every public name is importable from
+``arcnb.baselines`` itself.
 
 Words: a *reference baseline* is one of these reference points. It is not the
 *bundled checkpoint* (``"baseline"`` on the command line,
 :data:`arcnb.models.BUNDLED_CHECKPOINT`), a trained copy of the *demo network*
-(:class:`arcnb.models.baseline.DemoConvNet`, the ``demo-conv`` builder).
+(``DemoConvNet``, the ``demo-conv`` builder).
 """
 from __future__ import annotations
 

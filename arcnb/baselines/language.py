@@ -4,7 +4,7 @@ A *primitive* maps a grid to a grid (or fails); :func:`primitives` gives a task'
 primitive set in search order and :data:`FAMILIES` names the families (see
 :mod:`arcnb.baselines` for what each family holds). Primitives that paint new cells use
 *marker* values (:data:`MARK`, 10 and up) instead of colours. The search over their
-compositions is :mod:`arcnb.baselines.search`.
+compositions is ``arcnb.baselines.search``.
 """
 from __future__ import annotations
 

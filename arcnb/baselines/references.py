@@ -4,7 +4,7 @@
 heuristic (:func:`heuristic_submission`, :func:`fit_programs`) and the program
 search's predictions and candidate pools over a whole dataset
 (:func:`program_search_submission`, :func:`program_search_candidates`; the search
-itself is :mod:`arcnb.baselines.search`).
+itself is ``arcnb.baselines.search``).
 """
 from __future__ import annotations
 

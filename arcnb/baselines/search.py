@@ -1,5 +1,5 @@
 """The program search's engine: breadth-first search over compositions of the
-primitives of :mod:`arcnb.baselines.language`, with a colour map learnt last.
+primitives of ``arcnb.baselines.language``, with a colour map learnt last.
 
 :func:`search_task` finds every consistent program of a task (simplest first) within a
 budget of primitive applications; :func:`solve_task` turns them into attempts. The

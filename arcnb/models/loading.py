@@ -96,7 +96,8 @@ class CheckpointFormat:
 CHECKPOINT_FORMATS = {f.name: f for f in (
     CheckpointFormat("pickle", "a torch.save file: an arcnb checkpoint, a Lightning "
                      "checkpoint or a state dict", (".pt", ".pth", ".ckpt", ".bin")),
-    CheckpointFormat("torchscript", "a TorchScript archive (torch.jit.save)", (".pt", ".pth")),
+    CheckpointFormat("torchscript", "a TorchScript archive (torch.jit.save)",
+                     (".pt", ".pth", ".ts")),
     CheckpointFormat("export", "a torch.export archive (torch.export.save)", (".pt2",)),
     CheckpointFormat("safetensors", "a safetensors state dict (safetensors.torch.save_file)",
                      (".safetensors",)),
