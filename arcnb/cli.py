@@ -23,7 +23,7 @@ from .evaluate import checkpoint_kwargs, evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
 from .io import to_jsonable
 from .overlap import overlap
-from .report import COPY_INPUT
+from .report.references import COPY_INPUT
 from .resources import copy_notebooks, notebook_names
 from .runs import (FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
                    SUBMISSION, TASKS_CSV, USER_PATHS_ENV, absolute_path, compact_line, is_scored,
@@ -437,7 +437,8 @@ def _add_evaluate(sub) -> None:
                                    "is written for Kaggle. Resumable; shards over ranks under "
                                    "torchrun.")
     p.add_argument("--checkpoint", required=True,
-                   help="checkpoint file (arcnb, Lightning .ckpt, TorchScript, torch.export), "
+                   help="checkpoint file (arcnb, Lightning .ckpt, TorchScript, torch.export, "
+                        ".safetensors with --arch), "
                         "'baseline' (the bundled model) or a model name such as copy-input")
     p.add_argument("--dataset", required=True,
                    help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
@@ -470,8 +471,9 @@ def _add_checkpoint_options(p, scope: str = "") -> None:
     :func:`_checkpoint_options` turns them into :func:`arcnb.evaluate.evaluate`'s
     keyword arguments."""
     p.add_argument("--arch", help=scope + "model builder (registered name or module:callable) "
-                                  "for Lightning / state-dict checkpoints; the module is looked "
-                                  "up in the current directory first, as `python -m` does")
+                                  "for Lightning / state-dict / safetensors checkpoints; the "
+                                  "module is looked up in the current directory first, as "
+                                  "`python -m` does")
     p.add_argument("--config", help=scope + "JSON object of builder arguments (merged over the "
                                     "checkpoint's saved config)")
     p.add_argument("--replace-config", action="store_true",

@@ -33,8 +33,8 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPO
                     REPORT_NOTEBOOK, absolute_path, check_out_path, copy_run_files, is_finished,
                     is_scored, read_metrics, require_finished, summary_of,
                     unique_labels)
-from .html import PAGE_CSS, _esc, _fmt_fraction
-from .notebooks import NOTEBOOKS, _check_self_contained, export_html, notebook_path, run_notebook
+from ..html import escape as _esc, fmt_fraction as _fmt_fraction, page as html_page
+from .notebooks import NOTEBOOKS, export_html, notebook_path, run_notebook
 from .sources import as_source
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
@@ -366,12 +366,8 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
                   for k in INDEX_COLUMNS]
         rows.append(f"<tr><td class='arcnb-text'><a href='{_esc(rel)}'>{_esc(r.label)}</a>"
                     f"</td>" + "".join(f"<td>{_esc(v)}</td>" for v in values) + "</tr>")
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-            "style-src 'unsafe-inline'\"><title>arcnb reports</title><style>" + PAGE_CSS +
-            "</style></head><body><h1>arcnb reports</h1><div class='arcnb-scroll'><table>"
-            "<thead><tr><th class='arcnb-text'>run</th>" +
-            "".join(f"<th>{_esc(column_label(k))}</th>" for k in INDEX_COLUMNS) + "</tr>"
-            "</thead><tbody>" + "".join(rows) + "</tbody></table></div></body></html>\n")
-    _check_self_contained(page)
+    page = html_page("arcnb reports", "<h1>arcnb reports</h1><div class='arcnb-scroll'><table>"
+                     "<thead><tr><th class='arcnb-text'>run</th>" +
+                     "".join(f"<th>{_esc(column_label(k))}</th>" for k in INDEX_COLUMNS) +
+                     "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
     return atomic_write_text(out / INDEX_HTML, page, overwrite=True)

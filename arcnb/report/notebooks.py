@@ -19,10 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import ArcnbError, NotebookError, one_line, printable, refuse_overwrite
+from ..errors import ArcnbError, NotebookError, one_line, refuse_overwrite
 from ..io import atomic_write_text
 from ..resources import notebook, templates_dir
-from .html import _esc
+from ..html import CSP, PAGE_CSS, check_self_contained as _check_self_contained
+from ..html import escape as _esc
 
 __all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
            "insert_contents",
@@ -213,7 +214,8 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
                             extra_template_basedirs=[str(templates_dir())],
                             exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True, embed_images=True)
-    body, _ = exporter.from_notebook_node(nb)
+    body, _ = exporter.from_notebook_node(nb, resources={"arcnb_csp": CSP,
+                                                         "arcnb_css": PAGE_CSS})
     body = insert_contents(body)
     if error is not None:
         body = _insert_error_banner(body, error, notebook)
@@ -271,47 +273,3 @@ def _insert_error_banner(body: str, error: Mapping, notebook) -> str:
         return banner + body
     i += len(marker)
     return body[:i] + banner + body[i:]
-
-
-_URL_ATTRS = frozenset({"src", "href", "srcset", "action", "formaction", "poster", "data",
-                        "background", "xlink:href", "cite", "longdesc", "ping", "manifest"})
-
-
-def _check_self_contained(body: str) -> None:
-    """Refuse to write a page that could load a script or a remote resource.
-
-    The page is parsed (``html.parser``): a ``<script>`` element, or an attribute that
-    holds a URL (``src``, ``href``, ...) naming a host (``//host``) or a scheme other
-    than ``data:`` (``https:``, ``javascript:``), is refused. Text is never looked at, so
-    a category or a label containing ``src=//`` is harmless (it is escaped text)."""
-    from html.parser import HTMLParser
-
-    problems: list[str] = []
-
-    class _Scan(HTMLParser):
-        def handle_starttag(self, tag, attrs):
-            if tag == "script":
-                problems.append("contains a <script> element")
-            for name, value in attrs:
-                if name in _URL_ATTRS and value and _remote_or_active(value):
-                    problems.append(f"references {printable(value)[:80]!r} in <{tag} {name}>")
-
-        handle_startendtag = handle_starttag
-
-    scan = _Scan(convert_charrefs=True)
-    scan.feed(body)
-    scan.close()
-    if problems:
-        raise ArcnbError(f"internal error: the exported HTML {problems[0]}")
-
-
-def _remote_or_active(url: str) -> bool:
-    """Whether a URL attribute's value names a host or a scheme other than ``data:``
-    (after the whitespace and control characters a browser strips)."""
-    import re
-
-    u = re.sub(r"[\x00-\x20\x7f]", "", url).replace("\\", "/").lower()
-    if u.startswith("//"):
-        return True
-    m = re.match(r"([a-z][a-z0-9+.-]*):", u)
-    return bool(m) and m.group(1) != "data"

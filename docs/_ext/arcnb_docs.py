@@ -49,6 +49,7 @@ PUBLIC_MODULES = [
     "arcnb.errors", "arcnb.candidates", "arcnb.front", "arcnb.journal",
 ]
 PUBLIC_MODULES.append("arcnb.sweep")  # checkpoint sweeps
+PUBLIC_MODULES += ["arcnb.html", "arcnb.report.sections"]  # HTML in one home; report sections
 
 #: Top-level modules of arcnb that are not in the API reference, and why.
 NOT_IN_API = {
