@@ -20,7 +20,7 @@ import pandas as pd
 from .errors import ArcnbError, printable
 
 __all__ = ["escape", "fmt_fraction", "data_value", "table", "note", "heading", "HTML",
-           "PAGE_CSS", "CSP", "page", "check_self_contained"]
+           "PAGE_CSS", "CSP", "page", "check_self_contained", "style"]
 
 
 def escape(value) -> str:
@@ -123,15 +123,29 @@ margin:0.5em 0 1em 0;display:inline-block}
 """
 
 
-def page(title: str, body: str) -> str:
+def page(title: str, body: str, *, css: str = "") -> str:
     """A whole self-contained page: the policy, the look, ``title`` (escaped) and
-    ``body`` (already-escaped HTML). Checked with :func:`check_self_contained`."""
+    ``body`` (already-escaped HTML); ``css``: rules a page adds to the look (a
+    script-free player's, say). Checked with :func:`check_self_contained`."""
     text = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
-            f"<title>{escape(title)}</title><style>{PAGE_CSS}</style></head>"
+            f"<title>{escape(title)}</title><style>{PAGE_CSS}{_css(css)}</style></head>"
             f"<body class='arcnb-page'>{body}</body></html>\n")
     check_self_contained(text)
     return text
+
+
+def _css(css: str) -> str:
+    # CSS from arcnb's own modules, never from the user: still, it can't close the element
+    if "<" in css:
+        raise ArcnbError("internal error: a stylesheet holds '<'")
+    return css
+
+
+def style(css: str) -> str:
+    """A ``<style>`` element of ``css`` for a fragment shown inside JupyterLab (a page
+    takes its extra rules through :func:`page`'s ``css``)."""
+    return f"<style>{_css(css)}</style>"
 
 
 _URL_ATTRS = frozenset({"src", "href", "srcset", "action", "formaction", "poster", "data",

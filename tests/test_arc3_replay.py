@@ -15,9 +15,10 @@ from PIL import Image
 import _arc3_game as G
 from arcnb import arc3
 from arcnb.arc3.figures import PALETTE
-from arcnb.arc3.replay import CSP, png_bytes, replay
+from arcnb.arc3.replay import png_bytes, replay
 from arcnb.errors import ParameterError
-from arcnb.report.notebooks import _check_self_contained
+from arcnb.html import CSP
+from arcnb.html import check_self_contained as _check_self_contained
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
                                         if Path("/usr/bin/chromium").exists() else None)

@@ -2,11 +2,12 @@
 keyboard steps, each step's action and reasoning (escaped), its level and the play's
 score so far.
 
-The page runs no script: its Content-Security-Policy forbids scripts and every remote
-resource, as the report's does. The slider is a row of radio buttons, one per step (the
-checked one is the step shown); click anywhere on it, or focus it (it has the focus when
-the page opens) and step with the arrow keys. Each distinct frame is encoded once, as a
-small palette PNG, and consecutive steps that leave the frame unchanged share it; the
+The page runs no script: it is an :func:`arcnb.html.page`, whose Content-Security-Policy
+(:data:`arcnb.html.CSP`) forbids scripts and every remote resource, as the report's does.
+The slider is a row of radio buttons, one per step (the checked one is the step shown):
+click anywhere on it, or focus it (it has the focus when the page opens) and step with
+the arrow keys. Each distinct frame is encoded once, as a small palette PNG, and the
+steps that show the same frame share it; the
 reasoning shown per step is cut at ``reasoning_chars`` characters, and a recording with
 more than ``max_steps`` steps shows an even sample of them plus every key step (level
 starts and ends, GAME_OVERs, the win), and says so. Every string from the recording
@@ -16,7 +17,6 @@ as escapes (``\\u202e``).
 from __future__ import annotations
 
 import base64
-import html
 import math
 import os
 import struct
@@ -27,20 +27,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ParameterError, printable
+from ..html import check_self_contained, escape, page, style
 from ..io import atomic_write_text
-from ..report.html import PAGE_CSS
-from ..report.notebooks import _check_self_contained
 from .figures import _RGB, key_frames
 from .reader import Recording
 from .scorer import Scorecard, play_score
 
-__all__ = ["Replay", "replay", "png_bytes", "CSP"]
-
-#: The replay page's Content-Security-Policy: no script, nothing from the network;
-#: images only as ``data:`` URIs, styles only inline.
-CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'none'; "
-       "connect-src 'none'; object-src 'none'; frame-src 'none'; base-uri 'none'; "
-       "form-action 'none'")
+__all__ = ["Replay", "replay", "png_bytes"]
 
 _PLTE = _RGB.tobytes()
 
@@ -71,12 +64,11 @@ def png_bytes(layer) -> bytes:
 def _esc_text(text: str) -> str:
     """Escaped for HTML, every control or bidirectional character shown as its escape
     (line breaks kept)."""
-    return html.escape("\n".join(printable(line) for line in str(text).split("\n")),
-                       quote=True)
+    return escape("\n".join(printable(line) for line in str(text).split("\n")))
 
 
 def _esc(text) -> str:
-    return html.escape(printable(str(text)), quote=True)
+    return escape(printable(str(text)))
 
 
 _CSS = (
@@ -273,11 +265,9 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
              "or use the arrow keys on it to step (colours: green a level completed, "
              "orange a level reset, red GAME_OVER, light grey not counted by the "
              f"scorecard).{_esc(sample)}</p>")
-    fragment = f"<style>{css}</style>{intro}{body}"
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
-            f"<title>replay: {_esc(title)}</title><style>{PAGE_CSS}{css}</style></head>"
-            f"<body><main><h1>Replay: {_esc(title)}</h1>{intro}{body}</main></body></html>\n")
-    _check_self_contained(page)
-    return Replay(page, fragment, n_steps=len(chosen), n_recorded=len(rows),
+    fragment = style(css) + intro + body
+    whole = page(f"replay: {printable(title)}",
+                 f"<main><h1>Replay: {_esc(title)}</h1>{intro}{body}</main>", css=css)
+    check_self_contained(fragment)
+    return Replay(whole, fragment, n_steps=len(chosen), n_recorded=len(rows),
                   n_images=len(img_tags), title=title)
