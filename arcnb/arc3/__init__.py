@@ -20,6 +20,7 @@ wrong), :mod:`~arcnb.arc3.tables` (per level, game and run),
 from __future__ import annotations
 
 from .baselines import read_baselines
+from .compare import Comparison, compare
 from .faults import FAULT_KINDS, faults_table
 from .reader import ACTIONS, Recording, Run, find_recordings, read_recording, read_run, read_runs
 from .replay import Replay, replay
@@ -29,4 +30,5 @@ from .tables import game_table, level_table, run_table
 __all__ = ["read_baselines", "FAULT_KINDS", "faults_table", "ACTIONS", "Recording", "Run",
            "find_recordings", "read_recording", "read_run", "read_runs", "DEFAULT_RULE",
            "RULES", "Rule", "Scorecard", "account", "level_score", "play_score", "score",
-           "Replay", "replay", "game_table", "level_table", "run_table"]
+           "Replay", "replay", "game_table", "level_table", "run_table", "Comparison",
+           "compare"]
