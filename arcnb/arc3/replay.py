@@ -260,7 +260,7 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
                 + "</div></div></div>")
     else:
         body = "<p>This recording holds no step of that game.</p>"
-    intro = (f"<p class='arcnb-note'>{_esc(str(rec.path))}: {len(rows)} steps of game "
+    intro = (f"<p class='arcnb-note'>{_esc(rec.name)}: {len(rows)} steps of game "
              f"{_esc(gid)}; {len(img_tags)} distinct frames. {_esc(score_line)}. Click the bar "
              "or use the arrow keys on it to step (colours: green a level completed, "
              "orange a level reset, red GAME_OVER, light grey not counted by the "
