@@ -22,13 +22,14 @@ from __future__ import annotations
 from .baselines import read_baselines
 from .compare import Comparison, compare
 from .faults import FAULT_KINDS, faults_table
-from .reader import ACTIONS, Recording, Run, find_recordings, read_recording, read_run, read_runs
+from .reader import (ACTIONS, STEP_COLUMNS, Recording, Run, find_recordings, read_recording,
+                     read_run, read_runs)
 from .replay import Replay, replay
 from .scorer import DEFAULT_RULE, RULES, Rule, Scorecard, account, level_score, play_score, score
-from .tables import game_table, level_table, run_table
+from .tables import GAME_COLUMNS, LEVEL_COLUMNS, RUN_COLUMNS, game_table, level_table, run_table
 
 __all__ = ["read_baselines", "FAULT_KINDS", "faults_table", "ACTIONS", "Recording", "Run",
            "find_recordings", "read_recording", "read_run", "read_runs", "DEFAULT_RULE",
            "RULES", "Rule", "Scorecard", "account", "level_score", "play_score", "score",
            "Replay", "replay", "game_table", "level_table", "run_table", "Comparison",
-           "compare"]
+           "compare", "STEP_COLUMNS", "GAME_COLUMNS", "LEVEL_COLUMNS", "RUN_COLUMNS"]

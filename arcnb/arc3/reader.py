@@ -220,6 +220,7 @@ class Run:
 
     @property
     def game_ids(self) -> list[str]:
+        """The games the run's recordings hold, in order of first appearance."""
         return list(dict.fromkeys(g for r in self.recordings for g in r.game_ids))
 
 

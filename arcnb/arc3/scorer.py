@@ -72,6 +72,7 @@ class Rule:
 
     @property
     def words(self) -> str:
+        """The rule in one sentence (shown with every result)."""
         ratio = "(h/a)^2" if self.power == 2 else "h/a"
         mean = ("mean of its levels' scores weighted by level number" if self.weighted
                 else "plain mean of its levels' scores")
@@ -82,6 +83,7 @@ class Rule:
                 "best play; the run the mean over games")
 
     def as_dict(self) -> dict:
+        """The rule's parameters and its sentence, as JSON."""
         return {"name": self.name, "power": self.power, "level_cap": self.level_cap,
                 "weighted": self.weighted, "completion_cap": self.completion_cap,
                 "count_empty": self.count_empty, "toolkit": self.toolkit,
@@ -347,6 +349,7 @@ class Scorecard:
 
     @property
     def n_games(self) -> int:
+        """How many games the run's mean counts."""
         return int(self.games["counted"].sum()) if len(self.games) else 0
 
     def summary(self) -> dict:
