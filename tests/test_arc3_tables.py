@@ -62,3 +62,11 @@ def test_a_level_without_actions_has_nan_per_action(tmp_path):
                       {"hb01-00000001": [2, 3]})
     lv = level_table(card).set_index("level")
     assert lv.loc[2, "actions"] == 0 and math.isnan(lv.loc[2, "seconds_per_action"])
+
+
+def test_a_game_scored_zero_for_its_baselines_has_no_cap_nor_ratio(card):
+    g = game_table(card).set_index("game_id")
+    # tw04: one baseline for a game whose play completed two levels
+    assert math.isnan(g.loc["tw04-3d4e5f6a", "completion_cap"])
+    assert math.isnan(g.loc["tw04-3d4e5f6a", "baseline_actions"])
+    assert math.isnan(g.loc["tw04-3d4e5f6a", "actions_per_baseline"])

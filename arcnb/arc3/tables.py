@@ -42,12 +42,14 @@ GAME_COLUMNS = {
     "levels_completed": "the most levels a play completed",
     "win_levels": "the levels the game has",
     "completion_cap": "the most the best play could score given the levels it scored on "
-                      "(100 x their weight / the total weight; NaN under rules without it)",
+                      "(100 x their weight / the total weight; NaN under rules without it "
+                      "and for a game scored 0 for its baselines)",
     "plays": "plays (each full reset starts one)",
     "actions": "actions summed over the plays",
     "resets": "level resets summed over the plays",
     "best_play_actions": "actions of the best play on the levels it completed",
-    "baseline_actions": "the human baseline's actions on those levels",
+    "baseline_actions": "the human baseline's actions on those levels (NaN when one lacks "
+                        "a baseline)",
     "actions_per_baseline": "best_play_actions / baseline_actions (NaN when no level was "
                             "completed)",
     "first_play_score": "the first play's score alone",
@@ -94,12 +96,16 @@ def game_table(card: Scorecard) -> pd.DataFrame:
         scores = np.asarray(g.level_scores, dtype=float)
         w = np.arange(1, len(scores) + 1, dtype=float) if card.rule.weighted else \
             np.ones(len(scores))
+        best = card.plays[(card.plays["game_id"] == g.game_id) &
+                          (card.plays["play"] == g.best_play)]
+        scored = len(best) and not isinstance(best["zero_because"].iloc[0], str)
         cap = (100.0 * w[scores > 0].sum() / w.sum()
-               if card.rule.completion_cap and len(scores) and g.baseline_actions else math.nan)
+               if card.rule.completion_cap and len(scores) and scored else math.nan)
         lv = card.levels[(card.levels["game_id"] == g.game_id) &
                          (card.levels["play"] == g.best_play) & card.levels["completed"]]
         acts = float(lv["actions"].sum()) if len(lv) else math.nan
-        base = float(lv["baseline"].sum()) if len(lv) else math.nan
+        # NaN when a completed level has no baseline (no sum over a part of the levels)
+        base = float(lv["baseline"].sum(min_count=len(lv))) if len(lv) else math.nan
         rows.append({"game_id": g.game_id, "score": g.score,
                      "levels_completed": g.levels_completed, "win_levels": g.win_levels,
                      "completion_cap": cap, "plays": g.plays, "actions": g.actions,
