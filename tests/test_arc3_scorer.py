@@ -4,11 +4,9 @@ toolkit."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -395,8 +393,14 @@ def test_the_real_toolkit_scores_the_synthetic_game_the_same(tmp_path, toolkit):
             "game_id == 'tw01-0a1b2c3d'")["score"]))
 
 
-def test_errors_are_arcnb_errors(tmp_path):
-    with pytest.raises(ArcnbError):
+def test_a_missing_recording_is_an_arcnb_error(tmp_path):
+    with pytest.raises(ArcnbError, match="recording not found"):
         arc3.score(tmp_path / "missing.jsonl", {})
-    assert not math.isnan(level_score(1, 1, True))
-    assert sys.version_info >= (3, 9)
+
+
+def test_a_scorecard_shows_itself_in_jupyterlab(tmp_path):
+    gid = "ev<il>\u202e-1"
+    G.write_lines(tmp_path / "r.jsonl", G.level_walk([2], game=gid))
+    html = arc3.score(tmp_path / "r.jsonl", {gid: [2]}, label="<b>run</b>")._repr_html_()
+    assert "<b>&lt;b&gt;run&lt;/b&gt;</b>: 100.00" in html and "\u202e" not in html
+    assert "ev&lt;il&gt;\\u202e-1" in html and "rule 0.9.9" in html

@@ -67,7 +67,7 @@ MAX_FILES = 100_000
 #: Largest ``run_meta.json`` or ``step_NNN.json`` of a harness run (64 MiB).
 MAX_STEP_FILE_BYTES = 64 * 1024 ** 2
 
-#: The columns of :attr:`Recording.steps`, one row per recorded step, with their words.
+#: The columns of ``Recording.steps``, one row per recorded step, with their words.
 STEP_COLUMNS = {
     "step": "the step's position in its recording, from 0",
     "line": "its line in the recording file (from 1), or the number of its step file",

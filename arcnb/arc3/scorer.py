@@ -42,7 +42,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError, refuse_overwrite
+from ..errors import ParameterError, printable, refuse_overwrite
+from ..html import escape, note, table
 from ..io import atomic_write_text, csv_text, take_back_on_failure, to_jsonable
 from ..stats import bootstrap_ci
 from .baselines import read_baselines
@@ -383,6 +384,15 @@ class Scorecard:
         return _text(self)
 
     __str__ = text
+
+    def _repr_html_(self) -> str:
+        lo, hi = self.ci95
+        games = self.games.drop(columns=["level_scores", "level_actions", "baseline_actions"])
+        games["game_id"] = games["game_id"].map(printable)
+        return (f"<p><b>{escape(printable(self.label))}</b>: {_fmt(self.score)} [{_fmt(lo)}, "
+                f"{_fmt(hi)}] over {self.n_games} games; first play alone "
+                f"{_fmt(self.first_play_score)}; {len(self.faults)} faults.</p>"
+                + note(self.rule.words) + table(games, digits=2))
 
     def write(self, out, *, overwrite: bool = False) -> list:
         """Write ``summary.json`` (:meth:`summary`), ``games.csv``, ``plays.csv``,
