@@ -31,8 +31,8 @@ from .sweep import (SweepCategories, SweepChanges, SweepCurves, SweepSelection,
 from .paper import PaperBreakdowns, PaperFiles, PaperGallery, PaperTables, paper_files
 
 #: The report of one run, in order (the report notebook shows one cell per section).
-REPORT = [Summary, Headline, TrainingOverlap, AlmostWorks, References, PassAtK, Failures,
-          SecondAttempt, Colours, Categories, GridSizeAndShape, Cost, CandidatePool, Provenance]
+REPORT = [Summary, Headline, TrainingOverlap, AlmostWorks, References, PassAtK, SecondAttempt,
+          Failures, Colours, Categories, GridSizeAndShape, Cost, CandidatePool, Provenance]
 
 #: What the report shows for a run without truth (a hidden test set).
 REPORT_NO_TRUTH = [Summary, PredictionsOnly, Provenance]

@@ -224,7 +224,7 @@ class Failures(Section):
     """Galleries of the near misses (nearest first) and the failures: truth |
     prediction | difference for each output's best attempt."""
 
-    title = "5. Failures and near misses"
+    title = "6. Failures and near misses"
     anchor = "arcnb-section-failures"
     intro = ("Truth | prediction | difference for each output (the best attempt: the first "
              "correct one, else the right-shaped one with the most correct cells). Wrong "
@@ -262,7 +262,7 @@ class SecondAttempt(Section):
     only, and by neither, per output and per task; with attempt 2 only, how much of
     pass@2 it carries."""
 
-    title = "What the second attempt adds"
+    title = "5. What the second attempt adds"
     anchor = "arcnb-section-second-attempt"
     intro = ("pass@2 counts an output solved when either of its first two attempts is right. "
              "This table splits the solved outputs into those attempt 1 already solves and "
@@ -311,7 +311,7 @@ class Colours(Section):
     """Per-colour accuracy of attempt 1 (over the outputs whose attempt 1 has the
     truth's shape) and the colour confusion matrix."""
 
-    title = "6. Colours"
+    title = "7. Colours"
     anchor = "arcnb-section-colours"
     intro = ("Per-colour accuracy: for each colour, the fraction of truth cells of that colour "
              "that attempt 1 predicts correctly, over the outputs whose attempt 1 has the "
@@ -355,7 +355,7 @@ class Categories(Section):
     """The automatic structural taxonomy (every task) and, with the ``taxonomy``
     option, a user taxonomy: exact pass@2 beside the graded metrics, with intervals."""
 
-    title = "7. Categories"
+    title = "8. Categories"
     anchor = "arcnb-section-categories"
     intro = ("The automatic structural taxonomy (computed from each task's demonstration "
              "pairs) covers every task; a user taxonomy is added when the taxonomy option "
@@ -397,7 +397,7 @@ class GridSizeAndShape(Section):
     """Breakdowns by the truth grid's size (its larger side, binned) and by shape
     change (the truth's shape against the test input's), per test output."""
 
-    title = "8. Grid size and shape change"
+    title = "9. Grid size and shape change"
     anchor = "arcnb-section-grid-size"
     intro = ("Grid size bins the larger side of the truth grid; shape change compares the "
              "truth's shape with the test input's. Both assign each test output on its own.")
@@ -426,7 +426,7 @@ class Cost(Section):
     """What the run cost, from the attempts' metadata: the cost headline, score against
     cost per task, and cost and tokens for solved and unsolved tasks."""
 
-    title = "9. Cost and efficiency"
+    title = "10. Cost and efficiency"
     anchor = "arcnb-section-cost"
     intro = ("What the run cost, from the attempts' metadata (a benchmarking-harness run "
              "folder carries it): cost per task, score against cost per task on a log scale, "
@@ -483,7 +483,7 @@ class RunFiles(Section):
 class Provenance(Section):
     """Where the numbers come from and the compact line to quote them with."""
 
-    title = "10. Provenance"
+    title = "11. Provenance"
     anchor = "arcnb-section-provenance"
     intro = ("Where these numbers come from, and the compact line to quote them with: the "
              "metric and its value, the checkpoint's SHA-256, the dataset and its version, the "
