@@ -18,8 +18,9 @@ import pytest
 import _report_fixture as F
 
 SECTIONS = ["1. Headline", "2. Where it almost works", "3. Reference points", "4. pass@K",
-            "5. Failures and near misses", "6. Colours", "7. Categories",
-            "8. Grid size and shape change", "9. Cost and efficiency", "10. Provenance"]
+            "5. What the second attempt adds", "6. Failures and near misses", "7. Colours",
+            "8. Categories", "9. Grid size and shape change", "10. Cost and efficiency",
+            "11. Provenance"]
 
 
 @pytest.fixture(scope="module")

@@ -112,9 +112,11 @@ def test_executed_notebook_has_every_section_and_no_error(shared):
     for c in nb.cells:
         if c.cell_type == "code":
             assert not [o for o in c.outputs if o.output_type == "error"]
-    heads = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
-    numbered = [h for h in heads if re.match(r"## \d+\. ", h)]
-    assert [int(h.split()[1].rstrip(".")) for h in numbered] == list(range(1, 11))
+    # each section shows itself: its heading is in its cell's HTML output
+    html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells
+                   if c.cell_type == "code" for o in c.outputs)
+    numbered = re.findall(r"<h2 id=\"arcnb-section-[a-z-]+\">(\d+)\. ", html)
+    assert [int(n) for n in numbered] == list(range(1, 12))
 
 
 def test_report_html_is_self_contained_and_hides_code(shared):
@@ -167,8 +169,8 @@ def test_user_strings_are_escaped(shared):
 def test_failing_cell_leaves_partial_notebook_and_error_page(shared, tmp_path):
     """A cell that raises leaves the partial notebook and an error page. The command
     refuses a malformed taxonomy before any work (tests/test_hostile_report.py), so the
-    bad taxonomy is handed to the notebook directly, as a parameter: section 7 fails after
-    sections 1-6 ran."""
+    bad taxonomy is handed to the notebook directly, as a parameter: section 8 fails after
+    sections 1-7 ran."""
     import nbformat
 
     from arcnb import report as R
@@ -188,7 +190,7 @@ def test_failing_cell_leaves_partial_notebook_and_error_page(shared, tmp_path):
     nb = nbformat.read(out / "report.ipynb", as_version=4)
     errors = [c for c in nb.cells if c.cell_type == "code"
               and any(o.output_type == "error" for o in c.outputs)]
-    assert len(errors) == 1 and "taxonomy" in errors[0].source
+    assert len(errors) == 1 and "Categories" in errors[0].source  # the section reading it
     m = re.search(r"failed at cell (\d+)", err)
     assert int(m.group(1)) == errors[0].execution_count
     ran = [c for c in nb.cells if c.cell_type == "code" and c.outputs and c is not errors[0]]

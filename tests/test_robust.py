@@ -568,7 +568,7 @@ def test_out_inside_the_shipped_notebooks_is_refused(tmp_path):
     make_folder(tmp_path / "ds")
     pred = tmp_path / "p.json"
     pred.write_text(json.dumps({"a": [{"attempt_1": [[1, 2], [3, 4]]}]}))
-    nb = ROOT / "notebooks"
+    nb = ROOT / "notebooks"  # a link to the shipped notebooks: the same folder
     before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in nb.iterdir()}
     for out in (nb, nb / "sub", ROOT / "arcnb" / "report", Path(os.path.relpath(nb))):
         for argv in (("report", "--predictions", pred, "--dataset", tmp_path / "ds"),

@@ -31,9 +31,8 @@ from .notebooks import NOTEBOOKS, NotebookError, export_html, notebook_path, run
 from .sources import (as_source, default_compare_runs, default_out, default_source, figures_dir,
                       make_run, open_run, require_scored, resolve_source)
 
+# ``sections`` (the subpackage) is documented on its own page
 __all__ = [
-    # the sections and the pages
-    "sections",
     # the verbs
     "build_report", "build_reports", "build_compare_report", "run_notebook", "export_html",
     "open_run",
