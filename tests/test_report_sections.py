@@ -338,3 +338,27 @@ def test_the_page_lists_are_the_one_definition():
     assert all(issubclass(c, S.Section) for page in (S.REPORT, S.COMPARE, S.SWEEP, S.FIGURES)
                for c in page)
     assert Path(S.__file__).parent.name == "sections"
+
+
+def test_cell_times_name_the_kernel_setup_and_sections(tmp_path):
+    """Where a report's time went, read from papermill's records of a notebook written
+    here (two sections, a setup cell, the kernel's start)."""
+    import nbformat
+
+    from arcnb.report.notebooks import cell_times
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["papermill"] = {"start_time": "2026-01-01T00:00:00+00:00"}
+    cells = [("x: int = 1", ["parameters"], 0.01, "00:00:01"),
+             ("from arcnb.report import sections as S\nrun = R.open_run()\nS.Summary(run)", [],
+              1.5, "00:00:02"),
+             ("S.Colours(run, options)  # colours", [], 0.25, "00:00:04")]
+    for src, tags, dur, start in cells:
+        c = nbformat.v4.new_code_cell(src)
+        c.metadata["tags"] = tags
+        c.metadata["papermill"] = {"duration": dur, "start_time": f"2026-01-01T{start}+00:00"}
+        nb.cells.append(c)
+    path = tmp_path / "nb.ipynb"
+    path.write_text(nbformat.writes(nb))
+    assert cell_times(path) == [("kernel start", 1.0), ("setup and Summary", 1.5),
+                                ("Colours", 0.25)]

@@ -34,7 +34,7 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPO
                     is_scored, read_metrics, require_finished, summary_of,
                     unique_labels)
 from ..html import escape as _esc, fmt_fraction as _fmt_fraction, page as html_page
-from .notebooks import NOTEBOOKS, export_html, notebook_path, run_notebook
+from .notebooks import NOTEBOOKS, cell_times, export_html, notebook_path, run_notebook
 from .sources import as_source
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
@@ -58,6 +58,9 @@ class ReportResult:
     metrics: dict
     timings: dict = field(default_factory=dict)
     label: str = ""
+    #: where the notebook's time went: ``(name, seconds)`` for the kernel's start, the
+    #: setup cell and each section (:func:`arcnb.report.notebooks.cell_times`)
+    cell_times: list = field(default_factory=list)
 
 
 @contextmanager
@@ -276,12 +279,17 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         finally:
             if not scored:
                 Path(source_nb).unlink(missing_ok=True)
+    cells = cell_times(nb_path)
+    if cells:  # where the notebook's time went: the kernel, the setup, each section
+        rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
+        log("  in it: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in cells
+                                    if sec >= 0.05) + f"; papermill itself {max(rest, 0):.1f} s")
     with _stage(timings, "html export", log):
         export_html(nb_path, html_path, overwrite=True, title=label or out.name)
     timings["total"] = time.perf_counter() - t0
     log(f"total: {timings['total']:.1f} s")
     metrics = read_metrics(out) if is_finished(out) else {}
-    return ReportResult(out, html_path, nb_path, metrics, timings, label or out.name)
+    return ReportResult(out, html_path, nb_path, metrics, timings, label or out.name, cells)
 
 
 def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLike, *,

@@ -26,7 +26,7 @@ from ..html import CSP, PAGE_CSS, check_self_contained as _check_self_contained
 from ..html import escape as _esc
 
 __all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
-           "insert_contents",
+           "insert_contents", "cell_times",
            "export_html"]
 
 #: The notebooks shipped in the package (``arcnb/resources/notebooks/``; name -> file name).
@@ -95,9 +95,13 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
                 # several threads at once (``arcnb report`` of several checkpoints) would
                 # swap under each other, leaving the process in another report's folder
                 extra["resources"] = {"metadata": {"path": str(Path(cwd).resolve())}}
+            # saved once at the end (also after a failing cell), not after every cell:
+            # a report's cells carry their figures, and rewriting them all each time
+            # costs seconds
             pm.execute_notebook(str(src), tmp, parameters=dict(parameters or {}),
                                 kernel_name=KERNEL_NAME, progress_bar=progress,
-                                log_output=False, **extra)
+                                log_output=False, request_save_on_cell_execute=False,
+                                **extra)
         except PapermillExecutionError as exc:
             failure = exc
         except (KeyboardInterrupt, ArcnbError):
@@ -150,6 +154,39 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
                             ename=failure.ename, evalue=failure.evalue,
                             source=failure.source)
     return output
+
+
+def cell_times(notebook: str | os.PathLike) -> list[tuple[str, float]]:
+    """Where an executed notebook's time went, from papermill's records: ``("kernel
+    start", s)`` (papermill's start to the first cell), then one ``(name, s)`` per code
+    cell that ran: a section's class name for a cell that shows one
+    (``S.Colours(run, options)`` -> ``Colours``), ``setup`` for the cell that opens the
+    run (imports included; ``setup and Summary`` when it also shows a section). Empty when the notebook holds no such records."""
+    import datetime as dt
+
+    import nbformat
+
+    nb = nbformat.read(str(notebook), as_version=4)
+
+    def when(text):
+        return dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+
+    out = []
+    meta = nb.metadata.get("papermill") or {}
+    cells = [c for c in nb.cells if (c.metadata.get("papermill") or {}).get("start_time")]
+    if meta.get("start_time") and cells:
+        first = when(cells[0].metadata["papermill"]["start_time"])
+        out.append(("kernel start", max(0.0, (first - when(meta["start_time"])).total_seconds())))
+    for c in cells:
+        if c.cell_type != "code" or "parameters" in c.metadata.get("tags", []) \
+                or "injected-parameters" in c.metadata.get("tags", []):
+            continue
+        m = re.search(r"^S\.([A-Z]\w*)\(", c.source, re.M)
+        name = m.group(1) if m else ""
+        if re.search(r"^(run|sw|cmp|source) = ", c.source, re.M):  # imports, opening the run
+            name = f"setup and {name}" if name else "setup"
+        out.append((name or "cell", float(c.metadata["papermill"].get("duration") or 0.0)))
+    return out
 
 
 def _is_complete_notebook(path) -> bool:
