@@ -75,17 +75,17 @@ class Figure:
 class Section:
     """A view of a run for JupyterLab, the HTML report and a paper.
 
-    ``Section(run, options, **changes)`` computes everything at once: :attr:`tables`
-    (DataFrames), :attr:`numbers` (a dict), and :attr:`empty` (None, or the words
+    ``Section(run, options, **changes)`` computes everything at once: ``tables``
+    (DataFrames), ``numbers`` (a dict), and ``empty`` (None, or the words
     saying why there is nothing to show: an unscored run, no cost data, ...).
-    :meth:`plot` draws the main figure on ``ax`` (created when None) and returns the
-    Axes; :meth:`figures` lists every figure; :meth:`to_html` (and so the display in
+    ``plot()`` draws the main figure on ``ax`` (created when None) and returns the
+    Axes; ``figures()`` lists every figure; ``to_html()`` (and so the display in
     JupyterLab) renders the heading, the words, the tables and the figures; with
-    ``options.figures_dir`` the figures are written there (:meth:`files` names them).
+    ``options.figures_dir`` the figures are written there (``files()`` names them).
 
-    A subclass sets :attr:`title`, :attr:`anchor` and :attr:`intro`, and implements
-    :meth:`compute`, :meth:`body` (the HTML between the words and the end) and, when
-    it draws, :meth:`figures`.
+    A subclass sets ``title``, ``anchor`` and ``intro``, and implements
+    ``compute()``, ``body()`` (the HTML between the words and the end) and, when
+    it draws, ``figures()``.
     """
 
     title: ClassVar[str] = ""
@@ -114,10 +114,10 @@ class Section:
 
     # ------------------------------------------------------------ for subclasses
     def compute(self) -> None:
-        """Fill :attr:`tables`, :attr:`numbers` (or :attr:`empty`)."""
+        """Fill ``tables``, ``numbers`` (or ``empty``)."""
 
     def body(self) -> list[str]:
-        """The HTML fragments of the section (figures through :meth:`image`)."""
+        """The HTML fragments of the section (figures through ``image()``)."""
         return []
 
     def figures(self) -> list[Figure]:
