@@ -59,7 +59,7 @@ class ReportResult:
     timings: dict = field(default_factory=dict)
     label: str = ""
     #: where the notebook's time went: ``(name, seconds)`` for the kernel's start, the
-    #: setup cell and each section (:func:`arcnb.report.notebooks.cell_times`)
+    #: setup cell and each section (``arcnb.report.notebooks.cell_times``)
     cell_times: list = field(default_factory=list)
 
 

@@ -52,7 +52,7 @@ def default_references(dataset: str = DEFAULT_DATASET, *, exclude=None) -> list[
 
 def resolve_references(references, dataset: str, *, exclude=None) -> list[str]:
     """A report's ``references`` parameter with ``"default"`` replaced by
-    :func:`default_references` for ``dataset`` (duplicates dropped, order kept)."""
+    ``default_references`` for ``dataset`` (duplicates dropped, order kept)."""
     out: list[str] = []
     for r in references or ():
         for x in (default_references(dataset, exclude=exclude) if r == "default" else [str(r)]):
@@ -69,7 +69,7 @@ def default_source() -> dict:
     """The embedded default: the bundled baseline checkpoint on ARC-AGI-1 evaluation when
     the package ships one (:func:`arcnb.resources.checkpoint`), else the bundled example
     predictions, with the reference runs its report shows beside it
-    (:func:`default_references`).
+    (``default_references``).
 
     Returns ``{"kind": "checkpoint" | "predictions", "path": str, "dataset": str,
     "references": [str, ...]}``.
@@ -114,7 +114,7 @@ def resolve_source(checkpoint: str = "", predictions: str = "") -> dict:
 def make_run(source: Mapping, dataset: str, out: str | os.PathLike, *, tasks=None,
              overwrite: bool = False, evaluate_options: Mapping | None = None,
              estimator: str = "ranked") -> Run:
-    """Write a run directory ``out`` from ``source`` (see :func:`resolve_source`)
+    """Write a run directory ``out`` from ``source`` (see ``resolve_source``)
     through the front door (:func:`arcnb.front.open_run`): a checkpoint is evaluated
     (``evaluate_options`` are :func:`arcnb.evaluate.evaluate`'s keyword arguments:
     device, batch_size, attempts, augment, seed, arch, config, replace_config,
