@@ -24,9 +24,9 @@ copies of the checkpoints and examples, sub-folders included, written by
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from importlib import resources as _resources
 from pathlib import Path
-from typing import NamedTuple
 
 from ..errors import ArcnbError, OutputExistsError
 from ..io import atomic_write_bytes
@@ -143,12 +143,13 @@ def example(name: str = DEFAULT_EXAMPLE) -> Path:
 ARC3_EXAMPLE = "arc3"
 
 
-class Arc3Example(NamedTuple):
-    """The bundled ARC-AGI-3 example (:func:`arc3_example`)."""
+@dataclass(frozen=True)
+class Arc3Example:
+    """The bundled ARC-AGI-3 example (:func:`arc3_example`): ``runs``, one folder of
+    recordings per agent (``agent-a``, ``agent-b``), sorted by name, and ``baselines``,
+    the games' human baselines (a CSV ``game_id,level,baseline_actions``)."""
 
-    #: One folder of recordings per agent (``agent-a``, ``agent-b``), sorted by name.
-    runs: list
-    #: The games' human baselines, a CSV ``game_id,level,baseline_actions``.
+    runs: list[Path]
     baselines: Path
 
 
