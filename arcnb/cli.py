@@ -795,7 +795,7 @@ def _add_arc3(sub) -> None:
     r = cmds.add_parser("report", help="an HTML report of one or more runs (papermill "
                                        "notebook of sections)",
                         description="Score each run, compare them, and write a self-contained "
-                                    "HTML report (DIR/report.html, from the executed "
+                                    f"HTML report (DIR/{REPORT_HTML}, from the executed "
                                     "DIR/arc3.ipynb) with the figures, each run's tables and "
                                     "every recording's replay page beside it. With no RUN "
                                     "and no --baselines: the bundled example (two agents "

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ..errors import ParameterError, refuse_overwrite
 from ..report.notebooks import export_html, run_notebook
-from ..runs import absolute_path, check_out_path
+from ..runs import REPORT_HTML, absolute_path, check_out_path
 from .baselines import read_baselines
 from .reader import find_recordings
 from .scorer import get_rule
@@ -22,7 +22,7 @@ __all__ = ["build_report", "REPORT_FILES"]
 
 #: The files the report writes at the top of its folder (besides the figures, the
 #: runs' tables and ``replays/``).
-REPORT_FILES = ("arc3.ipynb", "report.html")
+REPORT_FILES = ("arc3.ipynb", REPORT_HTML)
 
 
 def build_report(runs: Sequence, out: str | os.PathLike, *, baselines=None,
@@ -64,7 +64,7 @@ def build_report(runs: Sequence, out: str | os.PathLike, *, baselines=None,
               "out": str(out.resolve()), "overwrite": bool(overwrite)}
     out.mkdir(parents=True, exist_ok=True)
     run_notebook("arc3", out / "arc3.ipynb", params, progress=progress, overwrite=True,
-                 cwd=out, html=out / "report.html", html_on_success=False,
+                 cwd=out, html=out / REPORT_HTML, html_on_success=False,
                  title="arcnb ARC-AGI-3 report")
-    return export_html(out / "arc3.ipynb", out / "report.html", overwrite=True,
+    return export_html(out / "arc3.ipynb", out / REPORT_HTML, overwrite=True,
                        title="arcnb ARC-AGI-3 report")
