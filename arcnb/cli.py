@@ -795,12 +795,15 @@ def _add_arc3(sub) -> None:
     r = cmds.add_parser("report", help="an HTML report of one or more runs (papermill "
                                        "notebook of sections)",
                         description="Score each run, compare them, and write a self-contained "
-                                    "HTML report (DIR/report.html, from the executed "
+                                    f"HTML report (DIR/{REPORT_HTML}, from the executed "
                                     "DIR/arc3.ipynb) with the figures, each run's tables and "
-                                    "every recording's replay page beside it.")
-    r.add_argument("runs", nargs="+", metavar="RUN",
-                   help="one run each: a recording, a harness run folder or a folder of them")
-    r.add_argument("--baselines", required=True, help="as for 'arcnb arc3 score'")
+                                    "every recording's replay page beside it. With no RUN "
+                                    "and no --baselines: the bundled example (two agents "
+                                    "on a small synthetic game).")
+    r.add_argument("runs", nargs="*", metavar="RUN",
+                   help="one run each: a recording, a harness run folder or a folder of them "
+                        "(none: the bundled example)")
+    r.add_argument("--baselines", help="as for 'arcnb arc3 score' (required with RUN)")
     r.add_argument("--out", required=True, help="the report's folder")
     r.add_argument("--label", action="append", default=[], metavar="LABEL",
                    help="a run's label, once per run in order (default: the agent's or the "

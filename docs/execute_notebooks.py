@@ -32,7 +32,7 @@ EXAMPLES = DOCS / "examples"
 WORK = DOCS / "_build" / "notebooks"
 
 #: The example pages, in the order of the docs' table of contents.
-ORDER = ["report", "evaluate", "compare", "figures", "figures-page", "explore", "sweep"]
+ORDER = ["report", "evaluate", "compare", "figures", "figures-page", "explore", "sweep", "arc3"]
 #: Example pages that run a notebook with other parameters: page -> notebook.
 #: figures-page: the figures notebook at the full text width (two columns, 7.2 in).
 VARIANTS = {"figures-page": "figures"}

@@ -2,7 +2,8 @@
 page (docs/guide/images/arc3-replay.html, with a screenshot where Debian's chromium and
 playwright are installed), from recordings of the tests' synthetic game
 (tests/_arc3_game.py): agent A is the tests' scenario (several plays, level resets, a
-GAME_OVER, clicks), agent B walks twice (tw01) and three times (tw02) the human baseline.
+GAME_OVER, clicks), agent B walks twice (tw01) and three times (tw02) the human baseline;
+the agents of the bundled example (scripts/make_arc3_example.py), with every frame.
 
     PYTHONPATH=. .venv/bin/python scripts/arc3_figures.py [--overwrite]
 """
@@ -23,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-import _arc3_game as G  # noqa: E402
+from make_arc3_example import record  # noqa: E402
 from arcnb import arc3  # noqa: E402
 from arcnb.arc3 import figures as F  # noqa: E402
 from arcnb.plot import paper_style, save  # noqa: E402
@@ -32,12 +33,8 @@ OUT = ROOT / "docs" / "guide" / "images"
 
 
 def runs(tmp: Path):
-    base = G.scenario(tmp / "agent-a")
+    base = record(tmp)
     a = arc3.score(tmp / "agent-a", base, label="agent A")
-    for i, m in enumerate([2, 3]):
-        g = G.Game("tw01-0a1b2c3d") if i == 0 else G.Game("tw02-1b2c3d4e", G.GAME_B_LEVELS)
-        G.play(tmp / "agent-b" / f"{g.game_id}-b{i}.jsonl", G.agent(g, m), game=g,
-               guid=f"b{i}", reasoning=lambda k: f"step {k}: try the next cell")
     b = arc3.score(tmp / "agent-b", base, label="agent B")
     return a, b
 

@@ -5,9 +5,10 @@ clone's data/ folder, byte for byte.
     .venv/bin/python scripts/sync_data.py --check  # exit 1 when data/ differs
 
 The package is the one source of truth: add or change a bundled file under
-arcnb/resources/, then run this script. A file found only in data/ is reported (move it
-into arcnb/resources/ first), never deleted. The notebooks are mirrored by
-scripts/make_notebooks.py.
+arcnb/resources/, then run this script. Sub-folders are mirrored too (examples/arc3/,
+the ARC-AGI-3 example). A file found only in data/ is reported (move it into
+arcnb/resources/ first), never deleted. The clone's notebooks/ is a link to the shipped
+notebooks, not a copy.
 """
 from __future__ import annotations
 
@@ -25,10 +26,17 @@ MIRRORS = {
 
 
 def _files(folder: Path) -> dict[str, Path]:
+    """Every file under ``folder``, sub-folders included: ``{relative path: path}``
+    (hidden files, ``__init__.py`` and ``__pycache__`` left out)."""
     if not folder.is_dir():
         return {}
-    return {p.name: p for p in sorted(folder.iterdir())
-            if p.is_file() and not p.name.startswith(".") and p.name != "__init__.py"}
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder)
+        if (p.is_file() and p.name != "__init__.py" and "__pycache__" not in rel.parts
+                and not any(part.startswith(".") for part in rel.parts)):
+            out[rel.as_posix()] = p
+    return out
 
 
 def main(argv=None) -> int:
@@ -46,7 +54,7 @@ def main(argv=None) -> int:
             if args.check:
                 stale.append(str(target.relative_to(ROOT)))
                 continue
-            dst_dir.mkdir(parents=True, exist_ok=True)
+            target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
             print(f"wrote {target.relative_to(ROOT)}")
     if orphans:

@@ -75,6 +75,19 @@ def test_key_frames_of_the_scenario(made):
     assert len(ticks) == 5 and ticks[0] == "0\nstart" and ticks[-1].endswith("start")
 
 
+def test_the_bundled_example_keeps_the_key_frames(made):
+    """The example's first recording keeps its frames at the key steps only: the same
+    key frames, the same pixels, as the recording with every frame."""
+    from arcnb.resources import arc3_example
+
+    rec = read_recording(arc3_example().runs[0] / "tw01-0a1b2c3d-aaaa-1.jsonl")
+    keys = F.key_frames(rec)
+    assert keys == F.key_frames(made["rec"])
+    for step, layer, _ in keys:
+        np.testing.assert_array_equal(rec.frame(step, layer), made["rec"].frame(step, layer))
+    assert set(rec.steps["frame"]) == {"present", "absent", "empty"}
+
+
 def test_cumulative_actions_follows_the_plays(made):
     ax = F.cumulative_actions(made["a"], "tw01-0a1b2c3d")
     lines = {ln.get_label(): ln for ln in ax.get_lines()}

@@ -315,6 +315,37 @@ def test_the_first_play_of_the_scenario(tmp_path):
     assert card.first_play_score == pytest.approx((expect + 27.5) / 4)
 
 
+def test_the_bundled_example_scores_as_computed_by_hand():
+    """arcnb.resources.arc3_example(): agent A is the scenario above (recorded without
+    most frames, which the score does not depend on); agent B walks twice the baseline
+    on every level of tw01 and three times its own walk on tw02 (walks 5, 4, 9 against
+    baselines 6, 4, 9)."""
+    from arcnb.resources import arc3_example
+
+    ex = arc3_example()
+    a, b = (arc3.score(r, ex.baselines) for r in ex.runs)
+    assert (a.label, b.label) == ("agent-a", "agent-b")
+    ga, gb = a.summary()["games"], b.summary()["games"]
+    # agent A: tw01's third play at the baseline (100), tw02 115 and 25 on levels 1-2,
+    # tw03 without baselines and tw04 with too few (0 each)
+    assert {g: v["score"] for g, v in ga.items()} == {
+        "tw01-0a1b2c3d": 100.0, "tw02-1b2c3d4e": (115 + 2 * 25) / 6,
+        "tw03-2c3d4e5f": 0.0, "tw04-3d4e5f6a": 0.0}
+    assert a.score == pytest.approx((100 + 27.5) / 4)
+    first = (25 + 2 * 100 * (5 / 8) ** 2 + 3 * 100 * (8 / 11) ** 2) / 6
+    assert a.first_play_score == pytest.approx((first + 27.5) / 4)
+    # agent B: 100 / m**2 on every level of tw01 (m = 2); on tw02, level 1 in 15 actions
+    # against 6, levels 2 and 3 at 3 x the baseline, weighted by 1, 2, 3
+    tw02 = (100 * (6 / 15) ** 2 + 2 * 100 / 3 ** 2 + 3 * 100 / 3 ** 2) / 6
+    assert gb["tw01-0a1b2c3d"]["score"] == pytest.approx(100 / 2 ** 2)
+    assert gb["tw02-1b2c3d4e"]["score"] == pytest.approx(tw02)
+    assert gb["tw02-1b2c3d4e"]["level_actions"] == [15, 12, 27]
+    assert b.score == pytest.approx((25 + tw02) / 2) and b.first_play_score == b.score
+    assert {f["kind"] for f in a.summary()["faults"]} == {
+        "no_frames", "baselines_missing", "baselines_short"}
+    assert {f["kind"] for f in b.summary()["faults"]} == {"no_frames"}
+
+
 def test_a_million_steps_are_accounted(tmp_path):
     n = 1_000_000
     steps = pd.DataFrame({

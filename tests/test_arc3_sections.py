@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 import _arc3_game as G  # noqa: E402
 from arcnb.arc3 import sections as S  # noqa: E402
-from arcnb.errors import OutputExistsError, ParameterError  # noqa: E402
+from arcnb.errors import ParameterError  # noqa: E402
 from arcnb.html import check_self_contained  # noqa: E402
 from arcnb.plot.check import check_figure  # noqa: E402
 
@@ -126,15 +126,30 @@ def test_files_writes_tables_and_replays_with_relative_links(two, tmp_path):
     assert summary["score"] == 31.875
 
 
-def test_the_notebook_is_one_thin_cell_per_section(tmp_path):
-    path = S.notebook(tmp_path / "arc3.ipynb")
-    nb = json.loads(path.read_text())
+def test_the_shipped_notebook_is_one_thin_cell_per_section():
+    """arc3.ipynb (shipped, committed): a parameters cell, a setup cell, then one cell per
+    section of ARC3 in the page's order."""
+    from arcnb.resources import notebook
+
+    nb = json.loads(notebook("arc3").read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert code[0]["metadata"]["tags"] == ["parameters"]
-    names = [p[0] for p in S.PARAMETERS]
-    for name in names:
-        assert re.search(rf"^{name}: \w+ = ", code[0]["source"], re.M)
-    assert [c["source"] for c in code[2:]] == [f"S.{s.__name__}(runs_, options)" for s in S.ARC3]
-    assert all(len(c["source"].splitlines()) <= 15 for c in code)
-    with pytest.raises(OutputExistsError):
-        S.notebook(path)
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    assert [c["id"] for c in nb["cells"]] == [f"cell-{k:02d}" for k in range(len(nb["cells"]))]
+    assert all(not c["outputs"] and c["execution_count"] is None for c in code)
+    called = [re.match(r"S\.(\w+)\(scored, options\)", "".join(c["source"])) for c in code[2:]]
+    assert [m.group(1) for m in called if m] == [s.__name__ for s in S.ARC3]
+    assert len(called) == len(S.ARC3)
+
+
+def test_report_inputs_default_to_the_bundled_example(tmp_path):
+    from arcnb.resources import arc3_example
+
+    ex = arc3_example()
+    assert S.report_inputs([], "") == (ex.runs, ex.baselines)
+    assert S.report_inputs(None, None) == (ex.runs, ex.baselines)
+    assert S.report_inputs(["a/"], "b.csv") == (["a/"], "b.csv")
+    with pytest.raises(ParameterError, match="baselines"):
+        S.report_inputs(["a/"], "")
+    with pytest.raises(ParameterError, match="without runs"):
+        S.report_inputs([], "b.csv")

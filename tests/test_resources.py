@@ -22,12 +22,21 @@ MIRRORS = {
     PKG / "resources" / "checkpoints": ROOT / "data" / "checkpoints",
     PKG / "resources" / "examples": ROOT / "data" / "examples",
 }
-NOTEBOOKS = {"report", "evaluate", "compare", "figures", "explore", "sweep"}
+NOTEBOOKS = {"report", "evaluate", "compare", "figures", "explore", "sweep", "arc3"}
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in folder.iterdir()
-            if p.is_file() and p.name != "__init__.py" and not p.name.startswith(".")}
+    """Every file under ``folder``, sub-folders included (examples/arc3/)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
+            if p.is_file() and p.name != "__init__.py" and "__pycache__" not in p.parts
+            and not any(part.startswith(".") for part in p.relative_to(folder).parts)}
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in
+                                         env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
 
 
 def arcnb_cli(*args, cwd):
@@ -74,14 +83,20 @@ def test_sync_script_reports_a_file_only_in_the_copy(tmp_path, monkeypatch):
     src.mkdir()
     dst.mkdir()
     (src / "a.json").write_text("{}")
+    (src / "sub" / "run").mkdir(parents=True)
+    (src / "sub" / "run" / "c.jsonl").write_text("{}\n")
     (dst / "b.json").write_text("[]")
     monkeypatch.setattr(sync_data, "ROOT", tmp_path)
     monkeypatch.setattr(sync_data, "MIRRORS", {src: dst})
     assert sync_data.main(["--check"]) == 1  # a.json missing, b.json not shipped
+    assert not (dst / "sub").exists()
     assert sync_data.main([]) == 1  # writes a.json, still reports b.json, deletes nothing
     assert (dst / "a.json").read_text() == "{}" and (dst / "b.json").exists()
+    assert (dst / "sub" / "run" / "c.jsonl").read_text() == "{}\n"  # sub-folders too
     (dst / "b.json").unlink()
     assert sync_data.main(["--check"]) == 0
+    (dst / "sub" / "run" / "d.jsonl").write_text("")
+    assert sync_data.main(["--check"]) == 1  # a file only in a copy's sub-folder
 
 
 def test_code_finds_shipped_files_only_through_arcnb_resources():
@@ -142,6 +157,27 @@ def test_examples_lists_every_json_file_of_the_folder():
     got = resources.example_files()
     assert sorted(got) == want and want
     assert all(p.parent == resources.examples_dir() for p in got.values())
+    # the ARC-AGI-3 example's sub-folder holds no predictions
+    assert (folder / "arc3").is_dir() and not [p for p in got.values() if "arc3" in p.parts]
+
+
+def test_the_arc3_example_is_bundled_small_and_regenerated_by_its_script():
+    ex = resources.arc3_example()
+    folder = resources.examples_dir() / resources.ARC3_EXAMPLE
+    assert [p.name for p in ex.runs] == ["agent-a", "agent-b"]
+    assert all(p.parent == folder for p in ex.runs) and ex.baselines == folder / "baselines.csv"
+    assert ex.baselines.read_text().splitlines()[0] == "game_id,level,baseline_actions"
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    assert size < 300_000, f"the ARC-AGI-3 example is {size} bytes"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_arc3_example.py"),
+                           "--check"], capture_output=True, text=True, env=_env())
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_arc3_example_missing_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(resources, "examples_dir", lambda: tmp_path)
+    with pytest.raises(resources.ArcnbError, match="missing from the arcnb installation"):
+        resources.arc3_example()
 
 
 def test_examples_picks_up_a_new_file(tmp_path, monkeypatch):

@@ -10,13 +10,13 @@ paper::
 
 Every section takes the report-wide :class:`arcnb.report.sections.Options` (``n_boot``,
 ``seed``, ``figures_dir``, ``formats``, ``width``, ``overwrite``) and says in words when it
-has nothing to show. :data:`ARC3` is the report's page, in order; :func:`notebook`
-writes it as a notebook of one cell per section (what ``arcnb arc3 report`` runs).
+has nothing to show. :data:`ARC3` is the report's page, in order: the shipped notebook
+``arc3.ipynb`` (``arcnb notebooks DEST`` copies it; ``arcnb arc3 report`` runs it) shows
+one cell per section. Given no run, it shows the bundled example
+(:func:`report_inputs`, :func:`arcnb.resources.arc3_example`).
 """
 from __future__ import annotations
 
-import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +27,8 @@ import pandas as pd
 from ..errors import ParameterError, printable
 from ..html import escape, note
 from ..html import table as _table
-from ..io import atomic_write_text
 from ..report.sections.base import Figure, Options, Section
+from ..resources import arc3_example
 from . import figures as F
 from .compare import Comparison, compare
 from .faults import faults_table
@@ -37,8 +37,8 @@ from .replay import replay
 from .scorer import Scorecard, score
 from .tables import game_table, level_table, run_table
 
-__all__ = ["Options", "ScoredRuns", "scored_runs", "Scores", "Games", "Levels", "Faults", "KeyFrames",
-           "Comparisons", "Files", "ARC3", "PARAMETERS", "notebook"]
+__all__ = ["Options", "ScoredRuns", "report_inputs", "scored_runs", "Scores", "Games", "Levels",
+           "Faults", "KeyFrames", "Comparisons", "Files", "ARC3"]
 
 
 @dataclass
@@ -73,6 +73,26 @@ def _as_runs(obj) -> ScoredRuns:
         return ScoredRuns(list(obj), compare(obj) if len(obj) > 1 else None)
     raise ParameterError("an arc3 section is built from a Scorecard, a list of them or "
                          "scored_runs(...)")
+
+
+def report_inputs(runs: Sequence = (), baselines=None) -> tuple[list, object]:
+    """The runs and baselines a report shows: ``(runs, baselines)`` as given, or, when
+    both are empty, the bundled example's two agents and their baselines
+    (:func:`arcnb.resources.arc3_example`). One given without the other is refused (the
+    example's baselines are those of its synthetic game)."""
+    runs = list(runs or [])
+    if not runs and not baselines:
+        ex = arc3_example()
+        return list(ex.runs), ex.baselines
+    if not runs:
+        raise ParameterError("baselines without runs: give the runs (a recording, a harness "
+                             "run folder or a folder of them), or neither for the bundled "
+                             "example")
+    if not baselines:
+        raise ParameterError("give the runs' human baselines (a folder of game metadata.json "
+                             "files or a CSV game_id,level,baseline_actions), or neither "
+                             "runs nor baselines for the bundled example")
+    return runs, baselines
 
 
 def scored_runs(runs: Sequence, baselines, *, labels: Sequence[str] | None = None,
@@ -359,58 +379,3 @@ class Files(_Arc3Section):
 
 #: The ARC-AGI-3 report, in order (one notebook cell per section).
 ARC3 = [Scores, Games, Levels, Faults, KeyFrames, Comparisons, Files]
-
-#: The report notebook's parameters: name, type, default, words.
-PARAMETERS = (
-    ("runs", "list", [], "one entry per run: a path (a recording, a harness run folder or a "
-                         "folder of them) or a list of paths"),
-    ("labels", "list", [], "one label per run; empty: the agents' or the folders' names"),
-    ("baselines", "str", "", "a folder of game metadata.json files or a CSV "
-                             "game_id,level,baseline_actions"),
-    ("rule", "str", "0.9.9", "the scoring rule by toolkit version: 0.9.9, 0.9.6 or 0.9.1"),
-    ("cap", "float", 0.0, "score as if each play stopped past cap x the baseline on a level "
-                          "(0: no cap)"),
-    ("all_games", "bool", False, "count every game of the baselines (never played: 0)"),
-    ("competition", "bool", False, "the runs claim competition mode"),
-    ("max_actions", "int", 0, "the runs' declared cap on actions per recording (0: none)"),
-    ("n_boot", "int", 1000, "bootstrap resamples"),
-    ("seed", "int", 0, "bootstrap seed"),
-    ("out", "str", "", "folder for the figures, tables and replays; empty: nothing written"),
-    ("overwrite", "bool", False, "replace files already in out"),
-)
-
-
-def notebook(path: str | os.PathLike, *, overwrite: bool = False) -> Path:
-    """Write the report as a notebook: a parameter cell (papermill; :data:`PARAMETERS`),
-    then one cell per section of :data:`ARC3`. Returns its path."""
-    def cell(kind, source, tags=None):
-        c = {"cell_type": kind, "metadata": {"tags": tags} if tags else {},
-             "source": source}
-        if kind == "code":
-            c.update({"execution_count": None, "outputs": []})
-        return c
-
-    params = "\n".join(
-        ["# Parameters (papermill: -p NAME VALUE). Literals only."]
-        + [f"{n}: {t} = {d!r}  # {w}" for n, t, d, w in PARAMETERS])
-    setup = ("from arcnb.arc3 import sections as S\n"
-             "options = S.Options(n_boot=n_boot, seed=seed, figures_dir=out or None,\n"
-             "                    overwrite=overwrite)\n"
-             "runs_ = S.scored_runs(runs, baselines, labels=labels or None, rule=rule,\n"
-             "                      cap=cap or None, all_games=all_games,\n"
-             "                      competition=competition or None,\n"
-             "                      max_actions=max_actions or None, n_boot=n_boot, seed=seed)")
-    cells = [cell("markdown", "# ARC-AGI-3 runs\n\nRecordings of agents re-scored exactly as "
-                              "the toolkit's scorecard scores them (RHAE), with a 95% "
-                              "bootstrap interval over games, the recorder's faults, where "
-                              "the actions went and, with two runs or more, a paired "
-                              "comparison."),
-             cell("code", params, ["parameters"]), cell("code", setup)]
-    cells += [cell("code", f"S.{s.__name__}(runs_, options)") for s in ARC3]
-    nb = {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3",
-                                                      "language": "python", "name": "python3"},
-                                       "language_info": {"name": "python"}},
-          "nbformat": 4, "nbformat_minor": 5}
-    for k, c in enumerate(nb["cells"]):
-        c["id"] = f"arc3-{k}"
-    return atomic_write_text(path, json.dumps(nb, indent=1) + "\n", overwrite=overwrite)

@@ -7,19 +7,24 @@ plain ``pip install``:
   :func:`copy_notebooks`, the ``arcnb notebooks DEST`` command);
 - ``arcnb/resources/checkpoints/``: the bundled baseline checkpoint ``baseline.pt`` and
   its card ``README.md`` (:func:`checkpoint`);
-- ``arcnb/resources/examples/*.json``: example prediction files, every file of the
-  folder (:func:`example_files`, :func:`example`);
+- ``arcnb/resources/examples/*.json``: example prediction files, every ``.json`` file at
+  the top of the folder (:func:`example_files`, :func:`example`);
+- ``arcnb/resources/examples/arc3/``: the ARC-AGI-3 example, two agents' recordings of a
+  small synthetic game and its human baselines (:func:`arc3_example`; written by
+  ``scripts/make_arc3_example.py``);
 - ``arcnb/templates/``: the nbconvert template of the HTML reports (:func:`templates_dir`);
 - ``arcnb/paper.mplstyle``: the paper figure style (:func:`paper_style_path`; it stays at
   the package top level so that matplotlib finds it as ``"arcnb.paper"``).
 
 This module is the one way arcnb's code finds these files. A clone of the repository
-also has ``notebooks/`` and ``data/`` at its top level: byte-identical copies written by
-``scripts/make_notebooks.py`` and ``scripts/sync_data.py``.
+also has ``notebooks/`` (a link to the shipped notebooks) and ``data/`` (byte-identical
+copies of the checkpoints and examples, sub-folders included, written by
+``scripts/sync_data.py``) at its top level.
 """
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from importlib import resources as _resources
 from pathlib import Path
 
@@ -28,7 +33,8 @@ from ..io import atomic_write_bytes
 
 __all__ = ["DEFAULT_EXAMPLE", "notebooks_dir", "notebook_names", "notebook", "copy_notebooks",
            "checkpoints_dir", "checkpoint", "examples_dir", "example_files", "example",
-           "templates_dir", "paper_style_path", "checkout_root", "reports_root"]
+           "ARC3_EXAMPLE", "Arc3Example", "arc3_example", "templates_dir", "paper_style_path",
+           "checkout_root", "reports_root"]
 
 #: The example predictions the embedded default scores when no checkpoint is bundled.
 DEFAULT_EXAMPLE = "arc-agi-1-evaluation_heuristic.json"
@@ -117,7 +123,9 @@ def examples_dir() -> Path:
 
 
 def example_files() -> dict[str, Path]:
-    """Every bundled example predictions file: ``{file stem: path}``, sorted by name.
+    """Every bundled example predictions file (the ``.json`` files at the top of
+    :func:`examples_dir`; its sub-folders hold other examples, such as
+    :func:`arc3_example`): ``{file stem: path}``, sorted by name.
 
     (Not named ``examples``: ``import arcnb.resources.examples`` names the data folder.)"""
     return {p.stem: p for p in sorted(examples_dir().glob("*.json")) if p.is_file()}
@@ -129,6 +137,34 @@ def example(name: str = DEFAULT_EXAMPLE) -> Path:
     returned whether or not the file exists: check ``.is_file()``."""
     stem = name[:-len(".json")] if name.endswith(".json") else name
     return examples_dir() / f"{stem}.json"
+
+
+#: The ARC-AGI-3 example's folder, under :func:`examples_dir`.
+ARC3_EXAMPLE = "arc3"
+
+
+@dataclass(frozen=True)
+class Arc3Example:
+    """The bundled ARC-AGI-3 example (:func:`arc3_example`): ``runs``, one folder of
+    recordings per agent (``agent-a``, ``agent-b``), sorted by name, and ``baselines``,
+    the games' human baselines (a CSV ``game_id,level,baseline_actions``)."""
+
+    runs: list[Path]
+    baselines: Path
+
+
+def arc3_example() -> Arc3Example:
+    """The bundled ARC-AGI-3 example: two agents' recordings of a small synthetic game
+    (agent A: four games, several plays, level resets, a GAME_OVER, a game without
+    baselines; agent B: two and three times the human baseline on two games), only the
+    first recording keeping frames, at its key steps; and the games' human baselines.
+    What the ``arc3`` notebook and ``arcnb arc3 report`` show when given no run."""
+    folder = examples_dir() / ARC3_EXAMPLE
+    baselines = folder / "baselines.csv"
+    runs = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    if not runs or not baselines.is_file():
+        raise _missing(folder, "the ARC-AGI-3 example")
+    return Arc3Example(runs, baselines)
 
 
 # ----------------------------------------------------------------- templates, style
