@@ -19,7 +19,9 @@ from arcnb.report import html as RH
 import _report_fixture as F
 
 ROOT = F.ROOT
-NOTEBOOKS = ["evaluate", "report", "compare", "figures", "explore", "sweep"]
+from arcnb.report.notebooks import NOTEBOOKS as _SHIPPED
+
+NOTEBOOKS = sorted(_SHIPPED)  # every shipped notebook
 
 
 @pytest.fixture(scope="module")
