@@ -61,10 +61,12 @@ from .grids import as_grid_or_none
 from .models.interface import decode_logits, pad_batch, pad_demonstrations
 from .candidates import candidates_bytes
 from .scoring import ESTIMATORS, score
+from .stats import check_n_boot, check_seed
 from .models.loading import file_sha256
 from .predictions import Predictions, to_submission
 
-__all__ = ["evaluate", "plan_units", "checkpoint_kwargs"]
+__all__ = ["evaluate", "plan_units", "checkpoint_kwargs", "check_run_parameters",
+           "MAX_ATTEMPTS", "MAX_COLOR_PERMS"]
 
 
 def checkpoint_kwargs(options: Mapping | None) -> dict:
@@ -373,8 +375,11 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     unscored (``run.scored`` is False).
     """
     t_start = time.time()
-    batch_size, attempts = _check_parameters(batch_size, attempts, augment)
-    _check_estimator(estimator)
+    checked = check_run_parameters(batch_size=batch_size, attempts=attempts, augment=augment,
+                                   color_perms=color_perms, seed=seed, n_boot=n_boot,
+                                   estimator=estimator)
+    batch_size, attempts = checked["batch_size"], checked["attempts"]
+    color_perms, seed, n_boot = checked["color_perms"], checked["seed"], checked["n_boot"]
     out = Path(out)
     _check_out_dir(out, resume=resume, overwrite=overwrite)
 
@@ -429,14 +434,40 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
             dist.destroy_process_group()
 
 
-def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
-    if isinstance(batch_size, bool) or int(batch_size) < 1:
-        raise ParameterError(f"batch_size must be >= 1, got {batch_size}")
-    if isinstance(attempts, bool) or int(attempts) < 1:
-        raise ParameterError(f"attempts must be >= 1, got {attempts}")
+#: Most attempts per test input (1,000): the vote fills every attempt, so the bound is
+#: the bound on the predictions' size.
+MAX_ATTEMPTS = 1000
+#: Most colour permutations with ``dihedral+colors`` (1,000: 8,008 views of every test
+#: input); the views are built before the first batch.
+MAX_COLOR_PERMS = 1000
+
+
+def _whole(value, name: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not lo <= value <= hi:
+        raise ParameterError(f"{name} must be a whole number from {lo} to {hi}, got "
+                             f"{value!r}")
+    return int(value)
+
+
+def check_run_parameters(*, batch_size=64, attempts=2, augment: str = "none",
+                         color_perms=1, seed=0, n_boot=1000,
+                         estimator: str = "ranked") -> dict:
+    """The numeric options of an evaluation, checked on entry (before a model is loaded
+    or a folder written): each refused in one line unless within its bounds, so that no
+    count can exhaust the memory and no seed can reach a generator that refuses it."""
     if augment not in AUGMENT_MODES:
         raise ParameterError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
-    return int(batch_size), int(attempts)
+    _check_estimator(estimator)
+    return {"batch_size": _whole(batch_size, "batch_size", 1, 1 << 20),
+            "attempts": _whole(attempts, "attempts", 1, MAX_ATTEMPTS),
+            "color_perms": _whole(color_perms, "color_perms", 1, MAX_COLOR_PERMS),
+            "seed": check_seed(seed), "n_boot": check_n_boot(n_boot)}
+
+
+def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
+    checked = check_run_parameters(batch_size=batch_size, attempts=attempts, augment=augment)
+    return checked["batch_size"], checked["attempts"]
 
 
 def _check_estimator(estimator: str) -> None:

@@ -68,7 +68,7 @@ from .breakdown import breakdown, overall
 from .columns import NEAR_MISS, is_near_miss
 from .data import load_dataset
 from .errors import ArcnbError, OutputExistsError
-from .evaluate import _dist_setup, _resolve_device, evaluate
+from .evaluate import _dist_setup, _resolve_device, check_run_parameters, evaluate
 from .io import (atomic_write_bytes, atomic_write_json, atomic_write_text, csv_text, file_sha256,
                  read_json)
 from .journal import journal_paths
@@ -77,7 +77,7 @@ from .models.registry import builder_names
 from .models.safety import quiet_torch
 from .report.notebooks import run_notebook
 from .runs import RUN_FILES, Run, check_out_path, is_finished, read_metrics
-from .stats import bootstrap_ci, ratio_bootstrap_ci
+from .stats import bootstrap_ci, check_n_boot, check_seed, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, structural_taxonomy
 
 __all__ = ["sweep", "collect", "open_sweep", "Sweep", "SweepEntry", "checkpoint_step",
@@ -329,6 +329,11 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     shard = parse_shard(shard)
     if isinstance(jobs, bool) or int(jobs) < 1:
         raise ArcnbError(f"--jobs must be >= 1, got {jobs}")
+    # every number checked before a checkpoint is read or a folder written
+    checked = check_run_parameters(batch_size=batch_size, attempts=attempts, augment=augment,
+                                   color_perms=color_perms, seed=seed, n_boot=n_boot,
+                                   estimator=estimator)
+    seed, n_boot = checked["seed"], checked["n_boot"]
     out = Path(out)
     _check_sweep_dir(out)
     entries = plan(checkpoints)
@@ -504,6 +509,7 @@ class Sweep:
         ``results`` (``{run name: Results}``, fresh from evaluate) or else from its run
         directory (:meth:`arcnb.runs.Run.open`, scored on ``dataset`` when given)."""
         out = Path(out)
+        seed, n_boot = check_seed(seed), check_n_boot(n_boot)
         cache: dict = {}
         scored = []
         for e in entries:

@@ -295,6 +295,30 @@ def test_bad_parameters(eval_ds, tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("option, value, said", [
+    ("--seed", "99999999999999999999999", "the seed must be a whole number from 0 to"),
+    ("--seed", "-1", "the seed must be a whole number from 0 to"),
+    ("--attempts", "1000000000", "attempts must be a whole number from 1 to 1000"),
+    ("--color-perms", "1000000000", "color_perms must be a whole number from 1 to 1000"),
+])
+def test_numbers_beyond_their_bounds_are_one_line_before_any_work(tmp_path, capsys, option,
+                                                                   value, said):
+    """--seed 10^23 reached torch (a traceback), --attempts / --color-perms 10^9 allocated
+    until the process was killed: each is refused on entry, before a folder is made."""
+    from arcnb.cli import main
+
+    rc = main(["evaluate", "--checkpoint", "copy-input", "--dataset",
+               "arc-agi-1:evaluation", "--out", str(tmp_path / "r"), "--augment",
+               "dihedral+colors", option, value])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err and said in err, err
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(ValueError, match="bootstrap resamples must be a whole number from 1 "
+                                         "to 100000"):
+        evaluate("copy-input", "arc-agi-1:evaluation", tmp_path / "r", n_boot=10 ** 9)
+    assert not (tmp_path / "r").exists()
+
+
 def test_model_returning_wrong_batch_is_refused(eval_ds, tmp_path):
     class BadOut(torch.nn.Module):
         def forward(self, inputs):

@@ -297,6 +297,13 @@ def test_selection_split_is_seeded_stratified_and_inflation_is_computed(arc1_eva
     ["sweep", "baseline", "--dataset", DATASET, "--out", "x", "--shard", "a"],
     ["sweep", "baseline", "--out", "x"],
     ["sweep", "--collect", "no-such-sweep"],
+    # numbers checked on entry (numpy and torch refused them with a traceback)
+    ["sweep", "copy-input", "--dataset", DATASET, "--out", "x", "--seed", "-1"],
+    ["sweep", "copy-input", "--dataset", DATASET, "--out", "x", "--seed",
+     "99999999999999999999999"],
+    ["sweep", "copy-input", "--dataset", DATASET, "--out", "x", "--attempts", "1000000000"],
+    ["sweep", "copy-input", "--dataset", DATASET, "--out", "x", "--augment",
+     "dihedral+colors", "--color-perms", "1000000000"],
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
@@ -304,6 +311,9 @@ def test_bad_input_is_one_line_and_exit_2(argv, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("arcnb: error: ") and "\n" not in err and "Traceback" not in err
     assert not (tmp_path / "x" / S.SWEEP_CSV).exists()
+    if "--seed" in argv or "--attempts" in argv or "--color-perms" in argv:
+        assert "must be a whole number from" in err
+        assert not (tmp_path / "x").exists()  # refused before any folder was made
 
 
 # ------------------------------------------------------------------ logger images

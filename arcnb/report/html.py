@@ -7,7 +7,6 @@ display them (and figures) in a notebook.
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 import os
@@ -23,6 +22,7 @@ from ..io import atomic_write_text, csv_text
 from ..plot import gallery_items, save
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
 from ..scoring import METRIC_DEFINITIONS
+from ..text import escape_html
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
            "BREAKDOWN_METRICS", "breakdown_html", "graded_table_html", "lead_html",
@@ -32,7 +32,7 @@ __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS
 
 
 def _esc(value) -> str:
-    return html.escape(str(value), quote=True)
+    return escape_html(value)  # the one escaper: control and bidirectional characters too
 
 
 def _fmt_fraction(v) -> str:
