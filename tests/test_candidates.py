@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from arcnb.baselines import program_search_candidates, program_search_submission
 from arcnb.candidates import (PRODUCT_OF_EXPERTS, calibration, candidates, load_candidates,
                               write_candidates)
 from arcnb.data import load_dataset
+from arcnb.errors import ArcnbError
 from arcnb.scoring import score
 from test_predictions import attempt, complete_run, write_run
 from test_predictions import TASK_IDS as HARNESS_TASKS
@@ -703,3 +705,41 @@ def test_n_boot_and_seed_reach_every_interval_once(ds, monkeypatch):
     changed = [k for r in a.rules for k in ("pass@1_ci95", "pass@2_ci95")
                if a.summary["rankings"][r][k] != default.summary["rankings"][r][k]]
     assert changed
+
+
+def test_out_goes_through_the_guarded_folder(ds, tmp_path, capsys, monkeypatch):
+    """arcnb candidates --out never checked its folder: it wrote among the package's
+    shipped notebooks; a write error left 2 of 7 files, named no file, and the rerun was
+    refused."""
+    from arcnb.resources import notebooks_dir
+    from arcnb.runs import layout
+
+    sub = tmp_path / "sub.json"
+    sub.write_text(json.dumps(hand_submission(ds)))
+    before = sorted(p.name for p in notebooks_dir().iterdir())
+    _cli_refuses(capsys, sub, "inside arcnb's own", out=notebooks_dir())
+    assert sorted(p.name for p in notebooks_dir().iterdir()) == before
+    a = candidates(ds, sub, taxonomy=None)
+    out = tmp_path / "out"
+    real = layout.atomic_write_bytes
+    calls = []
+
+    def full_disk(path, data, **kw):
+        calls.append(Path(path).name)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(layout, "atomic_write_bytes", full_disk)
+    with pytest.raises(OSError) as exc:
+        a.write(out)
+    assert exc.value.filename == str(out / calls[2])  # names the file that failed
+    assert not out.exists() or list(out.iterdir()) == []  # the two written are taken back
+    monkeypatch.setattr(layout, "atomic_write_bytes", real)
+    a.write(out)  # the rerun is not refused
+    assert len(list(out.iterdir())) == 7
+    (out / "outputs.csv").unlink()
+    (out / "outputs.csv").symlink_to(tmp_path / "elsewhere.csv")
+    with pytest.raises(ArcnbError, match="is a symbolic link"):
+        a.write(out, overwrite=True)
+    assert not (tmp_path / "elsewhere.csv").exists()

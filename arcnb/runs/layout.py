@@ -52,6 +52,9 @@ RUN_FILES = (PREDICTIONS, RESULTS_CSV, RESULTS_PARQUET, TASKS_CSV, METRICS)
 #: Every voted candidate of an augmented evaluate run, with its votes (a candidates
 #: Parquet file, see :mod:`arcnb.candidates`); optional.
 CANDIDATES = "candidates.parquet"
+#: Files a run directory holds only for some runs: an earlier run's are removed when a
+#: run that does not write them replaces it.
+OPTIONAL_RUN_FILES = (SUBMISSION, CANDIDATES)
 #: The files a run directory must hold to be opened (checked in this order).
 _REQUIRED = (METRICS, PREDICTIONS)
 #: Summary keys that re-scoring ``predictions.json`` must reproduce exactly.
