@@ -509,6 +509,8 @@ def _claim_out_dir(out: Path, rank: int, world: int, *, resume: bool,
             lock = RunLock(out).acquire()
             _check_out_dir(out, resume=resume, overwrite=overwrite)
             folder = OutputFolder(out)
+            # a link planted where a run file goes is refused now, not after the work
+            folder.claim(RUN_FILES + OPTIONAL_RUN_FILES, overwrite=True)
             # what a killed write left (.predictions.json.*.tmp, ...) goes on resume
             folder.clean_temporary(RUN_FILES + OPTIONAL_RUN_FILES)
             if overwrite and not resume:

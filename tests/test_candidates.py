@@ -743,3 +743,52 @@ def test_out_goes_through_the_guarded_folder(ds, tmp_path, capsys, monkeypatch):
     with pytest.raises(ArcnbError, match="is a symbolic link"):
         a.write(out, overwrite=True)
     assert not (tmp_path / "elsewhere.csv").exists()
+
+
+def test_a_parquet_pool_decoding_far_beyond_its_size_is_refused(ds, tmp_path, capsys):
+    """A 131 KB Parquet file decoding to 900 MB of cells (one 30x30 grid, 10^6 rows)
+    took 2.15 GB: the reader sums the decoded size with the grids still held once (as a
+    dictionary) and refuses before decoding."""
+    import pyarrow as pa
+
+    n = 1_000_000
+    grid = np.zeros((30, 30), np.int8)
+    cells = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
+                                           pa.array([grid.tobytes()], pa.binary()))
+    t = pa.table({"task_id": pa.DictionaryArray.from_arrays(
+                      pa.array(np.zeros(n, np.int32)), pa.array([A])),
+                  "test_index": pa.array(np.zeros(n, np.int64)),
+                  "height": pa.array(np.full(n, 30, np.int16)),
+                  "width": pa.array(np.full(n, 30, np.int16)), "cells": cells})
+    path = _write_parquet(tmp_path / "bomb.parquet", t)
+    assert path.stat().st_size < 2_000_000
+    _cli_refuses(capsys, path, "would take more than 536870912 bytes once decoded")
+
+
+def test_thousands_of_score_columns_are_bounded(ds, tmp_path, capsys):
+    """10,000 score columns in a 2.6 MB file: > 45 s and 13,000 lines of pandas
+    warnings (one column inserted at a time). Beyond 1,024 columns the file is refused
+    from its footer; 200 scores are measured, the pool table built at once."""
+    import warnings
+
+    import pyarrow as pa
+
+    ta = ds[A].test[0].output
+    rows = [(A, 0, wrong(ta), 1), (A, 0, ta.tolist(), 1)]
+    many = {f"s{i}": pa.array([1.0, 0.0]) for i in range(10_000)}
+    path = _write_parquet(tmp_path / "many.parquet", _table(rows, **many))
+    _cli_refuses(capsys, path, "has 10006 columns, more than the 1024")
+    some = {f"s{i}": pa.array([float(i), -float(i)]) for i in range(200)}
+    ok = _write_parquet(tmp_path / "some.parquet", _table(rows, **some))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not one pandas PerformanceWarning
+        a = candidates(ds, ok, taxonomy=None, rank_by=["s7"])
+    assert len(a.summary["scores"]) == 200
+    assert list(a.pool.columns[:6]) == ["task_id", "test_index", "votes", "first", "correct",
+                                        "sample"]
+    # s7 is higher for the wrong grid: it ranks first, the right one second
+    assert a.summary["rankings"]["s7"]["pass@1"] == 0.0
+    assert a.summary["rankings"]["s7"]["pass@2"] == pytest.approx(0.25)
+    too_many = {f"s{i}": pa.array([1.0, 0.0]) for i in range(300)}
+    _cli_refuses(capsys, _write_parquet(tmp_path / "300.parquet", _table(rows, **too_many)),
+                 "300 score columns, more than the 256")
