@@ -104,6 +104,15 @@ class DuplicateKeyError(JSONInputError):
         self.key = key
 
 
+class HugeNumberError(JSONInputError):
+    """A JSON number beyond a float's range (``text``, e.g. ``1e400``);
+    :func:`arcnb.io.read_json` turns it into a :class:`JSONInputError` naming the file."""
+
+    def __init__(self, text):
+        super().__init__(text)
+        self.text = text
+
+
 class RunDirError(ArcnbError, ValueError):
     """A folder is not a usable run directory: missing or invalid files, or numbers
     that re-scoring its predictions does not reproduce."""

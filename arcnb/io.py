@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import (DuplicateKeyError, InputFileError, JSONInputError, one_line,
-                     refuse_overwrite)
+from .errors import (DuplicateKeyError, HugeNumberError, InputFileError, JSONInputError,
+                     one_line, refuse_overwrite)
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
            "read_json", "read_json_lines", "read_bytes", "read_text", "read_parquet",
@@ -68,10 +68,6 @@ MAX_JSON_CONTAINERS = 10_000_000
 MAX_JSON_DIGITS = 32
 
 
-class _Huge(Exception):
-    """A JSON number arcnb does not read (too many digits, or beyond a float's range)."""
-
-
 def _json_scan(raw: bytes) -> tuple[int, int, bool]:
     """``(deepest nesting, number of arrays and objects, whether a number has more than
     MAX_JSON_DIGITS digits)`` outside strings: strings are blanked once, then the
@@ -106,7 +102,7 @@ def _finite_float(text: str) -> float:
     (``1e400``, which Python would read as infinity) is refused."""
     value = float(text)
     if math.isinf(value):
-        raise _Huge(text)
+        raise HugeNumberError(text)
     return value
 
 
@@ -342,8 +338,8 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
     text = _checked_text(path, what, max_depth, max_bytes, first_value=True)
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_finite_float)
-    except _Huge as huge:
-        raise JSONInputError(f"{what} {path} holds the number {one_line(huge, 40)}, beyond "
+    except HugeNumberError as huge:
+        raise JSONInputError(f"{what} {path} holds the number {one_line(huge.text, 40)}, beyond "
                              "the range of a float") from None
     except DuplicateKeyError as dup:
         raise JSONInputError(f"{what} {path}: the key {one_line(repr(dup.key), 64)} appears more than "
@@ -376,9 +372,9 @@ def read_json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
         try:
             out.append((n, json.loads(line, object_pairs_hook=_no_duplicates,
                                       parse_float=_finite_float)))
-        except _Huge as huge:
+        except HugeNumberError as huge:
             raise JSONInputError(f"{what} {path} line {n} holds the number "
-                                 f"{one_line(huge, 40)}, beyond the range of a float") from None
+                                 f"{one_line(huge.text, 40)}, beyond the range of a float") from None
         except DuplicateKeyError as dup:
             raise JSONInputError(f"{what} {path} line {n}: the key "
                                  f"{one_line(repr(dup.key), 64)} appears more than once in "
