@@ -282,3 +282,13 @@ def test_a_fifo_given_as_the_dataset_is_named(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(DatasetError, match=f"{fifo} is a FIFO, not a regular file"):
         load_dataset(fifo)
+
+
+def test_a_task_file_with_a_5000_digit_integer_is_one_line(tmp_path):
+    """Valid JSON that Python refuses to read (ValueError: Exceeds the limit (4300
+    digits)): refused by the reader, naming the file."""
+    (tmp_path / "t.json").write_text('{"train": [{"input": [[%s]], "output": [[1]]}], '
+                                     '"test": [{"input": [[1]], "output": [[1]]}]}' % ("7" * 5000))
+    with pytest.raises(DatasetError, match="a number of more than 32 digits") as exc:
+        load_dataset(tmp_path)
+    assert str(tmp_path / "t.json") in str(exc.value) and "\n" not in str(exc.value)

@@ -587,6 +587,11 @@ def test_color_perms_and_arch_are_part_of_the_run(tmp_path, two_tasks, capsys):
     _refused(capsys, _sweep_argv(out, two_tasks, "copy-input",
                                  extra=["--augment", "dihedral+colors", "--color-perms", "2"]),
              "its color perms is 1, not 2")
+    ck = _ckpt(tmp_path / "c" / "s5.pt", 5)
+    other = tmp_path / "sweep2"
+    assert main(_sweep_argv(other, two_tasks, ck, extra=["--arch", "demo-conv"])) == 0
+    capsys.readouterr()
+    _refused(capsys, _sweep_argv(other, two_tasks, ck), 'its arch is "demo-conv", not null')
 
 
 def test_collect_refuses_a_checkpoint_rewritten_between_shards(tmp_path, two_tasks, capsys):
@@ -644,6 +649,9 @@ def test_a_last_copy_is_one_checkpoint_and_steps_come_from_the_files(tmp_path):
     assert [(e.step, Path(e.checkpoint).name, e.same_bytes) for e in entries] == \
         [(200, "model-step=200.pt", ()), (1000, "model-step=1000.pt", ("last.pt",))]
     assert {e.step_source for e in entries} == {"checkpoint"}
+    # and the sweep says so
+    assert S.Sweep(tmp_path, entries, []).notes() == [
+        "last.pt holds the same bytes as model-step=1000.pt: evaluated once, as step 1000"]
 
 
 def test_a_copy_whose_name_gives_its_own_step_stays_a_checkpoint(tmp_path):
@@ -693,3 +701,27 @@ def test_non_utf8_and_newline_names_are_shown_escaped(tmp_path, two_tasks, capsy
         assert any("x\\n" in ln and "forged.pt" in ln for ln in rows)
     table = pd.read_csv(out / S.SWEEP_CSV)
     assert table["step"].tolist() == [10, 20] and "\\xff" in table["checkpoint"][0]
+
+
+def test_every_structural_category_is_split_evenly(arc1_eval):
+    """The guide says every structural category is divided evenly between the selection
+    half and the report half; only each task's first category was balanced (seed 0 on
+    100 tasks: delete_to_background 0 vs 3)."""
+    from arcnb.taxonomy import structural_taxonomy
+
+    ds = arc1_eval.select(arc1_eval.task_ids[:100])
+    tax = structural_taxonomy(ds)
+    strata = {t: tax.categories_of(t) for t in ds.task_ids}
+    for seed in (0, 1, 2):
+        sel, rep = S.selection_split(ds.task_ids, strata, seed=seed)
+        assert sorted(sel + rep) == ds.task_ids and len(sel) == len(rep) == 50
+        for c in {c for cs in strata.values() for c in cs}:
+            n_sel = sum(c in strata[t] for t in sel)
+            n_rep = sum(c in strata[t] for t in rep)
+            assert abs(n_sel - n_rep) <= 1, (seed, c, n_sel, n_rep)
+    # balancing the first category only (as before) leaves some category uneven here
+    first = {t: cs[0] for t, cs in strata.items()}
+    sel, rep = S.selection_split(ds.task_ids, first, seed=0)
+    worst = max(abs(sum(c in strata[t] for t in sel) - sum(c in strata[t] for t in rep))
+                for c in {c for cs in strata.values() for c in cs})
+    assert worst >= 2
