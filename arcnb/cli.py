@@ -19,7 +19,7 @@ from .candidates import candidates
 from .compare import compare
 from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
-from .evaluate import checkpoint_kwargs, evaluate
+from .evaluate import check_run_parameters, checkpoint_kwargs, evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
 from .io import to_jsonable
 from .overlap import overlap
@@ -508,6 +508,9 @@ def _checkpoint_options(args) -> dict:
             raise ParameterError("--config must be a JSON object")
     if args.arch and ":" in args.arch:
         _import_from_cwd()
+    # the numbers are checked here, before any work (a report evaluates in a kernel)
+    check_run_parameters(attempts=args.attempts, seed=args.seed,
+                         batch_size=getattr(args, "batch_size", 64))
     return {"arch": args.arch, "config": config, "replace_config": bool(args.replace_config),
             "trust_checkpoint": bool(args.trust_checkpoint), "attempts": args.attempts,
             "seed": args.seed}
