@@ -436,6 +436,11 @@ def _select(results, attempt):
     return preds, truths, tids, counts
 
 
+def _cells(grids) -> np.ndarray:
+    """Every cell of ``grids`` in one flat int64 array (colours 0-9, no padding)."""
+    return np.concatenate([np.asarray(g, dtype=np.int64).ravel() for g in grids])
+
+
 def _padded(results, attempt, pad_token, device, *, with_ids: bool = False):
     preds, truths, tids, counts = _select(results, attempt)
     if with_ids:
@@ -452,18 +457,27 @@ def _padded(results, attempt, pad_token, device, *, with_ids: bool = False):
 def color_confusion(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKEN, device=None,
                     normalize: str | None = None) -> pd.DataFrame:
     """10 x 10 colour confusion over the scored outputs: rows are truth colours,
-    columns predicted colours, cells count grid cells (padding excluded), computed by
-    :func:`arcnb.metrics.color_confusion` on padded batches. Which attempt is used, and
+    columns predicted colours, cells count grid cells (padding excluded): with
+    ``device=None`` the aligned cells are counted with numpy (no torch); with a
+    ``device``, by :func:`arcnb.metrics.color_confusion` on padded batches there (the
+    same counts). Which attempt is used, and
     which outputs, is :func:`scored_pairs`'s rule (default: attempt 1 where its shape
     matches the truth). ``normalize="true"`` divides each row by its total (NaN for a
     colour absent from the truth). ``df.attrs`` holds the counts of used / excluded
     outputs."""
-    p, t, counts = _padded(results, attempt, pad_token, device)
-    if p is None:
+    if device is None:  # on the CPU: the aligned cells counted directly (no torch)
+        preds, truths, _, counts = _select(results, attempt)
         mat = np.zeros((10, 10), dtype=np.int64)
+        if preds:
+            p, t = _cells(preds), _cells(truths)
+            mat = np.bincount(t * 10 + p, minlength=100).reshape(10, 10)
     else:
-        mat = np.asarray(metrics.color_confusion(p, t, pad_token=pad_token).detach().cpu())
-        mat = mat.astype(np.int64)[:10, :10]
+        p, t, counts = _padded(results, attempt, pad_token, device)
+        if p is None:
+            mat = np.zeros((10, 10), dtype=np.int64)
+        else:
+            mat = np.asarray(metrics.color_confusion(p, t, pad_token=pad_token).detach().cpu())
+            mat = mat.astype(np.int64)[:10, :10]
     labels = [f"{c} {COLOR_NAMES[c]}" for c in range(10)]
     df = pd.DataFrame(mat, index=pd.Index(labels, name="truth"),
                       columns=pd.Index(labels, name="predicted"))
@@ -483,8 +497,9 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKE
     For each colour c, ``accuracy`` = truth cells of colour c predicted as c / truth
     cells of colour c (NaN when c never occurs in the used truth grids), the same ratio as
     :func:`arcnb.metrics.reconstruction_metrics`' ``per_color_accuracy`` on padded
-    batches. Attempt and output selection as :func:`scored_pairs` (default: attempt 1
-    where its shape matches the truth). Columns ``color``, ``name``, ``n_cells`` (truth
+    batches (counted with numpy for ``device=None``, with torch on a ``device``).
+    Attempt and output selection as :func:`scored_pairs` (default: attempt 1 where its
+    shape matches the truth). Columns ``color``, ``name``, ``n_cells`` (truth
     cells of that colour), ``n_tasks`` (tasks with such cells), ``accuracy``,
     ``ci_low``, ``ci_high``: a seeded percentile bootstrap resampling *tasks* (cells of
     one task are not independent), the ratio of the resampled sums
@@ -492,27 +507,40 @@ def color_accuracy(results, *, attempt: int | str = 1, pad_token: int = PAD_TOKE
     skipped. ``accuracy`` and its interval are both float64 ratios of the same integer
     counts. ``df.attrs`` holds the counts of used / excluded outputs.
     """
-    p, t, counts = _padded(results, attempt, pad_token, device, with_ids=True)
-    tids = counts.pop("_task_ids")
     lo = np.full(10, np.nan)
     hi = np.full(10, np.nan)
+    if device is None:  # on the CPU: the aligned cells counted directly (no torch)
+        preds, truths, tids, counts = _select(results, attempt)
+        p = preds or None
+    else:
+        p, t, counts = _padded(results, attempt, pad_token, device, with_ids=True)
+        tids = counts.pop("_task_ids")
     if p is None:
         acc = np.full(10, np.nan)
         n = np.zeros(10, dtype=np.int64)
         n_tasks = np.zeros(10, dtype=np.int64)
     else:
-        import torch
-
         # per-task counts [n_tasks, 10] of truth cells and correct cells, vectorised
         uniq, inv = np.unique(np.asarray(tids), return_inverse=True)
-        task_of = torch.as_tensor(inv, device=t.device).view(-1, 1, 1).expand_as(t)
-        valid = t != pad_token
-        code = (task_of * 10 + t.clamp(0, 9))
         size = len(uniq) * 10
-        total = torch.bincount(code[valid], minlength=size).view(len(uniq), 10)
-        right = torch.bincount(code[valid & (p == t)], minlength=size).view(len(uniq), 10)
-        total = total.cpu().numpy().astype(np.int64)
-        right = right.cpu().numpy().astype(np.int64)
+        if device is None:
+            tc, pc = _cells(truths), _cells(preds)
+            task_of = np.repeat(inv, [g.size for g in truths])
+            code = task_of * 10 + tc
+            total = np.bincount(code, minlength=size).reshape(len(uniq), 10)
+            right = np.bincount(code[pc == tc], minlength=size).reshape(len(uniq), 10)
+        else:
+            import torch
+
+            task_of = torch.as_tensor(inv, device=t.device).view(-1, 1, 1).expand_as(t)
+            valid = t != pad_token
+            code = (task_of * 10 + t.clamp(0, 9))
+            total = torch.bincount(code[valid], minlength=size).view(len(uniq), 10)
+            right = torch.bincount(code[valid & (p == t)], minlength=size).view(len(uniq), 10)
+            total = total.cpu().numpy()
+            right = right.cpu().numpy()
+        total = total.astype(np.int64)
+        right = right.astype(np.int64)
         n = total.sum(axis=0)
         n_tasks = (total > 0).sum(axis=0)
         # the accuracy from the same integer counts as its interval, in float64 (a

@@ -176,3 +176,20 @@ def refuse_overwrite(path, hint: str = "pass overwrite=True / --overwrite", *,
     the user more than "exists". Raise what it returns."""
     there = f"already holds {holds}" if holds else "already exists"
     return OutputExistsError(f"{path} {there}; refusing to overwrite it ({hint})")
+
+
+class RecordingError(ArcnbError, ValueError):
+    """An ARC-AGI-3 game recording, a folder of them or a harness run folder can't be
+    read: not JSON Lines, not UTF-8, a line or a file past its bound, a frame that is not
+    a stack of 2-D layers of colours 0-15. ``file`` and ``line`` locate it."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None):
+        self.file = file
+        self.line = line
+        super().__init__(message)
+
+
+class BaselinesError(ArcnbError, ValueError):
+    """Human baselines of ARC-AGI-3 games can't be read: a ``metadata.json`` folder or a
+    ``game_id,level,baseline_actions`` CSV that is missing, malformed or contradicts
+    itself."""

@@ -38,6 +38,7 @@ from .evaluate import checkpoint_kwargs, evaluate
 from .predictions import load_predictions
 from .resources import examples_dir
 from .io import read_json
+from .models.loading import CHECKPOINT_SUFFIXES
 from .runs import (METRICS, PREDICTIONS, Run, attempt_ks, file_sha256_or_none,
                    predictions_provenance, refuse_finished, run_provenance)
 from .scoring import Results, score
@@ -134,8 +135,6 @@ SOURCE_KINDS = {"predictions": PredictionsSource, "run": RunDirSource,
                 "checkpoint": CheckpointSource, "baseline": BaselineSource,
                 "dataset": DatasetSource}
 
-_CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt", ".pt2", ".bin", ".safetensors")
-
 
 def is_task_file(path: Path) -> bool:
     """A single ARC task file (``{"train": ..., "test": ...}``) or a challenges file."""
@@ -155,7 +154,8 @@ def parse_source(value, *, kind: str | None = None) -> Source:
     ``metrics.json`` or ``predictions.json`` is a run directory, another folder a
     harness run folder (predictions) unless it holds task files; a ``.json`` file is a
     task or challenges file (a dataset) or a submission (predictions); a checkpoint
-    suffix (``.pt``, ``.ckpt``, ...) or ``baseline`` is a checkpoint; a dataset name
+    suffix (:data:`~arcnb.models.CHECKPOINT_SUFFIXES`: ``.pt``, ``.ckpt``,
+    ``.safetensors`` ...) or ``baseline`` is a checkpoint; a dataset name
     (``arc-agi-1:evaluation``) is a dataset. Anything else is an
     :class:`~arcnb.errors.ArcnbError`.
     """
@@ -183,7 +183,7 @@ def parse_source(value, *, kind: str | None = None) -> Source:
             return RunDirSource(text)
         return PredictionsSource(text)
     if path.is_file():
-        if path.suffix.lower() in _CHECKPOINT_SUFFIXES:
+        if path.suffix.lower() in CHECKPOINT_SUFFIXES:
             return CheckpointSource(text)
         if path.suffix.lower() == ".json" and is_task_file(path):
             return DatasetSource(text)

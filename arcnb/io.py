@@ -509,3 +509,80 @@ def csv_text(df, *, index: bool = False) -> str:
     if index:
         out.index = out.index.map(_neutralise)
     return out.to_csv(index=index, lineterminator="\n")
+
+
+#: Longest line :func:`iter_lines` accepts by default (32 MiB): an ARC-AGI-3 recording
+#: line holds one step's frames, at most 1,001 layers of 64 x 64 colours (about 12 MB).
+MAX_LINE_BYTES = 32 * 1024 ** 2
+
+
+def iter_lines(path: str | os.PathLike, *, what: str = "file", max_bytes: int = MAX_JSON_BYTES,
+               max_line_bytes: int = MAX_LINE_BYTES, error=None):
+    """The lines of a large input file, streamed: ``(line_number, offset, raw_bytes)``
+    for each line (numbered from 1; ``offset`` where it starts; the bytes without the
+    line end, a ``\\r`` before it dropped). Only a regular file of at most ``max_bytes``
+    is read (as :func:`read_bytes`), one line at a time, and a line longer than
+    ``max_line_bytes`` is refused before it is held whole: memory stays at one line
+    however large the file. Every failure raises ``error`` (default
+    :class:`JSONInputError`) with one line naming the file (and the line)."""
+    error = error or JSONInputError
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise error(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise error(f"{what} {path} is a directory, not a file") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO"
+                    if stat.S_ISFIFO(st.st_mode) else "a socket"
+                    if stat.S_ISSOCK(st.st_mode) else "a device")
+            raise error(f"{what} {path} is {kind}, not a regular file")
+        if st.st_size > max_bytes:
+            raise error(f"{what} {path} is larger than {max_bytes} bytes")
+        offset, number = 0, 0
+        while True:
+            try:
+                raw = fh.readline(max_line_bytes + 2)
+            except OSError as exc:
+                raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+            if not raw:
+                return
+            number += 1
+            start = offset
+            offset += len(raw)
+            if offset > max_bytes:
+                raise error(f"{what} {path} is larger than {max_bytes} bytes")
+            body = raw[:-1] if raw.endswith(b"\n") else raw
+            if body.endswith(b"\r"):
+                body = body[:-1]
+            if len(body) > max_line_bytes:
+                raise error(f"{what} {path} line {number} is longer than {max_line_bytes} "
+                            "bytes")
+            yield number, start, body
+
+
+def read_range(path: str | os.PathLike, offset: int, length: int, *, what: str = "file",
+               error=None) -> bytes:
+    """``length`` bytes of a regular file from ``offset`` (a line found by
+    :func:`iter_lines`, read again later); a file that changed under it is refused."""
+    error = error or JSONInputError
+    try:
+        with open(path, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise error(f"{what} {path} is not a regular file")
+            fh.seek(offset)
+            raw = fh.read(length)
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if len(raw) != length:
+        raise error(f"{what} {path} changed since it was read (it is shorter now)")
+    return raw
+
+
+__all__ += ["iter_lines", "read_range", "MAX_LINE_BYTES"]

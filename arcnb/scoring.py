@@ -38,6 +38,7 @@ import pandas as pd
 from .columns import DEFINITIONS, OUTPUTS, TASK_ORDER, TASKS, expand
 from .data import DATASETS, Dataset, bundled_task_ids, load_dataset
 from .errors import DatasetError, ParameterError
+from .html import escape, table as html_table
 from .grids import best_attempt, shape_str
 from .metrics import partial_credit
 from .predictions import Predictions, load_predictions, problem_summary
@@ -196,11 +197,8 @@ class Results:
     def _repr_html_(self) -> str:
         """Jupyter's rich view: the headline table in the three conventions, the
         bootstrap interval and the counts."""
-        from html import escape
-
         s = self.summary
-        table = self.summary_table().to_html(float_format=lambda v: f"{v:.4f}",
-                                             na_rep="NaN", classes="arcnb-results")
+        table = html_table(self.summary_table(), index=True, classes="arcnb-results arcnb-table")
         lo, hi = s.get("pass@2_ci95", [float("nan")] * 2)
         counts = ", ".join(f"{label}: {s.get(key, 0)}" for key, label in (
             ("n_tasks", "tasks"), ("n_outputs", "test outputs"),

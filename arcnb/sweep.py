@@ -34,8 +34,10 @@ interrupted one resumes from its journal) and writes, from the finished runs:
     ``report=False``.
 
 The step of a checkpoint comes from the checkpoint itself (Lightning's ``global_step``
-and ``epoch``, or the ``step`` an arcnb checkpoint records when saved with one, read
-with ``torch.load(weights_only=True)``), else from a number in its file name
+and ``epoch``, the ``step`` an arcnb checkpoint records when saved with one, or a
+safetensors file's ``"step"`` metadata; read by
+:func:`arcnb.models.recorded_step`, after the checks ``arcnb evaluate`` makes and
+without loading the weights), else from a number in its file name
 (``step=N`` first), else from the order the checkpoints were given in; one source for
 the whole sweep (the first that gives every checkpoint a distinct step), recorded in
 ``step_source``.
@@ -74,9 +76,8 @@ from .evaluate import (_dist_setup, _resolve_device, check_run_parameters, evalu
                        run_options)
 from .io import csv_text, file_sha256, read_json, to_jsonable
 from .journal import journal_paths
-from .models.loading import checkpoint_path, detect_format
+from .models.loading import CHECKPOINT_SUFFIXES, checkpoint_path, recorded_step
 from .models.registry import builder_names
-from .models.safety import check_archive_sizes, quiet_torch
 from .report.notebooks import run_notebook
 from .runs import (CANDIDATES, METRICS, RUN_FILES, OutputFolder, Run, is_finished, read_metrics,
                    same_run_problem)
@@ -85,7 +86,7 @@ from .taxonomy import UNCATEGORIZED, structural_taxonomy
 
 __all__ = ["sweep", "collect", "open_sweep", "Sweep", "SweepEntry", "checkpoint_step",
            "expand_checkpoints", "plan", "parse_shard", "honest_selection", "selection_split",
-           "selection_text", "example_sweep", "from_run_dirs",
+           "example_sweep", "sweep_or_example", "from_run_dirs",
            "SWEEP_CSV", "SWEEP_JSON", "CATEGORIES_CSV", "CHANGES_CSV", "SOLVED_CSV",
            "SWEEP_NOTEBOOK", "SWEEP_HTML", "RUNS_DIR",
            "CHECKPOINT_SUFFIXES", "STEP_SOURCES", "METRIC_COLUMNS"]
@@ -109,8 +110,6 @@ RUNS_DIR = "runs"
 _ENTRY_SUFFIX = ".sweep.json"
 _ENTRY_KIND = "arcnb-sweep-entry"
 
-#: File suffixes a folder given as input is searched for.
-CHECKPOINT_SUFFIXES = (".ckpt", ".pt", ".pth", ".bin", ".pt2")
 #: Where a step comes from, best first.
 STEP_SOURCES = ("checkpoint", "file name", "order given")
 #: The metrics of a sweep row that carry a 95 % interval.
@@ -162,42 +161,12 @@ def expand_checkpoints(specs: Sequence[str | os.PathLike]) -> list[str]:
 
 def checkpoint_step(path: str | os.PathLike) -> tuple[int | None, int | None]:
     """``(step, epoch)`` recorded in a checkpoint file: Lightning's ``global_step`` and
-    ``epoch``, or arcnb's ``step`` / ``epoch`` (:func:`arcnb.models.save_checkpoint`
-    with ``step=``). Read with ``torch.load(weights_only=True)`` (memory-mapped, so the
-    weights are not read); ``(None, None)`` for anything else (a program archive, a
-    model name, a file that needs pickled code)."""
-    p = Path(path)
-    if not p.is_file() or detect_format(p) != "pickle":
-        return None, None
-    import torch
-
-    # the checks arcnb evaluate runs before loading: a compression bomb is refused from
-    # the archive's directory, before anything is inflated
-    check_archive_sizes(p)
-    obj = None
-    for mmap in (True, False):
-        try:
-            with quiet_torch():
-                obj = torch.load(p, map_location="cpu", weights_only=True, mmap=mmap)
-            break
-        except MemoryError:
-            raise ArcnbError(f"checkpoint {p} is too large to read its step") from None
-        except Exception:  # noqa: BLE001 - not readable safely: no recorded step
-            continue
-    if not isinstance(obj, dict):
-        return None, None
-
-    def whole(v):
-        if isinstance(v, bool):
-            return None
-        if hasattr(v, "item") and getattr(v, "numel", lambda: 0)() == 1:
-            v = v.item()
-        return int(v) if isinstance(v, (int, np.integer)) and int(v) >= 0 else None
-
-    step = whole(obj.get("global_step"))
-    if step is None:
-        step = whole(obj.get("step"))
-    return step, whole(obj.get("epoch"))
+    ``epoch``, arcnb's ``step`` / ``epoch`` (:func:`arcnb.models.save_checkpoint`
+    with ``step=``) or a safetensors file's ``"step"`` / ``"epoch"`` metadata
+    (:func:`arcnb.models.recorded_step`: the checks ``arcnb evaluate`` makes
+    first, the weights not loaded, no code run); ``(None, None)`` for anything else (a
+    program archive, a model name, a file that needs pickled code)."""
+    return recorded_step(path)
 
 
 _STEP_IN_NAME = re.compile(r"(?:^|[^a-z])step[=_-]?(\d+)", re.I)
@@ -532,6 +501,16 @@ def example_sweep(out, dataset="arc-agi-1:evaluation", *, seed: int = 0,
     (their steps are 0 and 1: the order given). Finished runs in ``out`` are reused."""
     return sweep(["copy-input", "baseline"], dataset, out, seed=seed, n_boot=n_boot,
                  report=False, progress=False)
+
+
+def sweep_or_example(sweep_dir, example_dir: str = "sweep-example",
+                     dataset: str = "arc-agi-1:evaluation", *, seed: int = 0,
+                     n_boot: int = 1000) -> "Sweep":
+    """The sweep page's sweep: the sweep folder ``sweep_dir`` (:func:`open_sweep`) or,
+    when it is empty, the :func:`example_sweep` written to ``example_dir``."""
+    if sweep_dir:
+        return open_sweep(sweep_dir, seed=seed, n_boot=n_boot)
+    return example_sweep(example_dir, dataset, seed=seed, n_boot=n_boot)
 
 
 def from_run_dirs(checkpoints, run_dirs, out, *, seed: int = 0, n_boot: int = 1000,
@@ -885,27 +864,6 @@ def _near_miss_per_task(res) -> tuple[np.ndarray, np.ndarray]:
     g = pd.DataFrame({"task_id": out["task_id"], "near": near.astype(float)}) \
         .groupby("task_id", sort=False)
     return g["near"].sum().to_numpy(float), g.size().to_numpy(float)
-
-
-def selection_text(sel: dict) -> str:
-    """The honest selection in words (the sweep page's paragraph)."""
-    def pct(v):
-        return "n/a" if v is None or v != v else f"{100 * v:.1f}%"
-
-    lo, hi = sel["report_score_ci95"]
-    metric = sel["metric"]
-    return (f"The tasks were split at random into a selection half ({sel['n_selection_tasks']} "
-            f"tasks) and a report half ({sel['n_report_tasks']} tasks), each structural "
-            f"category divided evenly between them. The checkpoint with the best {metric} on "
-            f"the selection half is step {sel['chosen_step']} ({pct(sel['selection_score'])} "
-            f"there); on the report half, which played no part in choosing it, it scores "
-            f"{pct(sel['report_score'])} (95% interval {pct(lo)} to {pct(hi)}). Choosing the "
-            f"best checkpoint on the report half itself would have picked step "
-            f"{sel['best_step_on_report_half']} and claimed "
-            f"{pct(sel['best_score_on_report_half'])}: choosing on the tasks you report on "
-            f"inflates the score by {pct(sel['inflation'])} here. Over all tasks the best "
-            f"checkpoint is step {sel['full_set_best_step']} with "
-            f"{pct(sel['full_set_best_score'])}, a figure that carries the same bias.")
 
 
 # ====================================================================== selection

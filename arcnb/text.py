@@ -10,7 +10,8 @@ such character is shown as its escape (``\\x1b``, ``\\n``, ``\\u202e``; the byte
 non-UTF-8 name as ``\\xff``), whatever the output:
 
 * :func:`printable`: the terminal, one-line messages and figure labels;
-* :func:`escape_html`: the same, then HTML-escaped (``<``, ``&``, quotes);
+* :func:`arcnb.html.escape` (HTML's home): the same, then HTML-escaped (``<``, ``&``,
+  quotes);
 * :func:`escape_latex`: the same, then LaTeX-escaped (``\\``, ``&``, ``%``, ``_``, ...).
 
 The characters escaped are exactly those :meth:`str.isprintable` refuses (Unicode's
@@ -18,9 +19,7 @@ The characters escaped are exactly those :meth:`str.isprintable` refuses (Unicod
 """
 from __future__ import annotations
 
-import html
-
-__all__ = ["printable", "escape_char", "escape_html", "escape_latex", "LATEX_ESCAPES"]
+__all__ = ["printable", "escape_char", "escape_latex", "LATEX_ESCAPES"]
 
 
 def escape_char(ch: str) -> str:
@@ -33,21 +32,17 @@ def escape_char(ch: str) -> str:
     return repr(ch)[1:-1]
 
 
-def printable(text) -> str:
+def printable(text, *, keep: str = "") -> str:
     """``text`` (any object) with every character that would not show as itself
     escaped (:func:`escape_char`): a newline shows as ``\\n``, ESC as ``\\x1b``, the
     right-to-left override as ``\\u202e``, so that a string taken from the user can't
-    break a one-line message, move the cursor or reorder what is shown."""
+    break a one-line message, move the cursor or reorder what is shown. ``keep`` names
+    characters left as they are (HTML keeps ``"\\n\\t"``: the page lays them out, a
+    ``<pre>`` block keeps its lines)."""
     text = str(text)
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else escape_char(c) for c in text)
-
-
-def escape_html(text, *, quote: bool = True) -> str:
-    """:func:`printable` ``(text)``, HTML-escaped (quotes too, unless ``quote=False``):
-    safe as element text and as a quoted attribute value."""
-    return html.escape(printable(text), quote=quote)
+    return "".join(c if c.isprintable() or c in keep else escape_char(c) for c in text)
 
 
 #: LaTeX's special characters and what stands for each in text.

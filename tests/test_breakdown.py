@@ -461,3 +461,17 @@ def test_csv_neutralises_formulas(tmp_path):
     back = pd.read_csv(p)
     assert list(back["group"]) == ["'=cmd|'/c calc'!A1", "'+x", "'-y", "'@z", "'\tt", "plain"]
     assert back["pass@2"].tolist() == [0.5, -0.25, 0.0, 1.0, 0.0, 0.1]  # numbers untouched
+
+
+def test_colour_counts_are_the_same_with_numpy_and_on_a_torch_device(arc1_eval):
+    """``device=None`` counts the aligned cells with numpy; a device counts padded
+    batches with torch: the same integers, the same table."""
+    from submissions import synthetic_submission
+
+    ds = arc1_eval[:30]
+    res = score(ds, synthetic_submission(ds, "mixed", seed=3))
+    a = color_confusion(res)
+    b = color_confusion(res, device="cpu")
+    assert (a.to_numpy() == b.to_numpy()).all() and a.attrs == b.attrs
+    x, y = color_accuracy(res, n_boot=50), color_accuracy(res, n_boot=50, device="cpu")
+    pd.testing.assert_frame_equal(x, y)

@@ -19,7 +19,7 @@ import arcnb
 from arcnb import breakdown as B
 from arcnb import columns
 from arcnb import plot as P
-from arcnb import report as R
+from arcnb.report import html as RH
 from arcnb.data import load_dataset
 from arcnb.report.references import reference_table
 from arcnb.resources import notebook
@@ -97,8 +97,8 @@ def test_unbiased_run_every_pass2_is_the_headline(ds, sampled, tmp_path):
     for tid, v in per_task.items():
         assert by_task.loc[tid, "pass@2"] == pytest.approx(float(np.mean(v)), abs=1e-12)
     # the report's tables, as the report's helpers render them
-    for html in (R.reference_html(refs), R.breakdown_html(total),
-                 R.graded_table_html(ov, metrics=R.BREAKDOWN_METRICS)):
+    for html in (RH.reference_html(refs), RH.breakdown_html(total),
+                 RH.graded_table_html(ov, metrics=RH.BREAKDOWN_METRICS)):
         shown = re.findall(r"data-metric='pass@2' data-value='([^']+)'", html)
         assert shown and all(float(v) == pytest.approx(naive, abs=1e-12) for v in shown)
 
@@ -161,7 +161,7 @@ def test_one_near_miss_count_everywhere(ds, graded, tmp_path):
     # the report, with its notebook's default threshold: the near-miss list it writes
     # and the overview row
     thr = _param_default("report.ipynb", "near_miss")
-    note = R.cut_note(Run.from_results(res), "near_miss", 5, near_miss=thr, folder=tmp_path)
+    note = RH.cut_note(Run.from_results(res), "near_miss", 5, near_miss=thr, folder=tmp_path)
     assert f"of {naive} near misses" in note
     assert len(pd.read_csv(tmp_path / "near_miss_outputs.csv")) == naive
     assert int(B.overall(res, n_boot=50, near_miss=thr)["n_near_miss"].iloc[0]) == naive
@@ -217,7 +217,7 @@ def test_the_tables_have_every_column_of_the_spec_in_order(graded):
     assert list(res.tasks.columns)[:3] == ["task_id", "n_outputs", "pass@1"]
     assert {"n_missing_outputs", "all_solved@2", "pass@2_all_or_nothing"} <= set(res.tasks)
     # every shown definition reaches the report's definitions table
-    html = R.definitions_html()
+    html = RH.definitions_html()
     for c in columns.GROUPS + columns.SUMMARY:
         if c.shown:
             assert f">{c.name}<" in html, c.name

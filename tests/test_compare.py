@@ -570,8 +570,11 @@ def test_compare_notebook_shows_the_leaderboard_or_says_why_not(cost_rundirs, tm
         texts, images = [], 0
         for cell in nb.cells:
             for o in cell.get("outputs", []):
-                texts.append(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")))
-                images += "image/png" in o.get("data", {})
+                data = o.get("data", {})
+                html = str(data.get("text/html", ""))
+                texts.append(o.get("text", "") + str(data.get("text/plain", "")) + html)
+                # a section embeds its figures in its HTML
+                images += ("image/png" in data) + html.count("data:image/png;base64,")
         return "\n".join(texts), images
 
     base = {"taxonomy": "", "n_boot": 50, "labels": [], "dataset": "", "common_tasks": False,

@@ -9,6 +9,7 @@ network) are also shown to fire on input made to break them.
 from __future__ import annotations
 
 import html as html_mod
+import base64
 import json
 import os
 import pickle
@@ -108,13 +109,18 @@ def test_notebook_pages_have_their_executed_outputs(site):
     images = site["out"] / "_images"
     for name in NOTEBOOKS:
         html = _html(site, f"examples/{name}.html")
-        srcs = re.findall(r'<img[^>]+src="([^"]+)"', html)
+        srcs = re.findall(r"""<img[^>]+src=["']([^"']+)["']""", html)
         pngs = [s for s in srcs if s.endswith(".png")]
+        # a report section embeds its figures in its HTML output as data: URIs
+        embedded = [s for s in srcs if s.startswith("data:image/png;base64,")]
         if name != "evaluate":  # the evaluate notebook shows tables only
-            assert pngs, f"{name}: no image"
+            assert pngs or embedded, f"{name}: no image"
         for s in pngs:
             data = (site["out"] / "examples" / s).resolve().read_bytes()
             assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000, s
+        for s in embedded:
+            data = base64.b64decode(s.split(",", 1)[1])
+            assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000, name
         assert str(ROOT) not in html, f"{name} shows the checkout's absolute path"
     assert images.is_dir()
     # the explorer's first view, taken from the widget state of the real run

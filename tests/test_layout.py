@@ -355,3 +355,29 @@ def test_the_naming_check_catches_a_theme_name(tmp_path):
              "test_version.py", "test_charts.py", "test_docs.py"]
     assert misnamed_test_files(files, names, {"test_docs.py": "docs"}) == [
         "test_charts.py", "test_charts_scale.py", "test_version.py"]
+
+
+def test_html_has_one_home():
+    """Escaping, the page look and the content-security policy live in arcnb/html.py:
+    no other module imports the standard library's escaping, writes a whole page or a
+    policy, or carries its own stylesheet (the report template takes both from there)."""
+    offenders = []
+    for path in _files():
+        rel = _rel(path)
+        if rel == "arcnb/html.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0
+                     else [])
+            if any(n == "html" or (n or "").startswith("html.") for n in names):
+                offenders.append(f"{rel}: imports the standard library's html")
+        for marker in ("<!DOCTYPE", "Content-Security-Policy'", "<style"):
+            if marker.lower() in text.lower():
+                offenders.append(f"{rel}: writes {marker}")
+    template = (PACKAGE / "templates" / "arcnb_report" / "index.html.j2").read_text("utf-8")
+    assert "resources.arcnb_csp" in template and "resources.arcnb_css" in template
+    assert not re.search(r"default-src|border-collapse", template), "the template's own CSS/CSP"
+    assert offenders == [], "\n".join(offenders)

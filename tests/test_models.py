@@ -503,3 +503,88 @@ def test_export_with_fixed_demonstration_count(tmp_path):
     d5 = pad_demonstrations([[(one, one)] * 5, [(one, one)]])
     with pytest.raises(ArcnbError, match="dynamic demonstration dimension"):
         m.logits(x, d5)
+
+
+# ------------------------------------------------------------------ safetensors
+def _bundled_weights():
+    saved = torch.load(BUNDLED_BASELINE, map_location="cpu", weights_only=True)
+    return saved["state_dict"], saved["config"]
+
+
+def test_safetensors_state_dict_with_arch_and_metadata_config(tmp_path):
+    """The bundled checkpoint's weights saved the way a user does
+    (safetensors.torch.save_file) load into the demo network, the metadata's config
+    filtered to the builder's arguments as a Lightning checkpoint's is."""
+    from safetensors.torch import save_file
+
+    if not BUNDLED_BASELINE.exists():
+        pytest.skip("bundled checkpoint not present")
+    sd, config = _bundled_weights()
+    assert config == {"hidden": 32, "blocks": 3, "prior": True}
+    path = tmp_path / "m.safetensors"
+    save_file(sd, path, metadata={"config": json.dumps({**config, "lr": 0.002}),
+                                  "step": "1500"})
+    assert detect_format(path) == "safetensors"
+    with pytest.raises(ArcnbError, match="safetensors state dict: name the model builder "
+                                         "with --arch"):
+        load_model(path)
+    m = load_model(path, arch="demo-conv")
+    assert m.source == {"format": "safetensors", "arch": "demo-conv", "ignored_config": ["lr"]}
+    assert isinstance(m.model, DemoConvNet) and m.reads_demonstrations
+    got = m.model.state_dict()
+    assert set(got) == set(sd) and all(torch.equal(got[k], sd[k]) for k in sd)
+    # the same weights give the same logits as the bundled checkpoint itself
+    x = pad_batch([np.array([[1, 2], [3, 0]], np.int8)])
+    d = pad_demonstrations([[(np.array([[1, 1]], np.int8), np.array([[2, 2]], np.int8))]])
+    torch.testing.assert_close(m.logits(x, d), load_model("baseline").logits(x, d),
+                               rtol=0, atol=0)
+    # without the metadata's config the builder's defaults (prior=False) do not fit
+    plain = tmp_path / "plain.safetensors"
+    save_file(sd, plain)
+    with pytest.raises(ArcnbError, match="does not fit"):
+        load_model(plain, arch="demo-conv")
+    assert load_model(plain, arch="demo-conv", config={"prior": True}).source["format"] == \
+        "safetensors"
+    # a config that is not JSON is one line
+    bad = tmp_path / "bad.safetensors"
+    save_file(sd, bad, metadata={"config": "{hidden: 32"})
+    with pytest.raises(ArcnbError, match="metadata's config is not JSON"):
+        load_model(bad, arch="demo-conv")
+
+
+def test_safetensors_found_from_its_bytes_under_another_name(tmp_path):
+    from safetensors.torch import save_file
+
+    path = tmp_path / "pytorch_model.bin"
+    net = DemoConvNet(hidden=4, blocks=1)
+    save_file(net.state_dict(), path)
+    assert detect_format(path) == "safetensors"
+    m = load_model(path, arch="demo-conv", config={"hidden": 4, "blocks": 1})
+    assert m.source["format"] == "safetensors"
+    # a torch.save file under the safetensors suffix is refused as a damaged one
+    fake = tmp_path / "fake.safetensors"
+    torch.save(net.state_dict(), fake)
+    with pytest.raises(ArcnbError, match="cannot read safetensors file"):
+        load_model(fake, arch="demo-conv")
+
+
+def test_every_checkpoint_suffix_is_a_checkpoint_to_open_and_to_sweep(tmp_path):
+    """One list: arcnb.open takes every checkpoint suffix for a checkpoint, and a
+    sweep of a folder picks up a file of each (and nothing else)."""
+    from arcnb.front import CheckpointSource, parse_source
+    from arcnb.models import CHECKPOINT_FORMATS, CHECKPOINT_SUFFIXES
+    from arcnb.sweep import expand_checkpoints
+
+    assert set(CHECKPOINT_SUFFIXES) == {".pt", ".pth", ".ckpt", ".bin", ".ts", ".pt2",
+                                        ".safetensors"}
+    assert set(CHECKPOINT_FORMATS) == {"pickle", "torchscript", "export", "safetensors"}
+    assert CHECKPOINT_FORMATS["safetensors"].suffixes == (".safetensors",)
+    files = []
+    for suffix in CHECKPOINT_SUFFIXES + (".PT",):
+        f = tmp_path / f"model{suffix}"
+        f.write_bytes(b"x")
+        files.append(str(f))
+        assert isinstance(parse_source(str(f)), CheckpointSource), suffix
+    (tmp_path / "notes.txt").write_text("not a checkpoint")
+    (tmp_path / "model.onnx").write_bytes(b"x")
+    assert sorted(expand_checkpoints([tmp_path])) == sorted(files)

@@ -357,3 +357,111 @@ def test_torchscript_honest_archives_still_load_without_trust(tmp_path):
     traced = tmp_path / "copy.pt"
     torch.jit.save(torch.jit.trace(CopyInput(), (X2,)), traced)
     torch.testing.assert_close(load_model(traced).logits(X2), CopyInput()(X2))
+
+
+# ------------------------------------------------------------------ safetensors
+def _safetensors_bytes(header: dict, data: bytes, *, length: int | None = None) -> bytes:
+    """A safetensors file written by hand: 8-byte little-endian header length, the JSON
+    header, the data (``length`` overrides the declared header length)."""
+    text = json.dumps(header).encode()
+    n = len(text) if length is None else length
+    return n.to_bytes(8, "little") + text + data
+
+
+def _f32(begin: int, n: int) -> dict:
+    return {"dtype": "F32", "shape": [n], "data_offsets": [begin, begin + 4 * n]}
+
+
+#: name -> (file bytes, words the one-line refusal holds); every header is hostile
+#: in one way only
+HOSTILE_SAFETENSORS = {
+    "huge_header_length": (_safetensors_bytes({"w": _f32(0, 2)}, bytes(8), length=2 ** 62),
+                           ["header length", "more than"]),
+    "header_past_the_file": (_safetensors_bytes({"w": _f32(0, 2)}, bytes(8), length=10_000),
+                             ["header length", "holds only"]),
+    "offsets_past_the_end": (_safetensors_bytes({"w": _f32(0, 4)}, bytes(8)),
+                             ["'w'", "past the end of the file"]),
+    "overlapping_tensors": (_safetensors_bytes({"a": _f32(0, 4), "b": _f32(8, 4)}, bytes(24)),
+                            ["'a'", "'b'", "overlap"]),
+    "bad_dtype": (_safetensors_bytes({"w": {"dtype": "F128", "shape": [1],
+                                            "data_offsets": [0, 16]}}, bytes(16)),
+                  ["dtype 'F128'"]),
+    "non_json": ((17).to_bytes(8, "little") + b"not a JSON header" + bytes(8),
+                 ["header is not JSON"]),
+    "not_utf8": ((4).to_bytes(8, "little") + b"{\xff\xfe}", ["not UTF-8"]),
+    "a_json_list": (_safetensors_bytes([1, 2], b""), ["not an object"]),  # type: ignore[arg-type]
+    "shape_and_bytes_disagree": (_safetensors_bytes({"w": {"dtype": "F32", "shape": [3],
+                                                           "data_offsets": [0, 8]}}, bytes(8)),
+                                 ["needs 12 bytes", "hold 8"]),
+    "negative_dimension": (_safetensors_bytes({"w": {"dtype": "F32", "shape": [-2],
+                                                     "data_offsets": [0, 8]}}, bytes(8)),
+                           ["shape [-2]"]),
+    "too_many_dimensions": (_safetensors_bytes({"w": {"dtype": "U8", "shape": [1] * 40,
+                                                      "data_offsets": [0, 1]}}, bytes(1)),
+                            ["at most 32"]),
+    "bytes_of_no_tensor": (_safetensors_bytes({"w": _f32(0, 1)}, bytes(12)),
+                           ["bytes 4 to 12", "no tensor"]),
+    "a_name_twice": (b"", ["twice"]),  # built below: json.dumps cannot repeat a key
+    "shorter_than_8_bytes": (b"\x05\x00", ["shorter than the 8-byte header length"]),
+    "metadata_not_text": (_safetensors_bytes({"__metadata__": {"step": 3}, "w": _f32(0, 1)},
+                                             bytes(4)), ["__metadata__"]),
+}
+_twice = b'{"w":' + json.dumps(_f32(0, 1)).encode() + b',"w":' + json.dumps(_f32(0, 1)).encode() + b"}"
+HOSTILE_SAFETENSORS["a_name_twice"] = (len(_twice).to_bytes(8, "little") + _twice + bytes(4),
+                                       ["'w' twice"])
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_SAFETENSORS))
+def test_hostile_safetensors_headers_are_refused_in_one_line(tmp_path, monkeypatch, case):
+    """Each is refused from its header alone: the safetensors library, which reads the
+    tensors, is never reached."""
+    import safetensors.torch
+
+    def never(*a, **k):
+        raise AssertionError("the tensors were read before the header was checked")
+
+    monkeypatch.setattr(safetensors.torch, "load_file", never)
+    data, words = HOSTILE_SAFETENSORS[case]
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(data)
+    assert detect_format(path) == "safetensors"
+    with pytest.raises(ArcnbError) as ei:
+        load_model(path, arch="demo-conv")
+    message = str(ei.value)
+    assert "\n" not in message and "safetensors file" in message and str(path) in message
+    for w in words:
+        assert w in message, message
+
+
+def test_a_hostile_safetensors_header_on_the_command_line(tmp_path, tasks_file):
+    path = tmp_path / "huge.safetensors"
+    path.write_bytes(HOSTILE_SAFETENSORS["huge_header_length"][0])
+    out = tmp_path / "run"
+    r = _cli(["evaluate", "--checkpoint", str(path), "--arch", "demo-conv", "--dataset",
+              "arc-agi-1:evaluation", "--tasks", str(tasks_file), "--out", str(out),
+              "--no-progress", "--device", "cpu"])
+    _assert_one_line_refusal(r, out, "cannot read safetensors file", "header length")
+
+
+def test_honest_safetensors_files_pass_the_header_check(tmp_path):
+    """What the library writes (several dtypes, a scalar, an empty tensor, metadata)
+    passes, and the header read is the one in the file."""
+    from safetensors.torch import save_file
+
+    from arcnb.models.safety import check_safetensors_header
+
+    tensors = {"f": torch.arange(6, dtype=torch.float32).reshape(2, 3),
+               "i": torch.tensor([1, 2, 3], dtype=torch.int64),
+               "h": torch.ones(5, dtype=torch.bfloat16), "b": torch.tensor([True, False]),
+               "s": torch.tensor(7, dtype=torch.int16), "e": torch.zeros((0, 4))}
+    path = tmp_path / "ok.safetensors"
+    save_file(tensors, path, metadata={"step": "12"})
+    raw = path.read_bytes()
+    n = int.from_bytes(raw[:8], "little")
+    expected = json.loads(raw[8:8 + n])
+    header, meta = check_safetensors_header(path)
+    assert meta == {"step": "12"} == expected.pop("__metadata__")
+    assert header == expected
+    assert {k: (v["dtype"], v["shape"]) for k, v in header.items()} == {
+        "f": ("F32", [2, 3]), "i": ("I64", [3]), "h": ("BF16", [5]), "b": ("BOOL", [2]),
+        "s": ("I16", []), "e": ("F32", [0, 4])}

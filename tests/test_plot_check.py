@@ -268,26 +268,36 @@ def _assert_passes(problems, what):
 # ------------------------------------------------------------------ notebooks' figures
 def _run_in_process(notebook: str, parameters: dict, monkeypatch, cwd, *,
                     paper: bool) -> dict:
-    """Execute a generated notebook's code cells in this process (the parameter cell,
-    then the overrides, as papermill injects them), checking every figure it hands to
-    ``R.show_figure`` before it is saved (``paper``: at its own size; else as saved
-    for a screen, the canvas grown to its texts). Returns ``{name: problems}``."""
+    """Execute a shipped notebook's code cells in this process (the parameter cell,
+    then the overrides, as papermill injects them; a cell's last expression is shown as
+    JupyterLab would, through its ``_repr_html_``), checking every figure a report
+    section draws before it is saved or embedded (``paper``: at its own size; else as
+    saved for a screen, the canvas grown to its texts). Returns ``{name: problems}``."""
+    import ast
+
+    from arcnb.report.sections import base
+
     found: dict = {}
-    show = R.show_figure
+    draw = base.Section.figure_of
 
-    def checked(fig, name=None, folder=None, **kw):
-        f = _figure(fig)
-        found[name or f"unnamed {len(found)}"] = check_figure(f, tight=not paper)
-        return show(fig, name, folder, **kw)
+    def checked(self, spec):
+        fig = draw(self, spec)
+        found[spec.name] = check_figure(fig, tight=not paper)
+        return fig
 
-    monkeypatch.setattr(R, "show_figure", checked)
+    monkeypatch.setattr(base.Section, "figure_of", checked)
     monkeypatch.chdir(cwd)
     nb = nbformat.read(str(F.ROOT / "notebooks" / f"{notebook}.ipynb"), as_version=4)
     env: dict = {}
     for cell in nb.cells:
         if cell.cell_type != "code" or "no-truth" in cell.metadata.get("tags", []):
             continue
-        exec(compile(cell.source, f"{notebook}.ipynb", "exec"), env)
+        tree = ast.parse(cell.source)
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, f"{notebook}.ipynb", "exec"), env)
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), f"{notebook}.ipynb", "eval"), env)
+            getattr(value, "_repr_html_", lambda: None)()
         if "parameters" in cell.metadata.get("tags", []):
             env.update(parameters)
     return found

@@ -18,8 +18,9 @@ import pytest
 import _report_fixture as F
 
 SECTIONS = ["1. Headline", "2. Where it almost works", "3. Reference points", "4. pass@K",
-            "5. Failures and near misses", "6. Colours", "7. Categories",
-            "8. Grid size and shape change", "9. Cost and efficiency", "10. Provenance"]
+            "5. What the second attempt adds", "6. Failures and near misses", "7. Colours",
+            "8. Categories", "9. Grid size and shape change", "10. Cost and efficiency",
+            "11. Provenance"]
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +103,8 @@ def test_reference_points_side_by_side_with_intervals(default):
     table = soup.select_one("#arcnb-reference-categories")
     model = json.loads((Path(default["out"]) / "predictions.json").read_text())
     solved_model = _solved_by_hand(model, raw)
-    from arcnb.report import default_references, reference_label
+    from arcnb.report.sources import default_references
+    from arcnb.report.references import reference_label
 
     refs = {reference_label(r): r for r in default_references()}
     solved_ref = {label: _solved_by_hand(json.loads(Path(p).read_text()), raw)
@@ -240,7 +242,7 @@ def test_default_references_follow_the_bundled_files(tmp_path, monkeypatch):
     assert sources.resolve_references(["default", "copy-input", "x.json"],
                                       "arc-agi-2:evaluation") == [
         str(tmp_path / "arc-agi-2-evaluation_program_search.json"), "copy-input", "x.json"]
-    from arcnb.report import reference_label
+    from arcnb.report.references import reference_label
 
     assert reference_label(tmp_path / "arc-agi-2-evaluation_program_search.json") == \
         "program search"
@@ -250,7 +252,7 @@ def test_default_references_follow_the_bundled_files(tmp_path, monkeypatch):
 def test_references_are_scored_on_the_runs_own_tasks(tmp_path):
     """A reference file for all 400 tasks, against a 20-task run: scored on those 20
     (no 'made for another dataset' warning), numbers checked by hand."""
-    from arcnb.report import reference_categories, reference_runs, reference_table
+    from arcnb.report.references import reference_categories, reference_runs, reference_table
     from arcnb.runs import Run
     from arcnb.scoring import score
 

@@ -1,5 +1,7 @@
 """What arcnb ships inside the package (arcnb/resources, templates, paper style), the
-clone's byte-identical copies (notebooks/, data/), and ``arcnb notebooks DEST``."""
+clone's notebooks/ (a link to the shipped notebooks: one source each) and byte-identical
+data/, the shipped notebooks' shape (thin cells, parameters that match the command
+line), and ``arcnb notebooks DEST``."""
 from __future__ import annotations
 
 import os
@@ -15,9 +17,8 @@ from arcnb import resources
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "arcnb"
-#: shipped folder -> the clone's copy (the design card keeps notebooks/ and data/)
+#: shipped folder -> the clone's copy (data/; notebooks/ is a link to the shipped ones)
 MIRRORS = {
-    PKG / "resources" / "notebooks": ROOT / "notebooks",
     PKG / "resources" / "checkpoints": ROOT / "data" / "checkpoints",
     PKG / "resources" / "examples": ROOT / "data" / "examples",
 }
@@ -43,10 +44,18 @@ def test_clone_copies_are_byte_identical_to_the_shipped_files(shipped):
     a, b = _files(shipped), _files(copy)
     assert a, f"{shipped} is empty"
     assert sorted(a) == sorted(b), (f"{copy.relative_to(ROOT)} and {shipped.relative_to(ROOT)} "
-                                    "hold different files (scripts/sync_data.py, "
-                                    "scripts/make_notebooks.py)")
+                                    "hold different files (scripts/sync_data.py)")
     for name in a:
         assert a[name] == b[name], f"{copy.relative_to(ROOT) / name} differs from the shipped file"
+
+
+def test_the_clone_notebooks_are_the_shipped_notebooks():
+    """One source per notebook: the clone's notebooks/ is a link to the package's
+    notebooks, so editing one in JupyterLab edits the shipped file."""
+    link = ROOT / "notebooks"
+    assert link.is_symlink(), "notebooks/ must link to arcnb/resources/notebooks"
+    assert link.resolve() == (PKG / "resources" / "notebooks").resolve()
+    assert {p.stem for p in link.glob("*.ipynb")} == NOTEBOOKS
 
 
 def test_sync_script_agrees():
@@ -191,3 +200,49 @@ def test_notebooks_command_relative_dest_and_bad_dest(tmp_path):
     proc = arcnb_cli("notebooks", "afile", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "not a folder" in proc.stderr
+
+
+# ------------------------------------------------------------------ the notebooks' shape
+def _code_cells(name: str) -> list:
+    import json
+
+    nb = json.loads((PKG / "resources" / "notebooks" / f"{name}.ipynb").read_text("utf-8"))
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_notebook_cells_hold_calls_only(name):
+    """A notebook is a parameters cell plus short cells that call arcnb: no loop, no
+    ``if`` statement, no function or class, no HTML written in a string; what a report
+    contains lives in arcnb.report.sections, not in cells."""
+    import ast
+
+    cells = _code_cells(name)
+    assert "parameters" in cells[0].get("metadata", {}).get("tags", [])
+    for cell in cells[1:]:
+        src = "".join(cell["source"])
+        tree = ast.parse(src)
+        for node in ast.walk(tree):
+            assert not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With,
+                                         ast.Try, ast.FunctionDef, ast.ClassDef, ast.Lambda,
+                                         ast.ListComp, ast.DictComp, ast.SetComp,
+                                         ast.GeneratorExp)), (
+                f"{name}.ipynb: {type(node).__name__} in a cell:\n{src}")
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert not re.search(r"<\s*/?\s*[a-zA-Z][^>]*>", node.value), (
+                    f"{name}.ipynb: HTML in a cell: {node.value!r}")
+        assert len(src.splitlines()) <= 15, f"{name}.ipynb: a cell of {len(src.splitlines())} lines"
+
+
+def test_report_cells_are_the_report_page():
+    """The report notebook shows the sections of arcnb.report.sections.REPORT, one cell
+    each, in the page's order (the page list is the one definition of the report)."""
+    from arcnb.report import sections as S
+
+    called = []
+    for cell in _code_cells("report")[1:]:
+        called += re.findall(r"\bS\.([A-Z]\w+)\(run", "".join(cell["source"]))
+    page = [c.__name__ for c in S.REPORT]
+    no_truth = [c.__name__ for c in S.REPORT_NO_TRUTH]
+    assert [c for c in called if c in page] == page
+    assert set(called) <= set(page) | set(no_truth)

@@ -568,7 +568,7 @@ def test_out_inside_the_shipped_notebooks_is_refused(tmp_path):
     make_folder(tmp_path / "ds")
     pred = tmp_path / "p.json"
     pred.write_text(json.dumps({"a": [{"attempt_1": [[1, 2], [3, 4]]}]}))
-    nb = ROOT / "notebooks"
+    nb = ROOT / "notebooks"  # a link to the shipped notebooks: the same folder
     before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in nb.iterdir()}
     for out in (nb, nb / "sub", ROOT / "arcnb" / "report", Path(os.path.relpath(nb))):
         for argv in (("report", "--predictions", pred, "--dataset", tmp_path / "ds"),
@@ -668,7 +668,7 @@ def test_task_pair_and_gallery_figures_display_once_in_a_kernel(tmp_path):
     from nbclient import NotebookClient
 
     cells = {
-        "setup": "import arcnb.plot as P\nimport arcnb.report as R\n"
+        "setup": "import arcnb.plot as P\nimport arcnb.report.html as RH\n"
                  "from IPython.display import display\n"
                  "from arcnb.data import load_dataset\nfrom arcnb.scoring import score\n"
                  "ds = load_dataset('arc-agi-1:evaluation')[:2]\nres = score(ds, {})",
@@ -679,7 +679,7 @@ def test_task_pair_and_gallery_figures_display_once_in_a_kernel(tmp_path):
         "task with ;": "P.task(ds[0]);",
         "display()": "fig = P.pair([[1]], [[2]])\ndisplay(fig)",
         "display() then value": "fig = P.task(ds[1])\ndisplay(fig)\nfig.savefig('x.png')",
-        "show_figure": "R.show_figure(P.task(ds[0]))",
+        "show_figure": "RH.show_figure(P.task(ds[0]))",
         "value of an earlier cell": "fig",
     }
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells.values()])

@@ -725,3 +725,136 @@ def test_every_structural_category_is_split_evenly(arc1_eval):
     worst = max(abs(sum(c in strata[t] for t in sel) - sum(c in strata[t] for t in rep))
                 for c in {c for cs in strata.values() for c in cs})
     assert worst >= 2
+
+
+# ------------------------------------------------------------------ every checkpoint format
+FORMAT_TASKS = ["0c786b71", "45737921", "009d5c81", "195ba7dc"]
+
+
+def _bundled_as(path, *, step=None):
+    """The bundled checkpoint's weights written to ``path`` in the format its suffix
+    names, the step recorded where the format records one: an arcnb checkpoint
+    (``.pt``), a Lightning checkpoint (``.ckpt``: the net under a module attribute,
+    its hyper-parameters beside it), a torch.export archive (``.pt2``, batch and
+    demonstration count dynamic) or a safetensors state dict (step and config in its
+    metadata)."""
+    from safetensors.torch import save_file
+
+    from arcnb.models import BUNDLED_CHECKPOINT, load_model, save_checkpoint
+
+    saved = torch.load(BUNDLED_CHECKPOINT, map_location="cpu", weights_only=True)
+    sd, config = saved["state_dict"], saved["config"]
+    net = load_model("baseline").model.eval()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".pt":
+        save_checkpoint(path, net, arch="demo-conv", config=config, step=step)
+    elif path.suffix == ".ckpt":
+        ckpt = {"epoch": 0, "pytorch-lightning_version": L.__version__,
+                "state_dict": {f"net.{k}": v for k, v in sd.items()},
+                "hyper_parameters": {**config, "lr": 0.03}}
+        if step is not None:
+            ckpt["global_step"] = step
+        torch.save(ckpt, path)
+    elif path.suffix == ".safetensors":
+        meta = {"config": json.dumps(config)}
+        if step is not None:
+            meta["step"] = str(step)
+        save_file(sd, path, metadata=meta)
+    else:
+        one = np.array([[1, 2]], np.int8)
+        x = pad_batch([one, one])
+        d = pad_demonstrations([[(one, one)] * 3] * 2)
+        B, K = torch.export.Dim("batch", max=4096), torch.export.Dim("demos", max=64)
+        ep = torch.export.export(net, (x, *d), dynamic_shapes=(
+            {0: B}, {0: B, 1: K}, {0: B, 1: K}, {0: B, 1: K}))
+        torch.export.save(ep, path)
+    return path
+
+
+def _attempts(run_dir) -> dict:
+    preds = json.loads((run_dir / "predictions.json").read_text())
+    return {t: [{k: v for k, v in e.items() if k.startswith("attempt_")} for e in entries]
+            for t, entries in preds.items()}
+
+
+def test_a_folder_of_every_checkpoint_format_is_swept_in_step_order(tmp_path):
+    """``arcnb sweep DIR`` over the bundled checkpoint saved as .safetensors, .ckpt,
+    .pt and .pt2: all four are evaluated, in the order of the steps their names
+    give (the names sort the other way), and each gives the bundled checkpoint's own
+    predictions (a separate ``arcnb evaluate --checkpoint baseline``)."""
+    folder = tmp_path / "ckpts"
+    names = {"d-step=100.safetensors": 100, "c-step=200.pt2": 200, "b-step=300.ckpt": 300,
+             "a-step=400.pt": 400}
+    for name in names:
+        _bundled_as(folder / name)
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("\n".join(FORMAT_TASKS) + "\n")
+    out = tmp_path / "sweep"
+    common = ["--dataset", "arc-agi-1:evaluation", "--tasks", str(tasks), "--device", "cpu",
+              "--no-progress"]
+    assert main(["sweep", str(folder), "--arch", "demo-conv", "--out", str(out),
+                 "--no-report", *common]) == 0
+    table = pd.read_csv(out / S.SWEEP_CSV)
+    assert [c.rsplit("/", 1)[-1] for c in table["checkpoint"]] == list(names)
+    assert list(table["step"]) == [100, 200, 300, 400]
+    assert set(table["step_source"]) == {"file name"}
+    assert main(["evaluate", "--checkpoint", "baseline", "--out", str(tmp_path / "ref"),
+                 *common]) == 0
+    reference = _attempts(tmp_path / "ref")
+    assert sorted(reference) == sorted(FORMAT_TASKS)
+    formats = []
+    for _, row in table.iterrows():
+        assert _attempts(out / row["run_dir"]) == reference, row["checkpoint"]
+        metrics = json.loads((out / row["run_dir"] / "metrics.json").read_text())
+        formats.append(metrics["provenance"]["parameters"]["checkpoint_format"]["format"])
+    assert formats == ["safetensors", "torch.export", "lightning", "arcnb"]
+
+
+def test_steps_recorded_in_every_format_that_records_one(tmp_path):
+    """A safetensors file's metadata step counts as a Lightning or arcnb checkpoint's
+    does; the names (which sort the other way) are not used."""
+    _bundled_as(tmp_path / "a.safetensors", step=300)
+    _bundled_as(tmp_path / "b.ckpt", step=200)
+    _bundled_as(tmp_path / "c.pt", step=100)
+    entries = S.plan([tmp_path])
+    assert [(e.checkpoint.rsplit("/", 1)[-1], e.step, e.step_source) for e in entries] == [
+        ("c.pt", 100, "checkpoint"), ("b.ckpt", 200, "checkpoint"),
+        ("a.safetensors", 300, "checkpoint")]
+    assert S.checkpoint_step(tmp_path / "a.safetensors") == (300, None)
+
+
+def test_the_planner_checks_a_checkpoint_before_reading_its_step(tmp_path, monkeypatch):
+    """A compression bomb or a malformed safetensors header in a sweep folder is refused
+    in one line when the steps are read, before anything is inflated or loaded."""
+    import zipfile
+
+    small = tmp_path / "small.pt"
+    torch.save({"global_step": 5, "w": torch.zeros(4)}, small)
+    bombs = tmp_path / "bombs"
+    bombs.mkdir()
+    with zipfile.ZipFile(small) as zin, zipfile.ZipFile(bombs / "bomb.pt", "w") as zout:
+        for info in zin.infolist():
+            if info.filename.endswith("/data/0"):  # the tensor record: 256 MiB of zeros
+                record = zipfile.ZipInfo(info.filename)
+                record.compress_type = zipfile.ZIP_DEFLATED
+                with zout.open(record, "w", force_zip64=True) as fh:
+                    for _ in range(16):
+                        fh.write(bytes(1 << 24))
+            else:
+                zout.writestr(info.filename, zin.read(info))
+    assert (bombs / "bomb.pt").stat().st_size < 4 << 20
+
+    def never(*a, **k):
+        raise AssertionError("torch.load ran on a compression bomb")
+
+    monkeypatch.setattr(torch, "load", never)
+    with pytest.raises(ArcnbError, match="compression bomb") as ei:
+        S.plan([bombs])
+    assert "\n" not in str(ei.value)
+    monkeypatch.undo()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "m.safetensors").write_bytes((2 ** 40).to_bytes(8, "little") + b"{}")
+    with pytest.raises(ArcnbError, match="safetensors file .* header length") as ei:
+        S.plan([bad])
+    assert "\n" not in str(ei.value)

@@ -47,15 +47,13 @@ def test_the_pattern_catches_internal_names_and_spares_random_seeds():
         assert not INTERNAL.search(ok), ok
 
 
-def test_readme_notebooks_and_generator():
+def test_readme_guide_and_notebooks():
     hits = _hits((ROOT / "README.md").read_text(encoding="utf-8"), "README.md")
     guide = sorted((ROOT / "docs").rglob("*.md"))
     assert any(p.parent.name == "guide" for p in guide)
     for page in guide:
         if "_build" not in page.parts:
             hits += _hits(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT)))
-    hits += _hits((ROOT / "scripts" / "make_notebooks.py").read_text(encoding="utf-8"),
-                  "scripts/make_notebooks.py")
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert len(notebooks) >= 4
     for nb in notebooks:

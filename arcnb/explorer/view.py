@@ -1,7 +1,6 @@
 """The :class:`Explorer` object and :func:`explore`, its entry point."""
 from __future__ import annotations
 
-import html
 import io
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -9,6 +8,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..html import escape
 from ..columns import NEAR_MISS, is_near_miss
 from ..errors import ExploreError
 from ..data import normalize_task_id
@@ -446,25 +446,25 @@ class Explorer:
         key = self.current
         if key is None:
             return (f"<div class='arcnb-explore-info'><b>no output</b> in the selection "
-                    f"({html.escape(self._selection_text())})</div>")
+                    f"({escape(self._selection_text())})</div>")
         tid, ti = key
-        head = (f"<b class='arcnb-explore-task'>{html.escape(tid)}</b> "
+        head = (f"<b class='arcnb-explore-task'>{escape(tid)}</b> "
                 f"<span class='arcnb-explore-test'>test {ti + 1} of "
                 f"{len(self.dataset[tid].test)}</span> · output {self._pos + 1} of "
-                f"{len(self._sel)} in <i>{html.escape(self._selection_text())}</i>")
+                f"{len(self._sel)} in <i>{escape(self._selection_text())}</i>")
         if not self.runs:
             return f"<div class='arcnb-explore-info'>{head}</div>"
         rows, notes = self._info_rows(tid, ti)
         cols = list(rows[0])
         table = ("<table class='arcnb-explore-numbers'><tr>"
-                 + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>"
-                 + "".join("<tr>" + "".join(f"<td>{html.escape(str(r[c]))}</td>" for c in cols)
+                 + "".join(f"<th>{escape(c)}</th>" for c in cols) + "</tr>"
+                 + "".join("<tr>" + "".join(f"<td>{escape(str(r[c]))}</td>" for c in cols)
                            + "</tr>" for r in rows) + "</table>")
-        body = "".join(f"<div class='arcnb-explore-note'>{html.escape(n)}</div>" for n in notes)
+        body = "".join(f"<div class='arcnb-explore-note'>{escape(n)}</div>" for n in notes)
         if len(self.runs) > 1:
             who = self.table.iloc[self._sel[self._pos]]["solved_by"]
             body = (f"<div class='arcnb-explore-solved-by'>solved@{self.k} by: "
-                    f"{html.escape(who or 'no run')}</div>") + body
+                    f"{escape(who or 'no run')}</div>") + body
         return f"<div class='arcnb-explore-info'>{head}{table}{body}</div>"
 
     def _info_rows(self, tid: str, ti: int):
@@ -563,7 +563,7 @@ def explore(source=None, *, dataset=None, select: str = "all", category=None, co
     """Browse a run's outputs (or a dataset's tasks) in JupyterLab.
 
     ``source``: a run directory (``arcnb evaluate`` / ``arcnb report`` output), a
-    :class:`~arcnb.scoring.Results`, an :class:`arcnb.report.Run`, a predictions file
+    :class:`~arcnb.scoring.Results`, an :class:`arcnb.runs.Run`, a predictions file
     (with ``dataset=``), ``"default"`` (the bundled example predictions on ARC-AGI-1
     evaluation), or a :class:`~arcnb.data.Dataset` / dataset name (tasks only).
     ``compare``: a run (directory, Results, Run or predictions file) or a list of runs

@@ -2,10 +2,10 @@
 built)."""
 from __future__ import annotations
 
-import html
 from contextlib import contextmanager
 
 
+from ..html import escape
 from ..errors import ExploreError
 
 from .state import _ANY, _SELECTION_LABELS
@@ -129,5 +129,5 @@ def _sync_widget(ex, w: dict, *, filters: bool) -> None:
         w["prev"].disabled = w["next"].disabled = n <= 1
     w["image"].value = ex.png()
     w["info"].value = ex.info_html()
-    w["status"].value = (f"<div class='arcnb-explore-status'>{html.escape(ex.message)}</div>"
+    w["status"].value = (f"<div class='arcnb-explore-status'>{escape(ex.message)}</div>"
                          if ex.message else "")

@@ -1,6 +1,9 @@
-"""Baseline models: copy-the-input and a small demonstration-conditioned conv net.
+"""Two small models: copy-the-input and the demo network, a demonstration-conditioned
+conv net.
 
-``DemoConvNet`` (the bundled baseline, trained by ``scripts/train_baseline.py``) reads
+``DemoConvNet`` (the *demo network*, builder ``demo-conv``; the *bundled checkpoint*,
+:data:`arcnb.models.BUNDLED_CHECKPOINT`, is a copy of it trained by
+``scripts/train_baseline.py``; the *reference baselines* are :mod:`arcnb.baselines`) reads
 the task's demonstrations through two vectorised statistics and then applies a few
 3x3 convolutions on the 30x30 canvas:
 

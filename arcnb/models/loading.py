@@ -15,6 +15,16 @@ Formats (detected from the file, nothing is executed to detect them):
 3. A plain state dict, with ``arch=`` (and ``config=``) from the user.
 4. **TorchScript** (``torch.jit.save``) and **torch.export** (``torch.export.save``)
    archives: programs, checked before loading (:mod:`arcnb.models.safety`).
+5. **safetensors** (``safetensors.torch.save_file``): a state dict, with ``arch=``
+   from the user. Its ``__metadata__`` may hold ``"config"`` (a JSON object of builder
+   arguments, used as a Lightning checkpoint's ``hyper_parameters`` are), ``"step"``
+   and ``"epoch"`` (whole numbers as text, for ``arcnb sweep``). Its header is checked
+   before any tensor is read (:func:`arcnb.models.safety.check_safetensors_header`).
+
+:data:`CHECKPOINT_FORMATS` lists the formats and the file suffixes that name them
+(:data:`CHECKPOINT_SUFFIXES`): what ``arcnb.open`` takes for a checkpoint and which
+files of a folder ``arcnb sweep`` evaluates. The format itself is always read from
+the file (:func:`detect_format`), never from its name.
 
 Configs: a config saved in the checkpoint (arcnb ``config``, Lightning
 ``hyper_parameters``) is filtered to the parameters the builder's signature names
@@ -22,6 +32,11 @@ Configs: a config saved in the checkpoint (arcnb ``config``, Lightning
 the adapter's ``source["ignored_config"]`` (training-only values such as ``lr``).
 The caller's ``config`` is merged over it and passed unfiltered (a misspelt key is an
 error), or replaces it with ``replace_config=True`` / a :class:`ReplaceConfig`.
+
+Words: the *bundled checkpoint* (:data:`BUNDLED_CHECKPOINT`, ``"baseline"`` on the
+command line) is a trained copy of the *demo network* (the ``demo-conv`` builder,
+:class:`arcnb.models.baseline.DemoConvNet`); neither is one of the *reference
+baselines* of :mod:`arcnb.baselines`.
 
 Safety: pickled checkpoints are read with ``torch.load(weights_only=True)``, which
 only rebuilds tensors and plain containers. A file that needs any other Python object
@@ -36,34 +51,70 @@ importing it runs code.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..errors import ArcnbError, ParameterError
 from ..io import atomic_write_bytes, file_sha256
 from ..resources import checkpoint
 from .interface import ModelAdapter
-from .registry import _BUILDERS, resolve_builder
-from .safety import (TRUST_HINT, UnsafeCheckpointError, check_archive_sizes, load_checked,
-                     one_line, pickle_globals, quiet_torch, refused_names)
+from .registry import builder_names, resolve_builder
+from .safety import (TRUST_HINT, UnsafeCheckpointError, check_archive_sizes,
+                     check_safetensors_header, load_checked, one_line, pickle_globals,
+                     quiet_torch, refused_names)
 
-__all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_BASELINE", "checkpoint_path",
-           "UnsafeCheckpointError", "detect_format", "ReplaceConfig"]
+__all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_CHECKPOINT",
+           "BUNDLED_BASELINE", "checkpoint_path", "UnsafeCheckpointError", "detect_format",
+           "ReplaceConfig", "CheckpointFormat", "CHECKPOINT_FORMATS", "CHECKPOINT_SUFFIXES",
+           "recorded_step"]
 
-#: The bundled baseline checkpoint (package data, :func:`arcnb.resources.checkpoint`;
-#: trained by scripts/train_baseline.py).
-BUNDLED_BASELINE = checkpoint("baseline")
+#: The bundled checkpoint: the demo network (``demo-conv``) trained by
+#: scripts/train_baseline.py, shipped as package data (:func:`arcnb.resources.checkpoint`);
+#: ``"baseline"`` names it on the command line.
+BUNDLED_CHECKPOINT = checkpoint("baseline")
+#: The former name of :data:`BUNDLED_CHECKPOINT` (the same path).
+BUNDLED_BASELINE = BUNDLED_CHECKPOINT
+
+
+@dataclass(frozen=True)
+class CheckpointFormat:
+    """One checkpoint format: its name (what :func:`detect_format` returns), what it is
+    in words, and the file suffixes that name it."""
+
+    name: str
+    words: str
+    suffixes: tuple
+
+
+#: Every checkpoint format arcnb loads, by the name :func:`detect_format` gives it.
+CHECKPOINT_FORMATS = {f.name: f for f in (
+    CheckpointFormat("pickle", "a torch.save file: an arcnb checkpoint, a Lightning "
+                     "checkpoint or a state dict", (".pt", ".pth", ".ckpt", ".bin")),
+    CheckpointFormat("torchscript", "a TorchScript archive (torch.jit.save)",
+                     (".pt", ".pth", ".ts")),
+    CheckpointFormat("export", "a torch.export archive (torch.export.save)", (".pt2",)),
+    CheckpointFormat("safetensors", "a safetensors state dict (safetensors.torch.save_file)",
+                     (".safetensors",)),
+)}
+#: The file suffixes of checkpoints (lower case): what ``arcnb.open`` takes for a
+#: checkpoint and which files of a folder ``arcnb sweep`` evaluates.
+CHECKPOINT_SUFFIXES = tuple(dict.fromkeys(x for f in CHECKPOINT_FORMATS.values()
+                                          for x in f.suffixes))
 
 
 def checkpoint_path(spec: str | os.PathLike) -> Path:
     """The file a checkpoint given by name or path reads: ``"baseline"``, when no file of
-    that name is here, is the bundled checkpoint (:data:`BUNDLED_BASELINE`); anything
+    that name is here, is the bundled checkpoint (:data:`BUNDLED_CHECKPOINT`); anything
     else is its own path (which may not exist: a model name such as ``copy-input``)."""
     path = Path(spec)
     if str(spec) == "baseline" and not path.exists():
-        return BUNDLED_BASELINE
+        return BUNDLED_CHECKPOINT
     return path
 
 
@@ -97,12 +148,18 @@ def save_checkpoint(path: str | os.PathLike, model, *, arch: str, config: dict |
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """``"torchscript"``, ``"export"`` or ``"pickle"`` (from zip member names only).
+    """``"torchscript"``, ``"export"``, ``"safetensors"`` or ``"pickle"`` (a key of
+    :data:`CHECKPOINT_FORMATS`), from the file's first bytes and zip member names only.
 
-    A zip with an ``archive_format`` member is a torch.export archive; one with a
+    A file named ``*.safetensors``, or one that starts like a safetensors file (an
+    8-byte header length that fits the file, then ``{``), is safetensors. A zip with
+    an ``archive_format`` member is a torch.export archive; one with a
     ``constants.pkl`` member is TorchScript (PyTorch's own rule: ``torch.load`` hands
     such a zip to ``torch.jit.load``); anything else goes to ``torch.load``."""
     path = Path(path)
+    if path.suffix.lower() in CHECKPOINT_FORMATS["safetensors"].suffixes \
+            or _looks_like_safetensors(path):
+        return "safetensors"
     if zipfile.is_zipfile(path):
         try:
             with zipfile.ZipFile(path) as zf:
@@ -114,6 +171,72 @@ def detect_format(path: str | os.PathLike) -> str:
         if any(n.endswith("/constants.pkl") or n == "constants.pkl" for n in names):
             return "torchscript"
     return "pickle"
+
+
+def _looks_like_safetensors(path: Path) -> bool:
+    try:
+        size = os.stat(path).st_size
+        with open(path, "rb") as fh:
+            head = fh.read(9)
+    except OSError:
+        return False
+    return len(head) == 9 and head[8:9] == b"{" and 8 + int.from_bytes(head[:8], "little") <= size
+
+
+def recorded_step(path: str | os.PathLike) -> tuple[int | None, int | None]:
+    """``(step, epoch)`` a checkpoint file records, read the way :func:`load_model` reads
+    it and after the same checks, without loading the weights or running any code:
+    Lightning's ``global_step`` and ``epoch``, an arcnb checkpoint's ``step`` /
+    ``epoch`` (:func:`save_checkpoint` with ``step=``), a safetensors file's
+    ``__metadata__`` ``"step"`` / ``"epoch"`` (read from its header alone). ``(None,
+    None)`` for anything else (a program archive, a model name, a file that needs
+    pickled code or does not load). A file those checks refuse (a compression bomb, a
+    malformed safetensors header) raises their one-line
+    :class:`~arcnb.errors.ArcnbError`: nothing is inflated to read a step."""
+    p = Path(path)
+    if not p.is_file():
+        return None, None
+    fmt = detect_format(p)
+    if fmt == "safetensors":
+        _, meta = check_safetensors_header(p)
+        return _whole(meta.get("step")), _whole(meta.get("epoch"))
+    if fmt != "pickle":
+        return None, None
+    check_archive_sizes(p)  # before anything is inflated
+    obj = None
+    for mmap in (True, False):  # memory-mapped: the weights are not read
+        try:
+            obj = _plain_load(p, mmap=mmap)
+            break
+        except Exception:  # noqa: BLE001 - not readable safely: no recorded step
+            continue
+    if not isinstance(obj, dict):
+        return None, None
+    step = _whole(obj.get("global_step"))
+    if step is None:
+        step = _whole(obj.get("step"))
+    return step, _whole(obj.get("epoch"))
+
+
+def _whole(v) -> int | None:
+    """A recorded step or epoch as a whole number >= 0 (an integer, a one-element
+    tensor, or, from safetensors metadata, decimal digits), else None."""
+    if isinstance(v, str):
+        v = v.strip()
+        return int(v) if v.isascii() and v.isdigit() and len(v) <= 18 else None
+    if hasattr(v, "item") and getattr(v, "numel", lambda: 0)() == 1:
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        return None
+    return int(v) if int(v) >= 0 else None
+
+
+def _plain_load(path: Path, *, mmap: bool = False):
+    """``torch.load(weights_only=True)``: tensors and plain data only; never runs code."""
+    import torch
+
+    with quiet_torch():  # e.g. "Detected pickle protocol 4": noise here
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
 
 
 def _pickle_globals(path: Path) -> list[str] | None:
@@ -138,8 +261,7 @@ def _torch_load(path: Path, trust: bool):
 
     check_archive_sizes(path)  # before anything is inflated
     try:
-        with quiet_torch():  # e.g. "Detected pickle protocol 4": noise here
-            return torch.load(path, map_location="cpu", weights_only=True)
+        return _plain_load(path)
     except Exception as exc:  # noqa: BLE001 - classified below, never re-raised raw
         msg = str(exc)
         refused = "weights only" in msg.lower() or "weights_only" in msg.lower()
@@ -227,7 +349,7 @@ def _build(arch, saved: dict, user: dict | None, path, *, trust: bool, user_arch
            replace: bool = False) -> tuple[Any, dict]:
     """Build the model: ``(module, source facts)``. ``saved`` is the checkpoint's own
     config (filtered to what the builder accepts), ``user`` the caller's."""
-    if isinstance(arch, str) and arch not in _BUILDERS and ":" in arch and not trust \
+    if isinstance(arch, str) and arch not in builder_names() and ":" in arch and not trust \
             and arch != user_arch:
         raise UnsafeCheckpointError(
             f"refusing to load checkpoint {path}: it names the builder {arch!r}, and importing "
@@ -283,7 +405,7 @@ def load_model(spec, *, arch=None, config: dict | None = None, trust_checkpoint:
     else:
         text = str(spec)
         path = checkpoint_path(text)
-        if not path.exists() and text in _BUILDERS:
+        if not path.exists() and text in builder_names():
             model, _ = _build(text, {}, config, None, trust=True, user_arch=text)
             adapter = ModelAdapter(model, reads_demonstrations=_reads_demos(model),
                                    source={"format": "builder", "arch": text})
@@ -336,7 +458,7 @@ def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) 
 
     if not path.exists():
         raise ArcnbError(f"checkpoint not found: {path} (give a file, 'baseline' or one of the "
-                         f"model names {', '.join(sorted(_BUILDERS))})")
+                         f"model names {', '.join(builder_names())})")
     if path.is_dir():
         raise ArcnbError(f"checkpoint path is a directory: {path}")
     if not path.is_file():  # a FIFO would block the read forever, a device never end
@@ -344,6 +466,8 @@ def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) 
     fmt = detect_format(path)
     if fmt in ("torchscript", "export"):
         return _load_program(path, fmt, trust)
+    if fmt == "safetensors":
+        return _load_safetensors(path, arch=arch, config=config, trust=trust, replace=replace)
     obj = _torch_load(path, trust)
     if isinstance(obj, torch.nn.Module):  # only reachable with trust
         return ModelAdapter(obj, reads_demonstrations=_reads_demos(obj),
@@ -385,6 +509,42 @@ def _load_file(path: Path, *, arch, config, trust: bool, replace: bool = False) 
         raise ArcnbError(f"checkpoint {path}: unrecognised contents (keys: "
                          f"{', '.join(one_line(k, 40) for k in list(obj)[:6])})")
     return ModelAdapter(model, reads_demonstrations=_reads_demos(model), source=src)
+
+
+def _load_safetensors(path: Path, *, arch, config, trust: bool,
+                      replace: bool = False) -> ModelAdapter:
+    """A safetensors state dict: header checked first, then the tensors read (no code
+    runs), the model built by ``arch`` with the metadata's config under the caller's."""
+    _, meta = check_safetensors_header(path)
+    if arch is None:
+        raise ArcnbError(f"checkpoint {path} is a safetensors state dict: name the model "
+                         "builder with --arch NAME|module:callable (arch=)")
+    saved = _metadata_config(meta.get("config"), path)
+    try:
+        from safetensors.torch import load_file
+
+        with quiet_torch():
+            state_dict = load_file(str(path), device="cpu")
+    except Exception as exc:  # noqa: BLE001 - the library's own refusal: one line
+        raise ArcnbError(f"cannot read safetensors file {path}: damaged or not a safetensors "
+                         f"file ({type(exc).__name__}: {one_line(exc, 200)})") from None
+    model, facts = _build(arch, saved, config, path, trust=True, user_arch=arch,
+                          replace=replace)
+    _load_state(model, state_dict, path)
+    return ModelAdapter(model, reads_demonstrations=_reads_demos(model),
+                        source={"format": "safetensors", "arch": str(arch), **facts})
+
+
+def _metadata_config(text, path) -> dict:
+    """The builder arguments a safetensors file's metadata ``"config"`` holds (JSON
+    object text); {} without one."""
+    if text is None:
+        return {}
+    try:
+        cfg = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ArcnbError(f"checkpoint {path}: its metadata's config is not JSON") from None
+    return _saved_config(cfg, path)
 
 
 def _saved_config(cfg, path) -> dict:

@@ -74,8 +74,8 @@ def _build_copy_input():
     return CopyInput()
 
 
-#: bounds on the demo-conv config, checked before anything is built: the baseline is
-#: hidden=32, blocks=3 (about 60k parameters)
+#: bounds on the demo-conv config, checked before anything is built: the bundled
+#: checkpoint is hidden=32, blocks=3 (about 60k parameters)
 DEMO_CONV_BOUNDS = {"hidden": (1, 1024), "blocks": (0, 64)}
 DEMO_CONV_MAX_PARAMS = 50_000_000
 

@@ -33,6 +33,15 @@ were shown to, with files built in ``tests/test_models_safety.py``):
 A checked archive is re-packed in memory from the members that were checked and
 that copy is what PyTorch loads, so a zip that two readers would read differently
 (duplicate member names, say) cannot show the checks one thing and PyTorch another.
+
+**safetensors** files run no code when loaded (an 8-byte little-endian header length,
+a JSON header, then the raw tensor bytes), but a damaged or hostile header could ask
+for any amount of memory. :func:`check_safetensors_header` reads the header alone,
+before any tensor is read, and refuses in one line a header longer than
+:data:`MAX_SAFETENSORS_HEADER` or than the file, one that is not a JSON object (or
+names a key twice), an unknown dtype, a shape that is not a short list of whole
+numbers >= 0 or does not match its byte range, and byte ranges that leave the file,
+overlap, or leave a gap (the format packs the tensors one after the other).
 """
 from __future__ import annotations
 
@@ -50,7 +59,8 @@ from pathlib import Path
 from ..errors import ArcnbError, UnsafeCheckpointError, one_line
 
 __all__ = ["UnsafeCheckpointError", "pickle_globals", "check_export_archive",
-           "check_torchscript_archive", "read_archive", "repack", "quiet_torch", "one_line"]
+           "check_torchscript_archive", "check_safetensors_header", "read_archive", "repack",
+           "quiet_torch", "one_line", "SAFETENSORS_DTYPES", "MAX_SAFETENSORS_HEADER"]
 
 TRUST_HINT = ("If you trust where this file came from, pass --trust-checkpoint "
               "(trust_checkpoint=True) to load it in full.")
@@ -435,6 +445,113 @@ def check_torchscript_archive(members: dict[str, bytes], path) -> None:
                     raise _refuse(path, f"its TorchScript code ({one_line(name, 80)}) uses "
                                         f"the {kind} namespace {m.group(1)!r}, outside "
                                         "PyTorch's own (aten, prim)")
+
+
+# ------------------------------------------------------------------ safetensors
+#: Bytes per element of each safetensors dtype arcnb reads (those PyTorch has).
+SAFETENSORS_DTYPES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1,
+                      "F8_E4M3FNUZ": 1, "F8_E5M2FNUZ": 1, "I16": 2, "U16": 2, "F16": 2,
+                      "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8,
+                      "C64": 8}
+#: Longest safetensors header arcnb reads (16 MiB: about a hundred thousand tensors; a
+#: model's header is a few kilobytes to a few megabytes).
+MAX_SAFETENSORS_HEADER = 16 * 1024 ** 2
+#: Most dimensions a safetensors tensor may have.
+MAX_SAFETENSORS_RANK = 32
+_SAFETENSORS = "safetensors file"
+
+
+def check_safetensors_header(path) -> tuple[dict, dict]:
+    """``(tensors, metadata)`` of the safetensors file ``path``, read from its header
+    alone (no tensor is read): ``tensors`` maps each name to ``{"dtype", "shape",
+    "data_offsets"}``, ``metadata`` is the header's ``__metadata__`` (text to text).
+    Raises a one-line :class:`~arcnb.errors.ArcnbError` unless the header passes every
+    check listed in the module docstring."""
+    def bad(why):
+        return _malformed(path, _SAFETENSORS, why)
+
+    try:
+        size = os.stat(path).st_size
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                raise bad(f"{size} bytes, shorter than the 8-byte header length")
+            n = int.from_bytes(head, "little")
+            if n > MAX_SAFETENSORS_HEADER:
+                raise bad(f"its header length is {n:,} bytes, more than the "
+                          f"{MAX_SAFETENSORS_HEADER:,} arcnb reads")
+            if 8 + n > size:
+                raise bad(f"its header length is {n:,} bytes, but the file holds only "
+                          f"{size - 8:,} bytes after it")
+            raw = fh.read(n)
+    except OSError as exc:
+        raise bad(f"{type(exc).__name__}: {exc.strerror or exc}") from None
+    if len(raw) != n:
+        raise bad("the file changed while its header was read")
+
+    def no_duplicates(pairs):
+        keys = [k for k, _ in pairs]
+        dup = next((k for k in keys if keys.count(k) > 1), None)
+        if dup is not None:
+            raise bad(f"its header names {one_line(dup, 60)!r} twice")
+        return dict(pairs)
+
+    try:
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=no_duplicates)
+    except UnicodeDecodeError as exc:
+        raise bad(f"its header is not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:  # json.JSONDecodeError
+        raise bad(f"its header is not JSON ({one_line(getattr(exc, 'msg', exc), 80)})") from None
+    except (RecursionError, MemoryError):
+        raise bad("its header is too deeply nested") from None
+    if not isinstance(header, dict):
+        raise bad(f"its header is a JSON {type(header).__name__}, not an object")
+    metadata = header.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                 for k, v in metadata.items()):
+        raise bad("its __metadata__ is not an object of text values")
+    data_size = size - 8 - n
+    spans = []
+    for name, info in header.items():
+        where = f"tensor {one_line(name, 60)!r}"
+        if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
+            raise bad(f"{where} is not an object of dtype, shape and data_offsets")
+        dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+        if not isinstance(dtype, str) or dtype not in SAFETENSORS_DTYPES:
+            raise bad(f"{where} has the dtype {one_line(repr(dtype), 40)}, not one of "
+                      f"{', '.join(SAFETENSORS_DTYPES)}")
+        if not isinstance(shape, list) or len(shape) > MAX_SAFETENSORS_RANK or not all(
+                type(d) is int and d >= 0 for d in shape):
+            raise bad(f"{where} has the shape {one_line(repr(shape), 60)}, not a list of at "
+                      f"most {MAX_SAFETENSORS_RANK} whole numbers >= 0")
+        if not (isinstance(offsets, list) and len(offsets) == 2
+                and all(type(o) is int for o in offsets) and 0 <= offsets[0] <= offsets[1]):
+            raise bad(f"{where} has the data_offsets {one_line(repr(offsets), 60)}, not "
+                      "[begin, end] with 0 <= begin <= end")
+        begin, end = offsets
+        if end > data_size:
+            raise bad(f"{where} ends at byte {end:,} of the data, past the end of the file "
+                      f"({data_size:,} bytes of data)")
+        count = 1
+        for d in shape:
+            count *= d
+        if count * SAFETENSORS_DTYPES[dtype] != end - begin:
+            raise bad(f"{where}: its shape {shape} of {dtype} needs "
+                      f"{count * SAFETENSORS_DTYPES[dtype]:,} bytes, its data_offsets hold "
+                      f"{end - begin:,}")
+        spans.append((begin, end, name))
+    spans.sort()
+    reached, last = 0, None
+    for begin, end, name in spans:
+        if begin < reached:
+            raise bad(f"tensors {one_line(last, 60)!r} and {one_line(name, 60)!r} overlap "
+                      f"(bytes {begin:,} to {reached:,})")
+        if begin > reached:
+            raise bad(f"bytes {reached:,} to {begin:,} of the data belong to no tensor")
+        reached, last = max(reached, end), name
+    if reached != data_size:
+        raise bad(f"bytes {reached:,} to {data_size:,} of the data belong to no tensor")
+    return header, metadata
 
 
 def load_checked(path: Path, fmt: str, trust: bool):

@@ -12,7 +12,7 @@ from ..io import atomic_write_bytes
 from ..resources import paper_style_path
 
 __all__ = ["SINGLE_COLUMN", "DOUBLE_COLUMN", "WIDTHS", "STYLE", "paper_style", "figsize",
-           "paper_width", "save"]
+           "paper_width", "save", "figure_bytes"]
 
 #: Column width in inches of a single-column paper figure.
 SINGLE_COLUMN = 3.5
@@ -87,16 +87,28 @@ def save(fig, path: str | os.PathLike, *, format: str | None = None, dpi: float 
     images much faster for ~15% more bytes). A ``fig`` that is an Axes is resolved to
     its figure.
     """
-    import matplotlib
-
-    if hasattr(fig, "get_figure") and not hasattr(fig, "savefig"):
-        fig = fig.get_figure()
     path = Path(path)
     fmt = (format or path.suffix.lstrip(".")).lower()
     if fmt not in _FORMATS:
         raise ParameterError(f"save() writes pdf, svg or png; got {fmt or 'no extension'!r} for {path}")
     if path.exists() and not overwrite:
         raise refuse_overwrite(path, "pass overwrite=True")
+    data = figure_bytes(fig, fmt, dpi=dpi, compress_level=compress_level, **kwargs)
+    return atomic_write_bytes(path, data, overwrite=overwrite)
+
+
+def figure_bytes(fig, format: str = "png", *, dpi: float | str | None = None,
+                 compress_level: int | None = None, **kwargs) -> bytes:
+    """The bytes :func:`save` writes for ``fig`` in ``format`` (pdf, svg or png),
+    deterministic in the same way; for a figure that is both shown and saved (a report
+    section embeds the PNG it writes), drawn once."""
+    import matplotlib
+
+    if hasattr(fig, "get_figure") and not hasattr(fig, "savefig"):
+        fig = fig.get_figure()
+    fmt = str(format).lower()
+    if fmt not in _FORMATS:
+        raise ParameterError(f"figures are written as pdf, svg or png, not {fmt!r}")
     meta = {"pdf": {"CreationDate": None, "ModDate": None},
             "svg": {"Date": None},
             "png": {}}[fmt]
@@ -114,4 +126,4 @@ def save(fig, path: str | os.PathLike, *, format: str | None = None, dpi: float 
     buf = io.BytesIO()
     with matplotlib.rc_context(rc):
         fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta, **kwargs)
-    return atomic_write_bytes(path, buf.getvalue(), overwrite=overwrite)
+    return buf.getvalue()

@@ -34,8 +34,8 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPO
                     is_finished,
                     is_scored, read_metrics, require_finished, summary_of,
                     unique_labels)
-from .html import PAGE_CSS, _esc, _fmt_fraction
-from .notebooks import NOTEBOOKS, _check_self_contained, export_html, notebook_path, run_notebook
+from ..html import escape as _esc, fmt_fraction as _fmt_fraction, page as html_page
+from .notebooks import NOTEBOOKS, cell_times, export_html, notebook_path, run_notebook
 from .sources import as_source
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
@@ -62,6 +62,9 @@ class ReportResult:
     metrics: dict
     timings: dict = field(default_factory=dict)
     label: str = ""
+    #: where the notebook's time went: ``(name, seconds)`` for the kernel's start, the
+    #: setup cell and each section (:func:`arcnb.report.notebooks.cell_times`)
+    cell_times: list = field(default_factory=list)
 
 
 @contextmanager
@@ -280,12 +283,17 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         finally:
             if not scored:
                 Path(source_nb).unlink(missing_ok=True)
+    cells = cell_times(nb_path)
+    if cells:  # where the notebook's time went: the kernel, the setup, each section
+        rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
+        log("  in it: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in cells
+                                    if sec >= 0.05) + f"; papermill itself {max(rest, 0):.1f} s")
     with _stage(timings, "html export", log):
         export_html(nb_path, html_path, overwrite=True, title=label or out.name)
     timings["total"] = time.perf_counter() - t0
     log(f"total: {timings['total']:.1f} s")
     metrics = read_metrics(out) if is_finished(out) else {}
-    return ReportResult(out, html_path, nb_path, metrics, timings, label or out.name)
+    return ReportResult(out, html_path, nb_path, metrics, timings, label or out.name, cells)
 
 
 def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLike, *,
@@ -380,13 +388,9 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
                   for k in INDEX_COLUMNS]
         rows.append(f"<tr><td class='arcnb-text'><a href='{_esc(rel)}'>{_esc(r.label)}</a>"
                     f"</td>" + "".join(f"<td>{_esc(v)}</td>" for v in values) + "</tr>")
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-            "style-src 'unsafe-inline'\"><title>arcnb reports</title><style>" + PAGE_CSS +
-            "</style></head><body><h1>arcnb reports</h1><div class='arcnb-scroll'><table>"
-            "<thead><tr><th class='arcnb-text'>run</th>" +
-            "".join(f"<th>{_esc(column_label(k))}</th>" for k in INDEX_COLUMNS) + "</tr>"
-            "</thead><tbody>" + "".join(rows) + "</tbody></table></div></body></html>\n")
-    _check_self_contained(page)
+    page = html_page("arcnb reports", "<h1>arcnb reports</h1><div class='arcnb-scroll'><table>"
+                     "<thead><tr><th class='arcnb-text'>run</th>" +
+                     "".join(f"<th>{_esc(column_label(k))}</th>" for k in INDEX_COLUMNS) +
+                     "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
     return OutputFolder(out).write({INDEX_HTML: page.encode("utf-8")},
                                    overwrite=overwrite)[0]

@@ -18,33 +18,18 @@ import pandas as pd
 from ..breakdown import lead_metric, lead_reason
 from ..columns import NEAR_MISS, group_metrics
 from ..errors import refuse_overwrite
+from ..html import HTML, PAGE_CSS, data_value as _data_value, escape as _esc
+from ..html import fmt_fraction as _fmt_fraction, note as note_html, table as table_html
 from ..io import atomic_write_text, csv_text
 from ..plot import gallery_items, save
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
 from ..scoring import METRIC_DEFINITIONS
-from ..text import escape_html
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
            "BREAKDOWN_METRICS", "breakdown_html", "graded_table_html", "lead_html",
            "note_html", "reference_html", "cost_html", "provenance_html", "show",
            "show_figure", "file_table", "run_files", "cut_note", "summary_html",
-           "percent_text"]
-
-
-def _esc(value) -> str:
-    return escape_html(value)  # the one escaper: control and bidirectional characters too
-
-
-def _fmt_fraction(v) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "NaN"
-    return f"{float(v):.4f} ({100 * float(v):.2f}%)"
-
-
-def _data_value(v) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "nan"
-    return repr(float(v))
+           "percent_text", "PAGE_CSS"]
 
 
 def headline_html(metrics: Mapping, *, ks: Sequence[int] | None = None) -> str:
@@ -100,25 +85,6 @@ def definitions_html(definitions: Mapping[str, str] | None = None) -> str:
     body = "".join(f"<tr><th class='arcnb-text'>{_esc(k)}</th>"
                    f"<td class='arcnb-text'>{_esc(v)}</td></tr>" for k, v in definitions.items())
     return f"<table class='arcnb-table' id='arcnb-definitions'><tbody>{body}</tbody></table>"
-
-
-def table_html(df, *, table_id: str | None = None, caption: str | None = None,
-               index: bool = False, max_rows: int | None = 200, digits: int = 4) -> str:
-    """A DataFrame as an HTML table with every cell, header and index escaped
-    (``DataFrame.to_html(escape=True)``). Floats show ``digits`` decimals and NaN as
-    ``NaN``; at most ``max_rows`` rows (a note says how many were left out)."""
-    shown = df if max_rows is None or len(df) <= max_rows else df.head(max_rows)
-    fmt = (lambda x: "NaN" if pd.isna(x) else f"{x:.{digits}f}")
-    text = shown.to_html(escape=True, index=index, na_rep="NaN", float_format=fmt,
-                         classes="arcnb-table", border=0,
-                         table_id=table_id if table_id else None)
-    out = []
-    if caption:
-        out.append(f"<p class='arcnb-note'>{_esc(caption)}</p>")
-    out.append(text)
-    if shown is not df:
-        out.append(f"<p class='arcnb-note'>{len(df) - len(shown)} more rows not shown.</p>")
-    return "\n".join(out)
 
 
 #: Columns of a breakdown table for export (LaTeX, CSV): the exact pass@2 with its
@@ -225,12 +191,6 @@ def lead_html(table, lead: str | None = None, *, what: str = "chart",
             f"{_esc(lead_reason(table, lead))}</p>")
 
 
-def note_html(text: str, *, note_id: str | None = None) -> str:
-    """One escaped sentence of the report (``class='arcnb-note'``)."""
-    nid = f" id='{_esc(note_id)}'" if note_id else ""
-    return f"<p class='arcnb-note'{nid}>{_esc(text)}</p>"
-
-
 def reference_html(table, *, table_id: str = "arcnb-references") -> str:
     """The reference-points table (:func:`arcnb.report.references.reference_table`):
     the model and each reference side by side, every metric with its interval."""
@@ -287,24 +247,11 @@ def provenance_html(metrics: Mapping, *, run_dir=None, metric: str = "pass@2") -
             f"<pre id='arcnb-compact-line'>{_esc(line)}</pre>")
 
 
-class _HTML:
-    """A minimal rich-display object (``text/html``) built from already-escaped HTML."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def _repr_html_(self) -> str:
-        return self.text
-
-    def __repr__(self) -> str:
-        return f"<HTML {len(self.text)} chars>"
-
-
 def show(text: str) -> None:
     """Display HTML produced by this module's builders in a notebook."""
     from IPython.display import display
 
-    display(_HTML(text))
+    display(HTML(text))
 
 
 def refuse_existing(paths: Iterable[str | os.PathLike], *, overwrite: bool) -> None:
@@ -433,16 +380,3 @@ def summary_html(run) -> str:
         parts.append(f"partial credit {percent_text(s['partial_credit'])}")
     text = "; ".join(parts) + "."
     return f"<p class='arcnb-summary' id='arcnb-summary'>{_esc(text)}</p>"
-
-
-#: The look of arcnb's plain pages (the multi-report ``index.html``): the same fonts,
-#: table and note styles as the report pages; a wide table scrolls inside its box.
-PAGE_CSS = (
-    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
-    "max-width:1200px;margin:0 auto;padding:0 1em;color:#111;line-height:1.45}"
-    "h1{font-size:1.6em}.arcnb-scroll{overflow-x:auto;max-width:100%}"
-    "table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1em 0}"
-    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-    "th{background:#f3f3f3}td.arcnb-text,th.arcnb-text{text-align:left}"
-    ".arcnb-note{color:#555;font-size:12px}")
-__all__ += ["PAGE_CSS"]

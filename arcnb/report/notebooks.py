@@ -19,13 +19,14 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import ArcnbError, NotebookError, one_line, printable, refuse_overwrite
+from ..errors import ArcnbError, NotebookError, one_line, refuse_overwrite
 from ..io import atomic_write_text
 from ..resources import notebook, templates_dir
-from .html import _esc
+from ..html import CSP, PAGE_CSS, check_self_contained as _check_self_contained
+from ..html import escape as _esc
 
 __all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
-           "insert_contents",
+           "insert_contents", "cell_times",
            "export_html"]
 
 #: The notebooks shipped in the package (``arcnb/resources/notebooks/``; name -> file name).
@@ -94,9 +95,13 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
                 # several threads at once (``arcnb report`` of several checkpoints) would
                 # swap under each other, leaving the process in another report's folder
                 extra["resources"] = {"metadata": {"path": str(Path(cwd).resolve())}}
+            # saved once at the end (also after a failing cell), not after every cell:
+            # a report's cells carry their figures, and rewriting them all each time
+            # costs seconds
             pm.execute_notebook(str(src), tmp, parameters=dict(parameters or {}),
                                 kernel_name=KERNEL_NAME, progress_bar=progress,
-                                log_output=False, **extra)
+                                log_output=False, request_save_on_cell_execute=False,
+                                **extra)
         except PapermillExecutionError as exc:
             failure = exc
         except (KeyboardInterrupt, ArcnbError):
@@ -149,6 +154,40 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
                             ename=failure.ename, evalue=failure.evalue,
                             source=failure.source)
     return output
+
+
+def cell_times(notebook: str | os.PathLike) -> list[tuple[str, float]]:
+    """Where an executed notebook's time went, from papermill's records: ``("kernel
+    start", s)`` (papermill's start to the first cell), then one ``(name, s)`` per code
+    cell that ran: a section's class name for a cell that shows one
+    (``S.Colours(run, options)`` -> ``Colours``), ``setup`` for the cell that opens the
+    run (imports included; ``setup and Summary`` when it also shows a section). Empty
+    when the notebook holds no such records."""
+    import datetime as dt
+
+    import nbformat
+
+    nb = nbformat.read(str(notebook), as_version=4)
+
+    def when(text):
+        return dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+
+    out = []
+    meta = nb.metadata.get("papermill") or {}
+    cells = [c for c in nb.cells if (c.metadata.get("papermill") or {}).get("start_time")]
+    if meta.get("start_time") and cells:
+        first = when(cells[0].metadata["papermill"]["start_time"])
+        out.append(("kernel start", max(0.0, (first - when(meta["start_time"])).total_seconds())))
+    for c in cells:
+        if c.cell_type != "code" or "parameters" in c.metadata.get("tags", []) \
+                or "injected-parameters" in c.metadata.get("tags", []):
+            continue
+        m = re.search(r"^S\.([A-Z]\w*)\(", c.source, re.M)
+        name = m.group(1) if m else ""
+        if re.search(r"^(run|sw|cmp|source) = ", c.source, re.M):  # imports, opening the run
+            name = f"setup and {name}" if name else "setup"
+        out.append((name or "cell", float(c.metadata["papermill"].get("duration") or 0.0)))
+    return out
 
 
 def _is_complete_notebook(path) -> bool:
@@ -213,7 +252,8 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
                             extra_template_basedirs=[str(templates_dir())],
                             exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True, embed_images=True)
-    body, _ = exporter.from_notebook_node(nb)
+    body, _ = exporter.from_notebook_node(nb, resources={"arcnb_csp": CSP,
+                                                         "arcnb_css": PAGE_CSS})
     body = insert_contents(body)
     if error is not None:
         body = _insert_error_banner(body, error, notebook)
@@ -271,47 +311,3 @@ def _insert_error_banner(body: str, error: Mapping, notebook) -> str:
         return banner + body
     i += len(marker)
     return body[:i] + banner + body[i:]
-
-
-_URL_ATTRS = frozenset({"src", "href", "srcset", "action", "formaction", "poster", "data",
-                        "background", "xlink:href", "cite", "longdesc", "ping", "manifest"})
-
-
-def _check_self_contained(body: str) -> None:
-    """Refuse to write a page that could load a script or a remote resource.
-
-    The page is parsed (``html.parser``): a ``<script>`` element, or an attribute that
-    holds a URL (``src``, ``href``, ...) naming a host (``//host``) or a scheme other
-    than ``data:`` (``https:``, ``javascript:``), is refused. Text is never looked at, so
-    a category or a label containing ``src=//`` is harmless (it is escaped text)."""
-    from html.parser import HTMLParser
-
-    problems: list[str] = []
-
-    class _Scan(HTMLParser):
-        def handle_starttag(self, tag, attrs):
-            if tag == "script":
-                problems.append("contains a <script> element")
-            for name, value in attrs:
-                if name in _URL_ATTRS and value and _remote_or_active(value):
-                    problems.append(f"references {printable(value)[:80]!r} in <{tag} {name}>")
-
-        handle_startendtag = handle_starttag
-
-    scan = _Scan(convert_charrefs=True)
-    scan.feed(body)
-    scan.close()
-    if problems:
-        raise ArcnbError(f"internal error: the exported HTML {problems[0]}")
-
-
-def _remote_or_active(url: str) -> bool:
-    """Whether a URL attribute's value names a host or a scheme other than ``data:``
-    (after the whitespace and control characters a browser strips)."""
-    import re
-
-    u = re.sub(r"[\x00-\x20\x7f]", "", url).replace("\\", "/").lower()
-    if u.startswith("//"):
-        return True
-    m = re.match(r"([a-z][a-z0-9+.-]*):", u)
-    return bool(m) and m.group(1) != "data"

@@ -101,7 +101,9 @@ def _shipped() -> tuple[Path, ...]:
     ``notebooks/`` copy."""
     pkg = notebooks_dir().parent.parent
     root = checkout_root()
-    folders = [pkg] + ([root / "notebooks"] if root is not None else [])
+    # the notebooks first: the clone's notebooks/ links to the shipped ones, and a
+    # refusal names the folder the user sees
+    folders = [notebooks_dir(), pkg] + ([root / "notebooks"] if root is not None else [])
     return tuple(Path(os.path.realpath(p)) for p in folders)
 
 

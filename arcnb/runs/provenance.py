@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+import importlib.metadata
 import sys
 from pathlib import Path
 
@@ -32,17 +33,24 @@ def _git_commit() -> str | None:
     return commit if out.returncode == 0 and len(commit) == 40 else None
 
 
+def _torch_version() -> str | None:
+    """torch's version, read from the loaded module or the installed package's metadata
+    (importing torch only to read its version would cost seconds)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return torch.__version__
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+        return None
+
+
 def run_provenance(**extra) -> dict:
     """Base provenance: arcnb version, git commit (or None), python, torch, numpy;
     ``extra`` keys are added (and win)."""
     prov = {"arcnb_version": __version__, "git_commit": _git_commit(),
             "python": sys.version.split()[0], "numpy": np.__version__}
-    try:
-        import torch
-
-        prov["torch"] = torch.__version__
-    except ImportError:  # pragma: no cover
-        prov["torch"] = None
+    prov["torch"] = _torch_version()
     prov.update(extra)
     return prov
 

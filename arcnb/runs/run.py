@@ -13,6 +13,7 @@ import pandas as pd
 from ..columns import upgrade_summary
 from ..data import DATASETS, load_dataset, load_task_ids
 from ..errors import ParameterError
+from ..html import escape
 from ..io import FORMULA_START, csv_text, file_sha256, to_jsonable
 from ..predictions import load_predictions, to_submission
 from ..scoring import ESTIMATORS, score
@@ -193,8 +194,6 @@ class Run:
             return self.results._repr_html_()
         if self.scored:
             return None
-        from html import escape
-
         s = self.summary
         sub = s.get("submission") or {}
         return (f"<div><p><b>No truth: predictions only.</b> {escape(str(self.label))} on "

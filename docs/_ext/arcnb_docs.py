@@ -49,6 +49,8 @@ PUBLIC_MODULES = [
     "arcnb.errors", "arcnb.candidates", "arcnb.front", "arcnb.journal",
 ]
 PUBLIC_MODULES.append("arcnb.sweep")  # checkpoint sweeps
+PUBLIC_MODULES += ["arcnb.html", "arcnb.report.sections"]  # HTML in one home; report sections
+PUBLIC_MODULES += ["arcnb.arc3", "arcnb.arc3.figures"]  # ARC-AGI-3 recordings
 
 #: Top-level modules of arcnb that are not in the API reference, and why.
 NOT_IN_API = {

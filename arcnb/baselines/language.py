@@ -1,196 +1,34 @@
-"""Reference baselines for ARC: copy the input, a tiny whole-grid heuristic, and a
-deterministic program search.
+"""The program search's language: about a hundred grid primitives in families.
 
-Paper tables put a model next to simple reference points. This module holds them:
-
-* :func:`copy_input_submission`: every attempt is the test input unchanged;
-* :func:`heuristic_submission`: the tiny heuristic behind
-  the bundled example ``arc-agi-1-evaluation_heuristic.json`` (whole-grid programs only);
-* :func:`program_search_submission`: a search over compositions of grid programs
-  that keeps the programs reproducing *every* demonstration pair of a task.
-
-The program search
-------------------
-A *primitive* maps a grid to a grid (or fails). The background of a grid is black
-when the grid has black cells, else its most common colour. The families
-(:data:`FAMILIES`, :func:`primitives`) are:
-
-* whole-grid transforms: rotations, flips, transposes;
-* cropping: to the non-background cells, to a colour's bounding box, to the largest /
-  smallest / odd-one-out object (connected components, one colour 4- or 8-connected,
-  or several colours 8-connected), to the inner part of a frame;
-* largest or smallest object: keep it alone, drop small specks, its colour as a 1x1
-  grid;
-* cells and halves: one cell of a grid split by separator lines (the odd one, the
-  fullest, ...), the two halves combined cell-wise (and, or, xor, ...), a half or a
-  quarter, one value per cell;
-* colour maps and filters: keep or drop one colour, swap background and foreground,
-  recolour objects by size or by whether they touch the border;
-* symmetry completion: cells of a masking colour (or missing background) filled from
-  the grid's own mirror symmetries or from its smallest repeating period, the whole
-  grid or only the masked patch; overlaying a grid with its mirror images;
-* tiling and mirroring: tiles with flipped rows or columns, mirrored concatenations,
-  rotation quads, self-similar (fractal) tilings;
-* scaling: up and down by the demonstrations' ratio (or 2 and 3), one value per block,
-  dropping repeated or empty rows and columns;
-* gravity: cells fall towards one of the four sides;
-* outlines and fills: enclosed background, outlines, interiors, bounding boxes, lines
-  between same-colour cells, rays to the border, a frame;
-* local rules (last step only): each cell's colour from its 3x3 neighbourhood.
-
-Primitives that paint new cells use *marker* values (10 and up) instead of colours.
-
-A *program* is a sequence of up to ``max_depth`` primitives (default 2) followed by a
-colour map learnt from the demonstrations: the map sends each value of the program's
-output to one colour, consistently across every demonstration pair (markers must all be
-mapped; colours unseen in the demonstrations stay as they are). A program is
-*consistent* when, with its map, it reproduces every demonstration output exactly.
-
-The search is breadth first: all programs of depth 1, then depth 2, with the
-primitives in a fixed order. Programs of depth 1 whose outputs on the task's inputs
-(demonstrations and tests) equal those of a simpler program are not extended. The
-last step skips primitives that cannot give the demonstration outputs' shapes and
-stops at the first demonstration it gets wrong. The complexity of a program is the sum
-of its primitives' costs (1 to 3) plus 1 for a colour map that changes a colour; ties
-are broken by depth, then by the program's text. ``attempt_1`` and ``attempt_2`` are
-the test outputs of the two simplest consistent programs (distinct grids); a test input
-no program covers gets copies of the input.
-
-The budget is counted in primitive applications (``budget`` per task), not in
-seconds, so the output is the same bytes on every machine and every run.
-``time_limit`` is a wall-clock safety cap per task that should never trigger; when it
-does, :func:`program_search_submission` warns, because the output then depends on the
-machine's speed.
+A *primitive* maps a grid to a grid (or fails); :func:`primitives` gives a task's
+primitive set in search order and :data:`FAMILIES` names the families (see
+:mod:`arcnb.baselines` for what each family holds). Primitives that paint new cells use
+*marker* values (:data:`MARK`, 10 and up) instead of colours. The search over their
+compositions is ``arcnb.baselines.search``.
 """
 from __future__ import annotations
 
-import time
-import warnings
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from .augment import dihedral_fn
-from .data import Dataset, Pair, Task
-from .errors import ParameterError
-from .grids import MAX_SIZE, PAD_TOKEN, background, crop_padding
-from .predictions import attempt_entry
+from ..augment import dihedral_fn
+from ..data import Task
+from ..grids import MAX_SIZE, background
 
-__all__ = [
-    "PROGRAMS", "fit_programs", "heuristic_submission", "copy_input_submission",
-    "Primitive", "Program", "SearchResult", "primitives", "search_task", "solve_task",
-    "program_search_submission", "program_search_candidates", "program_search_model",
-    "FAMILIES", "DEFAULT_BUDGET",
-    "DEFAULT_TIME_LIMIT",
-]
+__all__ = ["GridFn", "DIHEDRAL", "MARK", "FAMILIES", "Primitive", "primitives", "fits",
+           "clear_object_cache"]
 
-# --------------------------------------------------------------------------------------
-# copy the input, and the tiny whole-grid heuristic (the first bundled example)
-# --------------------------------------------------------------------------------------
-
+#: A grid program: a grid in, a grid (or None: it does not apply) out.
 GridFn = Callable[[np.ndarray], "np.ndarray | None"]
 
-#: The dihedral transforms (:mod:`arcnb.augment`), in the order the heuristic tries them.
-_DIHEDRAL: dict[str, GridFn] = {
+#: The dihedral transforms (:mod:`arcnb.augment`), in the order the tiny heuristic tries
+#: them (:func:`arcnb.baselines.heuristic_submission`) and the whole-grid primitives list them.
+DIHEDRAL: dict[str, GridFn] = {
     n: dihedral_fn(n) for n in ("identity", "rot90", "rot180", "rot270", "flip_lr", "flip_ud",
                                 "transpose", "anti_transpose")}
-#: The tiny heuristic's programs (:func:`heuristic_submission`).
-PROGRAMS = tuple(_DIHEDRAL) + ("colour map", "tile", "upscale", "constant")
-
-
-def copy_input_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
-    """Every attempt is the test input (the copy-the-input reference point)."""
-    return {t.id: [attempt_entry([p.input] * attempts) for p in t.test] for t in dataset}
-
-
-def _colour_map(task: Task) -> GridFn | None:
-    mapping: dict[int, int] = {}
-    for p in task.train:
-        if p.input.shape != p.output.shape:
-            return None
-        for a, b in zip(p.input.ravel().tolist(), p.output.ravel().tolist()):
-            if mapping.setdefault(a, b) != b:
-                return None
-    if all(a == b for a, b in mapping.items()):
-        return None  # identity, already covered
-
-    def apply(g: np.ndarray) -> np.ndarray | None:
-        if any(int(v) not in mapping for v in np.unique(g)):
-            return None
-        lut = np.arange(10, dtype=np.int8)
-        for a, b in mapping.items():
-            lut[a] = b
-        return lut[g]
-
-    return apply
-
-
-def _factor(task: Task) -> tuple[int, int] | None:
-    factors = set()
-    for p in task.train:
-        (h, w), (H, W) = p.input.shape, p.output.shape
-        if H % h or W % w:
-            return None
-        factors.add((H // h, W // w))
-    if len(factors) != 1:
-        return None
-    f = factors.pop()
-    return None if f == (1, 1) else f
-
-
-def _candidates(task: Task) -> Iterable[tuple[str, GridFn]]:
-    yield from _DIHEDRAL.items()
-    cmap = _colour_map(task)
-    if cmap is not None:
-        yield "colour map", cmap
-    f = _factor(task)
-    if f is not None:
-        yield f"tile {f[0]}x{f[1]}", lambda g: np.tile(g, f)
-        yield f"upscale {f[0]}x{f[1]}", lambda g: np.kron(g, np.ones(f, dtype=np.int8))
-    outs = [p.output for p in task.train]
-    if outs and all(o.shape == outs[0].shape and np.array_equal(o, outs[0]) for o in outs):
-        const = outs[0]
-        yield "constant", lambda g: const
-
-
-def fit_programs(task: Task) -> list[tuple[str, GridFn]]:
-    """The tiny heuristic's programs that reproduce every demonstration pair exactly."""
-    fitted = []
-    for name, prog in _candidates(task):
-        ok = True
-        for p in task.train:
-            out = prog(p.input)
-            if out is None or out.shape != p.output.shape or not np.array_equal(out, p.output):
-                ok = False
-                break
-        if ok:
-            fitted.append((name, prog))
-    return fitted
-
-
-def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
-    """The tiny heuristic's predictions for every test input of ``dataset`` (ARC Prize
-    format): the first ``attempts`` whole-grid programs that fit, else the input."""
-    sub = {}
-    for task in dataset:
-        progs = fit_programs(task)
-        entries = []
-        for pair in task.test:
-            grids = []
-            for _, prog in progs:
-                g = prog(pair.input)
-                if g is not None and g.size and max(g.shape) <= MAX_SIZE and not any(
-                        g.shape == x.shape and np.array_equal(g, x) for x in grids):
-                    grids.append(g)
-                if len(grids) == attempts:
-                    break
-            while len(grids) < attempts:
-                grids.append(pair.input)
-            entries.append(attempt_entry(grids))
-        sub[task.id] = entries
-    return sub
 
 
 # --------------------------------------------------------------------------------------
@@ -198,7 +36,8 @@ def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
 # --------------------------------------------------------------------------------------
 
 _MAX = MAX_SIZE  # largest ARC grid side
-MARK = 10  # first marker value: a painted cell whose colour the final colour map learns
+#: The first marker value: a painted cell whose colour the final colour map learns.
+MARK = 10
 
 
 def _bg(g: np.ndarray) -> int:
@@ -399,7 +238,7 @@ def _context(task: Task) -> _Context:
 def _geometry(ctx: _Context) -> list[Primitive]:
     swap = ("rot90", "rot270", "transpose", "anti_transpose")
     return [Primitive(n, 1, f, "whole-grid transforms", shape="swap" if n in swap else "same")
-            for n, f in _DIHEDRAL.items() if n != "identity"]
+            for n, f in DIHEDRAL.items() if n != "identity"]
 
 
 # -- cropping ------------------------------------------------------------------------
@@ -753,7 +592,8 @@ def _symmetry(ctx: _Context) -> list[Primitive]:
 
 # -- tiling, mirroring and scaling ----------------------------------------------------
 
-def _fits(shape) -> bool:
+def fits(shape) -> bool:
+    """Is ``shape`` a grid shape ARC allows (each side 1 to 30)?"""
     return 0 < shape[0] <= _MAX and 0 < shape[1] <= _MAX
 
 
@@ -762,7 +602,7 @@ def _tile(f, mode):
 
     def fn(g):
         h, w = g.shape
-        if not _fits((h * fy, w * fx)):
+        if not fits((h * fy, w * fx)):
             return None
         if mode == "plain":
             return np.tile(g, f)
@@ -786,13 +626,13 @@ def _cat(kind):
         a, b = {"lr": (g, np.fliplr(g)), "rl": (np.fliplr(g), g),
                 "ud": (g, np.flipud(g)), "du": (np.flipud(g), g)}[kind]
         out = np.hstack([a, b]) if kind in ("lr", "rl") else np.vstack([a, b])
-        return out if _fits(out.shape) else None
+        return out if fits(out.shape) else None
     return fn
 
 
 def _fractal(invert):
     def fn(g):
-        if not _fits((g.shape[0] ** 2, g.shape[1] ** 2)) or g.size < 2:
+        if not fits((g.shape[0] ** 2, g.shape[1] ** 2)) or g.size < 2:
             return None
         m = g != _bg(g)
         if invert:
@@ -804,7 +644,7 @@ def _fractal(invert):
 def _quad_rot(clockwise):
     """A 2x2 arrangement of the grid's four rotations, turning around the square."""
     def fn(g):
-        if g.shape[0] != g.shape[1] or not _fits((2 * g.shape[0], 2 * g.shape[1])):
+        if g.shape[0] != g.shape[1] or not fits((2 * g.shape[0], 2 * g.shape[1])):
             return None
         r = [np.rot90(g, k) for k in range(4)]
         top, bottom = ((r[0], r[3]), (r[1], r[2])) if clockwise else ((r[0], r[1]), (r[2], r[3]))
@@ -825,7 +665,7 @@ def _by_colours(upscale):
     """Tile (or upscale) by the number of colours in the grid, each way."""
     def fn(g):
         n = int(np.unique(g).size)
-        if not _fits((g.shape[0] * n, g.shape[1] * n)):
+        if not fits((g.shape[0] * n, g.shape[1] * n)):
             return None
         return _upscale((n, n))(g) if upscale else np.tile(g, (n, n))
     return fn
@@ -834,7 +674,7 @@ def _by_colours(upscale):
 def _fractal_neg(g):
     """Each foreground cell becomes the grid's negative (see :func:`_invert`)."""
     neg = _invert(g)
-    if neg is None or not _fits((g.shape[0] ** 2, g.shape[1] ** 2)):
+    if neg is None or not fits((g.shape[0] ** 2, g.shape[1] ** 2)):
         return None
     m = g != _bg(g)
     return np.where(np.kron(m, np.ones_like(m)), np.tile(neg, g.shape), _bg(g))
@@ -842,7 +682,7 @@ def _fractal_neg(g):
 
 def _upscale(f):
     def fn(g):
-        if not _fits((g.shape[0] * f[0], g.shape[1] * f[1])):
+        if not fits((g.shape[0] * f[0], g.shape[1] * f[1])):
             return None
         return np.repeat(np.repeat(g, f[0], axis=0), f[1], axis=1)
     return fn
@@ -1353,374 +1193,8 @@ def primitives(task: Task) -> list[Primitive]:
     return sorted(prims, key=lambda p: (p.cost, p.name))
 
 
-# --------------------------------------------------------------------------------------
-# program search: the search
-# --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Program:
-    """A consistent program: its primitives, its learnt colour map and its test outputs."""
-
-    names: tuple
-    cost: int
-    mapping: tuple  # ((value, colour), ...) sorted; identity pairs left out
-    outputs: tuple  # one grid (or None) per test input
-
-    @property
-    def key(self) -> tuple:
-        """The sort key of the simplest-first order: cost, depth, then :attr:`text`."""
-        return (self.cost, len(self.names), self.text)
-
-    @property
-    def text(self) -> str:
-        """The program as text: its primitives joined by ``|``, then its colour map."""
-        body = " | ".join(self.names) if self.names else "identity"
-        if self.mapping:
-            body += " | map " + ",".join(f"{a}>{b}" for a, b in self.mapping)
-        return body
-
-
-class _MapFit:
-    """A value -> colour map learnt one demonstration pair at a time."""
-
-    def __init__(self):
-        self.mapping: dict[int, int] = {}
-
-    def add(self, pred: np.ndarray, out: np.ndarray) -> bool:
-        """Extend the map with one pair; False when the pair contradicts it."""
-        if pred.shape != out.shape:
-            return False
-        keys = np.unique(pred.astype(np.int64) * 16 + out)
-        m = self.mapping
-        for k in keys.tolist():
-            a, b = divmod(k, 16)
-            if m.setdefault(a, b) != b:
-                return False
-        return True
-
-
-def _apply_map(g: np.ndarray, mapping: dict) -> np.ndarray | None:
-    vals, inv = np.unique(g, return_inverse=True)
-    to = []
-    for v in vals.tolist():
-        if v >= MARK and v not in mapping:
-            return None
-        to.append(mapping.get(v, v))
-    return np.asarray(to, dtype=np.int8)[inv].reshape(g.shape)
-
-
-def _program(names, cost, mapping: dict, tests) -> Program | None:
-    changed = tuple(sorted((a, b) for a, b in mapping.items() if a != b))
-    outs = tuple(_apply_map(g, mapping) for g in tests)
-    if all(t is None for t in outs):
-        return None
-    recolours = any(a < MARK for a, _ in changed)
-    return Program(tuple(names), cost + int(recolours), changed, outs)
-
-
-def _consistent(names, cost, state, outs) -> Program | None:
-    fit = _MapFit()
-    if not all(fit.add(p, o) for p, o in zip(state, outs)):
-        return None
-    return _program(names, cost, fit.mapping, state[len(outs):])
-
-
-#: The families that may extend a program past its second step.
-_CHEAP = frozenset({"whole-grid transforms", "tiling and mirroring", "scaling"})
-
-
-def _same(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
-    return all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, b))
-
-
-def _state_key(state) -> tuple:
-    return tuple((g.shape, g.tobytes()) for g in state)
-
-
-@dataclass
-class SearchResult:
-    """Every consistent program found (simplest first) and what the search spent."""
-
-    programs: list
-    evaluations: int
-    exhausted: bool  # the budget ran out before the search finished
-    timed_out: bool  # the wall-clock safety cap triggered
-
-
-class _Search:
-    """The state of one task's search: budget, clock and the programs found."""
-
-    def __init__(self, task: Task, budget: int, time_limit: float | None):
-        self.prims = primitives(task)
-        self.outs = [p.output for p in task.train]
-        self.n = len(self.outs)
-        self.budget, self.time_limit = budget, time_limit
-        self.used, self.exhausted, self.timed_out = 0, False, False
-        self.t0 = time.monotonic()
-        self.found: dict[str, Program] = {}
-
-    def stop(self) -> bool:
-        if self.used >= self.budget:
-            self.exhausted = True
-        elif self.time_limit is not None and time.monotonic() - self.t0 > self.time_limit:
-            self.timed_out = True
-        return self.exhausted or self.timed_out
-
-    def add(self, p: Program | None) -> None:
-        if p is not None and (p.text not in self.found or p.key < self.found[p.text].key):
-            self.found[p.text] = p
-
-    def expand(self, frontier, seen: set, first: bool) -> list:
-        """Every new state one primitive away from ``frontier`` (full states: the
-        demonstrations' and the tests' grids), simplest program per state. Past the
-        first step only the cheap primitives extend a program of depth 2 or more."""
-        level: dict[tuple, tuple] = {}
-        for (cost, names), state in frontier:
-            for prim in self.prims:
-                if prim.first_only and not first:
-                    continue
-                if len(names) >= 1 and not first and prim.family not in _CHEAP:
-                    continue
-                new = []
-                for g in state:
-                    self.used += 1
-                    r = prim.fn(g)
-                    if r is None or not _fits(r.shape):
-                        new = None
-                        break
-                    new.append(r)
-                if new is None or _same(new[:self.n], state[:self.n]):
-                    continue  # a step that changes no demonstration explains nothing
-                if prim.final_only:
-                    self.add(_consistent(names + (prim.name,), cost + prim.cost, new, self.outs))
-                    continue
-                k = _state_key(new)
-                prog = (cost + prim.cost, names + (prim.name,))
-                if k not in seen and (k not in level or prog < level[k][0]):
-                    level[k] = (prog, new)
-            if self.stop():
-                break
-        seen.update(level)
-        for (cost, names), state in level.values():
-            self.add(_consistent(names, cost, state, self.outs))
-        return sorted(level.values(), key=lambda x: x[0])
-
-    def last(self, frontier, first: bool) -> None:
-        """The final step: only programs that can still match, checked one
-        demonstration at a time (a mismatch stops the work on that program)."""
-        outs, n = self.outs, self.n
-        shapes_out = [o.shape for o in outs]
-        for (cost, names), state in frontier:
-            shapes_in = [g.shape for g in state[:n]]
-            for prim in self.prims:
-                if prim.first_only and not first:
-                    continue
-                if not all(prim.may_give(a, b) for a, b in zip(shapes_in, shapes_out)):
-                    continue
-                fit, ok, changed = _MapFit(), True, False
-                for g, o in zip(state[:n], outs):
-                    self.used += 1
-                    r = prim.fn(g)
-                    if r is None or not fit.add(r, o):
-                        ok = False
-                        break
-                    changed = changed or r.shape != g.shape or not np.array_equal(r, g)
-                if not ok or not changed:
-                    continue
-                tests = []
-                for g in state[n:]:
-                    self.used += 1
-                    r = prim.fn(g)
-                    tests.append(r if r is not None and _fits(r.shape)
-                                 else np.full((1, 1), MARK + 999, dtype=np.int16))
-                self.add(_program(names + (prim.name,), cost + prim.cost, fit.mapping, tests))
-            if self.stop():
-                break
-
-
-#: Primitive applications allowed per task. The bundled ARC sets need at most about
-#: 10,000, so it never cuts a search short there.
-DEFAULT_BUDGET = 100_000
-#: Wall-clock safety cap per task, in seconds (the bundled sets stay far below it).
-DEFAULT_TIME_LIMIT = 60.0
-
-
-def search_task(task: Task, *, max_depth: int = 2, budget: int = DEFAULT_BUDGET,
-                time_limit: float | None = DEFAULT_TIME_LIMIT) -> SearchResult:
-    """Search compositions of up to ``max_depth`` of the task's primitives (see the
-    module docstring). ``budget`` caps the primitive applications (one per grid)."""
+def clear_object_cache() -> None:
+    """Forget the connected components found so far (the search starts each task with
+    an empty cache, so one task's grids do not decide another's memory)."""
     _OBJ_CACHE.clear()
-    s = _Search(task, budget, time_limit)
-    ins = [p.input.astype(np.int16) for p in task.train] + \
-        [p.input.astype(np.int16) for p in task.test]
-    s.add(_consistent((), 0, ins, s.outs))
-    outs = s.outs
-    if outs and all(o.shape == outs[0].shape and np.array_equal(o, outs[0]) for o in outs):
-        s.add(Program(("constant",), 1, (), tuple(outs[0] for _ in task.test)))
-    seen = {_state_key(ins)}
-    frontier = [((0, ()), ins)]
-    for depth in range(1, max_depth):
-        frontier = s.expand(frontier, seen, first=depth == 1)
-        if s.exhausted or s.timed_out:
-            break
-    else:
-        if max_depth >= 1:
-            s.last(frontier, first=max_depth == 1)
-    programs = sorted(s.found.values(), key=lambda p: p.key)
-    return SearchResult(programs, s.used, s.exhausted, s.timed_out)
-
-
-def solve_task(task: Task, *, attempts: int = 2,
-               **search) -> tuple[list[list[np.ndarray]], SearchResult]:
-    """The attempts for each test input of ``task``: the test outputs of the simplest
-    consistent programs (distinct grids), padded with the input itself."""
-    res = search_task(task, **search)
-    per_test = []
-    for i, pair in enumerate(task.test):
-        grids: list[np.ndarray] = []
-        for p in res.programs:
-            g = p.outputs[i]
-            if g is not None and not any(g.shape == x.shape and np.array_equal(g, x)
-                                         for x in grids):
-                grids.append(g)
-            if len(grids) == attempts:
-                break
-        while len(grids) < attempts:
-            grids.append(pair.input)
-        per_test.append(grids)
-    return per_test, res
-
-
-def _solve_entry(args) -> tuple[str, list, dict]:
-    task, attempts, search = args
-    grids, res = solve_task(task, attempts=attempts, **search)
-    entries = [attempt_entry(gs) for gs in grids]
-    info = {"programs": [p.text for p in res.programs[:attempts]],
-            "n_consistent": len(res.programs), "evaluations": res.evaluations,
-            "exhausted": res.exhausted, "timed_out": res.timed_out}
-    return task.id, entries, info
-
-
-def program_search_submission(dataset: Dataset, *, attempts: int = 2, max_depth: int = 2,
-                              budget: int = DEFAULT_BUDGET,
-                              time_limit: float | None = DEFAULT_TIME_LIMIT,
-                              workers: int = 1, details: dict | None = None) -> dict:
-    """The program search's predictions for every test input of ``dataset`` (ARC Prize
-    submission format: ``{task_id: [{"attempt_1": grid, "attempt_2": grid}, ...]}``).
-
-    ``attempts``: attempts per test input (the simplest consistent programs first).
-    ``max_depth``: the longest composition searched. ``budget``: primitive applications
-    per task. ``time_limit``: the per-task wall-clock safety cap in seconds (None: no
-    cap); a search it cuts short makes the output depend on the machine, so it warns.
-    ``workers``: processes searching tasks in parallel (the output does not depend on
-    it). ``details``: a dict to fill with, per task, the programs behind the attempts,
-    the number of consistent programs and the primitive applications spent.
-    Deterministic: the same dataset and arguments give the same predictions.
-    """
-    if isinstance(attempts, bool) or int(attempts) < 1:
-        raise ParameterError(f"attempts must be >= 1, got {attempts}")
-    search = {"max_depth": int(max_depth), "budget": int(budget), "time_limit": time_limit}
-    jobs = [(task, int(attempts), search) for task in dataset]
-    if int(workers) > 1 and len(jobs) > 1:
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(int(workers)) as pool:
-            rows = pool.map(_solve_entry, jobs, chunksize=1)
-    else:
-        rows = [_solve_entry(j) for j in jobs]
-    sub, capped = {}, []
-    for task_id, entries, info in rows:
-        sub[task_id] = entries
-        if info["timed_out"]:
-            capped.append(task_id)
-        if details is not None:
-            details[task_id] = info
-    if capped:
-        warnings.warn(f"the wall-clock cap of {time_limit} s cut the search short on "
-                      f"{len(capped)} task(s) ({', '.join(capped[:5])}); those predictions "
-                      "depend on the machine's speed", RuntimeWarning, stacklevel=2)
-    return sub
-
-
-def program_search_candidates(dataset: Dataset, *, max_depth: int = 2,
-                              budget: int = DEFAULT_BUDGET,
-                              time_limit: float | None = DEFAULT_TIME_LIMIT) -> dict:
-    """Every consistent program's test outputs as a candidate pool, in the candidates
-    file format of :mod:`arcnb.candidates` (a dict to pass to
-    :func:`arcnb.candidates.candidates` or to write as JSON).
-
-    Per test input, one candidate per consistent program, simplest program first (the
-    ``order`` the attempts follow), with the score ``cost`` (the program's cost, lower
-    is better). Programs that give the same grid merge into one candidate whose votes
-    count them. A program whose test output is undefined gives a malformed candidate
-    (``null``), which keeps its place but is never a candidate.
-    """
-    tasks = {}
-    for task in dataset:
-        res = search_task(task, max_depth=max_depth, budget=budget, time_limit=time_limit)
-        outs = []
-        for i in range(len(task.test)):
-            cands = []
-            for p in res.programs:
-                g = p.outputs[i]
-                ok = g is not None and g.size and int(g.min()) >= 0 and int(g.max()) <= 9
-                cands.append({"grid": np.asarray(g).tolist() if ok else None,
-                              "scores": {"cost": float(p.cost)}})
-            outs.append(cands)
-        tasks[task.id] = outs
-    return {"arcnb_candidates": 1, "lower_is_better": ["cost"], "tasks": tasks}
-
-
-def program_search_model(**config):
-    """The program search as a model for :func:`arcnb.models.load_model` (registered as
-    ``"program-search"``): a ``torch.nn.Module`` that reads the demonstrations and
-    returns the one-hot logits of attempt 1 (``config``: :func:`search_task`'s
-    keywords). Its ``solve(task, attempts=2)`` gives all the attempts of a task."""
-    return _model_class()(**config)
-
-
-_MODEL_CLASS = None
-
-
-def _model_class():
-    global _MODEL_CLASS
-    if _MODEL_CLASS is not None:
-        return _MODEL_CLASS
-    import torch
-    from torch import nn
-
-    class ProgramSearch(nn.Module):
-        """The program search behind the logits interface (see
-        :func:`program_search_model`)."""
-
-        reads_demonstrations = True
-
-        def __init__(self, **search):
-            super().__init__()
-            self.search = dict(search)
-
-        def solve(self, task: Task, attempts: int = 2) -> list[list[np.ndarray]]:
-            """Attempts for each test input of ``task`` (as :func:`solve_task`)."""
-            return solve_task(task, attempts=attempts, **self.search)[0]
-
-        def forward(self, inputs, demo_inputs, demo_outputs, demo_mask):
-            B, H, W = inputs.shape
-            onehot = np.zeros((B, PAD_TOKEN + 1, H, W), dtype=np.float32)
-            onehot[:, PAD_TOKEN] = 1.0
-            x, di, do = (t.detach().cpu().numpy() for t in (inputs, demo_inputs, demo_outputs))
-            mask = demo_mask.detach().cpu().numpy()
-            for b in range(B):
-                train = tuple(Pair(crop_padding(di[b, j], pad_token=PAD_TOKEN).astype(np.int8),
-                                   crop_padding(do[b, j], pad_token=PAD_TOKEN).astype(np.int8))
-                              for j in range(mask.shape[1]) if mask[b, j])
-                test_in = crop_padding(x[b], pad_token=PAD_TOKEN).astype(np.int8)
-                task = Task(f"item-{b}", train, (Pair(test_in, None),))
-                g = self.solve(task, attempts=1)[0][0].astype(np.int64)
-                h, w = g.shape
-                onehot[b, PAD_TOKEN, :h, :w] = 0.0
-                rows, cols = np.indices((h, w))
-                onehot[b, g, rows, cols] = 1.0
-            return torch.from_numpy(onehot * 20.0).to(inputs.device)  # confident one-hot
-
-    _MODEL_CLASS = ProgramSearch
-    return ProgramSearch

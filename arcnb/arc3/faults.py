@@ -1,0 +1,183 @@
+"""What a recording (or its recorder) got wrong, named and never repaired.
+
+Each fault is ``{"recording", "kind", "detail", "game_id"}``; the score is always the
+score of the steps as recorded, and the fault says where that number is not what the
+game saw. The kinds (:data:`FAULT_KINDS`):
+
+* ``all_actions_reset``: every step is recorded as RESET while the frame (or the levels
+  completed) changed: the recorder lost the actions (a RESET does not move the game on),
+  and the scorecard of such a file counts level resets, not actions;
+* ``missing_first_frame``: the recording does not start with the game's opening RESET
+  (and its first frame), or that step has no frame while later steps have one;
+* ``past_action_cap``: more actions than the run's declared cap (one more: the agents'
+  loop runs while its counter is at most the cap);
+* ``full_reset_in_competition``: a run that claims competition mode (one play per game,
+  no full resets) holds full resets that start further plays;
+* ``no_frames``: recorded without frames: nothing to show, unchanged actions unknown,
+  and the steps sent after the game ended are recognised by the state before them;
+* ``baselines_missing``: a played game without human baselines scores 0;
+* ``baselines_short``: fewer baselines than the levels a play went through: the play
+  scores 0, as the scorecard scores it;
+* ``never_started``: a game whose steps hold no full reset: no play starts, and the
+  scorecard leaves the game out;
+* ``recorded_scorecard_differs``: the scorecard line the agents' recorder appended
+  counts other actions than the recorded steps give.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..errors import one_line
+from .reader import Run
+
+__all__ = ["FAULT_KINDS", "find_faults", "faults_table"]
+
+#: Every fault kind, with what it means.
+FAULT_KINDS = {
+    "all_actions_reset": "every action recorded as RESET while the frames change",
+    "missing_first_frame": "the recording lacks the game's opening RESET and first frame",
+    "past_action_cap": "more actions than the run's declared cap",
+    "full_reset_in_competition": "full resets in a run that claims competition mode",
+    "no_frames": "recorded without frames",
+    "baselines_missing": "a played game without human baselines (it scores 0)",
+    "baselines_short": "fewer baselines than the levels a play went through (it scores 0)",
+    "never_started": "no full reset starts a play (the scorecard leaves the game out)",
+    "recorded_scorecard_differs": "the recorder's scorecard line counts other actions",
+}
+
+
+def _fault(rec, kind: str, detail: str, game_id: str | None = None) -> dict:
+    return {"recording": str(rec.path) if rec is not None else "",
+            "kind": kind, "detail": one_line(detail, 400), "game_id": game_id}
+
+
+def _recording_faults(rec, run: Run) -> list[dict]:
+    out = []
+    s = rec.steps
+    if not len(s):
+        return out
+    acts = s["action"]
+    for gid, g in s.groupby("game_id", sort=False):
+        first = g.iloc[0]
+        if first["action"] != "RESET":
+            out.append(_fault(rec, "missing_first_frame",
+                              f"game {gid}: the first recorded step (line {first['line']}) is "
+                              f"{first['action']}, not the opening RESET: the game's first "
+                              "frame and what came before are missing", gid))
+        elif first["frame"] == "absent" and (g["frame"] == "present").any():
+            out.append(_fault(rec, "missing_first_frame",
+                              f"game {gid}: the opening RESET (line {first['line']}) has no "
+                              "frame while later steps have one", gid))
+    if len(s) >= 2 and (acts == "RESET").all():
+        changed = int((s["frame_changed"] == 1).sum())
+        levels = int((s["levels_completed"].diff().fillna(0) != 0).sum())
+        if changed or levels:
+            what = (f"the frame changed {changed} times" if changed else
+                    f"the levels completed changed {levels} times")
+            out.append(_fault(rec, "all_actions_reset",
+                              f"all {len(s)} steps are recorded as RESET while {what}: the "
+                              "recorder lost the actions, and the scorecard of these steps "
+                              "counts level resets, not the actions played",
+                              rec.game_ids[0] if rec.game_ids else None))
+    if (s["frame"] == "absent").all():
+        out.append(_fault(rec, "no_frames",
+                          "recorded without frames: no frame to show, actions that left the "
+                          "frame unchanged unknown, and steps sent after the game ended are "
+                          "told by the state before them", None))
+    cap = rec.declared.get("max_actions", run.max_actions)
+    if cap is not None:
+        n = int((acts != "NONE").sum())
+        if n > cap:
+            extra = n - cap
+            why = (" (one too many: an agent loop that runs while its counter is at most "
+                   "the cap sends cap + 1 actions)" if extra == 1 else "")
+            out.append(_fault(rec, "past_action_cap",
+                              f"{n} actions recorded, {extra} more than the declared cap of "
+                              f"{cap}{why}", rec.game_ids[0] if rec.game_ids else None))
+    competition = rec.declared.get("competition_mode", run.competition)
+    if competition:
+        for gid, g in s.groupby("game_id", sort=False):
+            full = g[(g["action"] == "RESET") & g["full_reset"]]
+            if len(full) > 1:
+                out.append(_fault(rec, "full_reset_in_competition",
+                                  f"game {gid}: {len(full) - 1} full resets after the first "
+                                  f"(lines {', '.join(map(str, full['line'].iloc[1:6]))}"
+                                  f"{', ...' if len(full) > 6 else ''}) in a run that claims "
+                                  "competition mode: each starts another play, which "
+                                  "competition mode does not allow", gid))
+    return out
+
+
+def _scorecard_faults(rec, steps: pd.DataFrame) -> list[dict]:
+    card_line = rec.scorecard
+    if not isinstance(card_line, dict):
+        return []
+    out = []
+    mine = steps[steps["recording"] == rec.name]
+    for gid, card in card_line.items():
+        if not isinstance(card, dict) or not isinstance(card.get("actions"), list):
+            continue
+        try:
+            theirs = sum(int(a) for a in card["actions"])
+        except (TypeError, ValueError):
+            continue
+        ours = int(mine[(mine["game_id"] == gid)
+                        & mine["counted"].isin(["action", "level reset"])].shape[0])
+        if theirs != ours:
+            out.append(_fault(rec, "recorded_scorecard_differs",
+                              f"game {gid}: the recorder's scorecard line counts {theirs} "
+                              f"actions, the recorded steps {ours} (the server counts "
+                              "steps the recording lacks, or the recording holds steps it "
+                              "did not count)", gid))
+    return out
+
+
+def find_faults(run: Run, *, plays: pd.DataFrame, steps: pd.DataFrame, baselines: dict,
+                games: pd.DataFrame) -> list[dict]:
+    """Every fault of ``run`` given its accounting (the scorer's ``plays``, ``steps``
+    and ``games`` tables) and its ``baselines``."""
+    out: list[dict] = []
+    by_game: dict[str, list] = {}
+    for rec in run.recordings:
+        out += _recording_faults(rec, run)
+        out += _scorecard_faults(rec, steps)
+        for gid in rec.game_ids:
+            by_game.setdefault(gid, []).append(rec)
+    for row in games.itertuples(index=False):
+        recs = by_game.get(row.game_id, [])
+        rec = recs[0] if recs else None
+        if row.plays == 0:
+            if recs:
+                out.append(_fault(rec, "never_started",
+                                  f"game {row.game_id}: no full reset starts a play in its "
+                                  f"{sum(len(r.steps) for r in recs)} steps; the scorecard "
+                                  "leaves the game out", row.game_id))
+            continue
+        b = baselines.get(row.game_id)
+        if not b:
+            near = sorted(g for g in baselines if g.split("-", 1)[0] ==
+                          row.game_id.split("-", 1)[0])
+            hint = (f" (baselines exist for {', '.join(near[:3])}: the scorecard matches "
+                    "a game by its full id, version included)" if near else "")
+            out.append(_fault(rec, "baselines_missing",
+                              f"game {row.game_id} has no human baselines: it scores 0{hint}",
+                              row.game_id))
+    short = plays[plays["zero_because"] == "fewer baselines than levels played"]
+    for row in short.itertuples(index=False):
+        rec = next((r for r in run.recordings if r.name == row.recording), None)
+        b = baselines.get(row.game_id) or []
+        out.append(_fault(rec, "baselines_short",
+                          f"game {row.game_id} play {row.play + 1}: {len(b)} baselines but "
+                          f"the play changed its levels completed {row.level_changes} times: "
+                          "it scores 0", row.game_id))
+    return out
+
+
+def faults_table(faults) -> pd.DataFrame:
+    """The faults as a table (``recording``, ``game_id``, ``kind``, ``detail``)."""
+    df = pd.DataFrame(list(faults), columns=["recording", "game_id", "kind", "detail"])
+    df["game_id"] = df["game_id"].map(lambda g: "" if g is None or
+                                      (isinstance(g, float) and math.isnan(g)) else g)
+    return df

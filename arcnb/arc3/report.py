@@ -1,0 +1,65 @@
+"""``arcnb arc3 report``: the ARC-AGI-3 report of one or more runs, a notebook of sections
+(:data:`arcnb.arc3.sections.ARC3`) executed with papermill and exported to one
+self-contained HTML page, with the runs' tables and every recording's replay beside it.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import ParameterError, refuse_overwrite
+from ..report.notebooks import export_html, run_notebook
+from ..runs import absolute_path, check_out_path
+from .baselines import read_baselines
+from .reader import find_recordings
+from .scorer import get_rule
+from .sections import notebook
+
+__all__ = ["build_report", "REPORT_FILES"]
+
+#: The files the report writes at the top of its folder (besides the figures, the
+#: runs' tables and ``replays/``).
+REPORT_FILES = ("arc3.ipynb", "report.html")
+
+
+def build_report(runs: Sequence, out: str | os.PathLike, *, baselines,
+                 labels: Sequence[str] | None = None, rule: str = "0.9.9",
+                 cap: float | None = None, all_games: bool = False,
+                 competition: bool = False, max_actions: int | None = None,
+                 n_boot: int = 1000, seed: int = 0,
+                 overwrite: bool = False, progress: bool = False) -> Path:
+    """Execute the report notebook on ``runs`` (each a path, or a list of paths, per run)
+    into ``out/arc3.ipynb`` and export ``out/report.html``; the figures, each run's
+    tables and the replays go into ``out``. Inputs are checked before the notebook runs
+    (a bad baselines file or a missing recording is one line, not a failed cell).
+    Returns the HTML path."""
+    out = check_out_path(out)
+    targets = [out / name for name in REPORT_FILES]
+    if not overwrite:
+        for t in targets:
+            if t.exists():
+                raise refuse_overwrite(t, "pass --overwrite")
+    if not runs:
+        raise ParameterError("give at least one run")
+    get_rule(rule)
+    read_baselines(baselines)
+    groups = [[r] if isinstance(r, (str, os.PathLike)) else list(r) for r in runs]
+    for group in groups:
+        for p in group:
+            find_recordings(p)
+    params = {"runs": [[absolute_path(str(p)) for p in g] for g in groups],
+              "labels": list(labels or []), "baselines": absolute_path(str(baselines)),
+              "rule": rule, "cap": float(cap or 0.0), "all_games": bool(all_games),
+              "competition": bool(competition), "max_actions": int(max_actions or 0),
+              "n_boot": int(n_boot), "seed": int(seed),
+              "out": str(out.resolve()), "overwrite": bool(overwrite)}
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = notebook(Path(tmp) / "arc3.ipynb")
+        run_notebook(src, out / "arc3.ipynb", params, progress=progress, overwrite=True,
+                     cwd=out, html=out / "report.html", html_on_success=False,
+                     title="arcnb ARC-AGI-3 report")
+    return export_html(out / "arc3.ipynb", out / "report.html", overwrite=True,
+                       title="arcnb ARC-AGI-3 report")

@@ -1,0 +1,587 @@
+"""Re-scoring ARC-AGI-3 recordings exactly as the toolkit's scorecard does (RHAE).
+
+**Accounting** (``arc_agi`` 0.9.9: ``Scorecard.update_scorecard``, ``Card``, and
+``arcengine``'s reset handling), step by step, per game:
+
+* a RESET whose step says ``full_reset`` starts a new *play* (the engine makes a RESET a
+  full reset when the current level has had no action yet, e.g. right after a level was
+  finished or right after a level reset, and when the game is won); any other RESET is a
+  *level reset*: one action and one reset of the current play;
+* ACTION1-7 count one action each;
+* every change of ``levels_completed`` records (levels, actions so far) for the play;
+* a step whose frame is empty (an action sent after GAME_OVER or WIN) is not counted; in
+  a recording without frames such a step is recognised by the game having ended before
+  it (the state of the step before);
+* steps before the first full reset of a game count nowhere (no play has started).
+
+A play's actions on level *k* are its actions between the (k-1)-th and the k-th change
+of ``levels_completed``; the first level it did not complete gets the rest of its
+actions.
+
+**RHAE** (``EnvironmentScoreCalculator``, ``EnvironmentScorecard``; rule ``0.9.9``): per
+play, a completed level scores ``min(115, 100 (h/a)^2)`` (h: the human baseline of the
+level, a: the play's actions on it; 0 when a = 0), an uncompleted level 0; the play
+scores the mean of its levels' scores weighted by level number (1, 2, ..., n over every
+level of the game), at most 100 x (the weight of the levels scored above 0) / (the
+total weight). A game scores its best play's score; its ``levels_completed`` is the
+most over its plays, its actions and resets the sums over them. A game without
+baselines, or with fewer baselines than level changes in a play, scores 0 (a fault is
+named). The run scores the mean over its games.
+
+Older rules are kept under their toolkit version (:data:`RULES`), and every result
+records the rule it was computed with.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ParameterError, printable, refuse_overwrite
+from ..html import escape, note, table
+from ..io import atomic_write_text, csv_text, take_back_on_failure, to_jsonable
+from ..stats import bootstrap_ci
+from .baselines import read_baselines
+from .faults import faults_table, find_faults
+from .reader import ACTIONS, Run, read_run
+
+__all__ = ["Rule", "RULES", "DEFAULT_RULE", "get_rule", "level_score", "play_score",
+           "Scorecard", "score", "account"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One version of the scoring rule: ``power`` (2: squared efficiency, 1: linear),
+    ``level_cap`` (the most a level scores), ``weighted`` (levels weighted by their
+    number, else a plain mean), ``completion_cap`` (a play scores at most the weighted
+    share of the levels it scored on), ``count_empty`` (whether steps with an empty
+    frame are counted, as before the toolkit stopped counting them). ``toolkit`` names
+    the ``arc-agi`` versions that score this way."""
+
+    name: str
+    power: int
+    level_cap: float
+    weighted: bool
+    completion_cap: bool
+    count_empty: bool
+    toolkit: str
+
+    @property
+    def words(self) -> str:
+        """The rule in one sentence (shown with every result)."""
+        ratio = "(h/a)^2" if self.power == 2 else "h/a"
+        mean = ("mean of its levels' scores weighted by level number" if self.weighted
+                else "plain mean of its levels' scores")
+        cap = (", at most the weighted share of levels scored above 0"
+               if self.completion_cap else "")
+        return (f"rule {self.name} ({self.toolkit}): a completed level scores "
+                f"min({self.level_cap:g}, 100 {ratio}); a play the {mean}{cap}; a game its "
+                "best play; the run the mean over games")
+
+    def as_dict(self) -> dict:
+        """The rule's parameters and its sentence, as JSON."""
+        return {"name": self.name, "power": self.power, "level_cap": self.level_cap,
+                "weighted": self.weighted, "completion_cap": self.completion_cap,
+                "count_empty": self.count_empty, "toolkit": self.toolkit,
+                "words": self.words}
+
+
+#: The scoring rules by name (the ``arc-agi`` version that introduced them last).
+RULES = {
+    "0.9.9": Rule("0.9.9", power=2, level_cap=115.0, weighted=True, completion_cap=True,
+                  count_empty=False, toolkit="arc-agi 0.9.7 to 0.9.9"),
+    "0.9.6": Rule("0.9.6", power=2, level_cap=100.0, weighted=True, completion_cap=False,
+                  count_empty=False, toolkit="arc-agi 0.9.6; 0.9.3 to 0.9.5 also counted "
+                                             "empty-frame steps"),
+    "0.9.1": Rule("0.9.1", power=1, level_cap=100.0, weighted=False, completion_cap=False,
+                  count_empty=True, toolkit="arc-agi 0.9.1 to 0.9.2, the linear rule"),
+}
+#: The rule used unless another is asked for: the current toolkit's.
+DEFAULT_RULE = "0.9.9"
+
+
+def get_rule(rule: str | Rule | None) -> Rule:
+    """A :class:`Rule` from its name (``"0.9.9"``, ``"0.9.6"``, ``"0.9.1"``)."""
+    if rule is None:
+        return RULES[DEFAULT_RULE]
+    if isinstance(rule, Rule):
+        return rule
+    if rule not in RULES:
+        raise ParameterError(f"unknown scoring rule {rule!r}; known: {', '.join(RULES)}")
+    return RULES[rule]
+
+
+def level_score(baseline: int, actions: int, completed: bool, rule: str | Rule | None = None
+                ) -> float:
+    """One level's score: ``min(cap, 100 (h/a)^power)`` when completed with a > 0
+    actions, else 0."""
+    rule = get_rule(rule)
+    if not completed or actions <= 0:
+        return 0.0
+    return min(100.0 * (baseline / actions) ** rule.power, rule.level_cap)
+
+
+def play_score(level_scores: Sequence[float], rule: str | Rule | None = None) -> float:
+    """A play's score from the scores of every level of its game (level 1 first)."""
+    rule = get_rule(rule)
+    if not len(level_scores):
+        return 0.0
+    w = np.arange(1, len(level_scores) + 1, dtype=float) if rule.weighted else \
+        np.ones(len(level_scores))
+    s = np.asarray(level_scores, dtype=float)
+    total = float((w * s).sum() / w.sum())
+    if rule.completion_cap:
+        total = min(total, float(w[s > 0].sum() / w.sum() * 100.0))
+    return total
+
+
+# ------------------------------------------------------------------ the accounting
+@dataclass
+class _Play:
+    game_id: str
+    guid: str
+    recording: str
+    first_step: int
+    actions: int = 0
+    resets: int = 0
+    levels_completed: int = 0
+    state: str = "NOT_FINISHED"
+    by_level: list = field(default_factory=list)  # [(levels_completed, actions so far)]
+    # per level index (0-based, as the toolkit indexes them): resets, game overs, ...
+    level_resets: dict = field(default_factory=dict)
+    level_game_overs: dict = field(default_factory=dict)
+    level_unchanged: dict = field(default_factory=dict)
+    level_seconds: dict = field(default_factory=dict)
+    level_tokens: dict = field(default_factory=dict)
+    level_cost: dict = field(default_factory=dict)
+    level_known_frames: dict = field(default_factory=dict)
+
+
+_ENDED = ("WIN", "GAME_OVER")
+_MOVES = frozenset(ACTIONS[1:])
+
+
+def _recording_order(run: Run) -> list:
+    def key(rec):
+        ts = rec.steps["timestamp"].dropna()
+        first = ts.iloc[0].value if len(ts) else np.iinfo(np.int64).max
+        return (first, str(rec.path))
+    return sorted(run.recordings, key=key)
+
+
+def _add(d: dict, k, v) -> None:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return
+    d[k] = d.get(k, 0) + v
+
+
+def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFrame]:
+    """The scorecard's accounting of ``run``: ``({game_id: [play, ...]}, steps)`` where
+    ``steps`` says for every recorded step how it counted (``counted``: ``action``,
+    ``level reset``, ``full reset``, ``not counted: game ended`` (an empty frame),
+    ``not counted: no play`` (before the first full reset)), its ``play`` (from 0, -1
+    when none), ``level`` (the level it was spent on, from 1; 0 when none) and
+    ``levels_done`` (the levels its play had completed after it)."""
+    rule = get_rule(rule)
+    cards: dict[str, list[_Play]] = {}
+    rows = []
+    for rec in _recording_order(run):
+        s = rec.steps
+        cols = {c: s[c].tolist() for c in ("step", "game_id", "guid", "state",
+                                           "levels_completed", "action", "full_reset",
+                                           "frame", "frame_changed", "tokens", "cost")}
+        ts = s["timestamp"]
+        secs = ts.diff().dt.total_seconds().tolist() if len(ts) else []
+        prev_state: dict[str, str] = {}
+        for i in range(len(s)):
+            gid, guid, state = cols["game_id"][i], cols["guid"][i], cols["state"][i]
+            action, frame = cols["action"][i], cols["frame"][i]
+            empty = frame == "empty" or (frame == "absent" and action != "RESET"
+                                         and prev_state.get(gid) in _ENDED)
+            if frame != "empty":
+                prev_state[gid] = state
+            plays = cards.setdefault(gid, [])
+            kind, play_i, level, done_levels = "", -1, 0, 0
+            if empty and not rule.count_empty:
+                kind = "not counted: game ended"
+                if plays:  # on its play's level, where its time still went
+                    play_i = next((k for k in range(len(plays) - 1, -1, -1)
+                                   if plays[k].guid == guid), len(plays) - 1)
+                    p = plays[play_i]
+                    if i:
+                        _add(p.level_seconds, len(p.by_level), secs[i])
+                    level, done_levels = len(p.by_level) + 1, len(p.by_level)
+            else:
+                if action == "RESET" and cols["full_reset"][i]:
+                    plays.append(_Play(gid, guid, rec.name, int(cols["step"][i])))
+                if not plays:
+                    kind = "not counted: no play"
+                else:
+                    play_i = next((k for k in range(len(plays) - 1, -1, -1)
+                                   if plays[k].guid == guid), len(plays) - 1)
+                    p = plays[play_i]
+                    li = len(p.by_level)
+                    if action == "RESET":
+                        if cols["full_reset"][i]:
+                            kind = "full reset"
+                        else:
+                            kind = "level reset"
+                            p.resets += 1
+                            p.actions += 1
+                            _add(p.level_resets, li, 1)
+                    elif action in _MOVES:
+                        kind = "action"
+                        p.actions += 1
+                        ch = cols["frame_changed"][i]
+                        if not (isinstance(ch, float) and math.isnan(ch)):
+                            _add(p.level_known_frames, li, 1)
+                            _add(p.level_unchanged, li, int(ch == 0))
+                    else:
+                        kind = "no action"
+                    if kind in ("action", "level reset"):
+                        _add(p.level_seconds, li, secs[i] if i else None)
+                        _add(p.level_tokens, li, cols["tokens"][i])
+                        _add(p.level_cost, li, cols["cost"][i])
+                    if state == "GAME_OVER":
+                        p.state = "GAME_OVER"
+                        _add(p.level_game_overs, li, 1)
+                    elif state == "WIN":
+                        p.state = "WIN"
+                    lc = cols["levels_completed"][i]
+                    if lc != p.levels_completed:
+                        p.by_level.append((lc, p.actions))
+                    p.levels_completed = lc
+                    level = li + 1
+                    done_levels = len(p.by_level)
+            rows.append((rec.name, int(cols["step"][i]), gid, kind, play_i, level,
+                         done_levels))
+    steps = pd.DataFrame(rows, columns=["recording", "step", "game_id", "counted", "play",
+                                        "level", "levels_done"])
+    return cards, steps
+
+
+def _raw_levels(play: _Play) -> list[tuple[bool, int]]:
+    """The toolkit's split of a play without usable baselines: one entry per change of
+    ``levels_completed``, and one more for the level it was on unless it won."""
+    n = len(play.by_level) + (0 if play.state == "WIN" else 1)
+    out, prev = [], 0
+    for k in range(n):
+        done = k < len(play.by_level)
+        upto = play.by_level[k][1] if done else play.actions
+        out.append((done, upto - prev))
+        prev = upto
+    return out
+
+
+def _levels_of(play: _Play, baselines: Sequence[int] | None, cap: float | None
+               ) -> tuple[list[tuple[bool, int]], str | None]:
+    """``[(completed, actions), ...]`` per level of the game, as the toolkit splits a
+    play's actions, and why the play scores 0 regardless (no baselines, too few)."""
+    if not baselines:
+        return _raw_levels(play), "no baselines"
+    if len(baselines) < len(play.by_level):
+        return _raw_levels(play), "fewer baselines than levels played"
+    out, prev = [], 0
+    for k in range(len(baselines)):
+        if k < len(play.by_level):
+            upto = play.by_level[k][1]
+            out.append((True, upto - prev))
+        else:
+            upto = play.actions
+            out.append((False, upto - prev))
+        prev = upto
+    if cap is not None:
+        cut = False
+        for k, (done, a) in enumerate(out):
+            allowed = int(math.floor(cap * baselines[k]))
+            if cut:
+                out[k] = (False, 0)
+            elif a > allowed:
+                out[k] = (False, allowed)
+                cut = True
+    return out, None
+
+
+def _score_play(play: _Play, baselines, rule: Rule, cap) -> dict:
+    levels, reason = _levels_of(play, baselines, cap)
+    if reason is None:
+        scores = [level_score(baselines[k], a, done, rule) for k, (done, a) in enumerate(levels)]
+        total = play_score(scores, rule)
+    else:
+        scores = [0.0] * len(levels)
+        total = 0.0
+    return {"levels": levels, "scores": scores, "score": total, "reason": reason,
+            "actions": sum(a for _, a in levels) if cap is not None and reason is None
+            else play.actions}
+
+
+# ------------------------------------------------------------------ the result
+@dataclass
+class Scorecard:
+    """A run re-scored: per ``games`` (one row per game), ``plays``, ``levels`` (one row
+    per level of each play) and ``steps`` (how each recorded step counted); the run's
+    ``score`` (mean over games, 0-100) with its 95% bootstrap interval over games
+    ``ci95``; ``first_play_score`` (every game's first play alone: what a
+    competition-mode run of the same agent would have had); ``faults`` (what the
+    recordings got wrong, named, never repaired); the ``rule`` and the action ``cap``
+    it was computed with. :meth:`summary` is the ``--json`` object."""
+
+    label: str
+    rule: Rule
+    cap: float | None
+    games: pd.DataFrame
+    plays: pd.DataFrame
+    levels: pd.DataFrame
+    steps: pd.DataFrame
+    faults: list[dict]
+    score: float
+    ci95: tuple[float, float]
+    first_play_score: float
+    first_play_ci95: tuple[float, float]
+    n_boot: int = 1000
+    seed: int = 0
+    run: Run | None = field(default=None, repr=False)
+    baselines: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_games(self) -> int:
+        """How many games the run's mean counts."""
+        return int(self.games["counted"].sum()) if len(self.games) else 0
+
+    def summary(self) -> dict:
+        """The result as JSON: ``rule``, ``score``, ``ci95``, ``n_games``, ``games``
+        (per game: ``score``, ``levels_completed``, ``win_levels``, ``actions``,
+        ``resets``, ``plays``, ``level_scores``, ``level_actions``,
+        ``baseline_actions``, ``first_play_score``), ``faults``; also ``rule_words``,
+        ``cap``, ``first_play_score`` and its ``first_play_ci95``, ``label``."""
+        games = {}
+        for row in self.games.itertuples(index=False):
+            games[row.game_id] = {
+                "score": float(row.score), "levels_completed": int(row.levels_completed),
+                "win_levels": int(row.win_levels), "actions": int(row.actions),
+                "resets": int(row.resets), "plays": int(row.plays),
+                "level_scores": list(row.level_scores),
+                "level_actions": list(row.level_actions),
+                "baseline_actions": list(row.baseline_actions),
+                "first_play_score": float(row.first_play_score),
+                "counted": bool(row.counted),
+            }
+        return {"rule": self.rule.name, "rule_words": self.rule.words, "cap": self.cap,
+                "label": self.label, "score": self.score, "ci95": list(self.ci95),
+                "n_games": self.n_games, "first_play_score": self.first_play_score,
+                "first_play_ci95": list(self.first_play_ci95),
+                "bootstrap": {"n_boot": self.n_boot, "seed": self.seed, "over": "games"},
+                "games": games, "faults": list(self.faults)}
+
+    def text(self) -> str:
+        """The result as lines for a terminal: the rule, the score with its interval,
+        the first play alone, one line per game, the faults."""
+        return _text(self)
+
+    __str__ = text
+
+    def _repr_html_(self) -> str:
+        lo, hi = self.ci95
+        games = self.games.drop(columns=["level_scores", "level_actions", "baseline_actions"])
+        games["game_id"] = games["game_id"].map(printable)
+        return (f"<p><b>{escape(printable(self.label))}</b>: {_fmt(self.score)} [{_fmt(lo)}, "
+                f"{_fmt(hi)}] over {self.n_games} games; first play alone "
+                f"{_fmt(self.first_play_score)}; {len(self.faults)} faults.</p>"
+                + note(self.rule.words) + table(games, digits=2))
+
+    def write(self, out, *, overwrite: bool = False) -> list:
+        """Write ``summary.json`` (:meth:`summary`), ``games.csv``, ``plays.csv``,
+        ``levels.csv`` and ``faults.csv`` into folder ``out`` (each atomically; all or
+        none of the new ones); existing files are refused unless ``overwrite``."""
+        return _write(self, out, overwrite=overwrite)
+
+
+def _mean(values) -> float:
+    v = [float(x) for x in values]
+    return float(np.mean(v)) if v else math.nan
+
+
+def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None = None,
+          all_games: bool = False, games: Sequence[str] | None = None,
+          n_boot: int = 1000, seed: int = 0, label: str | None = None,
+          competition: bool | None = None, max_actions: int | None = None) -> Scorecard:
+    """Score a run of recordings against human baselines.
+
+    ``run``: a :class:`~arcnb.arc3.reader.Run`, or paths (see
+    :func:`~arcnb.arc3.reader.read_run`); ``baselines``: a folder of game
+    ``metadata.json`` files, a CSV ``game_id,level,baseline_actions`` or a mapping
+    ``{game_id: [actions per level]}``. ``rule``: :data:`RULES` name (default
+    ``"0.9.9"``). ``cap``: score as if every play had been stopped once it spent more
+    than ``cap`` x the human baseline on a level (the verified leaderboard uses 5);
+    ``None`` (default) keeps every action. The run's score is the mean over the games
+    the scorecard holds (those with a play); ``all_games=True`` also counts every game of
+    the baselines (a game never played scores 0), ``games`` names the games to count.
+    The interval is a percentile bootstrap over games (``n_boot`` resamples, ``seed``).
+    ``competition`` / ``max_actions`` say what the run claims (for the faults)."""
+    rule = get_rule(rule)
+    if cap is not None:
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0 \
+                or not math.isfinite(cap):
+            raise ParameterError(f"the action cap must be a number > 0 (a multiple of the "
+                                 f"human baseline), got {cap!r}")
+        cap = float(cap)
+    # the baselines first: a bad file is refused before gigabytes of recordings are read
+    base = read_baselines(baselines) if baselines is not None else {}
+    if not isinstance(run, Run):
+        run = read_run(run, label=label, competition=competition, max_actions=max_actions)
+    else:
+        if competition is not None:
+            run.competition = competition
+        if max_actions is not None:
+            run.max_actions = max_actions
+    label = label or run.label
+    cards, steps = account(run, rule)
+
+    play_rows, level_rows, game_rows = [], [], []
+    counted_games = [g for g, plays in cards.items() if plays]
+    universe = list(cards)
+    if all_games:
+        universe += [g for g in base if g not in cards]
+        counted_games += [g for g in base if g not in cards]
+    if games is not None:
+        games = [str(g) for g in games]
+        universe = list(dict.fromkeys(list(universe) + games))
+        counted_games = list(dict.fromkeys(games))
+    win_levels = {}
+    if len(run.recordings):
+        st = run.steps
+        if len(st):
+            win_levels = st.groupby("game_id")["win_levels"].max().to_dict()
+    for gid in universe:
+        plays = cards.get(gid, [])
+        b = base.get(gid)
+        results = [_score_play(p, b, rule, cap) for p in plays]
+        for k, (p, r) in enumerate(zip(plays, results)):
+            play_rows.append({"game_id": gid, "play": k, "recording": p.recording,
+                              "guid": p.guid, "score": r["score"],
+                              "levels_completed": p.levels_completed,
+                              "actions": r["actions"], "resets": p.resets, "state": p.state,
+                              "first_step": p.first_step, "level_changes": len(p.by_level),
+                              "zero_because": r["reason"]})
+            for lv, ((done, a), sc) in enumerate(zip(r["levels"], r["scores"])):
+                h = b[lv] if b and lv < len(b) else math.nan
+                known = p.level_known_frames.get(lv, 0)
+                level_rows.append({
+                    "game_id": gid, "play": k, "level": lv + 1, "completed": done,
+                    "actions": a, "baseline": h,
+                    "ratio": a / h if (h == h and h > 0) else math.nan,
+                    "score": sc, "resets": p.level_resets.get(lv, 0),
+                    "game_overs": p.level_game_overs.get(lv, 0),
+                    "unchanged_actions": p.level_unchanged.get(lv, 0) if known else math.nan,
+                    "seconds": p.level_seconds.get(lv, math.nan),
+                    "tokens": p.level_tokens.get(lv, math.nan),
+                    "cost": p.level_cost.get(lv, math.nan)})
+        best = int(np.argmax([r["score"] for r in results])) if results else -1
+        g_score = float(results[best]["score"]) if results else 0.0
+        game_rows.append({
+            "game_id": gid, "score": g_score,
+            "levels_completed": max((p.levels_completed for p in plays), default=0),
+            "win_levels": int(win_levels.get(gid, len(b) if b else 0)),
+            "actions": int(sum(r["actions"] for r in results)),
+            "resets": int(sum(p.resets for p in plays)), "plays": len(plays),
+            "best_play": best,
+            "level_scores": [float(x) for x in results[best]["scores"]] if results else [],
+            "level_actions": [int(a) for _, a in results[best]["levels"]] if results else [],
+            "baseline_actions": list(b) if b else [],
+            "first_play_score": float(results[0]["score"]) if results else 0.0,
+            "won": any(p.state == "WIN" for p in plays),
+            "counted": gid in counted_games,
+        })
+    games_df = pd.DataFrame(game_rows, columns=[
+        "game_id", "score", "levels_completed", "win_levels", "actions", "resets", "plays",
+        "best_play", "level_scores", "level_actions", "baseline_actions",
+        "first_play_score", "won", "counted"])
+    plays_df = pd.DataFrame(play_rows, columns=[
+        "game_id", "play", "recording", "guid", "score", "levels_completed", "actions",
+        "resets", "state", "first_step", "level_changes", "zero_because"])
+    levels_df = pd.DataFrame(level_rows, columns=[
+        "game_id", "play", "level", "completed", "actions", "baseline", "ratio", "score",
+        "resets", "game_overs", "unchanged_actions", "seconds", "tokens", "cost"])
+    counted = games_df[games_df["counted"]]
+    run_score = _mean(counted["score"]) if len(counted) else math.nan
+    first = _mean(counted["first_play_score"]) if len(counted) else math.nan
+    ci = bootstrap_ci(counted["score"].to_numpy(float), n_boot=n_boot, seed=seed)
+    fci = bootstrap_ci(counted["first_play_score"].to_numpy(float), n_boot=n_boot, seed=seed)
+    faults = find_faults(run, plays=plays_df, steps=steps, baselines=base,
+                         games=games_df)
+    return Scorecard(label=label, rule=rule, cap=cap, games=games_df, plays=plays_df,
+                     levels=levels_df, steps=steps, faults=faults, score=run_score,
+                     ci95=(float(ci[0]), float(ci[1])), first_play_score=first,
+                     first_play_ci95=(float(fci[0]), float(fci[1])), n_boot=n_boot,
+                     seed=seed, run=run, baselines=base)
+
+
+# ------------------------------------------------------------------ output
+#: The files :meth:`Scorecard.write` writes into a folder.
+OUTPUT_FILES = ("summary.json", "games.csv", "plays.csv", "levels.csv", "faults.csv")
+
+
+def _fmt(v, digits: int = 2) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "NaN"
+    return f"{float(v):.{digits}f}"
+
+
+def _text(self) -> str:
+    """The result as lines for a terminal."""
+    lo, hi = self.ci95
+    flo, fhi = self.first_play_ci95
+    lines = [f"{self.label}: {self.rule.words}"
+             + (f"; every play stopped past {self.cap:g} x the human baseline on a level"
+                if self.cap is not None else ""),
+             f"score: {_fmt(self.score)} [{_fmt(lo)}, {_fmt(hi)}] over {self.n_games} games "
+             "(mean over games, 0-100; 95% bootstrap interval over games)",
+             f"first play alone: {_fmt(self.first_play_score)} [{_fmt(flo)}, {_fmt(fhi)}] "
+             "(what one play per game, as in competition mode, scores)"]
+    width = max([len("game")] + [len(g) for g in self.games["game_id"]])
+    lines.append(f"{'game':<{width}}  {'score':>6}  {'levels':>7}  {'actions':>7}  "
+                 f"{'baseline':>8}  {'resets':>6}  {'plays':>5}  first play")
+    for row in self.games.itertuples(index=False):
+        levels = f"{row.levels_completed}/{row.win_levels}"
+        base = sum(row.baseline_actions) if row.baseline_actions else "-"
+        mark = "" if row.counted else "  (not counted: no play)"
+        lines.append(f"{row.game_id:<{width}}  {_fmt(row.score):>6}  {levels:>7}  "
+                     f"{row.actions:>7}  {base!s:>8}  {row.resets:>6}  {row.plays:>5}  "
+                     f"{_fmt(row.first_play_score)}{mark}")
+    if self.faults:
+        lines.append(f"faults: {len(self.faults)} (the score counts the steps as recorded)")
+        for f in self.faults:
+            lines.append(f"  {f['kind']}: {f['detail']} ({f['recording']})")
+    else:
+        lines.append("faults: none found")
+    return "\n".join(lines)
+
+
+def _write(self, out, *, overwrite: bool = False) -> list:
+    """Write :data:`OUTPUT_FILES` into folder ``out`` (each atomically; all or none of
+    the new ones); existing files are refused unless ``overwrite``."""
+    out = Path(out)
+    paths = [out / name for name in OUTPUT_FILES]
+    if not overwrite:
+        for p in paths:
+            if p.exists():
+                raise refuse_overwrite(p, "pass overwrite=True / --overwrite")
+    games = self.games.copy()
+    for col in ("level_scores", "level_actions", "baseline_actions"):
+        games[col] = games[col].map(lambda v: json.dumps(list(v)))
+    texts = {"summary.json": json.dumps(to_jsonable(self.summary()), indent=2,
+                                        sort_keys=True, allow_nan=False) + "\n",
+             "games.csv": csv_text(games), "plays.csv": csv_text(self.plays),
+             "levels.csv": csv_text(self.levels),
+             "faults.csv": csv_text(faults_table(self.faults))}
+    written = []
+    with take_back_on_failure() as track:
+        for name in OUTPUT_FILES:
+            written.append(atomic_write_text(track(out / name), texts[name], overwrite=True))
+    return written
+

@@ -1,0 +1,190 @@
+"""HTML in one home: escaping, tables, notes, the page look (CSS), the
+Content-Security-Policy, whole self-contained pages and the check that a page loads
+nothing.
+
+Every piece of HTML arcnb writes goes through here: the report sections' views, the
+``_repr_html_`` of runs and results, the explorer's frame text, the report template
+(its CSS and policy come from :data:`PAGE_CSS` and :data:`CSP`), ``index.html``,
+``compare.html`` and ``sweep.html``. Every string from the user (task ids, paths,
+category names, run labels) is escaped with :func:`escape`, so a task id such as
+``<script>`` shows as text, never as markup.
+"""
+from __future__ import annotations
+
+import html as _html
+import math
+import re
+
+import pandas as pd
+
+from .errors import ArcnbError, printable
+
+__all__ = ["escape", "fmt_fraction", "data_value", "table", "note", "heading", "HTML",
+           "PAGE_CSS", "CSP", "page", "check_self_contained", "style"]
+
+
+def escape(value) -> str:
+    """``value`` as HTML text: markup characters escaped, quotes included (safe in an
+    attribute)."""
+    return _html.escape(printable(value, keep="\n\t"), quote=True)  # controls, bidi too
+
+
+def fmt_fraction(v) -> str:
+    """A fraction with its percent: ``0.2500 (25.00%)``; ``NaN`` for a missing value."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "NaN"
+    return f"{float(v):.4f} ({100 * float(v):.2f}%)"
+
+
+def data_value(v) -> str:
+    """The exact float of a number cell's ``data-value`` attribute (``nan`` when missing)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "nan"
+    return repr(float(v))
+
+
+def table(df, *, table_id: str | None = None, caption: str | None = None,
+          index: bool = False, max_rows: int | None = 200, digits: int = 4,
+          classes: str = "arcnb-table") -> str:
+    """A DataFrame as an HTML table with every cell, header and index escaped
+    (``DataFrame.to_html(escape=True)``). Floats show ``digits`` decimals and NaN as
+    ``NaN``; at most ``max_rows`` rows (a note says how many were left out)."""
+    shown = df if max_rows is None or len(df) <= max_rows else df.head(max_rows)
+    fmt = (lambda x: "NaN" if pd.isna(x) else f"{x:.{digits}f}")
+    text = shown.to_html(escape=True, index=index, na_rep="NaN", float_format=fmt,
+                         classes=classes, border=0,
+                         table_id=table_id if table_id else None)
+    out = []
+    if caption:
+        out.append(f"<p class='arcnb-note'>{escape(caption)}</p>")
+    out.append(text)
+    if shown is not df:
+        out.append(f"<p class='arcnb-note'>{len(df) - len(shown)} more rows not shown.</p>")
+    return "\n".join(out)
+
+
+def note(text: str, *, note_id: str | None = None) -> str:
+    """One escaped sentence (``class='arcnb-note'``)."""
+    nid = f" id='{escape(note_id)}'" if note_id else ""
+    return f"<p class='arcnb-note'{nid}>{escape(text)}</p>"
+
+
+def heading(text: str, anchor: str, level: int = 2) -> str:
+    """A section heading with an ``id`` (what the report's contents list links to)."""
+    return f"<h{level} id=\"{escape(anchor)}\">{escape(text)}</h{level}>"
+
+
+class HTML:
+    """A minimal rich-display object (``text/html``) built from already-escaped HTML."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"<HTML {len(self.text)} chars>"
+
+
+#: The Content-Security-Policy of every page arcnb writes: no script, nothing remote;
+#: images and fonts only as ``data:`` URIs, styles only inline.
+CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+       "script-src 'none'; connect-src 'none'; object-src 'none'; frame-src 'none'; "
+       "base-uri 'none'; form-action 'none'")
+
+#: The look of arcnb's pages and of its tables and notes in JupyterLab and the reports.
+PAGE_CSS = """\
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;\
+max-width:1200px;margin:0 auto;padding:0 1em;color:#111;line-height:1.45}
+body.jp-Notebook{padding:0}
+h1{font-size:1.6em}
+.arcnb-scroll{overflow-x:auto;max-width:100%}
+table.arcnb-table,.arcnb-page table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1em 0}
+.arcnb-table td,.arcnb-table th,.arcnb-page td,.arcnb-page th{border:1px solid #ccc;\
+padding:3px 8px;text-align:right}
+.arcnb-table th,.arcnb-page th{background:#f3f3f3}
+.arcnb-table .arcnb-text,.arcnb-page .arcnb-text,td.arcnb-text,th.arcnb-text{text-align:left}
+.arcnb-note{color:#555;font-size:12px}
+.arcnb-graded td,.arcnb-graded th{white-space:nowrap;font-size:12px;padding:3px 6px}
+.arcnb-graded thead th{white-space:normal}
+.arcnb-ci{color:#666;font-size:11px}
+.arcnb-section img{max-width:100%;height:auto}
+.jp-OutputArea-output{overflow-x:auto;min-width:0;max-width:100%}
+.jp-OutputArea-child,.jp-OutputArea,.jp-Cell,.jp-Cell-outputWrapper{min-width:0;max-width:100%}
+.jp-RenderedHTMLCommon{overflow-x:auto}
+.jp-RenderedImage img{max-width:100%;height:auto}
+.arcnb-contents{border:1px solid #ddd;background:#fafafa;padding:0.4em 1.2em;\
+margin:0.5em 0 1em 0;display:inline-block}
+.arcnb-contents ul{margin:0.2em 0;padding-left:0.2em;list-style:none}
+.arcnb-contents p{margin:0.2em 0}
+.arcnb-summary{font-size:15px;line-height:1.5;max-width:60em}
+.arcnb-error{border:2px solid #c00;padding:0.5em 1em;background:#fff0f0}
+"""
+
+
+def page(title: str, body: str, *, css: str = "") -> str:
+    """A whole self-contained page: the policy, the look, ``title`` (escaped) and
+    ``body`` (already-escaped HTML); ``css``: rules a page adds to the look (a
+    script-free player's, say). Checked with :func:`check_self_contained`."""
+    text = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+            f"<title>{escape(title)}</title><style>{PAGE_CSS}{_css(css)}</style></head>"
+            f"<body class='arcnb-page'>{body}</body></html>\n")
+    check_self_contained(text)
+    return text
+
+
+def _css(css: str) -> str:
+    # CSS from arcnb's own modules, never from the user: still, it can't close the element
+    if "<" in css:
+        raise ArcnbError("internal error: a stylesheet holds '<'")
+    return css
+
+
+def style(css: str) -> str:
+    """A ``<style>`` element of ``css`` for a fragment shown inside JupyterLab (a page
+    takes its extra rules through :func:`page`'s ``css``)."""
+    return f"<style>{_css(css)}</style>"
+
+
+_URL_ATTRS = frozenset({"src", "href", "srcset", "action", "formaction", "poster", "data",
+                        "background", "xlink:href", "cite", "longdesc", "ping", "manifest"})
+
+
+def check_self_contained(body: str) -> None:
+    """Refuse to write a page that could load a script or a remote resource.
+
+    The page is parsed (``html.parser``): a ``<script>`` element, or an attribute that
+    holds a URL (``src``, ``href``, ...) naming a host (``//host``) or a scheme other
+    than ``data:`` (``https:``, ``javascript:``), is refused. Text is never looked at, so
+    a category or a label containing ``src=//`` is harmless (it is escaped text)."""
+    from html.parser import HTMLParser
+
+    problems: list[str] = []
+
+    class _Scan(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "script":
+                problems.append("contains a <script> element")
+            for name, value in attrs:
+                if name in _URL_ATTRS and value and _remote_or_active(value):
+                    problems.append(f"references {printable(value)[:80]!r} in <{tag} {name}>")
+
+        handle_startendtag = handle_starttag
+
+    scan = _Scan(convert_charrefs=True)
+    scan.feed(body)
+    scan.close()
+    if problems:
+        raise ArcnbError(f"internal error: the exported HTML {problems[0]}")
+
+
+def _remote_or_active(url: str) -> bool:
+    """Whether a URL attribute's value names a host or a scheme other than ``data:``
+    (after the whitespace and control characters a browser strips)."""
+    u = re.sub(r"[\x00-\x20\x7f]", "", url).replace("\\", "/").lower()
+    if u.startswith("//"):
+        return True
+    m = re.match(r"([a-z][a-z0-9+.-]*):", u)
+    return bool(m) and m.group(1) != "data"

@@ -1,0 +1,406 @@
+"""arcnb.arc3.scorer: the scorecard's accounting and RHAE, against hand-computed values,
+closed forms for agents of known efficiency, and (where Python 3.12 is at hand) the real
+toolkit."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import _arc3_game as G
+from arcnb import arc3
+from arcnb.arc3.reader import Recording, Run, _Where
+from arcnb.arc3.scorer import RULES, level_score, play_score
+from arcnb.errors import ArcnbError, ParameterError
+
+WORKED = [55, 8, 41, 21, 23, 23]
+HERE = Path(__file__).resolve().parent
+
+
+def _score(tmp_path, lines, baselines, name="hb01-00000001-hand-1.jsonl", **kw):
+    G.write_lines(tmp_path / name, lines)
+    return arc3.score(tmp_path / name, baselines, **kw)
+
+
+def _game(card, gid="hb01-00000001"):
+    return card.summary()["games"][gid]
+
+
+# ------------------------------------------------------------------ the worked examples
+def test_worked_example_first_four_levels_at_baseline_give_47_62():
+    # levels 1-4 at baseline score 100 each, levels 5 and 6 not completed score 0;
+    # weighted by level number: 100 x (1+2+3+4) / 21 = 47.619...
+    scores = [level_score(h, h, True) for h in WORKED[:4]] + [0.0, 0.0]
+    assert play_score(scores) == pytest.approx(1000 / 21)
+    assert round(play_score(scores), 2) == 47.62
+
+
+def test_worked_example_twice_the_baseline_everywhere_gives_25(tmp_path):
+    scores = [level_score(h, 2 * h, True) for h in WORKED]
+    assert play_score(scores) == 25.0
+
+
+def test_worked_examples_from_recordings(tmp_path):
+    base = {"hb01-00000001": WORKED}
+    card = _score(tmp_path, G.level_walk([55, 8, 41, 21, ("open", 7)]), base)
+    g = _game(card)
+    assert round(card.score, 2) == 47.62 and round(g["score"], 2) == 47.62
+    assert g["level_actions"] == [55, 8, 41, 21, 7, 0]
+    assert g["level_scores"] == [100.0, 100.0, 100.0, 100.0, 0.0, 0.0]
+    assert g["levels_completed"] == 4 and g["actions"] == 132 and g["resets"] == 0
+    card2 = _score(tmp_path / "b", G.level_walk([2 * h for h in WORKED]), base)
+    assert card2.score == 25.0
+    assert _game(card2)["level_scores"] == [25.0] * 6
+
+
+# ------------------------------------------------------------------ the rule
+def test_level_score_by_rule():
+    assert level_score(10, 5, True) == 115.0          # 400 capped at 115
+    assert level_score(10, 5, True, "0.9.6") == 100.0
+    assert level_score(10, 5, True, "0.9.1") == 100.0  # linear 200, capped at 100
+    assert level_score(10, 20, True, "0.9.1") == 50.0
+    assert level_score(10, 20, True) == 25.0
+    assert level_score(10, 0, True) == 0.0             # completed with no action
+    assert level_score(10, 10, False) == 0.0
+    assert level_score(0, 4, True) == 0.0
+
+
+def test_play_score_weights_and_caps():
+    # 115 on level 1, 25 on level 2: weighted (115 + 2 x 25) / 3 = 55
+    assert play_score([115.0, 25.0]) == pytest.approx(55.0)
+    # 115 then nothing: weighted 115/3 = 38.33, capped at 100 x 1/3 = 33.33
+    assert play_score([115.0, 0.0]) == pytest.approx(100 / 3)
+    assert play_score([115.0, 0.0], "0.9.6") == pytest.approx(115 / 3)
+    assert play_score([100.0, 50.0], "0.9.1") == 75.0
+    assert play_score([]) == 0.0
+
+
+def test_unknown_rule_is_refused():
+    with pytest.raises(ParameterError, match="unknown scoring rule"):
+        level_score(1, 1, True, "1.0")
+
+
+def test_every_result_records_its_rule(tmp_path):
+    for name in RULES:
+        card = _score(tmp_path / name, G.level_walk([3]), {"hb01-00000001": [3]}, rule=name)
+        s = card.summary()
+        assert s["rule"] == name and name in s["rule_words"]
+
+
+# ------------------------------------------------------------------ the accounting
+def test_a_level_reset_counts_one_action_and_one_reset(tmp_path):
+    lines = [G.step("RESET", full=True), G.step("ACTION1"), G.step("ACTION1"),
+             G.step("RESET"), G.step("ACTION1", 1)]
+    card = _score(tmp_path, lines, {"hb01-00000001": [2, 9]})
+    g = _game(card)
+    assert (g["actions"], g["resets"], g["plays"]) == (4, 1, 1)
+    assert g["level_actions"] == [4, 0]
+    # level 1 in 4 against 2: 25; level 2 not completed; weights 1 and 2
+    assert g["score"] == pytest.approx(25 / 3)
+    assert card.levels.loc[0, "resets"] == 1
+
+
+def test_a_full_reset_starts_a_play_and_the_game_scores_its_best(tmp_path):
+    lines = (G.level_walk([4, ("open", 3)]) + G.level_walk([2, 2]))
+    card = _score(tmp_path, lines, {"hb01-00000001": [2, 2]})
+    g = _game(card)
+    assert g["plays"] == 2
+    # play 1: level 1 in 4 (25), level 2 open: (25 x 1) / 3, capped at 100/3 -> 8.33
+    # play 2: both at baseline -> 100
+    assert list(card.plays["score"]) == pytest.approx([25 / 3, 100.0])
+    assert g["score"] == 100.0 and g["first_play_score"] == pytest.approx(25 / 3)
+    # actions and resets are summed over the plays; levels completed is the best
+    assert g["actions"] == 7 + 4 and g["levels_completed"] == 2
+    assert g["level_actions"] == [2, 2]  # the best play's
+    assert card.first_play_score == pytest.approx(25 / 3)
+
+
+def test_resets_are_summed_over_plays(tmp_path):
+    lines = [G.step("RESET", full=True), G.step("ACTION1"), G.step("RESET"),
+             G.step("RESET", full=True), G.step("ACTION1"), G.step("RESET"),
+             G.step("ACTION2"), G.step("RESET")]
+    card = _score(tmp_path, lines, {"hb01-00000001": [5]})
+    g = _game(card)
+    assert (g["plays"], g["resets"], g["actions"]) == (2, 3, 2 + 4)
+
+
+def test_the_115_cap_and_the_completion_cap(tmp_path):
+    # level 1 in 5 against 10 (400 -> 115), level 2 in 20 against 10 (25)
+    card = _score(tmp_path, G.level_walk([5, 20]), {"hb01-00000001": [10, 10]})
+    assert card.score == pytest.approx((115 + 2 * 25) / 3)
+    assert _game(card)["level_scores"] == [115.0, 25.0]
+    older = _score(tmp_path / "o", G.level_walk([5, 20]), {"hb01-00000001": [10, 10]},
+                   rule="0.9.6")
+    assert older.score == pytest.approx((100 + 2 * 25) / 3)
+    linear = _score(tmp_path / "l", G.level_walk([5, 20]), {"hb01-00000001": [10, 10]},
+                    rule="0.9.1")
+    assert linear.score == pytest.approx((100 + 50) / 2)
+    # level 1 at 115, level 2 not completed: capped at the weighted share 1/3
+    capped = _score(tmp_path / "c", G.level_walk([5, ("open", 2)]), {"hb01-00000001": [10, 10]})
+    assert capped.score == pytest.approx(100 / 3)
+
+
+def test_a_level_completed_with_no_action_scores_zero(tmp_path):
+    # the levels completed change on a step without an action (action_input null)
+    lines = [G.step("RESET", full=True), G.step("ACTION1", 1), G.step(None, 2)]
+    card = _score(tmp_path, lines, {"hb01-00000001": [1, 1]})
+    g = _game(card)
+    assert g["level_actions"] == [1, 0] and g["level_scores"] == [100.0, 0.0]
+    assert g["score"] == pytest.approx(100 / 3)
+
+
+def test_steps_with_an_empty_frame_are_not_counted(tmp_path):
+    lines = [G.step("RESET", full=True), G.step("ACTION1", 1, state="WIN", win=1),
+             G.step("ACTION1", 0, state="WIN", frame="empty", win=0),
+             G.step("ACTION2", 0, state="WIN", frame="empty", win=0)]
+    card = _score(tmp_path, lines, {"hb01-00000001": [1]})
+    g = _game(card)
+    assert (g["actions"], g["score"], g["levels_completed"]) == (1, 100.0, 1)
+    assert list(card.steps["counted"]) == ["full reset", "action", "not counted: game ended",
+                                           "not counted: game ended"]
+    # the linear rule's toolkit still counted them (and their levels_completed 0)
+    old = _score(tmp_path / "o", lines, {"hb01-00000001": [1]}, rule="0.9.1")
+    assert _game(old)["actions"] == 3
+
+
+def test_without_frames_an_action_after_the_game_ended_is_not_counted(tmp_path):
+    lines = [G.step("RESET", full=True, frame="absent"),
+             G.step("ACTION1", 0, state="GAME_OVER", frame="absent"),
+             G.step("ACTION1", 0, state="GAME_OVER", frame="absent"),  # empty in the game
+             G.step("RESET", 0, frame="absent"),                           # a level reset
+             G.step("ACTION1", 1, frame="absent")]
+    card = _score(tmp_path, lines, {"hb01-00000001": [1]})
+    g = _game(card)
+    assert (g["actions"], g["resets"], g["levels_completed"]) == (3, 1, 1)
+    assert g["level_scores"] == [pytest.approx(100 / 9)]
+    assert card.levels.loc[0, "game_overs"] == 1
+
+
+def test_steps_before_the_first_full_reset_count_nowhere(tmp_path):
+    lines = [G.step("ACTION1"), G.step("RESET"), G.step("RESET", full=True),
+             G.step("ACTION1", 1)]
+    card = _score(tmp_path, lines, {"hb01-00000001": [1]})
+    assert _game(card)["actions"] == 1
+    assert list(card.steps["counted"][:2]) == ["not counted: no play"] * 2
+
+
+def test_a_game_without_baselines_or_with_too_few_scores_zero(tmp_path):
+    card = _score(tmp_path, G.level_walk([1, 1]), {"other-1": [1]})
+    g = _game(card)
+    assert g["score"] == 0.0 and g["baseline_actions"] == []
+    assert g["level_actions"] == [1, 1, 0]  # the toolkit's split without baselines
+    short = _score(tmp_path / "s", G.level_walk([1, 1]), {"hb01-00000001": [1]})
+    assert _game(short)["score"] == 0.0
+
+
+def test_a_game_never_played_scores_zero_when_counted(tmp_path):
+    base = {"hb01-00000001": [2], "zz99-00000009": [3, 4]}
+    card = _score(tmp_path, G.level_walk([2]), base)
+    assert card.n_games == 1 and card.score == 100.0  # as the scorecard: played games
+    every = _score(tmp_path / "all", G.level_walk([2]), base, all_games=True)
+    assert every.n_games == 2 and every.score == 50.0
+    g = _game(every, "zz99-00000009")
+    assert (g["score"], g["plays"], g["actions"]) == (0.0, 0, 0)
+    named = _score(tmp_path / "named", G.level_walk([2]), base,
+                   games=["hb01-00000001", "zz99-00000009"])
+    assert named.score == 50.0
+
+
+def test_a_game_whose_steps_start_no_play_is_left_out_as_the_scorecard_does(tmp_path):
+    G.write_lines(tmp_path / "a.jsonl", G.level_walk([1]))
+    G.write_lines(tmp_path / "b.jsonl", [G.step("ACTION1", game="nn01-1", guid="n")])
+    card = arc3.score(tmp_path, {"hb01-00000001": [1], "nn01-1": [1]})
+    assert card.n_games == 1 and card.score == 100.0
+    row = card.games.set_index("game_id").loc["nn01-1"]
+    assert not row["counted"] and row["plays"] == 0
+    assert [f["kind"] for f in card.faults] == ["missing_first_frame", "never_started"]
+
+
+def test_the_action_cap_stops_a_play_past_m_times_the_baseline(tmp_path):
+    base = {"hb01-00000001": [2, 2, 2]}
+    lines = G.level_walk([4, 11, 2])
+    full = _score(tmp_path, lines, base)
+    assert _game(full)["level_scores"] == pytest.approx([25.0, 100 * (2 / 11) ** 2, 100.0])
+    capped = _score(tmp_path / "c", lines, base, cap=5)
+    g = _game(capped)
+    # level 2 took 11 > 5 x 2 actions: the play stops there after 10 of them
+    assert g["level_actions"] == [4, 10, 0] and g["level_scores"] == [25.0, 0.0, 0.0]
+    assert g["score"] == pytest.approx(25 / 6) and capped.summary()["cap"] == 5.0
+    with pytest.raises(ParameterError):
+        _score(tmp_path / "bad", lines, base, cap=0)
+
+
+def test_two_files_of_one_game_are_plays_of_one_game(tmp_path):
+    G.write_lines(tmp_path / "a.jsonl", G.level_walk([4], guid="a",
+                                                     ts="2026-03-25T12:00:00+00:00"))
+    G.write_lines(tmp_path / "b.jsonl", G.level_walk([2], guid="b",
+                                                     ts="2026-03-25T13:00:00+00:00"))
+    card = arc3.score(tmp_path, {"hb01-00000001": [2]})
+    g = _game(card)
+    assert g["plays"] == 2 and g["score"] == 100.0 and g["first_play_score"] == 25.0
+    assert g["actions"] == 6
+
+
+# ------------------------------------------------------------------ agents of known efficiency
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_an_agent_m_times_the_baseline_scores_100_over_m_squared(tmp_path, m):
+    game = G.Game()
+    G.play(tmp_path / "r.jsonl", G.agent(game, m), game=game)
+    card = arc3.score(tmp_path / "r.jsonl", {game.game_id: game.baseline()})
+    assert card.score == pytest.approx(100 / m ** 2)
+    assert _game(card, game.game_id)["level_actions"] == [m * h for h in game.baseline()]
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_an_agent_that_stops_after_k_levels(tmp_path, k):
+    game = G.Game()
+    G.play(tmp_path / "r.jsonl", G.agent(game, 1, k), game=game)
+    card = arc3.score(tmp_path / "r.jsonl", {game.game_id: game.baseline()})
+    # levels 1..k at 100, weights 1..3: 100 x k(k+1)/2 / 6
+    assert card.score == pytest.approx(100 * k * (k + 1) / 2 / 6)
+
+
+def test_the_run_is_the_mean_over_games_with_a_bootstrap_interval_over_games(tmp_path):
+    scores = []
+    for i, m in enumerate([1, 2, 3, 4]):
+        game = G.Game(f"tw0{i}-abcdef0{i}")
+        G.play(tmp_path / f"{game.game_id}.jsonl", G.agent(game, m), game=game, guid=f"g{i}")
+        scores.append(100 / m ** 2)
+    base = {f"tw0{i}-abcdef0{i}": G.Game().baseline() for i in range(4)}
+    card = arc3.score(tmp_path, base, n_boot=500, seed=3)
+    assert card.score == pytest.approx(np.mean(scores))
+    # a naive percentile bootstrap of the mean over the 4 games, same draws
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, 4, size=(500, 4))
+    means = np.asarray(scores)[idx].mean(axis=1)
+    assert card.ci95 == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])))
+    assert card.ci95[0] < card.score < card.ci95[1]
+
+
+def test_the_summary_is_the_json_contract(tmp_path):
+    base = G.scenario(tmp_path)
+    s = json.loads(json.dumps(arc3.score(tmp_path, base).summary()))
+    assert {"rule", "score", "ci95", "n_games", "games", "faults"} <= set(s)
+    assert s["rule"] == "0.9.9" and s["n_games"] == 4 and len(s["ci95"]) == 2
+    for g in s["games"].values():
+        assert {"score", "levels_completed", "win_levels", "actions", "resets", "plays",
+                "level_scores", "level_actions", "baseline_actions"} <= set(g)
+    for f in s["faults"]:
+        assert {"recording", "kind", "detail"} <= set(f)
+    # the scenario's numbers, computed by hand (see _arc3_game.scenario)
+    a = s["games"]["tw01-0a1b2c3d"]
+    assert (a["score"], a["plays"], a["actions"], a["resets"], a["levels_completed"]) == \
+        (100.0, 3, 52, 2, 3)
+    b = s["games"]["tw02-1b2c3d4e"]
+    assert b["level_scores"] == [115.0, 25.0, 0.0] and b["score"] == 27.5
+    assert b["level_actions"] == [5, 8, 2]
+    assert s["score"] == pytest.approx((100 + 27.5 + 0 + 0) / 4)
+
+
+def test_the_first_play_of_the_scenario(tmp_path):
+    base = G.scenario(tmp_path)
+    card = arc3.score(tmp_path, base)
+    plays = card.plays[card.plays["game_id"] == "tw01-0a1b2c3d"]
+    # play 1: level 1 in 10 (25), level 2 in 2 + 1 + 5 = 8 against 5 (39.0625),
+    # level 3 in 2 + 1 + 8 = 11 against 8 (52.89...): weighted by 1, 2, 3
+    expect = (25 + 2 * 100 * (5 / 8) ** 2 + 3 * 100 * (8 / 11) ** 2) / 6
+    assert plays["score"].iloc[0] == pytest.approx(expect)
+    assert list(plays["actions"]) == [29, 5, 18]
+    assert card.first_play_score == pytest.approx((expect + 27.5) / 4)
+
+
+def test_a_million_steps_are_accounted(tmp_path):
+    n = 1_000_000
+    steps = pd.DataFrame({
+        "step": np.arange(n), "line": np.arange(1, n + 1),
+        "timestamp": pd.NaT, "game_id": "big1-1", "guid": "u", "state": "NOT_FINISHED",
+        "levels_completed": np.repeat([0, 1], [n - 1, 1]), "win_levels": 1,
+        "action": ["RESET"] + ["ACTION1"] * (n - 1), "x": np.nan, "y": np.nan,
+        "full_reset": np.r_[True, np.zeros(n - 1, bool)], "frame": "absent", "n_layers": 0,
+        "frame_changed": np.nan, "reasoning_chars": 0, "tokens": np.nan, "cost": np.nan})
+    steps["timestamp"] = pd.to_datetime(steps["timestamp"], utc=True)
+    rec = Recording(path=tmp_path / "big.jsonl", layout="toolkit", steps=steps,
+                    _where=_Where([tmp_path / "big.jsonl"], np.zeros(n, int), np.zeros(n, int),
+                                  np.zeros(n, int)))
+    card = arc3.score(Run("big", [rec]), {"big1-1": [999]})
+    g = _game(card, "big1-1")
+    assert g["actions"] == n - 1
+    assert g["score"] == pytest.approx(100 * (999 / (n - 1)) ** 2)
+
+
+# ------------------------------------------------------------------ the real toolkit
+def _python312():
+    for cand in (os.environ.get("ARCNB_PYTHON312"), "python3.12"):
+        exe = cand and shutil.which(cand)
+        if not exe:
+            continue
+        for env in (None, {**os.environ, "PYENV_VERSION": "3.12"}):
+            try:
+                out = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"],
+                                     capture_output=True, text=True, timeout=60, env=env)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if out.returncode == 0 and "(3, 1" in out.stdout:
+                return exe, env
+    return None, None
+
+
+@pytest.fixture(scope="module")
+def toolkit(tmp_path_factory):
+    """A throwaway virtual environment with the real toolkit (arc-agi 0.9.9, Python
+    >= 3.12, from the package index); skipped where either is unavailable."""
+    exe, env = _python312()
+    if exe is None:
+        pytest.skip("no Python >= 3.12 on PATH (python3.12): the toolkit needs one")
+    venv = tmp_path_factory.mktemp("toolkit") / "venv"
+    made = subprocess.run([exe, "-m", "venv", str(venv)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    if made.returncode != 0:
+        pytest.skip(f"cannot make a Python 3.12 virtual environment: {made.stderr[-300:]}")
+    py = venv / "bin" / "python"
+    pip = subprocess.run([str(py), "-m", "pip", "install", "-q", "arc-agi==0.9.9",
+                          "arcengine==0.9.3"], capture_output=True, text=True, timeout=900)
+    if pip.returncode != 0:
+        pytest.skip(f"cannot install the toolkit (no package index?): {pip.stderr[-300:]}")
+    return py
+
+
+@pytest.mark.slow
+def test_the_real_toolkit_scores_the_synthetic_game_the_same(tmp_path, toolkit):
+    base = G.scenario(tmp_path / "rec")
+    (tmp_path / "b.json").write_text(json.dumps(base))
+    files = sorted(str(p) for p in (tmp_path / "rec").glob("*.jsonl"))
+    out = subprocess.run([str(toolkit), str(HERE / "_arc3_toolkit.py"), str(tmp_path / "b.json"),
+                          *files], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    theirs = json.loads(out.stdout.strip().splitlines()[-1])
+    mine = arc3.score(tmp_path / "rec", base).summary()
+    assert mine["score"] == pytest.approx(theirs["score"], abs=1e-9)
+    assert set(mine["games"]) == set(theirs["games"])
+    for gid, t in theirs["games"].items():
+        m = mine["games"][gid]
+        for key in ("score", "actions", "resets", "levels_completed", "plays",
+                    "level_scores", "level_actions"):
+            assert m[key] == pytest.approx(t[key]), (gid, key)
+    assert [p for g in ["tw01-0a1b2c3d"] for p in theirs["games"][g]["play_scores"]] == \
+        pytest.approx(list(arc3.score(tmp_path / "rec", base).plays.query(
+            "game_id == 'tw01-0a1b2c3d'")["score"]))
+
+
+def test_a_missing_recording_is_an_arcnb_error(tmp_path):
+    with pytest.raises(ArcnbError, match="recording not found"):
+        arc3.score(tmp_path / "missing.jsonl", {})
+
+
+def test_a_scorecard_shows_itself_in_jupyterlab(tmp_path):
+    gid = "ev<il>\u202e-1"
+    G.write_lines(tmp_path / "r.jsonl", G.level_walk([2], game=gid))
+    html = arc3.score(tmp_path / "r.jsonl", {gid: [2]}, label="<b>run</b>")._repr_html_()
+    assert "<b>&lt;b&gt;run&lt;/b&gt;</b>: 100.00" in html and "\u202e" not in html
+    assert "ev&lt;il&gt;\\u202e-1" in html and "rule 0.9.9" in html

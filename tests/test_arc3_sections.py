@@ -1,0 +1,140 @@
+"""arcnb.arc3.sections: each section of the ARC-AGI-3 report in-process: its tables are the
+scorer's, its HTML escapes every user string, it says in words when it has nothing to
+show, its figures pass the figure check, and the notebook made of them is thin."""
+from __future__ import annotations
+
+import json
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+import _arc3_game as G  # noqa: E402
+from arcnb.arc3 import sections as S  # noqa: E402
+from arcnb.errors import OutputExistsError, ParameterError  # noqa: E402
+from arcnb.html import check_self_contained  # noqa: E402
+from arcnb.plot.check import check_figure  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sections")
+    base = G.scenario(tmp / "a")
+    for i, m in enumerate([2, 3]):
+        g = G.Game("tw01-0a1b2c3d") if i == 0 else G.Game("tw02-1b2c3d4e", G.GAME_B_LEVELS)
+        G.play(tmp / "b" / f"{g.game_id}-b{i}.jsonl", G.agent(g, m), game=g, guid=f"b{i}")
+    runs = S.scored_runs([tmp / "a", tmp / "b"], base, labels=["agent <A>", "agent\u202eB"],
+                         n_boot=200)
+    return tmp, base, runs
+
+
+def test_scored_runs_and_the_scores_section(two):
+    _, _, runs = two
+    # agent B: tw01 at twice the baseline (25); tw02 at three times its walks of 5, 4 and
+    # 9 against baselines of 6, 4 and 9, weighted by level number
+    tw02 = (100 * (6 / 15) ** 2 + 2 * 100 * (4 / 12) ** 2 + 3 * 100 * (9 / 27) ** 2) / 6
+    assert runs.cards[0].score == 31.875
+    assert runs.cards[1].score == pytest.approx((25 + tw02) / 2)
+    sec = S.Scores(runs)
+    assert list(sec.tables["runs"]["run"]) == ["agent <A>", "agent\u202eB"]
+    html = sec.to_html()
+    assert "agent &lt;A&gt;" in html and "<A>" not in html
+    assert "\u202e" not in html and "agent\\u202eB" in html
+    assert "rule 0.9.9" in html and "hidden games" in html
+    check_self_contained(html)
+
+
+def test_games_levels_and_faults_are_the_scorers_tables(two):
+    _, _, runs = two
+    games = S.Games(runs).tables["games"]
+    a = games[games["run"] == "agent <A>"].set_index("game_id")
+    assert a.loc["tw02-1b2c3d4e", "score"] == 27.5 and a.loc["tw01-0a1b2c3d", "plays"] == 3
+    levels = S.Levels(runs).tables["levels"]
+    assert len(levels) == len(runs.cards[0].levels) + len(runs.cards[1].levels)
+    faults = S.Faults(runs).tables["faults"]
+    assert sorted(faults["kind"]) == ["baselines_missing", "baselines_short"]
+    assert set(faults["run"]) == {"agent <A>"}
+
+
+def test_the_comparison_section(two):
+    _, _, runs = two
+    sec = S.Comparisons(runs)
+    p = sec.tables["pairs"].iloc[0]
+    assert (p["a"], p["b"], p["n_games"]) == ("agent <A>", "agent\u202eB", 2)
+    # agent A: 100 and 27.5 on the two common games; agent B: 25 and 12.96...
+    b2 = runs.cards[1].games.set_index("game_id")["score"]
+    assert p["difference"] == pytest.approx(((25 - 100) + (b2["tw02-1b2c3d4e"] - 27.5)) / 2)
+    assert "compare_scores" in sec.to_html()
+
+
+def test_sections_say_when_they_have_nothing_to_show(tmp_path):
+    G.write_lines(tmp_path / "r.jsonl", G.level_walk([2], frame="absent"))
+    one = S.scored_runs([tmp_path / "r.jsonl"], {"hb01-00000001": [2]})
+    assert S.Comparisons(one).empty.startswith("One run: nothing to compare")
+    assert "no frame" in S.KeyFrames(one).empty
+    assert "none of the faults arcnb checks" not in (S.Faults(one).empty or "")
+    clean = S.scored_runs([G.write_lines(tmp_path / "c.jsonl", G.level_walk([2]))],
+                          {"hb01-00000001": [2]})
+    assert "none of the faults arcnb checks" in S.Faults(clean).empty
+    assert "Nothing written" in S.Files(clean).empty
+    html = S.Comparisons(one).to_html()
+    assert "nothing to compare" in html
+    with pytest.raises(ParameterError):
+        S.Comparisons(one).plot()
+    with pytest.raises(ParameterError):
+        S.scored_runs([], {})
+    with pytest.raises(ParameterError):
+        S.Scores("not a run")
+
+
+@pytest.mark.parametrize("width", ["column", "page"])
+def test_every_section_figure_passes_the_figure_check(two, width):
+    _, _, runs = two
+    for cls in S.ARC3:
+        sec = cls(runs, S.Options(width=width))
+        for spec in (sec.figures() if sec.empty is None else []):
+            fig = sec.figure(spec.name)
+            problems = check_figure(fig)
+            assert problems == [], f"{cls.__name__}/{spec.name} at {width}:\n" + "\n".join(problems)
+            plt.close(fig)
+
+
+def test_files_writes_tables_and_replays_with_relative_links(two, tmp_path):
+    _, _, runs = two
+    sec = S.Files(runs, S.Options(figures_dir=tmp_path / "out"))
+    files = sec.tables["files"]
+    assert (tmp_path / "out" / "agent_A" / "summary.json").is_file()
+    replays = files[files["what"].str.startswith("replay")]
+    assert len(replays) == 5 + 2
+    for f in replays["file"]:
+        assert (tmp_path / "out" / f).is_file() and not f.startswith("/")
+    html = sec.to_html()
+    links = re.findall(r"href='([^']+)'", html)
+    assert len(links) == 7 and all(link.startswith("replays/") for link in links)
+    check_self_contained(html)
+    summary = json.loads((tmp_path / "out" / "agent_A" / "summary.json").read_text())
+    assert summary["score"] == 31.875
+
+
+def test_the_notebook_is_one_thin_cell_per_section(tmp_path):
+    path = S.notebook(tmp_path / "arc3.ipynb")
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code[0]["metadata"]["tags"] == ["parameters"]
+    names = [p[0] for p in S.PARAMETERS]
+    for name in names:
+        assert re.search(rf"^{name}: \w+ = ", code[0]["source"], re.M)
+    assert [c["source"] for c in code[2:]] == [f"S.{s.__name__}(runs_, options)" for s in S.ARC3]
+    assert all(len(c["source"].splitlines()) <= 15 for c in code)
+    with pytest.raises(OutputExistsError):
+        S.notebook(path)

@@ -1,0 +1,82 @@
+"""arcnb/report/build.py: the parameters each command hands a notebook are parameters
+that notebook declares, with the declared type (papermill's inspect_notebook reads the
+notebook; the build is run in-process up to the notebook, which is not executed)."""
+from __future__ import annotations
+
+import pytest
+
+from arcnb.report import build as BLD
+from arcnb.report.notebooks import notebook_path
+
+
+class _Stop(Exception):
+    pass
+
+
+def _declared(name: str) -> dict:
+    import papermill as pm
+
+    return pm.inspect_notebook(str(notebook_path(name)))
+
+
+_TYPES = {"str": str, "int": int, "float": (int, float), "bool": bool, "list": list}
+
+
+def _check(name: str, params: dict) -> None:
+    declared = _declared(name)
+    unknown = sorted(set(params) - set(declared))
+    assert not unknown, f"{name}.ipynb declares no parameter {unknown}"
+    for key, value in params.items():
+        want = _TYPES[declared[key]["inferred_type_name"]]
+        assert isinstance(value, want), (name, key, value)
+
+
+def _capture(monkeypatch, stop_after: str):
+    seen = {}
+
+    def fake_run(notebook, output, parameters=None, **kw):
+        key = str(notebook)
+        key = "report" if key.endswith(".report-no-truth.ipynb") else key
+        seen[key] = dict(parameters or {})
+        if key == stop_after:
+            raise _Stop
+        return output
+
+    monkeypatch.setattr(BLD, "run_notebook", fake_run)
+    return seen
+
+
+def test_report_parameters_are_declared(tmp_path, monkeypatch):
+    from arcnb.resources import example
+
+    seen = _capture(monkeypatch, "report")
+    with pytest.raises(_Stop):
+        BLD.build_report({"kind": "predictions", "path": str(example())},
+                         dataset="arc-agi-1:evaluation", out=tmp_path / "r", progress=False,
+                         references=["copy-input"], taxonomy="structural",
+                         report_parameters={"train_data": ["arc-agi-1:training"]})
+    assert {"run_dir", "figures_dir", "references", "train_data"} <= set(seen["report"])
+    _check("report", seen["report"])
+
+
+def test_evaluate_parameters_are_declared(tmp_path, monkeypatch):
+    seen = _capture(monkeypatch, "evaluate")
+    with pytest.raises(_Stop):
+        BLD.build_report({"kind": "checkpoint", "path": "copy-input"},
+                         dataset="arc-agi-1:evaluation", out=tmp_path / "e", progress=False,
+                         evaluate_in_process=False,
+                         evaluate_options={"device": "cpu", "batch_size": 8, "attempts": 2,
+                                           "augment": "none", "seed": 0, "arch": None,
+                                           "config": {"width": 4}, "replace_config": False,
+                                           "trust_checkpoint": False})
+    params = seen["evaluate"]
+    assert params["checkpoint"] == "copy-input" and params["config"] == '{"width": 4}'
+    _check("evaluate", params)
+
+
+def test_compare_parameters_are_declared(tmp_path, monkeypatch):
+    seen = _capture(monkeypatch, "compare")
+    with pytest.raises(_Stop):
+        BLD.build_compare_report([tmp_path / "a", tmp_path / "b"], tmp_path / "c",
+                                 progress=False)
+    _check("compare", seen["compare"])

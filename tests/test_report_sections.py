@@ -1,0 +1,364 @@
+"""arcnb/report/sections: every section of the report, in-process, on five real runs
+(the embedded default's example predictions, copy-the-input, a run that solves nothing,
+an unscored run, a run with three attempts), checked against values computed here by
+plain loops over the dataset's grids; every section's HTML escapes hostile task ids."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import arcnb
+from arcnb.data import load_dataset
+from arcnb.report import sections as S
+from arcnb.resources import example
+
+DATASET = "arc-agi-1:evaluation"
+N_TASKS = 24  # the first tasks of the evaluation set: enough for every view, still fast
+OPTS = S.Options(n_boot=50, seed=0, gallery_size=6)
+
+
+@pytest.fixture(scope="module")
+def ds():
+    full = load_dataset(DATASET)
+    return full, [t.id for t in full][:N_TASKS]
+
+
+@pytest.fixture(scope="module")
+def tasks_file(tmp_path_factory, ds):
+    path = tmp_path_factory.mktemp("tasks") / "tasks.json"
+    path.write_text(json.dumps(ds[1]))
+    return path
+
+
+def _open(tmp_path_factory, name, sub, tasks_file):
+    path = tmp_path_factory.mktemp(name) / f"{name}.json"
+    path.write_text(json.dumps(sub))
+    return arcnb.open(str(path), dataset=DATASET, tasks=str(tasks_file), n_boot=50)
+
+
+def _tasks(ds):
+    full, ids = ds
+    keep = set(ids)
+    return [t for t in full if t.id in keep]
+
+
+@pytest.fixture(scope="module")
+def subs(ds):
+    """Predictions built here, per test output, with what each attempt is."""
+    rng = np.random.default_rng(7)
+    out = {"copy": {}, "nothing": {}, "three": {}}
+    for t in _tasks(ds):
+        out["copy"][t.id] = [{"attempt_1": p.input.tolist(), "attempt_2": p.input.tolist()}
+                             for p in t.test]
+        out["nothing"][t.id] = [{"attempt_1": [[0]], "attempt_2": [[0]]} for _ in t.test]
+        rows = []
+        for p in t.test:
+            where = int(rng.integers(0, 4))  # the right answer at attempt 1, 2, 3, or never
+            wrong = [np.full_like(p.output, 1 + j).tolist() for j in range(3)]
+            atts = [p.output.tolist() if j == where else wrong[j] for j in range(3)]
+            rows.append({f"attempt_{j + 1}": a for j, a in enumerate(atts)})
+        out["three"][t.id] = rows
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, subs, tasks_file):
+    return {
+        "default": arcnb.open(str(example()), dataset=DATASET, tasks=str(tasks_file),
+                              n_boot=50),
+        "copy": _open(tmp_path_factory, "copy", subs["copy"], tasks_file),
+        "nothing": _open(tmp_path_factory, "nothing", subs["nothing"], tasks_file),
+        "three": _open(tmp_path_factory, "three", subs["three"], tasks_file),
+    }
+
+
+@pytest.fixture(scope="module")
+def unscored(tmp_path_factory, ds):
+    """A hidden test set: challenges without solutions, and predictions for it."""
+    folder = tmp_path_factory.mktemp("hidden")
+    tasks = _tasks(ds)[:5]
+    ch = {t.id: {"train": [{"input": p.input.tolist(), "output": p.output.tolist()}
+                           for p in t.train],
+                 "test": [{"input": p.input.tolist()} for p in t.test]} for t in tasks}
+    (folder / "hidden_challenges.json").write_text(json.dumps(ch))
+    arcnb.evaluate.evaluate("copy-input", str(folder / "hidden_challenges.json"), folder / "run",
+                            progress=False)
+    return arcnb.open(str(folder / "run"))
+
+
+# ----------------------------------------------------------------- naive references
+def _attempts(sub, tid, i):
+    row = sub[tid][i]
+    return [np.asarray(row[k]) for k in sorted(row, key=lambda k: int(k.split("_")[1]))]
+
+
+def _same(a, b):
+    return a.shape == b.shape and bool((a == b).all())
+
+
+def naive_pass(sub, tasks, k):
+    per_task = []
+    for t in tasks:
+        per_task.append(np.mean([any(_same(a, p.output) for a in _attempts(sub, t.id, i)[:k])
+                                 for i, p in enumerate(t.test)]))
+    return float(np.mean(per_task))
+
+
+def _example_sub():
+    return json.loads(example().read_text())
+
+
+# ------------------------------------------------------------------------ the tests
+@pytest.mark.parametrize("name", ["default", "copy", "nothing", "three"])
+def test_headline_and_pass_at_k_against_plain_loops(runs, subs, ds, name):
+    sub = _example_sub() if name == "default" else subs[name]
+    tasks = _tasks(ds)
+    head = S.Headline(runs[name], OPTS)
+    assert head.empty is None
+    assert head.numbers["pass@2"] == pytest.approx(naive_pass(sub, tasks, 2))
+    assert head.numbers["n_tasks"] == N_TASKS
+    pk = S.PassAtK(runs[name], OPTS)
+    for k in range(1, (3 if name == "three" else 2) + 1):
+        assert pk.numbers[f"pass@{k}"] == pytest.approx(naive_pass(sub, tasks, k))
+
+
+def test_three_attempts_hand_counted(runs, subs, ds):
+    """pass@3 credits the third attempt; attempt 2's own share is counted here."""
+    tasks = _tasks(ds)
+    sub = subs["three"]
+    n_first = n_second = n_out = 0
+    for t in tasks:
+        for i, p in enumerate(t.test):
+            a = _attempts(sub, t.id, i)
+            n_out += 1
+            n_first += _same(a[0], p.output)
+            n_second += (not _same(a[0], p.output)) and _same(a[1], p.output)
+    sec = S.SecondAttempt(runs["three"], OPTS)
+    assert sec.numbers["n_outputs"] == n_out
+    assert sec.numbers["solved_attempt_1"] == n_first
+    assert sec.numbers["solved_attempt_2_only"] == n_second
+    assert sec.numbers["share_of_pass@2_from_attempt_2"] == pytest.approx(
+        n_second / (n_first + n_second))
+    counts = dict(zip(sec.tables["second_attempt"]["test outputs"],
+                      sec.tables["second_attempt"]["count"]))
+    assert counts["not solved within 2 attempts"] == n_out - n_first - n_second
+    # three distinct candidates per output: the pool is shown, its coverage is the share
+    # of outputs (per task) whose right answer is among the three attempts
+    pool = S.CandidatePool(runs["three"], OPTS)
+    assert pool.empty is None
+    assert pool.numbers["coverage"] == pytest.approx(naive_pass(sub, tasks, 3))
+
+
+def test_almost_works_and_failures_against_plain_loops(runs, ds):
+    sub, tasks = _example_sub(), _tasks(ds)
+    shape, near, failed = [], 0, 0
+    for t in tasks:
+        right = []
+        for i, p in enumerate(t.test):
+            a = _attempts(sub, t.id, i)
+            right.append(a[0].shape == p.output.shape)
+            solved = any(_same(x, p.output) for x in a[:2])
+            failed += not solved
+            shaped = [x for x in a[:2] if x.shape == p.output.shape]
+            best = max((float((x == p.output).mean()) for x in shaped), default=0.0)
+            near += (not solved) and best >= OPTS.near_miss
+        shape.append(np.mean(right))
+    sec = S.AlmostWorks(runs["default"], OPTS)
+    assert sec.numbers["shape_accuracy"] == pytest.approx(float(np.mean(shape)))
+    assert sec.numbers["n_near_miss"] == near
+    fails = S.Failures(runs["default"], OPTS)
+    assert fails.numbers["n_failures"] == failed
+    assert fails.numbers["n_near_misses"] == near
+    assert len(sec.tables["nearest_misses"]) == min(OPTS.gallery_size, failed)
+
+
+def test_colours_against_plain_loops(runs, subs, ds):
+    """Copy-the-input: per colour, the truth cells that the input already has in that
+    colour, over the outputs whose input has the truth's shape."""
+    tasks = _tasks(ds)
+    right = np.zeros(10)
+    total = np.zeros(10)
+    for t in tasks:
+        for p in t.test:
+            if p.input.shape != p.output.shape:
+                continue
+            for c in range(10):
+                m = p.output == c
+                total[c] += m.sum()
+                right[c] += (m & (p.input == c)).sum()
+    col = S.Colours(runs["copy"], OPTS)
+    acc = col.tables["color_accuracy"]
+    by_colour = dict(zip(acc["color"], acc["accuracy"]))
+    for c in range(10):
+        want = right[c] / total[c] if total[c] else float("nan")
+        got = by_colour[c]
+        assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want), c
+    conf = col.tables["color_confusion"]
+    assert int(np.asarray(conf).sum()) == int(total.sum())
+
+
+def test_categories_and_grid_size_partition_the_outputs(runs, subs, ds):
+    tasks = _tasks(ds)
+    sub = subs["copy"]
+    gs = S.GridSizeAndShape(runs["copy"], OPTS)
+    table = gs.tables["grid_size"]
+    groups = table[table["group"] != "(all)"]
+    assert int(groups["n_outputs"].sum()) == sum(len(t.test) for t in tasks)
+    for _, row in groups.iterrows():
+        lo, hi = (int(x) for x in row["group"].split("-"))
+        outs = [(t, i, p) for t in tasks for i, p in enumerate(t.test)
+                if lo <= max(p.output.shape) <= hi]
+        want = np.mean([_same(_attempts(sub, t.id, i)[0], p.output) for t, i, p in outs])
+        assert row["pass@2_per_output"] == pytest.approx(want), row["group"]
+    shapes = gs.tables["shape_change"]
+    same = shapes[shapes["group"] == "same_shape"]
+    n_same = sum(p.input.shape == p.output.shape for t in tasks for p in t.test)
+    assert int(same["n_outputs"].sum()) == n_same
+    cat = S.Categories(runs["copy"], OPTS)
+    assert "structural" in cat.tables and "user" not in cat.tables
+
+
+def test_references_score_copy_the_input_like_a_plain_loop(runs, subs, ds):
+    ref = S.References(runs["nothing"], OPTS, references=["copy-input"])
+    assert ref.empty is None
+    t = ref.tables["references"]
+    copy_row = t[t["run"] != t["run"].iloc[0]].iloc[0]
+    assert copy_row["pass@2"] == pytest.approx(naive_pass(subs["copy"], _tasks(ds), 2))
+    assert t["pass@2"].iloc[0] == 0.0
+    assert S.References(runs["nothing"], OPTS).empty  # no references asked for
+
+
+def test_a_run_that_solves_nothing(runs):
+    run = runs["nothing"]
+    assert S.Headline(run, OPTS).numbers["pass@2"] == 0.0
+    sec = S.SecondAttempt(run, OPTS)
+    assert sec.numbers["solved_attempt_1"] == 0 and np.isnan(
+        sec.numbers["share_of_pass@2_from_attempt_2"])  # empty denominator: NaN, never 0
+    assert "no output that attempt 1 misses" in sec.to_html()
+    assert S.CandidatePool(run, OPTS).empty and S.CandidatePool(run, OPTS).to_html() == ""
+    assert S.Cost(run, OPTS).empty.startswith("No cost")
+    assert "arcnb-no-cost" in S.Cost(run, OPTS).to_html()
+
+
+def test_an_unscored_run_says_so_in_every_section(unscored):
+    assert not unscored.scored
+    for cls in S.REPORT:
+        sec = cls(unscored, OPTS)
+        if cls.needs_truth:
+            assert sec.empty == S.NO_TRUTH, cls.__name__
+            html = sec.to_html()
+            assert (html == "") if cls.optional else ("no truth" in html), cls.__name__
+    only = S.PredictionsOnly(unscored, OPTS)
+    assert only.empty is None and "arcnb-no-truth" in only.to_html()
+    assert "data:image/png;base64," in only.to_html()
+    assert "Predictions only" in S.Summary(unscored, OPTS).to_html()
+
+
+def test_every_report_section_renders_with_headings_the_contents_link(runs):
+    from arcnb.report.notebooks import insert_contents
+
+    html = "<h1>r</h1>" + "".join(cls(runs["three"], OPTS, references=["copy-input"]).to_html()
+                                  for cls in S.REPORT)
+    body = insert_contents(html)
+    for cls in S.REPORT:
+        if cls.anchor and cls not in (S.TrainingOverlap, S.Cost):
+            assert f'href="#{cls.anchor}"' in body, cls.__name__
+    from arcnb.html import check_self_contained
+
+    check_self_contained(body)
+
+
+def test_plot_returns_axes_and_files_are_written(runs, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    pk = S.PassAtK(runs["three"], OPTS)
+    assert pk.plot(ax=ax) is ax
+    plt.close("all")
+    sec = S.Colours(runs["copy"], OPTS, figures_dir=tmp_path, formats=("png", "svg"))
+    assert sorted(p.name for p in sec.written) == sorted(sec.files())
+    assert all((tmp_path / n).stat().st_size > 0 for n in sec.files())
+    with pytest.raises(arcnb.errors.ArcnbError, match="overwrite"):
+        S.Colours(runs["copy"], OPTS, figures_dir=tmp_path, overwrite=False)
+    with pytest.raises(arcnb.errors.ArcnbError, match="no figure"):
+        S.Headline(runs["copy"], OPTS).plot()
+    no_cost = S.Cost(runs["copy"], OPTS)
+    with pytest.raises(arcnb.errors.ArcnbError, match="no figure .No cost"):
+        no_cost.plot()
+    assert no_cost.files() == []
+    with pytest.raises(arcnb.errors.ArcnbError, match="has no figure 'x': it has color_accuracy"):
+        sec.figure("x")
+
+
+HOSTILE_IDS = ["<script>alert(1)</script>", "a&b\"'<img src=//evil>", "rtl\u202egnp.exe"]
+
+
+def test_hostile_task_ids_are_escaped_in_every_section(tmp_path, ds):
+    """A dataset folder whose task ids are markup: every section's HTML shows them as
+    text and loads nothing."""
+    from arcnb.html import check_self_contained
+
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    tasks = _tasks(ds)[:len(HOSTILE_IDS)]
+    sub = {}
+    for hid, t in zip(HOSTILE_IDS, tasks):
+        doc = {"train": [{"input": p.input.tolist(), "output": p.output.tolist()}
+                         for p in t.train],
+               "test": [{"input": p.input.tolist(), "output": p.output.tolist()}
+                        for p in t.test]}
+        name = hid.replace("/", "_")
+        (folder / f"{name}.json").write_text(json.dumps(doc))
+        sub[name] = [{"attempt_1": np.zeros_like(p.output).tolist(),
+                      "attempt_2": p.input.tolist()} for p in t.test]
+    (tmp_path / "sub.json").write_text(json.dumps(sub))
+    run = arcnb.open(str(tmp_path / "sub.json"), dataset=str(folder), n_boot=20)
+    for cls in S.REPORT:
+        html = cls(run, OPTS, references=["copy-input"]).to_html()
+        assert "<script>alert" not in html and "<img src=//evil>" not in html, cls.__name__
+        check_self_contained("<html><body>" + html + "</body></html>")
+    near = S.AlmostWorks(run, OPTS).to_html()
+    assert "&lt;script&gt;alert(1)&lt;_script&gt;" in near  # the id as text
+
+
+def test_options_refuse_bad_values():
+    for bad in ({"n_boot": 0}, {"gallery_size": -1}, {"near_miss": 1.5}, {"formats": ("gif",)}):
+        with pytest.raises(arcnb.errors.ParameterError):
+            S.Options(**bad)
+
+
+def test_the_page_lists_are_the_one_definition():
+    assert S.REPORT[0] is S.Summary and S.Provenance in S.REPORT
+    assert all(issubclass(c, S.Section) for page in (S.REPORT, S.COMPARE, S.SWEEP, S.FIGURES)
+               for c in page)
+    assert Path(S.__file__).parent.name == "sections"
+
+
+def test_cell_times_name_the_kernel_setup_and_sections(tmp_path):
+    """Where a report's time went, read from papermill's records of a notebook written
+    here (two sections, a setup cell, the kernel's start)."""
+    import nbformat
+
+    from arcnb.report.notebooks import cell_times
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["papermill"] = {"start_time": "2026-01-01T00:00:00+00:00"}
+    cells = [("x: int = 1", ["parameters"], 0.01, "00:00:01"),
+             ("from arcnb.report import sections as S\nrun = R.open_run()\nS.Summary(run)", [],
+              1.5, "00:00:02"),
+             ("S.Colours(run, options)  # colours", [], 0.25, "00:00:04")]
+    for src, tags, dur, start in cells:
+        c = nbformat.v4.new_code_cell(src)
+        c.metadata["tags"] = tags
+        c.metadata["papermill"] = {"duration": dur, "start_time": f"2026-01-01T{start}+00:00"}
+        nb.cells.append(c)
+    path = tmp_path / "nb.ipynb"
+    path.write_text(nbformat.writes(nb))
+    assert cell_times(path) == [("kernel start", 1.0), ("setup and Summary", 1.5),
+                                ("Colours", 0.25)]
