@@ -236,7 +236,7 @@ def test_data_knows_nothing_of_plotting():
 
 
 # ------------------------------------------------------------------ hostile folders
-def _task(path, inp, out):
+def _write_task(path, inp, out):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"train": [{"input": [[1]], "output": [[2]]}],
                                 "test": [{"input": inp, "output": out}]}))
@@ -246,9 +246,9 @@ def test_a_linked_sub_folder_is_entered_once_and_a_loop_ends(tmp_path):
     """Path.rglob does not enter a symlinked sub-folder: the tasks behind it were left
     out silently (a contamination check then said "clean")."""
     real = tmp_path / "elsewhere"
-    _task(real / "b.json", [[3]], [[4]])
+    _write_task(real / "b.json", [[3]], [[4]])
     root = tmp_path / "ds"
-    _task(root / "a.json", [[1]], [[2]])
+    _write_task(root / "a.json", [[1]], [[2]])
     (root / "linked").symlink_to(real)
     (root / "linked_again").symlink_to(real)   # the same folder twice: read once
     (real / "up").symlink_to(root)              # a loop back to the top
@@ -263,7 +263,7 @@ def test_a_task_entry_that_is_no_file_is_named_never_skipped(tmp_path, kind, sai
     import os
 
     root = tmp_path / "ds"
-    _task(root / "a.json", [[1]], [[2]])
+    _write_task(root / "a.json", [[1]], [[2]])
     bad = root / "sub" / "c.json"
     bad.parent.mkdir()
     if kind == "fifo":
