@@ -54,6 +54,7 @@ from .columns import GROUPS, NEAR_MISS, graded_columns, is_near_miss
 from .errors import ArcnbError, ParameterError
 from .grids import COLOR_NAMES, PAD_TOKEN, pad_grids
 from .io import atomic_write_text, csv_text
+from .text import escape_latex
 from .stats import bootstrap_ci, bootstrap_indices, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
 
@@ -578,13 +579,8 @@ def to_csv(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False
     return atomic_write_text(path, csv_text(df, index=index), overwrite=overwrite)
 
 
-_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}"}
-
-
 def _tex(text) -> str:
-    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
+    return escape_latex(text)  # the one escaper: control and bidirectional characters too
 
 
 def _adaptive(v: float) -> str:

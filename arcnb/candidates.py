@@ -66,6 +66,7 @@ holds ``{"version": 1, "lower_is_better": [...]}``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import types
@@ -77,12 +78,13 @@ import numpy as np
 import pandas as pd
 
 from .data import Dataset, load_dataset
-from .errors import OutputExistsError, ParameterError, PredictionsError
+from .errors import ParameterError, PredictionsError, one_line
 from .grids import MAX_SIZE, as_grid_or_none
-from .io import JSONInputError, atomic_write_bytes, atomic_write_json, csv_text, read_json
-from .predictions import Predictions, load_predictions
-from .stats import (bootstrap_ci, bootstrap_indices, mcnemar_table, paired_bootstrap_ci,
-                    percentile_interval, ratio_bootstrap_ci)
+from .io import JSONInputError, csv_text, read_json, read_parquet, to_jsonable
+from .predictions import MAX_TEST_INPUTS, Predictions, load_predictions
+from .runs import OutputFolder
+from .stats import (bootstrap_ci, bootstrap_indices, check_n_boot, check_seed, mcnemar_table,
+                    paired_bootstrap_ci, percentile_interval, ratio_bootstrap_ci)
 from .taxonomy import load_taxonomy
 
 __all__ = ["CandidateSet", "CandidateAnalysis", "candidates", "load_candidates",
@@ -97,6 +99,37 @@ PRODUCT_OF_EXPERTS = "product_of_experts"
 BUILTIN_RULES = ("order", "votes")
 _RESERVED = frozenset({"task_id", "test_index", "height", "width", "cells", "grid", "votes",
                        "view_logprobs"})
+#: The columns of the pool table (:attr:`CandidateAnalysis.pool`) besides the scores
+#: and the ``rank_<rule>`` columns: no score may take one of these names.
+POOL_COLUMNS = ("task_id", "test_index", "votes", "first", "correct", "sample")
+#: Most votes one listed candidate may carry (10^9): no sum of votes can wrap.
+MAX_VOTES = 10 ** 9
+#: Most named scores one candidates file may hold.
+MAX_SCORES = 256
+
+
+def _score_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a score (None when it can): the names of the pool's own
+    columns, of the built-in rules and of the rank columns are taken."""
+    if name in POOL_COLUMNS or name in _RESERVED or name in BUILTIN_RULES \
+            or name == PRODUCT_OF_EXPERTS or name.startswith("rank_"):
+        return (f"a score may not be named {one_line(repr(name), 40)}: "
+                f"{', '.join(POOL_COLUMNS)}, {', '.join(BUILTIN_RULES)}, "
+                f"{PRODUCT_OF_EXPERTS} and rank_* are arcnb's own columns and rules "
+                "(rename it)")
+    return None
+
+
+def _header(version, lower, where: str, source) -> frozenset:
+    """The checked header of a candidates file, JSON or Parquet alike: ``version`` must
+    be 1 and ``lower_is_better`` a list of score names (strings)."""
+    if isinstance(version, bool) or version != 1:
+        raise PredictionsError(f"{where}: unsupported {FORMAT_KEY} version "
+                               f"{one_line(repr(version), 40)} (expected 1)", file=source)
+    if not isinstance(lower, list) or not all(isinstance(x, str) for x in lower):
+        raise PredictionsError(f"{where}: lower_is_better must be a list of score names "
+                               f"(strings), got {one_line(repr(lower), 60)}", file=source)
+    return frozenset(lower)
 
 #: Each number of the summary, defined in words.
 CANDIDATE_DEFINITIONS = {
@@ -214,96 +247,150 @@ def _from_predictions(preds: Predictions, n_tests: Mapping[str, int] | None) -> 
 def _number(x, what: str, where: str) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise PredictionsError(f"{where}: {what} must be a number, got {type(x).__name__}")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:
+        raise PredictionsError(f"{where}: {what} is beyond the range of a float") from None
 
 
 def _from_candidates_obj(obj: Mapping, source: str | None) -> CandidateSet:
     where = source or "candidates"
-    version = obj.get(FORMAT_KEY)
-    if version != 1:
-        raise PredictionsError(f"{where}: unsupported {FORMAT_KEY} version {version!r} "
-                               "(expected 1)", file=source)
-    lower = obj.get("lower_is_better", [])
     tasks = obj.get("tasks")
-    if not isinstance(tasks, dict) or not isinstance(lower, list):
+    if not isinstance(tasks, dict):
         raise PredictionsError(f"{where}: expected 'tasks' (an object of task ids) and "
                                "'lower_is_better' (a list of score names)", file=source)
+    lower = _header(obj.get(FORMAT_KEY), obj.get("lower_is_better", []), where, source)
     b = _Builder()
     for tid in sorted(tasks, key=str):
         outs = tasks[tid]
         if not isinstance(outs, list):
-            raise PredictionsError(f"{where}: task {str(tid)[:40]!r}: expected a list with "
-                                   "one list of candidates per test input", file=source)
+            raise PredictionsError(f"{where}: task {one_line(repr(str(tid)), 40)}: expected a "
+                                   "list with one list of candidates per test input",
+                                   file=source)
+        if len(outs) > MAX_TEST_INPUTS:
+            raise PredictionsError(f"{where}: task {one_line(repr(str(tid)), 40)} lists "
+                                   f"{len(outs)} test inputs; an ARC task has at most "
+                                   f"{MAX_TEST_INPUTS}", file=source)
         for i, cands in enumerate(outs):
             if not isinstance(cands, list):
-                raise PredictionsError(f"{where}: task {str(tid)[:40]!r}, test input {i}: "
-                                       "expected a list of candidates", file=source)
+                raise PredictionsError(f"{where}: task {one_line(repr(str(tid)), 40)}, test "
+                                       f"input {i}: expected a list of candidates", file=source)
             for j, c in enumerate(cands):
-                at = f"{where}: task {str(tid)[:40]!r}, test input {i}, candidate {j}"
+                at = f"{where}: task {one_line(repr(str(tid)), 40)}, test input {i}, candidate {j}"
                 if not isinstance(c, dict):
                     raise PredictionsError(f"{at}: expected an object with 'grid'",
                                            file=source)
                 votes = c.get("votes", 1)
-                if isinstance(votes, bool) or not isinstance(votes, int) or votes < 0:
-                    raise PredictionsError(f"{at}: votes must be an integer >= 0",
-                                           file=source)
+                if isinstance(votes, bool) or not isinstance(votes, int) \
+                        or not 0 <= votes <= MAX_VOTES:
+                    raise PredictionsError(f"{at}: votes must be an integer from 0 to "
+                                           f"{MAX_VOTES}", file=source)
                 scores = c.get("scores") or {}
                 if not isinstance(scores, dict):
                     raise PredictionsError(f"{at}: scores must be an object", file=source)
-                sc = {str(k): _number(v, f"score {str(k)[:30]!r}", at) for k, v in scores.items()}
+                sc = {}
+                for k, v in scores.items():
+                    problem = _score_name_problem(str(k))
+                    if problem:
+                        raise PredictionsError(f"{at}: {problem}", file=source)
+                    sc[str(k)] = _number(v, f"score {one_line(repr(str(k)), 30)}", at)
                 views = c.get("view_logprobs")
                 if views is not None:
                     if not isinstance(views, list) or not views:
                         raise PredictionsError(f"{at}: view_logprobs must be a non-empty "
                                                "list of numbers", file=source)
-                    sc[PRODUCT_OF_EXPERTS] = sum(_number(v, "view_logprobs", at) for v in views)
+                    sc[PRODUCT_OF_EXPERTS] = math.fsum(_number(v, "view_logprobs", at)
+                                                       for v in views)
                 b.add((str(tid), i), j, as_grid_or_none(c.get("grid")), votes, sc)
-    return b.build(source=source, format="candidates",
-                   lower_is_better=frozenset(str(x) for x in lower))
+                if len(b.scores) > MAX_SCORES:
+                    raise PredictionsError(f"{where}: more than {MAX_SCORES} named scores",
+                                           file=source)
+    return b.build(source=source, format="candidates", lower_is_better=lower)
+
+
+def _refuse(where: str, why: str):
+    raise PredictionsError(f"{where}: {why}", file=where)
+
+
+def _int_column(table, name: str, where: str, *, lo: int | None = None,
+                hi: int | None = None) -> np.ndarray:
+    """Column ``name`` as int64, refused unless it is an integer column without nulls
+    whose values lie in ``lo .. hi`` (checked on the column's own type, before any
+    conversion could wrap or truncate)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = table.column(name)
+    if not pa.types.is_integer(col.type):
+        _refuse(where, f"the {name} column must hold integers, not {col.type}")
+    if col.null_count:
+        _refuse(where, f"the {name} column has {col.null_count} empty (null) values")
+    if len(col) and (lo is not None or hi is not None):
+        mm = pc.min_max(col).as_py()
+        if (lo is not None and mm["min"] < lo) or (hi is not None and mm["max"] > hi):
+            _refuse(where, f"the {name} column holds {mm['min'] if lo is not None and mm['min'] < lo else mm['max']}; "
+                           f"it must lie in {lo} .. {hi}")
+    return col.to_numpy().astype(np.int64) if len(col) else np.zeros(0, np.int64)
+
+
+def _shape_column(table, name: str, where: str) -> np.ndarray:
+    """``height`` or ``width`` as int64, a value outside 1 .. 30 as 0 (a malformed
+    candidate), without a conversion that could wrap."""
+    import pyarrow as pa
+
+    col = table.column(name)
+    if not pa.types.is_integer(col.type):
+        _refuse(where, f"the {name} column must hold integers, not {col.type}")
+    if col.null_count:
+        _refuse(where, f"the {name} column has {col.null_count} empty (null) values")
+    x = col.to_numpy() if len(col) else np.zeros(0, np.int64)
+    return np.where((x >= 1) & (x <= MAX_SIZE), x, 0).astype(np.int64)
 
 
 def _from_parquet(path: Path) -> CandidateSet:
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     where = str(path)
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise PredictionsError(f"{where}: not a readable Parquet file ({exc})".splitlines()[0],
-                               file=where) from None
+    table = read_parquet(path, what="candidates Parquet file",
+                         error=lambda m: PredictionsError(m, file=where))
     names = set(table.column_names)
     missing = [c for c in ("task_id", "test_index", "height", "width", "cells") if c not in names]
     if missing:
-        raise PredictionsError(f"{where}: a candidates Parquet file needs the columns "
-                               f"task_id, test_index, height, width, cells (missing: "
-                               f"{', '.join(missing)})", file=where)
+        _refuse(where, "a candidates Parquet file needs the columns task_id, test_index, "
+                       f"height, width, cells (missing: {', '.join(missing)})")
+    if len(names) != table.num_columns:
+        _refuse(where, "two columns share one name")
     meta = (table.schema.metadata or {}).get(FORMAT_KEY.encode())
-    lower: list = []
+    lower: frozenset = frozenset()
     if meta is not None:
         try:
-            lower = list(json.loads(meta).get("lower_is_better", []))
-        except (ValueError, AttributeError, TypeError):
-            raise PredictionsError(f"{where}: the {FORMAT_KEY} metadata is not a JSON object",
-                                   file=where) from None
+            header = json.loads(meta)
+        except (ValueError, RecursionError):
+            header = None
+        if not isinstance(header, dict):
+            _refuse(where, f"the {FORMAT_KEY} metadata is not a JSON object")
+        lower = _header(header.get("version"), header.get("lower_is_better", []), where, where)
     n = table.num_rows
     tcol = table.column("task_id").combine_chunks()
+    if not (pa.types.is_string(tcol.type) or pa.types.is_large_string(tcol.type)
+            or pa.types.is_integer(tcol.type)):
+        _refuse(where, f"the task_id column must hold strings, not {tcol.type}")
+    if tcol.null_count:
+        _refuse(where, "every row needs a task_id")
     if not pa.types.is_string(tcol.type) and not pa.types.is_large_string(tcol.type):
         tcol = tcol.cast(pa.string())
     tenc = pc.dictionary_encode(tcol)
     tcode = tenc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     tnames = tenc.dictionary.to_pylist()
-    idx = table.column("test_index").to_numpy().astype(np.int64)
-    if n and (idx.min() < 0 or tcol.null_count):
-        raise PredictionsError(f"{where}: every row needs a task_id and a test_index >= 0",
-                               file=where)
-    h = table.column("height").to_numpy().astype(np.int64)
-    w = table.column("width").to_numpy().astype(np.int64)
+    # ranges checked on entry: the block key below can never wrap
+    idx = _int_column(table, "test_index", where, lo=0, hi=MAX_TEST_INPUTS - 1)
+    h = _shape_column(table, "height", where)
+    w = _shape_column(table, "width", where)
     cells_col = table.column("cells").combine_chunks()
     if not pa.types.is_binary(cells_col.type) and not pa.types.is_large_binary(cells_col.type):
-        raise PredictionsError(f"{where}: the cells column must be binary (one byte per cell)",
-                               file=where)
+        _refuse(where, f"the cells column must be binary (one byte per cell), not "
+                       f"{cells_col.type}")
     off_dtype = np.int64 if pa.types.is_large_binary(cells_col.type) else np.int32
     bufs = cells_col.buffers()
     raw_off = np.frombuffer(bufs[1], dtype=off_dtype)[cells_col.offset:cells_col.offset + n + 1]
@@ -313,7 +400,7 @@ def _from_parquet(path: Path) -> CandidateSet:
     lengths = np.diff(raw_off)
     if cells_col.null_count:
         lengths = np.where(cells_col.is_null().to_numpy(zero_copy_only=False), -1, lengths)
-    ok = ((h >= 1) & (h <= MAX_SIZE) & (w >= 1) & (w <= MAX_SIZE) & (lengths == h * w))
+    ok = (h > 0) & (w > 0) & (lengths == h * w)
     if n:
         # a cell outside 0-9 makes its row malformed (found without a per-row loop)
         span = raw[raw_off[0]:raw_off[-1]].view(np.uint8)
@@ -322,19 +409,29 @@ def _from_parquet(path: Path) -> CandidateSet:
         if bad_at.size:
             ok[np.searchsorted(raw_off, bad_at, side="right") - 1] = False
     cells, offsets = raw, raw_off  # a malformed row's segment is never read
-    votes = (table.column("votes").to_numpy().astype(np.int64) if "votes" in names
+    votes = (_int_column(table, "votes", where, lo=0, hi=MAX_VOTES) if "votes" in names
              else np.ones(n, np.int64))
-    if (votes < 0).any():
-        raise PredictionsError(f"{where}: votes must be integers >= 0", file=where)
     scores = {}
     for name in table.column_names:
         if name in _RESERVED:
             continue
         col = table.column(name)
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-            scores[name] = col.to_numpy().astype(float)
+            problem = _score_name_problem(name)
+            if problem:
+                _refuse(where, problem)
+            scores[name] = (col.to_numpy(zero_copy_only=False).astype(float) if n
+                            else np.zeros(0))
+    if len(scores) > MAX_SCORES:
+        _refuse(where, f"{len(scores)} score columns, more than the {MAX_SCORES} arcnb "
+                       "measures")
     if "view_logprobs" in names:
         lists = table.column("view_logprobs").combine_chunks()
+        if not (pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type)) or not (
+                pa.types.is_integer(lists.type.value_type)
+                or pa.types.is_floating(lists.type.value_type)):
+            _refuse(where, "the view_logprobs column must hold lists of numbers, not "
+                           f"{lists.type}")
         flat = lists.flatten().to_numpy(zero_copy_only=False).astype(float)
         loff = lists.offsets.to_numpy().astype(np.int64)
         sums = np.add.reduceat(np.append(flat, 0.0), np.minimum(loff[:-1], flat.size))
@@ -342,26 +439,30 @@ def _from_parquet(path: Path) -> CandidateSet:
         if lists.null_count:
             sums = np.where(lists.is_null().to_numpy(zero_copy_only=False), np.nan, sums)
         scores[PRODUCT_OF_EXPERTS] = sums
-    # one block per (task, test_index); an output's rows keep the file's order
-    keys_int = tcode * (int(idx.max()) + 1 if n else 1) + idx
+    # one block per (task, test_index); an output's rows keep the file's order. The
+    # key cannot wrap: task codes are below the row bound, indices below MAX_TEST_INPUTS
+    width = int(idx.max()) + 1 if n else 1
+    keys_int = tcode * width + idx
     uniq, block = np.unique(keys_int, return_inverse=True)
+    block = block.reshape(-1)
     order = np.argsort(block, kind="stable")
     sizes = np.bincount(block, minlength=uniq.size)
     group_start = np.repeat(np.cumsum(sizes) - sizes, sizes)
     pos = np.empty(n, np.int64)
     pos[order] = np.arange(n) - group_start
-    width = int(idx.max()) + 1 if n else 1
     keys = [(str(tnames[int(k // width)]), int(k % width)) for k in uniq]
     return CandidateSet(keys, block.astype(np.int64), pos, votes, np.where(ok, h, 0),
-                        np.where(ok, w, 0), cells, offsets, scores,
-                        frozenset(str(x) for x in lower), source=where, format="parquet")
+                        np.where(ok, w, 0), cells, offsets, scores, lower, source=where,
+                        format="parquet")
 
 
 def load_candidates(spec, *, n_tests: Mapping[str, int] | None = None) -> CandidateSet:
     """Read a candidate pool from a :class:`CandidateSet` (returned as is), a
     :class:`~arcnb.predictions.Predictions`, a candidates file (``.json`` with the
     ``arcnb_candidates`` key, or ``.parquet``), a candidates dict, a submission file or
-    dict, or a benchmarking-harness run folder (every attempt a sample). ``n_tests``
+    dict, a JSON Lines predictions file (``.jsonl``) or a benchmarking-harness run
+    folder (every attempt a sample; read by :func:`arcnb.predictions.load_predictions`,
+    as ``arcnb score`` reads them). ``n_tests``
     (``{task_id: number of test inputs}``) places harness entries by their
     ``metadata.pair_index`` exactly as :func:`arcnb.scoring.score` does."""
     if isinstance(spec, CandidateSet):
@@ -373,20 +474,22 @@ def load_candidates(spec, *, n_tests: Mapping[str, int] | None = None) -> Candid
             return _from_candidates_obj(spec, None)
         return _from_predictions(load_predictions(spec), n_tests)
     path = Path(spec)
-    if path.suffix.lower() in (".parquet", ".pq") and path.is_file():
-        return _from_parquet(path)
-    if path.is_file():
-        try:
-            obj = read_json(path, what="predictions or candidates file")
-        except JSONInputError as exc:
-            raise PredictionsError(str(exc), file=str(path)) from None
-        if isinstance(obj, dict) and FORMAT_KEY in obj:
-            return _from_candidates_obj(obj, str(path))
-        return _from_predictions(Predictions.from_obj(obj, source=str(path)), n_tests)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise PredictionsError(f"no such predictions or candidates file or folder: {path}",
                                file=str(path))
-    return _from_predictions(load_predictions(path), n_tests)
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        return _from_parquet(path)
+    if path.is_dir() or suffix == ".jsonl":
+        # a harness run folder or JSON Lines: read exactly as arcnb score reads them
+        return _from_predictions(load_predictions(path), n_tests)
+    try:
+        obj = read_json(path, what="predictions or candidates file")
+    except JSONInputError as exc:
+        raise PredictionsError(str(exc), file=str(path)) from None
+    if isinstance(obj, dict) and FORMAT_KEY in obj:
+        return _from_candidates_obj(obj, str(path))
+    return _from_predictions(Predictions.from_obj(obj, source=str(path)), n_tests)
 
 
 def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
@@ -399,11 +502,10 @@ def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
     score (every other key). ``lower_is_better`` names the scores that rank ascending.
     """
     path = Path(path)
-    if path.exists() and not overwrite:
-        raise OutputExistsError(f"{path} exists; pass overwrite=True to replace it")
-    return atomic_write_bytes(path, candidates_bytes(path, records,
-                                                     lower_is_better=lower_is_better),
-                              overwrite=overwrite)
+    folder = OutputFolder(path.parent, what="folder")
+    data = candidates_bytes(path, records, lower_is_better=lower_is_better)
+    return folder.write({path.name: data}, overwrite=overwrite,
+                        hint="pass overwrite=True")[0]
 
 
 def candidates_bytes(name: str | os.PathLike, records: Iterable[Mapping], *,
@@ -656,29 +758,28 @@ class CandidateAnalysis:
                 for s, v, c in zip(p["sample"], p["votes"], p["correct"])]
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
-        """Write ``summary.json`` and the tables as CSV into the folder ``out``
-        (atomically; existing files are kept unless ``overwrite=True``)."""
-        out = Path(out)
-        files = {"summary.json": None, "outputs.csv": self.outputs,
-                 "candidates.csv": self.pool.drop(columns=["sample"]),
-                 "pass_at_k.csv": self.pass_at_k, "reliability.csv": self.reliability,
-                 "by_category.csv": self.by_category, "comparisons.csv": self.comparisons}
-        if not overwrite:
-            taken = [n for n in files if (out / n).exists()]
-            if taken:
-                raise OutputExistsError(f"{out / taken[0]} exists; pass --overwrite to "
-                                        "replace it")
-        out.mkdir(parents=True, exist_ok=True)
-        for name, table in files.items():
-            if table is None:
-                atomic_write_json(out / name, self.summary, overwrite=overwrite)
-            else:
-                atomic_write_bytes(out / name, csv_text(table).encode(), overwrite=overwrite)
-        return out
+        """Write ``summary.json`` and the tables as CSV into the folder ``out`` through
+        the guarded output folder (:class:`arcnb.runs.OutputFolder`: not inside arcnb's
+        own folders, never through a link; the seven files written as one, atomically;
+        existing files are kept unless ``overwrite=True``)."""
+        folder = OutputFolder(out)
+        summary = json.dumps(to_jsonable(self.summary), indent=2, sort_keys=True,
+                             allow_nan=False) + "\n"
+        files = {"summary.json": summary.encode()}
+        for name, table in (("outputs.csv", self.outputs),
+                            ("candidates.csv", self.pool.drop(columns=["sample"])),
+                            ("pass_at_k.csv", self.pass_at_k),
+                            ("reliability.csv", self.reliability),
+                            ("by_category.csv", self.by_category),
+                            ("comparisons.csv", self.comparisons)):
+            files[name] = (lambda t=table: csv_text(t).encode())
+        # the seven files as one: all claimed first, a failure takes back those created
+        folder.write(files, overwrite=overwrite)
+        return folder.path
 
 
-def _ci(values) -> list:
-    return list(bootstrap_ci(values))
+def _ci(values, n_boot: int, seed: int) -> list:
+    return list(bootstrap_ci(values, n_boot=n_boot, seed=seed))
 
 
 def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str | None = None,
@@ -691,6 +792,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     ``rank_of_correct`` (default ``votes``). ``taxonomy``: categories for
     ``by_category`` (``"structural"``, a taxonomy file, or None to skip).
     """
+    n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     ds = load_dataset(dataset, tasks=tasks) if not isinstance(dataset, Dataset) else (
         dataset if tasks is None else load_dataset(dataset, tasks=tasks))
     cs = load_candidates(predictions, n_tests={t.id: len(t.test) for t in ds})
@@ -725,7 +827,9 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     covered = np.zeros(n_out, bool)
     covered[pool.out[pool.correct]] = True
     n_distinct = np.bincount(pool.out, minlength=n_out)
-    total_votes = np.bincount(pool.out, weights=pool.votes, minlength=n_out)
+    # integer sums (votes are at most MAX_VOTES each: no sum can wrap, none is rounded)
+    total_votes = np.zeros(n_out, np.int64)
+    np.add.at(total_votes, pool.out, pool.votes)
     ranks = {rule: _ranks(pool, rule, cs.lower_is_better) for rule in rules}
     roc = {rule: _rank_of_correct(pool, ranks[rule]) for rule in rules}
 
@@ -739,13 +843,13 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
             solved = roc[rule] <= k
             pt = _task_mean(solved, task_of, n_per_task)
             entry[f"pass@{k}"] = float(pt.mean())
-            entry[f"pass@{k}_ci95"] = _ci(pt)
+            entry[f"pass@{k}_ci95"] = _ci(pt, n_boot, seed)
             entry[f"pass@{k}_per_output"] = float(solved.mean())
             if k == 2:
                 per_task_pass2[rule], solved2[rule] = pt, solved
         gap = cov_task - per_task_pass2[rule]
         entry["selection_gap"] = float(gap.mean())
-        entry["selection_gap_ci95"] = _ci(gap)
+        entry["selection_gap_ci95"] = _ci(gap, n_boot, seed)
         rankings[rule] = entry
 
     r0 = roc[first_rule]
@@ -814,10 +918,11 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
                 continue
             m = np.asarray(members)
             cv, p2 = cov_task[m], per_task_pass2[first_rule][m]
+            cv_ci, p2_ci = _ci(cv, n_boot, seed), _ci(p2, n_boot, seed)  # each drawn once
             cat_rows.append({"category": cat, "n_tasks": m.size, "coverage": float(cv.mean()),
-                             "coverage_ci_low": _ci(cv)[0], "coverage_ci_high": _ci(cv)[1],
-                             "pass@2": float(p2.mean()), "pass@2_ci_low": _ci(p2)[0],
-                             "pass@2_ci_high": _ci(p2)[1],
+                             "coverage_ci_low": cv_ci[0], "coverage_ci_high": cv_ci[1],
+                             "pass@2": float(p2.mean()), "pass@2_ci_low": p2_ci[0],
+                             "pass@2_ci_high": p2_ci[1],
                              "selection_gap": float((cv - p2).mean())})
     by_category = pd.DataFrame(cat_rows, columns=[
         "category", "n_tasks", "coverage", "coverage_ci_low", "coverage_ci_high", "pass@2",
@@ -826,7 +931,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     out_tid = [k[0] for k in keys]
     out_idx = [k[1] for k in keys]
     outputs = pd.DataFrame({"task_id": out_tid, "test_index": out_idx,
-                            "n_distinct": n_distinct, "n_votes": total_votes.astype(np.int64),
+                            "n_distinct": n_distinct, "n_votes": total_votes,
                             "covered": covered, "top_vote_share": share,
                             "top_correct": top_right})
     for rule in rules:
@@ -834,14 +939,14 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
         outputs[f"rank_{rule}"] = pd.array(np.where(r == _ABSENT, 0, r), dtype="Int64")
         outputs.loc[r == _ABSENT, f"rank_{rule}"] = pd.NA
     tid_arr = np.asarray(out_tid, dtype=object)
-    pool_df = pd.DataFrame({"task_id": tid_arr[pool.out],
-                            "test_index": np.asarray(out_idx)[pool.out],
-                            "votes": pool.votes, "first": pool.first, "correct": pool.correct,
-                            "sample": pool.src})
-    for name, s in pool.scores.items():
-        pool_df[name] = s
-    for rule in rules:
-        pool_df[f"rank_{rule}"] = ranks[rule]
+    # every column at once (one insert per score column is quadratic); no score can
+    # take a pool column's name (refused when read)
+    pool_cols = {"task_id": tid_arr[pool.out], "test_index": np.asarray(out_idx)[pool.out],
+                 "votes": pool.votes, "first": pool.first, "correct": pool.correct,
+                 "sample": pool.src}
+    pool_cols.update(pool.scores)
+    pool_cols.update({f"rank_{rule}": ranks[rule] for rule in rules})
+    pool_df = pd.DataFrame(pool_cols)
 
     summary = {
         "dataset": ds.info, "source": cs.source, "format": cs.format,
@@ -849,7 +954,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
         "n_outputs_without_candidates": n_without,
         "n_samples": counts["n_samples"], "n_invalid_attempts": counts["n_invalid"],
         "n_candidates": int(pool.out.size),
-        "coverage": coverage, "coverage_ci95": _ci(cov_task),
+        "coverage": coverage, "coverage_ci95": _ci(cov_task, n_boot, seed),
         "coverage_per_output": float(covered.mean()),
         "coverage_per_output_ci95": [ratio_lo, ratio_hi],
         "rankings": rankings, "rank_by": first_rule, "rank_of_correct": rank_of_correct,

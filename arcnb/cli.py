@@ -19,13 +19,15 @@ from .candidates import candidates
 from .compare import compare
 from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
-from .evaluate import checkpoint_kwargs, evaluate
+from .evaluate import check_run_parameters, checkpoint_kwargs, evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
 from .io import to_jsonable
 from .overlap import overlap
+from .report.build import SWEEP_FOLDER
 from .report.references import COPY_INPUT
 from .resources import copy_notebooks, notebook_names
 from .runs import (FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
+                   OutputFolder,
                    SUBMISSION, TASKS_CSV, USER_PATHS_ENV, absolute_path, compact_line, is_scored,
                    ks_of, summary_of)
 from .scoring import cost_line, score
@@ -352,17 +354,22 @@ def _extend_report_sweep(sub) -> None:
     inner = rp.get_default("func")
 
     def run(args) -> int:
-        rc = inner(args)
         ckpts = getattr(args, "checkpoint", None) or []
+        if len(ckpts) >= 2:  # before any work: OUT/sweep is never a planted link
+            OutputFolder(args.out).folder(SWEEP_FOLDER)
+        rc = inner(args)
         if rc or len(ckpts) < 2:
             return rc
         from pathlib import Path
 
         if S.plan(ckpts)[0].step_source != S.STEP_SOURCES[0]:
             return rc
-        runs = [p.parent for p in Path(args.out).glob(f"*/{METRICS}")]
-        sw = S.from_run_dirs(ckpts, runs, Path(args.out) / "sweep",
-                             overwrite=args.overwrite)
+        # the reports' folders hold the runs; OUT/sweep is a folder of OUT's own (a link
+        # planted there is refused, never written through)
+        runs = [p.parent for p in Path(args.out).glob(f"*/{METRICS}")
+                if not p.parent.is_symlink()]
+        sweep_dir = OutputFolder(args.out).folder(SWEEP_FOLDER).path
+        sw = S.from_run_dirs(ckpts, runs, sweep_dir, overwrite=args.overwrite)
         print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
         return 0
 
@@ -503,6 +510,9 @@ def _checkpoint_options(args) -> dict:
             raise ParameterError("--config must be a JSON object")
     if args.arch and ":" in args.arch:
         _import_from_cwd()
+    # the numbers are checked here, before any work (a report evaluates in a kernel)
+    check_run_parameters(attempts=args.attempts, seed=args.seed,
+                         batch_size=getattr(args, "batch_size", 64))
     return {"arch": args.arch, "config": config, "replace_config": bool(args.replace_config),
             "trust_checkpoint": bool(args.trust_checkpoint), "attempts": args.attempts,
             "seed": args.seed}
@@ -605,11 +615,14 @@ def _run_sweep(args) -> int:
                       f"arcnb sweep --collect {args.out}")
             return 0
     table = sw.table()
+    for note in sw.notes():
+        _say("note", note)
     print(f"{'step':>10}  {'pass@2':>7}  {'95% interval':>17}  {'partial_credit':>14}  checkpoint")
     for _, r in table.iterrows():
+        # one_line: a newline in a file name never starts a forged row
         print(f"{r['step']:>10}  {_fmt(r['pass@2']):>7}  "
               f"[{_fmt(r['pass@2_ci_low'])}, {_fmt(r['pass@2_ci_high'])}]  "
-              f"{_fmt(r['partial_credit']):>14}  {r['checkpoint']}")
+              f"{_fmt(r['partial_credit']):>14}  {one_line(r['checkpoint'])}")
     sel = sw.selection()
     print(f"steps from: {sw.step_source}; best checkpoint chosen on half of the tasks: step "
           f"{sel['chosen_step']}, pass@2 {_fmt(sel['report_score'])} on the other half "

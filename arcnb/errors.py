@@ -5,20 +5,13 @@ turns these into one line on stderr and exit status 2.
 """
 from __future__ import annotations
 
-
-def printable(text) -> str:
-    """``text`` with control and other unprintable characters escaped (a newline shows
-    as ``\\n``), so that a task id or a file name taken from the user can't break a
-    one-line message or a label."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+from .text import printable  # noqa: F401 - the one escaper, re-exported for one_line's users
 
 
 def one_line(text, limit: int | None = None, *, first_line: bool = False) -> str:
     """The one way arcnb makes a message one line: ``text`` (any object; an exception
-    gives its message) with control characters escaped (:func:`printable`), surrounding
+    gives its message) with control and bidirectional characters escaped
+    (:func:`arcnb.text.printable`, the one escaper), surrounding
     blanks stripped, cut to ``limit`` characters with ``...``. ``first_line`` keeps only
     the first non-blank line (a traceback or a multi-line message from a library)."""
     text = str(text).strip()
@@ -91,7 +84,13 @@ class TensorError(ArcnbError, ValueError):
     shape, dtype, device or values (e.g. a colour outside 0-9 that is not the pad)."""
 
 
-class JSONInputError(ArcnbError, ValueError):
+class InputFileError(ArcnbError, ValueError):
+    """An input file that can't be used: unreadable, not a regular file, invalid, or
+    beyond one of the bounds of arcnb's readers (size, rows, columns, decoded bytes,
+    numbers). The message is one line naming the file."""
+
+
+class JSONInputError(InputFileError):
     """An input JSON file that can't be used: unreadable, invalid, too deep, or with a
     key given twice. The message is one line naming the file."""
 
@@ -103,6 +102,15 @@ class DuplicateKeyError(JSONInputError):
     def __init__(self, key):
         super().__init__(key)
         self.key = key
+
+
+class HugeNumberError(JSONInputError):
+    """A JSON number beyond a float's range (``text``, e.g. ``1e400``);
+    :func:`arcnb.io.read_json` turns it into a :class:`JSONInputError` naming the file."""
+
+    def __init__(self, text):
+        super().__init__(text)
+        self.text = text
 
 
 class RunDirError(ArcnbError, ValueError):

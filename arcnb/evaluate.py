@@ -38,6 +38,7 @@ whole run, so a second evaluate into it stops with one line.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sys
@@ -53,7 +54,8 @@ from .errors import ArcnbError, OutputExistsError, ParameterError
 from .io import to_jsonable
 from .journal import (Journal, RunLock, journal_name, journal_paths, journal_record_problem,
                       read_journals)
-from .runs import CANDIDATES, Run, check_out_path, refuse_finished, run_provenance, user_paths
+from .runs import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, RUN_FILES, OutputFolder, Run,
+                   check_out_path, options_sha256, refuse_finished, run_provenance, user_paths)
 from .models import ReplaceConfig, load_model
 from .models.loading import checkpoint_path
 from .data import Pair, Task, load_dataset
@@ -61,10 +63,12 @@ from .grids import as_grid_or_none
 from .models.interface import decode_logits, pad_batch, pad_demonstrations
 from .candidates import candidates_bytes
 from .scoring import ESTIMATORS, score
+from .stats import check_n_boot, check_seed
 from .models.loading import file_sha256
 from .predictions import Predictions, to_submission
 
-__all__ = ["evaluate", "plan_units", "checkpoint_kwargs"]
+__all__ = ["evaluate", "plan_units", "checkpoint_kwargs", "check_run_parameters", "run_options",
+           "MAX_ATTEMPTS", "MAX_COLOR_PERMS"]
 
 
 def checkpoint_kwargs(options: Mapping | None) -> dict:
@@ -373,8 +377,11 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     unscored (``run.scored`` is False).
     """
     t_start = time.time()
-    batch_size, attempts = _check_parameters(batch_size, attempts, augment)
-    _check_estimator(estimator)
+    checked = check_run_parameters(batch_size=batch_size, attempts=attempts, augment=augment,
+                                   color_perms=color_perms, seed=seed, n_boot=n_boot,
+                                   estimator=estimator)
+    batch_size, attempts = checked["batch_size"], checked["attempts"]
+    color_perms, seed, n_boot = checked["color_perms"], checked["seed"], checked["n_boot"]
     out = Path(out)
     _check_out_dir(out, resume=resume, overwrite=overwrite)
 
@@ -387,6 +394,10 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
                          attempts=attempts, augment=augment, color_perms=color_perms,
                          arch=arch, config=config, seed=seed,
                          trust_checkpoint=trust_checkpoint)
+    options = run_options(checkpoint, ds, dev.type, batch_size=batch_size, attempts=attempts,
+                          augment=augment, color_perms=color_perms, arch=arch, config=config,
+                          seed=seed, estimator=estimator, n_boot=n_boot,
+                          checkpoint_sha256=params["checkpoint_sha256"])
     task_list = list(ds)
     counts = [len(t.test) * len(views) for t in task_list]
     units = plan_units(counts, batch_size)
@@ -416,7 +427,8 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         # files of an unfinished run (killed during its final writes) are rewritten
         results = _write_results(all_records, task_list, ds, out, params, run, t_start,
                                  attempts=attempts, n_boot=n_boot,
-                                 overwrite=overwrite or resume, estimator=estimator)
+                                 overwrite=overwrite or resume, estimator=estimator,
+                                 options=options)
         if world > 1:
             dist.barrier()
         return results
@@ -429,14 +441,40 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
             dist.destroy_process_group()
 
 
-def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
-    if isinstance(batch_size, bool) or int(batch_size) < 1:
-        raise ParameterError(f"batch_size must be >= 1, got {batch_size}")
-    if isinstance(attempts, bool) or int(attempts) < 1:
-        raise ParameterError(f"attempts must be >= 1, got {attempts}")
+#: Most attempts per test input (1,000): the vote fills every attempt, so the bound is
+#: the bound on the predictions' size.
+MAX_ATTEMPTS = 1000
+#: Most colour permutations with ``dihedral+colors`` (1,000: 8,008 views of every test
+#: input); the views are built before the first batch.
+MAX_COLOR_PERMS = 1000
+
+
+def _whole(value, name: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not lo <= value <= hi:
+        raise ParameterError(f"{name} must be a whole number from {lo} to {hi}, got "
+                             f"{value!r}")
+    return int(value)
+
+
+def check_run_parameters(*, batch_size=64, attempts=2, augment: str = "none",
+                         color_perms=1, seed=0, n_boot=1000,
+                         estimator: str = "ranked") -> dict:
+    """The numeric options of an evaluation, checked on entry (before a model is loaded
+    or a folder written): each refused in one line unless within its bounds, so that no
+    count can exhaust the memory and no seed can reach a generator that refuses it."""
     if augment not in AUGMENT_MODES:
         raise ParameterError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
-    return int(batch_size), int(attempts)
+    _check_estimator(estimator)
+    return {"batch_size": _whole(batch_size, "batch_size", 1, 1 << 20),
+            "attempts": _whole(attempts, "attempts", 1, MAX_ATTEMPTS),
+            "color_perms": _whole(color_perms, "color_perms", 1, MAX_COLOR_PERMS),
+            "seed": check_seed(seed), "n_boot": check_n_boot(n_boot)}
+
+
+def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
+    checked = check_run_parameters(batch_size=batch_size, attempts=attempts, augment=augment)
+    return checked["batch_size"], checked["attempts"]
 
 
 def _check_estimator(estimator: str) -> None:
@@ -470,9 +508,18 @@ def _claim_out_dir(out: Path, rank: int, world: int, *, resume: bool,
             out.mkdir(parents=True, exist_ok=True)
             lock = RunLock(out).acquire()
             _check_out_dir(out, resume=resume, overwrite=overwrite)
+            folder = OutputFolder(out)
+            # a link planted where a run file goes is refused now, not after the work
+            folder.claim(RUN_FILES + OPTIONAL_RUN_FILES, overwrite=True)
+            # what a killed write left (.predictions.json.*.tmp, ...) goes on resume
+            folder.clean_temporary(RUN_FILES + OPTIONAL_RUN_FILES)
             if overwrite and not resume:
                 for j in journal_paths(out):
                     j.unlink()
+                # the run being replaced is no longer finished: a kill from here on
+                # leaves an unfinished run that --resume finishes, never the old
+                # metrics.json beside new files
+                folder.target(METRICS).unlink(missing_ok=True)
         except BaseException as exc:
             if lock is not None:
                 lock.release()
@@ -491,6 +538,40 @@ def _claim_out_dir(out: Path, rank: int, world: int, *, resume: bool,
     return lock
 
 
+def _arch_name(arch) -> str | None:
+    return None if arch is None else str(arch) if isinstance(arch, str) \
+        else f"{getattr(arch, '__module__', '?')}:{getattr(arch, '__qualname__', repr(arch))}"
+
+
+def run_options(checkpoint, ds, device_type: str, *, batch_size: int = 64, attempts: int = 2,
+                augment: str = "none", color_perms: int = 1, arch=None, config=None,
+                seed: int = 0, estimator: str = "ranked", n_boot: int = 1000,
+                checkpoint_sha256: str | None = None) -> dict:
+    """Every parameter that changes an evaluation's result, as plain JSON: the
+    checkpoint's bytes (its SHA-256, or the model's name when it reads no file; never
+    its path), the builder and its config (merged or replacing), the dataset's version
+    and task ids, the device type, the batch size (every input is computed in the same
+    batch), attempts, augmentation, colour permutations, seed, estimator and bootstrap
+    resamples. Their hash (:func:`arcnb.runs.options_sha256`) is the one "same run"
+    check: evaluate records both in ``metrics.json``; a sweep reuses a finished run, and
+    collects the runs of its shards, only when it matches (``checkpoint_sha256``
+    spares hashing a file the caller has hashed)."""
+    if isinstance(checkpoint, (str, os.PathLike)):
+        p = checkpoint_path(checkpoint)
+        ck = checkpoint_sha256 or (file_sha256(p) if p.is_file() else str(checkpoint))
+    else:
+        ck = type(getattr(checkpoint, "model", checkpoint)).__name__
+    ids = hashlib.sha256("\n".join(ds.task_ids).encode("utf-8", "surrogateescape")).hexdigest()
+    opts = {"checkpoint": ck, "arch": _arch_name(arch),
+            "config": to_jsonable(config) if config else None,
+            "replace_config": isinstance(config, ReplaceConfig),
+            "dataset_version": ds.version, "task_ids_sha256": ids, "device": device_type,
+            "batch_size": int(batch_size), "attempts": int(attempts), "augment": augment,
+            "color_perms": int(color_perms) if augment == "dihedral+colors" else None,
+            "seed": int(seed), "estimator": estimator, "n_boot": int(n_boot)}
+    return json.loads(json.dumps(opts, sort_keys=True, default=str))
+
+
 def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, augment,
                 color_perms, arch, config, seed, trust_checkpoint) -> dict:
     """Every parameter of the run, as plain JSON (the journal header and provenance)."""
@@ -507,8 +588,7 @@ def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, au
             else str(ckpt_path)),
         "checkpoint_sha256": file_sha256(ckpt_path) if ckpt_path else None,
         "checkpoint_format": adapter.source,
-        "arch": None if arch is None else str(arch) if isinstance(arch, str)
-        else f"{getattr(arch, '__module__', '?')}:{getattr(arch, '__qualname__', repr(arch))}",
+        "arch": _arch_name(arch),
         "config": to_jsonable(config) if config else None,
         "reads_demonstrations": adapter.reads_demonstrations,
         "dataset": ds.info,
@@ -590,7 +670,7 @@ def _gather(my_records: list[dict], rank: int, world: int) -> list[dict] | None:
 
 def _write_results(all_records: list[dict], task_list, ds, out: Path, params: dict, run: dict,
                    t_start: float, *, attempts: int, n_boot: int, overwrite: bool,
-                   estimator: str = "ranked"):
+                   estimator: str = "ranked", options: dict | None = None):
     """Score the gathered records and write the run directory; returns the Run
     (unscored when some test output has no truth). ``run`` (facts about this
     execution) gets the wall time since ``t_start``."""
@@ -606,10 +686,16 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
     preds = Predictions.from_obj(json.loads(text))
     votes = _vote_columns([by_id[t.id] for t in task_list], attempts)
     extra_files = _candidate_files([by_id[t.id] for t in task_list], params)
+    # what ties the run to its options (the same-run check) and to its pool (a report
+    # never shows another run's candidates.parquet as this one's)
+    same_run = {} if options is None else {"options": options,
+                                            "options_sha256": options_sha256(options)}
+    pool = {"candidates_sha256": hashlib.sha256(data).hexdigest()
+            for name, data in extra_files.items() if name == CANDIDATES}
     provenance = run_provenance(
         checkpoint=params["checkpoint"], checkpoint_file=params["checkpoint_file"],
         checkpoint_sha256=params["checkpoint_sha256"],
-        dataset=ds.info, device=params["device"], parameters=params,
+        dataset=ds.info, device=params["device"], parameters=params, **same_run, **pool,
         run={"wall_time_s": round(time.time() - t_start, 3), **run})
     if not all(t.has_truth for t in task_list):  # a hidden test set: predictions only
         unscored = Run.unscored(ds, preds, provenance=provenance)

@@ -7,6 +7,7 @@ black, a real colour, never padding.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Sequence
 
 import numpy as np
@@ -80,6 +81,10 @@ def grid_problem(obj: Any) -> str | None:
             widths.add(len(row))
         if len(widths) != 1:
             return f"grid is ragged (row lengths {sorted(widths)})"
+        # numpy reads true as 1: a boolean cell is found before the conversion (the
+        # cells' types are collected in C)
+        if bool in set(map(type, itertools.chain.from_iterable(obj))):
+            return "grid holds a boolean (true/false), not a colour"
         try:
             arr = np.asarray(obj)
         except (ValueError, TypeError):

@@ -26,7 +26,7 @@ __all__ = ["escape", "fmt_fraction", "data_value", "table", "note", "heading", "
 def escape(value) -> str:
     """``value`` as HTML text: markup characters escaped, quotes included (safe in an
     attribute)."""
-    return _html.escape(str(value), quote=True)
+    return _html.escape(printable(value, keep="\n\t"), quote=True)  # controls, bidi too
 
 
 def fmt_fraction(v) -> str:

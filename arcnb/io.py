@@ -21,11 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import DuplicateKeyError, JSONInputError, one_line, refuse_overwrite
+from .errors import (DuplicateKeyError, HugeNumberError, InputFileError, JSONInputError,
+                     one_line, refuse_overwrite)
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
-           "read_json", "read_json_lines", "read_bytes", "read_text", "JSONInputError",
-           "MAX_JSON_DEPTH",
+           "read_json", "read_json_lines", "read_bytes", "read_text", "read_parquet",
+           "JSONInputError", "MAX_JSON_DEPTH", "MAX_JSON_CONTAINERS", "MAX_JSON_DIGITS",
+           "MAX_PARQUET_ROWS", "MAX_PARQUET_COLUMNS", "MAX_PARQUET_DECODED_BYTES",
            "csv_text", "file_sha256", "take_back_on_failure"]
 
 #: Deepest nesting of arrays and objects arcnb accepts in an input JSON file. The deepest
@@ -53,9 +55,22 @@ _JSON_START = frozenset(b'[{"-0123456789tfn')
 
 _DEPTH_STEP = None
 
+#: Most arrays and objects one JSON input file may hold (10 million). Each becomes a
+#: Python list or dict of about 100 bytes, then a grid or an entry: a file of many tiny
+#: tasks or candidates costs 30-50 times its size in memory, so this, not the file size,
+#: is the bound on that memory (about 1-2 GB). The largest real inputs are far below it
+#: (a submission of 256 sampled attempts per test input on 400 tasks holds about 2
+#: million); a larger candidate pool belongs in a Parquet candidates file.
+MAX_JSON_CONTAINERS = 10_000_000
 
-def _json_depth(raw: bytes) -> int:
-    """Deepest nesting of ``[``/``{`` outside strings: strings are blanked once, then the
+#: Longest integer (in digits) an input file may hold. Counts, votes, indices, token
+#: counts and costs need at most 20; Python refuses to even read one of more than 4,300.
+MAX_JSON_DIGITS = 32
+
+
+def _json_scan(raw: bytes) -> tuple[int, int, bool]:
+    """``(deepest nesting, number of arrays and objects, whether a number has more than
+    MAX_JSON_DIGITS digits)`` outside strings: strings are blanked once, then the
     brackets are counted a few megabytes at a time (vectorised, bounded extra memory)."""
     global _DEPTH_STEP
     if _DEPTH_STEP is None:
@@ -64,6 +79,8 @@ def _json_depth(raw: bytes) -> int:
         step[[0x5D, 0x7D]] = -1
         _DEPTH_STEP = step
     body = _STRING.sub(b'""', raw) if b'"' in raw else raw
+    containers = body.count(b"[") + body.count(b"{")
+    long_number = re.search(rb"[0-9]{%d}" % (MAX_JSON_DIGITS + 1), body) is not None
     level, deepest = 0, 0
     view = memoryview(body)
     for start in range(0, len(body), _SCAN_CHUNK):
@@ -72,23 +89,34 @@ def _json_depth(raw: bytes) -> int:
         if run.size:
             deepest = max(deepest, level + int(run.max()))
             level += int(run[-1])
-    return deepest
+    return deepest, containers, long_number
 
 
-def read_bytes(path: str | os.PathLike, *, what: str = "file",
-               max_bytes: int = MAX_JSON_BYTES, error=None) -> bytes:
-    """The bytes of a user's input file, read the one safe way: only a regular file (a
-    FIFO, a device such as /dev/zero, a socket or a folder is refused without waiting on
-    it), at most ``max_bytes`` (a larger file, or one that grows while read, is refused).
-    Every failure raises ``error`` (default :class:`JSONInputError`) with one line naming
-    the file."""
-    error = error or JSONInputError
-    path = Path(path)
+def _json_depth(raw: bytes) -> int:
+    """Deepest nesting of ``[``/``{`` outside strings (see :func:`_json_scan`)."""
+    return _json_scan(raw)[0]
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or an exponent; one beyond a float's range
+    (``1e400``, which Python would read as infinity) is refused."""
+    value = float(text)
+    if math.isinf(value):
+        raise HugeNumberError(text)
+    return value
+
+
+def _open_regular(path: Path, what: str, max_bytes: int, error) -> tuple[int, int]:
+    """``(fd, size)`` of a user's input file opened for reading, once it is known to be a
+    regular file of at most ``max_bytes`` (a FIFO, a device, a socket or a folder is
+    refused without waiting on it)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        raise error(f"{what} not found: {path}") from None
+        kind = "a dangling symbolic link" if os.path.islink(path) else None
+        raise error(f"{what} {path} is {kind}" if kind else f"{what} not found: {path}"
+                    ) from None
     except IsADirectoryError:
         raise error(f"{what} {path} is a directory, not a file") from None
     except OSError as exc:
@@ -103,11 +131,28 @@ def read_bytes(path: str | os.PathLike, *, what: str = "file",
             raise error(f"{what} {path} is {kind}, not a regular file")
         if st.st_size > max_bytes:
             raise error(f"{what} {path} is larger than {max_bytes} bytes")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def read_bytes(path: str | os.PathLike, *, what: str = "file",
+               max_bytes: int = MAX_JSON_BYTES, error=None) -> bytes:
+    """The bytes of a user's input file, read the one safe way: only a regular file (a
+    FIFO, a device such as /dev/zero, a socket or a folder is refused without waiting on
+    it), at most ``max_bytes`` (a larger file, or one that grows while read, is refused).
+    Every failure raises ``error`` (default :class:`JSONInputError`) with one line naming
+    the file."""
+    error = error or JSONInputError
+    path = Path(path)
+    fd, size = _open_regular(path, what, max_bytes, error)
+    try:
         with os.fdopen(fd, "rb", closefd=False) as fh:
             # read(n) reserves n bytes up front: ask for the file's size (+1 to see a
             # file that grew), never for the bound
-            raw = fh.read(st.st_size + 1)
-            if len(raw) > st.st_size:
+            raw = fh.read(size + 1)
+            if len(raw) > size:
                 raw += fh.read(max_bytes + 1 - len(raw))
     except MemoryError:
         raise error(f"{what} {path} is too large to read") from None
@@ -118,6 +163,104 @@ def read_bytes(path: str | os.PathLike, *, what: str = "file",
     if len(raw) > max_bytes:
         raise error(f"{what} {path} is larger than {max_bytes} bytes")
     return raw
+
+
+#: Most rows arcnb reads from one Parquet file (5 million: a pool of thousands of
+#: candidates for every test output of a 400-task dataset). Each row costs about a
+#: hundred bytes once read, whatever the file's compression made of it.
+MAX_PARQUET_ROWS = 5_000_000
+#: Most columns arcnb reads from one Parquet file.
+MAX_PARQUET_COLUMNS = 1024
+#: Most bytes the columns of one Parquet file may take once decoded (512 MiB: about
+#: three million grids of ARC's average size). A file of one grid repeated a million
+#: times is a few hundred kilobytes on disk and 900 MB decoded: refused.
+MAX_PARQUET_DECODED_BYTES = 512 * 1024 ** 2
+
+_FIXED_WIDTH = {"BOOLEAN": 1, "INT32": 8, "INT64": 8, "INT96": 8, "FLOAT": 8, "DOUBLE": 8}
+
+
+def read_parquet(path: str | os.PathLike, *, what: str = "Parquet file",
+                 max_rows: int = MAX_PARQUET_ROWS, max_columns: int = MAX_PARQUET_COLUMNS,
+                 max_decoded_bytes: int = MAX_PARQUET_DECODED_BYTES,
+                 max_bytes: int = MAX_JSON_BYTES, error=None):
+    """Read a Parquet input file the way every arcnb loader does (the one bounded
+    Parquet reader); returns a ``pyarrow.Table``.
+
+    Only a regular file of at most ``max_bytes`` is opened (:func:`read_bytes`'s rule).
+    From the file's footer alone, before any column is read, it is refused when it has
+    more than ``max_rows`` rows or ``max_columns`` columns, or when its columns would
+    take more than ``max_decoded_bytes`` in memory (fixed-width values counted at 8
+    bytes each; the pages as stored, uncompressed). Text and binary columns are read
+    as dictionaries first (a value repeated a million times is held once), their
+    decoded size summed, and only then decoded, within the same bound. Every failure
+    raises ``error`` (default :class:`~arcnb.errors.InputFileError`) with one line
+    naming the file."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    error = error or InputFileError
+    path = Path(path)
+    fd, _ = _open_regular(path, what, max_bytes, error)
+    fh = os.fdopen(fd, "rb")
+    try:
+        try:
+            md = pq.read_metadata(fh)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise error(f"{what} {path} is not a readable Parquet file "
+                        f"({one_line(exc, 120, first_line=True)})") from None
+        if md.num_rows > max_rows:
+            raise error(f"{what} {path} has {md.num_rows} rows, more than the {max_rows} "
+                        "arcnb reads from one file")
+        if md.num_columns > max_columns:
+            raise error(f"{what} {path} has {md.num_columns} columns, more than the "
+                        f"{max_columns} arcnb reads from one file")
+        texts, estimate, stored = set(), 0, 0
+        for j in range(md.num_columns):
+            col = md.schema.column(j)
+            physical = col.physical_type
+            for g in range(md.num_row_groups):
+                chunk = md.row_group(g).column(j)
+                stored += chunk.total_uncompressed_size
+                width = _FIXED_WIDTH.get(physical)
+                if physical == "FIXED_LEN_BYTE_ARRAY":
+                    width = max(int(col.length or 0), 1)
+                # a text or binary value costs at least its 4-byte index once read
+                estimate += chunk.num_values * (width if width else 4)
+            if physical == "BYTE_ARRAY" and col.max_repetition_level == 0:
+                texts.add(col.path.split(".")[0])
+        if max(estimate, stored) > max_decoded_bytes:
+            raise error(f"{what} {path} would take more than {max_decoded_bytes} bytes once "
+                        "decoded; arcnb reads Parquet files of at most that")
+        try:
+            fh.seek(0)
+            table = pq.ParquetFile(fh, read_dictionary=sorted(texts)).read()
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise error(f"{what} {path} is not a readable Parquet file "
+                        f"({one_line(exc, 120, first_line=True)})") from None
+        except MemoryError:
+            raise error(f"{what} {path} is too large to read") from None
+    finally:
+        fh.close()
+    decoded = estimate
+    columns = []
+    for name, column in zip(table.column_names, table.columns):
+        if not pa.types.is_dictionary(column.type):
+            columns.append(column)
+            continue
+        for chunk in column.chunks:
+            lengths = pc.binary_length(chunk.dictionary).fill_null(0)
+            lengths = lengths.to_numpy(zero_copy_only=False).astype(np.int64)
+            idx = chunk.indices.fill_null(0).to_numpy(zero_copy_only=False)
+            if lengths.size and idx.size:
+                decoded += int(lengths[idx].sum())
+            if decoded > max_decoded_bytes:
+                raise error(f"{what} {path} would take more than {max_decoded_bytes} bytes "
+                            "once decoded; arcnb reads Parquet files of at most that")
+        columns.append(pa.chunked_array([c.dictionary_decode() for c in column.chunks],
+                                        type=column.type.value_type))
+    return pa.table(columns, names=table.column_names).replace_schema_metadata(
+        table.schema.metadata)
 
 
 def read_text(path: str | os.PathLike, *, what: str = "file", max_bytes: int = MAX_JSON_BYTES,
@@ -152,12 +295,19 @@ def _checked_text(path: Path, what: str, max_depth: int, max_bytes: int, *,
         raise JSONInputError(f"{what} {path} is not valid JSON: it does not start with a "
                              "JSON value")
     try:
-        depth = _json_depth(raw)
+        depth, containers, long_number = _json_scan(raw)
     except MemoryError:
         raise JSONInputError(f"{what} {path} is too large to check") from None
     if depth > max_depth:
         raise JSONInputError(f"{what} {path} nests arrays/objects {depth} levels deep; "
                              f"ARC data never needs more than {max_depth}")
+    if containers > MAX_JSON_CONTAINERS:
+        raise JSONInputError(f"{what} {path} holds {containers} arrays and objects, more "
+                             f"than the {MAX_JSON_CONTAINERS} arcnb reads from one JSON file "
+                             "(a large candidate pool belongs in a Parquet candidates file)")
+    if long_number:
+        raise JSONInputError(f"{what} {path} holds a number of more than {MAX_JSON_DIGITS} "
+                             "digits; no count, index, vote or cost of ARC data needs one")
     try:
         return raw[start:].decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -169,13 +319,17 @@ def _checked_text(path: Path, what: str, max_depth: int, max_bytes: int, *,
 
 def read_json(path: str | os.PathLike, *, what: str = "JSON file",
               max_depth: int = MAX_JSON_DEPTH, max_bytes: int = MAX_JSON_BYTES) -> Any:
-    """Parse a JSON input file the way every arcnb loader does.
+    """Parse a JSON input file the way every arcnb loader does (the one bounded JSON
+    reader).
 
     Only a regular file of at most ``max_bytes`` is read (:func:`read_bytes`). UTF-8
     with or without a byte-order mark is accepted (Windows tools write one). A file
-    that does not start like JSON is refused before the rest is read. Nesting deeper
-    than ``max_depth`` is refused before parsing (no recursion error), by a scan whose
-    memory is about the file's size. A key given twice in one object is refused, naming
+    that does not start like JSON is refused before the rest is read. Before parsing, a
+    scan whose memory is about the file's size refuses nesting deeper than
+    ``max_depth`` (no recursion error), more than :data:`MAX_JSON_CONTAINERS` arrays and
+    objects (the bound on the memory parsing takes) and a number of more than
+    :data:`MAX_JSON_DIGITS` digits; a number beyond a float's range (``1e400``) is
+    refused while parsing. A key given twice in one object is refused, naming
     the key: in a predictions file or a taxonomy that is a duplicated task id, which is
     ambiguous. Every failure is a :class:`JSONInputError` with a one-line message that
     names the file, never its contents.
@@ -183,7 +337,10 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
     path = Path(path)
     text = _checked_text(path, what, max_depth, max_bytes, first_value=True)
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates)
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_finite_float)
+    except HugeNumberError as huge:
+        raise JSONInputError(f"{what} {path} holds the number {one_line(huge.text, 40)}, beyond "
+                             "the range of a float") from None
     except DuplicateKeyError as dup:
         raise JSONInputError(f"{what} {path}: the key {one_line(repr(dup.key), 64)} appears more than "
                              "once in one object (a duplicated task id is ambiguous)") from None
@@ -199,8 +356,9 @@ def read_json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
                     max_bytes: int = MAX_JSON_BYTES) -> list[tuple[int, Any]]:
     """Parse a JSON Lines file (one JSON value per line) with the rules of
     :func:`read_json`: a regular file of at most ``max_bytes``, UTF-8 with or without a
-    byte-order mark, nesting refused beyond ``max_depth`` before parsing, a key given
-    twice in one object refused. Blank lines are skipped; ``\\r\\n`` line ends are
+    byte-order mark, nesting beyond ``max_depth``, too many arrays and objects and
+    numbers of too many digits refused before parsing, a key given twice in one object
+    refused. Blank lines are skipped; ``\\r\\n`` line ends are
     accepted. Returns ``[(line_number, value), ...]`` (line numbers from 1); the first
     bad line raises :class:`JSONInputError` with one line naming the file and the line.
     """
@@ -212,7 +370,11 @@ def read_json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
         if not line.strip():
             continue
         try:
-            out.append((n, json.loads(line, object_pairs_hook=_no_duplicates)))
+            out.append((n, json.loads(line, object_pairs_hook=_no_duplicates,
+                                      parse_float=_finite_float)))
+        except HugeNumberError as huge:
+            raise JSONInputError(f"{what} {path} line {n} holds the number "
+                                 f"{one_line(huge.text, 40)}, beyond the range of a float") from None
         except DuplicateKeyError as dup:
             raise JSONInputError(f"{what} {path} line {n}: the key "
                                  f"{one_line(repr(dup.key), 64)} appears more than once in "

@@ -37,6 +37,13 @@ loader does not shuffle) as one truth | prediction | difference image (the fast 
 :func:`arcnb.plot.pairs_image`) under the tag ``f"{prefix}outputs"``: to TensorBoard
 with ``add_image``, to Weights & Biases with ``log_image``; a logger that takes no
 images is skipped with one info line. Only the first process logs images.
+
+The image never ends a training run: a logger that fails (its ``log_image`` or
+``add_image`` raises, or its ``experiment`` cannot be reached) is skipped with one
+warning, and so is an image that cannot be drawn. Target cells outside 0-9 (such as
+cross-entropy's ``ignore_index`` -100) are padding; predicted tokens outside 0-9 (a
+larger vocabulary, a negative value) are drawn as the hatched padding colour, never
+looked up in the palette.
 """
 from __future__ import annotations
 
@@ -54,8 +61,10 @@ except ImportError:  # pragma: no cover
         raise ImportError("arcnb.lightning needs Lightning: pip install 'arcnb[lightning]' "
                           "(or pip install lightning)") from exc
 
-from .errors import ParameterError
-from .grids import PAD_TOKEN, crop_padding
+import numpy as np
+
+from .errors import ParameterError, one_line
+from .grids import N_COLORS, PAD_TOKEN, crop_padding
 from .metrics.streaming import ArcMetricCollection
 from .plot.galleries import pairs_image
 
@@ -135,10 +144,15 @@ class ArcMetricsCallback(Callback):
         pred, target, source = batch_to_metric_inputs(outputs)
         need = self.n_images - len(self._samples)
         if self._grab and need > 0 and dataloader_idx == 0:
-            # only the few grids drawn leave the device
-            for p, t in zip(pred[:need].cpu().numpy(), target[:need].cpu().numpy()):
-                self._samples.append((crop_padding(t, pad_token=self.pad_token),
-                                      crop_padding(p, pad_token=self.pad_token)))
+            try:  # the picture never stops training
+                # only the few grids drawn leave the device
+                for p, t in zip(pred[:need].cpu().numpy(), target[:need].cpu().numpy()):
+                    self._samples.append(self._drawable(t, p))
+            except Exception as exc:  # noqa: BLE001 - a picture is not worth a run
+                self._warn_once("draw", f"could not take the validation grids for the image "
+                                        f"({type(exc).__name__}: {one_line(exc, 120)}); "
+                                        "no image this epoch, training goes on")
+                self._grab, self._samples = False, []
         if source is None:
             self.metrics.update(pred, target)
         else:
@@ -159,18 +173,50 @@ class ArcMetricsCallback(Callback):
             self._log_image(trainer)
         self._samples = []
 
+    def _drawable(self, target, pred) -> tuple:
+        """One (truth, prediction) pair as the image draws it: target cells outside 0-9
+        are padding (cross-entropy's ignore_index -100 among them); predicted tokens
+        outside 0-9 become the padding token, drawn hatched (never a palette lookup)."""
+        t = np.asarray(target).astype(np.int64)
+        t = crop_padding(np.where((t >= 0) & (t < N_COLORS), t, PAD_TOKEN), pad_token=PAD_TOKEN)
+        p = crop_padding(np.asarray(pred).astype(np.int64), pad_token=self.pad_token)
+        if p is not None:
+            p = np.where((p >= 0) & (p < N_COLORS), p, PAD_TOKEN)
+        return t, p
+
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._told:
+            self._told.add(key)
+            logging.getLogger("arcnb").warning("ArcMetricsCallback: %s", message)
+
     def _log_image(self, trainer) -> None:
         pairs = [(t, p) for t, p in self._samples if t is not None]
         labels = [f"val {j}" for j, (t, _) in enumerate(self._samples) if t is not None]
-        image = pairs_image(pairs, labels, slot=self.image_slot,
-                            title=f"step {trainer.global_step}")
+        try:
+            image = pairs_image(pairs, labels, slot=self.image_slot,
+                                title=f"step {trainer.global_step}")
+        except Exception as exc:  # noqa: BLE001 - a picture is not worth a run
+            self._warn_once("draw", f"could not draw the validation grids "
+                                    f"({type(exc).__name__}: {one_line(exc, 120)}); no image, "
+                                    "training goes on")
+            return
         self.last_image = image
         step = int(trainer.global_step)
         for logger in getattr(trainer, "loggers", None) or []:
+            name = type(logger).__name__
+            try:
+                self._send(logger, image, step)
+            except Exception as exc:  # noqa: BLE001 - the logger's failure ends no run
+                self._warn_once(f"logger:{name}", f"{name} failed to take the validation "
+                                f"grids ({type(exc).__name__}: {one_line(exc, 120)}); they "
+                                "are not logged to it, training goes on")
+
+    def _send(self, logger, image, step: int) -> None:
+        if hasattr(logger, "log_image"):  # Weights & Biases (and loggers like it)
+            logger.log_image(key=self.image_tag, images=[image], step=step)
+        else:
             experiment = getattr(logger, "experiment", None)
-            if hasattr(logger, "log_image"):  # Weights & Biases (and loggers like it)
-                logger.log_image(key=self.image_tag, images=[image], step=step)
-            elif callable(getattr(experiment, "add_image", None)):  # TensorBoard
+            if callable(getattr(experiment, "add_image", None)):  # TensorBoard
                 experiment.add_image(self.image_tag, image, global_step=step,
                                      dataformats="HWC")
             else:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,9 +51,9 @@ import pandas as pd
 
 from .augment import N_DIHEDRAL, dihedral
 from .data import Dataset, load_dataset
-from .errors import ArcnbError, OutputExistsError, ParameterError
-from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, csv_text
-from .runs import check_out_path
+from .errors import ArcnbError, ParameterError
+from .io import csv_text, to_jsonable
+from .runs import OutputFolder
 
 __all__ = [
     "COLOR_MODES",
@@ -239,11 +240,12 @@ def _set_keys(ds: Dataset, colors: str) -> dict[str, list[tuple]]:
 
 
 def _content(keys: list[tuple]) -> tuple:
-    """A task's content from its pair keys: (complete, sorted pair keys, sorted input
-    keys); ``complete`` is False when some pair lacks its output."""
+    """A task's content from its pair keys: (complete, its set of pair keys, its set of
+    input keys); ``complete`` is False when some pair lacks its output. Sets, as the
+    content is defined: a copy that lists one pair twice holds the same content."""
     return (all(k[0] is not None for k in keys),
-            tuple(sorted(k[0] for k in keys if k[0] is not None)),
-            tuple(sorted(k[2] for k in keys)))
+            frozenset(k[0] for k in keys if k[0] is not None),
+            frozenset(k[2] for k in keys))
 
 
 def _same_content(a: tuple, b: tuple) -> bool:
@@ -268,8 +270,24 @@ def _build_pool(train: Sequence[tuple[str, Dataset]], colors: str) -> _Pool:
     return pool
 
 
-def _refs(refs: list | None) -> str:
-    return "; ".join(sorted(set(refs))) if refs else ""
+#: Most training tasks a row of the per-output table lists by name; the others are
+#: counted (``"... and 9,990 more"``). The table stays linear in the evaluation outputs
+#: even when every training task holds the same pair.
+MAX_LISTED_REFS = 10
+
+
+def _refs(refs: list | None, cache: dict) -> str:
+    """The training tasks of a match, joined by ``"; "`` (at most
+    :data:`MAX_LISTED_REFS` named, the others counted); formatted once per match."""
+    if not refs:
+        return ""
+    key = id(refs)
+    if key not in cache:
+        names = sorted(set(refs))
+        shown = "; ".join(names[:MAX_LISTED_REFS])
+        more = len(names) - MAX_LISTED_REFS
+        cache[key] = (refs, shown + (f"; ... and {more:,} more" if more > 0 else ""))
+    return cache[key][1]
 
 
 @dataclass
@@ -279,7 +297,8 @@ class Overlap:
     ``outputs``: one row per evaluation test output (:data:`OVERLAP_COLUMNS`):
     ``task_id``, ``test_index``, ``has_truth`` (the test output is known; without it
     ``exact`` and ``equivalent`` are missing values), the three flags and, for each, the
-    matching training tasks as ``source/task_id`` joined by ``"; "``.
+    matching training tasks as ``source/task_id`` joined by ``"; "`` (the first
+    :data:`MAX_LISTED_REFS` in sorted order, then ``"... and N more"``).
     ``tasks``: one row per evaluation task: the per-output counts (``n_outputs``,
     ``n_exact``, ``n_equivalent``, ``n_input_seen``), the task flags (at least one
     output), ``same_id`` and ``same_id_changed``. ``summary``: the counts
@@ -293,31 +312,20 @@ class Overlap:
     def write(self, out: str | os.PathLike, *, overwrite: bool = False) -> list[Path]:
         """Write the per-output table (``overlap.csv``, ``overlap.parquet``), the task
         table (``overlap_tasks.csv``) and the summary (``overlap.json``) into ``out``,
-        each atomically. Nothing is written when any of them exists and ``overwrite`` is
-        False; a write that fails takes back the files this call created."""
-        out = check_out_path(out)
-        names = (OUTPUTS_CSV, OUTPUTS_PARQUET, TASKS_CSV, SUMMARY_JSON)
-        existing = [out / n for n in names if (out / n).exists()]
-        if existing and not overwrite:
-            raise OutputExistsError(f"{existing[0]} already exists; refusing to overwrite it "
-                                    "(pass overwrite=True / --overwrite)")
+        each atomically, through the guarded output folder
+        (:class:`arcnb.runs.OutputFolder`). Nothing is written when any of them exists
+        and ``overwrite`` is False; a write that fails takes back the files this call
+        created."""
+        folder = OutputFolder(out)
         buf = io.BytesIO()
         self.outputs.to_parquet(buf, index=False, engine="pyarrow")
-        written: list[Path] = []
-        try:
-            written.append(atomic_write_text(out / OUTPUTS_CSV, csv_text(self.outputs),
-                                             overwrite=True))
-            written.append(atomic_write_bytes(out / OUTPUTS_PARQUET, buf.getvalue(),
-                                              overwrite=True))
-            written.append(atomic_write_text(out / TASKS_CSV, csv_text(self.tasks),
-                                             overwrite=True))
-            written.append(atomic_write_json(out / SUMMARY_JSON, self.summary, overwrite=True))
-        except BaseException:
-            for p in written:
-                if p not in existing:
-                    p.unlink(missing_ok=True)
-            raise
-        return written
+        return folder.write({OUTPUTS_CSV: csv_text(self.outputs).encode("utf-8"),
+                             OUTPUTS_PARQUET: buf.getvalue(),
+                             TASKS_CSV: csv_text(self.tasks).encode("utf-8"),
+                             SUMMARY_JSON: (json.dumps(to_jsonable(self.summary), indent=2,
+                                                       sort_keys=True, allow_nan=False)
+                                            + "\n").encode("utf-8")},
+                            overwrite=overwrite)
 
     def line(self) -> str:
         """One line: the counts, for a log or a report's compact line."""
@@ -399,6 +407,7 @@ def overlap(dataset, train, *, tasks=None, colors: str = "1-9") -> Overlap:
     pool = _build_pool(sources, colors)
     ev_keys = _set_keys(ev, colors)
     rows, task_rows = [], []
+    listed: dict = {}  # one formatting per match (a match shared by many rows)
     for task in ev:
         keys = ev_keys[task.id]
         flags = []
@@ -410,8 +419,9 @@ def overlap(dataset, train, *, tasks=None, colors: str = "1-9") -> Overlap:
             row = {"task_id": task.id, "test_index": i, "has_truth": truth,
                    "exact": bool(m_ex) if truth else pd.NA,
                    "equivalent": bool(m_eq) if truth else pd.NA,
-                   "input_seen": bool(m_in), "exact_train_tasks": _refs(m_ex),
-                   "equivalent_train_tasks": _refs(m_eq), "input_seen_train_tasks": _refs(m_in)}
+                   "input_seen": bool(m_in), "exact_train_tasks": _refs(m_ex, listed),
+                   "equivalent_train_tasks": _refs(m_eq, listed),
+                   "input_seen_train_tasks": _refs(m_in, listed)}
             rows.append(row)
             flags.append(row)
         mine = _content(keys)

@@ -43,7 +43,14 @@ from .io import JSONInputError, atomic_write_text, file_sha256, read_json, read_
 
 __all__ = ["Predictions", "load_predictions", "write_predictions", "to_submission",
            "attempt_entry", "attempt_keys", "bad_attempt_keys", "HARNESS_SKIPPED_FILES",
-           "extract_grid", "problem_summary"]
+           "extract_grid", "problem_summary", "MAX_TEST_INPUTS"]
+
+#: Most test inputs of one task that predictions may refer to (100): an index of a test
+#: input (a JSON Lines ``pair_index``, a candidates file's ``test_index``) is refused
+#: from 100 on. ARC tasks have at most 4 (the bundled datasets), so the bound is far
+#: from any real task, and it keeps what an index costs bounded: a line that names test
+#: input 9,999 no longer builds 9,999 empty entries before the dataset is consulted.
+MAX_TEST_INPUTS = 100
 
 _ATTEMPT = re.compile(r"attempt_([1-9][0-9]*)", re.ASCII)
 
@@ -568,7 +575,9 @@ def _load_jsonl(path: Path) -> Predictions:
     """JSON Lines predictions (``*.jsonl``): one test output per line, as an object
     ``{"task_id": ..., "pair_index": i, "attempts": [grid, ...]}`` with, optionally,
     ``"metadata": [object or null, ...]`` (one per attempt: cost, usage, ... as in a
-    benchmarking-harness run). A test output without a line has no prediction."""
+    benchmarking-harness run). A test output without a line has no prediction. The
+    line's ``pair_index`` (0 to :data:`MAX_TEST_INPUTS` - 1) is where its attempts go: a
+    ``pair_index`` inside their metadata does not move them."""
     try:
         lines = read_json_lines(path, what="predictions file")
     except JSONInputError as exc:
@@ -589,8 +598,9 @@ def _load_jsonl(path: Path) -> Predictions:
         tid, idx, grids = obj["task_id"], obj["pair_index"], obj["attempts"]
         if not isinstance(tid, str) or not tid:
             refuse(n, "task_id is not a non-empty string")
-        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < 10_000:
-            refuse(n, f"pair_index {one_line(repr(idx), 32)} is not a test input index")
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < MAX_TEST_INPUTS:
+            refuse(n, f"pair_index {one_line(repr(idx), 32)} is not a test input index "
+                      f"(0 to {MAX_TEST_INPUTS - 1})")
         if not isinstance(grids, list):
             refuse(n, f"attempts is a {type(grids).__name__}, not a list of grids")
         metas = obj.get("metadata")
@@ -601,8 +611,11 @@ def _load_jsonl(path: Path) -> Predictions:
         entry = {f"attempt_{j + 1}": (g if metas is None or metas[j] is None
                                       else {"answer": g, "metadata": metas[j]})
                  for j, g in enumerate(grids)}
-        by_task[tid][idx] = reader.entry(tid, idx, entry)
-    parsed = {tid: [found.get(i, _Entry([], [], [])) for i in range(max(found) + 1)]
+        # the line's own pair_index places it: an attempt's metadata.pair_index (a
+        # harness run's hint) never sends it to another test input
+        by_task[tid][idx] = replace(reader.entry(tid, idx, entry), hints=[])
+    empty = _Entry([], [], [])
+    parsed = {tid: [found.get(i, empty) for i in range(max(found) + 1)]
               for tid, found in by_task.items()}
     return Predictions._build(parsed, reader, source=str(path), format="jsonl")
 

@@ -11,23 +11,41 @@ from .errors import ParameterError
 
 __all__ = ["bootstrap_indices", "percentile_interval", "bootstrap_ci", "ratio_bootstrap_ci",
            "paired_bootstrap_ci", "mcnemar_exact", "mcnemar_table", "pareto_front",
-           "check_n_boot"]
+           "check_n_boot", "check_seed", "MAX_N_BOOT", "MAX_SEED"]
+
+#: Most bootstrap resamples arcnb draws (100,000): the resamples of 1,000 tasks then
+#: take 800 MB; the default 1,000 is plenty for a 95 % interval.
+MAX_N_BOOT = 100_000
+#: Largest seed (2^63 - 1): every random generator arcnb seeds (numpy's, torch's)
+#: takes it.
+MAX_SEED = 2 ** 63 - 1
 
 
 def check_n_boot(n_boot) -> int:
-    """``n_boot`` as an int, refused (:class:`~arcnb.errors.ParameterError`, one line) unless it is at
-    least 1."""
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+    """``n_boot`` as an int, refused (:class:`~arcnb.errors.ParameterError`, one line)
+    unless it is a whole number from 1 to :data:`MAX_N_BOOT`."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) \
+            or not 1 <= n_boot <= MAX_N_BOOT:
         raise ParameterError(f"the number of bootstrap resamples must be a whole number "
-                             f">= 1, got {n_boot!r}")
+                             f"from 1 to {MAX_N_BOOT}, got {n_boot!r}")
     return int(n_boot)
+
+
+def check_seed(seed) -> int:
+    """``seed`` as an int, refused (:class:`~arcnb.errors.ParameterError`, one line)
+    unless it is a whole number from 0 to :data:`MAX_SEED`."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= seed <= MAX_SEED:
+        raise ParameterError(f"the seed must be a whole number from 0 to {MAX_SEED}, got "
+                             f"{seed!r}")
+    return int(seed)
 
 
 def bootstrap_indices(n: int, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
     """``[n_boot, n]`` unit indices drawn with replacement by
     ``numpy.random.default_rng(seed)``: the one resampling behind every interval of
     arcnb (a unit is a task), so equal seeds draw equal resamples everywhere."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     return rng.integers(0, n, size=(n_boot, n))
 
 

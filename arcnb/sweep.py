@@ -49,7 +49,8 @@ finished run directories of every shard.
 
 Choosing the best checkpoint on the tasks it is reported on flatters it.
 :func:`honest_selection` splits the tasks into a selection half and a report half
-(shuffled within each structural category, so both halves hold every category),
+(every structural category divided evenly between them, a task of several categories
+counted in each),
 chooses on the selection half, reports on the other, and measures the inflation that
 choosing on the report half itself would have added.
 """
@@ -57,6 +58,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -69,16 +71,17 @@ import pandas as pd
 from .breakdown import breakdown, overall
 from .columns import NEAR_MISS, is_near_miss
 from .data import load_dataset
-from .errors import ArcnbError, OutputExistsError
-from .evaluate import _dist_setup, _resolve_device, evaluate
-from .io import (atomic_write_bytes, atomic_write_json, atomic_write_text, csv_text, file_sha256,
-                 read_json)
+from .errors import ArcnbError, OutputExistsError, printable
+from .evaluate import (_dist_setup, _resolve_device, check_run_parameters, evaluate,
+                       run_options)
+from .io import csv_text, file_sha256, read_json, to_jsonable
 from .journal import journal_paths
 from .models.loading import CHECKPOINT_SUFFIXES, checkpoint_path, recorded_step
 from .models.registry import builder_names
 from .report.notebooks import run_notebook
-from .runs import RUN_FILES, Run, check_out_path, is_finished, read_metrics
-from .stats import bootstrap_ci, ratio_bootstrap_ci
+from .runs import (CANDIDATES, METRICS, RUN_FILES, OutputFolder, Run, is_finished, read_metrics,
+                   same_run_problem)
+from .stats import bootstrap_ci, check_n_boot, check_seed, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, structural_taxonomy
 
 __all__ = ["sweep", "collect", "open_sweep", "Sweep", "SweepEntry", "checkpoint_step",
@@ -194,26 +197,60 @@ class SweepEntry:
     name: str
     epoch: int | None = None
     checkpoint_sha256: str | None = None
+    #: Other files given for the sweep that hold the same bytes (Lightning's
+    #: ``last.pt`` beside the step it copies): evaluated once, as this checkpoint.
+    same_bytes: tuple = ()
 
     def to_json(self) -> dict:
         """The entry as the JSON object of its entry file (``runs/NAME.sweep.json``)."""
         return {"kind": _ENTRY_KIND, "checkpoint": self.checkpoint, "step": self.step,
                 "epoch": self.epoch, "step_source": self.step_source,
                 "position": self.position, "name": self.name,
-                "checkpoint_sha256": self.checkpoint_sha256}
+                "checkpoint_sha256": self.checkpoint_sha256,
+                "same_bytes": list(self.same_bytes)}
 
     @classmethod
     def from_json(cls, obj: dict, where) -> "SweepEntry":
-        """The entry of an entry file's JSON object (``where`` names the file in errors)."""
+        """The entry of an entry file's JSON object (``where`` names the file in errors).
+        Every field is checked as written: ``name`` one plain folder name (never a path
+        out of ``runs/``), ``step``, ``position`` and ``epoch`` whole numbers from 0 to
+        2^63 - 1, the texts strings."""
         if not isinstance(obj, dict) or obj.get("kind") != _ENTRY_KIND:
             raise ArcnbError(f"{where} is not a sweep entry file")
-        try:
-            return cls(str(obj["checkpoint"]), int(obj["step"]), str(obj["step_source"]),
-                       int(obj["position"]), str(obj["name"]),
-                       None if obj.get("epoch") is None else int(obj["epoch"]),
-                       obj.get("checkpoint_sha256"))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ArcnbError(f"{where}: a sweep entry without a usable {exc}") from None
+
+        def whole(key, optional=False):
+            v = obj.get(key)
+            if v is None and optional:
+                return None
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= _MAX_STEP:
+                raise ArcnbError(f"{where}: {key} is not a whole number from 0 to "
+                                 f"{_MAX_STEP} ({printable(repr(v))[:40]})")
+            return v
+
+        def text(key, optional=False):
+            v = obj.get(key)
+            if v is None and optional:
+                return None
+            if not isinstance(v, str):
+                raise ArcnbError(f"{where}: {key} is not a string")
+            return v
+
+        name = text("name")
+        if not _RUN_NAME.fullmatch(name) or name in (".", ".."):
+            raise ArcnbError(f"{where}: name {printable(repr(name))[:80]} is not the name of a "
+                             f"run folder inside {RUNS_DIR}/")
+        same = obj.get("same_bytes") or []
+        if not isinstance(same, list) or not all(isinstance(x, str) for x in same):
+            raise ArcnbError(f"{where}: same_bytes is not a list of file names")
+        return cls(text("checkpoint"), whole("step"), text("step_source"), whole("position"),
+                   name, whole("epoch", optional=True),
+                   text("checkpoint_sha256", optional=True), tuple(same))
+
+
+#: The largest step, epoch or position an entry file may hold.
+_MAX_STEP = 2 ** 63 - 1
+#: What a run folder's name is made of (see :func:`_run_name`).
+_RUN_NAME = re.compile(r"[A-Za-z0-9._-]{1,80}")
 
 
 def _slug(text: str) -> str:
@@ -233,9 +270,33 @@ def _run_name(checkpoint: str) -> str:
 
 def plan(checkpoints: Sequence[str | os.PathLike]) -> list[SweepEntry]:
     """The sweep's checkpoints (:func:`expand_checkpoints`) with their steps, ordered by
-    step. The step source is the first of :data:`STEP_SOURCES` that gives every
-    checkpoint a distinct step."""
-    ckpts = expand_checkpoints(checkpoints)
+    step. Files with the same bytes are one checkpoint (kept under the name that gives a
+    step, the others listed in its ``same_bytes``): Lightning's ``last.pt`` beside the
+    step it copies no longer makes two checkpoints of one step. The step source is the
+    first of :data:`STEP_SOURCES` that gives every checkpoint a distinct step."""
+    given = expand_checkpoints(checkpoints)
+    shas = [_sha256_or_none(checkpoint_path(c)) for c in given]
+    # byte-identical files are one checkpoint (Lightning's save_last=True leaves last.pt,
+    # a copy of the latest step): a copy whose name gives no step of its own (or the
+    # same step) is folded into the file whose name gives one
+    groups: dict = {}
+    for i, sha in enumerate(shas):
+        groups.setdefault(sha if sha is not None else ("name", i), []).append(i)
+    keep = []
+    for members in groups.values():
+        name_step = {i: _step_from_name(given[i]) for i in members}
+        kept: dict = {}  # name step (or None) -> the member kept for it
+        for i in sorted(members, key=lambda i: (name_step[i] is None, i)):
+            key = name_step[i]
+            if key is None and kept:
+                key = next(iter(kept))  # a copy without a step of its own
+            kept.setdefault(key, []).append(i)
+        for group in kept.values():
+            keep.append((group[0], tuple(Path(given[i]).name for i in group[1:])))
+    keep.sort()
+    ckpts = [given[i] for i, _ in keep]
+    same = [dup for _, dup in keep]
+    sha_of = [shas[i] for i, _ in keep]
     recorded = [checkpoint_step(c) for c in ckpts]
     from_name = [_step_from_name(c) if Path(c).is_file() else None for c in ckpts]
 
@@ -250,8 +311,7 @@ def plan(checkpoints: Sequence[str | os.PathLike]) -> list[SweepEntry]:
         steps, source = list(range(len(ckpts))), STEP_SOURCES[2]
     order = sorted(range(len(ckpts)), key=lambda i: (steps[i], i))
     return [SweepEntry(ckpts[i], int(steps[i]), source, pos, _run_name(ckpts[i]),
-                       recorded[i][1],
-                       _sha256_or_none(checkpoint_path(ckpts[i])))
+                       recorded[i][1], sha_of[i], same[i])
             for pos, i in enumerate(order)]
 
 
@@ -303,30 +363,40 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     shard = parse_shard(shard)
     if isinstance(jobs, bool) or int(jobs) < 1:
         raise ArcnbError(f"--jobs must be >= 1, got {jobs}")
-    out = Path(out)
-    _check_sweep_dir(out)
+    # every number checked before a checkpoint is read or a folder written
+    checked = check_run_parameters(batch_size=batch_size, attempts=attempts, augment=augment,
+                                   color_perms=color_perms, seed=seed, n_boot=n_boot,
+                                   estimator=estimator)
+    seed, n_boot = checked["seed"], checked["n_boot"]
+    folder = _sweep_folder(out)
     entries = plan(checkpoints)
     ds = load_dataset(dataset, tasks=tasks, require_truth=False)
     if not all(t.has_truth for t in ds):
         raise ArcnbError(f"{ds.name} has test inputs without their outputs (a hidden test "
                          "set): a sweep scores every checkpoint, so it needs the outputs")
+    runs = _claim_plan(folder, entries, overwrite=overwrite)
     mine = [e for e in entries if shard is None or e.position % shard[1] == shard[0]]
-    runs_dir = out / RUNS_DIR
-    runs_dir.mkdir(parents=True, exist_ok=True)
+    dev = _resolve_device(device)
     opts = dict(device=device, batch_size=batch_size, attempts=attempts, augment=augment,
                 color_perms=color_perms, trust_checkpoint=trust_checkpoint, arch=arch,
                 config=config, seed=seed, n_boot=n_boot, estimator=estimator,
                 progress=progress)
 
+    def wanted(e: SweepEntry) -> dict:
+        return run_options(e.checkpoint, ds, dev.type, batch_size=batch_size,
+                           attempts=attempts, augment=augment, color_perms=color_perms,
+                           arch=arch, config=config, seed=seed, estimator=estimator,
+                           n_boot=n_boot, checkpoint_sha256=e.checkpoint_sha256)
+
     # every shard records the whole plan (the same bytes), so that --collect knows
     # which checkpoints are still missing
-    for e in entries:
-        atomic_write_json(runs_dir / f"{e.name}{_ENTRY_SUFFIX}", e.to_json(), overwrite=True)
+    runs.write({f"{e.name}{_ENTRY_SUFFIX}": _json_bytes(e.to_json()) for e in entries},
+               overwrite=True)
 
     def one(e: SweepEntry):
-        rd = runs_dir / e.name
+        rd = runs.folder(e.name).path  # never a link out of the sweep folder
         if is_finished(rd) and not overwrite:
-            _check_same_run(rd, e, ds, augment=augment, attempts=attempts)
+            _check_same_run(rd, e, wanted(e))
             return None
         resume = bool(journal_paths(rd)) and not overwrite
         return evaluate(e.checkpoint, ds, rd, resume=resume, overwrite=overwrite, **opts)
@@ -334,7 +404,7 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     results: dict[str, object] = {}
     # under torchrun: one process group for every evaluation (evaluate joins it), as a
     # group cannot be made again once destroyed
-    rank, world, created = _dist_setup(_resolve_device(device))
+    rank, world, created = _dist_setup(dev)
     try:
         if int(jobs) == 1 or len(mine) <= 1 or world > 1:
             for e in mine:
@@ -358,28 +428,70 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     return sw
 
 
-def _check_sweep_dir(out: Path) -> None:
-    """``out`` may be missing, empty, or a sweep folder (one holding ``runs/``)."""
-    check_out_path(out)
-    if out.is_dir() and any(out.iterdir()) and not (out / RUNS_DIR).is_dir():
-        raise OutputExistsError(f"{out} is not empty and holds no sweep ({RUNS_DIR}/); "
-                                "choose a new folder for the sweep")
+def _json_bytes(obj) -> bytes:
+    return (json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False)
+            + "\n").encode("utf-8")
 
 
-def _check_same_run(rd: Path, e: SweepEntry, ds, *, augment: str, attempts: int) -> None:
-    """A finished run is reused only for the same checkpoint bytes, tasks and options."""
-    params = (read_metrics(rd).get("provenance") or {}).get("parameters") or {}
-    recorded = {"checkpoint_sha256": params.get("checkpoint_sha256"),
-                "augment": params.get("augment"), "attempts": params.get("attempts"),
-                "dataset": (params.get("dataset") or {}).get("name"),
-                "n_tasks": (read_metrics(rd).get("n_tasks"))}
-    wanted = {"checkpoint_sha256": e.checkpoint_sha256, "augment": augment,
-              "attempts": attempts, "dataset": ds.name, "n_tasks": len(ds)}
-    diff = [k for k in wanted if recorded[k] != wanted[k]]
-    if diff:
-        raise OutputExistsError(f"{rd} holds a finished run of {e.checkpoint} with another "
-                                f"{diff[0].replace('_', ' ')} ({recorded[diff[0]]} instead of "
-                                f"{wanted[diff[0]]}); pass --overwrite to redo it")
+def _is_sweep_folder(out: Path) -> bool:
+    """Whether ``out`` holds a sweep: entry files in ``runs/`` or arcnb's ``sweep.json``
+    (a folder that merely has a ``runs/`` sub-folder, as TensorBoard's log folder has,
+    is not one)."""
+    runs = out / RUNS_DIR
+    if runs.is_dir() and not runs.is_symlink() and any(runs.glob(f"*{_ENTRY_SUFFIX}")):
+        return True
+    summary = out / SWEEP_JSON
+    if summary.is_file() and not summary.is_symlink():
+        try:
+            return read_json(summary, what="sweep summary").get("kind") == "arcnb-sweep"
+        except (ArcnbError, AttributeError):
+            return False
+    return False
+
+
+def _sweep_folder(out) -> OutputFolder:
+    """``out`` as the sweep's guarded output folder: missing, empty, or a sweep folder
+    (:func:`_is_sweep_folder`); any other folder is refused, so that a sweep never
+    replaces files it did not write (``categories.csv`` among a user's own files)."""
+    folder = OutputFolder(out)
+    path = folder.path
+    folder.folder(RUNS_DIR)  # a link planted as runs/ is refused before anything is written
+    if path.is_dir() and any(path.iterdir()) and not _is_sweep_folder(path):
+        raise OutputExistsError(f"{path} is not empty and holds no sweep of arcnb ({RUNS_DIR}/"
+                                f"*{_ENTRY_SUFFIX} or {SWEEP_JSON}); choose a new folder for "
+                                "the sweep")
+    return folder
+
+
+def _claim_plan(folder: OutputFolder, entries: list[SweepEntry], *,
+                overwrite: bool) -> OutputFolder:
+    """The ``runs/`` folder of a sweep of ``entries``. A folder that already holds the
+    sweep of other checkpoints (another training run) is refused unless ``overwrite``,
+    which removes their entries: one folder never mixes two sweeps."""
+    runs = folder.folder(RUNS_DIR)
+    if not runs.path.is_dir():
+        return runs
+    mine = {e.name for e in entries}
+    others = sorted(p for p in runs.path.glob(f"*{_ENTRY_SUFFIX}")
+                    if p.name[:-len(_ENTRY_SUFFIX)] not in mine)
+    if others and not overwrite:
+        raise OutputExistsError(
+            f"{folder.path} holds the sweep of other checkpoints ({len(others)} not among "
+            f"these, e.g. {printable(others[0].name[:-len(_ENTRY_SUFFIX)])}); choose a new "
+            "folder for this sweep, or pass --overwrite to replace that one")
+    for p in others:
+        runs.target(p.name).unlink(missing_ok=True)
+    return runs
+
+
+def _check_same_run(rd: Path, e: SweepEntry, wanted: dict) -> None:
+    """A finished run is reused only when it is the run asked for: the hash of every
+    option that changes a result (:func:`arcnb.evaluate.run_options`) must match."""
+    problem = same_run_problem(read_metrics(rd), wanted)
+    if problem:
+        raise OutputExistsError(f"{rd} holds a finished run of {printable(e.checkpoint)} that is "
+                                f"not the one asked for: {problem}; pass --overwrite to redo "
+                                "it, or sweep into a new folder")
 
 
 def example_sweep(out, dataset="arc-agi-1:evaluation", *, seed: int = 0,
@@ -407,9 +519,10 @@ def from_run_dirs(checkpoints, run_dirs, out, *, seed: int = 0, n_boot: int = 10
     run directories of ``arcnb report --checkpoint a b c``): each run directory's files
     are copied into ``out/runs/`` (``metrics.json`` last), matched to its checkpoint by
     the checkpoint's SHA-256 recorded in the run, then the sweep's files are written."""
-    out = Path(out)
-    _check_sweep_dir(out)
+    folder = _sweep_folder(out)
+    out = folder.path
     entries = plan(checkpoints)
+    runs = _claim_plan(folder, entries, overwrite=overwrite)
     by_sha = {}
     for rd in run_dirs:
         prov = read_metrics(rd).get("provenance") or {}
@@ -417,18 +530,17 @@ def from_run_dirs(checkpoints, run_dirs, out, *, seed: int = 0, n_boot: int = 10
     missing = [e.checkpoint for e in entries if e.checkpoint_sha256 not in by_sha]
     if missing:
         raise ArcnbError(f"no run directory of checkpoint {missing[0]}")
-    runs_dir = out / RUNS_DIR
     for e in entries:
-        dest = runs_dir / e.name
-        if is_finished(dest) and not overwrite:
-            raise OutputExistsError(f"{dest} already holds a finished run; refusing to "
+        dest = runs.folder(e.name)
+        if is_finished(dest.path) and not overwrite:
+            raise OutputExistsError(f"{dest.path} already holds a finished run; refusing to "
                                     "overwrite it (pass --overwrite)")
-        dest.mkdir(parents=True, exist_ok=True)
-        for name in RUN_FILES:  # metrics.json last: it marks a finished run
-            src = by_sha[e.checkpoint_sha256] / name
-            if src.is_file():
-                atomic_write_bytes(dest / name, src.read_bytes(), overwrite=True)
-        atomic_write_json(runs_dir / f"{e.name}{_ENTRY_SUFFIX}", e.to_json(), overwrite=True)
+        src = by_sha[e.checkpoint_sha256]
+        names = [n for n in RUN_FILES if n != METRICS] + [CANDIDATES, METRICS]
+        files = {name: (src / name).read_bytes for name in names
+                 if (src / name).is_file()}  # metrics.json last: it marks a finished run
+        dest.write(files, overwrite=True, remove=(METRICS, CANDIDATES))
+        runs.write({f"{e.name}{_ENTRY_SUFFIX}": _json_bytes(e.to_json())}, overwrite=True)
     sw = Sweep.from_runs(out, entries, None, results={}, seed=seed, n_boot=n_boot)
     sw.write(report=report)
     return sw
@@ -447,11 +559,60 @@ def _entries(out: Path) -> list[SweepEntry]:
     runs_dir = out / RUNS_DIR
     if not runs_dir.is_dir():
         raise ArcnbError(f"{out} is not a sweep folder: {RUNS_DIR}/ is missing")
+    OutputFolder(out).folder(RUNS_DIR)  # never read through a link either
     entries = [SweepEntry.from_json(read_json(p, what="sweep entry"), p)
                for p in sorted(runs_dir.glob(f"*{_ENTRY_SUFFIX}"))]
     if not entries:
         raise ArcnbError(f"{runs_dir} holds no checkpoint of a sweep")
-    return sorted(entries, key=lambda e: (e.position, e.name))
+    entries = sorted(entries, key=lambda e: (e.position, e.name))
+    _check_plan(out, entries)
+    return entries
+
+
+def _check_plan(out: Path, entries: list[SweepEntry]) -> None:
+    """The entries of one sweep: distinct steps and positions 0, 1, 2, ... (the entries
+    of two training runs in one folder are refused, never merged)."""
+    steps: dict[int, SweepEntry] = {}
+    for e in entries:
+        if e.step in steps:
+            raise ArcnbError(f"{out} holds two checkpoints at step {e.step} "
+                             f"({printable(steps[e.step].checkpoint)} and "
+                             f"{printable(e.checkpoint)}): the sweeps of two training runs? "
+                             "Sweep each into its own folder")
+        steps[e.step] = e
+    if [e.position for e in entries] != list(range(len(entries))):
+        raise ArcnbError(f"{out}: the entries of {RUNS_DIR}/ are not one sweep's plan "
+                         "(positions missing or repeated); sweep into a new folder")
+
+
+def _check_runs(out: Path, entries: list[SweepEntry]) -> None:
+    """Every finished run of a sweep is the run of its entry: evaluated from the bytes
+    of the checkpoint the plan records (a checkpoint rewritten by training between two
+    shards is refused, never reported under its new step), and all with the same
+    options (:func:`arcnb.evaluate.run_options`, the checkpoint aside)."""
+    ref = None
+    for e in entries:
+        rd = out / RUNS_DIR / e.name
+        metrics = read_metrics(rd)
+        prov = metrics.get("provenance") if isinstance(metrics.get("provenance"), dict) else {}
+        if e.checkpoint_sha256 is not None and prov.get("checkpoint_sha256") != \
+                e.checkpoint_sha256:
+            raise ArcnbError(f"{rd} was evaluated from other bytes of "
+                             f"{printable(e.checkpoint)} than the sweep's plan records (the "
+                             "file changed between shards?); evaluate it again with "
+                             "arcnb sweep ... --overwrite")
+        if ref is None:
+            ref = (rd, metrics)
+            continue
+        has = isinstance(prov.get("options"), dict)
+        had = isinstance((ref[1].get("provenance") or {}).get("options"), dict)
+        if not has and not had:
+            continue  # runs of an older arcnb: nothing recorded to compare
+        options = (ref[1].get("provenance") or {}).get("options") or {}
+        problem = same_run_problem(metrics, options, ignore=("checkpoint",))
+        if problem:
+            raise ArcnbError(f"the runs of {out} were not evaluated alike: {rd} differs from "
+                             f"{ref[0]}: {problem}")
 
 
 def open_sweep(out, *, dataset=None, seed: int = 0, n_boot: int = 1000) -> "Sweep":
@@ -460,7 +621,8 @@ def open_sweep(out, *, dataset=None, seed: int = 0, n_boot: int = 1000) -> "Swee
     shard still running) are named in one error."""
     out = Path(out)
     entries = _entries(out)
-    missing = [e.checkpoint for e in entries if not is_finished(out / RUNS_DIR / e.name)]
+    missing = [printable(e.checkpoint) for e in entries
+               if not is_finished(out / RUNS_DIR / e.name)]
     if missing:
         raise ArcnbError(f"{len(missing)} of {len(entries)} checkpoints have no finished run "
                          f"yet (e.g. {missing[0]}); finish every shard first")
@@ -488,6 +650,7 @@ class Sweep:
         ``results`` (``{run name: Results}``, fresh from evaluate) or else from its run
         directory (:meth:`arcnb.runs.Run.open`, scored on ``dataset`` when given)."""
         out = Path(out)
+        seed, n_boot = check_seed(seed), check_n_boot(n_boot)
         cache: dict = {}
         scored = []
         for e in entries:
@@ -506,6 +669,8 @@ class Sweep:
         ids = [list(r.tasks["task_id"]) for r in scored]
         if any(i != ids[0] for i in ids):
             raise ArcnbError(f"the runs of {out} are not on the same tasks")
+        _check_plan(out, list(entries))
+        _check_runs(out, list(entries))
         return cls(out, list(entries), scored, seed, n_boot)
 
     # ------------------------------------------------------------ tables
@@ -554,7 +719,9 @@ class Sweep:
             o = overall(res, ks=(1, 2), n_boot=self.n_boot, seed=self.seed,
                         near_miss=NEAR_MISS).iloc[0]
             row = {"step": e.step, "epoch": e.epoch, "step_source": e.step_source,
-                   "checkpoint": e.checkpoint, "run_dir": f"{RUNS_DIR}/{e.name}",
+                   # shown, never raw: a newline or a non-UTF-8 byte in a file name is
+                   # escaped (\n, \xff), so it can neither forge a row nor fail a write
+                   "checkpoint": printable(e.checkpoint), "run_dir": f"{RUNS_DIR}/{e.name}",
                    "n_tasks": int(o["n_tasks"]), "n_outputs": int(o["n_outputs"]),
                    "pass@1": o["pass@1"], "pass@2_per_output": o["pass@2_per_output"]}
             for m in METRIC_COLUMNS[:-1]:
@@ -632,10 +799,17 @@ class Sweep:
         return honest_selection(self.task_matrix(metric), self._strata(), seed=self.seed,
                                 n_boot=self.n_boot, metric=metric)
 
-    def _strata(self) -> dict[str, str]:
+    def _strata(self) -> dict[str, tuple]:
         tax = self.taxonomy()
         ids = list(self.results[0].tasks["task_id"])
-        return {t: tax.categories_of(t)[0] for t in ids}
+        return {t: tax.categories_of(t) for t in ids}  # every category, not the first
+
+    def notes(self) -> list[str]:
+        """What to know about the checkpoints: files with the same bytes, evaluated once."""
+        return [f"{', '.join(printable(n) for n in e.same_bytes)} "
+                f"{'holds' if len(e.same_bytes) == 1 else 'hold'} the same bytes as "
+                f"{printable(Path(e.checkpoint).name)}: evaluated once, as step {e.step}"
+                for e in self.entries if e.same_bytes]
 
     def summary(self) -> dict:
         """What ``sweep.json`` holds."""
@@ -647,8 +821,12 @@ class Sweep:
             "n_outputs": int(len(self.results[0].outputs)),
             "n_checkpoints": len(self.entries),
             "step_source": self.step_source,
-            "checkpoints": [{"step": e.step, "epoch": e.epoch, "checkpoint": e.checkpoint,
-                             "run_dir": f"{RUNS_DIR}/{e.name}"} for e in self.entries],
+            "checkpoints": [{"step": e.step, "epoch": e.epoch,
+                             "checkpoint": printable(e.checkpoint),
+                             "run_dir": f"{RUNS_DIR}/{e.name}",
+                             "same_bytes": [printable(n) for n in e.same_bytes]}
+                            for e in self.entries],
+            "notes": self.notes(),
             "n_tasks_ever_solved": int(len(solved)),
             "selection": self.selection(),
             "bootstrap": {"n_boot": self.n_boot, "seed": self.seed, "level": 0.95,
@@ -661,13 +839,15 @@ class Sweep:
         directories, so rewriting them loses nothing); with ``report`` also run the
         sweep notebook into ``sweep.ipynb`` / ``sweep.html``. Returns ``sweep.csv``."""
         out = self.out
-        atomic_write_text(out / CATEGORIES_CSV, csv_text(self.categories()), overwrite=True)
-        atomic_write_text(out / CHANGES_CSV, csv_text(self.changes()), overwrite=True)
-        atomic_write_text(out / SOLVED_CSV, csv_text(self.solved_matrix(), index=True),
-                          overwrite=True)
-        atomic_write_json(out / SWEEP_JSON, self.summary(), overwrite=True)
-        path = atomic_write_text(out / SWEEP_CSV, csv_text(self.table()), overwrite=True)
+        folder = _sweep_folder(out)  # a sweep folder only: never a user's own files
+        folder.write({CATEGORIES_CSV: csv_text(self.categories()).encode("utf-8"),
+                      CHANGES_CSV: csv_text(self.changes()).encode("utf-8"),
+                      SOLVED_CSV: csv_text(self.solved_matrix(), index=True).encode("utf-8"),
+                      SWEEP_JSON: _json_bytes(self.summary()),
+                      SWEEP_CSV: csv_text(self.table()).encode("utf-8")}, overwrite=True)
+        path = folder.target(SWEEP_CSV)
         if report:
+            folder.claim([SWEEP_NOTEBOOK, SWEEP_HTML], overwrite=True)  # links refused
             run_notebook("sweep", out / SWEEP_NOTEBOOK,
                          {"sweep_dir": str(Path(out).resolve()), "seed": int(self.seed),
                           "n_boot": int(self.n_boot)},
@@ -687,28 +867,66 @@ def _near_miss_per_task(res) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ====================================================================== selection
-def selection_split(task_ids: Sequence[str], strata: dict[str, str], *,
+def selection_split(task_ids: Sequence[str], strata: dict, *,
                     seed: int = 0) -> tuple[list[str], list[str]]:
-    """Split tasks into a selection half and a report half: within each stratum
-    (category, in sorted order) the tasks are shuffled
-    (``numpy.random.default_rng(seed)``) and dealt alternately to the two halves, the
-    deal continuing across strata, so every stratum is split evenly and the halves
-    differ in size by at most one. Returns both halves, sorted."""
+    """Split tasks into a selection half and a report half so that every category is
+    divided evenly between them. ``strata`` maps a task to its category, or to all its
+    categories (a tuple: the structural taxonomy gives a task several).
+
+    First the deal: within each task's first category (in sorted order) the tasks are
+    shuffled (``numpy.random.default_rng(seed)``) and dealt alternately to the two
+    halves, the deal continuing across categories, so the halves differ in size by at
+    most one. Then, while swapping a task of one half with a task of the other lowers
+    the sum over categories of the squared difference between the halves' counts, the
+    best such swap is made (sizes unchanged). A task of several categories thus counts
+    in each of them: on the structural taxonomy of ARC-AGI-1's evaluation tasks every
+    category ends within one task of even. Returns both halves, sorted."""
+    seed = check_seed(seed)
     rng = np.random.default_rng(seed)
-    by: dict[str, list[str]] = {}
-    for t in sorted(task_ids):
-        by.setdefault(str(strata.get(t, UNCATEGORIZED)), []).append(t)
-    sel, rep = [], []
+    ids = sorted(task_ids)
+    cats = []
+    for t in ids:
+        c = strata.get(t, UNCATEGORIZED)
+        c = (str(c),) if isinstance(c, str) or not isinstance(c, (tuple, list)) else \
+            tuple(dict.fromkeys(str(x) for x in c)) or (UNCATEGORIZED,)
+        cats.append(c)
+    names = sorted({c for cs in cats for c in cs})
+    col = {c: j for j, c in enumerate(names)}
+    member = np.zeros((len(ids), len(names)), np.int64)
+    for i, cs in enumerate(cats):
+        member[i, [col[c] for c in cs]] = 1
+    by: dict[str, list[int]] = {}
+    for i, cs in enumerate(cats):
+        by.setdefault(cs[0], []).append(i)
+    in_sel = np.zeros(len(ids), bool)
     turn = 0
     for stratum in sorted(by):
         members = by[stratum]
         for j in rng.permutation(len(members)):
-            (sel if turn % 2 == 0 else rep).append(members[int(j)])
+            in_sel[members[int(j)]] = turn % 2 == 0
             turn += 1
+    # swaps: moving t (selection) and u (report) changes the imbalances d by
+    # 2 (m_u - m_t), so sum d^2 changes by 4 (d.m_u - d.m_t + |m_u - m_t|^2)
+    norms = member.sum(axis=1)
+    for _ in range(len(ids)):
+        d = member[in_sel].sum(axis=0) - member[~in_sel].sum(axis=0)
+        s_idx, r_idx = np.flatnonzero(in_sel), np.flatnonzero(~in_sel)
+        if not s_idx.size or not r_idx.size:
+            break
+        gain = (member[r_idx] @ d)[None, :] - (member[s_idx] @ d)[:, None] \
+            + norms[s_idx][:, None] + norms[r_idx][None, :] \
+            - 2 * (member[s_idx] @ member[r_idx].T)
+        k = int(np.argmin(gain))
+        if gain.flat[k] >= 0:
+            break
+        a, b = divmod(k, r_idx.size)
+        in_sel[s_idx[a]], in_sel[r_idx[b]] = False, True
+    sel = [ids[i] for i in np.flatnonzero(in_sel)]
+    rep = [ids[i] for i in np.flatnonzero(~in_sel)]
     return sorted(sel), sorted(rep)
 
 
-def honest_selection(matrix: pd.DataFrame, strata: dict[str, str], *, seed: int = 0,
+def honest_selection(matrix: pd.DataFrame, strata: dict, *, seed: int = 0,
                      n_boot: int = 1000, metric: str = "pass@2") -> dict:
     """Choose the best checkpoint on one half of the tasks and report it on the other.
 

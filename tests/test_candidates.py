@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from arcnb.baselines import program_search_candidates, program_search_submission
 from arcnb.candidates import (PRODUCT_OF_EXPERTS, calibration, candidates, load_candidates,
                               write_candidates)
 from arcnb.data import load_dataset
+from arcnb.errors import ArcnbError
 from arcnb.scoring import score
 from test_predictions import attempt, complete_run, write_run
 from test_predictions import TASK_IDS as HARNESS_TASKS
@@ -457,3 +459,336 @@ def test_candidate_strip_marks_the_right_one(ds):
     ax = P.candidate_strip(a, A, 0, rule="order", max_items=2)
     subs = [s for s in ax.figure.axes if s is not ax]
     assert [s.get_title() for s in subs] == ["1: 2 votes", "2: 1 vote"]
+
+
+# ------------------------------------------------------------------ hostile pools
+def _table(rows, **extra):
+    """A candidates Parquet table from ``(task_id, test_index, grid, votes)`` rows."""
+    import pyarrow as pa
+
+    grids = [np.asarray(g, np.int8) for _, _, g, _ in rows]
+    cols = {"task_id": pa.array([r[0] for r in rows], pa.string()),
+            "test_index": pa.array([r[1] for r in rows], pa.int64()),
+            "height": pa.array([g.shape[0] for g in grids], pa.int16()),
+            "width": pa.array([g.shape[1] for g in grids], pa.int16()),
+            "cells": pa.array([g.tobytes() for g in grids], pa.binary()),
+            "votes": pa.array([r[3] for r in rows], pa.int64())}
+    cols.update(extra)
+    return pa.table(cols)
+
+
+def _write_parquet(path, table, meta=None):
+    import pyarrow.parquet as pq
+
+    if meta is not None:
+        table = table.replace_schema_metadata(
+            {"arcnb_candidates": meta if isinstance(meta, str) else json.dumps(meta)})
+    pq.write_table(table, path)
+    return path
+
+
+def _cli_refuses(capsys, predictions, *needles, dataset="arc-agi-1:evaluation", out=None):
+    from arcnb.cli import main
+
+    args = ["candidates", "--dataset", str(dataset), "--predictions", str(predictions)]
+    rc = main(args + (["--out", str(out)] if out else []))
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("arcnb: error:"), err
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("index", [2 ** 62 - 1, 2 ** 63 - 1, 100, -1])
+def test_a_test_index_beyond_any_task_is_refused_never_wrapped(ds, tmp_path, capsys, index):
+    """test_index 2^62 - 1 made the key task_code * (max_index + 1) + index wrap int64:
+    B's candidate (A's right answer) was credited to A (coverage 0.2 instead of 0.0);
+    2^63 - 1 was an OverflowError. The index is checked on entry (0 to 99)."""
+    ta = ds[A].test[0].output
+    rows = [(A, 0, wrong(ta), 1), (B, index, ta.tolist(), 1)]
+    path = _write_parquet(tmp_path / "c.parquet", _table(rows))
+    _cli_refuses(capsys, path, "the test_index column holds", "it must lie in 0 .. 99")
+    # the same pool with B's index in range: A's wrong grid does not cover A
+    ok = _write_parquet(tmp_path / "ok.parquet", _table([(A, 0, wrong(ta), 1),
+                                                         (B, 1, ta.tolist(), 1)]))
+    assert candidates(ds, ok, taxonomy=None).summary["coverage"] == 0.0
+
+
+def test_votes_cannot_wrap_and_huge_numbers_are_one_line(ds, tmp_path, capsys):
+    """Votes 2^62 listed twice summed to -2^63 (the right grid ranked last, n_votes
+    negative): votes are at most 10^9 each, so no sum wraps; at the bound the sums are
+    exact."""
+    from arcnb.candidates import MAX_VOTES
+
+    ta = ds[A].test[0].output
+    big = _write_parquet(tmp_path / "big.parquet",
+                         _table([(A, 0, ta.tolist(), 2 ** 62), (A, 0, ta.tolist(), 2 ** 62),
+                                 (A, 0, wrong(ta), 1)]))
+    _cli_refuses(capsys, big, "the votes column holds 4611686018427387904",
+                 "0 .. 1000000000")
+    edge = _write_parquet(tmp_path / "edge.parquet",
+                          _table([(A, 0, wrong(ta), MAX_VOTES), (A, 0, ta.tolist(), MAX_VOTES),
+                                  (A, 0, ta.tolist(), MAX_VOTES)]))
+    a = candidates(ds, edge, taxonomy=None)
+    row = a.outputs.set_index("task_id").loc[A]
+    assert int(row["n_votes"]) == 3 * MAX_VOTES and int(row["rank_votes"]) == 1
+    pool = a.pool[a.pool["task_id"] == A].sort_values("first")
+    assert pool["votes"].tolist() == [MAX_VOTES, 2 * MAX_VOTES]
+    assert a.summary["rankings"]["votes"]["pass@1"] == pytest.approx(0.25)
+    # JSON: votes 2^64 and a score of 10**400 are one line each
+    for body, said in (
+            ({"grid": ta.tolist(), "votes": 2 ** 64}, "votes must be an integer from 0 to"),
+            ({"grid": ta.tolist(), "scores": {"logprob": 10 ** 400}},
+             "a number of more than 32 digits"),
+            ({"grid": ta.tolist(), "scores": {"logprob": 10 ** 30 * 1.0e300}},
+             "beyond the range of a float")):
+        path = tmp_path / "c.json"
+        path.write_text(json.dumps({"arcnb_candidates": 1, "tasks": {A: [[body]]}})
+                        .replace("Infinity", "1e330"))
+        _cli_refuses(capsys, path, said)
+
+
+@pytest.mark.parametrize("kind", ["predictions", "candidates"])
+def test_an_integer_of_5000_digits_is_one_line(ds, tmp_path, capsys, kind):
+    path = tmp_path / "c.json"
+    huge = "9" * 5000
+    path.write_text('{"arcnb_candidates": 1, "tasks": {"%s": [[{"grid": [[1]], "votes": %s}]]}}'
+                    % (A, huge) if kind == "candidates"
+                    else '{"%s": [{"attempt_1": [[%s]]}]}' % (A, huge))
+    _cli_refuses(capsys, path, str(path), "a number of more than 32 digits")
+
+
+@pytest.mark.parametrize("name", ["correct", "first", "sample", "votes", "rank_votes",
+                                  "rank_logprob", "order", "task_id"])
+def test_a_score_named_like_a_pool_column_is_refused(ds, tmp_path, capsys, name):
+    """A score named correct, first, sample, votes or rank_* overwrote the pool's own
+    column: candidates.csv marked a wrong grid right, and the explorer's strip framed it
+    "right". Such a name is refused, in a JSON file and a Parquet file alike."""
+    import pyarrow as pa
+
+    ta = ds[A].test[0].output
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"arcnb_candidates": 1, "tasks": {A: [[
+        {"grid": wrong(ta), "scores": {name: 1.0}}, {"grid": ta.tolist()}]]}}))
+    _cli_refuses(capsys, path, f"a score may not be named '{name}'")
+    if name in ("votes", "task_id"):  # the Parquet format's own columns
+        return
+    pq_path = _write_parquet(tmp_path / "c.parquet",
+                             _table([(A, 0, wrong(ta), 1), (A, 0, ta.tolist(), 1)],
+                                    **{name: pa.array([1, 0], pa.int64())}))
+    _cli_refuses(capsys, pq_path, f"a score may not be named '{name}'")
+
+
+def test_fractional_shapes_indices_and_votes_are_refused_not_truncated(ds, tmp_path, capsys):
+    """height 6.9 x width 6.2, test_index 0.9 and votes 0.9 were cut to integers: a
+    malformed candidate was counted right."""
+    import pyarrow as pa
+
+    ta = ds[A].test[0].output  # 6 x 6
+    base = _table([(A, 0, ta.tolist(), 1)])
+    for column, value in (("height", 6.9), ("width", 6.2), ("test_index", 0.9),
+                          ("votes", 0.9)):
+        t = base.set_column(base.column_names.index(column), column, pa.array([value]))
+        path = _write_parquet(tmp_path / f"{column}.parquet", t)
+        _cli_refuses(capsys, path, f"the {column} column must hold integers, not double")
+    # the integer file is right: coverage of A's one output
+    ok = _write_parquet(tmp_path / "ok.parquet", base)
+    assert candidates(ds, ok, taxonomy=None).summary["coverage"] == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("meta, said", [
+    ({"version": 1, "lower_is_better": "logprob"}, "lower_is_better must be a list of score"),
+    ({"version": 99, "lower_is_better": []}, "unsupported arcnb_candidates version 99"),
+    ({"lower_is_better": []}, "unsupported arcnb_candidates version None"),
+    ({"version": True}, "unsupported arcnb_candidates version True"),
+    ({"version": 1, "lower_is_better": [3]}, "lower_is_better must be a list of score"),
+    ("[1, 2]", "metadata is not a JSON object"),
+])
+def test_parquet_metadata_is_checked_as_the_json_form_is(ds, tmp_path, capsys, meta, said):
+    """lower_is_better "logprob" (a string) was split into letters, silently flipping
+    the ranking; version 99 was accepted. The JSON form refused both."""
+    ta = ds[A].test[0].output
+    path = _write_parquet(tmp_path / "c.parquet", _table([(A, 0, ta.tolist(), 1)]), meta)
+    _cli_refuses(capsys, path, said)
+    if isinstance(meta, dict):
+        j = tmp_path / "c.json"
+        j.write_text(json.dumps({"arcnb_candidates": meta.get("version"), "tasks": {},
+                                 **({"lower_is_better": meta["lower_is_better"]}
+                                    if "lower_is_better" in meta else {})}))
+        _cli_refuses(capsys, j, said.replace("metadata is not", ""))
+
+
+def _bad_columns():
+    import pyarrow as pa
+
+    lst = pa.array([[1]], pa.list_(pa.int64()))
+    struct = pa.array([{"a": 1}])
+    null = pa.nulls(1)
+    text = pa.array(["7"])
+    cases = []
+    for column in ("task_id", "test_index", "height", "width", "votes", "cells",
+                   "view_logprobs"):
+        for name, arr in (("list", lst), ("struct", struct), ("null", null), ("string", text)):
+            if (column, name) in (("task_id", "string"), ("view_logprobs", "list")):
+                continue  # the right types
+            cases.append((column, name, arr))
+    cases.append(("view_logprobs", "list of strings", pa.array([["a"]])))
+    cases.append(("test_index", "null values", pa.array([None], pa.int64())))
+    cases.append(("task_id", "null values", pa.array([None], pa.string())))
+    return cases
+
+
+@pytest.mark.parametrize("column, kind, arr", _bad_columns(),
+                         ids=[f"{c}-{k}" for c, k, _ in _bad_columns()])
+def test_a_wrongly_typed_parquet_column_is_one_line(ds, tmp_path, capsys, column, kind, arr):
+    """list, struct, null or string columns where a number is expected gave 12 different
+    tracebacks: each is one line naming the column."""
+    ta = ds[A].test[0].output
+    base = _table([(A, 0, ta.tolist(), 1)])
+    t = (base.set_column(base.column_names.index(column), column, arr)
+         if column in base.column_names else base.append_column(column, arr))
+    path = _write_parquet(tmp_path / "c.parquet", t)
+    line = _cli_refuses(capsys, path, str(path))
+    assert column in line
+
+
+def test_a_jsonl_file_is_read_as_arcnb_score_reads_it(ds, tmp_path):
+    """arcnb candidates read a .jsonl file as one JSON document: one line gave coverage
+    0 where the same attempts as submission.json give 1; two lines were "not valid JSON"."""
+    ta, tb = ds[A].test[0].output, ds[B].test[1].output
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps({"task_id": A, "pair_index": 0,
+                               "attempts": [wrong(ta), ta.tolist()]}) + "\n")
+    sub = tmp_path / "submission.json"
+    sub.write_text(json.dumps({A: [{"attempt_1": wrong(ta), "attempt_2": ta.tolist()}]}))
+    a1, s1 = candidates(ds, one, taxonomy=None), candidates(ds, sub, taxonomy=None)
+    assert a1.summary["coverage_per_output"] == s1.summary["coverage_per_output"] == 1 / 6
+    assert a1.summary["format"] == "jsonl"
+    two = tmp_path / "two.jsonl"
+    two.write_text(one.read_text() + json.dumps({"task_id": B, "pair_index": 1,
+                                                 "attempts": [tb.tolist()]}) + "\n")
+    a2 = candidates(ds, two, taxonomy=None)
+    assert a2.summary["coverage_per_output"] == pytest.approx(2 / 6)
+    assert a2.summary["rankings"]["order"]["pass@2"] == \
+        score(ds, two, n_boot=10).summary["pass@2"] == pytest.approx(0.25 + 0.125)
+
+
+def test_n_boot_and_seed_reach_every_interval_once(ds, monkeypatch):
+    """candidates(..., n_boot=7, seed=123): coverage_ci95 and every pass@K_ci95 come
+    from those arguments (equal to a direct arcnb.stats call, unlike the defaults), and
+    the per-category intervals are drawn once each."""
+    import arcnb.candidates as mod
+    from arcnb.stats import bootstrap_ci
+
+    sub = hand_submission(ds)
+    default = candidates(ds, sub, taxonomy=None)
+    calls = []
+    real = mod.bootstrap_ci
+    monkeypatch.setattr(mod, "bootstrap_ci", lambda v, **k: calls.append(k) or real(v, **k))
+    a = candidates(ds, sub, n_boot=7, seed=123)
+    assert all(k == {"n_boot": 7, "seed": 123} for k in calls)
+    n_rules, n_cats = len(a.rules), len(a.by_category)
+    # coverage + per rule (pass@1, pass@2, gap) + per category (coverage, pass@2)
+    assert len(calls) == 1 + 3 * n_rules + 2 * n_cats
+    cov_task = np.array([1.0, 0.5, 0.0, 0.0])  # A, B, C, D (hand-computed above)
+    order = [ds.task_ids.index(t) for t in (A, B, C, D)]
+    per_task = np.empty(4)
+    per_task[order] = cov_task
+    assert a.summary["coverage_ci95"] == list(bootstrap_ci(per_task, n_boot=7, seed=123))
+    assert a.summary["coverage_ci95"] != default.summary["coverage_ci95"]
+    solved_votes = a.outputs["rank_votes"].fillna(99).to_numpy() <= 2
+    pt = np.bincount(np.repeat(np.arange(4), [len(t.test) for t in ds]),
+                     weights=solved_votes, minlength=4) / [len(t.test) for t in ds]
+    assert a.summary["rankings"]["votes"]["pass@2_ci95"] == list(
+        bootstrap_ci(pt, n_boot=7, seed=123))
+    changed = [k for r in a.rules for k in ("pass@1_ci95", "pass@2_ci95")
+               if a.summary["rankings"][r][k] != default.summary["rankings"][r][k]]
+    assert changed
+
+
+def test_out_goes_through_the_guarded_folder(ds, tmp_path, capsys, monkeypatch):
+    """arcnb candidates --out never checked its folder: it wrote among the package's
+    shipped notebooks; a write error left 2 of 7 files, named no file, and the rerun was
+    refused."""
+    from arcnb.resources import notebooks_dir
+    from arcnb.runs import layout
+
+    sub = tmp_path / "sub.json"
+    sub.write_text(json.dumps(hand_submission(ds)))
+    before = sorted(p.name for p in notebooks_dir().iterdir())
+    _cli_refuses(capsys, sub, "inside arcnb's own", out=notebooks_dir())
+    assert sorted(p.name for p in notebooks_dir().iterdir()) == before
+    a = candidates(ds, sub, taxonomy=None)
+    out = tmp_path / "out"
+    real = layout.atomic_write_bytes
+    calls = []
+
+    def full_disk(path, data, **kw):
+        calls.append(Path(path).name)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(layout, "atomic_write_bytes", full_disk)
+    with pytest.raises(OSError) as exc:
+        a.write(out)
+    assert exc.value.filename == str(out / calls[2])  # names the file that failed
+    assert not out.exists() or list(out.iterdir()) == []  # the two written are taken back
+    monkeypatch.setattr(layout, "atomic_write_bytes", real)
+    a.write(out)  # the rerun is not refused
+    assert len(list(out.iterdir())) == 7
+    (out / "outputs.csv").unlink()
+    (out / "outputs.csv").symlink_to(tmp_path / "elsewhere.csv")
+    with pytest.raises(ArcnbError, match="is a symbolic link"):
+        a.write(out, overwrite=True)
+    assert not (tmp_path / "elsewhere.csv").exists()
+
+
+def test_a_parquet_pool_decoding_far_beyond_its_size_is_refused(ds, tmp_path, capsys):
+    """A 131 KB Parquet file decoding to 900 MB of cells (one 30x30 grid, 10^6 rows)
+    took 2.15 GB: the reader sums the decoded size with the grids still held once (as a
+    dictionary) and refuses before decoding."""
+    import pyarrow as pa
+
+    n = 1_000_000
+    grid = np.zeros((30, 30), np.int8)
+    cells = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
+                                           pa.array([grid.tobytes()], pa.binary()))
+    t = pa.table({"task_id": pa.DictionaryArray.from_arrays(
+                      pa.array(np.zeros(n, np.int32)), pa.array([A])),
+                  "test_index": pa.array(np.zeros(n, np.int64)),
+                  "height": pa.array(np.full(n, 30, np.int16)),
+                  "width": pa.array(np.full(n, 30, np.int16)), "cells": cells})
+    path = _write_parquet(tmp_path / "bomb.parquet", t)
+    assert path.stat().st_size < 2_000_000
+    _cli_refuses(capsys, path, "would take more than 536870912 bytes once decoded")
+
+
+def test_thousands_of_score_columns_are_bounded(ds, tmp_path, capsys):
+    """10,000 score columns in a 2.6 MB file: > 45 s and 13,000 lines of pandas
+    warnings (one column inserted at a time). Beyond 1,024 columns the file is refused
+    from its footer; 200 scores are measured, the pool table built at once."""
+    import warnings
+
+    import pyarrow as pa
+
+    ta = ds[A].test[0].output
+    rows = [(A, 0, wrong(ta), 1), (A, 0, ta.tolist(), 1)]
+    many = {f"s{i}": pa.array([1.0, 0.0]) for i in range(10_000)}
+    path = _write_parquet(tmp_path / "many.parquet", _table(rows, **many))
+    _cli_refuses(capsys, path, "has 10006 columns, more than the 1024")
+    some = {f"s{i}": pa.array([float(i), -float(i)]) for i in range(200)}
+    ok = _write_parquet(tmp_path / "some.parquet", _table(rows, **some))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not one pandas PerformanceWarning
+        a = candidates(ds, ok, taxonomy=None, rank_by=["s7"])
+    assert len(a.summary["scores"]) == 200
+    assert list(a.pool.columns[:6]) == ["task_id", "test_index", "votes", "first", "correct",
+                                        "sample"]
+    # s7 is higher for the wrong grid: it ranks first, the right one second
+    assert a.summary["rankings"]["s7"]["pass@1"] == 0.0
+    assert a.summary["rankings"]["s7"]["pass@2"] == pytest.approx(0.25)
+    too_many = {f"s{i}": pa.array([1.0, 0.0]) for i in range(300)}
+    _cli_refuses(capsys, _write_parquet(tmp_path / "300.parquet", _table(rows, **too_many)),
+                 "300 score columns, more than the 256")

@@ -233,3 +233,62 @@ def test_data_knows_nothing_of_plotting():
         print(sorted(m for m in ("arcnb.plot", "matplotlib", "IPython") if m in sys.modules))
     """)
     assert out.strip() == "[]"
+
+
+# ------------------------------------------------------------------ hostile folders
+def _write_task(path, inp, out):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"train": [{"input": [[1]], "output": [[2]]}],
+                                "test": [{"input": inp, "output": out}]}))
+
+
+def test_a_linked_sub_folder_is_entered_once_and_a_loop_ends(tmp_path):
+    """Path.rglob does not enter a symlinked sub-folder: the tasks behind it were left
+    out silently (a contamination check then said "clean")."""
+    real = tmp_path / "elsewhere"
+    _write_task(real / "b.json", [[3]], [[4]])
+    root = tmp_path / "ds"
+    _write_task(root / "a.json", [[1]], [[2]])
+    (root / "linked").symlink_to(real)
+    (root / "linked_again").symlink_to(real)   # the same folder twice: read once
+    (real / "up").symlink_to(root)              # a loop back to the top
+    ds = load_dataset(root)
+    assert ds.task_ids == ["a", "b"]
+    assert ds["b"].group in ("linked", "linked_again")
+
+
+@pytest.mark.parametrize("kind, said", [("fifo", "is a FIFO, not a regular file"),
+                                        ("dangling", "is a dangling symbolic link")])
+def test_a_task_entry_that_is_no_file_is_named_never_skipped(tmp_path, kind, said):
+    import os
+
+    root = tmp_path / "ds"
+    _write_task(root / "a.json", [[1]], [[2]])
+    bad = root / "sub" / "c.json"
+    bad.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(bad)
+    else:
+        bad.symlink_to(tmp_path / "gone.json")
+    with pytest.raises(DatasetError, match=said) as exc:
+        load_dataset(root)
+    assert str(bad) in str(exc.value)
+
+
+def test_a_fifo_given_as_the_dataset_is_named(tmp_path):
+    import os
+
+    fifo = tmp_path / "tasks.json"
+    os.mkfifo(fifo)
+    with pytest.raises(DatasetError, match=f"{fifo} is a FIFO, not a regular file"):
+        load_dataset(fifo)
+
+
+def test_a_task_file_with_a_5000_digit_integer_is_one_line(tmp_path):
+    """Valid JSON that Python refuses to read (ValueError: Exceeds the limit (4300
+    digits)): refused by the reader, naming the file."""
+    (tmp_path / "t.json").write_text('{"train": [{"input": [[%s]], "output": [[1]]}], '
+                                     '"test": [{"input": [[1]], "output": [[1]]}]}' % ("7" * 5000))
+    with pytest.raises(DatasetError, match="a number of more than 32 digits") as exc:
+        load_dataset(tmp_path)
+    assert str(tmp_path / "t.json") in str(exc.value) and "\n" not in str(exc.value)

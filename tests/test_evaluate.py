@@ -295,6 +295,30 @@ def test_bad_parameters(eval_ds, tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("option, value, said", [
+    ("--seed", "99999999999999999999999", "the seed must be a whole number from 0 to"),
+    ("--seed", "-1", "the seed must be a whole number from 0 to"),
+    ("--attempts", "1000000000", "attempts must be a whole number from 1 to 1000"),
+    ("--color-perms", "1000000000", "color_perms must be a whole number from 1 to 1000"),
+])
+def test_numbers_beyond_their_bounds_are_one_line_before_any_work(tmp_path, capsys, option,
+                                                                   value, said):
+    """--seed 10^23 reached torch (a traceback), --attempts / --color-perms 10^9 allocated
+    until the process was killed: each is refused on entry, before a folder is made."""
+    from arcnb.cli import main
+
+    rc = main(["evaluate", "--checkpoint", "copy-input", "--dataset",
+               "arc-agi-1:evaluation", "--out", str(tmp_path / "r"), "--augment",
+               "dihedral+colors", option, value])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err and said in err, err
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(ValueError, match="bootstrap resamples must be a whole number from 1 "
+                                         "to 100000"):
+        evaluate("copy-input", "arc-agi-1:evaluation", tmp_path / "r", n_boot=10 ** 9)
+    assert not (tmp_path / "r").exists()
+
+
 def test_model_returning_wrong_batch_is_refused(eval_ds, tmp_path):
     class BadOut(torch.nn.Module):
         def forward(self, inputs):
@@ -558,3 +582,62 @@ def test_explore_and_figures_refuse_an_unscored_run_in_one_line(hidden_run, tmp_
     with pytest.raises(NotebookError, match="paper figures needs the truth"):
         run_notebook("figures", tmp_path / "figures.ipynb", {"run_dir": str(out)},
                      cwd=tmp_path, progress=False)
+
+
+# ------------------------------------------------------------------ hostile run folders
+def test_overwrite_never_keeps_another_runs_pool(eval_ds, tmp_path):
+    """evaluate --overwrite kept the previous run's candidates.parquet: the report and
+    the explorer showed another run's pool as this run's. The stale pool is removed, the
+    pool a run writes is recorded by its SHA-256, and a pool that is not the run's is
+    refused where it is read."""
+    from arcnb.runs import CANDIDATES, candidates_file
+
+    ds = eval_ds.select(eval_ds.task_ids[:3])
+    out = tmp_path / "run"
+    evaluate("copy-input", ds, out, progress=False, augment="dihedral")
+    m = json.loads((out / METRICS).read_text())
+    pool = (out / CANDIDATES).read_bytes()
+    import hashlib
+
+    assert m["provenance"]["candidates_sha256"] == hashlib.sha256(pool).hexdigest()
+    assert candidates_file(out) == out / CANDIDATES
+    evaluate("copy-input", ds, out, progress=False, overwrite=True)  # no augmentation: no pool
+    assert not (out / CANDIDATES).exists() and candidates_file(out) is None
+    (out / CANDIDATES).write_bytes(pool)  # another run's pool copied in
+    with pytest.raises(RunDirError, match="is not the candidate pool of the run"):
+        candidates_file(out)
+
+
+def test_resume_sweeps_temporary_files_and_a_killed_overwrite_is_resumable(eval_ds, tmp_path,
+                                                                          monkeypatch):
+    """A kill during the final writes left .candidates.parquet.*.tmp for good; a killed
+    --overwrite left the old metrics.json beside the new files, looking finished, and
+    --resume refused it."""
+    from arcnb.runs import CANDIDATES
+    from arcnb.runs import layout
+
+    ds = eval_ds.select(eval_ds.task_ids[:3])
+    out = tmp_path / "run"
+    first = evaluate("copy-input", ds, out, progress=False, augment="dihedral")
+    # the second run dies while writing results.csv (a kill, a full disk)
+    real = layout.atomic_write_bytes
+
+    def dying(path, data, **kw):
+        if Path(path).name == "results.csv":
+            leftover = Path(path).with_name(f".{CANDIDATES}.x1y2.tmp")
+            leftover.write_bytes(b"half")  # what a SIGKILL leaves of an atomic write
+            raise OSError(28, "No space left on device")
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(layout, "atomic_write_bytes", dying)
+    with pytest.raises(OSError) as exc:
+        evaluate("copy-input", ds, out, progress=False, augment="dihedral", overwrite=True)
+    assert exc.value.filename == str(out / "results.csv")  # the file is named
+    monkeypatch.setattr(layout, "atomic_write_bytes", real)
+    # not the old run's metrics beside new files: the run is unfinished
+    assert not (out / METRICS).exists()
+    assert (out / f".{CANDIDATES}.x1y2.tmp").exists()
+    again = evaluate("copy-input", ds, out, progress=False, augment="dihedral", resume=True)
+    assert again.summary == first.summary
+    assert not list(out.glob(".*.tmp"))
+    assert json.loads((out / METRICS).read_text())["provenance"]["run"]["resumed"]

@@ -289,3 +289,82 @@ def test_early_bad_input_leaves_no_out_folder(tmp_path, case):
                        "--tasks", tasks, "--out", out, "--no-progress")
     one_line_error(code, err)
     assert not out.exists(), sorted(p.name for p in out.iterdir())
+
+
+# --------------------------------------------- several reports: their folders in --out
+def test_a_stem_of_dots_never_names_a_folder_outside_out():
+    """arcnb report --predictions a.json ...json --out parent/rep: the stem of ...json is
+    "..", and the second report went to parent/."""
+    from arcnb.report.build import _unique_names
+
+    assert _unique_names(["a.json", "...json", "x/..json", "....json"]) == \
+        ["a", "run", "run_2", "run_3"]
+    # sweep.pt would have taken the automatic sweep's folder (the command then failed
+    # after both reports were built)
+    assert _unique_names(["a.pt", "sweep.pt", "sweep.ckpt"]) == ["a", "sweep_2", "sweep_3"]
+
+
+@pytest.mark.parametrize("planted", ["a", "sweep"])
+def test_links_planted_in_out_are_refused_before_any_report(tmp_path, capsys, planted):
+    """arcnb report --checkpoint a.pt b.pt --out R followed links placed beforehand at
+    R/sweep and R/<name>, writing the sweep and a whole report outside R."""
+    from arcnb.cli import main
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = tmp_path / "R"
+    out.mkdir()
+    (out / planted).symlink_to(outside)
+    ckpts = []
+    for name, step in (("a", 1), ("b", 2)):
+        from arcnb.models import load_model, save_checkpoint
+
+        ckpts.append(str(save_checkpoint(tmp_path / f"{name}.pt", load_model("baseline").model,
+                                         arch="demo-conv", step=step)))
+    rc = main(["report", "--checkpoint", *ckpts, "--dataset", "arc-agi-1:evaluation",
+               "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "is a symbolic link" in err[0], err
+    assert list(outside.iterdir()) == []
+    assert sorted(p.name for p in out.iterdir()) == [planted]
+
+
+def test_an_existing_index_is_kept_without_overwrite(tmp_path, capsys):
+    """A report of several runs replaced an existing R/index.html without --overwrite:
+    refused before any report is built."""
+    from arcnb.cli import main
+
+    ds = _ds(2)
+    files = []
+    for name in ("a", "b"):
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps(_copy_sub(ds)))
+        files.append(str(p))
+    out = tmp_path / "R"
+    out.mkdir()
+    (out / "index.html").write_text("mine")
+    rc = main(["report", "--predictions", *files, "--dataset", "arc-agi-1:evaluation",
+               "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "index.html already exists" in err[0], err
+    assert (out / "index.html").read_text() == "mine"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+
+
+def test_train_data_naming_a_fifo_says_so(tmp_path, capsys):
+    """report --train-data naming a FIFO said "unknown dataset"; the guide says one line
+    naming it, as for every input: it is a FIFO, not a regular file."""
+    import os
+
+    from arcnb.cli import main
+
+    fifo = tmp_path / "train.json"
+    os.mkfifo(fifo)
+    sub = tmp_path / "sub.json"
+    sub.write_text(json.dumps(_copy_sub(_ds(2))))
+    rc = main(["report", "--predictions", str(sub), "--dataset", "arc-agi-1:evaluation",
+               "--out", str(tmp_path / "R"), "--train-data", str(fifo)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert f"{fifo} is a FIFO, not a regular file" in err[0]
+    assert not (tmp_path / "R").exists()

@@ -114,3 +114,131 @@ def test_callback_logs_metrics_and_checkpoint_monitors_grid_accuracy(tmp_path):
     res = evaluate(ckpt_cb.best_model_path, ds, tmp_path / "run", arch=TinyLit, progress=False)
     assert res.summary["n_tasks"] == len(TASKS)
     assert res.summary["pass@2"] >= 0.0
+
+
+# ------------------------------------------------------------------ never stops training
+class _Odd(L.LightningModule):
+    """Targets padded with -100 (cross-entropy's ignore_index) and predictions from a
+    larger vocabulary (tokens 19 and 25) and negative ones."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def training_step(self, batch, batch_idx):
+        return (self.w ** 2).sum() + 0 * batch[0].float().sum()
+
+    def validation_step(self, batch, batch_idx):
+        src, tgt = batch
+        tgt = tgt.clone()
+        tgt[tgt == 10] = -100
+        pred = src.clone()
+        pred[:, 0, 0] = 25
+        pred[:, 0, 1:2] = 19
+        pred[:, 1:2, 0] = -3
+        return {"pred": pred, "target": tgt}
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+class _Logger(L.pytorch.loggers.Logger):
+    def __init__(self, fail: str):
+        super().__init__()
+        self.fail = fail
+        self.armed = False  # Lightning itself reaches .experiment while setting up
+
+    @property
+    def name(self):
+        return f"fail-{self.fail}"
+
+    @property
+    def version(self):
+        return 0
+
+    def log_metrics(self, metrics, step=None):
+        pass
+
+    def log_hyperparams(self, params, *args, **kwargs):
+        pass
+
+    @property
+    def experiment(self):
+        if self.fail == "experiment" and self.armed:
+            raise RuntimeError("the service is down")
+        return self
+
+    def add_image(self, *args, **kwargs):
+        if self.fail == "add_image":
+            raise RuntimeError("disk quota exceeded")
+
+
+class _Arm(Callback):
+    def on_validation_epoch_start(self, trainer, pl_module):
+        for logger in trainer.loggers:
+            logger.armed = True
+
+
+class _ImageLogger(_Logger):
+    def log_image(self, key, images, step=None):
+        raise RuntimeError("upload refused")
+
+
+def _loaders():
+    ds = load_dataset("arc-agi-1:training", tasks=TASKS)
+    pairs = [p for t in ds for p in t.train if p.input.shape == p.output.shape][:8]
+    data = torch.utils.data.TensorDataset(pad_batch([p.input for p in pairs]),
+                                          pad_batch([p.output for p in pairs]))
+    return (torch.utils.data.DataLoader(data, batch_size=4),
+            torch.utils.data.DataLoader(data, batch_size=4))
+
+
+def test_the_callback_never_stops_training(tmp_path, caplog):
+    """A logger whose log_image / add_image raises or whose .experiment raises aborted
+    Trainer.fit at epoch 0; targets padded with -100 or tokens >= 19 or < 0 indexed the
+    palette out of range. Each is skipped with one warning, and training goes on."""
+    import logging
+
+    import numpy as np
+
+    cb = ArcMetricsCallback(images_every=1, n_images=4)
+
+    class _Broken(_Logger):  # TensorBoard-like: experiment.add_image raises
+        pass
+
+    loggers = [_ImageLogger("log_image"), _Logger("experiment"), _Broken("add_image")]
+    trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, logger=loggers,
+                        enable_progress_bar=False, enable_model_summary=False,
+                        num_sanity_val_steps=0, default_root_dir=tmp_path,
+                        callbacks=[_Arm(), cb], enable_checkpointing=False,
+                        log_every_n_steps=1)
+    with caplog.at_level(logging.WARNING, logger="arcnb"):
+        trainer.fit(_Odd(), *_loaders())
+    assert trainer.current_epoch == 2 and not trainer.interrupted
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 3, warnings  # one per failing logger, not one per epoch
+    assert any("_ImageLogger failed" in w and "upload refused" in w for w in warnings)
+    assert any("_Logger failed" in w and "the service is down" in w for w in warnings)
+    assert any("_Broken failed" in w and "disk quota exceeded" in w for w in warnings)
+    # the out-of-palette tokens were drawn (hatched padding colour), not looked up
+    assert cb.last_image is not None and cb.last_image.dtype == np.uint8
+    t, p = cb._drawable(np.array([[1, -100], [-100, -100]]), np.array([[25, 19], [-3, 4]]))
+    assert t.tolist() == [[1]] and p.tolist() == [[10, 10], [10, 4]]
+
+
+def test_an_image_that_cannot_be_drawn_is_one_warning(tmp_path, caplog, monkeypatch):
+    import logging
+
+    import arcnb.lightning as mod
+
+    monkeypatch.setattr(mod, "pairs_image", lambda *a, **k: 1 / 0)
+    cb = ArcMetricsCallback(images_every=1, n_images=2)
+    trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, logger=False,
+                        enable_progress_bar=False, enable_model_summary=False,
+                        num_sanity_val_steps=0, default_root_dir=tmp_path,
+                        callbacks=[cb], enable_checkpointing=False)
+    with caplog.at_level(logging.WARNING, logger="arcnb"):
+        trainer.fit(_Odd(), *_loaders())
+    assert trainer.current_epoch == 2
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "could not draw the validation grids" in warnings[0]

@@ -465,3 +465,63 @@ def test_report_train_data_is_checked_before_any_work(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("arcnb: error:") and "no-such-set" in lines[0]
     assert not out.exists()
+
+
+# ------------------------------------------------------------------ hostile pools
+def _ds(tasks, name="d"):
+    from arcnb.data import Dataset, Pair, Task
+
+    def task(tid, pairs):
+        ps = tuple(Pair(np.asarray(i, np.int8), np.asarray(o, np.int8)) for i, o in pairs)
+        return Task(tid, ps[:-1], ps[-1:])
+    return Dataset(name, f"test:{name}", {t: task(t, p) for t, p in sorted(tasks.items())})
+
+
+def test_a_task_is_the_set_of_its_pairs_as_the_guide_says():
+    """The guide defines a task's content as the set of its pairs; the code compared
+    lists with repeats, so a copy listing one pair twice was "changed"."""
+    p1, p2, p3 = ([[1]], [[2]]), ([[3]], [[4]]), ([[5]], [[6]])
+    ev = _ds({"t": [p1, p2, p3]}, "ev")
+    twice = _ds({"t": [p1, p2, p2, p3]}, "train")  # p2 listed twice
+    other = _ds({"t": [p1, p3, ([[7]], [[8]])]}, "other")
+    assert overlap(ev, twice).summary["same_id_changed"] == 0
+    assert overlap(ev, other).summary["same_id_changed"] == 1
+
+
+def test_a_pair_every_training_task_holds_gives_a_table_linear_in_the_outputs():
+    """1,000 evaluation and 10,000 training tasks holding one pair: every row listed
+    every match (59 s, 5.6 GB, a 1.08 GB overlap.csv). A row now names at most 10
+    training tasks and counts the others."""
+    from arcnb.overlap import MAX_LISTED_REFS
+
+    pair = ([[1, 2]], [[2, 1]])
+    ev = _ds({f"e{i:04d}": [pair, pair] for i in range(1000)}, "ev")
+    train = _ds({f"t{i:05d}": [pair, pair] for i in range(10_000)}, "train")
+    ov = overlap(ev, train)
+    assert ov.summary["outputs_exact"] == 1000
+    cell = ov.outputs["exact_train_tasks"].iloc[0]
+    names = cell.split("; ")
+    assert names[:MAX_LISTED_REFS] == [f"train/t{i:05d}" for i in range(MAX_LISTED_REFS)]
+    assert names[-1] == "... and 9,990 more" and len(names) == MAX_LISTED_REFS + 1
+    # bounded structurally: every cell of the table is at most this long
+    longest = max(len(c) for col in ("exact_train_tasks", "equivalent_train_tasks",
+                                     "input_seen_train_tasks") for c in ov.outputs[col])
+    assert longest == len(cell) < 200
+
+
+def test_a_linked_training_folder_is_not_called_clean(tmp_path):
+    """overlap said 0/2 outputs in the training data where 2/2 are: the training tasks
+    sat in a symlinked sub-folder that Path.rglob did not enter."""
+    from arcnb.data import load_dataset
+
+    ev_root, real, train_root = tmp_path / "ev", tmp_path / "real", tmp_path / "train"
+    for root in (ev_root, real):
+        root.mkdir()
+    for tid, (i, o) in {"x": ([[1]], [[2]]), "y": ([[3]], [[4]])}.items():
+        task = {"train": [{"input": [[0]], "output": [[0]]}], "test": [{"input": i, "output": o}]}
+        (ev_root / f"{tid}.json").write_text(json.dumps(task))
+        (real / f"copy_{tid}.json").write_text(json.dumps(task))
+    train_root.mkdir()
+    (train_root / "more").symlink_to(real)
+    ov = overlap(load_dataset(ev_root), str(train_root))
+    assert ov.summary["outputs_exact"] == 2 and ov.summary["n_outputs"] == 2

@@ -589,3 +589,63 @@ def test_cli_scores_a_jsonl_file_and_refuses_a_bad_one(tmp_path):
     assert p.returncode == 2 and "Traceback" not in p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "bad.jsonl line 1: pair_index 'zero'" in lines[0], p.stderr
+
+
+# ------------------------------------------------------------------ hostile JSON Lines
+def test_jsonl_line_pair_index_wins_over_the_metadata_pair_index(tmp_path):
+    """A line's own pair_index places its attempts: the metadata.pair_index inside an
+    attempt (1) does not send line 0's attempts to test input 1, where they would join
+    line 1's and make pass@3 of input 1 count an attempt filed under input 0."""
+    ds = load_dataset("arc-agi-1:evaluation", tasks=["12997ef3"])  # two test inputs
+    t0, t1 = (p.output.tolist() for p in ds["12997ef3"].test)
+    wrong = [[(c + 1) % 10 for c in row] for row in t1]
+    recs = [{"task_id": "12997ef3", "pair_index": 0, "attempts": [t1, t1, t1],
+             "metadata": [{"pair_index": 1}] * 3},
+            {"task_id": "12997ef3", "pair_index": 1, "attempts": [wrong, wrong, wrong]}]
+    path = _jsonl(tmp_path / "p.jsonl", recs)
+    p = load_predictions(path)
+    assert [len(o) for o in p.attempts["12997ef3"]] == [3, 3]
+    res = score(ds, path, ks=(1, 2, 3), n_boot=10)
+    # hand-computed: input 0 gets t1 (wrong: t0 != t1), input 1 gets three wrong grids
+    assert t0 != t1
+    assert res.summary["pass@3"] == 0.0
+    assert res.outputs["solved@3"].tolist() == [False, False]
+
+
+def test_jsonl_index_beyond_any_task_is_refused_and_memory_stays_bounded(tmp_path):
+    """300 lines of pair_index 9999 (17 KB) used to build 3 million empty entries
+    (+1 GB) before the dataset was consulted: an index is now 0..99, and the entries a
+    file makes are bounded by that, checked structurally."""
+    from arcnb.predictions import MAX_TEST_INPUTS
+
+    bad = tmp_path / "far.jsonl"
+    bad.write_text("".join(json.dumps({"task_id": f"t{i}", "pair_index": 9999, "attempts": []})
+                           + "\n" for i in range(300)))
+    with pytest.raises(PredictionsError, match=r"line 1: pair_index 9999 is not a test input "
+                                                r"index \(0 to 99\)"):
+        load_predictions(bad)
+    edge = tmp_path / "edge.jsonl"
+    edge.write_text("".join(json.dumps({"task_id": f"t{i}", "pair_index": MAX_TEST_INPUTS - 1,
+                                        "attempts": []}) + "\n" for i in range(300)))
+    p = load_predictions(edge)
+    assert max(len(o) for o in p.attempts.values()) == MAX_TEST_INPUTS
+    assert sum(len(o) for o in p.attempts.values()) == 300 * MAX_TEST_INPUTS
+
+
+def test_a_boolean_cell_is_a_malformed_attempt_never_colour_1(tmp_path):
+    """[[true]] was caught, [[1, true]] was read as [[1, 1]] and scored as solved: the
+    harness guide says a boolean cell makes the attempt malformed."""
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "t.json").write_text(json.dumps(
+        {"train": [{"input": [[1]], "output": [[1]]}],
+         "test": [{"input": [[0, 0]], "output": [[1, 1]]}]}))
+    ds = load_dataset(tmp_path / "ds")
+    path = tmp_path / "sub.json"
+    path.write_text('{"t": [{"attempt_1": [[1, true]], "attempt_2": [[true, 1]]}]}')
+    res = score(ds, path, n_boot=10)
+    assert res.summary["pass@2"] == 0.0
+    assert res.summary["n_invalid_attempts"] == 2
+    assert "boolean" in res.predictions.problems[0]["problem"]
+    # the same grid with integers is solved: only the boolean made it wrong
+    path.write_text('{"t": [{"attempt_1": [[1, 1]]}]}')
+    assert score(ds, path, n_boot=10).summary["pass@2"] == 1.0

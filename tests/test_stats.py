@@ -67,3 +67,27 @@ def test_paired_bootstrap_constant_shift_and_bad_input():
     with pytest.raises(ValueError):
         paired_bootstrap_ci([1, 2], [1, 2, 3])
     assert all(math.isnan(x) for x in paired_bootstrap_ci([], []))
+
+
+@pytest.mark.parametrize("seed", [-1, 2 ** 63, 10 ** 23, 1.5, True, "0"])
+def test_a_seed_out_of_range_is_one_parameter_error(seed):
+    from arcnb.errors import ParameterError
+    from arcnb.stats import bootstrap_ci, bootstrap_indices, check_seed
+
+    with pytest.raises(ParameterError, match="the seed must be a whole number from 0 to "
+                                             "9223372036854775807"):
+        check_seed(seed)
+    with pytest.raises(ParameterError):
+        bootstrap_indices(3, seed=seed)
+    with pytest.raises(ParameterError):
+        bootstrap_ci([0.0, 1.0], seed=seed)
+    assert check_seed(2 ** 63 - 1) == 2 ** 63 - 1
+
+
+def test_n_boot_is_bounded():
+    from arcnb.errors import ParameterError
+    from arcnb.stats import MAX_N_BOOT, check_n_boot
+
+    assert check_n_boot(MAX_N_BOOT) == MAX_N_BOOT
+    with pytest.raises(ParameterError, match="from 1 to 100000, got 1000000000"):
+        check_n_boot(10 ** 9)

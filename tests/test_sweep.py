@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -298,6 +299,13 @@ def test_selection_split_is_seeded_stratified_and_inflation_is_computed(arc1_eva
     ["sweep", "baseline", "--dataset", DATASET, "--out", "x", "--shard", "a"],
     ["sweep", "baseline", "--out", "x"],
     ["sweep", "--collect", "no-such-sweep"],
+    # numbers checked on entry (numpy and torch refused them with a traceback)
+    ["sweep", "copy-input", "--dataset", DATASET, "--out", "x", "--seed", "-1"],
+    ["sweep", "copy-input", "--dataset", DATASET, "--out", "x", "--seed",
+     "99999999999999999999999"],
+    ["sweep", "copy-input", "--dataset", DATASET, "--out", "x", "--attempts", "1000000000"],
+    ["sweep", "copy-input", "--dataset", DATASET, "--out", "x", "--augment",
+     "dihedral+colors", "--color-perms", "1000000000"],
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
@@ -305,6 +313,9 @@ def test_bad_input_is_one_line_and_exit_2(argv, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("arcnb: error: ") and "\n" not in err and "Traceback" not in err
     assert not (tmp_path / "x" / S.SWEEP_CSV).exists()
+    if "--seed" in argv or "--attempts" in argv or "--color-perms" in argv:
+        assert "must be a whole number from" in err
+        assert not (tmp_path / "x").exists()  # refused before any folder was made
 
 
 # ------------------------------------------------------------------ logger images
@@ -453,6 +464,267 @@ def test_a_sweep_under_torchrun_equals_one_process(tmp_path):
     for rd in b["run_dir"]:
         m = json.loads((tmp_path / "multi" / rd / "metrics.json").read_text())
         assert m["provenance"]["run"]["world_size"] == 2
+
+
+# ------------------------------------------------------------------ hostile sweep folders
+def _ckpt(path, step=None, seed=0):
+    """A small demo-conv checkpoint (its weights drawn with ``seed``)."""
+    from arcnb.models import save_checkpoint
+
+    torch.manual_seed(seed)
+    net = get_builder("demo-conv")(hidden=4, blocks=1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save_checkpoint(path, net, arch="demo-conv", config={"hidden": 4, "blocks": 1},
+                           step=step, overwrite=True)
+
+
+@pytest.fixture
+def two_tasks(tmp_path):
+    p = tmp_path / "two.txt"
+    p.write_text("0d3d703e\n25ff71a9\n")
+    return p
+
+
+def _sweep_argv(out, tasks, *ckpts, extra=()):
+    return ["sweep", *map(str, ckpts), "--dataset", DATASET, "--tasks", str(tasks),
+            "--out", str(out), "--no-report", "--no-progress", *extra]
+
+
+def _refused(capsys, argv, *needles):
+    rc = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err and err.startswith("arcnb: error:"), err
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+def test_a_planted_runs_link_is_refused_and_nothing_lands_outside(tmp_path, two_tasks, capsys):
+    """A sweep folder pre-seeded with runs -> ../outside (or one run folder linked
+    outside) had the whole run written through the link."""
+    out, outside = tmp_path / "sweep", tmp_path / "outside"
+    outside.mkdir()
+    out.mkdir()
+    (out / "runs").symlink_to(outside)
+    _refused(capsys, _sweep_argv(out, two_tasks, "copy-input"), "is a symbolic link")
+    assert list(outside.iterdir()) == []
+    # a run folder linked outside
+    (out / "runs").unlink()
+    (out / "runs").mkdir()
+    (out / "runs" / f"{S._run_name('copy-input')}{S._ENTRY_SUFFIX}").write_text("{}")
+    (out / "runs" / S._run_name("copy-input")).symlink_to(outside)
+    _refused(capsys, _sweep_argv(out, two_tasks, "copy-input"), "is a symbolic link")
+    assert list(outside.iterdir()) == []
+
+
+def test_a_folder_that_is_not_a_sweep_keeps_the_users_files(tmp_path, two_tasks, capsys):
+    """TensorBoard's log folder has a runs/ sub-folder: a sweep replaced the user's own
+    categories.csv, changes.csv and solved.csv there."""
+    out = tmp_path / "logs"
+    (out / "runs" / "Jan01_host").mkdir(parents=True)
+    (out / "runs" / "Jan01_host" / "events.out.tfevents.1").write_bytes(b"tb")
+    for name in (S.CATEGORIES_CSV, S.CHANGES_CSV, S.SOLVED_CSV):
+        (out / name).write_text("mine\n")
+    _refused(capsys, _sweep_argv(out, two_tasks, "copy-input"), "holds no sweep of arcnb")
+    assert all((out / n).read_text() == "mine\n"
+               for n in (S.CATEGORIES_CSV, S.CHANGES_CSV, S.SOLVED_CSV))
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["Jan01_host"]
+
+
+def test_one_folder_never_mixes_two_sweeps(tmp_path, two_tasks, capsys):
+    """Two training runs swept into one --out: sweep.csv had 2 rows, sweep.html said 4
+    checkpoints, --collect wrote step 100 twice. The second sweep is refused (or, with
+    --overwrite, replaces the first); entries of two plans in one folder are refused."""
+    a = [_ckpt(tmp_path / "run1" / f"s{s}.pt", s, seed=s) for s in (100, 200)]
+    b = [_ckpt(tmp_path / "run2" / f"s{s}.pt", s, seed=s + 1) for s in (100, 200)]
+    out = tmp_path / "sweep"
+    assert main(_sweep_argv(out, two_tasks, *a, extra=["--arch", "demo-conv"])) == 0
+    capsys.readouterr()
+    _refused(capsys, _sweep_argv(out, two_tasks, *b, extra=["--arch", "demo-conv"]),
+             "holds the sweep of other checkpoints (2 not among these")
+    # entries of both plans planted by hand: collect refuses the repeated step
+    for e in S.plan(b):
+        e.position += 2
+        (out / "runs" / f"{e.name}{S._ENTRY_SUFFIX}").write_text(json.dumps(e.to_json()))
+    _refused(capsys, ["sweep", "--collect", str(out), "--no-report"],
+             "holds two checkpoints at step 100")
+    # --overwrite replaces the first sweep: two rows, steps 100 and 200, of run2's files
+    assert main(_sweep_argv(out, two_tasks, *b, extra=["--arch", "demo-conv",
+                                                         "--overwrite"])) == 0
+    table = pd.read_csv(out / S.SWEEP_CSV)
+    assert table["step"].tolist() == [100, 200]
+    assert all("run2" in c for c in table["checkpoint"])
+    assert len(list((out / "runs").glob(f"*{S._ENTRY_SUFFIX}"))) == 2
+
+
+@pytest.mark.parametrize("option, value, recorded", [
+    ("--seed", "1", "its seed is 0, not 1"),
+    ("--estimator", "unbiased", 'its estimator is "ranked", not "unbiased"'),
+    ("--config", '{"hidden": 4, "blocks": 1, "prior": false}', "its config is"),
+    ("--augment", "dihedral", 'its augment is "none"'),
+])
+def test_a_finished_run_of_other_options_is_not_reused(tmp_path, two_tasks, capsys, option,
+                                                       value, recorded):
+    """The same-run check compared only the checkpoint hash, augment, attempts, dataset
+    name and task count: a run of another --seed, --estimator or --config was reported as
+    the one asked for. Every option that changes a result is hashed and compared."""
+    ck = _ckpt(tmp_path / "c" / "s5.pt", 5)
+    out = tmp_path / "sweep"
+    assert main(_sweep_argv(out, two_tasks, ck, extra=["--arch", "demo-conv"])) == 0
+    capsys.readouterr()
+    _refused(capsys, _sweep_argv(out, two_tasks, ck, extra=["--arch", "demo-conv", option,
+                                                            value]),
+             "not the one asked for", recorded)
+    # the same options again: reused, not refused
+    assert main(_sweep_argv(out, two_tasks, ck, extra=["--arch", "demo-conv"])) == 0
+
+
+def test_color_perms_and_arch_are_part_of_the_run(tmp_path, two_tasks, capsys):
+    out = tmp_path / "sweep"
+    base = ["--augment", "dihedral+colors", "--color-perms", "1"]
+    assert main(_sweep_argv(out, two_tasks, "copy-input", extra=base)) == 0
+    capsys.readouterr()
+    _refused(capsys, _sweep_argv(out, two_tasks, "copy-input",
+                                 extra=["--augment", "dihedral+colors", "--color-perms", "2"]),
+             "its color perms is 1, not 2")
+    ck = _ckpt(tmp_path / "c" / "s5.pt", 5)
+    other = tmp_path / "sweep2"
+    assert main(_sweep_argv(other, two_tasks, ck, extra=["--arch", "demo-conv"])) == 0
+    capsys.readouterr()
+    _refused(capsys, _sweep_argv(other, two_tasks, ck), 'its arch is "demo-conv", not null')
+
+
+def test_collect_refuses_a_checkpoint_rewritten_between_shards(tmp_path, two_tasks, capsys):
+    """A checkpoint rewritten by training between --shard 1/2 and --shard 0/2: --collect
+    reported the old weights' run under the new step."""
+    a, b = _ckpt(tmp_path / "c" / "a.pt", 10, seed=1), _ckpt(tmp_path / "c" / "b.pt", 20, seed=2)
+    out = tmp_path / "sweep"
+    argv = _sweep_argv(out, two_tasks, a, b, extra=["--arch", "demo-conv"])
+    assert main(argv + ["--shard", "1/2"]) == 0  # evaluates b (position 1)
+    _ckpt(b, 30, seed=3)  # training goes on and rewrites b
+    assert main(argv + ["--shard", "0/2"]) == 0
+    capsys.readouterr()
+    _refused(capsys, ["sweep", "--collect", str(out), "--no-report"],
+             "was evaluated from other bytes of", "b.pt")
+    assert not (out / S.SWEEP_CSV).exists()
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"name": "../.."}, "is not the name of a run folder"),
+    ({"name": "/etc"}, "is not the name of a run folder"),
+    ({"step": 1.5}, "step is not a whole number"),
+    ({"step": -1}, "step is not a whole number"),
+    ({"position": True}, "position is not a whole number"),
+])
+def test_a_forged_entry_file_is_refused_in_one_line(tmp_path, two_tasks, capsys, change, said):
+    out = tmp_path / "sweep"
+    assert main(_sweep_argv(out, two_tasks, "copy-input")) == 0
+    capsys.readouterr()
+    entry = next((out / "runs").glob(f"*{S._ENTRY_SUFFIX}"))
+    obj = json.loads(entry.read_text())
+    obj.update(change)
+    entry.write_text(json.dumps(obj))
+    _refused(capsys, ["sweep", "--collect", str(out), "--no-report"], said)
+
+
+def test_an_entry_step_beyond_a_float_is_one_line(tmp_path, two_tasks, capsys):
+    out = tmp_path / "sweep"
+    assert main(_sweep_argv(out, two_tasks, "copy-input")) == 0
+    capsys.readouterr()
+    entry = next((out / "runs").glob(f"*{S._ENTRY_SUFFIX}"))
+    entry.write_text(entry.read_text().replace('"step": 0', '"step": 1e400'))
+    _refused(capsys, ["sweep", "--collect", str(out), "--no-report"],
+             "holds the number 1e400, beyond the range of a float")
+
+
+def test_a_last_copy_is_one_checkpoint_and_steps_come_from_the_files(tmp_path):
+    """Lightning's ModelCheckpoint(save_last=True) leaves model-step=200.pt,
+    model-step=1000.pt and last.pt, a byte copy of step 1000: the steps were not
+    distinct, the sweep fell back to name order and the curve ran backwards."""
+    d = tmp_path / "ckpt"
+    _ckpt(d / "model-step=200.pt", 200, seed=1)
+    _ckpt(d / "model-step=1000.pt", 1000, seed=2)
+    shutil.copyfile(d / "model-step=1000.pt", d / "last.pt")
+    entries = S.plan([d])
+    assert [(e.step, Path(e.checkpoint).name, e.same_bytes) for e in entries] == \
+        [(200, "model-step=200.pt", ()), (1000, "model-step=1000.pt", ("last.pt",))]
+    assert {e.step_source for e in entries} == {"checkpoint"}
+    # and the sweep says so
+    assert S.Sweep(tmp_path, entries, []).notes() == [
+        "last.pt holds the same bytes as model-step=1000.pt: evaluated once, as step 1000"]
+
+
+def test_a_copy_whose_name_gives_its_own_step_stays_a_checkpoint(tmp_path):
+    d = tmp_path / "ckpt"
+    for s in (20, 30):
+        _ckpt(d / f"model-{s}.pt", None, seed=0)  # the same bytes, two named steps
+    assert [e.step for e in S.plan([d])] == [20, 30]
+
+
+def test_a_compression_bomb_is_refused_by_the_planner_before_inflating(tmp_path, monkeypatch):
+    """arcnb evaluate refused it before inflating; the sweep planner read its step with a
+    plain torch.load and inflated it (1.35 GB from 1 MB)."""
+    import zipfile
+
+    small = _ckpt(tmp_path / "small.pt", 3)
+    bomb = tmp_path / "bomb.pt"
+    with zipfile.ZipFile(small) as zin, zipfile.ZipFile(bomb, "w",
+                                                        zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, zin.read(info.filename))
+        top = zin.infolist()[0].filename.split("/", 1)[0]
+        zout.writestr(f"{top}/data/99", bytes(200 << 20))  # 200 MB of zeros
+    assert bomb.stat().st_size < 1 << 20
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("inflated"))
+    with pytest.raises(ArcnbError, match="compression bomb"):
+        S.plan([bomb])
+
+
+def test_non_utf8_and_newline_names_are_shown_escaped(tmp_path, two_tasks, capsys):
+    """A checkpoint name with non-UTF-8 bytes was evaluated, then the table failed with a
+    UnicodeEncodeError on every rerun; a name holding a newline forged a row of the
+    printed table."""
+    import os
+
+    d = tmp_path / "c"
+    bad = os.fsdecode(os.fsencode(str(d)) + b"/ck\xff-10.pt")
+    forged = str(d / "x\n        99  1.0000  [1.0000, 1.0000]  forged.pt")
+    _ckpt(Path(bad), 10, seed=1)
+    _ckpt(Path(forged), 20, seed=2)
+    out = tmp_path / "sweep"
+    for _ in range(2):  # and again: the finished runs are reused
+        assert main(_sweep_argv(out, two_tasks, d, extra=["--arch", "demo-conv"])) == 0
+        printed = capsys.readouterr().out.splitlines()
+        rows = [ln for ln in printed if ln.strip()[:2] in ("10", "20", "99")]
+        assert [ln.split()[0] for ln in rows] == ["10", "20"]
+        assert any("ck\\xff-10.pt" in ln for ln in rows)
+        assert any("x\\n" in ln and "forged.pt" in ln for ln in rows)
+    table = pd.read_csv(out / S.SWEEP_CSV)
+    assert table["step"].tolist() == [10, 20] and "\\xff" in table["checkpoint"][0]
+
+
+def test_every_structural_category_is_split_evenly(arc1_eval):
+    """The guide says every structural category is divided evenly between the selection
+    half and the report half; only each task's first category was balanced (seed 0 on
+    100 tasks: delete_to_background 0 vs 3)."""
+    from arcnb.taxonomy import structural_taxonomy
+
+    ds = arc1_eval.select(arc1_eval.task_ids[:100])
+    tax = structural_taxonomy(ds)
+    strata = {t: tax.categories_of(t) for t in ds.task_ids}
+    for seed in (0, 1, 2):
+        sel, rep = S.selection_split(ds.task_ids, strata, seed=seed)
+        assert sorted(sel + rep) == ds.task_ids and len(sel) == len(rep) == 50
+        for c in {c for cs in strata.values() for c in cs}:
+            n_sel = sum(c in strata[t] for t in sel)
+            n_rep = sum(c in strata[t] for t in rep)
+            assert abs(n_sel - n_rep) <= 1, (seed, c, n_sel, n_rep)
+    # balancing the first category only (as before) leaves some category uneven here
+    first = {t: cs[0] for t, cs in strata.items()}
+    sel, rep = S.selection_split(ds.task_ids, first, seed=0)
+    worst = max(abs(sum(c in strata[t] for t in sel) - sum(c in strata[t] for t in rep))
+                for c in {c for cs in strata.values() for c in cs})
+    assert worst >= 2
 
 
 # ------------------------------------------------------------------ every checkpoint format

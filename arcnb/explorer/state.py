@@ -16,7 +16,7 @@ from ..grids import best_attempt
 from ..report.sources import DEFAULT_DATASET, require_scored
 from ..resources import example
 from ..candidates import candidates
-from ..runs import CANDIDATES, PREDICTIONS, Run, unique_labels
+from ..runs import PREDICTIONS, Run, candidates_file, unique_labels
 from ..scoring import Results
 from ..data import Dataset, load_dataset
 
@@ -253,8 +253,8 @@ def _candidate_pool(view: _RunView, dataset):
     if "candidates" not in view.files:
         rd = view.files.get("run_dir")
         source = None
-        if rd is not None and (Path(rd) / CANDIDATES).is_file():
-            source = Path(rd) / CANDIDATES
+        if rd is not None and candidates_file(rd) is not None:  # this run's pool only
+            source = candidates_file(rd)
         elif len(view.table) and int(view.table["n_attempts"].max()) > 2:
             source = view.results.predictions
         view.files["candidates"] = (None if source is None else

@@ -30,7 +30,8 @@ from ..io import atomic_write_text
 from ..taxonomy import load_taxonomy
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
-                    REPORT_NOTEBOOK, absolute_path, check_out_path, copy_run_files, is_finished,
+                    REPORT_NOTEBOOK, OutputFolder, absolute_path, check_out_path, copy_run_files,
+                    is_finished,
                     is_scored, read_metrics, require_finished, summary_of,
                     unique_labels)
 from ..html import escape as _esc, fmt_fraction as _fmt_fraction, page as html_page
@@ -42,6 +43,9 @@ __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_repor
 
 #: The page listing the reports that :func:`build_reports` built (in its ``out``).
 INDEX_HTML = "index.html"
+#: The folder of ``out`` that the reports' checkpoints become a sweep in (``arcnb
+#: report --checkpoint a b c``); never a report's folder name.
+SWEEP_FOLDER = "sweep"
 
 #: The tag of the report notebook's last cell for an unscored run (no truth): the
 #: cells after it need the truth.
@@ -321,8 +325,12 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
 
 
 def _unique_names(paths: Sequence[str]) -> list[str]:
-    """One folder name per source: the file's stem, ``_2``, ``_3``... for repeats."""
-    return unique_labels([Path(p).stem or "run" for p in paths], sep="_")
+    """One folder name per source: the file's stem, ``_2``, ``_3``... for repeats. A stem
+    that is no folder name of its own (``..`` from ``...json``, ``.``, empty) becomes
+    ``run``; :data:`SWEEP_FOLDER` is taken (``sweep.pt`` gives ``sweep_2``)."""
+    stems = [Path(p).stem for p in paths]
+    stems = ["run" if s.strip(".") == "" or "/" in s or "\\" in s else s for s in stems]
+    return unique_labels([SWEEP_FOLDER] + stems, sep="_")[1:]
 
 
 def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.PathLike,
@@ -334,6 +342,12 @@ def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.Pat
     if len(sources) == 1:
         return [build_report(sources[0], dataset=dataset, out=out, **kwargs)]
     names = _unique_names([source_name(s) for s in sources])
+    # before any work: every report's folder is a folder of out's own (a link planted
+    # as out/<name> is refused), and an existing index.html needs --overwrite
+    folder = OutputFolder(out)
+    for n in names:
+        folder.folder(n)
+    folder.claim([INDEX_HTML], overwrite=kwargs.get("overwrite", False))
     workers = max(1, min(len(sources), max_workers or os.cpu_count() or 1))
     kwargs = dict(kwargs)
     kwargs["progress"] = False  # one progress bar per cell would interleave
@@ -378,4 +392,5 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
                      "<thead><tr><th class='arcnb-text'>run</th>" +
                      "".join(f"<th>{_esc(column_label(k))}</th>" for k in INDEX_COLUMNS) +
                      "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
-    return atomic_write_text(out / INDEX_HTML, page, overwrite=True)
+    return OutputFolder(out).write({INDEX_HTML: page.encode("utf-8")},
+                                   overwrite=overwrite)[0]

@@ -87,23 +87,27 @@ from .document import (TRAINING_OVERLAP_KEY, attempt_ks, compact_line, flat_prov
                        is_scored, kaggle_submission, ks_of, metrics_document, predictions_table,
                        read_metrics, record_training_overlap, recorded_dataset, summary_of,
                        unscored_summary)
-from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILLER, HEADLINE_KEYS, JOURNAL,
+from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILLER, HEADLINE_KEYS,
+                     JOURNAL, OPTIONAL_RUN_FILES,
                      JOURNAL_GLOB, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK,
                      RESULTS_CSV, RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV,
-                     USER_PATHS_ENV, RunDirError, absolute_path, check_out_path, copy_run_files,
+                     USER_PATHS_ENV, OutputFolder, RunDirError, absolute_path, check_out_path,
+                     copy_run_files,
                      is_finished, refuse_finished, require_finished, user_paths)
 from .provenance import file_sha256_or_none, predictions_provenance, run_provenance
-from .run import Run, unique_labels, write_run_dir
+from .provenance import options_sha256, same_run_problem
+from .run import Run, candidates_file, unique_labels, write_run_dir
 
 __all__ = [
     "Run", "RunDirError", "RUN_FILES", "METRICS", "PREDICTIONS", "RESULTS_CSV",
     "RESULTS_PARQUET", "TASKS_CSV", "FIGURES", "REPORT_NOTEBOOK", "REPORT_HTML",
     "EVALUATE_NOTEBOOK", "EVALUATE_HTML", "JOURNAL", "JOURNAL_GLOB", "HEADLINE_KEYS",
     "write_run_dir", "read_metrics", "is_finished", "require_finished", "refuse_finished",
-    "copy_run_files", "check_out_path", "metrics_document", "summary_of", "ks_of", "attempt_ks",
+    "copy_run_files", "check_out_path", "OutputFolder", "metrics_document", "summary_of", "ks_of", "attempt_ks",
     "recorded_dataset", "run_provenance", "file_sha256_or_none", "flat_provenance",
     "compact_line", "USER_PATHS_ENV", "absolute_path", "user_paths",
     "SUBMISSION", "FILLER", "is_scored", "unscored_summary", "kaggle_submission",
     "predictions_table", "predictions_provenance", "CANDIDATES", "record_training_overlap",
-    "TRAINING_OVERLAP_KEY", "unique_labels",
+    "TRAINING_OVERLAP_KEY", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
+    "options_sha256", "same_run_problem",
 ]

@@ -4,13 +4,16 @@ makes (see :mod:`arcnb.runs` for the files). The only module that spells the
 run-directory file names."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
+from typing import Callable, Iterable, Mapping
 
 from ..errors import ArcnbError, RunDirError, refuse_overwrite
-from ..io import atomic_write_bytes
+from ..io import atomic_write_bytes, take_back_on_failure
 from ..resources import checkout_root, notebooks_dir
+from ..text import printable
 
 # ====================================================================== the layout
 #: The scoring summary plus ``provenance`` (written last: it marks completion).
@@ -49,6 +52,9 @@ RUN_FILES = (PREDICTIONS, RESULTS_CSV, RESULTS_PARQUET, TASKS_CSV, METRICS)
 #: Every voted candidate of an augmented evaluate run, with its votes (a candidates
 #: Parquet file, see :mod:`arcnb.candidates`); optional.
 CANDIDATES = "candidates.parquet"
+#: Files a run directory holds only for some runs: an earlier run's are removed when a
+#: run that does not write them replaces it.
+OPTIONAL_RUN_FILES = (SUBMISSION, CANDIDATES)
 #: The files a run directory must hold to be opened (checked in this order).
 _REQUIRED = (METRICS, PREDICTIONS)
 #: Summary keys that re-scoring ``predictions.json`` must reproduce exactly.
@@ -119,6 +125,110 @@ def check_out_path(out: str | os.PathLike, *, what: str = "--out") -> Path:
                              f"({shipped}); write outputs elsewhere, never over the shipped "
                              "files")
     return out
+
+
+class OutputFolder:
+    """The one guarded output folder every command writes through (``--out``).
+
+    ``OutputFolder(out)`` checks the folder itself (:func:`check_out_path`: not a file,
+    not inside arcnb's own folders). Inside it, every file and sub-folder arcnb writes
+    is named relative to it and:
+
+    * is never reached through a symbolic link: a link at the name or at any folder
+      between ``out`` and it (a planted ``runs -> ../elsewhere``) is refused in one
+      line, with or without ``overwrite``;
+    * is claimed before anything is written (:meth:`claim`): an existing file (or a
+      non-empty sub-folder) is refused unless ``overwrite``, naming the first one;
+    * is written with the others as one (:meth:`write`): each file atomically, and a
+      failure (a full disk, a kill) takes back the files the call created, naming the
+      file that failed; ``remove`` first deletes the files of an earlier result that
+      this one does not write (so no other run's file is left beside the new ones);
+    * leaves no temporary file of an earlier, killed write (:meth:`clean_temporary`).
+    """
+
+    def __init__(self, out: str | os.PathLike, *, what: str = "--out"):
+        self.path = check_out_path(out, what=what)
+        self.what = what
+
+    def __repr__(self) -> str:
+        return f"OutputFolder({str(self.path)!r})"
+
+    def target(self, name: str | os.PathLike) -> Path:
+        """``out/name``, refused when ``name`` leaves the folder (absolute, ``..``) or
+        when it, or a folder between ``out`` and it, is a symbolic link."""
+        rel = Path(name)
+        if rel.is_absolute() or any(part in ("", ".", "..") for part in rel.parts) \
+                or not rel.parts:
+            raise ArcnbError(f"{printable(str(name))} is not a name inside {self.what} "
+                             f"{self.path}")
+        at = self.path
+        for part in rel.parts:
+            at = at / part
+            if at.is_symlink():
+                raise ArcnbError(f"{at} is a symbolic link; arcnb never writes through a "
+                                 f"link inside {self.what} (remove it)")
+        return at
+
+    def folder(self, name: str | os.PathLike) -> "OutputFolder":
+        """The sub-folder ``out/name`` as an output folder of its own (not created yet);
+        refused like :meth:`target`, and when it exists as a file."""
+        at = self.target(name)
+        sub = OutputFolder.__new__(OutputFolder)
+        sub.path, sub.what = check_out_path(at, what=self.what), self.what
+        return sub
+
+    def claim(self, names: Iterable[str], *, overwrite: bool, folders: Iterable[str] = (),
+              hint: str = "pass --overwrite / overwrite=True") -> list[Path]:
+        """The targets of ``names``, once none is a link and, without ``overwrite``,
+        none exists (nor is any of ``folders`` a non-empty folder)."""
+        targets = [self.target(n) for n in names]
+        subs = [self.target(f) for f in folders]
+        if not overwrite:
+            taken = [p for p in targets if p.exists()]
+            taken += [f for f in subs if f.is_dir() and any(f.iterdir())]
+            if taken:
+                raise refuse_overwrite(taken[0], hint)
+        return targets
+
+    def clean_temporary(self, names: Iterable[str]) -> list[Path]:
+        """Remove what a killed atomic write of one of ``names`` left (``.NAME.*.tmp``
+        beside it). Returns the files removed."""
+        removed = []
+        for name in names:
+            target = self.target(name)
+            if not target.parent.is_dir():
+                continue
+            for tmp in target.parent.glob(f".{target.name}.*.tmp"):
+                if tmp.is_file() and not tmp.is_symlink():
+                    tmp.unlink(missing_ok=True)
+                    removed.append(tmp)
+        return removed
+
+    def write(self, files: Mapping[str, "bytes | Callable[[], bytes]"], *, overwrite: bool,
+              remove: Iterable[str] = (), hint: str = "pass --overwrite / overwrite=True"
+              ) -> list[Path]:
+        """Write ``files`` (``{name: bytes or a function giving them}``, in order) as one
+        result: claimed first (:meth:`claim`), then ``remove`` (files of an earlier result
+        that this one replaces or leaves out) deleted, then each file written atomically.
+        A failure takes back the files this call created and names the file that failed.
+        Returns the paths written."""
+        targets = self.claim(files, overwrite=overwrite, hint=hint)
+        self.clean_temporary(files)
+        for name in remove:
+            self.target(name).unlink(missing_ok=True)
+        self.path.mkdir(parents=True, exist_ok=True)
+        written = []
+        with take_back_on_failure() as track:
+            for (name, data), target in zip(files.items(), targets):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    atomic_write_bytes(track(target), data() if callable(data) else data,
+                                       overwrite=True)
+                except OSError as exc:  # name the file the user asked for, not a temporary one
+                    raise OSError(exc.errno or errno.EIO, exc.strerror or str(exc),
+                                  str(target)) from exc
+                written.append(target)
+        return written
 
 
 def copy_run_files(src: str | os.PathLike, dest: str | os.PathLike, *,

@@ -3,6 +3,8 @@ torch; a checkpoint's or a predictions file's path and SHA-256; the dataset) and
 its flat view for reports."""
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import importlib.metadata
 import sys
@@ -73,3 +75,30 @@ def file_sha256_or_none(path) -> str | None:
     if path and Path(path).is_file():
         return file_sha256(path)
     return None
+
+
+def options_sha256(options: dict) -> str:
+    """The SHA-256 of a run's options (every parameter that changes its result) as
+    canonical JSON: the one "is this the same run?" key, recorded in ``metrics.json``
+    (``provenance.options_sha256``) and compared wherever a finished run is reused."""
+    text = json.dumps(options, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def same_run_problem(metrics: dict, options: dict, *, ignore: tuple = ()) -> str | None:
+    """Why the finished run of ``metrics`` is not the run ``options`` ask for (None when
+    it is): the options it records must hash to the same :func:`options_sha256`
+    (``ignore`` names options left out of the comparison on both sides). The answer
+    names the first option that differs, as recorded and as asked."""
+    prov = metrics.get("provenance") if isinstance(metrics.get("provenance"), dict) else {}
+    recorded = prov.get("options")
+    if not isinstance(recorded, dict):
+        return "it records no options (an older arcnb wrote it)"
+    mine = {k: v for k, v in options.items() if k not in ignore}
+    theirs = {k: v for k, v in recorded.items() if k not in ignore}
+    if options_sha256(mine) == options_sha256(theirs):
+        return None
+    diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    key = diff[0] if diff else "options"
+    return (f"its {key.replace('_', ' ')} is {json.dumps(theirs.get(key), default=str)[:80]}"
+            f", not {json.dumps(mine.get(key), default=str)[:80]}")

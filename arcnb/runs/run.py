@@ -14,15 +14,16 @@ from ..columns import upgrade_summary
 from ..data import DATASETS, load_dataset, load_task_ids
 from ..errors import ParameterError
 from ..html import escape
-from ..io import FORMULA_START, atomic_write_bytes, csv_text, take_back_on_failure, to_jsonable
+from ..io import FORMULA_START, csv_text, file_sha256, to_jsonable
 from ..predictions import load_predictions, to_submission
 from ..scoring import ESTIMATORS, score
 from .document import (attempt_ks, compact_line, flat_provenance, is_scored, kaggle_submission,
                        ks_of,
                        metrics_document, predictions_table, read_metrics, recorded_dataset,
                        summary_of, unscored_summary, _pass_ks)
-from .layout import (METRICS, PREDICTIONS, RESULTS_CSV, RESULTS_PARQUET, RUN_FILES, SUBMISSION,
-                     TASKS_CSV, RunDirError, _REQUIRED, refuse_finished)
+from .layout import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, PREDICTIONS, RESULTS_CSV,
+                     RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV, OutputFolder, RunDirError,
+                     _REQUIRED, refuse_finished)
 
 
 # ======================================================================= the Run
@@ -326,9 +327,9 @@ class Run:
         if res is None and (self.dataset is None or self.predictions is None):
             raise ParameterError("an unscored Run needs its dataset and predictions to be "
                                  "written")
-        out = Path(out)
+        folder = OutputFolder(out)
+        out = folder.path
         refuse_finished(out, overwrite=overwrite)
-        out.mkdir(parents=True, exist_ok=True)
         preds = res.predictions if res is not None else self.predictions
         predictions_bytes = _predictions_bytes(preds, predictions_text)
         names = list(RUN_FILES)
@@ -353,15 +354,37 @@ class Run:
                  RESULTS_PARQUET: lambda: _df_parquet(outputs),
                  TASKS_CSV: lambda: _df_csv(tasks),
                  METRICS: lambda: _json_bytes(self.metrics), **added}
-        # a full disk, a kill: the files this call created are taken back, so that no
-        # half run is left (an evaluate run keeps its journal and can be resumed)
-        with take_back_on_failure() as track:
-            for name in names:  # metrics.json last: it marks a finished run
-                atomic_write_bytes(track(out / name), files[name](), overwrite=overwrite)
+        # through the guarded folder: no file through a link; an earlier run's
+        # metrics.json goes first (a kill then leaves an unfinished run, which --resume
+        # finishes, never old numbers beside new files), and so do its optional files that
+        # this run does not write (another run's candidates.parquet); a full disk or a kill
+        # takes back the files this call created, metrics.json is written last
+        stale = [METRICS] + [n for n in OPTIONAL_RUN_FILES if n not in names]
+        folder.write({name: files[name] for name in names}, overwrite=overwrite,
+                     remove=stale if overwrite else ())
         return Run(res, self.metrics, out, self.label or out.name, dataset=self.dataset,
                    predictions=self.predictions,
                    extra_columns=extra_columns if extra_columns is not None
                    else self.extra_columns)
+
+
+def candidates_file(run_dir: str | os.PathLike) -> Path | None:
+    """The run's candidate pool (:data:`~arcnb.runs.CANDIDATES`) when it is the one the
+    run wrote: its SHA-256 must be the ``candidates_sha256`` that ``metrics.json``
+    records (None when the run has no pool). A pool the run does not record, or one
+    with other bytes (left by another run, copied in), is refused with
+    :class:`RunDirError`: a report or the explorer never shows another run's pool as
+    this run's."""
+    rd = Path(run_dir)
+    path = rd / CANDIDATES
+    if not path.is_file():
+        return None
+    recorded = (read_metrics(rd).get("provenance") or {}).get("candidates_sha256")
+    if recorded is None or recorded != file_sha256(path):
+        raise RunDirError(f"{path} is not the candidate pool of the run in {rd}: "
+                          f"{METRICS} records {'no pool' if recorded is None else 'other bytes'}"
+                          " (left by another run?); remove it or evaluate again")
+    return path
 
 
 def _file_columns(run_dir: Path, outputs):
