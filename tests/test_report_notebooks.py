@@ -14,14 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from arcnb.report import NOTEBOOKS as SHIPPED_NOTEBOOKS
 from arcnb.report import html as RH
 
 import _report_fixture as F
 
 ROOT = F.ROOT
-from arcnb.report.notebooks import NOTEBOOKS as _SHIPPED
-
-NOTEBOOKS = sorted(_SHIPPED)  # every shipped notebook
+NOTEBOOKS = sorted(SHIPPED_NOTEBOOKS)  # every shipped notebook
 
 
 @pytest.fixture(scope="module")
