@@ -3,12 +3,10 @@ candidates for some test output (an augmented evaluate run's ``candidates.parque
 predictions with more than 2 attempts), see :mod:`arcnb.candidates`."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from ..candidates import CANDIDATE_DEFINITIONS, CandidateAnalysis, candidates
-from ..runs import CANDIDATES
+from ..runs import candidates_file
 from .html import note_html, table_html
 
 __all__ = ["candidate_pool", "candidates_html"]
@@ -17,13 +15,14 @@ __all__ = ["candidate_pool", "candidates_html"]
 def candidate_pool(run, *, n_boot: int = 1000, seed: int = 0) -> CandidateAnalysis | None:
     """The candidate pool of a scored run, or None when no test output has more than 2
     distinct candidates (then the report shows nothing). The pool is the run
-    directory's :data:`arcnb.runs.CANDIDATES` when it has one, else its attempts."""
+    directory's :data:`arcnb.runs.CANDIDATES` when it has one (refused when it is not
+    the pool that run wrote: :func:`arcnb.runs.candidates_file`), else its attempts."""
     res = getattr(run, "results", None)
     if res is None:
         return None
     run_dir = getattr(run, "run_dir", None)
-    path = Path(run_dir) / CANDIDATES if run_dir else None
-    if path is not None and path.is_file():
+    path = candidates_file(run_dir) if run_dir else None  # this run's pool only
+    if path is not None:
         source = path
     else:
         preds = res.predictions
