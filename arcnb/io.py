@@ -28,7 +28,7 @@ __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_j
            "read_json", "read_json_lines", "read_bytes", "read_text", "read_parquet",
            "JSONInputError", "MAX_JSON_DEPTH", "MAX_JSON_CONTAINERS", "MAX_JSON_DIGITS",
            "MAX_PARQUET_ROWS", "MAX_PARQUET_COLUMNS", "MAX_PARQUET_DECODED_BYTES",
-           "csv_text", "file_sha256", "take_back_on_failure"]
+           "csv_text", "file_sha256", "take_back_on_failure", "no_duplicate_keys"]
 
 #: Deepest nesting of arrays and objects arcnb accepts in an input JSON file. The deepest
 #: legitimate input (a benchmarking-harness task file: list > test input > attempt >
@@ -274,7 +274,10 @@ def read_text(path: str | os.PathLike, *, what: str = "file", max_bytes: int = M
         raise error(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
 
 
-def _no_duplicates(pairs):
+def no_duplicate_keys(pairs):
+    """``json.loads``'s ``object_pairs_hook`` that refuses a key given twice in one
+    object (:class:`~arcnb.errors.DuplicateKeyError`): the one rule of every JSON
+    reader."""
     seen = {}
     for key, value in pairs:
         if key in seen:
@@ -337,7 +340,7 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
     path = Path(path)
     text = _checked_text(path, what, max_depth, max_bytes, first_value=True)
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_finite_float)
+        return json.loads(text, object_pairs_hook=no_duplicate_keys, parse_float=_finite_float)
     except HugeNumberError as huge:
         raise JSONInputError(f"{what} {path} holds the number {one_line(huge.text, 40)}, beyond "
                              "the range of a float") from None
@@ -370,7 +373,7 @@ def read_json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
         if not line.strip():
             continue
         try:
-            out.append((n, json.loads(line, object_pairs_hook=_no_duplicates,
+            out.append((n, json.loads(line, object_pairs_hook=no_duplicate_keys,
                                       parse_float=_finite_float)))
         except HugeNumberError as huge:
             raise JSONInputError(f"{what} {path} line {n} holds the number "

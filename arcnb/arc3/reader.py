@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DuplicateKeyError, RecordingError, one_line
-from ..io import MAX_LINE_BYTES, iter_lines, read_json, read_range
+from ..io import MAX_LINE_BYTES, iter_lines, no_duplicate_keys, read_json, read_range
 
 __all__ = ["ACTIONS", "STATES", "Recording", "Run", "read_recording", "read_run",
            "read_runs", "find_recordings", "MAX_RECORDING_BYTES", "MAX_STEPS", "MAX_FILES",
@@ -225,15 +225,6 @@ class Run:
 
 
 # ---------------------------------------------------------------- parsing helpers
-def _no_duplicates(pairs):
-    seen = {}
-    for key, value in pairs:
-        if key in seen:
-            raise DuplicateKeyError(key)
-        seen[key] = value
-    return seen
-
-
 def _parse_line(raw: bytes, path: Path, line: int) -> Any:
     try:
         text = raw.decode("utf-8")
@@ -243,7 +234,7 @@ def _parse_line(raw: bytes, path: Path, line: int) -> Any:
     if line == 1 and text.startswith("\ufeff"):
         text = text[1:]
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates)
+        return json.loads(text, object_pairs_hook=no_duplicate_keys)
     except DuplicateKeyError as dup:
         raise RecordingError(f"recording {path} line {line}: the key "
                              f"{one_line(repr(dup.key), 64)} appears more than once in one "
