@@ -57,6 +57,7 @@ from .runs import OutputFolder
 
 __all__ = [
     "COLOR_MODES",
+    "MAX_LISTED_REFS",
     "OVERLAP_COLUMNS",
     "SUMMARY_KEYS",
     "Overlap",
