@@ -112,11 +112,20 @@ class RunEntry:
 
 
 def _holds_task_files(path: Path) -> bool:
+    """Whether ``path`` holds a harness task file directly: a ``.json`` file whose text
+    opens a list (a summary or a settings file beside runs opens an object)."""
     try:
-        return any(c.suffix.lower() == ".json" and c.is_file() and not c.is_symlink()
-                   for c in path.iterdir())
+        for c in sorted(path.iterdir()):
+            if c.suffix.lower() != ".json" or c.name.startswith(".") or c.is_symlink() \
+                    or not c.is_file():
+                continue
+            with open(c, "rb") as fh:
+                head = fh.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
+            if head.startswith(b"["):
+                return True
     except OSError:
         return False
+    return False
 
 
 def _is_root(path: Path) -> bool:

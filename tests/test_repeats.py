@@ -13,6 +13,7 @@ import pytest
 import arcnb
 from arcnb import repeats as R
 from arcnb.errors import ArcnbError, RepeatsError
+from arcnb.front import score_to_run_dir
 from arcnb.stats import bootstrap_indices
 
 from _cli import ROOT, one_line_refusal, run_arcnb
@@ -322,6 +323,24 @@ def test_harness_submissions_tree_opens_as_runs_and_groups(tmp_path):
     rep = R.repeats(str(root), dataset=str(ds_dir), groups=str(csv), n_boot=50)
     assert rep.summary["configs"]["x"]["runs"] == ["model-a/v1/public", "model-b/v1/public"]
     assert rep.summary["configs"]["x"]["seeds"] == ["0", "4"]
+
+
+def test_root_of_run_directories_beside_a_summary_file(hand, tmp_path):
+    """A sweep-like folder: an object JSON file at the top, run directories below."""
+    ds_dir, files = hand
+    root = tmp_path / "sweep"
+    root.mkdir()
+    (root / "sweep.json").write_text("{}")
+    for f in files[:2] + files[3:5]:
+        name = os.path.basename(f)[: -len(".json")]
+        score_to_run_dir(f, str(ds_dir), root / "runs" / name)
+    rep = R.repeats(str(root), dataset=str(ds_dir), n_boot=50)
+    assert list(rep.summary["configs"]) == ["runs"]
+    assert rep.summary["configs"]["runs"]["runs"] == [
+        "runs/A-seed1", "runs/A-seed2", "runs/B-seed1", "runs/B-seed2"]
+    rep = R.repeats(str(root), dataset=str(ds_dir), group_by="pattern", n_boot=50)
+    assert {k: v["n_runs"] for k, v in rep.summary["configs"].items()} == {"A": 2, "B": 2}
+    assert [r["pass@2"] for r in rep.summary["runs"]] == pytest.approx([0.5, 0.3, 0.8, 0.8])
 
 
 def test_refusals_are_repeats_errors(tmp_path, hand):
