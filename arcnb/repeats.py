@@ -49,7 +49,9 @@ output x run twin (``Repeats.solved``):
 * union coverage: an output counts when any run solves it (per task then mean over
   tasks); ``by_n_runs[k - 1]`` is its expectation over every choice of k of the N runs
   (``1 - C(N - c, k) / C(N, k)`` per output solved by c runs); unique solves per run:
-  the test outputs that run solves and no other run does.
+  the test outputs that run solves and no other run does; per pair of runs the Jaccard
+  index of their solved test outputs (``Repeats.jaccard``) and ``best_pair``: the two runs
+  whose union has the highest pass@2 (the first such pair in run order).
 """
 from __future__ import annotations
 
@@ -365,12 +367,27 @@ def _union(solved: np.ndarray, starts: np.ndarray, n_out: np.ndarray) -> dict:
     return {"pass@2": per_task((c > 0).astype(float)), "by_n_runs": by_k}
 
 
+def _pairs(solved: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair of runs (columns of ``solved``, outputs x runs, 0/1): the Jaccard index
+    of their solved outputs (NaN when neither solves any) and the pass@2 of their union
+    (``weight`` per output: 1 / (its task's outputs x tasks))."""
+    inter = solved.T @ solved
+    count = solved.sum(axis=0)
+    either = count[:, None] + count[None, :] - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        jaccard = np.where(either > 0, inter / np.where(either > 0, either, 1), np.nan)
+    alone = weight @ solved
+    union = alone[:, None] + alone[None, :] - (solved * weight[:, None]).T @ solved
+    return jaccard, union
+
+
 # ------------------------------------------------------------------ the result
 class Repeats:
     """Many runs analysed together. ``summary`` is the JSON document (the ``--json``
     contract); ``matrix`` the task x run pass@2 table (index ``task_id``), ``solved``
     the test output x run table (index ``task_id, test_index``); ``runs``, ``configs``,
-    ``flips``, ``comparisons`` and ``union`` are tables of the same numbers."""
+    ``flips``, ``comparisons``, ``union`` and ``jaccard`` are tables of the same
+    numbers."""
 
     def __init__(self, summary: dict, matrix: pd.DataFrame, solved: pd.DataFrame,
                  runs: pd.DataFrame, flips: pd.DataFrame):
@@ -379,6 +396,8 @@ class Repeats:
         self.solved = solved
         self.runs = runs
         self.flips = flips
+        #: run x run Jaccard index of the solved test outputs (NaN when neither solves any)
+        self.jaccard = pd.DataFrame()
 
     def __repr__(self) -> str:
         s = self.summary
@@ -465,7 +484,8 @@ class Repeats:
                                    ("solve_matrix.csv", self.matrix, True),
                                    ("flips.csv", self.flips, False),
                                    ("comparisons.csv", self.comparisons, False),
-                                   ("union.csv", self.union, False)):
+                                   ("union.csv", self.union, False),
+                                   ("jaccard.csv", self.jaccard, True)):
             files[name] = (lambda t=table, i=index: csv_text(t, index=i).encode())
         folder.write(files, overwrite=overwrite)
         return folder.path
@@ -546,6 +566,15 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
                             "p": _paired_p(d, seed), "test": TEST})
     c_all = S.sum(axis=1)
     unique = ((S > 0) & (c_all == 1)[:, None]).sum(axis=0)
+    jaccard, pair_union = _pairs(S, 1.0 / (n_out[codes] * n_t))
+    if n_r > 1:
+        upper = np.triu(np.ones((n_r, n_r), dtype=bool), k=1)
+        best = np.flatnonzero(upper.ravel() & (pair_union.ravel()
+                                               >= pair_union[upper].max() - 1e-12))[0]
+        i, j = divmod(int(best), n_r)
+        best_pair = {"runs": [run_names[i], run_names[j]], "pass@2": float(pair_union[i, j])}
+    else:
+        best_pair = {"runs": [], "pass@2": float("nan")}
     summary = {
         "n_tasks": int(n_t), "n_outputs": int(codes.size), "n_runs": int(n_r),
         "configs": out_configs,
@@ -553,6 +582,7 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
         "unique_solves": {run_names[r]: int(unique[r]) for r in range(n_r)},
         "comparisons": comparisons,
         "winners_curse": curse,
+        "best_pair": best_pair,
         "runs": [{"run": run_names[r], "config": configs[r],
                   "seed": None if seeds is None else to_jsonable(seeds[r]),
                   "pass@2": float(run_score[r])} for r in range(n_r)],
@@ -571,7 +601,9 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     runs_df = pd.DataFrame(summary["runs"])
     flips_df = pd.DataFrame(flips, columns=["config", "task_id", "solve_rate", "runs_solving",
                                             "n_runs"])
-    return Repeats(summary, matrix, solved_df, runs_df, flips_df)
+    rep = Repeats(summary, matrix, solved_df, runs_df, flips_df)
+    rep.jaccard = pd.DataFrame(jaccard, index=list(run_names), columns=list(run_names))
+    return rep
 
 
 def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",

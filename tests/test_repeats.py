@@ -137,6 +137,12 @@ def test_hand_computed_two_configs_three_seeds(hand):
     assert a["union"]["pass@2"] == pytest.approx(3.5 / 5)
     # t4 is solved by B-seed2 alone; nothing else is solved by one run only
     assert s["unique_solves"] == {f: (1 if f.endswith("B-seed2.json") else 0) for f in files}
+    # the first pair (in run order) whose union solves everything: A-seed3 (t3) and
+    # B-seed2 (t4, t5.1)
+    assert s["best_pair"]["runs"] == [files[2], files[4]]
+    assert s["best_pair"]["pass@2"] == pytest.approx(1.0)
+    # A-seed1 solves t1, t2, t5.0; A-seed2 t1, t5.0
+    assert rep.jaccard.loc[files[0], files[1]] == pytest.approx(2 / 3)
 
 
 def test_each_run_is_what_score_gives_and_intervals_by_naive_loops(hand):
@@ -238,6 +244,20 @@ def test_union_and_unique_solves_against_brute_force():
             n = sum(1 for i in range(codes.size)
                     if S[i, r] == 1 and all(S[i, q] == 0 for q in range(n_runs) if q != r))
             assert rep.summary["unique_solves"][names[r]] == n
+        best, best_pair = -1.0, []
+        for i, j in itertools.combinations(range(n_runs), 2):
+            a = {o for o in range(codes.size) if S[o, i]}
+            b = {o for o in range(codes.size) if S[o, j]}
+            jac = len(a & b) / len(a | b) if a | b else float("nan")
+            got = rep.jaccard.iloc[i, j]
+            assert (math.isnan(jac) and math.isnan(got)) or got == pytest.approx(jac)
+            per_task = [np.mean([max(S[o, i], S[o, j]) for o in range(codes.size)
+                                 if codes[o] == t]) for t in range(n_tasks)]
+            if np.mean(per_task) > best + 1e-12:
+                best, best_pair = np.mean(per_task), [names[i], names[j]]
+        if n_runs > 1:
+            assert rep.summary["best_pair"]["runs"] == best_pair
+            assert rep.summary["best_pair"]["pass@2"] == pytest.approx(best)
 
 
 # ------------------------------------------------------------------ simulation
@@ -385,7 +405,7 @@ def test_cli_json_contract_and_out(hand, tmp_path):
     assert s["configs"]["A"]["pass@2"]["mean"] == pytest.approx(0.5)
     names = {p.name for p in out.iterdir()}
     assert {"summary.json", "runs.csv", "configs.csv", "solve_matrix.csv", "flips.csv",
-            "comparisons.csv", "union.csv"} <= names
+            "comparisons.csv", "union.csv", "jaccard.csv"} <= names
     # a second write is refused without --overwrite, in one line
     again = run_arcnb("repeats", *files, "--dataset", ds_dir, "--out", out, "--n-boot", "100",
                       cwd=tmp_path, env=env)

@@ -108,7 +108,8 @@ class RepeatsUnion(Section):
     anchor = "arcnb-section-repeats-union"
     intro = ("Union coverage: per test output, whether any of k runs solves it (per task "
              "then the mean over tasks), averaged over every choice of k runs. Unique solves: "
-             "the test outputs a run solves and no other run does.")
+             "the test outputs a run solves and no other run does. The best pair: the two runs "
+             "whose union has the highest pass@2.")
     needs_truth = False
 
     def compute(self):
@@ -125,5 +126,10 @@ class RepeatsUnion(Section):
             ax=ax))]
 
     def body(self):
-        return [self.image("union_coverage"),
-                table(self.tables["unique_solves"], table_id="arcnb-repeats-unique")]
+        pair = self.run.summary.get("best_pair") or {}
+        parts = [self.image("union_coverage"),
+                 table(self.tables["unique_solves"], table_id="arcnb-repeats-unique")]
+        if pair.get("runs"):
+            parts.append(note(f"Best pair by union: {pair['runs'][0]} and {pair['runs'][1]}, "
+                              f"pass@2 {pair['pass@2']:.4f}", note_id="arcnb-repeats-pair"))
+        return parts
