@@ -40,7 +40,13 @@ output x run twin (``Repeats.solved``):
   their own), and a paired sign-flip permutation test over tasks on the per-task solve
   rates: the statistic is the sum of the per-task differences, every task's sign flipped
   at random; exact (all 2^n sign patterns of the n tasks whose difference is not 0) when
-  n <= 16, else 10,000 seeded draws with p = (k + 1) / (draws + 1); two-sided;
+  n <= 16, else 10,000 seeded draws with p = (k + 1) / (draws + 1); two-sided; power
+  (normal approximation): the standard error of the difference is the square root of the
+  variance over tasks of the per-task differences / tasks plus SD_a^2 / runs_a +
+  SD_b^2 / runs_b; ``mde80`` is :data:`POWER_Z` (2.80) times it, the smallest difference
+  detected at 80 % power by a two-sided 5 % test; ``runs_needed[delta]`` is the runs per
+  configuration for which ``delta`` reaches that (null when the task sampling alone is
+  too large: more tasks are needed, not more runs);
 * the winner's curse per configuration: a random public half of the tasks (``T // 2``
   of them; every such half when there are at most ``n_splits``), the run with the best
   public pass@2 picked (the first on ties); ``public`` is its public pass@2 and
@@ -63,6 +69,7 @@ import os
 import re
 import sys
 import types
+from statistics import NormalDist
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -81,7 +88,7 @@ from .stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, che
 from .text import printable
 
 __all__ = ["Repeats", "repeats", "analyse", "find_runs", "group_runs", "RunEntry",
-           "MAX_RUNS", "TEST"]
+           "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z"]
 
 #: Most runs one analysis takes (a root holding more is refused, not walked forever).
 MAX_RUNS = 10_000
@@ -90,6 +97,11 @@ MAX_DEPTH = 16
 #: The paired test between configurations, in words.
 TEST = ("paired sign-flip permutation test over tasks on the per-task solve rates "
         "(exact up to 16 tasks that differ, else 10,000 seeded draws), two-sided")
+#: The differences (in pass@2) each comparison says how many runs would detect.
+POWER_DIFFS = (0.01, 0.02, 0.05, 0.1)
+#: z_{0.975} + z_{0.8}: a difference this many standard errors away is detected by a
+#: two-sided test at the 5 % level with 80 % power (normal approximation).
+POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
 _EXACT_UP_TO = 16
 _N_PERM = 10_000
 _PATTERN = re.compile(r"^(?P<config>.+?)[-_.]?(?:seed|run|rep|trial)[-_=]?(?P<seed>\d+)$",
@@ -381,6 +393,25 @@ def _pairs(solved: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return jaccard, union
 
 
+def _power(d: np.ndarray, sd_a: float, n_a: int, sd_b: float, n_b: int) -> dict:
+    """The smallest difference detectable at 80 % power and the runs per configuration
+    a difference of :data:`POWER_DIFFS` needs (see the module docstring)."""
+    v_tasks = _var(d) / d.size
+    v_runs = sd_a ** 2 / n_a + sd_b ** 2 / n_b
+    se = math.sqrt(v_tasks + v_runs) if v_tasks + v_runs >= 0 else float("nan")
+    needed = {}
+    for delta in POWER_DIFFS:
+        room = (delta / POWER_Z) ** 2 - v_tasks
+        spread = sd_a ** 2 + sd_b ** 2
+        if not (math.isfinite(room) and math.isfinite(spread)):
+            needed[str(delta)] = float("nan")
+        elif room <= 0:
+            needed[str(delta)] = None  # no number of runs is enough on these tasks
+        else:
+            needed[str(delta)] = max(1, math.ceil(spread / room - 1e-12))
+    return {"mde80": POWER_Z * se, "runs_needed": needed}
+
+
 # ------------------------------------------------------------------ the result
 class Repeats:
     """Many runs analysed together. ``summary`` is the JSON document (the ``--json``
@@ -428,7 +459,10 @@ class Repeats:
         """One row per pair of configurations: ``diff = b - a``, its interval, ``p``."""
         rows = [{"a": c["a"], "b": c["b"], "diff": c["diff"], "ci95_low": c["ci95"][0],
                  "ci95_high": c["ci95"][1], "p": c["p"]} for c in self.summary["comparisons"]]
-        return pd.DataFrame(rows, columns=["a", "b", "diff", "ci95_low", "ci95_high", "p"])
+        for row, c in zip(rows, self.summary["comparisons"]):
+            row["mde80"] = c["mde80"]
+        return pd.DataFrame(rows, columns=["a", "b", "diff", "ci95_low", "ci95_high", "p",
+                                           "mde80"])
 
     @property
     def union(self) -> pd.DataFrame:
@@ -459,7 +493,8 @@ class Repeats:
                          f"{c['always_solved']:>6} {c['never_solved']:>6} {c['flipping']:>5}")
         for c in s["comparisons"]:
             lines.append(f"{c['b']} - {c['a']}: {f(c['diff'])} [{f(c['ci95'][0])}, "
-                         f"{f(c['ci95'][1])}]  p = {f(c['p'])}")
+                         f"{f(c['ci95'][1])}]  p = {f(c['p'])}  smallest difference "
+                         f"detectable (80% power): {f(c['mde80'])}")
         for name, w in s["winners_curse"].items():
             lines.append(f"best of {s['configs'][name]['n_runs']} runs of {name} picked on a "
                          f"public half: public {f(w['public'])}, private {f(w['private'])}, "
@@ -561,9 +596,11 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
         ma, mb = out_configs[a]["pass@2"]["mean"], out_configs[b]["pass@2"]["mean"]
         diff = mb - ma
         d = P[:, cols[b]].mean(axis=1) - P[:, cols[a]].mean(axis=1)
+        pa, pb = out_configs[a]["pass@2"], out_configs[b]["pass@2"]
         comparisons.append({"a": a, "b": b, "diff": diff,
                             "ci95": _interval(samples[b] - samples[a], diff),
-                            "p": _paired_p(d, seed), "test": TEST})
+                            "p": _paired_p(d, seed), "test": TEST,
+                            **_power(d, pa["sd"], len(cols[a]), pb["sd"], len(cols[b]))})
     c_all = S.sum(axis=1)
     unique = ((S > 0) & (c_all == 1)[:, None]).sum(axis=0)
     jaccard, pair_union = _pairs(S, 1.0 / (n_out[codes] * n_t))

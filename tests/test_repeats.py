@@ -127,6 +127,15 @@ def test_hand_computed_two_configs_three_seeds(hand):
     assert (c["a"], c["b"]) == ("A", "B")
     assert c["diff"] == pytest.approx(2.2 / 3 - 0.5)
     assert c["p"] == pytest.approx(2 / 16)
+    # power: variance of the differences 1/45 over 5 tasks, plus .04/3 + (.08/6)/3 from runs
+    se = math.sqrt(1 / 45 / 5 + 0.04 / 3 + 0.08 / 6 / 3)
+    z = 1.959963984540054 + 0.8416212335729143
+    assert c["mde80"] == pytest.approx(z * se)
+    # 0.5 needs (.04 + .08/6) / ((.5/z)^2 - 1/225) = 1.95 -> 2 runs; 0.05 is below the
+    # task sampling alone: no number of runs is enough
+    assert c["runs_needed"]["0.1"] is None and c["runs_needed"]["0.05"] is None
+    assert R._power(np.array([0, 1 / 3, 1 / 3, 1 / 3, 1 / 6]), 0.2, 3,
+                    math.sqrt(0.08 / 6), 3)["mde80"] == pytest.approx(z * se)
     # union of all six runs: every output solved by some run
     assert s["union"]["pass@2"] == 1.0
     by = s["union"]["by_n_runs"]
@@ -423,3 +432,14 @@ def test_cli_bad_groups_is_one_line(hand, tmp_path):
     proc = run_arcnb("repeats", *files, "--dataset", ds_dir, "--groups", csv,
                      cwd=tmp_path, env={"PYTHONPATH": str(ROOT)})
     one_line_refusal(proc.returncode, proc.stderr, "run, config")
+
+
+def test_runs_needed_by_hand(monkeypatch):
+    monkeypatch.setattr(R, "POWER_DIFFS", (0.5,))
+    d = np.array([0, 1 / 3, 1 / 3, 1 / 3, 1 / 6])
+    z = 1.959963984540054 + 0.8416212335729143
+    # (.04 + .08/6) / ((.5/z)^2 - 1/225) = 1.95 -> 2 runs per configuration
+    assert (0.04 + 0.08 / 6) / ((0.5 / z) ** 2 - 1 / 225) == pytest.approx(1.946, abs=1e-3)
+    assert R._power(d, 0.2, 3, math.sqrt(0.08 / 6), 3)["runs_needed"] == {"0.5": 2}
+    # one run each: SD unknown, so the runs needed are unknown (NaN)
+    assert math.isnan(R._power(d, float("nan"), 1, 0.1, 3)["runs_needed"]["0.5"])
