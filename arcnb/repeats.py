@@ -57,7 +57,10 @@ output x run twin (``Repeats.solved``):
   (``1 - C(N - c, k) / C(N, k)`` per output solved by c runs); unique solves per run:
   the test outputs that run solves and no other run does; per pair of runs the Jaccard
   index of their solved test outputs (``Repeats.jaccard``) and ``best_pair``: the two runs
-  whose union has the highest pass@2 (the first such pair in run order).
+  whose union has the highest pass@2 (the first such pair in run order); ``ensemble``:
+  per configuration (and ``"all"`` runs when there are several configurations) the pass@2
+  and interval of the two-attempt vote ensemble of its runs' attempts
+  (:func:`vote_ensemble`: votes across runs, then first appearance in run order).
 """
 from __future__ import annotations
 
@@ -87,8 +90,8 @@ from .stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, che
                     percentile_interval)
 from .text import printable
 
-__all__ = ["Repeats", "repeats", "analyse", "find_runs", "group_runs", "RunEntry",
-           "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z"]
+__all__ = ["Repeats", "repeats", "analyse", "vote_ensemble", "find_runs", "group_runs",
+           "RunEntry", "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z"]
 
 #: Most runs one analysis takes (a root holding more is refused, not walked forever).
 MAX_RUNS = 10_000
@@ -412,6 +415,40 @@ def _power(d: np.ndarray, sd_a: float, n_a: int, sd_b: float, n_b: int) -> dict:
     return {"mde80": POWER_Z * se, "runs_needed": needed}
 
 
+def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list]]
+                  ) -> np.ndarray:
+    """Per test output, whether the two-attempt vote ensemble of the runs solves it.
+
+    ``truths[o]`` is output o's truth, ``attempts[r][o]`` run r's attempts for it. Every
+    attempt of every run is one vote for its grid (identical grids pool their votes; an
+    invalid attempt votes for nothing); the two grids with the most votes are the
+    ensemble's attempts, ties broken by first appearance (run order, then attempt order).
+    Returns 0/1 per output."""
+    out = np.zeros(len(truths))
+    for o, truth in enumerate(truths):
+        votes: dict = {}  # grid key -> [votes, first appearance, grid]
+        for run in attempts:
+            for g in run[o]:
+                if g is None:
+                    continue
+                key = (g.shape, np.ascontiguousarray(g, dtype=np.int64).tobytes())
+                if key in votes:
+                    votes[key][0] += 1
+                else:
+                    votes[key] = [1, len(votes), g]
+        top = sorted(votes.values(), key=lambda v: (-v[0], v[1]))[:2]
+        out[o] = float(any(g.shape == truth.shape and np.array_equal(g, truth)
+                           for _, _, g in top))
+    return out
+
+
+def _ensemble_numbers(solved: np.ndarray, starts: np.ndarray, n_out: np.ndarray,
+                      n_boot: int, seed: int) -> dict:
+    per_task = np.add.reduceat(solved, starts) / n_out
+    return {"pass@2": float(per_task.mean()),
+            "ci95": list(bootstrap_ci(per_task, n_boot=n_boot, seed=seed))}
+
+
 # ------------------------------------------------------------------ the result
 class Repeats:
     """Many runs analysed together. ``summary`` is the JSON document (the ``--json``
@@ -529,11 +566,14 @@ class Repeats:
 def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[str],
             configs: Sequence[str], *, seeds: Sequence | None = None, test_index=None,
             n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
-            skipped: Sequence[str] = ()) -> Repeats:
+            skipped: Sequence[str] = (), ensembles: Mapping[str, np.ndarray] | None = None
+            ) -> Repeats:
     """The analysis of a solve matrix: ``solved`` is ``[outputs, runs]`` (0/1 per test
     output, ranked pass@2), ``output_task`` each output's task position (outputs of a
     task contiguous, tasks in the order of ``task_ids``), ``configs`` each run's
-    configuration (configurations in order of first appearance)."""
+    configuration (configurations in order of first appearance). ``ensembles``: per
+    name (a configuration, or ``"all"``), 0/1 per test output for the vote ensemble of
+    those runs (:func:`vote_ensemble`); its pass@2 and interval go under ``ensemble``."""
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) \
             or not 1 <= n_splits <= 1_000_000:
@@ -620,6 +660,9 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
         "comparisons": comparisons,
         "winners_curse": curse,
         "best_pair": best_pair,
+        "ensemble": {name: _ensemble_numbers(np.asarray(v, dtype=float), starts, n_out,
+                                             n_boot, seed)
+                     for name, v in (ensembles or {}).items()},
         "runs": [{"run": run_names[r], "config": configs[r],
                   "seed": None if seeds is None else to_jsonable(seeds[r]),
                   "pass@2": float(run_score[r])} for r in range(n_r)],
@@ -658,7 +701,7 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
         dataset, tasks=tasks)
     keys = [(t.id, i) for t in ds for i in range(len(t.test))]
     ids = set(ds.task_ids)
-    cols, kept, skipped = [], [], []
+    cols, kept, skipped, preds = [], [], [], []
     for e in entries:
         run = open_run(e.source, dataset=ds, label=e.name, cache=cache)
         res = run.results
@@ -675,15 +718,24 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                                f"{printable(str(ds.name))} ({len(got)} test outputs, "
                                f"expected {len(keys)})")
         cols.append(out["solved@2"].to_numpy(dtype=float))
+        preds.append(res.predictions)
         kept.append(e)
     if not kept:
         raise RepeatsError(f"no run holds any task of {printable(str(ds.name))}")
     pairs = group_runs(kept, groups=groups, group_by=group_by)
+    truths = [t.test[i].output for t in ds for i in range(len(t.test))]
+    attempts = [[p.get(t, i) for t, i in keys] for p in preds]
+    names = list(dict.fromkeys(c for c, _ in pairs))
+    ensembles = {name: vote_ensemble(truths, [a for a, (c, _) in zip(attempts, pairs)
+                                              if c == name]) for name in names}
+    if len(names) > 1:
+        ensembles["all"] = vote_ensemble(truths, attempts)
     task_pos = {t: i for i, t in enumerate(t.id for t in ds)}
     return analyse(np.stack(cols, axis=1), [task_pos[t] for t, _ in keys],
                    [t.id for t in ds], [e.name for e in kept], [c for c, _ in pairs],
                    seeds=[s for _, s in pairs], test_index=[i for _, i in keys],
-                   n_boot=n_boot, seed=seed, n_splits=n_splits, skipped=skipped)
+                   n_boot=n_boot, seed=seed, n_splits=n_splits, skipped=skipped,
+                   ensembles=ensembles)
 
 
 class _CallableModule(types.ModuleType):

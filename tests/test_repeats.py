@@ -150,6 +150,11 @@ def test_hand_computed_two_configs_three_seeds(hand):
     # B-seed2 (t4, t5.1)
     assert s["best_pair"]["runs"] == [files[2], files[4]]
     assert s["best_pair"]["pass@2"] == pytest.approx(1.0)
+    # every output holds at most two distinct grids (the truth, one wrong grid): the vote
+    # ensemble of a configuration solves what some run of it solves
+    assert s["ensemble"]["A"]["pass@2"] == pytest.approx(3.5 / 5)
+    assert s["ensemble"]["B"]["pass@2"] == pytest.approx(1.0)
+    assert s["ensemble"]["all"]["pass@2"] == pytest.approx(1.0)
     # A-seed1 solves t1, t2, t5.0; A-seed2 t1, t5.0
     assert rep.jaccard.loc[files[0], files[1]] == pytest.approx(2 / 3)
 
@@ -443,3 +448,22 @@ def test_runs_needed_by_hand(monkeypatch):
     assert R._power(d, 0.2, 3, math.sqrt(0.08 / 6), 3)["runs_needed"] == {"0.5": 2}
     # one run each: SD unknown, so the runs needed are unknown (NaN)
     assert math.isnan(R._power(d, float("nan"), 1, 0.1, 3)["runs_needed"]["0.5"])
+
+
+def test_vote_ensemble_by_hand():
+    g = {k: np.full((2, 2), v) for k, v in zip("TXYZAB", range(6))}
+    truth = [g["T"]]
+    # X 2 votes, T 1, Y 2, Z 1: X and Y are picked, the truth is not
+    assert R.vote_ensemble(truth, [[[g["X"], g["T"]]], [[g["X"], g["Y"]]],
+                                   [[g["Y"], g["Z"]]]]).tolist() == [0.0]
+    # X 2, T 2, Y 1: X and T
+    assert R.vote_ensemble(truth, [[[g["X"], g["T"]]], [[g["X"], g["Y"]]],
+                                   [[g["T"], None]]]).tolist() == [1.0]
+    # one vote each: the first two seen, in run order then attempt order
+    assert R.vote_ensemble(truth, [[[g["A"], g["T"]]], [[g["B"], g["Y"]]]]).tolist() == [1.0]
+    assert R.vote_ensemble(truth, [[[g["B"], g["Y"]]], [[g["A"], g["T"]]]]).tolist() == [0.0]
+    # the same grid in another integer type pools its votes
+    # (pooled: T 2, B 2, A 1 -> T and B; apart, B 2 then A would be picked)
+    assert R.vote_ensemble(truth, [[[g["A"], g["T"].astype(np.int8)]],
+                                   [[g["B"], g["T"]]], [[g["B"], g["Z"]]]]).tolist() == [1.0]
+    assert R.vote_ensemble(truth, [[[]]]).tolist() == [0.0]
