@@ -49,11 +49,23 @@ def test_sections_hold_the_numbers(rep):
 def test_figures_pass_the_figure_check(rep):
     import matplotlib.pyplot as plt
 
-    for sec in (S.RepeatsConfigs(rep), S.RepeatsFlips(rep), S.RepeatsUnion(rep)):
+    names = []
+    for section in S.REPEATS:
+        sec = section(rep)
         for spec in sec.figures():
+            names.append(spec.name)
             fig = sec.figure(spec.name)
             assert check_figure(fig, tight=True) == [], spec.name
             plt.close(fig)
+    assert names == ["seed_spread", "solve_matrix", "winners_curse", "union_coverage"]
+    # at a paper's one- and two-column widths
+    for width in ("column", "page"):
+        for section in S.REPEATS:
+            sec = section(rep, S.Options(width=width))
+            for spec in sec.figures():
+                fig = sec.figure(spec.name)
+                assert check_figure(fig) == [], (width, spec.name, check_figure(fig))
+                plt.close(fig)
     ax = S.RepeatsConfigs(rep).plot()
     from matplotlib.collections import PathCollection
 
@@ -61,4 +73,17 @@ def test_figures_pass_the_figure_check(rep):
     points = np.concatenate([c.get_offsets() for c in ax.collections
                              if isinstance(c, PathCollection)])
     assert sorted(points[:, 1].tolist()) == pytest.approx(sorted([2 / 3, 1 / 3, 2 / 3, 1.0]))
+    plt.close(ax.figure)
+
+
+def test_winners_curse_figure_draws_the_numbers(rep):
+    import matplotlib.pyplot as plt
+
+    ax = S.RepeatsComparisons(rep).plot()
+    heights = [p.get_height() for p in ax.patches]
+    curse = rep.summary["winners_curse"]
+    want = [curse[c][k] for k in ("public", "private", "mean") for c in ("A", "B")]
+    assert heights == pytest.approx(want)
+    # A: the mean of t1 1, t2 1/2, t3 0 over its two runs
+    assert curse["A"]["mean"] == pytest.approx(0.5)
     plt.close(ax.figure)

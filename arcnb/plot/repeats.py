@@ -9,7 +9,7 @@ import numpy as np
 from .pixelfont import plain_label
 from .sweep import _ax  # a new constrained Axes when none is given, as the sweep's figures
 
-__all__ = ["seed_spread", "union_coverage", "solve_matrix"]
+__all__ = ["seed_spread", "union_coverage", "solve_matrix", "winners_curse"]
 
 
 def seed_spread(summary: dict, *, ax=None):
@@ -78,4 +78,22 @@ def solve_matrix(matrix, *, ax=None, max_labels: int = 60):
         ax.set_ylabel(f"{n} tasks, most solved first")
     ax.set_xlabel("run")
     ax.figure.colorbar(im, ax=ax, label="pass@2 of the task", shrink=0.8)
+    return ax
+
+
+def winners_curse(curse: dict, *, ax=None):
+    """Per configuration (``summary["winners_curse"]``): the best run's pass@2 on the
+    public half it was picked on, its pass@2 on the private half, and the configuration's
+    mean, side by side. Returns the Axes."""
+    ax = _ax(ax, figsize=(max(3.0, 0.9 * len(curse) + 1.6), 3.0))
+    xs = np.arange(len(curse))
+    for k, (key, label, color) in enumerate((("public", "picked run, public half", "C3"),
+                                             ("private", "picked run, private half", "C0"),
+                                             ("mean", "configuration mean", "0.6"))):
+        ys = [float(c[key]) for c in curse.values()]
+        ax.bar(xs + (k - 1) * 0.27, ys, width=0.25, color=color, label=label)
+    ax.set_xticks(xs, [plain_label(str(n)) for n in curse],
+                  rotation=30 if len(curse) > 4 else 0, fontsize=8)
+    ax.set_ylabel("pass@2")
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
     return ax

@@ -91,12 +91,17 @@ class RepeatsComparisons(Section):
             [{"config": k, **v} for k, v in self.run.summary["winners_curse"].items()])
         self.numbers = {"n_comparisons": len(self.tables["comparisons"])}
 
+    def figures(self):
+        return [Figure("winners_curse", lambda ax: P.winners_curse(
+            self.run.summary["winners_curse"], ax=ax))]
+
     def body(self):
         parts = []
         if self.tables["comparisons"].empty:
             parts.append(note("A single configuration: nothing to compare."))
         else:
             parts.append(table(self.tables["comparisons"], table_id="arcnb-repeats-comparisons"))
+        parts.append(self.image("winners_curse"))
         parts.append(table(self.tables["winners_curse"], table_id="arcnb-repeats-curse"))
         return parts
 
