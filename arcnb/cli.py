@@ -745,10 +745,14 @@ def _add_repeats(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--out", help="folder for summary.json and the CSV tables")
     p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    p.add_argument("--report", action="store_true",
+                   help="also write the page of many runs, repeats.html, into --out")
     p.set_defaults(func=_run_repeats)
 
 
 def _run_repeats(args) -> int:
+    if args.report and not args.out:
+        raise ArcnbError("--report writes repeats.html into a folder: pass --out DIR")
     group_by = args.group_by
     if group_by.lstrip("-").isdigit():
         group_by = int(group_by)
@@ -756,7 +760,8 @@ def _run_repeats(args) -> int:
                           groups=args.groups, group_by=group_by, n_boot=args.n_boot,
                           seed=args.seed)
     if args.out:
-        rep.write(args.out, overwrite=args.overwrite)
+        rep.write(args.out, overwrite=args.overwrite,
+                  html=R.sections.repeats_page(rep) if args.report else None)
     if args.json:
         print(json.dumps(to_jsonable(rep.summary), sort_keys=True))
     else:

@@ -543,10 +543,12 @@ class Repeats:
                      + ", ".join(f"{k}: {v}" for k, v in s["unique_solves"].items()))
         return "\n".join(lines)
 
-    def write(self, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    def write(self, out: str | os.PathLike, *, overwrite: bool = False,
+              html: str | None = None) -> Path:
         """Write ``summary.json`` and the tables as CSV into ``out`` through the guarded
         output folder (:class:`arcnb.runs.OutputFolder`): all files as one, atomically;
-        existing files are kept unless ``overwrite=True``."""
+        existing files are kept unless ``overwrite=True``. ``html``: a page written
+        with them as ``repeats.html`` (``arcnb.report.sections.repeats_page``)."""
         folder = OutputFolder(out)
         summary = json.dumps(to_jsonable(self.summary), indent=2, sort_keys=True,
                              allow_nan=False) + "\n"
@@ -559,6 +561,8 @@ class Repeats:
                                    ("union.csv", self.union, False),
                                    ("jaccard.csv", self.jaccard, True)):
             files[name] = (lambda t=table, i=index: csv_text(t, index=i).encode())
+        if html is not None:
+            files["repeats.html"] = html.encode("utf-8")
         folder.write(files, overwrite=overwrite)
         return folder.path
 

@@ -467,3 +467,21 @@ def test_vote_ensemble_by_hand():
     assert R.vote_ensemble(truth, [[[g["A"], g["T"].astype(np.int8)]],
                                    [[g["B"], g["T"]]], [[g["B"], g["Z"]]]]).tolist() == [1.0]
     assert R.vote_ensemble(truth, [[[]]]).tolist() == [0.0]
+
+
+def test_cli_report_page_and_its_refusal(hand, tmp_path):
+    ds_dir, files = hand
+    env = {"PYTHONPATH": str(ROOT)}
+    proc = run_arcnb("repeats", *files, "--dataset", ds_dir, "--report", "--n-boot", "50",
+                     cwd=tmp_path, env=env)
+    one_line_refusal(proc.returncode, proc.stderr, "--out")
+    out = tmp_path / "page"
+    proc = run_arcnb("repeats", *files, "--dataset", ds_dir, "--report", "--out", out,
+                     "--n-boot", "50", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    html = (out / "repeats.html").read_text(encoding="utf-8")
+    for anchor in ("arcnb-section-repeats-configs", "arcnb-section-repeats-flips",
+                   "arcnb-section-repeats-comparisons", "arcnb-section-repeats-union"):
+        assert anchor in html
+    assert html.count("data:image/png;base64,") == 4
+    assert "<script" not in html

@@ -28,7 +28,8 @@ from .run import (AlmostWorks, CandidatePool, Categories, Colours, Cost, Failure
                   SecondAttempt, Summary, TrainingOverlap)
 from .sweep import (SweepCategories, SweepChanges, SweepCurves, SweepSelection,
                     SweepSolved)
-from .repeats import RepeatsComparisons, RepeatsConfigs, RepeatsFlips, RepeatsUnion
+from .repeats import (RepeatsComparisons, RepeatsConfigs, RepeatsFlips, RepeatsUnion,
+                      repeats_page)
 from .paper import PaperBreakdowns, PaperFiles, PaperGallery, PaperTables, paper_files
 
 #: The report of one run, in order (the report notebook shows one cell per section).
@@ -61,4 +62,5 @@ __all__ = ["Options", "Section", "Figure", "NO_TRUTH", "REPORT", "REPORT_NO_TRUT
            "CompareRuns", "Leaderboard", "CompareDifferences", "CompareOnlyOne",
            "CompareCategories", "CompareFiles", "SweepCurves", "SweepSelection", "SweepChanges", "SweepSolved",
            "SweepCategories", "PaperBreakdowns", "PaperGallery", "PaperTables", "PaperFiles", "paper_files",
-           "RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion"]
+           "RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
+           "repeats_page"]

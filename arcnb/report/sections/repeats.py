@@ -5,10 +5,11 @@ from __future__ import annotations
 import pandas as pd
 
 from ... import plot as P
-from ...html import note, table
-from .base import Figure, Section
+from ...html import escape, note, page, table
+from .base import Figure, Options, Section
 
-__all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion"]
+__all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
+           "repeats_page"]
 
 
 class RepeatsConfigs(Section):
@@ -138,3 +139,11 @@ class RepeatsUnion(Section):
             parts.append(note(f"Best pair by union: {pair['runs'][0]} and {pair['runs'][1]}, "
                               f"pass@2 {pair['pass@2']:.4f}", note_id="arcnb-repeats-pair"))
         return parts
+
+
+def repeats_page(rep, options: Options | None = None, *, title: str = "Many runs") -> str:
+    """The page of many runs as one self-contained HTML page (every section of
+    ``REPEATS``, figures embedded): what ``arcnb repeats --report`` writes."""
+    sections = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion]
+    body = [f"<h1>{escape(title)}</h1>"] + [s(rep, options).to_html() for s in sections]
+    return page(title, "\n".join(body))
