@@ -485,3 +485,17 @@ def test_cli_report_page_and_its_refusal(hand, tmp_path):
         assert anchor in html
     assert html.count("data:image/png;base64,") == 4
     assert "<script" not in html
+
+
+def test_tasks_filter_and_run_objects(hand, tmp_path):
+    ds_dir, files = hand
+    keep = tmp_path / "keep.txt"
+    keep.write_text("t2\nt4\n")
+    run = arcnb.open(files[3], dataset=str(ds_dir), tasks=str(keep), label="opened")
+    rep = R.repeats([files[0], files[1], run], dataset=str(ds_dir), tasks=str(keep),
+                    n_boot=50)
+    s = rep.summary
+    assert s["n_tasks"] == 2 and list(rep.matrix.index) == ["t2", "t4"]
+    # on t2, t4: A-seed1 1, 0; A-seed2 0, 0; B-seed1 (opened) 1, 0
+    assert [r["pass@2"] for r in s["runs"]] == pytest.approx([0.5, 0.0, 0.5])
+    assert s["runs"][2]["run"] == "opened" and s["runs"][2]["config"] == "opened"
