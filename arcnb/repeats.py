@@ -732,7 +732,7 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
     names = list(dict.fromkeys(c for c, _ in pairs))
     ensembles = {name: vote_ensemble(truths, [a for a, (c, _) in zip(attempts, pairs)
                                               if c == name]) for name in names}
-    if len(names) > 1:
+    if len(names) > 1 and "all" not in names:  # a configuration named "all" keeps its name
         ensembles["all"] = vote_ensemble(truths, attempts)
     task_pos = {t: i for i, t in enumerate(t.id for t in ds)}
     return analyse(np.stack(cols, axis=1), [task_pos[t] for t, _ in keys],
