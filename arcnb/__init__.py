@@ -17,6 +17,8 @@ from .front import open_run as open  # noqa: E402,A001 - arcnb.open: the front d
 from .overlap import overlap  # noqa: E402  (binds arcnb.overlap to the function)
 # arcnb.candidates(dataset, predictions): a module you call (arcnb.candidates.candidates)
 from . import candidates  # noqa: E402,F401
+# arcnb.repeats(sources, dataset=...): a module you call (arcnb.repeats.repeats)
+from . import repeats  # noqa: E402,F401
 
 __all__ = [
     "__version__", "DATASETS", "Dataset", "Task", "load_dataset", "ArcnbError",

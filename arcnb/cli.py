@@ -23,6 +23,7 @@ from .evaluate import check_run_parameters, checkpoint_kwargs, evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
 from .io import to_jsonable
 from .overlap import overlap
+from .repeats import repeats as analyse_repeats
 from .report.build import SWEEP_FOLDER
 from .report.references import COPY_INPUT
 from .resources import copy_notebooks, notebook_names
@@ -716,6 +717,60 @@ def _run_candidates(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- repeats
+def _add_repeats(sub) -> None:
+    p = sub.add_parser("repeats", help="many runs (seeds, reruns, configurations) on one "
+                                       "dataset: spread, flips, differences, unions",
+                       description="Score many runs on one dataset and analyse them together, "
+                                   "grouped into configurations: pass@2 mean, SD, min and max "
+                                   "over runs with a 95% interval over tasks and runs beside "
+                                   "the one-run interval, tasks that flip, differences between "
+                                   "configurations with a paired test over tasks, the expected "
+                                   "private score of the best run picked on a public half, "
+                                   "and union coverage. A folder that is not a run stands for "
+                                   "every run below it (one per sub-folder, at any depth).")
+    p.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="predictions file, harness run folder, run directory, or a folder "
+                        "holding runs in sub-folders")
+    p.add_argument("--dataset", required=True,
+                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
+                        "*_challenges.json")
+    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
+    p.add_argument("--groups", help="CSV with columns run, config (and optionally seed)")
+    p.add_argument("--group-by", default="auto",
+                   help="auto (default), pattern (names like config-seed3) or a folder level "
+                        "(0: the first folder below the root)")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", help="folder for summary.json and the CSV tables")
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    p.add_argument("--report", action="store_true",
+                   help="also write the page of many runs, repeats.html, into --out")
+    p.set_defaults(func=_run_repeats)
+
+
+def _run_repeats(args) -> int:
+    if args.report and not args.out:
+        raise ArcnbError("--report writes repeats.html into a folder: pass --out DIR")
+    group_by = args.group_by
+    if group_by.lstrip("-").isdigit():
+        group_by = int(group_by)
+    rep = analyse_repeats(args.sources, dataset=args.dataset, tasks=args.tasks,
+                          groups=args.groups, group_by=group_by, n_boot=args.n_boot,
+                          seed=args.seed)
+    if args.out:
+        rep.write(args.out, overwrite=args.overwrite,
+                  html=R.sections.repeats_page(rep) if args.report else None)
+    if args.json:
+        print(json.dumps(to_jsonable(rep.summary), sort_keys=True))
+    else:
+        print(rep.text())
+    if args.out:
+        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
 # ---------------------------------------------------------------- overlap
 def _add_overlap(sub) -> None:
     p = sub.add_parser("overlap", help="which evaluation outputs the training data already holds",
@@ -859,6 +914,7 @@ _COMMANDS = [_add_score, _add_compare, _add_evaluate, _add_report, _add_notebook
 _COMMANDS.append(_add_sweep)
 _COMMANDS.append(_add_overlap)
 _COMMANDS.append(_add_candidates)
+_COMMANDS.append(_add_repeats)
 _COMMANDS.append(_add_arc3)
 
 
@@ -879,6 +935,7 @@ _PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
               "compare": ("runs", "dataset", "taxonomy")}
 _PATH_ARGS["sweep"] = ("checkpoints", "dataset", "tasks", "collect")
 _PATH_ARGS["candidates"] = ("dataset", "predictions", "tasks")
+_PATH_ARGS["repeats"] = ("dataset", "tasks", "groups")
 _PATH_ARGS["arc3"] = ("recordings", "runs", "baselines")
 
 

@@ -118,6 +118,11 @@ class RunDirError(ArcnbError, ValueError):
     that re-scoring its predictions does not reproduce."""
 
 
+class RepeatsError(ArcnbError, ValueError):
+    """Many runs cannot be analysed together: no run found, runs scored on other tasks,
+    a grouping that leaves a run out, a malformed groups CSV."""
+
+
 class RunLockedError(ArcnbError):
     """Another arcnb process is writing the same run directory."""
 

@@ -518,6 +518,8 @@ PUBLIC += "check_figure WIDTHS paper_width".split()
 PUBLIC += "rank_histogram coverage_vs_pass reliability_diagram pass_at_k_by_rule candidate_strip".split()
 # a checkpoint sweep's figures and the logger's image
 PUBLIC += "pairs_image learning_curve learning_curves changes_bars solved_heatmap category_curves".split()
+# many runs analysed together
+PUBLIC += "seed_spread union_coverage solve_matrix winners_curse".split()
 
 
 def test_every_public_name_is_importable_from_arcnb_plot():

@@ -50,6 +50,8 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
 * ``candidates``: candidate-pool figures, :func:`rank_histogram`,
   :func:`coverage_vs_pass`, :func:`reliability_diagram`, :func:`pass_at_k_by_rule`,
   :func:`candidate_strip`
+* ``repeats``: :func:`seed_spread`, :func:`union_coverage`, :func:`solve_matrix`,
+  :func:`winners_curse` (many runs analysed together, :mod:`arcnb.repeats`)
 * ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`,
   :data:`WIDTHS` and :func:`paper_width` (``"column"`` 3.5 in, ``"page"`` 7.2 in)
 * ``check``: :func:`check_figure`, the problems of a finished figure (overlapping,
@@ -96,4 +98,8 @@ __all__ += ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_a
 __all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",
             "value_limit", "value_label"]
 __all__ += ["check_figure"]
+# many runs analysed together (arcnb.repeats)
+from .repeats import seed_spread, solve_matrix, union_coverage, winners_curse  # noqa: E402
+
+__all__ += ["seed_spread", "union_coverage", "solve_matrix", "winners_curse"]
 __all__ += ["WIDTHS", "paper_width"]

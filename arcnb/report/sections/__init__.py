@@ -28,6 +28,8 @@ from .run import (AlmostWorks, CandidatePool, Categories, Colours, Cost, Failure
                   SecondAttempt, Summary, TrainingOverlap)
 from .sweep import (SweepCategories, SweepChanges, SweepCurves, SweepSelection,
                     SweepSolved)
+from .repeats import (RepeatsComparisons, RepeatsConfigs, RepeatsFlips, RepeatsUnion,
+                      repeats_page)
 from .paper import PaperBreakdowns, PaperFiles, PaperGallery, PaperTables, paper_files
 
 #: The report of one run, in order (the report notebook shows one cell per section).
@@ -47,13 +49,18 @@ COMPARE = [CompareRuns, Leaderboard, CompareDifferences, CompareOnlyOne, Compare
 #: The page of a checkpoint sweep.
 SWEEP = [SweepCurves, SweepSelection, SweepChanges, SweepSolved, SweepCategories]
 
+#: The page of many runs (``arcnb.repeats``).
+REPEATS = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion]
+
 #: The figures and tables for a paper (PDF / SVG, booktabs LaTeX).
 FIGURES = [PassAtK, Colours, PaperBreakdowns, PaperGallery, PaperTables, CandidatePool]
 
 __all__ = ["Options", "Section", "Figure", "NO_TRUTH", "REPORT", "REPORT_NO_TRUTH", "EVALUATE", "COMPARE",
-           "SWEEP", "FIGURES", "Summary", "PredictionsOnly", "Headline", "TrainingOverlap",
+           "SWEEP", "FIGURES", "REPEATS", "Summary", "PredictionsOnly", "Headline", "TrainingOverlap",
            "AlmostWorks", "References", "PassAtK", "Failures", "SecondAttempt", "Colours",
            "Categories", "GridSizeAndShape", "Cost", "CandidatePool", "Provenance", "RunFiles",
            "CompareRuns", "Leaderboard", "CompareDifferences", "CompareOnlyOne",
            "CompareCategories", "CompareFiles", "SweepCurves", "SweepSelection", "SweepChanges", "SweepSolved",
-           "SweepCategories", "PaperBreakdowns", "PaperGallery", "PaperTables", "PaperFiles", "paper_files"]
+           "SweepCategories", "PaperBreakdowns", "PaperGallery", "PaperTables", "PaperFiles", "paper_files",
+           "RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
+           "repeats_page"]

@@ -1,0 +1,752 @@
+"""Many runs of one or more configurations: seeds, reruns and settings, scored on one
+dataset and analysed together (``arcnb.repeats``, ``arcnb repeats``).
+
+Runs come in through the front door (:func:`arcnb.open`): predictions files, harness run
+folders, run directories, a sweep's runs; a *root* folder (one that is not a run itself)
+stands for every run below it, at any depth: each sub-folder that is a run directory
+or holds task files directly (the benchmarking harness writes
+``submissions/<config>/<version>/<eval_type>/<task>.json``) is one run, named by its
+path relative to the root. A run found under a root that holds none of the dataset's
+tasks (another evaluation set of the harness layout) is left out and listed in
+``skipped``.
+
+Runs are grouped into *configurations*:
+
+* ``groups``: a CSV (or a DataFrame, or a mapping) with columns ``run, config`` and an
+  optional ``seed``; ``run`` is the source as given or a sub-folder's path relative to
+  its root; every run must be listed;
+* ``group_by=N`` (an int): the N-th folder of the run's path (0: the first);
+* ``group_by="pattern"``: the run's last name read as ``CONFIG-seedN`` (also
+  ``_seed``, ``-run``, ``-rep``, ``-trial``; the suffix ``.json`` dropped);
+* ``group_by="auto"`` (default): a run found under a root at depth two or more is
+  grouped by its first folder (the harness's configuration); any other run by the name
+  pattern; a run whose name has no such suffix is a configuration of its own.
+
+Everything is computed from one task x run matrix of pass@2 (``Repeats.matrix``; a run's
+column is exactly the per-task pass@2 of :func:`arcnb.score`, ranked rule) and its
+output x run twin (``Repeats.solved``):
+
+* per configuration: pass@2 mean over runs, between-run SD (n - 1), min, max; the 95 %
+  two-level bootstrap interval (each resample draws the tasks with replacement, then the
+  configuration's runs with replacement, and takes the mean of pass@2 over both) beside
+  the single-run interval (the configuration's first run, resampling tasks: the interval
+  :func:`arcnb.score` gives); the variance split: the variance of the mean from task
+  sampling (variance over tasks of the per-task solve rate / tasks) and from run-to-run
+  noise (variance over runs of pass@2 / runs); per task the solve rate (mean over runs of
+  its pass@2); tasks always solved (pass@2 = 1 in every run), never solved (0 in every
+  run), flipping (its pass@2 differs between runs) and steady partial (the rest);
+* between configurations (each pair, ``b - a``): the difference of the means with the
+  two-level interval (the tasks drawn once for both, each configuration's runs drawn on
+  their own), and a paired sign-flip permutation test over tasks on the per-task solve
+  rates: the statistic is the sum of the per-task differences, every task's sign flipped
+  at random; exact (all 2^n sign patterns of the n tasks whose difference is not 0) when
+  n <= 16, else 10,000 seeded draws with p = (k + 1) / (draws + 1); two-sided; power
+  (normal approximation): the standard error of the difference is the square root of the
+  variance over tasks of the per-task differences / tasks plus SD_a^2 / runs_a +
+  SD_b^2 / runs_b; ``mde80`` is :data:`POWER_Z` (2.80) times it, the smallest difference
+  detected at 80 % power by a two-sided 5 % test; ``runs_needed[delta]`` is the runs per
+  configuration for which ``delta`` reaches that (null when the task sampling alone is
+  too large: more tasks are needed, not more runs);
+* the winner's curse per configuration: a random public half of the tasks (``T // 2``
+  of them; every such half when there are at most ``n_splits``), the run with the best
+  public pass@2 picked (the first on ties); ``public`` is its public pass@2 and
+  ``private`` its pass@2 on the other tasks, both averaged over the splits, beside the
+  configuration's ``mean``;
+* union coverage: an output counts when any run solves it (per task then mean over
+  tasks); ``by_n_runs[k - 1]`` is its expectation over every choice of k of the N runs
+  (``1 - C(N - c, k) / C(N, k)`` per output solved by c runs); unique solves per run:
+  the test outputs that run solves and no other run does; per pair of runs the Jaccard
+  index of their solved test outputs (``Repeats.jaccard``) and ``best_pair``: the two runs
+  whose union has the highest pass@2 (the first such pair in run order); ``ensemble``:
+  per configuration (and ``"all"`` runs when there are several configurations) the pass@2
+  and interval of the two-attempt vote ensemble of its runs' attempts
+  (:func:`vote_ensemble`: votes across runs, then first appearance in run order).
+"""
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import math
+import os
+import re
+import sys
+import types
+from statistics import NormalDist
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .data import Dataset, load_dataset
+from .errors import RepeatsError
+from .front import PredictionsSource, RunDirSource, parse_source, open_run
+from .io import csv_text, read_text, to_jsonable
+from .runs import OutputFolder, Run
+from .scoring import pass_at_k_unbiased
+from .stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, check_seed,
+                    percentile_interval)
+from .text import printable
+
+__all__ = ["Repeats", "repeats", "analyse", "vote_ensemble", "find_runs", "group_runs",
+           "RunEntry", "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z"]
+
+#: Most runs one analysis takes (a root holding more is refused, not walked forever).
+MAX_RUNS = 10_000
+#: Deepest folder below a root that is searched for runs.
+MAX_DEPTH = 16
+#: The paired test between configurations, in words.
+TEST = ("paired sign-flip permutation test over tasks on the per-task solve rates "
+        "(exact up to 16 tasks that differ, else 10,000 seeded draws), two-sided")
+#: The differences (in pass@2) each comparison says how many runs would detect.
+POWER_DIFFS = (0.01, 0.02, 0.05, 0.1)
+#: z_{0.975} + z_{0.8}: a difference this many standard errors away is detected by a
+#: two-sided test at the 5 % level with 80 % power (normal approximation).
+POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+_EXACT_UP_TO = 16
+_N_PERM = 10_000
+_PATTERN = re.compile(r"^(?P<config>.+?)[-_.]?(?:seed|run|rep|trial)[-_=]?(?P<seed>\d+)$",
+                      re.IGNORECASE)
+
+
+# ------------------------------------------------------------------ runs in
+@dataclass(frozen=True)
+class RunEntry:
+    """One run to open: its ``name`` (the source as given, or its path relative to
+    ``root``), what :func:`arcnb.open` takes (``source``), and the root it was found
+    under (None for a source given directly)."""
+
+    name: str
+    source: object
+    root: str | None = None
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The folders of the name (``a/v1/public`` -> ``("a", "v1", "public")``)."""
+        return Path(self.name).parts
+
+
+def _holds_task_files(path: Path) -> bool:
+    """Whether ``path`` holds a harness task file directly: a ``.json`` file whose text
+    opens a list (a summary or a settings file beside runs opens an object)."""
+    try:
+        for c in sorted(path.iterdir()):
+            if c.suffix.lower() != ".json" or c.name.startswith(".") or c.is_symlink() \
+                    or not c.is_file():
+                continue
+            with open(c, "rb") as fh:
+                head = fh.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
+            if head.startswith(b"["):
+                return True
+    except OSError:
+        return False
+    return False
+
+
+def _is_root(path: Path) -> bool:
+    """A folder that is not a run itself: no run files and no task files directly."""
+    return (path.is_dir() and isinstance(parse_source(str(path)), PredictionsSource)
+            and not _holds_task_files(path))
+
+
+def _walk(root: Path) -> list[str]:
+    """Relative paths of the runs below ``root`` (sorted; links never followed)."""
+    found: list[str] = []
+    stack = [(root, 0)]
+    while stack:
+        here, depth = stack.pop()
+        try:
+            children = sorted((c for c in here.iterdir()
+                               if c.is_dir() and not c.is_symlink()
+                               and not c.name.startswith(".")), reverse=True)
+        except OSError as exc:
+            raise RepeatsError(f"cannot read folder {printable(str(here))}: "
+                               f"{exc.strerror or exc}") from exc
+        for child in children:
+            if isinstance(parse_source(str(child)), RunDirSource) or _holds_task_files(child):
+                found.append(child.relative_to(root).as_posix())
+                if len(found) > MAX_RUNS:
+                    raise RepeatsError(f"{printable(str(root))} holds more than {MAX_RUNS} "
+                                       "runs")
+            elif depth + 1 < MAX_DEPTH:
+                stack.append((child, depth + 1))
+    return sorted(found)
+
+
+def find_runs(sources) -> list[RunEntry]:
+    """The runs ``sources`` name, in order: each source as given, a root folder as every
+    run below it (see the module docstring). Names must be unique."""
+    if isinstance(sources, (str, os.PathLike, Run)) or not isinstance(sources, Sequence):
+        sources = [sources]
+    entries: list[RunEntry] = []
+    for src in sources:
+        if isinstance(src, Run):
+            entries.append(RunEntry(str(src.label), src))
+            continue
+        text = str(src) if isinstance(src, (str, os.PathLike)) else None
+        if text is not None and _is_root(Path(text)):
+            rels = _walk(Path(text))
+            if not rels:
+                raise RepeatsError(f"{printable(text)} holds no run: no sub-folder is a run "
+                                   "directory or holds task files")
+            entries += [RunEntry(rel, str(Path(text) / rel), root=text) for rel in rels]
+        else:
+            label = text if text is not None else str(getattr(src, "label", src))
+            entries.append(RunEntry(label, src))
+    if not entries:
+        raise RepeatsError("no runs given")
+    names = [e.name for e in entries]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise RepeatsError(f"two runs are named {printable(dup)}: give each run once")
+    return entries
+
+
+def _read_groups(groups) -> dict[str, tuple[str, object]]:
+    """``{run: (config, seed or None)}`` from a CSV path, a DataFrame or a mapping."""
+    if isinstance(groups, Mapping):
+        out = {}
+        for k, v in groups.items():
+            config, seed = (v if isinstance(v, tuple) else (v, None))
+            out[str(k)] = (str(config), seed)
+        return out
+    if isinstance(groups, pd.DataFrame):
+        df, where = groups, "groups table"
+    else:
+        where = f"groups file {printable(str(groups))}"
+        text = read_text(groups, what="groups CSV", max_bytes=64 * 2 ** 20)
+        try:
+            df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False,
+                             skipinitialspace=True)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeError) as exc:
+            raise RepeatsError(f"{where} is not a CSV: {printable(str(exc))}") from exc
+    df = df.rename(columns=lambda c: str(c).strip())
+    missing = [c for c in ("run", "config") if c not in df.columns]
+    if missing:
+        raise RepeatsError(f"{where} needs the columns run, config (and optionally seed); "
+                           f"missing {', '.join(missing)}")
+    out = {}
+    seeds = df["seed"] if "seed" in df.columns else [None] * len(df)
+    for run, config, seed in zip(df["run"], df["config"], seeds):
+        run, config = str(run).strip(), str(config).strip()
+        if not run or not config:
+            raise RepeatsError(f"{where}: a row has an empty run or config")
+        if run in out:
+            raise RepeatsError(f"{where} lists run {printable(run)} twice")
+        out[run] = (config, None if seed in (None, "") else str(seed).strip())
+    return out
+
+
+def _pattern(name: str) -> tuple[str, object]:
+    last = Path(name).name
+    stem = last[:-5] if last.lower().endswith(".json") else last
+    m = _PATTERN.match(stem)
+    if m is None:
+        return stem or name, None
+    return m["config"], int(m["seed"])
+
+
+def group_runs(entries: Sequence[RunEntry], *, groups=None, group_by="auto"
+               ) -> list[tuple[str, object]]:
+    """Each entry's ``(config, seed)`` (seed None when unknown), by ``groups`` or
+    ``group_by`` (see the module docstring)."""
+    if groups is not None:
+        table = _read_groups(groups)
+        out = []
+        for e in entries:
+            if e.name not in table:
+                raise RepeatsError(f"run {printable(e.name)} is not in the groups table "
+                                   f"(its run column lists {len(table)} runs)")
+            out.append(table[e.name])
+        return out
+    if isinstance(group_by, bool) or not (isinstance(group_by, (int, np.integer))
+                                          or group_by in ("auto", "pattern")):
+        raise RepeatsError(f"group_by must be 'auto', 'pattern' or a folder level (an int), "
+                           f"got {group_by!r}")
+    out = []
+    for e in entries:
+        if isinstance(group_by, (int, np.integer)):
+            parts = e.parts[:-1] if len(e.parts) > 1 else e.parts
+            if not -len(parts) <= group_by < len(parts):
+                raise RepeatsError(f"run {printable(e.name)} has no folder level {group_by}")
+            out.append((parts[group_by], None))
+        elif group_by == "auto" and e.root is not None and len(e.parts) >= 2:
+            out.append((e.parts[0], None))
+        else:
+            out.append(_pattern(e.name))
+    return out
+
+
+# ------------------------------------------------------------------ the numbers
+def _counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """``[B, n]`` how often each unit is drawn in each resample (vectorised bincount)."""
+    b = idx.shape[0]
+    flat = (idx + n * np.arange(b)[:, None]).ravel()
+    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(float)
+
+
+def _run_seed(seed: int, k: int) -> int:
+    return (seed + 1 + k) % (MAX_SEED + 1)
+
+
+def _two_level_samples(P: np.ndarray, task_counts: np.ndarray, n_boot: int,
+                       seed: int) -> np.ndarray:
+    """Per resample: the mean of ``P`` over the resampled tasks (``task_counts``) and
+    the runs drawn with ``seed``."""
+    t, r = P.shape
+    w = _counts(bootstrap_indices(r, n_boot=n_boot, seed=seed), r)
+    return ((task_counts @ P) * w).sum(axis=1) / (t * r)
+
+
+def _interval(samples: np.ndarray, point: float) -> list[float]:
+    if samples.size == 0 or not np.isfinite(point):
+        return [float("nan"), float("nan")]
+    if np.all(samples == samples[0]):
+        return [float(samples[0]), float(samples[0])]
+    lo, hi = percentile_interval(samples)
+    return [float(lo), float(hi)]
+
+
+def _sd(x: np.ndarray) -> float:
+    return float(np.std(x, ddof=1)) if x.size > 1 else float("nan")
+
+
+def _var(x: np.ndarray) -> float:
+    return float(np.var(x, ddof=1)) if x.size > 1 else float("nan")
+
+
+def _sign_flip(absd: np.ndarray, obs: float, seed: int) -> float:
+    n = absd.size
+    tol = 1e-9 * max(1.0, obs)
+    if n <= _EXACT_UP_TO:
+        bits = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(float)
+        sums = (1.0 - 2.0 * bits) @ absd
+        return float(np.mean(np.abs(sums) >= obs - tol))
+    rng = np.random.default_rng(check_seed(seed))
+    hits = 0
+    for start in range(0, _N_PERM, 1000):
+        signs = rng.choice((-1.0, 1.0), size=(min(1000, _N_PERM - start), n))
+        hits += int(np.sum(np.abs(signs @ absd) >= obs - tol))
+    return (hits + 1) / (_N_PERM + 1)
+
+
+def _paired_p(d: np.ndarray, seed: int) -> float:
+    d = d[d != 0]
+    if d.size == 0:
+        return 1.0
+    return _sign_flip(np.abs(d), abs(float(d.sum())), seed)
+
+
+def _splits(t: int, n_splits: int, seed: int) -> np.ndarray:
+    """``[S, t]`` public-half masks: every half of ``t // 2`` tasks when there are at
+    most ``n_splits`` of them, else ``n_splits`` seeded random halves."""
+    h = t // 2
+    if math.comb(t, h) <= n_splits:
+        combos = np.array(list(itertools.combinations(range(t), h)), dtype=np.int64)
+        mask = np.zeros((len(combos), t), dtype=bool)
+        mask[np.arange(len(combos))[:, None], combos] = True
+        return mask
+    rng = np.random.default_rng(check_seed(seed))
+    order = np.argsort(rng.random((n_splits, t)), axis=1)[:, :h]
+    mask = np.zeros((n_splits, t), dtype=bool)
+    mask[np.arange(n_splits)[:, None], order] = True
+    return mask
+
+
+def _winners_curse(P: np.ndarray, mask: np.ndarray) -> dict:
+    t, _ = P.shape
+    mean = float(P.mean()) if P.size else float("nan")
+    if t < 2 or mask.size == 0:
+        return {"public": float("nan"), "private": float("nan"), "mean": mean,
+                "n_splits": 0}
+    m = mask.astype(float)
+    pub = (m @ P) / m.sum(axis=1, keepdims=True)
+    priv = ((1.0 - m) @ P) / (1.0 - m).sum(axis=1, keepdims=True)
+    pick = np.argmax(pub, axis=1)
+    rows = np.arange(len(pick))
+    return {"public": float(pub[rows, pick].mean()), "private": float(priv[rows, pick].mean()),
+            "mean": mean, "n_splits": int(len(pick))}
+
+
+def _union(solved: np.ndarray, starts: np.ndarray, n_out: np.ndarray) -> dict:
+    """Union coverage of the runs (columns) of ``solved`` (outputs x runs, 0/1)."""
+    n = solved.shape[1]
+    c = solved.sum(axis=1).astype(np.int64)
+
+    def per_task(v):
+        return float(np.mean(np.add.reduceat(v, starts) / n_out)) if v.size else float("nan")
+
+    by_k = [per_task(pass_at_k_unbiased(np.full(c.shape, n), c, k)) for k in range(1, n + 1)]
+    return {"pass@2": per_task((c > 0).astype(float)), "by_n_runs": by_k}
+
+
+def _pairs(solved: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair of runs (columns of ``solved``, outputs x runs, 0/1): the Jaccard index
+    of their solved outputs (NaN when neither solves any) and the pass@2 of their union
+    (``weight`` per output: 1 / (its task's outputs x tasks))."""
+    inter = solved.T @ solved
+    count = solved.sum(axis=0)
+    either = count[:, None] + count[None, :] - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        jaccard = np.where(either > 0, inter / np.where(either > 0, either, 1), np.nan)
+    alone = weight @ solved
+    union = alone[:, None] + alone[None, :] - (solved * weight[:, None]).T @ solved
+    return jaccard, union
+
+
+def _power(d: np.ndarray, sd_a: float, n_a: int, sd_b: float, n_b: int) -> dict:
+    """The smallest difference detectable at 80 % power and the runs per configuration
+    a difference of :data:`POWER_DIFFS` needs (see the module docstring)."""
+    v_tasks = _var(d) / d.size
+    v_runs = sd_a ** 2 / n_a + sd_b ** 2 / n_b
+    se = math.sqrt(v_tasks + v_runs) if v_tasks + v_runs >= 0 else float("nan")
+    needed = {}
+    for delta in POWER_DIFFS:
+        room = (delta / POWER_Z) ** 2 - v_tasks
+        spread = sd_a ** 2 + sd_b ** 2
+        if not (math.isfinite(room) and math.isfinite(spread)):
+            needed[str(delta)] = float("nan")
+        elif room <= 0:
+            needed[str(delta)] = None  # no number of runs is enough on these tasks
+        else:
+            needed[str(delta)] = max(1, math.ceil(spread / room - 1e-12))
+    return {"mde80": POWER_Z * se, "runs_needed": needed}
+
+
+def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list]]
+                  ) -> np.ndarray:
+    """Per test output, whether the two-attempt vote ensemble of the runs solves it.
+
+    ``truths[o]`` is output o's truth, ``attempts[r][o]`` run r's attempts for it. Every
+    attempt of every run is one vote for its grid (identical grids pool their votes; an
+    invalid attempt votes for nothing); the two grids with the most votes are the
+    ensemble's attempts, ties broken by first appearance (run order, then attempt order).
+    Returns 0/1 per output."""
+    out = np.zeros(len(truths))
+    for o, truth in enumerate(truths):
+        votes: dict = {}  # grid key -> [votes, first appearance, grid]
+        for run in attempts:
+            for g in run[o]:
+                if g is None:
+                    continue
+                key = (g.shape, np.ascontiguousarray(g, dtype=np.int64).tobytes())
+                if key in votes:
+                    votes[key][0] += 1
+                else:
+                    votes[key] = [1, len(votes), g]
+        top = sorted(votes.values(), key=lambda v: (-v[0], v[1]))[:2]
+        out[o] = float(any(g.shape == truth.shape and np.array_equal(g, truth)
+                           for _, _, g in top))
+    return out
+
+
+def _ensemble_numbers(solved: np.ndarray, starts: np.ndarray, n_out: np.ndarray,
+                      n_boot: int, seed: int) -> dict:
+    per_task = np.add.reduceat(solved, starts) / n_out
+    return {"pass@2": float(per_task.mean()),
+            "ci95": list(bootstrap_ci(per_task, n_boot=n_boot, seed=seed))}
+
+
+# ------------------------------------------------------------------ the result
+class Repeats:
+    """Many runs analysed together. ``summary`` is the JSON document (the ``--json``
+    contract); ``matrix`` the task x run pass@2 table (index ``task_id``), ``solved``
+    the test output x run table (index ``task_id, test_index``); ``runs``, ``configs``,
+    ``flips``, ``comparisons``, ``union`` and ``jaccard`` are tables of the same
+    numbers."""
+
+    def __init__(self, summary: dict, matrix: pd.DataFrame, solved: pd.DataFrame,
+                 runs: pd.DataFrame, flips: pd.DataFrame):
+        self.summary = summary
+        self.matrix = matrix
+        self.solved = solved
+        self.runs = runs
+        self.flips = flips
+        #: run x run Jaccard index of the solved test outputs (NaN when neither solves any)
+        self.jaccard = pd.DataFrame()
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (f"Repeats({len(self.runs)} runs in {len(s['configs'])} configurations, "
+                f"{s['n_tasks']} tasks)")
+
+    @property
+    def configs(self) -> pd.DataFrame:
+        """One row per configuration: runs, pass@2 mean, SD, min, max, both intervals,
+        task counts, the variance split."""
+        rows = []
+        for name, c in self.summary["configs"].items():
+            p = c["pass@2"]
+            rows.append({"config": name, "n_runs": c["n_runs"], "pass@2_mean": p["mean"],
+                         "pass@2_sd": p["sd"], "pass@2_min": p["min"], "pass@2_max": p["max"],
+                         "ci95_low": p["ci95"][0], "ci95_high": p["ci95"][1],
+                         "single_run_ci95_low": p["ci95_single_run"][0],
+                         "single_run_ci95_high": p["ci95_single_run"][1],
+                         "always_solved": c["always_solved"], "never_solved": c["never_solved"],
+                         "flipping": c["flipping"], "steady_partial": c["steady_partial"],
+                         "variance_tasks": c["variance"]["tasks"],
+                         "variance_runs": c["variance"]["runs"],
+                         "runs_share": c["variance"]["runs_share"]})
+        return pd.DataFrame(rows)
+
+    @property
+    def comparisons(self) -> pd.DataFrame:
+        """One row per pair of configurations: ``diff = b - a``, its interval, ``p``."""
+        rows = [{"a": c["a"], "b": c["b"], "diff": c["diff"], "ci95_low": c["ci95"][0],
+                 "ci95_high": c["ci95"][1], "p": c["p"]} for c in self.summary["comparisons"]]
+        for row, c in zip(rows, self.summary["comparisons"]):
+            row["mde80"] = c["mde80"]
+        return pd.DataFrame(rows, columns=["a", "b", "diff", "ci95_low", "ci95_high", "p",
+                                           "mde80"])
+
+    @property
+    def union(self) -> pd.DataFrame:
+        """Union coverage (pass@2 of "any run solves it") against the number of runs."""
+        by = self.summary["union"]["by_n_runs"]
+        return pd.DataFrame({"n_runs": np.arange(1, len(by) + 1), "union_pass@2": by})
+
+    def text(self) -> str:
+        """The numbers in plain lines, for the terminal."""
+        s = self.summary
+
+        def f(x):
+            return "nan" if x is None or x != x else f"{x:.4f}"
+
+        lines = [f"tasks: {s['n_tasks']}  runs: {len(self.runs)}  configurations: "
+                 f"{len(s['configs'])}"]
+        if s.get("skipped"):
+            lines.append(f"left out (none of the dataset's tasks): {', '.join(s['skipped'])}")
+        lines.append(f"{'configuration':<24} {'runs':>4} {'pass@2 mean':>11} {'sd':>7} "
+                     f"{'min':>7} {'max':>7}  {'95% (tasks and runs)':<20}  "
+                     f"{'95% (one run)':<18} {'always':>6} {'never':>6} {'flip':>5}")
+        for name, c in s["configs"].items():
+            p = c["pass@2"]
+            lines.append(f"{name[:24]:<24} {c['n_runs']:>4} {f(p['mean']):>11} {f(p['sd']):>7} "
+                         f"{f(p['min']):>7} {f(p['max']):>7}  "
+                         f"[{f(p['ci95'][0])}, {f(p['ci95'][1])}]  "
+                         f"[{f(p['ci95_single_run'][0])}, {f(p['ci95_single_run'][1])}] "
+                         f"{c['always_solved']:>6} {c['never_solved']:>6} {c['flipping']:>5}")
+        for c in s["comparisons"]:
+            lines.append(f"{c['b']} - {c['a']}: {f(c['diff'])} [{f(c['ci95'][0])}, "
+                         f"{f(c['ci95'][1])}]  p = {f(c['p'])}  smallest difference "
+                         f"detectable (80% power): {f(c['mde80'])}")
+        for name, w in s["winners_curse"].items():
+            lines.append(f"best of {s['configs'][name]['n_runs']} runs of {name} picked on a "
+                         f"public half: public {f(w['public'])}, private {f(w['private'])}, "
+                         f"configuration mean {f(w['mean'])}")
+        u = s["union"]
+        lines.append(f"union of all runs: pass@2 {f(u['pass@2'])}; by number of runs: "
+                     + ", ".join(f(x) for x in u["by_n_runs"]))
+        lines.append("unique solves (test outputs no other run solves): "
+                     + ", ".join(f"{k}: {v}" for k, v in s["unique_solves"].items()))
+        return "\n".join(lines)
+
+    def write(self, out: str | os.PathLike, *, overwrite: bool = False,
+              html: str | None = None) -> Path:
+        """Write ``summary.json`` and the tables as CSV into ``out`` through the guarded
+        output folder (:class:`arcnb.runs.OutputFolder`): all files as one, atomically;
+        existing files are kept unless ``overwrite=True``. ``html``: a page written
+        with them as ``repeats.html`` (``arcnb.report.sections.repeats_page``)."""
+        folder = OutputFolder(out)
+        summary = json.dumps(to_jsonable(self.summary), indent=2, sort_keys=True,
+                             allow_nan=False) + "\n"
+        files = {"summary.json": summary.encode()}
+        for name, table, index in (("runs.csv", self.runs, False),
+                                   ("configs.csv", self.configs, False),
+                                   ("solve_matrix.csv", self.matrix, True),
+                                   ("flips.csv", self.flips, False),
+                                   ("comparisons.csv", self.comparisons, False),
+                                   ("union.csv", self.union, False),
+                                   ("jaccard.csv", self.jaccard, True)):
+            files[name] = (lambda t=table, i=index: csv_text(t, index=i).encode())
+        if html is not None:
+            files["repeats.html"] = html.encode("utf-8")
+        folder.write(files, overwrite=overwrite)
+        return folder.path
+
+
+def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[str],
+            configs: Sequence[str], *, seeds: Sequence | None = None, test_index=None,
+            n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
+            skipped: Sequence[str] = (), ensembles: Mapping[str, np.ndarray] | None = None
+            ) -> Repeats:
+    """The analysis of a solve matrix: ``solved`` is ``[outputs, runs]`` (0/1 per test
+    output, ranked pass@2), ``output_task`` each output's task position (outputs of a
+    task contiguous, tasks in the order of ``task_ids``), ``configs`` each run's
+    configuration (configurations in order of first appearance). ``ensembles``: per
+    name (a configuration, or ``"all"``), 0/1 per test output for the vote ensemble of
+    those runs (:func:`vote_ensemble`); its pass@2 and interval go under ``ensemble``."""
+    n_boot, seed = check_n_boot(n_boot), check_seed(seed)
+    if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) \
+            or not 1 <= n_splits <= 1_000_000:
+        raise RepeatsError(f"n_splits must be a whole number from 1 to 1000000, got "
+                           f"{n_splits!r}")
+    S = np.asarray(solved, dtype=float)
+    codes = np.asarray(output_task, dtype=np.int64)
+    n_t, n_r = len(task_ids), len(run_names)
+    if S.ndim != 2 or S.shape[1] != n_r or S.shape[0] != codes.size or len(configs) != n_r:
+        raise RepeatsError(f"a solve matrix of shape {S.shape} does not match "
+                           f"{codes.size} outputs and {n_r} runs")
+    if codes.size and (np.any(np.diff(codes) < 0) or codes[0] != 0 or codes[-1] != n_t - 1
+                       or np.any(np.diff(codes) > 1)):
+        raise RepeatsError("every task needs its outputs, contiguous, in task order")
+    if n_t == 0:
+        raise RepeatsError("no tasks to analyse")
+    starts = np.flatnonzero(np.r_[True, np.diff(codes) != 0])
+    n_out = np.diff(np.r_[starts, codes.size]).astype(float)
+    P = np.add.reduceat(S, starts, axis=0) / n_out[:, None]          # tasks x runs
+    run_score = P.mean(axis=0)
+    order = list(dict.fromkeys(configs))
+    cols = {c: np.flatnonzero(np.asarray(configs, dtype=object) == c) for c in order}
+    task_counts = _counts(bootstrap_indices(n_t, n_boot=n_boot, seed=seed), n_t)
+    mask = _splits(n_t, n_splits, seed)
+    samples, out_configs, flips, curse = {}, {}, [], {}
+    for k, name in enumerate(order):
+        idx = cols[name]
+        Pc = P[:, idx]
+        scores = run_score[idx]
+        mean = float(scores.mean())
+        samples[name] = _two_level_samples(Pc, task_counts, n_boot, _run_seed(seed, k))
+        rate = Pc.mean(axis=1)
+        lo_t, hi_t = Pc.min(axis=1), Pc.max(axis=1)
+        always, never, flip = lo_t == 1, hi_t == 0, hi_t > lo_t
+        v_tasks, v_runs = _var(rate) / n_t, _var(scores) / len(idx)
+        total = v_tasks + v_runs
+        out_configs[name] = {
+            "n_runs": int(len(idx)),
+            "runs": [run_names[i] for i in idx],
+            "seeds": None if seeds is None else [to_jsonable(seeds[i]) for i in idx],
+            "pass@2": {"mean": mean, "sd": _sd(scores), "min": float(scores.min()),
+                       "max": float(scores.max()),
+                       "ci95": _interval(samples[name], mean),
+                       "ci95_single_run": list(bootstrap_ci(Pc[:, 0], n_boot=n_boot,
+                                                            seed=seed))},
+            "always_solved": int(always.sum()), "never_solved": int(never.sum()),
+            "flipping": int(flip.sum()),
+            "steady_partial": int(n_t - always.sum() - never.sum() - flip.sum()),
+            "flips": [task_ids[i] for i in np.flatnonzero(flip)],
+            "variance": {"tasks": v_tasks, "runs": v_runs,
+                         "runs_share": v_runs / total if total > 0 else float("nan")},
+            "union": _union(S[:, idx], starts, n_out),
+        }
+        flips += [{"config": name, "task_id": task_ids[i], "solve_rate": float(rate[i]),
+                   "runs_solving": int((Pc[i] == 1).sum()), "n_runs": int(len(idx))}
+                  for i in np.flatnonzero(flip)]
+        curse[name] = _winners_curse(Pc, mask)
+    comparisons = []
+    for (i, a), (j, b) in itertools.combinations(enumerate(order), 2):
+        ma, mb = out_configs[a]["pass@2"]["mean"], out_configs[b]["pass@2"]["mean"]
+        diff = mb - ma
+        d = P[:, cols[b]].mean(axis=1) - P[:, cols[a]].mean(axis=1)
+        pa, pb = out_configs[a]["pass@2"], out_configs[b]["pass@2"]
+        comparisons.append({"a": a, "b": b, "diff": diff,
+                            "ci95": _interval(samples[b] - samples[a], diff),
+                            "p": _paired_p(d, seed), "test": TEST,
+                            **_power(d, pa["sd"], len(cols[a]), pb["sd"], len(cols[b]))})
+    c_all = S.sum(axis=1)
+    unique = ((S > 0) & (c_all == 1)[:, None]).sum(axis=0)
+    jaccard, pair_union = _pairs(S, 1.0 / (n_out[codes] * n_t))
+    if n_r > 1:
+        upper = np.triu(np.ones((n_r, n_r), dtype=bool), k=1)
+        best = np.flatnonzero(upper.ravel() & (pair_union.ravel()
+                                               >= pair_union[upper].max() - 1e-12))[0]
+        i, j = divmod(int(best), n_r)
+        best_pair = {"runs": [run_names[i], run_names[j]], "pass@2": float(pair_union[i, j])}
+    else:
+        best_pair = {"runs": [], "pass@2": float("nan")}
+    summary = {
+        "n_tasks": int(n_t), "n_outputs": int(codes.size), "n_runs": int(n_r),
+        "configs": out_configs,
+        "union": _union(S, starts, n_out),
+        "unique_solves": {run_names[r]: int(unique[r]) for r in range(n_r)},
+        "comparisons": comparisons,
+        "winners_curse": curse,
+        "best_pair": best_pair,
+        "ensemble": {name: _ensemble_numbers(np.asarray(v, dtype=float), starts, n_out,
+                                             n_boot, seed)
+                     for name, v in (ensembles or {}).items()},
+        "runs": [{"run": run_names[r], "config": configs[r],
+                  "seed": None if seeds is None else to_jsonable(seeds[r]),
+                  "pass@2": float(run_score[r])} for r in range(n_r)],
+        "skipped": list(skipped),
+        "bootstrap": {"n_boot": n_boot, "seed": seed, "level": 0.95,
+                      "unit": "task, then run"},
+        "test": TEST,
+    }
+    matrix = pd.DataFrame(P, columns=list(run_names),
+                          index=pd.Index(list(task_ids), name="task_id"))
+    if test_index is None:
+        test_index = np.arange(codes.size) - starts[codes]
+    solved_df = pd.DataFrame(S, columns=list(run_names), index=pd.MultiIndex.from_arrays(
+        [np.asarray(task_ids, dtype=object)[codes], np.asarray(test_index)],
+        names=["task_id", "test_index"]))
+    runs_df = pd.DataFrame(summary["runs"])
+    flips_df = pd.DataFrame(flips, columns=["config", "task_id", "solve_rate", "runs_solving",
+                                            "n_runs"])
+    rep = Repeats(summary, matrix, solved_df, runs_df, flips_df)
+    rep.jaccard = pd.DataFrame(jaccard, index=list(run_names), columns=list(run_names))
+    return rep
+
+
+def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
+            n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
+            cache: dict | None = None) -> Repeats:
+    """Many runs on ``dataset`` analysed together (see the module docstring).
+
+    ``sources``: anything :func:`arcnb.open` takes (one or a list), or root folders of
+    runs; ``tasks`` filters the dataset; ``groups`` / ``group_by`` make the
+    configurations. Every run is scored on the same tasks with the ranked rule.
+    """
+    n_boot, seed = check_n_boot(n_boot), check_seed(seed)
+    entries = find_runs(sources)
+    ds = dataset if isinstance(dataset, Dataset) and tasks is None else load_dataset(
+        dataset, tasks=tasks)
+    keys = [(t.id, i) for t in ds for i in range(len(t.test))]
+    ids = set(ds.task_ids)
+    cols, kept, skipped, preds = [], [], [], []
+    for e in entries:
+        run = open_run(e.source, dataset=ds, label=e.name, cache=cache)
+        res = run.results
+        if res is None:
+            raise RepeatsError(f"run {printable(e.name)} is not scored (no truth); repeats "
+                               "needs scored runs")
+        if e.root is not None and not ids & set(res.predictions.task_ids):
+            skipped.append(e.name)
+            continue
+        out = res.outputs
+        got = list(zip(out["task_id"], out["test_index"].astype(int)))
+        if got != keys:
+            raise RepeatsError(f"run {printable(e.name)} was scored on other tasks than "
+                               f"{printable(str(ds.name))} ({len(got)} test outputs, "
+                               f"expected {len(keys)})")
+        cols.append(out["solved@2"].to_numpy(dtype=float))
+        preds.append(res.predictions)
+        kept.append(e)
+    if not kept:
+        raise RepeatsError(f"no run holds any task of {printable(str(ds.name))}")
+    pairs = group_runs(kept, groups=groups, group_by=group_by)
+    truths = [t.test[i].output for t in ds for i in range(len(t.test))]
+    attempts = [[p.get(t, i) for t, i in keys] for p in preds]
+    names = list(dict.fromkeys(c for c, _ in pairs))
+    ensembles = {name: vote_ensemble(truths, [a for a, (c, _) in zip(attempts, pairs)
+                                              if c == name]) for name in names}
+    if len(names) > 1 and "all" not in names:  # a configuration named "all" keeps its name
+        ensembles["all"] = vote_ensemble(truths, attempts)
+    task_pos = {t: i for i, t in enumerate(t.id for t in ds)}
+    return analyse(np.stack(cols, axis=1), [task_pos[t] for t, _ in keys],
+                   [t.id for t in ds], [e.name for e in kept], [c for c, _ in pairs],
+                   seeds=[s for _, s in pairs], test_index=[i for _, i in keys],
+                   n_boot=n_boot, seed=seed, n_splits=n_splits, skipped=skipped,
+                   ensembles=ensembles)
+
+
+class _CallableModule(types.ModuleType):
+    """``arcnb.repeats`` is this module and, called, :func:`repeats`."""
+
+    def __call__(self, *args, **kwargs) -> Repeats:
+        return repeats(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,149 @@
+"""The sections of the page of many runs (:data:`arcnb.report.sections.REPEATS`), each
+built from a :class:`arcnb.repeats.Repeats` (``arcnb.repeats(...)``)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ... import plot as P
+from ...html import escape, note, page, table
+from .base import Figure, Options, Section
+
+__all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
+           "repeats_page"]
+
+
+class RepeatsConfigs(Section):
+    """pass@2 per configuration over its runs: mean, SD, min, max, both intervals."""
+
+    title = "Spread over runs"
+    anchor = "arcnb-section-repeats-configs"
+    intro = ("pass@2 of each configuration as the mean over its runs, with the SD between "
+             "runs, the lowest and highest run, and two 95% intervals: one over tasks and "
+             "runs (each resample draws the tasks, then the runs), and one from a single run "
+             "(its tasks resampled, as a score of one run gives it). When runs disagree the "
+             "single-run interval is too narrow. The variance columns split the uncertainty "
+             "of the mean into task sampling and run-to-run noise.")
+    needs_truth = False
+
+    def compute(self):
+        self.tables["configs"] = self.run.configs
+        self.tables["runs"] = self.run.runs
+        s = self.run.summary
+        self.numbers = {"n_runs": len(self.run.runs), "n_configs": len(s["configs"]),
+                        "n_tasks": s["n_tasks"]}
+
+    def figures(self):
+        return [Figure("seed_spread", lambda ax: P.seed_spread(self.run.summary, ax=ax))]
+
+    def body(self):
+        n = self.numbers
+        return [note(f"{n['n_runs']} runs in {n['n_configs']} configurations on "
+                     f"{n['n_tasks']} tasks", note_id="arcnb-repeats-count"),
+                self.image("seed_spread"),
+                table(self.tables["configs"], table_id="arcnb-repeats-configs"),
+                table(self.tables["runs"], table_id="arcnb-repeats-runs")]
+
+
+class RepeatsFlips(Section):
+    """Tasks whose pass@2 differs between runs of one configuration."""
+
+    title = "Tasks that flip"
+    anchor = "arcnb-section-repeats-flips"
+    intro = ("Per configuration, the tasks always solved (pass@2 of 1 in every run), never "
+             "solved (0 in every run) and flipping (solved in some runs only), with each "
+             "flipping task's solve rate: the mean over runs of its pass@2.")
+    needs_truth = False
+
+    def compute(self):
+        self.tables["flips"] = self.run.flips
+        self.numbers = {name: {k: c[k] for k in ("always_solved", "never_solved", "flipping",
+                                                 "steady_partial")}
+                        for name, c in self.run.summary["configs"].items()}
+
+    def figures(self):
+        return [Figure("solve_matrix", lambda ax: P.solve_matrix(self.run.matrix, ax=ax))]
+
+    def body(self):
+        counts = pd.DataFrame([{"config": k, **v} for k, v in self.numbers.items()])
+        parts = [table(counts, table_id="arcnb-repeats-flip-counts"), self.image("solve_matrix")]
+        if self.tables["flips"].empty:
+            parts.append(note("No task flips between runs of a configuration."))
+        else:
+            parts.append(table(self.tables["flips"], table_id="arcnb-repeats-flips"))
+        return parts
+
+
+class RepeatsComparisons(Section):
+    """Differences between configurations and the winner's curse."""
+
+    title = "Differences between configurations"
+    anchor = "arcnb-section-repeats-comparisons"
+    intro = ("For each pair of configurations, the difference of their mean pass@2 (b - a) "
+             "with a 95% interval over tasks and runs, and the p-value of a paired sign-flip "
+             "permutation test over tasks on the per-task solve rates. Below, the winner's "
+             "curse: the run with the best pass@2 on a random half of the tasks, its score "
+             "on that half and on the other half (averaged over many halves), beside the "
+             "configuration's mean.")
+    needs_truth = False
+
+    def compute(self):
+        self.tables["comparisons"] = self.run.comparisons
+        self.tables["winners_curse"] = pd.DataFrame(
+            [{"config": k, **v} for k, v in self.run.summary["winners_curse"].items()])
+        self.numbers = {"n_comparisons": len(self.tables["comparisons"])}
+
+    def figures(self):
+        return [Figure("winners_curse", lambda ax: P.winners_curse(
+            self.run.summary["winners_curse"], ax=ax))]
+
+    def body(self):
+        parts = []
+        if self.tables["comparisons"].empty:
+            parts.append(note("A single configuration: nothing to compare."))
+        else:
+            parts.append(table(self.tables["comparisons"], table_id="arcnb-repeats-comparisons"))
+        parts.append(self.image("winners_curse"))
+        parts.append(table(self.tables["winners_curse"], table_id="arcnb-repeats-curse"))
+        return parts
+
+
+class RepeatsUnion(Section):
+    """Union coverage against the number of runs, and unique solves per run."""
+
+    title = "What more runs would add"
+    anchor = "arcnb-section-repeats-union"
+    intro = ("Union coverage: per test output, whether any of k runs solves it (per task "
+             "then the mean over tasks), averaged over every choice of k runs. Unique solves: "
+             "the test outputs a run solves and no other run does. The best pair: the two runs "
+             "whose union has the highest pass@2.")
+    needs_truth = False
+
+    def compute(self):
+        s = self.run.summary
+        self.tables["union"] = self.run.union
+        self.tables["unique_solves"] = pd.DataFrame(
+            {"run": list(s["unique_solves"]), "unique_solves": list(s["unique_solves"].values())})
+        self.numbers = {"union": s["union"]["pass@2"],
+                        "mean_single": float(self.run.runs["pass@2"].mean())}
+
+    def figures(self):
+        return [Figure("union_coverage", lambda ax: P.union_coverage(
+            self.tables["union"]["union_pass@2"], mean_single=self.numbers["mean_single"],
+            ax=ax))]
+
+    def body(self):
+        pair = self.run.summary.get("best_pair") or {}
+        parts = [self.image("union_coverage"),
+                 table(self.tables["unique_solves"], table_id="arcnb-repeats-unique")]
+        if pair.get("runs"):
+            parts.append(note(f"Best pair by union: {pair['runs'][0]} and {pair['runs'][1]}, "
+                              f"pass@2 {pair['pass@2']:.4f}", note_id="arcnb-repeats-pair"))
+        return parts
+
+
+def repeats_page(rep, options: Options | None = None, *, title: str = "Many runs") -> str:
+    """The page of many runs as one self-contained HTML page (every section of
+    ``REPEATS``, figures embedded): what ``arcnb repeats --report`` writes."""
+    sections = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion]
+    body = [f"<h1>{escape(title)}</h1>"] + [s(rep, options).to_html() for s in sections]
+    return page(title, "\n".join(body))

@@ -1,0 +1,501 @@
+"""Many runs analysed together (arcnb.repeats): hand-computed small cases, a simulation
+with known truth, brute-force union coverage, the harness layout and the command line."""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+import arcnb
+from arcnb import repeats as R
+from arcnb.errors import ArcnbError, RepeatsError
+from arcnb.front import score_to_run_dir
+from arcnb.stats import bootstrap_indices
+
+from _cli import ROOT, one_line_refusal, run_arcnb
+
+TASKS = ["t1", "t2", "t3", "t4", "t5"]  # t5 has two test outputs
+# per run, per test output (t1, t2, t3, t4, t5.0, t5.1): solved (1) or not (0)
+HAND = {
+    "A-seed1": [1, 1, 0, 0, 1, 0],
+    "A-seed2": [1, 0, 0, 0, 1, 0],
+    "A-seed3": [1, 1, 1, 0, 1, 0],
+    "B-seed1": [1, 1, 1, 0, 1, 1],
+    "B-seed2": [1, 1, 0, 1, 1, 1],
+    "B-seed3": [1, 1, 1, 0, 0, 0],
+}
+KEYS = [("t1", 0), ("t2", 0), ("t3", 0), ("t4", 0), ("t5", 0), ("t5", 1)]
+
+
+def _grid(k):
+    return [[k % 10, (k + 1) % 10], [(k + 2) % 10, (k + 3) % 10]]
+
+
+def _truth(tid, i):
+    return _grid(TASKS.index(tid) * 2 + i)
+
+
+def _wrong(tid, i):
+    return [[9 - c for c in row] for row in _truth(tid, i)]
+
+
+def _write_tasks(folder):
+    folder.mkdir(parents=True)
+    for tid in TASKS:
+        n = 2 if tid == "t5" else 1
+        task = {"train": [{"input": _grid(0), "output": _grid(1)}],
+                "test": [{"input": _grid(5), "output": _truth(tid, i)} for i in range(n)]}
+        (folder / f"{tid}.json").write_text(json.dumps(task))
+    return folder
+
+
+def _submission(flags, *, attempt1_wrong=True):
+    """Solved outputs get the truth as attempt 2 (attempt 1 wrong), so pass@2 is what
+    counts; unsolved ones get two wrong attempts."""
+    sub = {}
+    for (tid, i), f in zip(KEYS, flags):
+        right = _truth(tid, i)
+        bad = _wrong(tid, i)
+        sub.setdefault(tid, []).append({"attempt_1": bad if attempt1_wrong else right,
+                                        "attempt_2": right if f else bad})
+    return sub
+
+
+def _harness(folder, flags, only=None):
+    folder.mkdir(parents=True)
+    by_task = _submission(flags)
+    for tid, entries in by_task.items():
+        if only is not None and tid not in only:
+            continue
+        out = [{"attempt_1": {"answer": e["attempt_1"], "metadata": {"pair_index": j}},
+                "attempt_2": {"answer": e["attempt_2"], "metadata": {"pair_index": j}}}
+               for j, e in enumerate(entries)]
+        (folder / f"{tid}.json").write_text(json.dumps(out))
+
+
+@pytest.fixture()
+def hand(tmp_path):
+    ds_dir = _write_tasks(tmp_path / "tasks")
+    files = []
+    for name, flags in HAND.items():
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps(_submission(flags)))
+        files.append(str(p))
+    return ds_dir, files
+
+
+# ------------------------------------------------------------------ hand-computed
+def test_hand_computed_two_configs_three_seeds(hand):
+    ds_dir, files = hand
+    rep = arcnb.repeats(files, dataset=str(ds_dir), n_boot=200, seed=3)
+    s = rep.summary
+    assert s["n_tasks"] == 5 and s["n_outputs"] == 6
+    assert list(s["configs"]) == ["A", "B"]
+    a, b = s["configs"]["A"], s["configs"]["B"]
+    assert a["n_runs"] == 3 and a["runs"] == files[:3] and a["seeds"] == [1, 2, 3]
+    # per run pass@2 (t5 counts half per output): A 2.5/5, 1.5/5, 3.5/5; B 4/5, 4/5, 3/5
+    assert [r["pass@2"] for r in s["runs"]] == pytest.approx([0.5, 0.3, 0.7, 0.8, 0.8, 0.6])
+    assert a["pass@2"]["mean"] == pytest.approx(0.5)
+    assert a["pass@2"]["sd"] == pytest.approx(0.2)
+    assert (a["pass@2"]["min"], a["pass@2"]["max"]) == pytest.approx((0.3, 0.7))
+    assert b["pass@2"]["mean"] == pytest.approx(2.2 / 3)
+    assert b["pass@2"]["sd"] == pytest.approx(math.sqrt(0.08 / 3 / 2))
+    assert (b["pass@2"]["min"], b["pass@2"]["max"]) == pytest.approx((0.6, 0.8))
+    # A: t1 always, t4 never, t2 and t3 flip, t5 is 0.5 in every run (steady partial)
+    assert (a["always_solved"], a["never_solved"], a["flipping"], a["steady_partial"]) == \
+        (1, 1, 2, 1)
+    assert a["flips"] == ["t2", "t3"]
+    # B: t1 and t2 always, t3, t4 and t5 flip
+    assert (b["always_solved"], b["never_solved"], b["flipping"], b["steady_partial"]) == \
+        (2, 0, 3, 0)
+    assert b["flips"] == ["t3", "t4", "t5"]
+    flips = rep.flips[rep.flips["config"] == "A"]
+    assert flips["solve_rate"].tolist() == pytest.approx([2 / 3, 1 / 3])
+    # variance split of A: solve rates 1, 2/3, 1/3, 0, 1/2 -> var 5/36 over 5 tasks;
+    # run scores .5, .3, .7 -> var .04 over 3 runs
+    v = a["variance"]
+    assert v["tasks"] == pytest.approx(5 / 36 / 5)
+    assert v["runs"] == pytest.approx(0.04 / 3)
+    assert v["runs_share"] == pytest.approx((0.04 / 3) / (0.04 / 3 + 5 / 36 / 5))
+    # B - A: 2.2/3 - 0.5; per-task rate differences 0, 1/3, 1/3, 1/3, 1/6: of the 16 sign
+    # patterns of the four non-zero ones only all-plus and all-minus reach |7/6|
+    (c,) = s["comparisons"]
+    assert (c["a"], c["b"]) == ("A", "B")
+    assert c["diff"] == pytest.approx(2.2 / 3 - 0.5)
+    assert c["p"] == pytest.approx(2 / 16)
+    # power: variance of the differences 1/45 over 5 tasks, plus .04/3 + (.08/6)/3 from runs
+    se = math.sqrt(1 / 45 / 5 + 0.04 / 3 + 0.08 / 6 / 3)
+    z = 1.959963984540054 + 0.8416212335729143
+    assert c["mde80"] == pytest.approx(z * se)
+    # 0.5 needs (.04 + .08/6) / ((.5/z)^2 - 1/225) = 1.95 -> 2 runs; 0.05 is below the
+    # task sampling alone: no number of runs is enough
+    assert c["runs_needed"]["0.1"] is None and c["runs_needed"]["0.05"] is None
+    assert R._power(np.array([0, 1 / 3, 1 / 3, 1 / 3, 1 / 6]), 0.2, 3,
+                    math.sqrt(0.08 / 6), 3)["mde80"] == pytest.approx(z * se)
+    # union of all six runs: every output solved by some run
+    assert s["union"]["pass@2"] == 1.0
+    by = s["union"]["by_n_runs"]
+    assert len(by) == 6 and by[-1] == pytest.approx(1.0)
+    assert by[0] == pytest.approx(3.7 / 6)  # one run: the mean of the run scores
+    # two runs of six: per output 1 - C(6-c, 2)/15 with c = 6, 5, 3, 1, 5, 2
+    assert by[1] == pytest.approx((1 + 1 + 0.8 + 1 / 3 + (1 + 0.6) / 2) / 5)
+    assert a["union"]["pass@2"] == pytest.approx(3.5 / 5)
+    # t4 is solved by B-seed2 alone; nothing else is solved by one run only
+    assert s["unique_solves"] == {f: (1 if f.endswith("B-seed2.json") else 0) for f in files}
+    # the first pair (in run order) whose union solves everything: A-seed3 (t3) and
+    # B-seed2 (t4, t5.1)
+    assert s["best_pair"]["runs"] == [files[2], files[4]]
+    assert s["best_pair"]["pass@2"] == pytest.approx(1.0)
+    # every output holds at most two distinct grids (the truth, one wrong grid): the vote
+    # ensemble of a configuration solves what some run of it solves
+    assert s["ensemble"]["A"]["pass@2"] == pytest.approx(3.5 / 5)
+    assert s["ensemble"]["B"]["pass@2"] == pytest.approx(1.0)
+    assert s["ensemble"]["all"]["pass@2"] == pytest.approx(1.0)
+    # A-seed1 solves t1, t2, t5.0; A-seed2 t1, t5.0
+    assert rep.jaccard.loc[files[0], files[1]] == pytest.approx(2 / 3)
+
+
+def test_each_run_is_what_score_gives_and_intervals_by_naive_loops(hand):
+    ds_dir, files = hand
+    n_boot, seed = 300, 7
+    rep = R.repeats(files, dataset=str(ds_dir), n_boot=n_boot, seed=seed)
+    for f in files:
+        res = arcnb.score(str(ds_dir), f, n_boot=n_boot, seed=seed)
+        assert rep.matrix[f].tolist() == pytest.approx(
+            res.tasks.set_index("task_id").loc[TASKS, "pass@2"].tolist())
+        row = rep.runs.set_index("run").loc[f]
+        assert row["pass@2"] == pytest.approx(res.summary["pass@2"])
+    # the single-run interval is the first run's interval as score gives it
+    first = arcnb.score(str(ds_dir), files[0], n_boot=n_boot, seed=seed)
+    assert rep.summary["configs"]["A"]["pass@2"]["ci95_single_run"] == \
+        pytest.approx(first.summary["pass@2_ci95"])
+    # the two-level interval, resample by resample: tasks by seed, runs of the k-th
+    # configuration by seed + 1 + k
+    P = np.array([[sum(HAND[r][j] for j, (t, _) in enumerate(KEYS) if t == tid)
+                   / (2 if tid == "t5" else 1) for r in HAND] for tid in TASKS])
+    ti = bootstrap_indices(5, n_boot=n_boot, seed=seed)
+    means = {}
+    for k, cols in enumerate([[0, 1, 2], [3, 4, 5]]):
+        ri = bootstrap_indices(3, n_boot=n_boot, seed=seed + 1 + k)
+        vals = []
+        for bi in range(n_boot):
+            total = 0.0
+            for t in ti[bi]:
+                for r in ri[bi]:
+                    total += P[t, cols[r]]
+            vals.append(total / 15)
+        means[k] = np.array(vals)
+    for k, name in enumerate("AB"):
+        lo, hi = np.quantile(means[k], [0.025, 0.975])
+        assert rep.summary["configs"][name]["pass@2"]["ci95"] == pytest.approx([lo, hi])
+    lo, hi = np.quantile(means[1] - means[0], [0.025, 0.975])
+    assert rep.summary["comparisons"][0]["ci95"] == pytest.approx([lo, hi])
+
+
+def test_winners_curse_over_every_half_by_a_naive_loop(hand):
+    ds_dir, files = hand
+    rep = R.repeats(files, dataset=str(ds_dir), n_boot=50)
+    M = rep.matrix
+    for name in "AB":
+        runs = [f for f in files if os.path.basename(f).startswith(name)]
+        pub, priv = [], []
+        for half in itertools.combinations(range(5), 2):  # C(5, 2) = 10 <= 1000: all
+            rest = [i for i in range(5) if i not in half]
+            scores = [M[r].iloc[list(half)].mean() for r in runs]
+            best = scores.index(max(scores))
+            pub.append(scores[best])
+            priv.append(M[runs[best]].iloc[rest].mean())
+        w = rep.summary["winners_curse"][name]
+        assert w["n_splits"] == 10
+        assert w["public"] == pytest.approx(np.mean(pub))
+        assert w["private"] == pytest.approx(np.mean(priv))
+        assert w["mean"] == pytest.approx(rep.summary["configs"][name]["pass@2"]["mean"])
+
+
+def test_single_run_and_constant_edges():
+    # one run: SD and the run share are NaN (no denominator), intervals still there
+    rep = R.analyse(np.array([[1.0], [0.0], [1.0]]), [0, 1, 2], ["a", "b", "c"], ["r"], ["c"],
+                    n_boot=100)
+    c = rep.summary["configs"]["c"]
+    assert math.isnan(c["pass@2"]["sd"]) and math.isnan(c["variance"]["runs_share"])
+    assert c["pass@2"]["mean"] == pytest.approx(2 / 3)
+    # every run solves everything: intervals are exactly 1, comparisons p = 1
+    ones = np.ones((4, 4))
+    rep = R.analyse(ones, [0, 1, 2, 3], list("abcd"), list("wxyz"), ["p", "p", "q", "q"],
+                    n_boot=100)
+    assert rep.summary["configs"]["p"]["pass@2"]["ci95"] == [1.0, 1.0]
+    assert rep.summary["comparisons"][0]["p"] == 1.0
+    assert rep.summary["comparisons"][0]["ci95"] == [0.0, 0.0]
+
+
+# ------------------------------------------------------------------ brute force
+def test_union_and_unique_solves_against_brute_force():
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        n_tasks, n_runs = int(rng.integers(2, 8)), int(rng.integers(1, 6))
+        n_out = rng.integers(1, 3, size=n_tasks)
+        codes = np.repeat(np.arange(n_tasks), n_out)
+        S = (rng.random((codes.size, n_runs)) < rng.random()).astype(float)
+        names = [f"r{i}" for i in range(n_runs)]
+        rep = R.analyse(S, codes, [f"t{i}" for i in range(n_tasks)], names, ["c"] * n_runs,
+                        n_boot=20)
+        for k in range(1, n_runs + 1):
+            vals = []
+            for subset in itertools.combinations(range(n_runs), k):
+                per_task = []
+                for t in range(n_tasks):
+                    rows = [i for i in range(codes.size) if codes[i] == t]
+                    per_task.append(np.mean([max(S[i, r] for r in subset) for i in rows]))
+                vals.append(np.mean(per_task))
+            assert rep.summary["union"]["by_n_runs"][k - 1] == pytest.approx(np.mean(vals))
+        assert rep.summary["union"]["pass@2"] == pytest.approx(
+            rep.summary["union"]["by_n_runs"][-1])
+        for r in range(n_runs):
+            n = sum(1 for i in range(codes.size)
+                    if S[i, r] == 1 and all(S[i, q] == 0 for q in range(n_runs) if q != r))
+            assert rep.summary["unique_solves"][names[r]] == n
+        best, best_pair = -1.0, []
+        for i, j in itertools.combinations(range(n_runs), 2):
+            a = {o for o in range(codes.size) if S[o, i]}
+            b = {o for o in range(codes.size) if S[o, j]}
+            jac = len(a & b) / len(a | b) if a | b else float("nan")
+            got = rep.jaccard.iloc[i, j]
+            assert (math.isnan(jac) and math.isnan(got)) or got == pytest.approx(jac)
+            per_task = [np.mean([max(S[o, i], S[o, j]) for o in range(codes.size)
+                                 if codes[o] == t]) for t in range(n_tasks)]
+            if np.mean(per_task) > best + 1e-12:
+                best, best_pair = np.mean(per_task), [names[i], names[j]]
+        if n_runs > 1:
+            assert rep.summary["best_pair"]["runs"] == best_pair
+            assert rep.summary["best_pair"]["pass@2"] == pytest.approx(best)
+
+
+# ------------------------------------------------------------------ simulation
+def _simulate(rng, *, n_tasks=60, n_runs=8, spread=1.2):
+    """Per-task solve probabilities p_t ~ U(0, 0.6), each run scaled by its own factor
+    m_r ~ U(1 - spread/2, 1 + spread/2): the true configuration mean is E[p] = 0.3."""
+    p = rng.uniform(0, 0.6, size=n_tasks)
+    m = rng.uniform(1 - spread / 2, 1 + spread / 2, size=n_runs)
+    return (rng.random((n_tasks, n_runs)) < p[:, None] * m[None, :]).astype(float)
+
+
+def test_two_level_interval_covers_the_true_mean():
+    rng = np.random.default_rng(2024)
+    n_exp, truth = 200, 0.3
+    two, single = 0, 0
+    for e in range(n_exp):
+        S = _simulate(rng)
+        rep = R.analyse(S, np.arange(S.shape[0]), [f"t{i}" for i in range(S.shape[0])],
+                        [f"r{i}" for i in range(S.shape[1])], ["c"] * S.shape[1],
+                        n_boot=400, seed=e, n_splits=50)
+        p = rep.summary["configs"]["c"]["pass@2"]
+        two += p["ci95"][0] <= truth <= p["ci95"][1]
+        single += p["ci95_single_run"][0] <= truth <= p["ci95_single_run"][1]
+    assert 0.88 * n_exp <= two <= 0.99 * n_exp, two
+    assert single <= two - 0.08 * n_exp, (single, two)
+
+
+def test_winners_curse_with_identical_runs():
+    rng = np.random.default_rng(5)
+    pub, priv, mean = [], [], []
+    for e in range(40):
+        p = rng.uniform(0, 0.8, size=200)
+        S = (rng.random((200, 6)) < p[:, None]).astype(float)
+        rep = R.analyse(S, np.arange(200), [f"t{i}" for i in range(200)],
+                        [f"r{i}" for i in range(6)], ["c"] * 6, n_boot=20, seed=e,
+                        n_splits=200)
+        w = rep.summary["winners_curse"]["c"]
+        pub.append(w["public"]), priv.append(w["private"]), mean.append(w["mean"])
+    gap_private = np.mean(np.array(priv) - np.array(mean))
+    gap_public = np.mean(np.array(pub) - np.array(mean))
+    assert abs(gap_private) < 0.01, gap_private     # the picked run is only average
+    assert gap_public > 0.02, gap_public            # its public score is inflated
+
+
+# ------------------------------------------------------------------ harness layout
+def _submissions_tree(tmp_path):
+    ds_dir = _write_tasks(tmp_path / "tasks")
+    root = tmp_path / "submissions"
+    flags = list(HAND.values())
+    for ci, config in enumerate(["model-a", "model-b"]):
+        for vi, version in enumerate(["v1", "v2"]):
+            _harness(root / config / version / "public", flags[ci * 3 + vi])
+            other = root / config / version / "semi-private"
+            other.mkdir(parents=True)
+            (other / "zz999999.json").write_text(json.dumps(
+                [{"attempt_1": {"answer": [[1]]}, "attempt_2": {"answer": [[2]]}}]))
+    return ds_dir, root, flags
+
+
+def test_harness_submissions_tree_opens_as_runs_and_groups(tmp_path):
+    ds_dir, root, flags = _submissions_tree(tmp_path)
+    entries = R.find_runs([str(root)])
+    assert [e.name for e in entries] == [
+        f"{c}/{v}/{e}" for c in ("model-a", "model-b") for v in ("v1", "v2")
+        for e in ("public", "semi-private")]
+    rep = R.repeats(str(root), dataset=str(ds_dir), n_boot=50)
+    s = rep.summary
+    assert s["skipped"] == [f"{c}/{v}/semi-private" for c in ("model-a", "model-b")
+                            for v in ("v1", "v2")]
+    assert {k: v["runs"] for k, v in s["configs"].items()} == {
+        "model-a": ["model-a/v1/public", "model-a/v2/public"],
+        "model-b": ["model-b/v1/public", "model-b/v2/public"]}
+    assert [r["pass@2"] for r in s["runs"]] == pytest.approx([0.5, 0.3, 0.8, 0.8])
+    # by folder level 1: the versions
+    rep = R.repeats(str(root), dataset=str(ds_dir), group_by=1, n_boot=50)
+    assert list(rep.summary["configs"]) == ["v1", "v2"]
+    # by a CSV
+    csv = tmp_path / "groups.csv"
+    csv.write_text("run,config,seed\n" + "".join(
+        f"{c}/{v}/{e},{'x' if v == 'v1' else 'y'},{i}\n"
+        for i, (c, v, e) in enumerate(itertools.product(
+            ("model-a", "model-b"), ("v1", "v2"), ("public", "semi-private")))))
+    rep = R.repeats(str(root), dataset=str(ds_dir), groups=str(csv), n_boot=50)
+    assert rep.summary["configs"]["x"]["runs"] == ["model-a/v1/public", "model-b/v1/public"]
+    assert rep.summary["configs"]["x"]["seeds"] == ["0", "4"]
+
+
+def test_root_of_run_directories_beside_a_summary_file(hand, tmp_path):
+    """A sweep-like folder: an object JSON file at the top, run directories below."""
+    ds_dir, files = hand
+    root = tmp_path / "sweep"
+    root.mkdir()
+    (root / "sweep.json").write_text("{}")
+    for f in files[:2] + files[3:5]:
+        name = os.path.basename(f)[: -len(".json")]
+        score_to_run_dir(f, str(ds_dir), root / "runs" / name)
+    rep = R.repeats(str(root), dataset=str(ds_dir), n_boot=50)
+    assert list(rep.summary["configs"]) == ["runs"]
+    assert rep.summary["configs"]["runs"]["runs"] == [
+        "runs/A-seed1", "runs/A-seed2", "runs/B-seed1", "runs/B-seed2"]
+    rep = R.repeats(str(root), dataset=str(ds_dir), group_by="pattern", n_boot=50)
+    assert {k: v["n_runs"] for k, v in rep.summary["configs"].items()} == {"A": 2, "B": 2}
+    assert [r["pass@2"] for r in rep.summary["runs"]] == pytest.approx([0.5, 0.3, 0.8, 0.8])
+
+
+def test_refusals_are_repeats_errors(tmp_path, hand):
+    ds_dir, files = hand
+    with pytest.raises(RepeatsError, match="not in the groups table"):
+        R.repeats(files, dataset=str(ds_dir), groups={files[0]: "a"})
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RepeatsError, match="holds no run"):
+        R.repeats(str(tmp_path / "empty"), dataset=str(ds_dir))
+    with pytest.raises(RepeatsError, match="twice|two runs"):
+        R.repeats([files[0], files[0]], dataset=str(ds_dir))
+    with pytest.raises(ArcnbError):
+        R.repeats(files, dataset=str(ds_dir), group_by="nope")
+
+
+def test_pattern_names():
+    assert R._pattern("runs/config-seed3") == ("config", 3)
+    assert R._pattern("model_seed12.json") == ("model", 12)
+    assert R._pattern("x-run2") == ("x", 2)
+    assert R._pattern("plain") == ("plain", None)
+
+
+# ------------------------------------------------------------------ command line
+def test_cli_json_contract_and_out(hand, tmp_path):
+    ds_dir, files = hand
+    out = tmp_path / "out"
+    env = {"PYTHONPATH": str(ROOT)}
+    proc = run_arcnb("repeats", *files, "--dataset", ds_dir, "--json", "--out", out,
+                     "--n-boot", "100", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    assert s["n_tasks"] == 5
+    for name, c in s["configs"].items():
+        assert {"n_runs", "runs", "pass@2", "always_solved", "never_solved",
+                "flipping"} <= set(c)
+        assert {"mean", "sd", "min", "max", "ci95", "ci95_single_run"} <= set(c["pass@2"])
+        assert len(c["pass@2"]["ci95"]) == 2 and len(c["pass@2"]["ci95_single_run"]) == 2
+    assert {"pass@2", "by_n_runs"} <= set(s["union"])
+    assert set(s["unique_solves"]) == set(files)
+    assert {"a", "b", "diff", "ci95", "p"} <= set(s["comparisons"][0])
+    assert set(s["winners_curse"]["A"]) >= {"public", "private", "mean"}
+    assert s["configs"]["A"]["pass@2"]["mean"] == pytest.approx(0.5)
+    names = {p.name for p in out.iterdir()}
+    assert {"summary.json", "runs.csv", "configs.csv", "solve_matrix.csv", "flips.csv",
+            "comparisons.csv", "union.csv", "jaccard.csv"} <= names
+    # a second write is refused without --overwrite, in one line
+    again = run_arcnb("repeats", *files, "--dataset", ds_dir, "--out", out, "--n-boot", "100",
+                      cwd=tmp_path, env=env)
+    one_line_refusal(again.returncode, again.stderr, "overwrite")
+    ok = run_arcnb("repeats", *files, "--dataset", ds_dir, "--out", out, "--n-boot", "100",
+                   "--overwrite", cwd=tmp_path, env=env)
+    assert ok.returncode == 0, ok.stderr
+    assert "pass@2" in ok.stdout
+
+
+def test_cli_bad_groups_is_one_line(hand, tmp_path):
+    ds_dir, files = hand
+    csv = tmp_path / "g.csv"
+    csv.write_text("name,group\nx,y\n")
+    proc = run_arcnb("repeats", *files, "--dataset", ds_dir, "--groups", csv,
+                     cwd=tmp_path, env={"PYTHONPATH": str(ROOT)})
+    one_line_refusal(proc.returncode, proc.stderr, "run, config")
+
+
+def test_runs_needed_by_hand(monkeypatch):
+    monkeypatch.setattr(R, "POWER_DIFFS", (0.5,))
+    d = np.array([0, 1 / 3, 1 / 3, 1 / 3, 1 / 6])
+    z = 1.959963984540054 + 0.8416212335729143
+    # (.04 + .08/6) / ((.5/z)^2 - 1/225) = 1.95 -> 2 runs per configuration
+    assert (0.04 + 0.08 / 6) / ((0.5 / z) ** 2 - 1 / 225) == pytest.approx(1.946, abs=1e-3)
+    assert R._power(d, 0.2, 3, math.sqrt(0.08 / 6), 3)["runs_needed"] == {"0.5": 2}
+    # one run each: SD unknown, so the runs needed are unknown (NaN)
+    assert math.isnan(R._power(d, float("nan"), 1, 0.1, 3)["runs_needed"]["0.5"])
+
+
+def test_vote_ensemble_by_hand():
+    g = {k: np.full((2, 2), v) for k, v in zip("TXYZAB", range(6))}
+    truth = [g["T"]]
+    # X 2 votes, T 1, Y 2, Z 1: X and Y are picked, the truth is not
+    assert R.vote_ensemble(truth, [[[g["X"], g["T"]]], [[g["X"], g["Y"]]],
+                                   [[g["Y"], g["Z"]]]]).tolist() == [0.0]
+    # X 2, T 2, Y 1: X and T
+    assert R.vote_ensemble(truth, [[[g["X"], g["T"]]], [[g["X"], g["Y"]]],
+                                   [[g["T"], None]]]).tolist() == [1.0]
+    # one vote each: the first two seen, in run order then attempt order
+    assert R.vote_ensemble(truth, [[[g["A"], g["T"]]], [[g["B"], g["Y"]]]]).tolist() == [1.0]
+    assert R.vote_ensemble(truth, [[[g["B"], g["Y"]]], [[g["A"], g["T"]]]]).tolist() == [0.0]
+    # the same grid in another integer type pools its votes
+    # (pooled: T 2, B 2, A 1 -> T and B; apart, B 2 then A would be picked)
+    assert R.vote_ensemble(truth, [[[g["A"], g["T"].astype(np.int8)]],
+                                   [[g["B"], g["T"]]], [[g["B"], g["Z"]]]]).tolist() == [1.0]
+    assert R.vote_ensemble(truth, [[[]]]).tolist() == [0.0]
+
+
+def test_cli_report_page_and_its_refusal(hand, tmp_path):
+    ds_dir, files = hand
+    env = {"PYTHONPATH": str(ROOT)}
+    proc = run_arcnb("repeats", *files, "--dataset", ds_dir, "--report", "--n-boot", "50",
+                     cwd=tmp_path, env=env)
+    one_line_refusal(proc.returncode, proc.stderr, "--out")
+    out = tmp_path / "page"
+    proc = run_arcnb("repeats", *files, "--dataset", ds_dir, "--report", "--out", out,
+                     "--n-boot", "50", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    html = (out / "repeats.html").read_text(encoding="utf-8")
+    for anchor in ("arcnb-section-repeats-configs", "arcnb-section-repeats-flips",
+                   "arcnb-section-repeats-comparisons", "arcnb-section-repeats-union"):
+        assert anchor in html
+    assert html.count("data:image/png;base64,") == 4
+    assert "<script" not in html
+
+
+def test_tasks_filter_and_run_objects(hand, tmp_path):
+    ds_dir, files = hand
+    keep = tmp_path / "keep.txt"
+    keep.write_text("t2\nt4\n")
+    run = arcnb.open(files[3], dataset=str(ds_dir), tasks=str(keep), label="opened")
+    rep = R.repeats([files[0], files[1], run], dataset=str(ds_dir), tasks=str(keep),
+                    n_boot=50)
+    s = rep.summary
+    assert s["n_tasks"] == 2 and list(rep.matrix.index) == ["t2", "t4"]
+    # on t2, t4: A-seed1 1, 0; A-seed2 0, 0; B-seed1 (opened) 1, 0
+    assert [r["pass@2"] for r in s["runs"]] == pytest.approx([0.5, 0.0, 0.5])
+    assert s["runs"][2]["run"] == "opened" and s["runs"][2]["config"] == "opened"

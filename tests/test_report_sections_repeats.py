@@ -1,0 +1,89 @@
+"""The page of many runs: its sections and figures show the numbers of arcnb.repeats."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arcnb import repeats as R
+from arcnb.plot import check_figure
+from arcnb.report import sections as S
+
+
+@pytest.fixture(scope="module")
+def rep():
+    # t1 always, t2 flips in A, t3 never; B solves t3 in one run
+    solved = np.array([[1, 1, 1, 1],
+                       [1, 0, 1, 1],
+                       [0, 0, 0, 1]], dtype=float)
+    return R.analyse(solved, [0, 1, 2], ["t1", "t2", "t3"],
+                     ["A-seed1", "A-seed2", "B-seed1", "B-seed2"], ["A", "A", "B", "B"],
+                     n_boot=50)
+
+
+def test_the_page_lists_the_sections():
+    assert S.REPEATS == [S.RepeatsConfigs, S.RepeatsFlips, S.RepeatsComparisons,
+                         S.RepeatsUnion]
+
+
+def test_sections_hold_the_numbers(rep):
+    configs = S.RepeatsConfigs(rep)
+    assert configs.empty is None
+    t = configs.tables["configs"].set_index("config")
+    assert t.loc["A", "pass@2_mean"] == pytest.approx((2 / 3 + 1 / 3) / 2)
+    assert t.loc["B", "pass@2_mean"] == pytest.approx((2 / 3 + 1) / 2)
+    flips = S.RepeatsFlips(rep)
+    assert flips.numbers["A"] == {"always_solved": 1, "never_solved": 1, "flipping": 1,
+                                  "steady_partial": 0}
+    assert flips.tables["flips"][["config", "task_id"]].values.tolist() == [["A", "t2"],
+                                                                           ["B", "t3"]]
+    comp = S.RepeatsComparisons(rep)
+    assert comp.tables["comparisons"]["diff"].iloc[0] == pytest.approx(1 / 3)
+    union = S.RepeatsUnion(rep)
+    assert union.tables["union"]["union_pass@2"].tolist()[-1] == pytest.approx(1.0)
+    assert union.tables["unique_solves"]["unique_solves"].tolist() == [0, 0, 0, 1]
+    for sec in (configs, flips, comp, union):
+        html = sec.to_html()
+        assert sec.anchor in html and "Traceback" not in html
+
+
+def test_figures_pass_the_figure_check(rep):
+    import matplotlib.pyplot as plt
+
+    names = []
+    for section in S.REPEATS:
+        sec = section(rep)
+        for spec in sec.figures():
+            names.append(spec.name)
+            fig = sec.figure(spec.name)
+            assert check_figure(fig, tight=True) == [], spec.name
+            plt.close(fig)
+    assert names == ["seed_spread", "solve_matrix", "winners_curse", "union_coverage"]
+    # at a paper's one- and two-column widths
+    for width in ("column", "page"):
+        for section in S.REPEATS:
+            sec = section(rep, S.Options(width=width))
+            for spec in sec.figures():
+                fig = sec.figure(spec.name)
+                assert check_figure(fig) == [], (width, spec.name, check_figure(fig))
+                plt.close(fig)
+    ax = S.RepeatsConfigs(rep).plot()
+    from matplotlib.collections import PathCollection
+
+    # one point per run: A 2/3, 1/3; B 2/3, 1
+    points = np.concatenate([c.get_offsets() for c in ax.collections
+                             if isinstance(c, PathCollection)])
+    assert sorted(points[:, 1].tolist()) == pytest.approx(sorted([2 / 3, 1 / 3, 2 / 3, 1.0]))
+    plt.close(ax.figure)
+
+
+def test_winners_curse_figure_draws_the_numbers(rep):
+    import matplotlib.pyplot as plt
+
+    ax = S.RepeatsComparisons(rep).plot()
+    heights = [p.get_height() for p in ax.patches]
+    curse = rep.summary["winners_curse"]
+    want = [curse[c][k] for k in ("public", "private", "mean") for c in ("A", "B")]
+    assert heights == pytest.approx(want)
+    # A: the mean of t1 1, t2 1/2, t3 0 over its two runs
+    assert curse["A"]["mean"] == pytest.approx(0.5)
+    plt.close(ax.figure)
