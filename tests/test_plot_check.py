@@ -156,7 +156,18 @@ def runs(arc1_eval, tmp_path_factory):
     files = tmp_path_factory.mktemp("costed")
     (files / "copy.json").write_text(json.dumps(copy))
     (files / "truth.json").write_text(json.dumps(truth))
-    return {"default": default, "files": files, "sweep_dir": sweep_dir,
+    # many runs: two configurations of two runs each (named config-seedN), made of the
+    # copy-the-input and the truth predictions above, on 30 tasks
+    from arcnb import repeats as REP
+
+    many = tmp_path_factory.mktemp("many")
+    for name, src in (("a-seed1", "copy"), ("a-seed2", "truth"), ("b-seed1", "truth"),
+                      ("b-seed2", "truth")):
+        (many / f"{name}.json").write_text((files / f"{src}.json").read_text())
+    rep = REP.repeats(sorted(str(p) for p in many.glob("*.json")),
+                      dataset="arc-agi-1:evaluation", tasks=arc1_eval.task_ids[:30],
+                      n_boot=N_BOOT)
+    return {"default": default, "files": files, "sweep_dir": sweep_dir, "repeats": rep,
             "nothing": score(arc1_eval, copy, n_boot=N_BOOT),
             "everything": score(arc1_eval, truth, n_boot=N_BOOT), "sweep": sweep,
             "pool": CA.candidates(arc1_eval.select(ids), pool), "pool_task": ids[0]}
@@ -216,6 +227,14 @@ FIGURES = {
     "pass_at_k_by_rule": lambda r, o: _styled(lambda: P.pass_at_k_by_rule(o["pool"])),
     "candidate_strip": lambda r, o: _styled(lambda: P.candidate_strip(
         o["pool"], o["pool_task"], 0)),
+    # many runs' figures (the same analysis whatever the run)
+    "seed_spread": lambda r, o: _with_ax(lambda ax: P.seed_spread(o["repeats"].summary, ax=ax)),
+    "union_coverage": lambda r, o: _with_ax(lambda ax: P.union_coverage(
+        o["repeats"].summary["union"]["by_n_runs"], ax=ax)),
+    "solve_matrix": lambda r, o: _with_ax(lambda ax: P.solve_matrix(o["repeats"].matrix, ax=ax),
+                                          size=(3.5, 3.6)),
+    "winners_curse": lambda r, o: _with_ax(lambda ax: P.winners_curse(
+        o["repeats"].summary["winners_curse"], ax=ax)),
 }
 # public callables of arcnb.plot that draw no figure of their own
 NOT_FIGURES = {"grid_image", "diff_mask", "pairs_image", "gallery_items", "gallery_pages", "paper_style",

@@ -59,6 +59,19 @@ def union_coverage(by_n_runs, *, ax=None, mean_single: float | None = None):
     return ax
 
 
+def _short(text: str, most: int = 16) -> str:
+    """A run's name for a tick label: its end (where names differ) when it is long."""
+    return text if len(text) <= most else "..." + text[-(most - 3):]
+
+
+def _height_in(ax) -> float:
+    return ax.get_position().height * ax.figure.get_figheight()
+
+
+def _width_in(ax) -> float:
+    return ax.get_position().width * ax.figure.get_figwidth()
+
+
 def solve_matrix(matrix, *, ax=None, max_labels: int = 60):
     """The task x run pass@2 matrix (``Repeats.matrix``), tasks ordered from the most
     to the least solved (then by id), white 0 to dark blue 1. Returns the Axes."""
@@ -69,9 +82,11 @@ def solve_matrix(matrix, *, ax=None, max_labels: int = 60):
     ax = _ax(ax, figsize=(max(3.5, 0.35 * m.shape[1] + 2), min(12, max(2.4, 1.2 + 0.12 * n))))
     values = m.to_numpy(float) if n else np.zeros((1, m.shape[1]))
     im = ax.imshow(values, aspect="auto", cmap="Blues", vmin=0, vmax=1, interpolation="nearest")
-    ax.set_xticks(range(m.shape[1]), [plain_label(str(c)) for c in m.columns],
-                  rotation=90 if m.shape[1] > 6 else 0, fontsize=7)
-    if 0 < n <= max_labels:
+    names = [_short(plain_label(str(c))) for c in m.columns]
+    long_names = m.shape[1] > 6 or sum(len(t) for t in names) * 0.06 > _width_in(ax)
+    ax.set_xticks(range(m.shape[1]), names, rotation=90 if long_names else 0, fontsize=7)
+    # a task id per row only where the rows leave room for a line of text each
+    if 0 < n <= max_labels and _height_in(ax) / n >= 0.12:
         ax.set_yticks(range(n), [plain_label(str(t)) for t in m.index], fontsize=7)
     else:
         ax.set_yticks([])
