@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import ParameterError, refuse_overwrite
+from ..errors import ParameterError
 from ..report.notebooks import export_html, run_notebook
-from ..runs import REPORT_HTML, absolute_path, check_out_path
+from ..runs import REPORT_HTML, OutputFolder, absolute_path, check_out_path
 from .baselines import read_baselines
 from .reader import find_recordings
 from .scorer import get_rule
@@ -39,11 +39,7 @@ def build_report(runs: Sequence, out: str | os.PathLike, *, baselines=None,
     runs (a bad baselines file or a missing recording is one line, not a failed cell).
     Returns the HTML path."""
     out = check_out_path(out)
-    targets = [out / name for name in REPORT_FILES]
-    if not overwrite:
-        for t in targets:
-            if t.exists():
-                raise refuse_overwrite(t, "pass --overwrite")
+    OutputFolder(out).claim(REPORT_FILES, overwrite=overwrite)  # no link, nothing replaced
     example = not runs and not baselines
     runs, baselines = report_inputs(runs, baselines)
     get_rule(rule)

@@ -36,15 +36,15 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError, printable, refuse_overwrite
+from ..errors import ParameterError, printable
 from ..html import escape, note, table
-from ..io import atomic_write_text, csv_text, take_back_on_failure, to_jsonable
+from ..io import csv_text, to_jsonable
+from ..runs import OutputFolder
 from ..stats import bootstrap_ci
 from .baselines import read_baselines
 from .faults import faults_table, find_faults
@@ -565,12 +565,8 @@ def _text(self) -> str:
 def _write(self, out, *, overwrite: bool = False) -> list:
     """Write :data:`OUTPUT_FILES` into folder ``out`` (each atomically; all or none of
     the new ones); existing files are refused unless ``overwrite``."""
-    out = Path(out)
-    paths = [out / name for name in OUTPUT_FILES]
-    if not overwrite:
-        for p in paths:
-            if p.exists():
-                raise refuse_overwrite(p, "pass overwrite=True / --overwrite")
+    folder = OutputFolder(out)
+    folder.claim(OUTPUT_FILES, overwrite=overwrite)  # refused before any work
     games = self.games.copy()
     for col in ("level_scores", "level_actions", "baseline_actions"):
         games[col] = games[col].map(lambda v: json.dumps(list(v)))
@@ -579,9 +575,7 @@ def _write(self, out, *, overwrite: bool = False) -> list:
              "games.csv": csv_text(games), "plays.csv": csv_text(self.plays),
              "levels.csv": csv_text(self.levels),
              "faults.csv": csv_text(faults_table(self.faults))}
-    written = []
-    with take_back_on_failure() as track:
-        for name in OUTPUT_FILES:
-            written.append(atomic_write_text(track(out / name), texts[name], overwrite=True))
-    return written
+    # the guarded folder writes them as one result (no links, all or none)
+    return folder.write({name: texts[name].encode("utf-8") for name in OUTPUT_FILES},
+                        overwrite=overwrite)
 
