@@ -1,0 +1,110 @@
+"""``arcnb arc3``: the command line of the ARC-AGI-3 recordings (``score`` and
+``report``), added to ``arcnb``'s parser by :mod:`arcnb.cli`; bad input is an
+:class:`~arcnb.errors.ArcnbError`, which the command answers in one line."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..io import to_jsonable
+from ..runs import REPORT_HTML
+from .report import build_report
+from .scorer import score
+
+__all__ = ["add_command", "run"]
+
+
+def add_command(sub, parser_class) -> None:
+    """Add ``arcnb arc3`` (``score``, ``report``) to the command line's sub-parsers."""
+    p = sub.add_parser("arc3", help="ARC-AGI-3 game recordings: re-score them as the official "
+                                    "scorecard does",
+                       description="Read ARC-AGI-3 game recordings (the toolkit's .jsonl "
+                                   "files, the agents repository's *.recording.jsonl, "
+                                   "benchmarking-harness run folders) without running any "
+                                   "game.")
+    cmds = p.add_subparsers(dest="arc3_command", required=True, parser_class=parser_class)
+
+    def rule_options(q) -> None:
+        q.add_argument("--rule", default="0.9.9",
+                       help="the scoring rule, by toolkit version: 0.9.9 (default: squared "
+                            "efficiency capped at 115, levels weighted by number, completion "
+                            "cap), 0.9.6 (capped at 100, no completion cap) or 0.9.1 (the "
+                            "linear rule, plain mean)")
+        q.add_argument("--cap", type=float, metavar="M",
+                       help="score as if each play stopped past M x the human baseline on a "
+                            "level (the verified leaderboard uses 5)")
+        q.add_argument("--all-games", action="store_true",
+                       help="count every game of the baselines in the mean (a game never "
+                            "played scores 0), not only the games the recordings play")
+        q.add_argument("--competition", action="store_true",
+                       help="the run claims competition mode (one play per game, no full "
+                            "resets)")
+        q.add_argument("--max-actions", type=int, metavar="N",
+                       help="the run's declared cap on actions per recording")
+        q.add_argument("--n-boot", type=int, default=1000,
+                       help="bootstrap resamples (default 1000)")
+        q.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+    s = cmds.add_parser("score", help="score recordings with the official rule (RHAE)",
+                        description="Re-score recordings exactly as the toolkit's scorecard "
+                                    "does: per level, play, game and run, the best play of "
+                                    "each game, the first play alone, a 95%% bootstrap "
+                                    "interval over games, and the recorder's faults, named "
+                                    "and never repaired.")
+    s.add_argument("recordings", nargs="+", metavar="PATH",
+                   help="a recording (.jsonl), a harness run folder (run_meta.json and "
+                        "step_NNN.json files) or a folder of them; all together are one run")
+    s.add_argument("--baselines", required=True,
+                   help="human baselines: a folder of game metadata.json files "
+                        "(<game>/<version>/metadata.json or <game_id>/metadata.json) or a CSV "
+                        "game_id,level,baseline_actions (levels from 1)")
+    rule_options(s)
+    s.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    s.add_argument("--out", help="folder for summary.json and the games, plays, levels and "
+                                 "faults tables (CSV)")
+    s.add_argument("--overwrite", action="store_true", help="replace existing files in --out")
+    s.set_defaults(func=run)
+    r = cmds.add_parser("report", help="an HTML report of one or more runs (papermill "
+                                       "notebook of sections)",
+                        description="Score each run, compare them, and write a self-contained "
+                                    f"HTML report (DIR/{REPORT_HTML}, from the executed "
+                                    "DIR/arc3.ipynb) with the figures, each run's tables and "
+                                    "every recording's replay page beside it. With no RUN "
+                                    "and no --baselines: the bundled example (two agents "
+                                    "on a small synthetic game).")
+    r.add_argument("runs", nargs="*", metavar="RUN",
+                   help="one run each: a recording, a harness run folder or a folder of them "
+                        "(none: the bundled example)")
+    r.add_argument("--baselines", help="as for 'arcnb arc3 score' (required with RUN)")
+    r.add_argument("--out", required=True, help="the report's folder")
+    r.add_argument("--label", action="append", default=[], metavar="LABEL",
+                   help="a run's label, once per run in order (default: the agent's or the "
+                        "folder's name)")
+    rule_options(r)
+    r.add_argument("--overwrite", action="store_true", help="replace an existing report")
+    r.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Run ``arcnb arc3 score`` or ``arcnb arc3 report`` on parsed arguments."""
+    if args.arc3_command == "report":
+        html = build_report(args.runs, args.out, baselines=args.baselines,
+                            labels=args.label or None, rule=args.rule, cap=args.cap,
+                            all_games=args.all_games, competition=args.competition,
+                            max_actions=args.max_actions, n_boot=args.n_boot, seed=args.seed,
+                            overwrite=args.overwrite)
+        print(f"wrote {html}")
+        return 0
+    card = score(args.recordings, args.baselines, rule=args.rule, cap=args.cap,
+                      all_games=args.all_games, n_boot=args.n_boot, seed=args.seed,
+                      competition=True if args.competition else None,
+                      max_actions=args.max_actions)
+    if args.out:
+        card.write(args.out, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps(to_jsonable(card.summary()), sort_keys=True))
+    else:
+        print(card.text())
+    if args.out:
+        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
