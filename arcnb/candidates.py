@@ -782,6 +782,64 @@ def _ci(values, n_boot: int, seed: int) -> list:
     return list(bootstrap_ci(values, n_boot=n_boot, seed=seed))
 
 
+def _pass_at_k_table(rules, roc, task_of, n_per_task) -> pd.DataFrame:
+    """pass@K per ranking rule, for K from 1 to the deepest rank of a right candidate
+    (every K up to 50, then 40 steps on a log scale)."""
+    max_rank = int(max([1, *[int(r[r != _ABSENT].max()) for r in roc.values()
+                             if (r != _ABSENT).any()]]))
+    ks = np.unique(np.r_[np.arange(1, min(max_rank, 50) + 1),
+                         np.geomspace(1, max_rank, 40).round().astype(int)])
+    rows = []
+    for rule in rules:
+        for k in ks:
+            pt = _task_mean(roc[rule] <= k, task_of, n_per_task)
+            rows.append({"rule": rule, "K": int(k), "pass@K": float(pt.mean())})
+    return pd.DataFrame(rows)
+
+
+def _rule_comparisons(rules, rankings, per_task_pass2, solved2, n_boot, seed) -> pd.DataFrame:
+    """Every pair of ranking rules: the paired bootstrap difference in pass@2 over tasks
+    and the exact McNemar test on the outputs one rule solves and the other does not."""
+    rows = []
+    for a_i, a in enumerate(rules):
+        for b in rules[a_i + 1:]:
+            diff, lo, hi = paired_bootstrap_ci(per_task_pass2[a], per_task_pass2[b],
+                                               n_boot=n_boot, seed=seed)
+            mc = mcnemar_table(solved2[a], solved2[b])
+            rows.append({"rule_a": a, "rule_b": b, "pass@2_a": rankings[a]["pass@2"],
+                         "pass@2_b": rankings[b]["pass@2"], "difference": diff,
+                         "ci_low": lo, "ci_high": hi, "n_a_only": mc["n_a_only"],
+                         "n_b_only": mc["n_b_only"], "mcnemar_p": mc["p_value"]})
+    return pd.DataFrame(rows, columns=["rule_a", "rule_b", "pass@2_a", "pass@2_b", "difference",
+                                       "ci_low", "ci_high", "n_a_only", "n_b_only",
+                                       "mcnemar_p"])
+
+
+def _by_category(ds, taxonomy, cov_task, pass2_task, n_boot, seed) -> pd.DataFrame:
+    """Coverage beside pass@2 (of the first ranking rule) per category of ``taxonomy``
+    (None: an empty table), each with its bootstrap interval, drawn once."""
+    rows = []
+    if taxonomy is not None:
+        task_ids = ds.task_ids
+        tax = load_taxonomy(taxonomy, dataset=ds)
+        mem = tax.membership(task_ids)
+        pos_of = {t: j for j, t in enumerate(task_ids)}
+        for cat in tax.order:
+            members = [pos_of[t] for t in mem.loc[mem["category"] == cat, "task_id"]]
+            if not members:
+                continue
+            m = np.asarray(members)
+            cv, p2 = cov_task[m], pass2_task[m]
+            cv_ci, p2_ci = _ci(cv, n_boot, seed), _ci(p2, n_boot, seed)
+            rows.append({"category": cat, "n_tasks": m.size, "coverage": float(cv.mean()),
+                         "coverage_ci_low": cv_ci[0], "coverage_ci_high": cv_ci[1],
+                         "pass@2": float(p2.mean()), "pass@2_ci_low": p2_ci[0],
+                         "pass@2_ci_high": p2_ci[1], "selection_gap": float((cv - p2).mean())})
+    return pd.DataFrame(rows, columns=[
+        "category", "n_tasks", "coverage", "coverage_ci_low", "coverage_ci_high", "pass@2",
+        "pass@2_ci_low", "pass@2_ci_high", "selection_gap"])
+
+
 def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str | None = None,
                taxonomy="structural", bins: int = 10, n_boot: int = 1000,
                seed: int = 0) -> CandidateAnalysis:
@@ -881,52 +939,9 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
 
     ratio_lo, ratio_hi = ratio_bootstrap_ci(out_per_task, n_per_task, n_boot=n_boot, seed=seed,
                                             level=0.95)
-    max_rank = int(max([1, *[int(r[r != _ABSENT].max()) for r in roc.values()
-                             if (r != _ABSENT).any()]]))
-    ks = np.unique(np.r_[np.arange(1, min(max_rank, 50) + 1),
-                         np.geomspace(1, max_rank, 40).round().astype(int)])
-    pak_rows = []
-    for rule in rules:
-        for k in ks:
-            pt = _task_mean(roc[rule] <= k, task_of, n_per_task)
-            pak_rows.append({"rule": rule, "K": int(k), "pass@K": float(pt.mean())})
-    pass_at_k = pd.DataFrame(pak_rows)
-
-    comp_rows = []
-    for a_i, a in enumerate(rules):
-        for b in rules[a_i + 1:]:
-            diff, lo, hi = paired_bootstrap_ci(per_task_pass2[a], per_task_pass2[b],
-                                               n_boot=n_boot, seed=seed)
-            mc = mcnemar_table(solved2[a], solved2[b])
-            comp_rows.append({"rule_a": a, "rule_b": b, "pass@2_a": rankings[a]["pass@2"],
-                              "pass@2_b": rankings[b]["pass@2"], "difference": diff,
-                              "ci_low": lo, "ci_high": hi, "n_a_only": mc["n_a_only"],
-                              "n_b_only": mc["n_b_only"], "mcnemar_p": mc["p_value"]})
-    comparisons = pd.DataFrame(comp_rows, columns=["rule_a", "rule_b", "pass@2_a", "pass@2_b",
-                                                   "difference", "ci_low", "ci_high",
-                                                   "n_a_only", "n_b_only", "mcnemar_p"])
-
-    task_ids = ds.task_ids
-    cat_rows = []
-    if taxonomy is not None:
-        tax = load_taxonomy(taxonomy, dataset=ds)
-        mem = tax.membership(task_ids)
-        pos_of = {t: j for j, t in enumerate(task_ids)}
-        for cat in tax.order:
-            members = [pos_of[t] for t in mem.loc[mem["category"] == cat, "task_id"]]
-            if not members:
-                continue
-            m = np.asarray(members)
-            cv, p2 = cov_task[m], per_task_pass2[first_rule][m]
-            cv_ci, p2_ci = _ci(cv, n_boot, seed), _ci(p2, n_boot, seed)  # each drawn once
-            cat_rows.append({"category": cat, "n_tasks": m.size, "coverage": float(cv.mean()),
-                             "coverage_ci_low": cv_ci[0], "coverage_ci_high": cv_ci[1],
-                             "pass@2": float(p2.mean()), "pass@2_ci_low": p2_ci[0],
-                             "pass@2_ci_high": p2_ci[1],
-                             "selection_gap": float((cv - p2).mean())})
-    by_category = pd.DataFrame(cat_rows, columns=[
-        "category", "n_tasks", "coverage", "coverage_ci_low", "coverage_ci_high", "pass@2",
-        "pass@2_ci_low", "pass@2_ci_high", "selection_gap"])
+    pass_at_k = _pass_at_k_table(rules, roc, task_of, n_per_task)
+    comparisons = _rule_comparisons(rules, rankings, per_task_pass2, solved2, n_boot, seed)
+    by_category = _by_category(ds, taxonomy, cov_task, per_task_pass2[first_rule], n_boot, seed)
 
     out_tid = [k[0] for k in keys]
     out_idx = [k[1] for k in keys]
