@@ -678,7 +678,7 @@ def test_n_boot_and_seed_reach_every_interval_once(ds, monkeypatch):
     """candidates(..., n_boot=7, seed=123): coverage_ci95 and every pass@K_ci95 come
     from those arguments (equal to a direct arcnb.stats call, unlike the defaults), and
     the per-category intervals are drawn once each."""
-    import arcnb.candidates as mod
+    import arcnb.candidates.analysis as mod
     from arcnb.stats import bootstrap_ci
 
     sub = hand_submission(ds)
