@@ -19,7 +19,8 @@ from ..runs import OutputFolder
 from ..stats import (bootstrap_ci, bootstrap_indices, check_n_boot, check_seed, mcnemar_table,
                      paired_bootstrap_ci, percentile_interval, ratio_bootstrap_ci)
 from ..taxonomy import load_taxonomy
-from .files import (BUILTIN_RULES, CandidateSet, grid_codes, load_candidates)
+from .anytime import MAX_ANYTIME_DRAWS, anytime_curves, band, per_task, step_summary, step_table, verifier
+from .files import AXES, BUILTIN_RULES, CandidateSet, grid_codes, load_candidates
 
 __all__ = ["CandidateAnalysis", "candidates", "calibration", "CANDIDATE_DEFINITIONS"]
 
@@ -53,6 +54,9 @@ class _Pool:
     src: np.ndarray        # the sample that first gave it
     scores: dict
     n_out: int
+    fields: dict = field(default_factory=dict)  # passes_train / train_score (max over listings)
+    cand_of_sample: np.ndarray | None = None    # sample -> candidate (-1: none)
+    free: np.ndarray | None = None              # per output: draws of malformed samples
 
 
 def _distinct(cs: CandidateSet, row_of_key: dict, truth) -> tuple[_Pool, dict]:
@@ -77,24 +81,57 @@ def _distinct(cs: CandidateSet, row_of_key: dict, truth) -> tuple[_Pool, dict]:
                     | (ww[1:] != ww[:-1])]
         starts = np.flatnonzero(new)
     else:
+        new = np.zeros(0, bool)
         starts = np.zeros(0, np.int64)
     votes = np.add.reduceat(v, starts) if starts.size else np.zeros(0, np.int64)
     out = r[starts]
     correct = (c[starts] == tcode[out]) & (hh[starts] == th[out]) & (ww[starts] == tw[out])
     scores = {k: s[src[starts]] for k, s in cs.scores.items()}
-    return _Pool(out, votes, p[starts], correct, src[starts], scores, int(th.size)), counts
+    # a grid passes the demonstrations when any of its listings does (its best score)
+    fields = {k: (np.fmax.reduceat(f[src], starts) if starts.size else np.zeros(0))
+              for k, f in cs.fields.items()}
+    cand = np.full(cs.n_samples, -1, np.int64)
+    cand[src] = np.cumsum(new) - 1
+    bad = ~valid & in_ds
+    free = np.bincount(row[bad], weights=cs.votes[bad], minlength=int(th.size)).astype(np.int64)
+    return _Pool(out, votes, p[starts], correct, src[starts], scores, int(th.size), fields,
+                 cand, free), counts
+
+
+#: The confidence scores a pool may carry (the first one present is calibrated and
+#: gives the rule ``votes_then_<name>``).
+CONFIDENCE_SCORES = ("q_halt", "confidence")
+#: The rule of the demonstration checks: passers first, then votes, then train_score.
+PASSES_TRAIN = "passes_train"
+VOTES_THEN = "votes_then_"
+
+
+def _score_key(pool: _Pool, name: str, lower: frozenset) -> np.ndarray:
+    """A named score as a sort key: better first, candidates without it last."""
+    s = pool.scores[name]
+    return np.where(np.isnan(s), np.inf, s if name in lower else -s)
+
+
+def _rank_keys(pool: _Pool, rule: str, lower: frozenset) -> list:
+    """The sort keys of ``rule``, most significant last (for ``np.lexsort``), without
+    the output and the first appearance."""
+    if rule == "votes":
+        return [-pool.votes.astype(float)]
+    if rule == PASSES_TRAIN:
+        passes = pool.fields[PASSES_TRAIN]
+        ts = pool.fields.get("train_score", np.full(passes.size, np.nan))
+        return [np.where(np.isnan(ts), np.inf, -ts), -pool.votes.astype(float),
+                -np.where(np.isnan(passes), -1.0, passes)]
+    if rule.startswith(VOTES_THEN) and rule[len(VOTES_THEN):] in pool.scores:
+        return [_score_key(pool, rule[len(VOTES_THEN):], lower), -pool.votes.astype(float)]
+    return [_score_key(pool, rule, lower)]
 
 
 def _ranks(pool: _Pool, rule: str, lower: frozenset) -> np.ndarray:
     """Rank (1 = top) of every candidate within its output under ``rule``."""
     if rule == "order":
         return pool.first + 1
-    if rule == "votes":
-        key = -pool.votes.astype(float)
-    else:
-        s = pool.scores[rule]
-        key = np.where(np.isnan(s), np.inf, s if rule in lower else -s)
-    order = np.lexsort((pool.first, key, pool.out))
+    order = np.lexsort((pool.first, *_rank_keys(pool, rule, lower), pool.out))
     ranks = np.empty(order.size, np.int64)
     o = pool.out[order]
     start = np.r_[0, np.flatnonzero(o[1:] != o[:-1]) + 1] if o.size else np.zeros(0, np.int64)
@@ -198,6 +235,9 @@ class CandidateAnalysis:
     warnings: list
     dataset: Dataset
     candidate_set: CandidateSet = field(repr=False, default=None)
+    anytime: pd.DataFrame | None = None
+    steps: pd.DataFrame | None = None
+    confidence_reliability: pd.DataFrame | None = None
 
     @property
     def rules(self) -> list[str]:
@@ -297,27 +337,155 @@ def _by_category(ds, taxonomy, cov_task, pass2_task, n_boot, seed) -> pd.DataFra
         "pass@2_ci_low", "pass@2_ci_high", "selection_gap"])
 
 
+def _rank_of(*keys) -> np.ndarray:
+    """The position of every element in the order of ``keys`` (most significant first)."""
+    order = np.lexsort(tuple(reversed(keys)))
+    rank = np.empty(order.size, float)
+    rank[order] = np.arange(order.size)
+    return rank
+
+
+def _anytime_keys(pool: _Pool, rule: str, lower: frozenset, first_axis: np.ndarray):
+    """``(cls, tie, votes_matter)`` of ``rule`` for :func:`.anytime.anytime_curves`."""
+    n = pool.out.size
+    zeros = np.zeros(n)
+    if rule == "order":
+        return zeros, _rank_of(first_axis, pool.first), False
+    if rule == "votes":
+        return zeros, _rank_of(first_axis, pool.first), True
+    if rule == PASSES_TRAIN:
+        passes = pool.fields[PASSES_TRAIN]
+        ts = pool.fields.get("train_score", np.full(n, np.nan))
+        return (np.where(np.isnan(passes), -1.0, passes),
+                _rank_of(np.where(np.isnan(ts), np.inf, -ts), first_axis, pool.first), True)
+    if rule.startswith(VOTES_THEN) and rule[len(VOTES_THEN):] in pool.scores:
+        key = _score_key(pool, rule[len(VOTES_THEN):], lower)
+        return zeros, _rank_of(key, first_axis, pool.first), True
+    return zeros, _rank_of(_score_key(pool, rule, lower), first_axis, pool.first), False
+
+
+def _points(n_max, metrics: dict, bands: dict | None = None) -> list:
+    pts = []
+    for i in range(n_max):
+        pt = {"n": i + 1, **{k: float(v[i]) for k, v in metrics.items()}}
+        for k, (lo, hi) in (bands or {}).items():
+            pt[f"{k}_ci95"] = [float(lo[i]), float(hi[i])]
+        pts.append(pt)
+    return pts
+
+
+def _budget_views(pool: _Pool, cs: CandidateSet, rules, lower, ranks, task_of, n_tasks,
+                  axis, confidence, n_boot, seed, bins):
+    """The anytime curves, refinement steps, verifier and confidence calibration of a
+    pool with those fields: ``(summary keys, tables, warnings)``."""
+    summary, tables, warnings = {}, {}, []
+    draws = cs.draws
+    present = [a for a in AXES if draws is not None and a in draws
+               and np.isfinite(draws[a]).any()]
+    if axis is not None and axis not in present:
+        raise ParameterError(f"the pool's draws carry no {axis!r} values "
+                             f"(they carry: {', '.join(present) or 'none'})")
+    axis = axis or (present[0] if present else None)
+    d_cand = pool.cand_of_sample[draws["entry"]] if draws is not None else None
+    if axis is not None:
+        ok = d_cand >= 0
+        first_axis = np.full(pool.out.size, np.inf)
+        ax = draws[axis][ok]
+        np.minimum.at(first_axis, d_cand[ok], np.where(np.isnan(ax), np.inf, ax))
+        rows, long = {}, []
+        for rule in rules:
+            cls, tie, vm = _anytime_keys(pool, rule, lower, first_axis)
+            (p1, p2, cov), too_big = anytime_curves(pool.out, pool.votes, pool.correct,
+                                                     pool.n_out, pool.free, (cls, tie),
+                                                     votes_matter=vm)
+            rows[rule] = {k: per_task(v, task_of, n_tasks)
+                          for k, v in (("pass@1", p1), ("pass@2", p2), ("coverage", cov))}
+        if too_big.size:
+            warnings.append(f"{too_big.size} test outputs have more than {MAX_ANYTIME_DRAWS} "
+                            "draws: the anytime curves count them as not solved")
+        n_max = rows["votes"]["pass@1"].shape[1]
+        for rule, r in rows.items():
+            means = {k: v.mean(axis=0) for k, v in r.items()}
+            bands = ({k: band(v, n_boot=n_boot, seed=seed) for k, v in r.items()}
+                     if rule == "votes" else None)
+            entry = {"axis": axis, "points": _points(n_max, means, bands)}
+            if rule == "votes":
+                summary["anytime"] = entry
+            else:
+                summary.setdefault("anytime_by_rule", {})[rule] = entry
+            table = pd.DataFrame({"rule": rule, "n": np.arange(1, n_max + 1), **means})
+            for k, (lo, hi) in (bands or {}).items():
+                table[f"{k}_ci_low"], table[f"{k}_ci_high"] = lo, hi
+            long.append(table)
+        tables["anytime"] = pd.concat(long, ignore_index=True)
+        if n_max:
+            t1 = rows["votes"]["pass@1"]
+            diff, lo, hi = paired_bootstrap_ci(t1[:, 0], t1[:, -1], n_boot=n_boot, seed=seed)
+            summary["voting_gain"] = {"n": n_max, "value": float(diff), "ci95": [lo, hi],
+                                      "pass@1_at_1": float(t1[:, 0].mean()),
+                                      "pass@1_at_n": float(t1[:, -1].mean())}
+    step_axis = next((a for a in ("step", "iteration") if a in present), None)
+    if step_axis is not None:
+        ok = d_cand >= 0
+        steps, right, answer = step_table(pool.out[d_cand[ok]], d_cand[ok], draws[step_axis][ok],
+                                          draws["weight"][ok], pool.first[d_cand[ok]],
+                                          pool.correct, pool.n_out)
+        counts, table, stability = step_summary(steps, right, answer)
+        summary.update({"step_axis": step_axis, "first_right_step": counts,
+                        "stability": stability, "steps": table.to_dict(orient="records")})
+        tables["steps"] = table
+    if PASSES_TRAIN in pool.fields:
+        summary["verifier"] = verifier(pool.out, pool.fields[PASSES_TRAIN], pool.correct,
+                                       task_of, pool.n_out)
+    if confidence is not None:
+        top = ranks[f"{VOTES_THEN}{confidence}"] == 1
+        conf = pool.scores[confidence][top]
+        has = np.isfinite(conf)
+        raw_ok = bool(has.any() and conf[has].min() >= 0 and conf[has].max() <= 1)
+        value = conf if raw_ok else 1.0 / (1.0 + np.exp(-conf))
+        rel, cal = calibration(value[has], pool.correct[top][has],
+                               task_of[pool.out[top]][has], bins=bins, n_boot=n_boot,
+                               seed=seed)
+        summary["confidence"] = {"score": confidence,
+                                 "transform": "none" if raw_ok else "sigmoid",
+                                 "n_outputs": int(has.sum()), **cal,
+                                 "reliability": rel.to_dict(orient="records")}
+        tables["confidence_reliability"] = rel
+    return summary, tables, warnings
+
+
 def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str | None = None,
                taxonomy="structural", bins: int = 10, n_boot: int = 1000,
-               seed: int = 0) -> CandidateAnalysis:
+               seed: int = 0, axis: str | None = None) -> CandidateAnalysis:
     """Measure a candidate pool against ``dataset``'s truth.
 
     ``predictions``: anything :func:`load_candidates` reads. ``rank_by``: extra ranking
     rules (``order`` and ``votes`` are always measured); the first one given ranks
     ``rank_of_correct`` (default ``votes``). ``taxonomy``: categories for
-    ``by_category`` (``"structural"``, a taxonomy file, or None to skip).
+    ``by_category`` (``"structural"``, a taxonomy file, or None to skip). ``axis``: the
+    budget axis of the anytime curves (default: the first of ``sample``, ``view``,
+    ``step``, ``iteration`` the draws carry). A pool with ``passes_train`` adds the rule
+    ``passes_train``; one with a confidence score (``q_halt``, else ``confidence``) the
+    rule ``votes_then_<score>``.
     """
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     ds = load_dataset(dataset, tasks=tasks) if not isinstance(dataset, Dataset) else (
         dataset if tasks is None else load_dataset(dataset, tasks=tasks))
     cs = load_candidates(predictions, n_tests={t.id: len(t.test) for t in ds})
     rank_by = [rank_by] if isinstance(rank_by, str) else list(rank_by or [])
-    available = set(BUILTIN_RULES) | set(cs.scores)
+    available = (set(BUILTIN_RULES) | set(cs.scores)
+                 | {f"{VOTES_THEN}{name}" for name in cs.scores}
+                 | ({PASSES_TRAIN} if PASSES_TRAIN in cs.fields else set()))
     for rule in rank_by:
         if rule not in available:
             have = ", ".join(sorted(available))
             raise ParameterError(f"unknown ranking rule {rule!r}: this pool offers {have}")
-    rules = list(dict.fromkeys([*BUILTIN_RULES, *rank_by]))
+    confidence = next((c for c in CONFIDENCE_SCORES if c in cs.scores), None)
+    auto = ([PASSES_TRAIN] if PASSES_TRAIN in cs.fields else []) + (
+        [f"{VOTES_THEN}{confidence}"] if confidence else [])
+    rules = list(dict.fromkeys([*BUILTIN_RULES, *rank_by, *auto]))
+    if axis is not None and axis not in AXES:
+        raise ParameterError(f"unknown axis {axis!r}: one of {', '.join(AXES)}")
     first_rule = rank_by[0] if rank_by else "votes"
 
     keys, task_of, truths = [], [], []
@@ -400,6 +568,11 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     comparisons = _rule_comparisons(rules, rankings, per_task_pass2, solved2, n_boot, seed)
     by_category = _by_category(ds, taxonomy, cov_task, per_task_pass2[first_rule], n_boot, seed)
 
+    extra, extra_tables, extra_warnings = _budget_views(
+        pool, cs, rules, cs.lower_is_better, ranks, task_of, n_tasks, axis, confidence,
+        n_boot, seed, bins)
+    warnings += extra_warnings
+
     out_tid = [k[0] for k in keys]
     out_idx = [k[1] for k in keys]
     outputs = pd.DataFrame({"task_id": out_tid, "test_index": out_idx,
@@ -417,6 +590,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
                  "votes": pool.votes, "first": pool.first, "correct": pool.correct,
                  "sample": pool.src}
     pool_cols.update(pool.scores)
+    pool_cols.update(pool.fields)
     pool_cols.update({f"rank_{rule}": ranks[rule] for rule in rules})
     pool_df = pd.DataFrame(pool_cols)
 
@@ -437,6 +611,9 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
         "by_category": by_category.to_dict(orient="records"),
         "scores": sorted(cs.scores), "lower_is_better": sorted(cs.lower_is_better),
         "warnings": warnings, "definitions": CANDIDATE_DEFINITIONS,
+        **extra,
     }
     return CandidateAnalysis(summary, outputs, pool_df, pass_at_k, reliability, by_category,
-                             comparisons, warnings, ds, cs)
+                             comparisons, warnings, ds, cs, extra_tables.get("anytime"),
+                             extra_tables.get("steps"),
+                             extra_tables.get("confidence_reliability"))

@@ -28,11 +28,19 @@ FORMAT_KEY = "arcnb_candidates"
 PRODUCT_OF_EXPERTS = "product_of_experts"
 #: Rules every pool has.
 BUILTIN_RULES = ("order", "votes")
+#: The budget axes a candidate's draws may carry (per draw: an integer).
+AXES = ("sample", "view", "step", "iteration")
+#: The demonstration checks a candidate may carry: ``passes_train`` (reproduces every
+#: demonstration pair) and ``train_score`` (a soft score on them, in [0, 1]).
+VERIFIER_FIELDS = ("passes_train", "train_score")
+#: Largest value of an axis field (10^9).
+MAX_AXIS_VALUE = 10 ** 9
 _RESERVED = frozenset({"task_id", "test_index", "height", "width", "cells", "grid", "votes",
-                       "view_logprobs"})
+                       "view_logprobs", *AXES, *VERIFIER_FIELDS})
 #: The columns of the pool table (:attr:`CandidateAnalysis.pool`) besides the scores
 #: and the ``rank_<rule>`` columns: no score may take one of these names.
-POOL_COLUMNS = ("task_id", "test_index", "votes", "first", "correct", "sample")
+POOL_COLUMNS = ("task_id", "test_index", "votes", "first", "correct", "sample", *AXES,
+                *VERIFIER_FIELDS)
 #: Most votes one listed candidate may carry (10^9): no sum of votes can wrap.
 MAX_VOTES = 10 ** 9
 #: Most named scores one candidates file may hold.
@@ -73,7 +81,11 @@ class CandidateSet:
     ``votes[s]`` its weight, ``heights``/``widths`` its shape (0 x 0 when malformed),
     ``cells[offsets[s]:offsets[s + 1]]`` its cells (``int8``). ``scores`` maps a name to
     one float per sample (NaN where absent); ``lower_is_better`` names the scores that
-    rank ascending.
+    rank ascending. ``fields``: ``passes_train`` (1.0 / 0.0) and ``train_score``, one
+    float per sample (NaN where absent), when the source has them. ``draws``: when some
+    sample carries a budget axis (:data:`AXES`), one row per draw: ``entry`` (the sample
+    it belongs to), ``weight`` (how many draws the row stands for) and one float array
+    per axis present (NaN where a draw lacks it); else None.
     """
 
     keys: list
@@ -88,6 +100,8 @@ class CandidateSet:
     lower_is_better: frozenset = frozenset()
     source: str | None = None
     format: str = "candidates"
+    fields: dict = field(default_factory=dict)
+    draws: dict | None = None
 
     @property
     def n_samples(self) -> int:
@@ -112,8 +126,12 @@ class _Builder:
         self.keys, self.block, self.pos, self.votes = [], [], [], []
         self.h, self.w, self.parts = [], [], []
         self.scores: dict[str, list] = {}
+        self.fields: dict[str, list] = {}
+        self.draw_entry, self.draw_weight = [], []
+        self.draw_axes: dict[str, list] = {}
 
-    def add(self, key, pos, grid, votes=1, scores=None):
+    def add(self, key, pos, grid, votes=1, scores=None, fields=None, draws=None):
+        """``draws``: ``(weights, {axis: values})``, one value per draw row."""
         b = len(self.keys) - 1
         if not self.keys or self.keys[-1] != key:
             self.keys.append(key)
@@ -133,6 +151,20 @@ class _Builder:
         for col in self.scores.values():
             if len(col) < n + 1:
                 col.append(np.nan)
+        for name, value in (fields or {}).items():
+            self.fields.setdefault(name, [np.nan] * n).append(value)
+        for col in self.fields.values():
+            if len(col) < n + 1:
+                col.append(np.nan)
+        if draws is not None:
+            weights, axes = draws
+            d = len(self.draw_entry)
+            self.draw_entry += [n] * len(weights)
+            self.draw_weight += list(weights)
+            for name, values in axes.items():
+                self.draw_axes.setdefault(name, [np.nan] * d).extend(values)
+            for col in self.draw_axes.values():
+                col.extend([np.nan] * (len(self.draw_entry) - len(col)))
 
     def build(self, **kw) -> CandidateSet:
         h = np.asarray(self.h, dtype=np.int64)
@@ -144,7 +176,17 @@ class _Builder:
                             np.asarray(self.pos, np.int64), np.asarray(self.votes, np.int64),
                             h, w, cells, offsets,
                             {k: np.asarray(v, dtype=float) for k, v in self.scores.items()},
-                            **kw)
+                            fields={k: np.asarray(v, dtype=float)
+                                    for k, v in self.fields.items()},
+                            draws=self._draws(), **kw)
+
+    def _draws(self) -> dict | None:
+        if not self.draw_entry:
+            return None
+        d = {"entry": np.asarray(self.draw_entry, np.int64),
+             "weight": np.asarray(self.draw_weight, np.int64)}
+        d.update({k: np.asarray(v, dtype=float) for k, v in self.draw_axes.items()})
+        return d
 
 
 def _from_predictions(preds: Predictions, n_tests: Mapping[str, int] | None) -> CandidateSet:
@@ -215,11 +257,60 @@ def _from_candidates_obj(obj: Mapping, source: str | None) -> CandidateSet:
                                                "list of numbers", file=source)
                     sc[PRODUCT_OF_EXPERTS] = math.fsum(_number(v, "view_logprobs", at)
                                                        for v in views)
-                b.add((str(tid), i), j, as_grid_or_none(c.get("grid")), votes, sc)
+                votes, fields, draws = _json_budget(c, votes, at, source)
+                b.add((str(tid), i), j, as_grid_or_none(c.get("grid")), votes, sc, fields,
+                      draws)
                 if len(b.scores) > MAX_SCORES:
                     raise PredictionsError(f"{where}: more than {MAX_SCORES} named scores",
                                            file=source)
     return b.build(source=source, format="candidates", lower_is_better=lower)
+
+
+def _json_budget(c: Mapping, votes: int, at: str, source) -> tuple[int, dict, tuple | None]:
+    """A listed candidate's budget axes and demonstration checks: ``(votes, fields,
+    draws)``. An axis is an integer (every draw of the candidate) or a list of integers
+    (one per draw); lists must agree in length, which is then the candidate's votes."""
+    axes, length = {}, None
+    for name in AXES:
+        v = c.get(name)
+        if v is None:
+            continue
+        values = v if isinstance(v, list) else [v]
+        if not values or not all(isinstance(x, int) and not isinstance(x, bool)
+                                 and 0 <= x <= MAX_AXIS_VALUE for x in values):
+            raise PredictionsError(f"{at}: {name} must be an integer from 0 to "
+                                   f"{MAX_AXIS_VALUE} or a non-empty list of them", file=source)
+        if isinstance(v, list):
+            if length is not None and len(v) != length:
+                raise PredictionsError(f"{at}: the lists of {', '.join(AXES)} must have one "
+                                       "value per draw (the same length)", file=source)
+            length = len(v)
+        axes[name] = values
+    if length is not None:
+        if "votes" in c and votes != length:
+            raise PredictionsError(f"{at}: votes ({votes}) must equal the number of draws "
+                                   f"its lists give ({length})", file=source)
+        votes = length
+    draws = None
+    if axes:
+        n = length or 1
+        draws = ([1] * n if length else [votes],
+                 {k: [float(x) for x in (vals if len(vals) == n else vals * n)]
+                  for k, vals in axes.items()})
+    fields = {}
+    p = c.get("passes_train")
+    if p is not None:
+        if not isinstance(p, bool):
+            raise PredictionsError(f"{at}: passes_train must be true or false", file=source)
+        fields["passes_train"] = float(p)
+    t = c.get("train_score")
+    if t is not None:
+        t = _number(t, "train_score", at)
+        if not 0.0 <= t <= 1.0:
+            raise PredictionsError(f"{at}: train_score must lie in [0, 1], got {t}",
+                                   file=source)
+        fields["train_score"] = t
+    return votes, fields, draws
 
 
 def _refuse(where: str, why: str):
@@ -353,6 +444,7 @@ def _from_parquet(path: Path) -> CandidateSet:
         if lists.null_count:
             sums = np.where(lists.is_null().to_numpy(zero_copy_only=False), np.nan, sums)
         scores[PRODUCT_OF_EXPERTS] = sums
+    fields, draws = _parquet_budget(table, names, votes, where)
     # one block per (task, test_index); an output's rows keep the file's order. The
     # key cannot wrap: task codes are below the row bound, indices below MAX_TEST_INPUTS
     width = int(idx.max()) + 1 if n else 1
@@ -367,7 +459,52 @@ def _from_parquet(path: Path) -> CandidateSet:
     keys = [(str(tnames[int(k // width)]), int(k % width)) for k in uniq]
     return CandidateSet(keys, block.astype(np.int64), pos, votes, np.where(ok, h, 0),
                         np.where(ok, w, 0), cells, offsets, scores, lower, source=where,
-                        format="parquet")
+                        format="parquet", fields=fields, draws=draws)
+
+
+def _parquet_budget(table, names, votes, where: str) -> tuple[dict, dict | None]:
+    """The budget axes (integer columns, nulls allowed: one row is one draw, or
+    ``votes`` draws) and the demonstration checks (``passes_train`` boolean,
+    ``train_score`` numbers in [0, 1]) of a candidates Parquet table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def floats(name):
+        col = table.column(name)
+        return (col.cast(pa.float64()).to_numpy().astype(float) if len(col)
+                else np.zeros(0))
+
+    fields = {}
+    if "passes_train" in names:
+        if not pa.types.is_boolean(table.column("passes_train").type):
+            _refuse(where, "the passes_train column must hold booleans, not "
+                           f"{table.column('passes_train').type}")
+        fields["passes_train"] = floats("passes_train")
+    if "train_score" in names:
+        t = table.column("train_score").type
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
+            _refuse(where, f"the train_score column must hold numbers, not {t}")
+        v = floats("train_score")
+        if ((v < 0) | (v > 1)).any():
+            _refuse(where, "the train_score column must lie in [0, 1]")
+        fields["train_score"] = v
+    axes = {}
+    for name in AXES:
+        if name not in names:
+            continue
+        col = table.column(name)
+        if not pa.types.is_integer(col.type):
+            _refuse(where, f"the {name} column must hold integers, not {col.type}")
+        if len(col) and col.null_count < len(col):
+            mm = pc.min_max(col).as_py()
+            if mm["min"] < 0 or mm["max"] > MAX_AXIS_VALUE:
+                _refuse(where, f"the {name} column must lie in 0 .. {MAX_AXIS_VALUE}")
+        axes[name] = floats(name)
+    if not axes:
+        return fields, None
+    draws = {"entry": np.arange(table.num_rows, dtype=np.int64), "weight": votes.copy()}
+    draws.update(axes)
+    return fields, draws
 
 
 def load_candidates(spec, *, n_tests: Mapping[str, int] | None = None) -> CandidateSet:
@@ -412,14 +549,26 @@ def write_candidates(path: str | os.PathLike, records: Iterable[Mapping], *,
     """Write a candidates file (``.json`` or ``.parquet``, by the suffix) atomically.
 
     ``records``: one mapping per candidate, in the order they came, with ``task_id``,
-    ``test_index``, ``grid`` and optionally ``votes``, ``view_logprobs`` and any numeric
-    score (every other key). ``lower_is_better`` names the scores that rank ascending.
+    ``test_index``, ``grid`` and optionally ``votes``, ``view_logprobs``, the budget
+    axes ``sample``, ``view``, ``step``, ``iteration`` (an integer, or a list with one
+    value per draw: one candidate in JSON, one Parquet row per draw), ``passes_train``
+    (bool), ``train_score`` (in [0, 1]) and any numeric score (every other key).
+    ``lower_is_better`` names the scores that rank ascending.
     """
     path = Path(path)
     folder = OutputFolder(path.parent, what="folder")
     data = candidates_bytes(path, records, lower_is_better=lower_is_better)
     return folder.write({path.name: data}, overwrite=overwrite,
                         hint="pass overwrite=True")[0]
+
+
+def _one_row_per_draw(r: Mapping) -> list[Mapping]:
+    """A record whose axes are lists, as one record per draw (one vote each)."""
+    lists = {k: list(r[k]) for k in AXES if isinstance(r.get(k), (list, tuple, np.ndarray))}
+    if not lists:
+        return [r]
+    n = len(next(iter(lists.values())))
+    return [{**r, "votes": 1, **{k: v[d] for k, v in lists.items()}} for d in range(n)]
 
 
 def candidates_bytes(name: str | os.PathLike, records: Iterable[Mapping], *,
@@ -429,6 +578,7 @@ def candidates_bytes(name: str | os.PathLike, records: Iterable[Mapping], *,
     path = Path(name)
     rows = list(records)
     if path.suffix.lower() in (".parquet", ".pq"):
+        rows = [d for r in rows for d in _one_row_per_draw(r)]
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -444,6 +594,13 @@ def candidates_bytes(name: str | os.PathLike, records: Iterable[Mapping], *,
         names = sorted({k for r in rows for k in r} - _RESERVED)
         for name in names:
             cols[name] = pa.array([float(r.get(name, np.nan)) for r in rows], pa.float64())
+        if any(r.get("passes_train") is not None for r in rows):
+            cols["passes_train"] = pa.array([r.get("passes_train") for r in rows], pa.bool_())
+        if any(r.get("train_score") is not None for r in rows):
+            cols["train_score"] = pa.array([r.get("train_score") for r in rows], pa.float64())
+        for name in AXES:
+            if any(r.get(name) is not None for r in rows):
+                cols[name] = pa.array([r.get(name) for r in rows], pa.int64())
         if any("view_logprobs" in r for r in rows):
             cols["view_logprobs"] = pa.array([r.get("view_logprobs") for r in rows],
                                              pa.list_(pa.float64()))
@@ -465,6 +622,17 @@ def candidates_bytes(name: str | os.PathLike, records: Iterable[Mapping], *,
             c["scores"] = sc
         if r.get("view_logprobs") is not None:
             c["view_logprobs"] = [float(v) for v in r["view_logprobs"]]
+        for name in AXES:
+            if r.get(name) is not None:
+                v = r[name]
+                c[name] = ([int(x) for x in v] if isinstance(v, (list, tuple, np.ndarray))
+                           else int(v))
+                if isinstance(c[name], list):
+                    c["votes"] = len(c[name])
+        if r.get("passes_train") is not None:
+            c["passes_train"] = bool(r["passes_train"])
+        if r.get("train_score") is not None:
+            c["train_score"] = float(r["train_score"])
         outs[i].append(c)
     return (json.dumps({FORMAT_KEY: 1, "lower_is_better": list(lower_is_better or []),
                         "tasks": tasks}, separators=(",", ":")) + "\n").encode()
