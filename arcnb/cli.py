@@ -674,6 +674,9 @@ def _add_candidates(sub) -> None:
                         "'order', a score of the candidates file (e.g. logprob) or "
                         "'product_of_experts' (repeatable; the first one ranks "
                         "rank_of_correct, default votes)")
+    p.add_argument("--axis", choices=("sample", "view", "step", "iteration"),
+                   help="the budget axis of the anytime curves (default: the first of "
+                        "sample, view, step, iteration the candidates carry)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--out", help="folder for summary.json and the CSV tables")
     p.add_argument("--overwrite", action="store_true", help="replace existing output files")
@@ -681,7 +684,8 @@ def _add_candidates(sub) -> None:
 
 
 def _run_candidates(args) -> int:
-    res = candidates(args.dataset, args.predictions, tasks=args.tasks, rank_by=args.rank_by)
+    res = candidates(args.dataset, args.predictions, tasks=args.tasks, rank_by=args.rank_by,
+                     axis=args.axis)
     s = res.summary
     for w in s["warnings"]:
         print(f"arcnb: warning: {w}", file=sys.stderr)
@@ -712,10 +716,43 @@ def _run_candidates(args) -> int:
     elo, ehi = s["ece_ci95"]
     lines.append(f"calibration of the top vote share: ece {_fmt(s['ece'])} [{_fmt(elo)}, "
                  f"{_fmt(ehi)}]")
+    lines += _budget_lines(s)
     print("\n".join(lines))
     if args.out:
         print(f"wrote {args.out}")
     return 0
+
+
+def _budget_lines(s: dict) -> list[str]:
+    """The anytime curve at a few budgets, the refinement steps, the verifier and the
+    confidence head, when the pool has them."""
+    lines = []
+    if "anytime" in s:
+        pts = s["anytime"]["points"]
+        shown = sorted({n for n in (1, 2, 4, 8, 16, 64, 256, len(pts)) if n <= len(pts)})
+        lines.append(f"anytime ({s['anytime']['axis']}, votes in each subset): "
+                     + "; ".join(f"n={n} pass@1 {_fmt(pts[n - 1]['pass@1'])} pass@2 "
+                                 f"{_fmt(pts[n - 1]['pass@2'])} coverage "
+                                 f"{_fmt(pts[n - 1]['coverage'])}" for n in shown))
+        g = s["voting_gain"]
+        lines.append(f"voting gain (pass@1 at n={g['n']} - at n=1): {_fmt(g['value'])} "
+                     f"[{_fmt(g['ci95'][0])}, {_fmt(g['ci95'][1])}]")
+    if "first_right_step" in s:
+        st = s["stability"]
+        lines.append(f"first right {s['step_axis']}: "
+                     + ", ".join(f"{k}: {v}" for k, v in s["first_right_step"].items())
+                     + f"  stable: {st['n_stable']}  lost: {st['n_lost']}")
+    if "verifier" in s:
+        v = s["verifier"]
+        lines.append(f"verifier (passes_train): precision {_fmt(v['precision'])}  recall "
+                     f"{_fmt(v['recall'])}  overfit rate {_fmt(v['overfit_rate'])}  coverage "
+                     f"among passers {_fmt(v['coverage_passers'])} (all "
+                     f"{_fmt(v['coverage_all'])})")
+    if "confidence" in s:
+        c = s["confidence"]
+        lines.append(f"calibration of {c['score']}: ece {_fmt(c['ece'])} "
+                     f"[{_fmt(c['ece_ci95'][0])}, {_fmt(c['ece_ci95'][1])}]")
+    return lines
 
 
 # ---------------------------------------------------------------- repeats

@@ -1,0 +1,370 @@
+"""Anytime curves, refinement steps, the verifier and the confidence head of a candidate
+pool (arcnb/candidates/anytime.py), checked against enumerating every subset, random
+subsets, and hand-computed pools."""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from arcnb.candidates import candidates, candidates_bytes, load_candidates
+from arcnb.candidates.anytime import ALWAYS, EARLY, LATE, NEVER, exact_curves
+from arcnb.data import load_dataset
+from arcnb.errors import ArcnbError
+
+A, B, C, D = "00576224", "12997ef3", "66e6c45b", "3b4c2228"  # 1, 2, 1, 2 test outputs
+
+
+@pytest.fixture(scope="module")
+def ds():
+    return load_dataset("arc-agi-1:evaluation", tasks=[A, B, C, D])
+
+
+def wrong(grid, k=1):
+    return ((np.asarray(grid) + k) % 10).tolist()
+
+
+# ------------------------------------------------------------ plain references
+def subset_rates(draws, right, *, cls=None, tie=None, votes_matter=True, subsets=None):
+    """pass@1, pass@2 and coverage of ``right`` over ``subsets`` of the draw positions
+    (default: every subset of every size, one list per size), by plain counting.
+    ``draws``: grid labels in axis order (None: a malformed draw). The subset's grids
+    rank by ``cls`` (higher first), then its votes (when they matter), then ``tie``
+    (default: first appearance in the whole pool)."""
+    first = {}
+    for i, g in enumerate(draws):
+        if g is not None:
+            first.setdefault(g, i)
+    cls = cls or {g: 0 for g in first}
+    tie = tie or first
+    n_all = len(draws)
+    if subsets is None:
+        subsets = [list(itertools.combinations(range(n_all), n)) for n in range(1, n_all + 1)]
+    out = []
+    for group in subsets:
+        a = b = c = 0
+        for sub in group:
+            votes = {}
+            for i in sub:
+                if draws[i] is not None:
+                    votes[draws[i]] = votes.get(draws[i], 0) + 1
+            key = ((lambda g: (-cls[g], -votes[g], tie[g])) if votes_matter
+                   else (lambda g: (-cls[g], tie[g])))
+            ranked = sorted(votes, key=key)
+            a += ranked[:1] == [right]
+            b += right in ranked[:2]
+            c += right in votes
+        out.append((a / len(group), b / len(group), c / len(group)))
+    return np.array(out).T
+
+
+def engine(draws, right, *, cls=None, tie=None, votes_matter=True):
+    """The same pool through exact_curves (kinds written out here, per grid)."""
+    first = {}
+    for i, g in enumerate(draws):
+        if g is not None:
+            first.setdefault(g, i)
+    cls = cls or {g: 0 for g in first}
+    tie = tie or first
+    others = [g for g in first if g != right]
+    kinds = []
+    for g in others:
+        if cls[g] != cls[right]:
+            kinds.append(ALWAYS if cls[g] > cls[right] else NEVER)
+        elif not votes_matter:
+            kinds.append(ALWAYS if tie[g] < tie[right] else NEVER)
+        else:
+            kinds.append(EARLY if tie[g] < tie[right] else LATE)
+    m = [draws.count(g) for g in others]
+    return exact_curves(draws.count(right), np.array(m, np.int64), np.array(kinds, np.int64),
+                        draws.count(None))
+
+
+def test_exact_curves_equal_every_subset_enumerated():
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(250):
+        n = int(rng.integers(1, 11))
+        labels = int(rng.integers(1, 5))
+        draws = [None if rng.random() < 0.1 else int(rng.integers(labels)) for _ in range(n)]
+        present = sorted({g for g in draws if g is not None})
+        if not present:
+            continue
+        right = int(rng.choice(present))
+        votes_matter = bool(rng.random() < 0.7)
+        cls = ({g: int(rng.integers(2)) for g in present} if rng.random() < 0.4 else None)
+        perm = rng.permutation(len(present))
+        tie = ({g: int(perm[i]) for i, g in enumerate(present)} if rng.random() < 0.3
+               else None)
+        want = subset_rates(draws, right, cls=cls, tie=tie, votes_matter=votes_matter)
+        got = engine(draws, right, cls=cls, tie=tie, votes_matter=votes_matter)
+        for w, g in zip(want, got):
+            np.testing.assert_allclose(g, w, rtol=0, atol=1e-12)
+        checked += 1
+    assert checked > 200
+
+
+def test_hand_computed_tie_and_pass_at_2():
+    # R W R W: with 2 draws, {R,W} ties at 1 vote each; R appeared first, so it wins
+    draws = ["R", "W", "R", "W"]
+    p1, p2, cov = engine(draws, "R")
+    # subsets of 2: RW(x4) -> R wins the tie, RR -> R, WW -> W (R absent): 5/6
+    assert p1[1] == pytest.approx(5 / 6) and p2[1] == pytest.approx(5 / 6)
+    assert cov[1] == pytest.approx(1 - 1 / 6)
+    # 3 draws: RWR, RRW (R 2 votes) x2 and RWW, WRW (W 2 votes): R first in 2, second in 2
+    assert p1[2] == pytest.approx(2 / 4) and p2[2] == pytest.approx(1.0)
+    p1w, *_ = engine(draws, "W")
+    assert p1w[1] == pytest.approx(1 / 6)  # W wins only when both of its draws are in
+    assert p1[3] == 1.0 and p1w[3] == 0.0  # the whole pool: a tie that R wins
+
+
+def test_exact_curves_equal_random_subsets_on_a_larger_pool():
+    rng = np.random.default_rng(7)
+    labels = rng.choice(6, size=60, p=[0.3, 0.25, 0.2, 0.1, 0.1, 0.05])
+    draws = [int(x) for x in labels]
+    draws[5] = None
+    got = engine(draws, 1)
+    sizes = [1, 2, 3, 5, 8, 13, 30, 59]
+    reps = 4000
+    subsets = [[tuple(rng.choice(60, size=n, replace=False)) for _ in range(reps)]
+               for n in sizes]
+    want = subset_rates(draws, 1, subsets=subsets)
+    for metric_want, metric_got in zip(want, got):
+        for j, n in enumerate(sizes):
+            p = metric_got[n - 1]
+            se = math.sqrt(max(p * (1 - p), 1e-4) / reps)
+            assert abs(metric_want[j] - p) < 5 * se, (n, metric_want[j], p)
+
+
+def test_exact_curves_edges():
+    z = exact_curves(0, np.array([3]), np.array([LATE]), 1)  # the right grid never drawn
+    assert np.all(z[0] == 0) and np.all(z[2] == 0) and z[0].size == 4
+    p1, p2, cov = exact_curves(5, np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
+    assert np.all(p1 == 1) and np.all(cov == 1)
+    empty = exact_curves(0, np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
+    assert all(x.size == 0 for x in empty)
+
+
+# ---------------------------------------------------------------- whole pools
+def sample_pool(ds, draws_by_output: dict) -> dict:
+    """A candidates dict: per (task, test index), a list of grid labels in sample order
+    ('T' the truth, 'W1'/'W2' wrong grids, None malformed)."""
+    tasks: dict = {}
+    for (tid, i), labels in draws_by_output.items():
+        truth = ds[tid].test[i].output
+        grids = {"T": truth.tolist(), "W1": wrong(truth), "W2": wrong(truth, 2)}
+        outs = tasks.setdefault(tid, [[] for _ in ds[tid].test])
+        seen = {}
+        for s, g in enumerate(labels):
+            if g is None:
+                outs[i].append({"grid": None, "sample": [s]})
+            elif g in seen:
+                seen[g]["sample"].append(s)
+            else:
+                seen[g] = {"grid": grids[g], "sample": [s]}
+                outs[i].append(seen[g])
+    return {"arcnb_candidates": 1, "tasks": tasks}
+
+
+def test_anytime_curve_of_a_pool_is_the_enumerated_mean_over_tasks(ds):
+    draws = {(A, 0): ["W1", "T", "W1", "T", "T", None],
+             (B, 0): ["T", "W1", "W1"],
+             (B, 1): ["W2"],
+             (D, 0): ["W1", "W2", "T", "W2"]}  # C and D's second output: nothing
+    a = candidates(ds, sample_pool(ds, draws), taxonomy=None, n_boot=20)
+    pts = a.summary["anytime"]["points"]
+    assert a.summary["anytime"]["axis"] == "sample" and [p["n"] for p in pts] == list(range(1, 7))
+    n_tests = {A: 1, B: 2, C: 1, D: 2}
+    want = np.zeros((3, 6))
+    for tid, k in n_tests.items():
+        for i in range(k):
+            labels = draws.get((tid, i))
+            if not labels or "T" not in labels:
+                continue
+            rates = subset_rates(labels, "T")
+            full = np.concatenate([rates, np.repeat(rates[:, -1:], 6 - rates.shape[1], 1)], 1)
+            want += full / k / len(n_tests)
+    for j, name in enumerate(("pass@1", "pass@2", "coverage")):
+        np.testing.assert_allclose([p[name] for p in pts], want[j], atol=1e-12)
+        lo, hi = np.array([p[f"{name}_ci95"] for p in pts]).T
+        assert np.all(lo <= want[j] + 1e-12) and np.all(want[j] <= hi + 1e-12)
+    gain = a.summary["voting_gain"]
+    assert gain["value"] == pytest.approx(want[0][-1] - want[0][0])
+    assert set(a.summary["anytime_by_rule"]) == {"order"}
+    # at the whole pool, the curve under votes is the votes rule's pass@1
+    assert pts[-1]["pass@1"] == pytest.approx(a.summary["rankings"]["votes"]["pass@1"])
+
+
+def test_json_and_parquet_pools_read_alike(ds, tmp_path):
+    records = [
+        {"task_id": A, "test_index": 0, "grid": ds[A].test[0].output.tolist(),
+         "sample": [0, 3], "step": [1, 2], "passes_train": True, "train_score": 1.0},
+        {"task_id": A, "test_index": 0, "grid": wrong(ds[A].test[0].output),
+         "sample": [1], "step": [1], "passes_train": False, "train_score": 0.25,
+         "q_halt": -1.5},
+    ]
+    got = {}
+    for name in ("c.json", "c.parquet"):
+        (tmp_path / name).write_bytes(candidates_bytes(name, records))
+        cs = load_candidates(tmp_path / name)
+        got[name] = candidates(ds, cs, taxonomy=None, n_boot=10).summary
+    pq_rows = load_candidates(tmp_path / "c.parquet")
+    assert pq_rows.n_samples == 3  # one Parquet row per draw
+    js = json.loads((tmp_path / "c.json").read_text())
+    assert js["tasks"][A][0][0]["sample"] == [0, 3] and js["tasks"][A][0][0]["votes"] == 2
+    for key in ("anytime", "first_right_step", "verifier", "rankings"):
+        assert got["c.json"][key] == got["c.parquet"][key]
+
+
+@pytest.mark.parametrize("cand,said", [
+    ({"sample": [0, 1], "votes": 3}, "votes (3) must equal"),
+    ({"sample": [0, 1], "view": [0]}, "same length"),
+    ({"sample": -1}, "sample must be an integer"),
+    ({"step": [1.5]}, "step must be an integer"),
+    ({"passes_train": 1}, "passes_train must be true or false"),
+    ({"train_score": 1.5}, "train_score must lie in [0, 1]"),
+])
+def test_bad_budget_fields_are_refused(ds, cand, said):
+    pool = {"arcnb_candidates": 1,
+            "tasks": {A: [[{"grid": ds[A].test[0].output.tolist(), **cand}]]}}
+    with pytest.raises(ArcnbError, match=said.replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[").replace("]", r"\]")):
+        load_candidates(pool)
+
+
+# ---------------------------------------------------------------------- steps
+def step_pool(ds, steps_by_output: dict) -> dict:
+    """One draw per step: the grid label of each step, in step order from 1."""
+    tasks: dict = {}
+    for (tid, i), labels in steps_by_output.items():
+        truth = ds[tid].test[i].output
+        grids = {"T": truth.tolist(), "W1": wrong(truth), "W2": wrong(truth, 2)}
+        outs = tasks.setdefault(tid, [[] for _ in ds[tid].test])
+        for s, g in enumerate(labels, start=1):
+            outs[i].append({"grid": grids[g], "step": s})
+    return {"arcnb_candidates": 1, "tasks": tasks}
+
+
+def test_first_right_step_stability_and_per_step_shares(ds):
+    pool = step_pool(ds, {(A, 0): ["W1", "W2", "T", "T"],   # right from step 3 on
+                          (C, 0): ["T", "W1", "W1", "W1"],  # right, then replaced: lost
+                          (B, 0): ["W1", "W1", "W2", "W2"]})  # never right
+    s = candidates(ds, pool, taxonomy=None, n_boot=10).summary
+    assert s["first_right_step"] == {"1": 1, "3": 1, "never": 4}  # 6 outputs in all
+    assert s["stability"] == {"n_outputs": 6, "n_right_at_some_step": 2, "n_stable": 1,
+                              "n_lost": 1}
+    by_step = {r["step"]: r for r in s["steps"]}
+    assert by_step[1]["share_right"] == pytest.approx(1 / 6)
+    assert by_step[2]["share_right"] == 0 and by_step[2]["share_lost"] == pytest.approx(1 / 6)
+    # step 2: A W1 -> W2 and C T -> W1 change; B stays W1
+    assert by_step[2]["share_changed"] == pytest.approx(2 / 6)
+    assert by_step[3]["share_right"] == pytest.approx(1 / 6)
+    assert by_step[3]["share_changed"] == pytest.approx(2 / 6)  # A W2 -> T, B W1 -> W2
+    assert by_step[4]["share_changed"] == 0 and by_step[4]["share_lost"] == pytest.approx(1 / 6)
+
+
+# ------------------------------------------------------------------- verifier
+def verifier_pool(ds, rows):
+    tasks: dict = {}
+    for tid, i, label, passes in rows:
+        truth = ds[tid].test[i].output
+        grid = truth.tolist() if label == "T" else wrong(truth, int(label[1:]))
+        outs = tasks.setdefault(tid, [[] for _ in ds[tid].test])
+        c = {"grid": grid}
+        if passes is not None:
+            c["passes_train"] = passes
+        outs[i].append(c)
+    return {"arcnb_candidates": 1, "tasks": tasks}
+
+
+def test_verifier_precision_recall_overfit_by_hand(ds):
+    rows = [(A, 0, "T", True), (A, 0, "W1", True), (A, 0, "W2", False),
+            (B, 0, "T", False), (B, 0, "W1", True), (B, 1, "T", True),
+            (D, 0, "W1", None)]  # unknown: left out of the rates
+    s = candidates(ds, verifier_pool(ds, rows), taxonomy=None, n_boot=10).summary
+    v = s["verifier"]
+    # passers: A T, A W1, B W1, B1 T -> 2 right of 4; right: A T, B T, B1 T -> 2 pass
+    assert v["precision"] == pytest.approx(2 / 4) and v["recall"] == pytest.approx(2 / 3)
+    assert v["overfit_rate"] == pytest.approx(2 / 4)
+    assert (v["n_pass_right"], v["n_pass_wrong"], v["n_fail_right"], v["n_fail_wrong"]) == (
+        2, 2, 1, 1)
+    # coverage among passers: A 1, B 1/2 (only B1's truth passes), C 0, D 0
+    assert v["coverage_passers"] == pytest.approx((1 + 0.5) / 4)
+    assert v["coverage_all"] == pytest.approx((1 + 1) / 4) == s["coverage"]
+    assert "passes_train" in s["rankings"]
+    assert {(c["rule_a"], c["rule_b"]) for c in s["comparisons"]} >= {("votes", "passes_train")}
+
+
+def test_verifier_without_passers_or_right_answers_is_nan(ds):
+    rows = [(A, 0, "W1", False), (B, 0, "W2", False)]
+    v = candidates(ds, verifier_pool(ds, rows), taxonomy=None, n_boot=10).summary["verifier"]
+    assert math.isnan(v["precision"]) and math.isnan(v["overfit_rate"])
+    assert math.isnan(v["recall"]) and v["coverage_passers"] == 0
+
+
+def test_passes_train_rule_ranks_passers_then_votes_then_train_score(ds):
+    t = ds[A].test[0].output
+    pool = {"arcnb_candidates": 1, "tasks": {A: [[
+        {"grid": wrong(t), "votes": 5, "passes_train": False, "train_score": 0.9},
+        {"grid": wrong(t, 2), "votes": 1, "passes_train": True, "train_score": 0.2},
+        {"grid": t.tolist(), "votes": 1, "passes_train": True, "train_score": 0.7}]]}}
+    a = candidates(ds, pool, taxonomy=None, n_boot=10)
+    ranks = dict(zip(a.pool["votes"].astype(int).astype(str) + a.pool["correct"].astype(str),
+                     a.pool["rank_passes_train"]))
+    assert ranks == {"1True": 1, "1False": 2, "5False": 3}
+    assert a.summary["rankings"]["passes_train"]["pass@1"] == pytest.approx(1 / 4)
+    assert a.summary["rankings"]["votes"]["pass@1"] == 0
+
+
+# ------------------------------------------------------------------ confidence
+def test_confidence_head_calibration_and_votes_then_confidence(ds):
+    t = ds[A].test[0].output
+    pool = {"arcnb_candidates": 1, "tasks": {A: [[
+        {"grid": wrong(t), "votes": 2, "scores": {"q_halt": 0.2}},
+        {"grid": t.tolist(), "votes": 2, "scores": {"q_halt": 0.9}}]]}}
+    a = candidates(ds, pool, taxonomy=None, n_boot=10)
+    s = a.summary
+    assert s["rankings"]["votes_then_q_halt"]["pass@1"] == pytest.approx(1 / 4)
+    assert s["rankings"]["votes"]["pass@1"] == 0  # the tie goes to the first listed
+    conf = s["confidence"]
+    assert conf["score"] == "q_halt" and conf["transform"] == "none"
+    assert conf["n_outputs"] == 1 and conf["ece"] == pytest.approx(abs(1 - 0.9))
+
+
+# ------------------------------------------------------------------------ CLI
+def test_cli_json_contract(ds, tmp_path, capsys):
+    from arcnb.cli import main
+
+    draws = {(A, 0): ["W1", "T", "T"], (B, 0): ["T", "W1"]}
+    pool = sample_pool(ds, draws)
+    for (tid, i), _ in draws.items():
+        for c in pool["tasks"][tid][i]:
+            c["passes_train"] = c["grid"] == ds[tid].test[i].output.tolist()
+            c["step"] = c["sample"]
+    path = tmp_path / "pool.json"
+    path.write_text(json.dumps(pool))
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("\n".join(ds.task_ids))
+    rc = main(["candidates", "--dataset", "arc-agi-1:evaluation", "--tasks", str(tasks),
+               "--predictions", str(path), "--json"])
+    s = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert s["anytime"]["axis"] == "sample"
+    assert [p["n"] for p in s["anytime"]["points"]] == [1, 2, 3]
+    assert all({"n", "pass@1", "pass@2", "coverage"} <= set(p) for p in s["anytime"]["points"])
+    assert set(s["anytime_by_rule"]) == {"order", "passes_train"}
+    assert set(s["first_right_step"]) == {"0", "1", "never"}
+    assert set(s["verifier"]) >= {"precision", "recall", "overfit_rate", "coverage_passers",
+                                  "coverage_all"}
+    assert "passes_train" in s["rankings"]
+    rc = main(["candidates", "--dataset", "arc-agi-1:evaluation", "--tasks", str(tasks),
+               "--predictions", str(path)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "anytime (sample" in text and "verifier" in text
+    rc = main(["candidates", "--dataset", "arc-agi-1:evaluation", "--tasks", str(tasks),
+               "--predictions", str(path), "--axis", "iteration"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "iteration" in err[0]
