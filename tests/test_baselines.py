@@ -12,7 +12,7 @@ import pytest
 
 from arcnb.baselines import (FAMILIES, copy_input_submission, primitives,
                              program_search_submission, search_task, solve_task)
-from arcnb.data import Pair, Task
+from arcnb.data import Pair, Task, load_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "data" / "examples"
@@ -284,3 +284,35 @@ def test_a_solver_returning_the_wrong_number_of_entries_is_one_clear_error():
     with pytest.raises(ArcnbError, match=r"solve\(\) failed on task t: RuntimeError: out of "
                                          r"budget$"):
         _solve_unit(Failing(), [task], make_views("none"), attempts=2)
+
+
+def test_demonstration_checks_agree_with_running_the_programs():
+    """Every program the search returns, near misses included, carries passes_train and
+    train_score that running it on the demonstrations gives (fractions counted here)."""
+    from arcnb.baselines import program_search_candidates, run_program, search_task
+
+    ds = load_dataset("arc-agi-1:training")[:6]
+    n_near = 0
+    for task in ds:
+        res = search_task(task, near_misses=3)
+        for p in res.programs:
+            got = [run_program(task, p, pair.input) for pair in task.train]
+            same = [g is not None and g.shape == pair.output.shape
+                    and bool((g == pair.output).all()) for g, pair in zip(got, task.train)]
+            cells = [float((g == pair.output).sum()) / pair.output.size
+                     if g is not None and g.shape == pair.output.shape else 0.0
+                     for g, pair in zip(got, task.train)]
+            assert p.passes_train == all(same), p.text
+            assert p.train_score == pytest.approx(sum(cells) / len(cells)), p.text
+            for i, pair in enumerate(task.test):
+                out = run_program(task, p, pair.input)
+                assert (out is None) == (p.outputs[i] is None) or p.outputs[i].max() >= 10
+                if out is not None and p.outputs[i] is not None:
+                    assert np.array_equal(out, p.outputs[i]), p.text
+            n_near += not p.passes_train
+    assert n_near > 0
+    pool = program_search_candidates(ds[:3])
+    for task in ds[:3]:
+        flags = [c["passes_train"] for c in pool["tasks"][task.id][0]]
+        programs = search_task(task, near_misses=3).programs
+        assert flags == [p.passes_train for p in programs]

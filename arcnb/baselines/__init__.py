@@ -80,15 +80,16 @@ from __future__ import annotations
 
 from .language import FAMILIES, MARK, GridFn, Primitive, primitives
 from .model import program_search_model
-from .references import (PROGRAMS, copy_input_submission, fit_programs, heuristic_submission,
-                         program_search_candidates, program_search_submission)
-from .search import (DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, Program, SearchResult, search_task,
-                     solve_task)
+from .references import (NEAR_MISSES, PROGRAMS, copy_input_submission, fit_programs,
+                         heuristic_submission, program_search_candidates,
+                         program_search_submission)
+from .search import (DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, Program, SearchResult, run_program,
+                     search_task, solve_task, train_score)
 
 __all__ = [
     "PROGRAMS", "fit_programs", "heuristic_submission", "copy_input_submission",
     "Primitive", "Program", "SearchResult", "primitives", "search_task", "solve_task",
     "program_search_submission", "program_search_candidates", "program_search_model",
     "FAMILIES", "DEFAULT_BUDGET",
-    "DEFAULT_TIME_LIMIT",
+    "DEFAULT_TIME_LIMIT", "run_program", "train_score", "NEAR_MISSES",
 ]

@@ -20,6 +20,10 @@ from ..predictions import attempt_entry
 from .language import DIHEDRAL, GridFn
 from .search import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, search_task, solve_task
 
+#: Programs that do not reproduce the demonstrations :func:`program_search_candidates`
+#: adds per task after the consistent ones (best fraction of demonstration cells first).
+NEAR_MISSES = 3
+
 __all__ = ["PROGRAMS", "copy_input_submission", "fit_programs", "heuristic_submission",
            "program_search_submission", "program_search_candidates"]
 
@@ -181,7 +185,8 @@ def program_search_submission(dataset: Dataset, *, attempts: int = 2, max_depth:
 
 def program_search_candidates(dataset: Dataset, *, max_depth: int = 2,
                               budget: int = DEFAULT_BUDGET,
-                              time_limit: float | None = DEFAULT_TIME_LIMIT) -> dict:
+                              time_limit: float | None = DEFAULT_TIME_LIMIT,
+                              near_misses: int = NEAR_MISSES) -> dict:
     """Every consistent program's test outputs as a candidate pool, in the candidates
     file format of :mod:`arcnb.candidates` (a dict to pass to
     :func:`arcnb.candidates.candidates` or to write as JSON).
@@ -191,18 +196,29 @@ def program_search_candidates(dataset: Dataset, *, max_depth: int = 2,
     is better). Programs that give the same grid merge into one candidate whose votes
     count them. A program whose test output is undefined gives a malformed candidate
     (``null``), which keeps its place but is never a candidate.
+
+    Every candidate carries its demonstration checks: ``passes_train`` (true for the
+    consistent programs) and ``train_score`` (the fraction of demonstration cells right).
+    After the consistent programs come up to ``near_misses`` programs that do not
+    reproduce the demonstrations (best ``train_score`` first, without a ``cost``, so
+    they rank last under ``cost``): the verifier view (:mod:`arcnb.candidates`).
     """
     tasks = {}
     for task in dataset:
-        res = search_task(task, max_depth=max_depth, budget=budget, time_limit=time_limit)
+        res = search_task(task, max_depth=max_depth, budget=budget, time_limit=time_limit,
+                          near_misses=near_misses)
         outs = []
         for i in range(len(task.test)):
             cands = []
             for p in res.programs:
                 g = p.outputs[i]
                 ok = g is not None and g.size and int(g.min()) >= 0 and int(g.max()) <= 9
-                cands.append({"grid": np.asarray(g).tolist() if ok else None,
-                              "scores": {"cost": float(p.cost)}})
+                c = {"grid": np.asarray(g).tolist() if ok else None,
+                     "passes_train": bool(p.passes_train),
+                     "train_score": float(p.train_score)}
+                if p.passes_train:
+                    c["scores"] = {"cost": float(p.cost)}
+                cands.append(c)
             outs.append(cands)
         tasks[task.id] = outs
     return {"arcnb_candidates": 1, "lower_is_better": ["cost"], "tasks": tasks}

@@ -16,8 +16,8 @@ import numpy as np
 from ..data import Task
 from .language import MARK, clear_object_cache, fits, primitives
 
-__all__ = ["Program", "SearchResult", "search_task", "solve_task", "DEFAULT_BUDGET",
-           "DEFAULT_TIME_LIMIT"]
+__all__ = ["Program", "SearchResult", "search_task", "solve_task", "run_program",
+           "train_score", "DEFAULT_BUDGET", "DEFAULT_TIME_LIMIT"]
 
 # --------------------------------------------------------------------------------------
 # program search: the search
@@ -25,12 +25,17 @@ __all__ = ["Program", "SearchResult", "search_task", "solve_task", "DEFAULT_BUDG
 
 @dataclass(frozen=True)
 class Program:
-    """A consistent program: its primitives, its learnt colour map and its test outputs."""
+    """A program: its primitives, its learnt colour map and its test outputs, with its
+    demonstration checks: ``passes_train`` (it reproduces every demonstration pair: the
+    consistent programs) and ``train_score`` (the mean over demonstration pairs of the
+    fraction of cells right, 0 for a wrong shape; 1 for a consistent program)."""
 
     names: tuple
     cost: int
     mapping: tuple  # ((value, colour), ...) sorted; identity pairs left out
     outputs: tuple  # one grid (or None) per test input
+    passes_train: bool = True
+    train_score: float = 1.0
 
     @property
     def key(self) -> tuple:
@@ -124,6 +129,7 @@ class _Search:
         self.used, self.exhausted, self.timed_out = 0, False, False
         self.t0 = time.monotonic()
         self.found: dict[str, Program] = {}
+        self.near: dict[str, Program] = {}
 
     def stop(self) -> bool:
         if self.used >= self.budget:
@@ -168,8 +174,22 @@ class _Search:
                 break
         seen.update(level)
         for (cost, names), state in level.values():
-            self.add(_consistent(names, cost, state, self.outs))
+            prog = _consistent(names, cost, state, self.outs)
+            self.add(prog)
+            if prog is None:
+                self.near_miss(names, cost, state)
         return sorted(level.values(), key=lambda x: x[0])
+
+    def near_miss(self, names, cost, state) -> None:
+        """Remember a program that does not reproduce the demonstrations (without a
+        colour map), with its test outputs when they are all grids of colours."""
+        tests = state[self.n:]
+        if not all(int(g.min()) >= 0 and int(g.max()) < MARK for g in tests):
+            return
+        prog = Program(tuple(names), cost, (), tuple(g.astype(np.int8) for g in tests),
+                       passes_train=False, train_score=train_score(state[:self.n], self.outs))
+        if prog.text not in self.near or prog.key < self.near[prog.text].key:
+            self.near[prog.text] = prog
 
     def last(self, frontier, first: bool) -> None:
         """The final step: only programs that can still match, checked one
@@ -211,10 +231,39 @@ DEFAULT_BUDGET = 100_000
 DEFAULT_TIME_LIMIT = 60.0
 
 
+def train_score(predicted: Sequence[np.ndarray], truth: Sequence[np.ndarray]) -> float:
+    """The mean over demonstration pairs of the fraction of cells right (0 where the
+    shape is wrong): 1.0 exactly when every pair is reproduced."""
+    if not truth:
+        return float("nan")
+    parts = [float(np.mean(p == t)) if p is not None and p.shape == t.shape else 0.0
+             for p, t in zip(predicted, truth)]
+    return float(np.mean(parts))
+
+
+def run_program(task: Task, program: Program, grid: np.ndarray) -> np.ndarray | None:
+    """``program`` applied to ``grid`` (a demonstration or test input of ``task``): its
+    primitives in order, then its colour map; None where a step gives nothing."""
+    if program.names == ("constant",):
+        return task.train[0].output.copy() if task.train else None
+    by_name = {p.name: p for p in primitives(task)}
+    g = np.asarray(grid).astype(np.int16)
+    for name in program.names:
+        g = by_name[name].fn(g)
+        if g is None or not fits(g.shape):
+            return None
+    out = _apply_map(g, dict(program.mapping))
+    return None if out is None or int(out.max()) >= MARK else out
+
+
 def search_task(task: Task, *, max_depth: int = 2, budget: int = DEFAULT_BUDGET,
-                time_limit: float | None = DEFAULT_TIME_LIMIT) -> SearchResult:
+                time_limit: float | None = DEFAULT_TIME_LIMIT,
+                near_misses: int = 0) -> SearchResult:
     """Search compositions of up to ``max_depth`` of the task's primitives (see the
-    module docstring). ``budget`` caps the primitive applications (one per grid)."""
+    module docstring). ``budget`` caps the primitive applications (one per grid).
+    ``near_misses``: also return that many programs that do not reproduce the
+    demonstrations (``passes_train`` False), best ``train_score`` first, after the
+    consistent ones."""
     clear_object_cache()
     s = _Search(task, budget, time_limit)
     ins = [p.input.astype(np.int16) for p in task.train] + \
@@ -233,6 +282,9 @@ def search_task(task: Task, *, max_depth: int = 2, budget: int = DEFAULT_BUDGET,
         if max_depth >= 1:
             s.last(frontier, first=max_depth == 1)
     programs = sorted(s.found.values(), key=lambda p: p.key)
+    if near_misses > 0:
+        near = sorted(s.near.values(), key=lambda p: (-p.train_score, p.key))
+        programs += near[:near_misses]
     return SearchResult(programs, s.used, s.exhausted, s.timed_out)
 
 
