@@ -196,6 +196,7 @@ def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: i
         atts, votes = [], []
         for i in range(len(task.test)):
             vt = vote(cands[(ti, i)], confs[(ti, i)], attempts=attempts)
+            draws = _draws_of(cands[(ti, i)], vt.ranked)
             atts.append([None if g is None else np.asarray(g).tolist() for g in vt.grids])
             conf = [None if solves else _round(c) for c in vt.confidence]
             votes.append({"n_views": vt.n_candidates, "n_valid_views": vt.n_valid,
@@ -203,12 +204,25 @@ def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: i
                           "confidence": conf,
                           # every voted grid, not only the submitted ones (the pool)
                           "candidates": [{"grid": np.asarray(g).tolist(), "votes": n,
-                                          "confidence": None if solves else _round(c)}
-                                         for g, n, c in vt.ranked]})
+                                          "confidence": None if solves else _round(c),
+                                          # the draws that gave it (a logits model: its views)
+                                          "sample": d, "view": None if solves else d}
+                                         for (g, n, c), d in zip(vt.ranked, draws)]})
         rec = {"task_id": task.id, "attempts": atts, "votes": votes}
         # normalise through JSON so fresh and journaled records are identical
         records.append(json.loads(json.dumps(rec, sort_keys=True)))
     return records
+
+
+def _draws_of(cands: list, ranked: list) -> list[list[int]]:
+    """For each voted grid, the places of the candidates that gave it."""
+    where: dict = {}
+    for j, g in enumerate(cands):
+        if g is not None:
+            a = np.asarray(g)
+            where.setdefault((a.shape, a.astype(np.int8).tobytes()), []).append(j)
+    return [where[(np.asarray(g).shape, np.asarray(g).astype(np.int8).tobytes())]
+            for g, _, _ in ranked]
 
 
 def _solves(adapter) -> bool:
@@ -310,7 +324,8 @@ def _candidate_files(records: Iterable[dict], params: dict) -> dict:
         return {}
     rows = [{"task_id": rec["task_id"], "test_index": i, "grid": c["grid"],
              "votes": c["votes"],
-             **({} if c["confidence"] is None else {"confidence": c["confidence"]})}
+             **({} if c["confidence"] is None else {"confidence": c["confidence"]}),
+             **{k: c[k] for k in ("sample", "view") if c.get(k) is not None}}
             for rec in records for i, v in enumerate(rec["votes"])
             for c in v.get("candidates", [])]
     return {CANDIDATES: candidates_bytes(CANDIDATES, rows)}

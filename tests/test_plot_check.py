@@ -170,7 +170,28 @@ def runs(arc1_eval, tmp_path_factory):
     return {"default": default, "files": files, "sweep_dir": sweep_dir, "repeats": rep,
             "nothing": score(arc1_eval, copy, n_boot=N_BOOT),
             "everything": score(arc1_eval, truth, n_boot=N_BOOT), "sweep": sweep,
-            "pool": CA.candidates(arc1_eval.select(ids), pool), "pool_task": ids[0]}
+            "pool": CA.candidates(arc1_eval.select(ids), pool), "pool_task": ids[0],
+            "budget_pool": CA.candidates(arc1_eval.select(ids), _budget_pool(arc1_eval, ids),
+                                         taxonomy=None, n_boot=N_BOOT)}
+
+
+def _budget_pool(ds, ids) -> dict:
+    """Per output: the input at samples 0 and 1 (steps 1, 2), failing the
+    demonstrations, then the truth at sample 2 (step 3), passing them; every fourth task
+    the input again at sample 3 (step 4), so some outputs are lost."""
+    tasks = {}
+    for j, t in enumerate(ids):
+        outs = []
+        for p in ds[t].test:
+            cands = [{"grid": p.input.tolist(), "sample": [0, 1], "step": [1, 2],
+                      "passes_train": False, "train_score": 0.5},
+                     {"grid": p.output.tolist(), "sample": [2], "step": [3],
+                      "passes_train": True, "train_score": 1.0}]
+            if j % 4 == 0:
+                cands[0] = {**cands[0], "sample": [0, 1, 3], "step": [1, 2, 4]}
+            outs.append(cands)
+        tasks[t] = outs
+    return {"arcnb_candidates": 1, "tasks": tasks}
 
 
 def _with_ax(draw, size=None):
@@ -227,6 +248,10 @@ FIGURES = {
     "pass_at_k_by_rule": lambda r, o: _styled(lambda: P.pass_at_k_by_rule(o["pool"])),
     "candidate_strip": lambda r, o: _styled(lambda: P.candidate_strip(
         o["pool"], o["pool_task"], 0)),
+    "anytime_curve": lambda r, o: _styled(lambda: P.anytime_curve(o["budget_pool"])),
+    "verifier_confusion": lambda r, o: _styled(lambda: P.verifier_confusion(o["budget_pool"])),
+    "first_right_step_histogram": lambda r, o: _styled(
+        lambda: P.first_right_step_histogram(o["budget_pool"])),
     # many runs' figures (the same analysis whatever the run)
     "seed_spread": lambda r, o: _with_ax(lambda ax: P.seed_spread(o["repeats"].summary, ax=ax)),
     "union_coverage": lambda r, o: _with_ax(lambda ax: P.union_coverage(

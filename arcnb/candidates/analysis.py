@@ -430,10 +430,11 @@ def _budget_views(pool: _Pool, cs: CandidateSet, rules, lower, ranks, task_of, n
         steps, right, answer = step_table(pool.out[d_cand[ok]], d_cand[ok], draws[step_axis][ok],
                                           draws["weight"][ok], pool.first[d_cand[ok]],
                                           pool.correct, pool.n_out)
-        counts, table, stability = step_summary(steps, right, answer)
+        counts, table, stability, per_output = step_summary(steps, right, answer)
         summary.update({"step_axis": step_axis, "first_right_step": counts,
                         "stability": stability, "steps": table.to_dict(orient="records")})
         tables["steps"] = table
+        tables["step_outputs"] = per_output
     if PASSES_TRAIN in pool.fields:
         summary["verifier"] = verifier(pool.out, pool.fields[PASSES_TRAIN], pool.correct,
                                        task_of, pool.n_out)
@@ -583,6 +584,8 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
         r = roc[rule]
         outputs[f"rank_{rule}"] = pd.array(np.where(r == _ABSENT, 0, r), dtype="Int64")
         outputs.loc[r == _ABSENT, f"rank_{rule}"] = pd.NA
+    if "step_outputs" in extra_tables:
+        outputs = pd.concat([outputs, extra_tables["step_outputs"]], axis=1)
     tid_arr = np.asarray(out_tid, dtype=object)
     # every column at once (one insert per score column is quadratic); no score can
     # take a pool column's name (refused when read)

@@ -298,7 +298,8 @@ def step_table(out, cand, step, weight, entry_pos, correct, n_out):
 
 def step_summary(steps, right, answer) -> tuple[dict, pd.DataFrame, dict]:
     """``first_right_step`` counts (keyed by the step value, and ``never``), the stable
-    and lost counts, and the per-step table of shares (over every output)."""
+    and lost counts, the per-step table of shares (over every output) and, per output,
+    its first right step (None: never), whether it is stable and whether it is lost."""
     n_out = right.shape[0]
     ever = right.any(axis=1)
     first = np.where(ever, right.argmax(axis=1), -1)
@@ -322,7 +323,10 @@ def step_summary(steps, right, answer) -> tuple[dict, pd.DataFrame, dict]:
             "share_changed": changed.mean(axis=0) if n_out else np.nan})
     stability = {"n_outputs": n_out, "n_right_at_some_step": int(ever.sum()),
                  "n_stable": int(later_all.sum()), "n_lost": int(lost_final.sum())}
-    return counts, table, stability
+    per_output = pd.DataFrame({
+        "first_right_step": [_step_value(steps[f]) if f >= 0 else None for f in first],
+        "stable": later_all, "lost": lost_final})
+    return counts, table, stability, per_output
 
 
 def _step_value(s: float):

@@ -90,11 +90,13 @@ from .sweep import (category_curves, changes_bars, learning_curve, learning_curv
 
 __all__ += ["learning_curve", "learning_curves", "changes_bars", "solved_heatmap",
             "category_curves"]
-from .candidates import (candidate_strip, coverage_vs_pass, pass_at_k_by_rule,  # noqa: E402
-                         rank_histogram, reliability_diagram)
+from .candidates import (anytime_curve, candidate_strip, coverage_vs_pass,  # noqa: E402
+                         first_right_step_histogram, pass_at_k_by_rule, rank_histogram,
+                         reliability_diagram, verifier_confusion)
 
 __all__ += ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule",
-            "candidate_strip"]
+            "candidate_strip", "anytime_curve", "verifier_confusion",
+            "first_right_step_histogram"]
 __all__ += ["breakdown_panels", "cell_accuracy_hist", "cost_vs_score", "cost_by_outcome",
             "value_limit", "value_label"]
 __all__ += ["check_figure"]

@@ -2,8 +2,11 @@
 the right candidate ranks (:func:`rank_histogram`), coverage beside pass@2 per category
 (:func:`coverage_vs_pass`), the reliability of the top candidate's vote share
 (:func:`reliability_diagram`), pass@K against K per ranking rule
-(:func:`pass_at_k_by_rule`) and the candidates of one output in rank order
-(:func:`candidate_strip`).
+(:func:`pass_at_k_by_rule`), the candidates of one output in rank order
+(:func:`candidate_strip`), and for pools with a budget axis or demonstration checks: the
+anytime curve per ranking rule (:func:`anytime_curve`), the verifier's confusion table
+(:func:`verifier_confusion`) and the first refinement step that is right
+(:func:`first_right_step_histogram`).
 
 Each takes the analysis and ``ax=None`` (a new single-column figure in the paper style)
 and returns the Axes.
@@ -19,7 +22,8 @@ from .paper import figsize, paper_style
 from .pixelfont import plain_label
 
 __all__ = ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule",
-           "candidate_strip"]
+           "candidate_strip", "anytime_curve", "verifier_confusion",
+           "first_right_step_histogram"]
 
 
 @contextmanager
@@ -169,4 +173,91 @@ def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | 
                 spine.set_linewidth(2.5 if right else 0.6)
             sub.set_title(f"{j + 1}: {votes} vote{'s' if votes != 1 else ''}"
                           + ("\nright" if right else ""), fontsize="small")
+    return ax
+
+
+def _nothing(ax, words: str):
+    ax.text(0.5, 0.5, words, ha="center", va="center", transform=ax.transAxes)
+    ax.set_axis_off()
+    return ax
+
+
+def anytime_curve(analysis, *, metric: str = "pass@1", ax=None):
+    """``metric`` (``pass@1`` or ``pass@2``) against the number of draws ``n`` for every
+    ranking rule (the exact expectation over subsets of ``n`` draws, see
+    :mod:`arcnb.candidates`), the 95 % bootstrap band of ``votes``, and the coverage of
+    ``n`` draws (the ceiling of every rule) as a dashed line; ``n`` on a log scale when it
+    goes past 20."""
+    t = analysis.anytime
+    with _axes(ax) as ax:
+        if t is None or t.empty:
+            return _nothing(ax, "no budget axis in this pool")
+        votes = t[t["rule"] == "votes"]
+        for i, (rule, g) in enumerate(t.groupby("rule", sort=False)):
+            ax.plot(g["n"], g[metric], label=plain_label(rule), color=f"C{i}",
+                    linewidth=1.6 if rule == "votes" else 1.0)
+            if rule == "votes" and f"{metric}_ci_low" in g:
+                ax.fill_between(g["n"], g[f"{metric}_ci_low"], g[f"{metric}_ci_high"],
+                                color=f"C{i}", alpha=0.2, linewidth=0)
+        ax.plot(votes["n"], votes["coverage"], color="0.3", linestyle="--", linewidth=0.9,
+                label="coverage (ceiling)")
+        if t["n"].max() > 20:
+            ax.set_xscale("log")
+        axis = analysis.summary["anytime"]["axis"]
+        ax.set_xlabel(f"draws n ({plain_label(axis)})")
+        ax.set_ylabel(metric)
+        top = float(np.nanmax(votes["coverage"])) if len(votes) else 1.0
+        ax.set_ylim(0, min(1.0, top * 1.15 + 0.02))
+        ax.legend(fontsize="small", loc="upper left")
+    return ax
+
+
+def verifier_confusion(analysis, *, ax=None):
+    """Distinct candidates by whether they pass the demonstrations (rows) and whether
+    they are right on the test (columns), with the verifier's precision, recall and
+    overfit rate."""
+    v = analysis.summary.get("verifier")
+    with _axes(ax, aspect=0.8) as ax:
+        if v is None:
+            return _nothing(ax, "no demonstration checks in this pool")
+        counts = np.array([[v["n_pass_right"], v["n_pass_wrong"]],
+                           [v["n_fail_right"], v["n_fail_wrong"]]], float)
+        ax.imshow(counts / max(counts.max(), 1), cmap="Blues", vmin=0, vmax=1.4)
+        for (i, j), c in np.ndenumerate(counts):
+            ax.text(j, i, f"{int(c)}", ha="center", va="center", fontsize="medium")
+        ax.set_xticks([0, 1], ["right", "wrong"])
+        ax.set_yticks([0, 1], ["passes", "fails"])
+        ax.set_xlabel("on the test output")
+        ax.set_ylabel("on the demonstrations")
+
+        def f(x):
+            return "n/a" if x != x else f"{x:.2f}"
+
+        ax.set_title(f"precision {f(v['precision'])}, recall {f(v['recall'])}, "
+                     f"overfit {f(v['overfit_rate'])}", fontsize="small")
+    return ax
+
+
+def first_right_step_histogram(analysis, *, ax=None):
+    """Test outputs by the first refinement step whose answer is right, split into those
+    that stay right to the last step (stable) and those that do not; ``never`` last."""
+    s = analysis.summary
+    with _axes(ax) as ax:
+        if "first_right_step" not in s:
+            return _nothing(ax, "no refinement steps in this pool")
+        o = analysis.outputs
+        steps = [str(x) for x in s["first_right_step"] if x != "never"]
+        first = o["first_right_step"].map(lambda x: None if x is None or x != x else str(x))
+        stable = [int(((first == k) & o["stable"]).sum()) for k in steps]
+        other = [int(((first == k) & ~o["stable"]).sum()) for k in steps]
+        x = np.arange(len(steps) + 1)
+        ax.bar(x[:-1], stable, color="C2", label="stays right")
+        ax.bar(x[:-1], other, bottom=stable, color="C3", label="changes later")
+        never = s["first_right_step"]["never"]
+        ax.bar(x[-1], never, color="0.6")
+        ax.set_xticks(x, [*steps, "never"])
+        ax.set_xlabel(f"first right {plain_label(s['step_axis'])}")
+        ax.set_ylabel("test outputs")
+        ax.set_ylim(0, max([never, *(a + b for a, b in zip(stable, other))]) * 1.15 + 1)
+        ax.legend(fontsize="small")
     return ax
