@@ -20,6 +20,18 @@ def candidate_pool(run, *, n_boot: int = 1000, seed: int = 0) -> CandidateAnalys
     res = getattr(run, "results", None)
     if res is None:
         return None
+    # the pool sections of one report share one analysis (the same run, n_boot, seed)
+    if _LAST and _LAST[0] is run and _LAST[1] == (n_boot, seed):
+        return _LAST[2]
+    pool = _candidate_pool(run, res, n_boot, seed)
+    _LAST[:] = [run, (n_boot, seed), pool]
+    return pool
+
+
+_LAST: list = []
+
+
+def _candidate_pool(run, res, n_boot, seed):
     run_dir = getattr(run, "run_dir", None)
     path = candidates_file(run_dir) if run_dir else None  # this run's pool only
     if path is not None:

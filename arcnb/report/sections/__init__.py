@@ -23,6 +23,7 @@ from __future__ import annotations
 from .base import NO_TRUTH, Figure, Options, Section
 from .compare import (CompareCategories, CompareFiles, CompareDifferences, CompareOnlyOne, CompareRuns,
                       Leaderboard)
+from .candidates import CandidateBudget, CandidateChecks
 from .run import (AlmostWorks, CandidatePool, Categories, Colours, Cost, Failures,
                   GridSizeAndShape, Headline, PassAtK, PredictionsOnly, Provenance, References, RunFiles,
                   SecondAttempt, Summary, TrainingOverlap)
@@ -34,7 +35,8 @@ from .paper import PaperBreakdowns, PaperFiles, PaperGallery, PaperTables, paper
 
 #: The report of one run, in order (the report notebook shows one cell per section).
 REPORT = [Summary, Headline, TrainingOverlap, AlmostWorks, References, PassAtK, SecondAttempt,
-          Failures, Colours, Categories, GridSizeAndShape, Cost, CandidatePool, Provenance]
+          Failures, Colours, Categories, GridSizeAndShape, Cost, CandidatePool, CandidateBudget,
+          CandidateChecks, Provenance]
 
 #: What the report shows for a run without truth (a hidden test set).
 REPORT_NO_TRUTH = [Summary, PredictionsOnly, Provenance]
@@ -53,12 +55,14 @@ SWEEP = [SweepCurves, SweepSelection, SweepChanges, SweepSolved, SweepCategories
 REPEATS = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion]
 
 #: The figures and tables for a paper (PDF / SVG, booktabs LaTeX).
-FIGURES = [PassAtK, Colours, PaperBreakdowns, PaperGallery, PaperTables, CandidatePool]
+FIGURES = [PassAtK, Colours, PaperBreakdowns, PaperGallery, PaperTables, CandidatePool,
+           CandidateBudget, CandidateChecks]
 
 __all__ = ["Options", "Section", "Figure", "NO_TRUTH", "REPORT", "REPORT_NO_TRUTH", "EVALUATE", "COMPARE",
            "SWEEP", "FIGURES", "REPEATS", "Summary", "PredictionsOnly", "Headline", "TrainingOverlap",
            "AlmostWorks", "References", "PassAtK", "Failures", "SecondAttempt", "Colours",
-           "Categories", "GridSizeAndShape", "Cost", "CandidatePool", "Provenance", "RunFiles",
+           "Categories", "GridSizeAndShape", "Cost", "CandidatePool", "CandidateBudget",
+           "CandidateChecks", "Provenance", "RunFiles",
            "CompareRuns", "Leaderboard", "CompareDifferences", "CompareOnlyOne",
            "CompareCategories", "CompareFiles", "SweepCurves", "SweepSelection", "SweepChanges", "SweepSolved",
            "SweepCategories", "PaperBreakdowns", "PaperGallery", "PaperTables", "PaperFiles", "paper_files",
