@@ -595,3 +595,25 @@ def test_candidates_in_rank_order_with_the_right_one_marked(ds, tmp_path):
                  for _ in task.test]}
     ex2 = arcnb.explore(arcnb.score(ds.select([tid]), two))
     assert not [p for p in ex2.layout() if p["kind"] == "candidate"]
+
+
+def test_candidates_show_whether_they_pass_the_demonstrations(ds, monkeypatch):
+    """A pool with passes_train: each candidate panel says whether it passes the
+    demonstrations (the pool's own flags, listed here by hand)."""
+    import arcnb.explorer.view as V
+    from arcnb.candidates import candidates
+
+    tid = ds.task_ids[0]
+    truth = ds[tid].test[0].output
+    pool = {"arcnb_candidates": 1, "tasks": {tid: [
+        [{"grid": ((truth + 1) % 10).tolist(), "votes": 3, "passes_train": True},
+         {"grid": truth.tolist(), "votes": 2, "passes_train": False},
+         {"grid": [[0]], "votes": 1}]] + [[] for _ in ds[tid].test[1:]]}}
+    analysis = candidates(ds.select([tid]), pool, taxonomy=None, n_boot=1)
+    monkeypatch.setattr(V, "_candidate_pool", lambda run, dataset: analysis)
+    sub = {tid: [{"attempt_1": truth.tolist()} for _ in ds[tid].test]}
+    ex = arcnb.explore(arcnb.score(ds.select([tid]), sub))
+    titles = [p["title"] for p in ex.layout() if p["kind"] == "candidate"]
+    assert len(titles) == 3
+    assert ["passes demos" in t for t in titles] == [True, False, False]
+    assert ["fails demos" in t for t in titles] == [False, True, False]

@@ -244,15 +244,21 @@ class CandidateAnalysis:
         """The ranking rules measured, ``order`` and ``votes`` first."""
         return list(self.summary["rankings"])
 
-    def grids(self, task_id: str, test_index: int = 0, *, rule: str | None = None
-              ) -> list[tuple[np.ndarray, int, bool]]:
+    def grids(self, task_id: str, test_index: int = 0, *, rule: str | None = None,
+              with_checks: bool = False) -> list[tuple]:
         """The candidates of one output in rank order under ``rule`` (default: the
-        first rule asked for): ``(grid, votes, correct)`` each."""
+        first rule asked for): ``(grid, votes, correct)`` each, and with ``with_checks``
+        a fourth value: whether it passes the demonstrations (None: not known)."""
         rule = rule or self.summary["rank_by"]
         p = self.pool[(self.pool["task_id"] == task_id) & (self.pool["test_index"] == test_index)]
         p = p.sort_values([f"rank_{rule}", "first"])
-        return [(self.candidate_set.grid(int(s)), int(v), bool(c))
-                for s, v, c in zip(p["sample"], p["votes"], p["correct"])]
+        items = [(self.candidate_set.grid(int(s)), int(v), bool(c))
+                 for s, v, c in zip(p["sample"], p["votes"], p["correct"])]
+        if not with_checks:
+            return items
+        passes = (p["passes_train"].to_numpy(float) if "passes_train" in p
+                  else np.full(len(p), np.nan))
+        return [(*it, None if x != x else bool(x)) for it, x in zip(items, passes)]
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Write ``summary.json`` and the tables as CSV into the folder ``out`` through

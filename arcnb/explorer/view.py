@@ -358,19 +358,22 @@ class Explorer:
     def _candidate_sections(self, tid: str, ti: int, c: int) -> list:
         """For each run with a candidate pool: the current output's candidates in rank
         order (:meth:`arcnb.candidates.CandidateAnalysis.grids`, the pool's first
-        ranking rule), each titled with its rank and votes, the right one marked."""
+        ranking rule), each titled with its rank and votes, the right one marked, and
+        whether it passes the demonstrations when the pool says."""
         sections = []
         for r in self.runs:
             pool = _candidate_pool(r, self.dataset)
             if pool is None:
                 continue
             rule = pool.summary["rank_by"]
-            items = pool.grids(tid, ti, rule=rule)
+            items = pool.grids(tid, ti, rule=rule, with_checks=True)
             cols = []
-            for rank, (g, votes, right) in enumerate(items[: self.max_candidates], 1):
+            for rank, (g, votes, right, passes) in enumerate(items[: self.max_candidates], 1):
                 lines = [(f"{rank}: {votes} vote{'s' if votes != 1 else ''}", _TEXT)]
                 if right:
                     lines.append(("✓ right", _RIGHT))
+                if passes is not None:  # the demonstration check, when the pool has it
+                    lines.append(("passes demos" if passes else "fails demos", _TEXT))
                 img = grid_tile(g, c, values=self._values) if g is not None \
                     else hatch_tile((3, 3), c)
                 cols.append([_Panel(lines, img, "candidate", g, r.label)])
