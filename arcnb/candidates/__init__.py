@@ -27,6 +27,10 @@ Ranking rules (:data:`BUILTIN_RULES` plus every named score)
     A named score: higher first (unless the file lists it as lower-is-better), ties by
     first appearance, candidates without the score last. ``product_of_experts``: the
     sum of a candidate's per-view log-probabilities (``view_logprobs``), higher first.
+    ``passes_train`` (a pool with that field): candidates that pass the demonstrations
+    first, then votes, then ``train_score``. ``votes_then_<score>`` (a pool with the
+    confidence ``q_halt``, else ``confidence``; or asked for with any score): votes, then
+    the score.
 
 Numbers
     The dataset is the denominator: a task or output without candidates counts as not
@@ -42,6 +46,15 @@ Numbers
     (see :func:`calibration`). Every rate comes with a 95 % bootstrap interval over
     tasks (:mod:`arcnb.stats`).
 
+Budgets, refinement steps, verifier (:mod:`arcnb.candidates.anytime`)
+    With per-draw ``sample``, ``view``, ``step`` or ``iteration``: ``anytime`` (pass@1,
+    pass@2 and coverage for every number of draws ``n``, the exact expectation over
+    subsets of ``n`` draws, with a bootstrap band over tasks), ``anytime_by_rule``,
+    ``voting_gain``; with ``step`` (or ``iteration``): ``first_right_step``,
+    ``stability`` and ``steps``; with ``passes_train``: ``verifier`` (precision, recall,
+    overfit rate, coverage among passers against all); with a confidence score:
+    ``confidence`` (its reliability and ECE).
+
 Candidates file, JSON::
 
     {"arcnb_candidates": 1,
@@ -53,14 +66,21 @@ Candidates file, JSON::
         ...]}}
 
 ``votes`` defaults to 1, ``scores``, ``view_logprobs`` and ``lower_is_better`` are
-optional. The same grid listed twice for one output is merged: the votes add up, the
-first listing's place and scores are kept.
+optional. Optional per candidate: the budget axes ``sample``, ``view``, ``step``,
+``iteration`` (an integer for every draw of the candidate, or a list with one integer
+per draw, whose length is then its votes: a grid drawn in several samples is one
+candidate whose ``sample`` is a list), ``passes_train`` (true / false: it reproduces
+every demonstration pair) and ``train_score`` (in [0, 1]). The same grid listed twice
+for one output is merged: the votes add up, the first listing's place and scores are
+kept, it passes the demonstrations when one listing does (its best ``train_score``).
 
 Candidates file, Parquet (for large pools): one row per candidate, in the order they
 came, columns ``task_id`` (string), ``test_index`` (integer), ``height``, ``width``
 (integers) and ``cells`` (binary: the ``height * width`` cell values row by row, one
 byte each), optional ``votes`` (integer) and ``view_logprobs`` (list of floats), and any
-other numeric column is a named score. The schema metadata key ``arcnb_candidates``
+other numeric column is a named score, except the integer columns ``sample``,
+``view``, ``step``, ``iteration`` (one row is one draw; nulls allowed), the boolean
+``passes_train`` and ``train_score`` (numbers in [0, 1]). The schema metadata key ``arcnb_candidates``
 holds ``{"version": 1, "lower_is_better": [...]}``.
 """
 from __future__ import annotations

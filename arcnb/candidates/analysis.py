@@ -223,6 +223,10 @@ class CandidateAnalysis:
     per rule (long table). ``reliability``: the calibration bins. ``by_category``:
     coverage beside pass@2 per category of the structural taxonomy. ``comparisons``:
     paired comparison of every two rules on pass@2. ``warnings``: what to know.
+    ``anytime``: with a budget axis, pass@1 / pass@2 / coverage per number of draws
+    ``n`` and rule (long table; the band of ``votes``); ``steps``: with refinement steps,
+    the per-step shares; ``confidence_reliability``: with a confidence score, its
+    calibration bins (see :mod:`arcnb.candidates.anytime`).
     """
 
     summary: dict
@@ -263,8 +267,9 @@ class CandidateAnalysis:
     def write(self, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Write ``summary.json`` and the tables as CSV into the folder ``out`` through
         the guarded output folder (:class:`arcnb.runs.OutputFolder`: not inside arcnb's
-        own folders, never through a link; the seven files written as one, atomically;
-        existing files are kept unless ``overwrite=True``)."""
+        own folders, never through a link; the seven files (and ``anytime.csv``,
+        ``steps.csv``, ``confidence_reliability.csv`` for a pool with those fields)
+        written as one, atomically; existing files are kept unless ``overwrite=True``)."""
         folder = OutputFolder(out)
         summary = json.dumps(to_jsonable(self.summary), indent=2, sort_keys=True,
                              allow_nan=False) + "\n"
@@ -274,8 +279,11 @@ class CandidateAnalysis:
                             ("pass_at_k.csv", self.pass_at_k),
                             ("reliability.csv", self.reliability),
                             ("by_category.csv", self.by_category),
-                            ("comparisons.csv", self.comparisons)):
-            files[name] = (lambda t=table: csv_text(t).encode())
+                            ("comparisons.csv", self.comparisons),
+                            ("anytime.csv", self.anytime), ("steps.csv", self.steps),
+                            ("confidence_reliability.csv", self.confidence_reliability)):
+            if table is not None:  # the last three only for pools with those fields
+                files[name] = (lambda t=table: csv_text(t).encode())
         # the seven files as one: all claimed first, a failure takes back those created
         folder.write(files, overwrite=overwrite)
         return folder.path
