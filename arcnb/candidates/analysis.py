@@ -457,7 +457,8 @@ def _budget_views(pool: _Pool, cs: CandidateSet, rules, lower, ranks, task_of, n
         conf = pool.scores[confidence][top]
         has = np.isfinite(conf)
         raw_ok = bool(has.any() and conf[has].min() >= 0 and conf[has].max() <= 1)
-        value = conf if raw_ok else 1.0 / (1.0 + np.exp(-conf))
+        with np.errstate(over="ignore"):  # a logit: read through the sigmoid
+            value = conf if raw_ok else 1.0 / (1.0 + np.exp(-conf))
         rel, cal = calibration(value[has], pool.correct[top][has],
                                task_of[pool.out[top]][has], bins=bins, n_boot=n_boot,
                                seed=seed)
