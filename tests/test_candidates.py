@@ -408,6 +408,14 @@ def test_evaluate_dihedral_keeps_every_voted_candidate(tmp_path):
         assert row["n_views"] == 8
         # the votes of every kept candidate add up to the views that gave a grid
         assert votes.get(key, 0) == row["n_valid_views"], key
+    # one draw per view that gave a grid, each view once (a logits model: sample = view)
+    views: dict = {}
+    for e, v, s in zip(cs.draws["entry"], cs.draws["view"], cs.draws["sample"]):
+        assert v == s
+        views.setdefault(cs.keys[cs.block[e]], []).append(int(v))
+    for key, row in table.iterrows():
+        got = views.get(key, [])
+        assert len(got) == len(set(got)) == row["n_valid_views"] and set(got) <= set(range(8))
     pool = candidates(ds, tmp_path / "run" / CANDIDATES, taxonomy=None)
     # every submitted attempt is among the candidates: coverage bounds pass@2
     assert pool.summary["coverage"] >= res.summary["pass@2"]
