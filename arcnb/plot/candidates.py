@@ -203,6 +203,8 @@ def anytime_curve(analysis, *, metric: str = "pass@1", ax=None):
                 label="coverage (ceiling)")
         if t["n"].max() > 20:
             ax.set_xscale("log")
+        else:
+            ax.xaxis.set_major_locator(_plt().MaxNLocator(integer=True))
         axis = analysis.summary["anytime"]["axis"]
         ax.set_xlabel(f"draws n ({plain_label(axis)})")
         ax.set_ylabel(metric)
