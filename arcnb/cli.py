@@ -671,9 +671,9 @@ def _add_candidates(sub) -> None:
                            "candidates file (.json or .parquet)")
     p.add_argument("--rank-by", action="append", default=[], metavar="RULE",
                    help="a ranking rule to measure besides 'order' and 'votes': 'votes', "
-                        "'order', a score of the candidates file (e.g. logprob) or "
-                        "'product_of_experts' (repeatable; the first one ranks "
-                        "rank_of_correct, default votes)")
+                        "'order', a score of the candidates file (e.g. logprob), "
+                        "'votes_then_<score>', 'passes_train' or 'product_of_experts' "
+                        "(repeatable; the first one ranks rank_of_correct, default votes)")
     p.add_argument("--axis", choices=("sample", "view", "step", "iteration"),
                    help="the budget axis of the anytime curves (default: the first of "
                         "sample, view, step, iteration the candidates carry)")

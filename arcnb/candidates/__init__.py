@@ -10,7 +10,8 @@ Candidates as data
     it) and any named numeric scores (``logprob``, ``q_halt``, ...). Read from
 
     * any submission file or benchmarking-harness run folder (:func:`load_candidates`):
-      every attempt is one sample, identical grids merge and their count is their votes;
+      every attempt is one sample (its ``sample`` index the attempt's place), identical
+      grids merge and their count is their votes;
     * a candidates file, JSON or Parquet (the format is below; :func:`write_candidates`
       writes it);
     * the program search (:func:`arcnb.baselines.program_search_candidates`): every

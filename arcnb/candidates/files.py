@@ -196,7 +196,8 @@ def _from_predictions(preds: Predictions, n_tests: Mapping[str, int] | None) -> 
     for tid, outs in preds.attempts.items():
         for i, attempts in enumerate(outs):
             for j, g in enumerate(attempts):
-                b.add((tid, i), j, g)
+                # every attempt is one draw: its attempt number is its sample index
+                b.add((tid, i), j, g, draws=([1], {"sample": [float(j)]}))
     return b.build(source=preds.source, format=preds.format)
 
 

@@ -203,13 +203,15 @@ def anytime_curve(analysis, *, metric: str = "pass@1", ax=None):
                 label="coverage (ceiling)")
         if t["n"].max() > 20:
             ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(_plt().FuncFormatter(lambda v, _: f"{v:g}"))
         else:
             ax.xaxis.set_major_locator(_plt().MaxNLocator(integer=True))
         axis = analysis.summary["anytime"]["axis"]
         ax.set_xlabel(f"draws n ({plain_label(axis)})")
         ax.set_ylabel(metric)
-        top = float(np.nanmax(votes["coverage"])) if len(votes) else 1.0
-        ax.set_ylim(0, min(1.0, top * 1.15 + 0.02))
+        tops = [votes[c] for c in ("coverage", f"{metric}_ci_high") if c in votes]
+        top = float(np.nanmax(np.concatenate(tops))) if len(votes) else 1.0
+        ax.set_ylim(0, min(1.0, top * 1.2 + 0.002))
         ax.legend(fontsize="small", loc="upper left")
     return ax
 
