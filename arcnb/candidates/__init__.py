@@ -47,7 +47,7 @@ Numbers
     (see :func:`calibration`). Every rate comes with a 95 % bootstrap interval over
     tasks (:mod:`arcnb.stats`).
 
-Budgets, refinement steps, verifier (:mod:`arcnb.candidates.anytime`)
+Budgets, refinement steps, verifier (the method in ``arcnb/candidates/anytime.py``)
     With per-draw ``sample``, ``view``, ``step`` or ``iteration``: ``anytime`` (pass@1,
     pass@2 and coverage for every number of draws ``n``, the exact expectation over
     subsets of ``n`` draws, with a bootstrap band over tasks), ``anytime_by_rule``,

@@ -226,7 +226,7 @@ class CandidateAnalysis:
     ``anytime``: with a budget axis, pass@1 / pass@2 / coverage per number of draws
     ``n`` and rule (long table; the band of ``votes``); ``steps``: with refinement steps,
     the per-step shares; ``confidence_reliability``: with a confidence score, its
-    calibration bins (see :mod:`arcnb.candidates.anytime`).
+    calibration bins (see :mod:`arcnb.candidates`).
     """
 
     summary: dict

@@ -83,9 +83,10 @@ class CandidateSet:
     one float per sample (NaN where absent); ``lower_is_better`` names the scores that
     rank ascending. ``fields``: ``passes_train`` (1.0 / 0.0) and ``train_score``, one
     float per sample (NaN where absent), when the source has them. ``draws``: when some
-    sample carries a budget axis (:data:`AXES`), one row per draw: ``entry`` (the sample
-    it belongs to), ``weight`` (how many draws the row stands for) and one float array
-    per axis present (NaN where a draw lacks it); else None.
+    sample carries a budget axis (``sample``, ``view``, ``step``, ``iteration``), one
+    row per draw: ``entry`` (the sample it belongs to), ``weight`` (how many draws the
+    row stands for) and one float array per axis present (NaN where a draw lacks it);
+    else None.
     """
 
     keys: list
