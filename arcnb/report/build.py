@@ -35,7 +35,8 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPO
                     is_scored, read_metrics, require_finished, summary_of,
                     unique_labels)
 from ..html import escape as _esc, fmt_fraction as _fmt_fraction, page as html_page
-from .notebooks import NOTEBOOKS, cell_times, export_html, notebook_path, run_notebook
+from .notebooks import (NOTEBOOKS, cell_times, export_html, notebook_libraries, notebook_path,
+                        run_notebook)
 from .sources import as_source
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
@@ -192,6 +193,7 @@ def _check_run_estimator(rd: Path, estimator: str) -> None:
 def _truncated_report(out: Path) -> Path:
     """The report notebook cut after the cell tagged :data:`NO_TRUTH_TAG`, written as
     a hidden file in ``out`` (for an unscored run)."""
+    notebook_libraries()
     import nbformat
 
     nb = nbformat.read(str(notebook_path("report")), as_version=4)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Mapping
@@ -46,6 +47,22 @@ KERNEL_NAME = "python3"
 _TEMPLATE_NAME = "arcnb_report"
 
 
+def notebook_libraries() -> None:
+    """Import ``jsonschema`` (which nbformat, papermill and nbconvert import) without the
+    IRI grammars of ``rfc3987_syntax``: when that package is installed (Jupyter's
+    ``jsonschema[format-nongpl]`` brings it), jsonschema compiles about 40 parser
+    grammars at import for format checks a notebook's validation never uses, which is
+    most of the time papermill takes to import. Later
+    imports of ``rfc3987_syntax`` itself work as usual; a no-op once jsonschema is in."""
+    if "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        return
+    sys.modules["rfc3987_syntax"] = None  # ``import rfc3987_syntax`` raises ImportError
+    try:
+        import jsonschema  # noqa: F401
+    finally:
+        del sys.modules["rfc3987_syntax"]
+
+
 def notebook_path(name: str) -> Path:
     """The path of a shipped notebook (``"report"`` or ``"report.ipynb"``) or of any
     ``.ipynb`` file given by path."""
@@ -73,6 +90,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     partial notebook and an error page (``html``) are still written, then
     :class:`NotebookError` names the failing cell.
     """
+    notebook_libraries()
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
@@ -166,6 +184,7 @@ def cell_times(notebook: str | os.PathLike) -> list[tuple[str, float]]:
     when the notebook holds no such records."""
     import datetime as dt
 
+    notebook_libraries()
     import nbformat
 
     nb = nbformat.read(str(notebook), as_version=4)
@@ -193,6 +212,7 @@ def cell_times(notebook: str | os.PathLike) -> list[tuple[str, float]]:
 
 def _is_complete_notebook(path) -> bool:
     """Whether ``path`` holds a whole notebook (it parses as one)."""
+    notebook_libraries()
     import nbformat
 
     try:
@@ -243,6 +263,7 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
     nothing from the network. ``error`` (the failing cell's ``cell_index``,
     ``exec_count``, ``ename``, ``evalue``, ``source``) adds an escaped banner at the top.
     """
+    notebook_libraries()
     import nbformat
     from nbconvert import HTMLExporter
 
