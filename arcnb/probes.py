@@ -69,7 +69,8 @@ from .taxonomy import structural_taxonomy
 
 __all__ = ["PROBES", "PROBE_NAMES", "PROBE_COLOR_PERMS", "ProbeView", "ProbePlan",
            "check_probes", "probe_views", "probe_plan", "probe_numbers", "proxy_numbers",
-           "memorisation_line", "SOLVED_AT"]
+           "memorisation_line", "probe_lines", "probe_table", "proxy_table", "run_sections",
+           "SOLVED_AT"]
 
 #: What ``--probe`` takes (``task-id`` stands for both of its probes).
 PROBES = ("dihedral", "colors", "dihedral+colors", "task-id")
@@ -494,6 +495,34 @@ def proxy_numbers(table: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
     if n_forward is not None:
         out["n_forward"] = int(n_forward)
     return out
+
+
+def _num(x) -> str:
+    return "nan" if x is None or x != x else f"{x:.3f}"
+
+
+def probe_lines(metrics: Mapping) -> list[str]:
+    """The probes' and the proxy's numbers of a ``metrics.json`` as lines of text (what
+    ``arcnb evaluate`` prints)."""
+    lines = []
+    for p, n in (metrics.get("probes") or {}).items():
+        lo, hi = n.get("drop_ci95") or (None, None)
+        lines.append(f"probe {p}: pass@2 {_num(n.get('pass@2'))}, drop {_num(n.get('drop'))} "
+                     f"[{_num(lo)}, {_num(hi)}], consistency {_num(n.get('consistency'))}, "
+                     f"robustly solved {_num(n.get('robustly_solved'))} "
+                     f"({n.get('n_views')} views, {n.get('n_forward', 0):,} forward passes)")
+    if metrics.get("memorisation"):
+        lines.append("memorisation: " + str(metrics["memorisation"].get("line")))
+    proxy = metrics.get("proxy")
+    if proxy:
+        lo, hi = proxy.get("ci95") or (None, None)
+        line = (f"proxy (leave-one-demonstration-out): pass@2 {_num(proxy.get('pass@2'))} "
+                f"[{_num(lo)}, {_num(hi)}] on {proxy.get('n_tasks')} tasks")
+        if "true_pass@2" in proxy:
+            line += (f"; true pass@2 on them {_num(proxy['true_pass@2'])}, per-task agreement "
+                     f"{_num(proxy.get('agreement'))}")
+        lines.append(line)
+    return lines
 
 
 # ================================================================ the run's parts
