@@ -338,10 +338,12 @@ def _same(a, b) -> bool:
 
 
 def probe_table(ds: Dataset, records: Sequence[Mapping], probes: Sequence[str], *,
-                estimator: str = "ranked") -> pd.DataFrame:
+                estimator: str = "ranked",
+                views: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """One row per probe x view x test output: ``probe``, ``view``, ``task_id``,
     ``test_index``, ``plain_pass@2`` and ``pass@2`` (NaN without truth), ``same_answer``
-    (attempt 1, mapped back, equals the plain run's attempt 1)."""
+    (attempt 1, mapped back, equals the plain run's attempt 1). ``views`` orders each
+    probe's views (default: as the records hold them)."""
     by_id = {r["task_id"]: r for r in records}
     tasks = [t for t in ds if t.id in by_id]
     truth = all(p.output is not None for t in tasks for p in t.test)
@@ -350,7 +352,8 @@ def probe_table(ds: Dataset, records: Sequence[Mapping], probes: Sequence[str], 
              if truth else None)
     rows = []
     for probe in probes:
-        names = list(by_id[tasks[0].id]["probes"][probe]) if tasks else []
+        names = list((views or {}).get(probe) or
+                     (by_id[tasks[0].id]["probes"][probe] if tasks else []))
         for view in names:
             atts = {t.id: by_id[t.id]["probes"][probe][view] for t in tasks}
             scored = _scored(sub, atts, estimator) if truth else None
@@ -539,7 +542,8 @@ def run_sections(ds: Dataset, records: Sequence[Mapping], plan: ProbePlan, *,
     files: dict = {}
     by_id = {r["task_id"]: r for r in records}
     if plan.probes:
-        table = probe_table(ds, records, plan.probes, estimator=estimator)
+        table = probe_table(ds, records, plan.probes, estimator=estimator,
+                            views={p: [v.name for v in plan.views[p]] for p in plan.probes})
         cats = structural_taxonomy(ds).labels
         numbers = probe_numbers(table, n_boot=n_boot, seed=seed, categories=cats,
                                 forward=forward)
