@@ -508,7 +508,9 @@ def probe_lines(metrics: Mapping) -> list[str]:
     """The probes' and the proxy's numbers of a ``metrics.json`` as lines of text (what
     ``arcnb evaluate`` prints)."""
     lines = []
-    for p, n in (metrics.get("probes") or {}).items():
+    probes = metrics.get("probes") or {}
+    for p, n in sorted(probes.items(), key=lambda kv: (
+            PROBE_NAMES.index(kv[0]) if kv[0] in PROBE_NAMES else len(PROBE_NAMES), kv[0])):
         lo, hi = n.get("drop_ci95") or (None, None)
         lines.append(f"probe {p}: pass@2 {_num(n.get('pass@2'))}, drop {_num(n.get('drop'))} "
                      f"[{_num(lo)}, {_num(hi)}], consistency {_num(n.get('consistency'))}, "

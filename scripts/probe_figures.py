@@ -1,6 +1,6 @@
 """Run the guide's reference probes and draw their figures (docs/guide/images/probes-*.png):
-the bundled checkpoint on the first 100 ARC-AGI-1 evaluation tasks, and the program
-search (single primitives, ``max_depth`` 1) on the first 100 ARC-AGI-1 training tasks.
+the bundled checkpoint on the 400 ARC-AGI-1 training tasks (the data it was trained on),
+and the program search (single primitives, ``max_depth`` 1) on the first 100 of them.
 
     PYTHONPATH=. .venv/bin/python scripts/probe_figures.py RUNS_DIR [--overwrite]
 
@@ -26,10 +26,10 @@ from arcnb.runs import is_finished  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "guide" / "images"
 RUNS = {
-    "baseline": dict(checkpoint="baseline", dataset="arc-agi-1:evaluation", config=None,
-                     probe=["dihedral", "colors", "dihedral+colors"]),
+    "baseline": dict(checkpoint="baseline", dataset="arc-agi-1:training", config=None,
+                     n_tasks=400, probe=["dihedral", "colors"]),
     "program-search": dict(checkpoint="program-search", dataset="arc-agi-1:training",
-                           config={"max_depth": 1},
+                           config={"max_depth": 1}, n_tasks=100,
                            probe=["dihedral", "colors", "dihedral+colors", "task-id"]),
 }
 
@@ -39,7 +39,7 @@ def _run(root: Path, name: str):
     out = root / name
     if is_finished(out):
         return arcnb.open(out)
-    ds = load_dataset(spec["dataset"])[:100]
+    ds = load_dataset(spec["dataset"])[:spec["n_tasks"]]
     return evaluate(spec["checkpoint"], ds, out, config=spec["config"], probe=spec["probe"],
                     proxy=True, device="cpu", resume=out.exists())
 

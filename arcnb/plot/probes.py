@@ -112,6 +112,7 @@ def probe_drops(runs, *, labels: Sequence[str] | None = None, ax=None):
             ax.barh(ys, ds, height=h * 0.9, xerr=np.array(errs).T, capsize=2,
                     color=f"C{j}", alpha=0.85, label=plain_label(label),
                     error_kw={"lw": 0.8})
+            ax.scatter(ds, ys, marker="|", s=40, color=f"C{j}", zorder=3)  # a 0 shows too
     ax.axvline(0, color="0.3", lw=0.8)
     ax.set_yticks(range(len(probes)), probes, fontsize=7)
     ax.invert_yaxis()
