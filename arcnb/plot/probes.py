@@ -11,7 +11,6 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..stats import bootstrap_ci
-from .figures import new_subplots
 from .galleries import pairs_image
 from .pixelfont import plain_label
 from .sweep import _ax
@@ -195,6 +194,8 @@ def probe_gallery(run, probe: str | None = None, *, max_items: int = 24,
     truth, the answer under the view (mapped back) and their difference. Returns the
     Figure."""
     lost = lost_outputs(run, probe).head(max_items)
+    from .figures import new_subplots  # matplotlib only at the first drawing
+
     fig, ax = new_subplots(figsize=(6.0, 1.2 + 1.2 * max(1, -(-len(lost) // 4))))
     ax.set_axis_off()
     if not len(lost):
