@@ -130,15 +130,15 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
                  parameters: Mapping | None = None, *, cwd: str | os.PathLike | None = None,
                  progress: bool = True, html: str | os.PathLike | None = None,
                  overwrite: bool = False, title: str | None = None,
-                 html_on_success: bool = True, kernel: WarmKernel | None = None) -> Path:
+                 html_on_success: bool = True, kernel=None) -> Path:
     """Execute ``notebook`` with papermill (kernel ``python3``) into ``output``, and export
     it to ``html`` when given.
 
     The executed notebook is written atomically (papermill saves progress into a
     temporary file beside ``output``, renamed at the end). When a cell raises, the
     partial notebook and an error page (``html``) are still written, then
-    :class:`NotebookError` names the failing cell. ``kernel``: a :class:`WarmKernel`
-    started earlier in ``cwd`` to execute on (shut down here, whatever happens).
+    :class:`NotebookError` names the failing cell. ``kernel``: a ``WarmKernel`` (this
+    module) started earlier in ``cwd`` to execute on (shut down here, whatever happens).
     """
     try:
         return _run_notebook(notebook, output, parameters, cwd=cwd, progress=progress,
