@@ -23,6 +23,7 @@ from .evaluate import check_run_parameters, checkpoint_kwargs, evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
 from .io import to_jsonable
 from .overlap import overlap
+from .probes import probe_lines
 from .arc3.command import add_command as add_arc3_command
 from .repeats import repeats as analyse_repeats
 from .report.build import SWEEP_FOLDER
@@ -458,6 +459,14 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--probe", action="append", metavar="PROBE",
+                   help="also evaluate every task under a probe and map the answers back: "
+                        "dihedral, colors, dihedral+colors or task-id (repeatable); see the "
+                        "guide's memorisation and invariance probes")
+    p.add_argument("--proxy", action="store_true",
+                   help="also score each task with each demonstration pair held out "
+                        "(leave-one-demonstration-out proxy score)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.set_defaults(func=_run_evaluate)
 
 
@@ -542,16 +551,25 @@ def _run_evaluate(args) -> int:
                    batch_size=args.batch_size, augment=args.augment,
                    color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,
                    overwrite=args.overwrite, progress=False if args.no_progress else None,
-                   estimator=args.estimator, **checkpoint_kwargs(_checkpoint_options(args)))
+                   estimator=args.estimator, probe=args.probe, proxy=args.proxy,
+                   **checkpoint_kwargs(_checkpoint_options(args)))
     if res is None:  # a non-zero rank under torchrun: rank 0 reports
+        return 0
+    if args.json:
+        print(json.dumps(to_jsonable({k: v for k, v in res.metrics.items()
+                                      if k != "provenance"}), sort_keys=True))
         return 0
     if getattr(res, "scored", True) is False:  # a hidden test set: predictions only
         from pathlib import Path
 
         print(format_unscored(res.summary))
+        for line in probe_lines(res.metrics):
+            print(line)
         print(f"wrote {args.out} (Kaggle submission: {Path(args.out) / SUBMISSION})")
         return 0
     print(format_summary(res.summary, res.ks))
+    for line in probe_lines(res.metrics):
+        print(line)
     print(f"wrote {args.out}")
     return 0
 

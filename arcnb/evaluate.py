@@ -62,6 +62,7 @@ from .data import Pair, Task, load_dataset
 from .grids import as_grid_or_none
 from .models.interface import decode_logits, pad_batch, pad_demonstrations
 from .candidates import candidates_bytes
+from .probes import check_probes, probe_plan, run_sections
 from .scoring import ESTIMATORS, score
 from .stats import check_n_boot, check_seed
 from .models.loading import file_sha256
@@ -186,11 +187,24 @@ def _round(x: float) -> float | None:
 def _run_unit(adapter, tasks, views: list[View], *, attempts: int, batch_size: int,
               device) -> list[dict]:
     """Predict every test input of ``tasks`` under every view; vote; return records."""
+    return _records(tasks, *_candidates(adapter, tasks, views, attempts=attempts,
+                                        batch_size=batch_size, device=device),
+                    attempts=attempts)
+
+
+def _candidates(adapter, tasks, views, *, attempts: int, batch_size: int, device):
+    """Every view's candidates of every test input of ``tasks``, mapped back:
+    ``(candidates, confidences, solves)`` (what :func:`_records` votes on)."""
     solves = _solves(adapter)
     if solves:
         cands, confs = _solve_unit(adapter.model, tasks, views, attempts=attempts)
     else:
         cands, confs = _logits_unit(adapter, tasks, views, batch_size=batch_size, device=device)
+    return cands, confs, solves
+
+
+def _records(tasks, cands, confs, solves: bool, *, attempts: int) -> list[dict]:
+    """The vote over each test input's candidates, as one journal record per task."""
     records = []
     for ti, task in enumerate(tasks):
         atts, votes = [], []
@@ -284,8 +298,11 @@ def _logits_unit(adapter, tasks, views: list[View], *, batch_size: int, device):
             demos = pad_demonstrations(
                 [[(views[v].apply(p.input), views[v].apply(p.output)) for p in tasks[ti].train]
                  for ti, _, v in chunk], device=device)
+        # the task-id hook: a model that reads task ids gets the one each input is of
+        ids = ({"task_ids": [tasks[ti].id for ti, _, _ in chunk]}
+               if getattr(adapter, "reads_task_ids", False) else {})
         with torch.inference_mode():
-            logits = adapter.logits(x, demos)
+            logits = adapter.logits(x, demos, **ids)
         if not hasattr(logits, "shape") or logits.ndim < 1 or logits.shape[0] != len(chunk):
             raise ArcnbError(f"the model returned {getattr(logits, 'shape', type(logits))} for a "
                              f"batch of {len(chunk)} inputs; expected logits [B, 11, H, W]")
@@ -356,7 +373,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
              attempts: int = 2, augment: str = "none", color_perms: int = 1, tasks=None,
              resume: bool = False, overwrite: bool = False, trust_checkpoint: bool = False,
              arch=None, config: dict | None = None, seed: int = 0, progress: bool | None = None,
-             n_boot: int = 1000, estimator: str = "ranked"):
+             n_boot: int = 1000, estimator: str = "ranked", probe=None, proxy: bool = False):
     """Evaluate a model on a dataset and write a run directory ``out``.
 
     :param checkpoint: a checkpoint file, ``"baseline"`` (the bundled model), a registered
@@ -378,6 +395,10 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     :param progress: tqdm bar on stderr (default: when stderr is a terminal).
     :param estimator: how attempts become pass@K (:func:`arcnb.scoring.score`):
         ``"ranked"`` (the ARC Prize rule) or ``"unbiased"`` (for sampled attempts).
+    :param probe: memorisation and invariance probes besides the plain run:
+        ``"dihedral"``, ``"colors"``, ``"dihedral+colors"``, ``"task-id"`` (or a list,
+        or a comma-separated text of them); see :mod:`arcnb.probes`.
+    :param proxy: also compute the leave-one-demonstration-out proxy score.
 
     A dataset without test outputs (a hidden test set, e.g. a Kaggle
     ``*_challenges.json`` without its solutions file) is not scored: the run directory
@@ -397,6 +418,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
                                    estimator=estimator)
     batch_size, attempts = checked["batch_size"], checked["attempts"]
     color_perms, seed, n_boot = checked["color_perms"], checked["seed"], checked["n_boot"]
+    check_probes(probe)
     out = Path(out)
     _check_out_dir(out, resume=resume, overwrite=overwrite)
 
@@ -405,6 +427,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     adapter = load_model(checkpoint, arch=arch, config=config,
                          trust_checkpoint=trust_checkpoint, device=dev)
     views = make_views(augment, color_perms=color_perms, seed=seed)
+    plan = probe_plan(probe, proxy, ds, adapter, seed=seed)
     params = _parameters(checkpoint, adapter, ds, dev, views, batch_size=batch_size,
                          attempts=attempts, augment=augment, color_perms=color_perms,
                          arch=arch, config=config, seed=seed,
@@ -413,11 +436,17 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
                           augment=augment, color_perms=color_perms, arch=arch, config=config,
                           seed=seed, estimator=estimator, n_boot=n_boot,
                           checkpoint_sha256=params["checkpoint_sha256"])
+    if plan:  # the probes are part of the run (its journal, the same-run check)
+        params.update(plan.parameters())
+        options.update(plan.parameters())
     task_list = list(ds)
-    counts = [len(t.test) * len(views) for t in task_list]
+    counts = [len(t.test) * len(views) + (plan.n_inputs(t, len(views)) if plan else 0)
+              for t in task_list]
     units = plan_units(counts, batch_size)
 
     rank, world, created = _dist_setup(dev)
+    if plan and rank == 0:
+        print(plan.cost_line(task_list, len(views)), file=sys.stderr)
     lock = None
     try:
         lock = _claim_out_dir(out, rank, world, resume=resume, overwrite=overwrite)
@@ -430,7 +459,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         try:
             my_records = _run_units(adapter, task_list, views, my_units, counts, done,
                                     journal, attempts=attempts, batch_size=batch_size,
-                                    device=dev, seed=seed, show=show)
+                                    device=dev, seed=seed, show=show, plan=plan)
         finally:
             journal.close()
         all_records = _gather(my_records, rank, world)
@@ -443,7 +472,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         results = _write_results(all_records, task_list, ds, out, params, run, t_start,
                                  attempts=attempts, n_boot=n_boot,
                                  overwrite=overwrite or resume, estimator=estimator,
-                                 options=options)
+                                 options=options, plan=plan, n_views=len(views), seed=seed)
         if world > 1:
             dist.barrier()
         return results
@@ -621,7 +650,8 @@ def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, au
 
 
 def _run_units(adapter, task_list, views, my_units, counts, done: dict, journal: Journal, *,
-               attempts: int, batch_size: int, device, seed: int, show: bool) -> list[dict]:
+               attempts: int, batch_size: int, device, seed: int, show: bool,
+               plan=None) -> list[dict]:
     """Predict this rank's units in order (taking finished tasks from ``done``) and
     journal every newly finished task. Returns one record per task of the units."""
     from tqdm.auto import tqdm
@@ -637,12 +667,18 @@ def _run_units(adapter, task_list, views, my_units, counts, done: dict, journal:
                 for t in unit_tasks:
                     if t.id in done:
                         _check_done(done[t.id], t, attempts)
+                        if plan:
+                            plan.check_record(done[t.id], t)
                 if all(t.id in done for t in unit_tasks):
                     my_records += [done[t.id] for t in unit_tasks]
                     bar.update(n)
                     continue
                 recs = _run_unit(adapter, unit_tasks, views, attempts=attempts,
                                  batch_size=batch_size, device=device)
+                if plan:  # the probes and the proxy of these tasks, in their records
+                    plan.add(lambda ts, vs: _run_unit(adapter, ts, vs, attempts=attempts,
+                                                      batch_size=batch_size, device=device),
+                             unit_tasks, views, recs)
                 for t, rec in zip(unit_tasks, recs):
                     if t.id in done:
                         rec = done[t.id]
@@ -685,7 +721,8 @@ def _gather(my_records: list[dict], rank: int, world: int) -> list[dict] | None:
 
 def _write_results(all_records: list[dict], task_list, ds, out: Path, params: dict, run: dict,
                    t_start: float, *, attempts: int, n_boot: int, overwrite: bool,
-                   estimator: str = "ranked", options: dict | None = None):
+                   estimator: str = "ranked", options: dict | None = None, plan=None,
+                   n_views: int = 1, seed: int = 0):
     """Score the gathered records and write the run directory; returns the Run
     (unscored when some test output has no truth). ``run`` (facts about this
     execution) gets the wall time since ``t_start``."""
@@ -712,12 +749,20 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
         checkpoint_sha256=params["checkpoint_sha256"],
         dataset=ds.info, device=params["device"], parameters=params, **same_run, **pool,
         run={"wall_time_s": round(time.time() - t_start, 3), **run})
+    records = [by_id[t.id] for t in task_list]
     if not all(t.has_truth for t in task_list):  # a hidden test set: predictions only
-        unscored = Run.unscored(ds, preds, provenance=provenance)
+        sections, probe_files = (run_sections(ds, records, plan, n_views=n_views,
+                                              estimator=estimator, n_boot=n_boot, seed=seed)
+                                 if plan else ({}, {}))
+        unscored = Run.unscored(ds, preds, provenance=provenance, sections=sections)
         return unscored.write(out, overwrite=overwrite, extra_columns=votes,
-                              predictions_text=text, extra_files=extra_files)
+                              predictions_text=text, extra_files={**extra_files, **probe_files})
     ks = sorted({1, 2, attempts})
     results = score(ds, preds, ks=ks, n_boot=n_boot, estimator=estimator)
-    return Run.from_results(results, provenance=provenance).write(
+    sections, probe_files = ({}, {}) if not plan else run_sections(
+        ds, records, plan, n_views=n_views, estimator=estimator, n_boot=n_boot, seed=seed,
+        true_scores=dict(zip(results.tasks["task_id"], results.tasks["pass@2"])))
+    extra_files = {**extra_files, **probe_files}
+    return Run.from_results(results, provenance=provenance, sections=sections).write(
         out, overwrite=overwrite, extra_columns=votes, predictions_text=text,
         extra_files=extra_files)

@@ -105,32 +105,42 @@ def arcnb(*args, cwd=None, timeout=600) -> subprocess.CompletedProcess:
 def shared_report(tmp_path_factory) -> dict:
     """Build (once per session) ``arcnb report --predictions ... --taxonomy ...`` into a
     folder under the session's base temp dir; later calls reuse it."""
-    base = tmp_path_factory.getbasetemp() / "arcnb-shared-report"
-    done = base / "inputs.json"
-    if done.exists():
-        return json.loads(done.read_text())
-    base.mkdir(parents=True, exist_ok=True)
-    info = build_inputs(base)
-    out = base / "report"
-    proc = arcnb("report", "--predictions", info["predictions"], "--dataset", info["dataset"],
-                 "--taxonomy", info["taxonomy"], "--out", out, "--no-progress")
-    info.update(out=str(out), returncode=proc.returncode, stdout=proc.stdout,
-                stderr=proc.stderr)
-    done.write_text(json.dumps(info))
-    return info
+    def build(base):
+        info = build_inputs(base)
+        out = base / "report"
+        proc = arcnb("report", "--predictions", info["predictions"], "--dataset",
+                     info["dataset"], "--taxonomy", info["taxonomy"], "--out", out,
+                     "--no-progress")
+        info.update(out=str(out), returncode=proc.returncode, stdout=proc.stdout,
+                    stderr=proc.stderr)
+        return info
+
+    return _cached_build(tmp_path_factory, "arcnb-shared-report", build)
+
+
+def _session_root(tmp_path_factory) -> Path:
+    """The folder every worker of this session shares: the base temp dir, or under
+    pytest-xdist (``-n``) its parent, which all workers' base dirs sit in."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def _cached_build(tmp_path_factory, name: str, build) -> dict:
-    """Run ``build(base) -> info`` once per session under the base temp dir; later
-    calls read the saved info."""
-    base = tmp_path_factory.getbasetemp() / name
+    """Run ``build(base) -> info`` once per session (once for all xdist workers: a file
+    lock makes the others wait for it) under the session's shared temp dir; later calls
+    read the saved info."""
+    from filelock import FileLock
+
+    base = _session_root(tmp_path_factory) / name
     done = base / "info.json"
-    if done.exists():
-        return json.loads(done.read_text())
-    base.mkdir(parents=True, exist_ok=True)
-    info = build(base)
-    done.write_text(json.dumps(info))
-    return info
+    base.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(base) + ".lock"):
+        if done.exists():
+            return json.loads(done.read_text())
+        base.mkdir(parents=True, exist_ok=True)
+        info = build(base)
+        done.write_text(json.dumps(info))
+        return info
 
 
 def default_report(tmp_path_factory) -> dict:

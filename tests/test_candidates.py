@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import cli
 
 import arcnb
 from arcnb.baselines import program_search_candidates, program_search_submission
@@ -303,8 +302,7 @@ def test_program_search_candidates():
 
 # --------------------------------------------------------------------- CLI
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "arcnb", *map(str, args)],
-                          capture_output=True, text=True)
+    return cli(*args)
 
 
 def test_cli_json_and_out(ds, tmp_path):

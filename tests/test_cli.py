@@ -1,4 +1,5 @@
-"""`arcnb score` as a user runs it: a real subprocess."""
+"""`arcnb score` as a user runs it: in this process (``_cli.cli``), and a real subprocess
+where only a process shows it (a bug's traceback and exit status)."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
@@ -17,8 +19,7 @@ JSON_KEYS = {"pass@1", "pass@2", "pass@1_per_output", "pass@2_per_output",
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "arcnb", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+    return cli(*args, cwd=ROOT)
 
 
 def test_score_json_on_bundled_example():

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import cli
 import torch
 
 from arcnb.data import load_dataset
@@ -30,7 +31,8 @@ needs_baseline = pytest.mark.skipif(not BUNDLED_BASELINE.exists(),
                                     reason="bundled baseline checkpoint not present")
 
 
-def cli(*args, cwd=ROOT, **kw):
+def process(*args, cwd=ROOT, **kw):
+    """A real process (the arithmetic of a single-threaded run, beside torchrun's)."""
     kw.setdefault("timeout", 600)
     return subprocess.run([PY, "-m", "arcnb", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, **kw)
@@ -252,7 +254,7 @@ def test_torchrun_two_processes_match_single(eval_ds, tmp_path):
     # torchrun runs each process with OMP_NUM_THREADS=1: same arithmetic for the reference
     env = dict(os.environ, OMP_NUM_THREADS="1")
     single = tmp_path / "single"
-    r = cli(*common, "--out", single, env=env)
+    r = process(*common, "--out", single, env=env)
     assert r.returncode == 0, r.stderr
     multi = tmp_path / "multi"
     r = subprocess.run([PY, "-m", "torch.distributed.run", "--nproc_per_node", "2",

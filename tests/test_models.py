@@ -21,7 +21,7 @@ from arcnb.models import (BUNDLED_BASELINE, ModelAdapter, UnsafeCheckpointError,
                           save_checkpoint)
 from arcnb.models.baseline import CopyInput, DemoConvNet, demo_features
 
-from _cli import one_line_refusal, run_arcnb
+from _cli import cli, one_line_refusal, run_arcnb
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -235,8 +235,13 @@ def test_unreadable_checkpoints_are_not_called_unsafe(tmp_path):
 
 
 # ------------------------------------------------------------------ bad models: one line
-def _cli(args, env=None, timeout=600):
-    return run_arcnb(*args, env=env, timeout=timeout)
+def _cli(args):
+    return cli(*args)
+
+
+def _process(args, env):
+    """A fresh process: a builder module on its PYTHONPATH is imported anew."""
+    return run_arcnb(*args, env=env)
 
 
 def _assert_one_line(r, out: Path | None = None, *words):
@@ -392,7 +397,7 @@ def test_builder_config_bounds_checked_before_building(tmp_path):
     path = save_checkpoint(tmp_path / "huge.pt", net, arch="demo-conv",
                            config={"hidden": 8, "blocks": 10 ** 7})
     r = _cli(["evaluate", "--checkpoint", path, "--dataset", "arc-agi-1:evaluation",
-              "--out", tmp_path / "run", "--no-progress"], timeout=120)
+              "--out", tmp_path / "run", "--no-progress"])
     _assert_one_line(r, tmp_path / "run", "blocks=10000000", "0..64")
 
 
@@ -401,9 +406,9 @@ def test_builder_exception_is_one_line(tmp_path):
         "def broken(**config):\n    raise RuntimeError('cannot build this')\n")
     path = tmp_path / "sd.pt"
     torch.save(DemoConvNet(hidden=4, blocks=1).state_dict(), path)
-    r = _cli(["evaluate", "--checkpoint", path, "--arch", "mybuilders:broken", "--dataset",
-              "arc-agi-1:evaluation", "--out", tmp_path / "run", "--no-progress"],
-             env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"})
+    r = _process(["evaluate", "--checkpoint", path, "--arch", "mybuilders:broken", "--dataset",
+                  "arc-agi-1:evaluation", "--out", tmp_path / "run", "--no-progress"],
+                 env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"})
     _assert_one_line(r, tmp_path / "run", "cannot build this", "mybuilders:broken")
 
 

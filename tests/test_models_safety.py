@@ -23,7 +23,7 @@ from arcnb.errors import ArcnbError
 from arcnb.models import UnsafeCheckpointError, detect_format, load_model
 from arcnb.models.baseline import CopyInput
 
-from _cli import one_line_refusal, run_arcnb
+from _cli import cli, one_line_refusal
 
 ROOT = Path(__file__).resolve().parents[1]
 X2 = torch.full((2, 30, 30), 10, dtype=torch.int64)
@@ -131,7 +131,7 @@ def _pt2_payloads(marker: Path) -> dict:
 
 
 def _cli(args):
-    return run_arcnb(*args)
+    return cli(*args)
 
 
 def _assert_one_line_refusal(r, out: Path, *words):

@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 
 from submissions import synthetic_submission
-from _cli import one_line_refusal, run_arcnb
+from _cli import cli, one_line_refusal
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args, cwd=ROOT):
-    return run_arcnb(*args, cwd=cwd, timeout=300)
+    return cli(*args, cwd=cwd)
 
 
 def one_line_error(proc, *needles):

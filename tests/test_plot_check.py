@@ -30,6 +30,8 @@ from arcnb import plot as P  # noqa: E402
 from arcnb import report as R  # noqa: E402
 from arcnb import sweep as S  # noqa: E402
 from arcnb.plot.check import check_figure, looks_like_column_name  # noqa: E402
+from arcnb.evaluate import evaluate  # noqa: E402
+from arcnb.models import ModelAdapter  # noqa: E402
 from arcnb.scoring import score  # noqa: E402
 
 import _report_fixture as F  # noqa: E402
@@ -167,7 +169,17 @@ def runs(arc1_eval, tmp_path_factory):
     rep = REP.repeats(sorted(str(p) for p in many.glob("*.json")),
                       dataset="arc-agi-1:evaluation", tasks=arc1_eval.task_ids[:30],
                       n_boot=N_BOOT)
+    # two probed runs on 8 tasks: a memoriser (the stored answer only for the input as
+    # stored, or for its own task id) and copy-the-input
+    probed = tmp_path_factory.mktemp("probed")
+    sub = arc1_eval.select(arc1_eval.task_ids[:8])
+    memo = evaluate(ModelAdapter(_Memoriser(sub)), sub, probed / "memoriser",
+                    probe=["dihedral", "colors", "task-id"], proxy=True, device="cpu",
+                    n_boot=N_BOOT)
+    copy_run = evaluate("copy-input", sub, probed / "copy", probe="dihedral", proxy=True,
+                        device="cpu", n_boot=N_BOOT)
     return {"default": default, "files": files, "sweep_dir": sweep_dir, "repeats": rep,
+            "probed": [memo, copy_run],
             "nothing": score(arc1_eval, copy, n_boot=N_BOOT),
             "everything": score(arc1_eval, truth, n_boot=N_BOOT), "sweep": sweep,
             "pool": CA.candidates(arc1_eval.select(ids), pool), "pool_task": ids[0],
@@ -192,6 +204,18 @@ def _budget_pool(ds, ids) -> dict:
             outs.append(cands)
         tasks[t] = outs
     return {"arcnb_candidates": 1, "tasks": tasks}
+
+
+class _Memoriser:
+    """Answers the stored output when it sees the stored input under its own task id."""
+
+    def __init__(self, ds):
+        self.store = {t.id: [(p.input, p.output) for p in t.test] for t in ds}
+
+    def solve(self, task, attempts=2):
+        known = self.store.get(task.id, [])
+        return [[known[i][1] if i < len(known) and np.array_equal(known[i][0], p.input)
+                 else p.input] for i, p in enumerate(task.test)]
 
 
 def _with_ax(draw, size=None):
@@ -260,9 +284,21 @@ FIGURES = {
                                           size=(3.5, 3.6)),
     "winners_curse": lambda r, o: _with_ax(lambda ax: P.winners_curse(
         o["repeats"].summary["winners_curse"], ax=ax)),
+    # the probes' figures (the same probed runs whatever the run)
+    "probe_scores": lambda r, o: _styled(lambda: P.probe_scores(o["probed"][0],
+                                                                n_boot=N_BOOT)),
+    "probe_drops": lambda r, o: _with_ax(lambda ax: P.probe_drops(
+        o["probed"], labels=["memoriser", "copy the input"], ax=ax)),
+    "probe_consistency": lambda r, o: _with_ax(lambda ax: P.probe_consistency(
+        o["probed"][0], ax=ax)),
+    "proxy_vs_true": lambda r, o: _with_ax(lambda ax: P.proxy_vs_true(
+        o["probed"], labels=["memoriser", "copy the input"], ax=ax), size=(3.5, 3.5)),
+    "probe_gallery": lambda r, o: _styled(lambda: P.probe_gallery(o["probed"][0],
+                                                                  max_items=6)),
 }
 # public callables of arcnb.plot that draw no figure of their own
-NOT_FIGURES = {"grid_image", "diff_mask", "pairs_image", "gallery_items", "gallery_pages", "paper_style",
+NOT_FIGURES = {"grid_image", "diff_mask", "pairs_image", "gallery_items", "gallery_pages",
+               "paper_style", "lost_outputs",
                "figsize", "save", "view", "enable_rich_display", "value_limit",
                "value_label", "check_figure", "paper_width", "GridView", "PairView", "TaskView"}
 

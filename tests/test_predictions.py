@@ -15,13 +15,12 @@ from __future__ import annotations
 import copy
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import cli
 
 from arcnb.data import load_dataset
 from arcnb.errors import PredictionsError
@@ -231,8 +230,7 @@ def harness_scorer(task_dir: Path, submission_dir: Path) -> dict:
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "arcnb", *map(str, args)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return cli(*args, cwd=ROOT)
 
 
 # ------------------------------------------------------------------------ the tests

@@ -16,7 +16,7 @@ from arcnb.errors import ArcnbError, RepeatsError
 from arcnb.front import score_to_run_dir
 from arcnb.stats import bootstrap_indices
 
-from _cli import ROOT, one_line_refusal, run_arcnb
+from _cli import ROOT, cli, one_line_refusal, run_arcnb
 
 TASKS = ["t1", "t2", "t3", "t4", "t5"]  # t5 has two test outputs
 # per run, per test output (t1, t2, t3, t4, t5.0, t5.1): solved (1) or not (0)
@@ -401,9 +401,8 @@ def test_pattern_names():
 def test_cli_json_contract_and_out(hand, tmp_path):
     ds_dir, files = hand
     out = tmp_path / "out"
-    env = {"PYTHONPATH": str(ROOT)}
-    proc = run_arcnb("repeats", *files, "--dataset", ds_dir, "--json", "--out", out,
-                     "--n-boot", "100", cwd=tmp_path, env=env)
+    proc = cli("repeats", *files, "--dataset", ds_dir, "--json", "--out", out,
+                     "--n-boot", "100", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     s = json.loads(proc.stdout)
     assert s["n_tasks"] == 5
@@ -421,11 +420,11 @@ def test_cli_json_contract_and_out(hand, tmp_path):
     assert {"summary.json", "runs.csv", "configs.csv", "solve_matrix.csv", "flips.csv",
             "comparisons.csv", "union.csv", "jaccard.csv"} <= names
     # a second write is refused without --overwrite, in one line
-    again = run_arcnb("repeats", *files, "--dataset", ds_dir, "--out", out, "--n-boot", "100",
-                      cwd=tmp_path, env=env)
+    again = cli("repeats", *files, "--dataset", ds_dir, "--out", out, "--n-boot", "100",
+                      cwd=tmp_path)
     one_line_refusal(again.returncode, again.stderr, "overwrite")
-    ok = run_arcnb("repeats", *files, "--dataset", ds_dir, "--out", out, "--n-boot", "100",
-                   "--overwrite", cwd=tmp_path, env=env)
+    ok = cli("repeats", *files, "--dataset", ds_dir, "--out", out, "--n-boot", "100",
+                   "--overwrite", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert "pass@2" in ok.stdout
 
@@ -434,8 +433,7 @@ def test_cli_bad_groups_is_one_line(hand, tmp_path):
     ds_dir, files = hand
     csv = tmp_path / "g.csv"
     csv.write_text("name,group\nx,y\n")
-    proc = run_arcnb("repeats", *files, "--dataset", ds_dir, "--groups", csv,
-                     cwd=tmp_path, env={"PYTHONPATH": str(ROOT)})
+    proc = cli("repeats", *files, "--dataset", ds_dir, "--groups", csv, cwd=tmp_path)
     one_line_refusal(proc.returncode, proc.stderr, "run, config")
 
 

@@ -32,6 +32,14 @@ padded rows are dropped; a larger one is split); one exported with a fixed numbe
 demonstration pairs gets filler pairs up to that number, and a task with more pairs
 is an error naming the fix (export with a dynamic dimension, ``torch.export.Dim``).
 
+**The task-id hook** (for models that learn one embedding per task, and for the
+``task-id`` probes of :mod:`arcnb.probes`): a model whose ``reads_task_ids`` attribute
+is True is called with one more keyword argument, ``task_ids`` (a list of ``B``
+strings: the id of the task each input of the batch is asked about), as
+``model(inputs, ..., task_ids=task_ids)``. A model with ``solve(task, attempts)``
+reads it as ``task.id``. The ``task-id-blank`` probe hands the empty string, the
+``task-id-random`` probe another task's id.
+
 Under test-time augmentation the whole task (demonstrations and test input) is
 transformed before it reaches the model; see :mod:`arcnb.augment`.
 """
@@ -170,8 +178,15 @@ class ModelAdapter:
                 pass
         return self
 
-    def logits(self, inputs, demos=None):
-        """Run the model; ``demos`` is the tuple from :func:`pad_demonstrations`."""
+    @property
+    def reads_task_ids(self) -> bool:
+        """Whether the model takes the task ids (its ``reads_task_ids`` attribute; see the
+        module docstring)."""
+        return bool(getattr(self.model, "reads_task_ids", False))
+
+    def logits(self, inputs, demos=None, task_ids=None):
+        """Run the model; ``demos`` is the tuple from :func:`pad_demonstrations`;
+        ``task_ids`` (one string per input) reach a model that reads them."""
         import torch
 
         if self.reads_demonstrations and demos is None:
@@ -180,26 +195,31 @@ class ModelAdapter:
             demos = None
         if demos is not None and self.fixed_demos is not None:
             demos = _fit_demonstrations(demos, self.fixed_demos)
+        ids = list(task_ids) if task_ids is not None and self.reads_task_ids else None
         n = self.fixed_batch
         if n is None or inputs.shape[0] == n:
-            return self._call(inputs, demos)
+            return self._call(inputs, demos, ids)
         outs = []
         for start in range(0, inputs.shape[0], n):
             x = inputs[start:start + n]
             d = None if demos is None else tuple(t[start:start + n] for t in demos)
             k = x.shape[0]
+            part = None if ids is None else ids[start:start + n]
+            if part is not None and k < n:
+                part = part + [part[-1]] * (n - k)
             if k < n:  # repeat the last input: the model only takes batches of n
                 x = torch.cat([x, x[-1:].expand(n - k, *x.shape[1:])])
                 d = None if d is None else tuple(torch.cat([t, t[-1:].expand(n - k, *t.shape[1:])])
                                                   for t in d)
-            outs.append(self._call(x, d)[:k])
+            outs.append(self._call(x, d, part)[:k])
         return torch.cat(outs)
 
-    def _call(self, inputs, demos):
+    def _call(self, inputs, demos, task_ids=None):
         import torch
 
         try:
-            out = self.model(inputs) if demos is None else self.model(inputs, *demos)
+            kw = {} if task_ids is None else {"task_ids": task_ids}
+            out = self.model(inputs, **kw) if demos is None else self.model(inputs, *demos, **kw)
         except Exception as exc:  # noqa: BLE001 - the model's failure: one line, not a traceback
             lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()] or [""]
             # TorchScript puts its own frame first and the model's error last

@@ -52,6 +52,9 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
   :func:`candidate_strip`
 * ``repeats``: :func:`seed_spread`, :func:`union_coverage`, :func:`solve_matrix`,
   :func:`winners_curse` (many runs analysed together, :mod:`arcnb.repeats`)
+* ``probes``: :func:`probe_scores`, :func:`probe_drops`, :func:`probe_consistency`,
+  :func:`proxy_vs_true`, :func:`probe_gallery`, :func:`lost_outputs` (the memorisation
+  and invariance probes, :mod:`arcnb.probes`)
 * ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`,
   :data:`WIDTHS` and :func:`paper_width` (``"column"`` 3.5 in, ``"page"`` 7.2 in)
 * ``check``: :func:`check_figure`, the problems of a finished figure (overlapping,
@@ -105,3 +108,7 @@ from .repeats import seed_spread, solve_matrix, union_coverage, winners_curse  #
 
 __all__ += ["seed_spread", "union_coverage", "solve_matrix", "winners_curse"]
 __all__ += ["WIDTHS", "paper_width"]
+from .probes import (lost_outputs, probe_consistency, probe_drops, probe_gallery,  # noqa: E402
+                     probe_scores, proxy_vs_true)
+__all__ += ["probe_scores", "probe_drops", "probe_consistency", "proxy_vs_true",
+            "probe_gallery", "lost_outputs"]

@@ -35,7 +35,8 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPO
                     is_scored, read_metrics, require_finished, summary_of,
                     unique_labels)
 from ..html import escape as _esc, fmt_fraction as _fmt_fraction, page as html_page
-from .notebooks import NOTEBOOKS, cell_times, export_html, notebook_path, run_notebook
+from .notebooks import (NOTEBOOKS, WarmKernel, cell_times, export_html, notebook_libraries,
+                        notebook_path, run_notebook)
 from .sources import as_source
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
@@ -192,6 +193,7 @@ def _check_run_estimator(rd: Path, estimator: str) -> None:
 def _truncated_report(out: Path) -> Path:
     """The report notebook cut after the cell tagged :data:`NO_TRUTH_TAG`, written as
     a hidden file in ``out`` (for an unscored run)."""
+    notebook_libraries()
     import nbformat
 
     nb = nbformat.read(str(notebook_path("report")), as_version=4)
@@ -253,36 +255,44 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         load_taxonomy(taxonomy)  # a malformed taxonomy is one line before any work
     created = not out.exists()
     t0 = time.perf_counter()
+    kernel = None
     try:
         _claim_outputs(out, _report_targets(out), overwrite=overwrite, log=log,
                        folders=(out / FIGURES,))
+        # the report's kernel starts (and imports arcnb) while the run is made
+        kernel = WarmKernel(out)
         _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite,
                       progress=progress, log=log, timings=timings,
                       in_process=evaluate_in_process, estimator=estimator)
     except BaseException:
+        if kernel is not None:
+            kernel.close()
         if created:  # bad input found while making the run: leave no empty --out behind
             _remove_empty(out)
         raise
-    scored = is_scored(read_metrics(out))
-    params = {"run_dir": str(out.resolve()),
-              "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
-              "figures_dir": str((out / FIGURES).resolve())}
-    if references:
-        # reference runs shown beside the model (the embedded default's reference points)
-        params["references"] = [r if not Path(r).exists() else str(Path(r).resolve())
-                                for r in map(str, references)]
-    params.update(dict(report_parameters or {}))
-    with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
-        # on a failing cell, run_notebook still writes the partial notebook and an error
-        # page, then raises NotebookError naming the cell
-        source_nb = "report" if scored else _truncated_report(out)
-        try:
-            run_notebook(source_nb, nb_path, params, progress=progress, overwrite=True,
-                         cwd=out, html=html_path, html_on_success=False,
-                         title=label or out.name)
-        finally:
-            if not scored:
-                Path(source_nb).unlink(missing_ok=True)
+    try:  # the warm kernel is shut down however this ends (run_notebook uses it)
+        scored = is_scored(read_metrics(out))
+        params = {"run_dir": str(out.resolve()),
+                  "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
+                  "figures_dir": str((out / FIGURES).resolve())}
+        if references:
+            # reference runs shown beside the model (the embedded default's reference points)
+            params["references"] = [r if not Path(r).exists() else str(Path(r).resolve())
+                                    for r in map(str, references)]
+        params.update(dict(report_parameters or {}))
+        with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
+            # on a failing cell, run_notebook still writes the partial notebook and an error
+            # page, then raises NotebookError naming the cell
+            source_nb = "report" if scored else _truncated_report(out)
+            try:
+                run_notebook(source_nb, nb_path, params, progress=progress, overwrite=True,
+                             cwd=out, html=html_path, html_on_success=False,
+                             title=label or out.name, kernel=kernel)
+            finally:
+                if not scored:
+                    Path(source_nb).unlink(missing_ok=True)
+    finally:
+        kernel.close()
     cells = cell_times(nb_path)
     if cells:  # where the notebook's time went: the kernel, the setup, each section
         rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)

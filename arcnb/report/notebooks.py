@@ -12,9 +12,12 @@ execution count, exception name and message).
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
+import sys
+import threading
 import tempfile
 from pathlib import Path
 from typing import Mapping
@@ -46,6 +49,22 @@ KERNEL_NAME = "python3"
 _TEMPLATE_NAME = "arcnb_report"
 
 
+def notebook_libraries() -> None:
+    """Import ``jsonschema`` (which nbformat, papermill and nbconvert import) without the
+    IRI grammars of ``rfc3987_syntax``: when that package is installed (Jupyter's
+    ``jsonschema[format-nongpl]`` brings it), jsonschema compiles about 40 parser
+    grammars at import for format checks a notebook's validation never uses, which is
+    most of the time papermill takes to import. Later
+    imports of ``rfc3987_syntax`` itself work as usual; a no-op once jsonschema is in."""
+    if "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        return
+    sys.modules["rfc3987_syntax"] = None  # ``import rfc3987_syntax`` raises ImportError
+    try:
+        import jsonschema  # noqa: F401
+    finally:
+        del sys.modules["rfc3987_syntax"]
+
+
 def notebook_path(name: str) -> Path:
     """The path of a shipped notebook (``"report"`` or ``"report.ipynb"``) or of any
     ``.ipynb`` file given by path."""
@@ -60,19 +79,79 @@ def notebook_path(name: str) -> Path:
     return notebook(NOTEBOOKS[stem])
 
 
+class WarmKernel:
+    """A ``python3`` kernel started in the background, with the report's modules imported
+    in it, while this process does other work (evaluating a checkpoint, scoring a
+    predictions file): :func:`run_notebook` (``kernel=``) executes on it, so the
+    kernel's start and imports overlap that work instead of following it. Started in
+    ``cwd`` (the notebook's folder); :meth:`close` shuts it down (``run_notebook`` does,
+    once it has run)."""
+
+    #: what the kernel imports while it waits (``IPKernelApp.exec_lines``)
+    PRELOAD = "import arcnb.report.sections, matplotlib.pyplot"
+
+    def __init__(self, cwd: str | os.PathLike):
+        from jupyter_client.manager import AsyncKernelManager
+
+        self.sockets = None if os.name == "nt" else tempfile.mkdtemp(prefix="arcnb-kernel-")
+        cls = _ipc_kernel_manager(self.sockets) if self.sockets else AsyncKernelManager
+        self.manager = cls(kernel_name=KERNEL_NAME)
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, args=(str(Path(cwd).resolve()),),
+                                        name="arcnb-warm-kernel", daemon=True)
+        self._thread.start()
+
+    def _start(self, cwd: str) -> None:
+        try:
+            asyncio.run(self.manager.start_kernel(
+                cwd=cwd, extra_arguments=[f"--IPKernelApp.exec_lines={self.PRELOAD}"]))
+        except Exception as exc:  # noqa: BLE001 - then the notebook starts its own kernel
+            self.error = exc
+
+    def ready(self):
+        """The started kernel's manager (waits for the start), or None when it failed."""
+        self._thread.join()
+        return self.manager if self.error is None and self.manager.has_kernel else None
+
+    def close(self) -> None:
+        """Shut the kernel down (now) and remove its sockets; safe to call twice."""
+        self._thread.join()
+        if self.manager.has_kernel:
+            # in a thread of its own: the caller may be inside a running event loop (Jupyter)
+            stop = threading.Thread(target=lambda: asyncio.run(
+                self.manager.shutdown_kernel(now=True)), daemon=True)
+            stop.start()
+            stop.join()
+        if self.sockets:
+            shutil.rmtree(self.sockets, ignore_errors=True)
+
+
 def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
                  parameters: Mapping | None = None, *, cwd: str | os.PathLike | None = None,
                  progress: bool = True, html: str | os.PathLike | None = None,
                  overwrite: bool = False, title: str | None = None,
-                 html_on_success: bool = True) -> Path:
+                 html_on_success: bool = True, kernel=None) -> Path:
     """Execute ``notebook`` with papermill (kernel ``python3``) into ``output``, and export
     it to ``html`` when given.
 
     The executed notebook is written atomically (papermill saves progress into a
     temporary file beside ``output``, renamed at the end). When a cell raises, the
     partial notebook and an error page (``html``) are still written, then
-    :class:`NotebookError` names the failing cell.
+    :class:`NotebookError` names the failing cell. ``kernel``: a ``WarmKernel`` (this
+    module) started earlier in ``cwd`` to execute on (shut down here, whatever happens).
     """
+    try:
+        return _run_notebook(notebook, output, parameters, cwd=cwd, progress=progress,
+                             html=html, overwrite=overwrite, title=title,
+                             html_on_success=html_on_success, kernel=kernel)
+    finally:
+        if kernel is not None:
+            kernel.close()
+
+
+def _run_notebook(notebook, output, parameters, *, cwd, progress, html, overwrite, title,
+                  html_on_success, kernel) -> Path:
+    notebook_libraries()
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
@@ -90,6 +169,9 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     try:
         try:
             extra = {"kernel_manager_class": _ipc_kernel_manager(sockets)} if sockets else {}
+            warm = kernel.ready() if kernel is not None else None
+            if warm is not None:
+                extra["km"] = warm  # started in `cwd`, the report's modules imported
             if cwd:
                 # the kernel starts in `cwd` (nbclient's resources path); papermill's own
                 # `cwd=` changes the whole process's directory, which notebooks run from
@@ -166,6 +248,7 @@ def cell_times(notebook: str | os.PathLike) -> list[tuple[str, float]]:
     when the notebook holds no such records."""
     import datetime as dt
 
+    notebook_libraries()
     import nbformat
 
     nb = nbformat.read(str(notebook), as_version=4)
@@ -193,6 +276,7 @@ def cell_times(notebook: str | os.PathLike) -> list[tuple[str, float]]:
 
 def _is_complete_notebook(path) -> bool:
     """Whether ``path`` holds a whole notebook (it parses as one)."""
+    notebook_libraries()
     import nbformat
 
     try:
@@ -243,6 +327,7 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
     nothing from the network. ``error`` (the failing cell's ``cell_index``,
     ``exec_count``, ``ename``, ``evalue``, ``source``) adds an escaped banner at the top.
     """
+    notebook_libraries()
     import nbformat
     from nbconvert import HTMLExporter
 

@@ -32,6 +32,12 @@ Files of a run directory
     ``params_sha256``, which ties it to the header), each flushed and fsynced. While a
     run writes the directory it holds an exclusive lock on it
     (:class:`arcnb.journal.RunLock`).
+``probe-<PROBE>.json``, ``probes.csv``, ``proxy.json``, ``proxy.csv`` (probed runs only)
+    ``arcnb evaluate --probe`` / ``--proxy`` (:mod:`arcnb.probes`): each probe's
+    predictions (``{"probe", "views", "predictions": {view: submission}}``, every
+    answer mapped back to the task's own frame), the per-output probe table, the
+    held-out demonstration pairs' predictions and the per-task proxy table; their
+    numbers are ``metrics.json``'s ``probes``, ``memorisation`` and ``proxy``.
 ``figures/``, ``report.ipynb``, ``report.html``
     what ``arcnb report`` adds beside the run files: the figures, the executed report
     notebook and its HTML page (``evaluate.ipynb`` / ``evaluate.html`` too when a
@@ -88,7 +94,8 @@ from .document import (TRAINING_OVERLAP_KEY, attempt_ks, compact_line, flat_prov
                        read_metrics, record_training_overlap, recorded_dataset, summary_of,
                        unscored_summary)
 from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILLER, HEADLINE_KEYS,
-                     JOURNAL, OPTIONAL_RUN_FILES,
+                     JOURNAL, OPTIONAL_RUN_FILES, PROBE_PREDICTIONS, PROBES_CSV,
+                     PROXY_CSV, PROXY_PREDICTIONS,
                      JOURNAL_GLOB, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK,
                      RESULTS_CSV, RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV,
                      USER_PATHS_ENV, OutputFolder, RunDirError, absolute_path, check_out_path,
@@ -109,5 +116,6 @@ __all__ = [
     "SUBMISSION", "FILLER", "is_scored", "unscored_summary", "kaggle_submission",
     "predictions_table", "predictions_provenance", "CANDIDATES", "record_training_overlap",
     "TRAINING_OVERLAP_KEY", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
-    "options_sha256", "same_run_problem",
+    "options_sha256", "same_run_problem", "PROBE_PREDICTIONS", "PROBES_CSV", "PROXY_CSV",
+    "PROXY_PREDICTIONS",
 ]

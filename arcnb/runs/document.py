@@ -16,10 +16,13 @@ from ..io import JSONInputError, atomic_write_json, read_json
 from .layout import FILLER, METRICS, SUBMISSION, RunDirError
 
 
-def metrics_document(summary: Mapping, provenance: Mapping | None) -> dict:
+def metrics_document(summary: Mapping, provenance: Mapping | None,
+                     sections: Mapping | None = None) -> dict:
     """The ``metrics.json`` object: the summary's keys at top level plus
-    ``provenance``."""
+    ``provenance``, and ``sections`` a producer adds beside them (evaluate's
+    ``probes``, ``memorisation`` and ``proxy``: :mod:`arcnb.probes`)."""
     metrics = dict(summary)
+    metrics.update(sections or {})
     metrics["provenance"] = provenance
     return metrics
 

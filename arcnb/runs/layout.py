@@ -52,9 +52,20 @@ RUN_FILES = (PREDICTIONS, RESULTS_CSV, RESULTS_PARQUET, TASKS_CSV, METRICS)
 #: Every voted candidate of an augmented evaluate run, with its votes (a candidates
 #: Parquet file, see :mod:`arcnb.candidates`); optional.
 CANDIDATES = "candidates.parquet"
+#: Each probe's predictions (``arcnb evaluate --probe``, :mod:`arcnb.probes`), by probe
+#: name: ``{"probe", "views", "predictions": {view: submission}}``; optional.
+PROBE_PREDICTIONS = {p: f"probe-{p}.json" for p in ("dihedral", "colors", "dihedral+colors",
+                                                    "task-id-blank", "task-id-random")}
+#: The probes' per-output table (probe x view x test output); optional.
+PROBES_CSV = "probes.csv"
+#: The proxy's predictions (``--proxy``: each held-out demonstration pair, by task); optional.
+PROXY_PREDICTIONS = "proxy.json"
+#: The proxy's per-task table; optional.
+PROXY_CSV = "proxy.csv"
 #: Files a run directory holds only for some runs: an earlier run's are removed when a
 #: run that does not write them replaces it.
-OPTIONAL_RUN_FILES = (SUBMISSION, CANDIDATES)
+OPTIONAL_RUN_FILES = (SUBMISSION, CANDIDATES, PROBES_CSV, *PROBE_PREDICTIONS.values(),
+                      PROXY_PREDICTIONS, PROXY_CSV)
 #: The files a run directory must hold to be opened (checked in this order).
 _REQUIRED = (METRICS, PREDICTIONS)
 #: Summary keys that re-scoring ``predictions.json`` must reproduce exactly.

@@ -14,14 +14,15 @@ from ..columns import upgrade_summary
 from ..data import DATASETS, load_dataset, load_task_ids
 from ..errors import ParameterError
 from ..html import escape
-from ..io import FORMULA_START, csv_text, file_sha256, to_jsonable
-from ..predictions import load_predictions, to_submission
+from ..io import FORMULA_START, JSONInputError, csv_text, file_sha256, read_json, to_jsonable
+from ..predictions import Predictions, load_predictions, to_submission
 from ..scoring import ESTIMATORS, score
 from .document import (attempt_ks, compact_line, flat_provenance, is_scored, kaggle_submission,
                        ks_of,
                        metrics_document, predictions_table, read_metrics, recorded_dataset,
                        summary_of, unscored_summary, _pass_ks)
-from .layout import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, PREDICTIONS, RESULTS_CSV,
+from .layout import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, PREDICTIONS, PROBE_PREDICTIONS,
+                     PROBES_CSV, PROXY_CSV, RESULTS_CSV,
                      RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV, OutputFolder, RunDirError,
                      _REQUIRED, refuse_finished)
 
@@ -137,6 +138,54 @@ class Run:
             return self.results.attempts(task_id, test_index)
         return list(self.predictions.get(task_id, test_index)) if self.predictions else []
 
+    # ---------------------------------------------------------------- the probes
+    @property
+    def probes(self) -> dict:
+        """The probes' numbers (``metrics.json`` ``"probes"``: ``{PROBE: {"pass@2",
+        "drop", "drop_ci95", "consistency", "robustly_solved", ...}}``, see
+        :mod:`arcnb.probes`); empty for a run without probes."""
+        probes = self.metrics.get("probes")
+        return dict(probes) if isinstance(probes, Mapping) else {}
+
+    @property
+    def proxy(self) -> dict:
+        """The leave-one-demonstration-out proxy score (``metrics.json`` ``"proxy"``:
+        ``{"pass@2", "ci95", ...}``); empty when it was not asked for."""
+        proxy = self.metrics.get("proxy")
+        return dict(proxy) if isinstance(proxy, Mapping) else {}
+
+    @property
+    def probe_table(self):
+        """The probes' per-output table (one row per probe x view x test output; see
+        :func:`arcnb.probes.probe_table`), None without one."""
+        return self._csv(PROBES_CSV)
+
+    @property
+    def proxy_table(self):
+        """The proxy's per-task table (:func:`arcnb.probes.proxy_table`), None without one."""
+        return self._csv(PROXY_CSV)
+
+    def probe_predictions(self, probe: str) -> dict:
+        """One probe's predictions, by view: ``{view name: Predictions}`` (every answer
+        mapped back to the task's own frame); empty when the run has none."""
+        name = PROBE_PREDICTIONS.get(probe)
+        if self.run_dir is None or name is None or not (Path(self.run_dir) / name).is_file():
+            return {}
+        try:
+            doc = read_json(Path(self.run_dir) / name, what="run file")
+        except JSONInputError as exc:
+            raise RunDirError(str(exc)) from None
+        preds = doc.get("predictions") if isinstance(doc, Mapping) else None
+        if not isinstance(preds, Mapping):
+            raise RunDirError(f"{Path(self.run_dir) / name} holds no predictions by view")
+        return {str(v): Predictions.from_obj(p, source=f"{name} ({v})")
+                for v, p in preds.items()}
+
+    def _csv(self, name: str):
+        if self.run_dir is None or not (Path(self.run_dir) / name).is_file():
+            return None
+        return pd.read_csv(Path(self.run_dir) / name, dtype={"task_id": str})
+
     # ------------------------------------------------------------------ views
     @property
     def summary(self) -> dict:
@@ -206,20 +255,22 @@ class Run:
     # ----------------------------------------------------------- constructors
     @classmethod
     def from_results(cls, results, *, provenance: Mapping | None = None,
-                     label: str = "") -> "Run":
-        """An in-memory run: ``metrics`` = the results' summary plus ``provenance``."""
-        return cls(results, metrics_document(results.summary, provenance), None, label)
+                     label: str = "", sections: Mapping | None = None) -> "Run":
+        """An in-memory run: ``metrics`` = the results' summary plus ``provenance`` (and
+        ``sections``, see :func:`metrics_document`)."""
+        return cls(results, metrics_document(results.summary, provenance, sections), None,
+                   label)
 
     @classmethod
     def unscored(cls, dataset, predictions, *, provenance: Mapping | None = None,
-                 label: str = "", attempts: int = 2) -> "Run":
+                 label: str = "", attempts: int = 2, sections: Mapping | None = None) -> "Run":
         """An in-memory unscored run: ``predictions`` (a
         :class:`~arcnb.predictions.Predictions`) on ``dataset`` without truth;
         ``metrics`` = :func:`unscored_summary` plus ``provenance``. ``attempts`` is the
         number of attempts per test input of ``submission.json`` (2 for Kaggle)."""
         _, fills = kaggle_submission(dataset, predictions, attempts=attempts)
         summary = unscored_summary(dataset, predictions, fills=fills, attempts=attempts)
-        return cls(None, metrics_document(summary, provenance), None, label,
+        return cls(None, metrics_document(summary, provenance, sections), None, label,
                    dataset=dataset, predictions=predictions)
 
     @classmethod

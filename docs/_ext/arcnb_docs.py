@@ -46,7 +46,7 @@ PUBLIC_MODULES = [
     "arcnb.breakdown", "arcnb.taxonomy", "arcnb.stats", "arcnb.compare", "arcnb.evaluate",
     "arcnb.runs", "arcnb.report", "arcnb.explorer", "arcnb.models", "arcnb.overlap",
     "arcnb.augment", "arcnb.baselines", "arcnb.resources", "arcnb.grids", "arcnb.io",
-    "arcnb.errors", "arcnb.candidates", "arcnb.front", "arcnb.journal",
+    "arcnb.errors", "arcnb.candidates", "arcnb.front", "arcnb.journal", "arcnb.probes",
 ]
 PUBLIC_MODULES.append("arcnb.sweep")  # checkpoint sweeps
 PUBLIC_MODULES += ["arcnb.html", "arcnb.report.sections"]  # HTML in one home; report sections

@@ -31,18 +31,19 @@ from .sweep import (SweepCategories, SweepChanges, SweepCurves, SweepSelection,
                     SweepSolved)
 from .repeats import (RepeatsComparisons, RepeatsConfigs, RepeatsFlips, RepeatsUnion,
                       repeats_page)
+from .probes import Probes
 from .paper import PaperBreakdowns, PaperFiles, PaperGallery, PaperTables, paper_files
 
 #: The report of one run, in order (the report notebook shows one cell per section).
 REPORT = [Summary, Headline, TrainingOverlap, AlmostWorks, References, PassAtK, SecondAttempt,
           Failures, Colours, Categories, GridSizeAndShape, Cost, CandidatePool, CandidateBudget,
-          CandidateChecks, Provenance]
+          CandidateChecks, Probes, Provenance]
 
 #: What the report shows for a run without truth (a hidden test set).
 REPORT_NO_TRUTH = [Summary, PredictionsOnly, Provenance]
 
 #: The evaluate page: what a run directory holds once written.
-EVALUATE = [Headline, PredictionsOnly, RunFiles]
+EVALUATE = [Headline, PredictionsOnly, Probes, RunFiles]
 
 #: The comparison page of several runs.
 COMPARE = [CompareRuns, Leaderboard, CompareDifferences, CompareOnlyOne, CompareCategories,
@@ -67,4 +68,4 @@ __all__ = ["Options", "Section", "Figure", "NO_TRUTH", "REPORT", "REPORT_NO_TRUT
            "CompareCategories", "CompareFiles", "SweepCurves", "SweepSelection", "SweepChanges", "SweepSolved",
            "SweepCategories", "PaperBreakdowns", "PaperGallery", "PaperTables", "PaperFiles", "paper_files",
            "RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
-           "repeats_page"]
+           "repeats_page", "Probes"]

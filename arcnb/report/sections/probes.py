@@ -1,0 +1,124 @@
+"""The report section of the memorisation and invariance probes and the proxy score
+(:mod:`arcnb.probes`): shown only for a run evaluated with ``probe=`` or ``proxy=``."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ... import plot as P
+from ...html import note, table
+from ...probes import PROBE_NAMES
+from .base import Figure, Section
+
+__all__ = ["Probes"]
+
+
+def _pair(v) -> str:
+    if not isinstance(v, (list, tuple)) or len(v) != 2 or any(x is None for x in v):
+        return "NaN"
+    return f"[{v[0]:.3f}, {v[1]:.3f}]"
+
+
+class Probes(Section):
+    """Memorisation and invariance probes: per probe the score under its views, the drop
+    from the plain run with its 95 % paired interval, the consistency of the answers and
+    the share of solved outputs solved under every view; the drops per structural
+    category; the outputs solved plainly but lost under a probe; and the
+    leave-one-demonstration-out proxy score beside the true one."""
+
+    title = "Memorisation and invariance probes"
+    anchor = "arcnb-probes"
+    intro = ("The same tasks asked again rotated, reflected, recoloured or with the task "
+             "identifier changed, every answer mapped back to the task's own frame. A model "
+             "that reasons should barely notice; a large drop says its answers depend on "
+             "the exact form it saw, which memorisation would explain but does not prove.")
+    needs_truth = False
+    optional = True
+
+    def compute(self):
+        run = self.run
+        probes, proxy = getattr(run, "probes", {}), getattr(run, "proxy", {})
+        probes = {p: probes[p] for p in sorted(probes, key=lambda p: (
+            PROBE_NAMES.index(p) if p in PROBE_NAMES else len(PROBE_NAMES), p))}
+        if not probes and not proxy:
+            self.empty = "This run was evaluated without probes (arcnb evaluate --probe)."
+            return
+        rows = []
+        for p, n in probes.items():
+            rows.append({"probe": p, "views": n.get("n_views"),
+                         "plain pass@2": n.get("plain_pass@2"), "pass@2": n.get("pass@2"),
+                         "drop": n.get("drop"), "drop 95% interval": _pair(n.get("drop_ci95")),
+                         "consistency": n.get("consistency"),
+                         "robustly solved": n.get("robustly_solved"),
+                         "forward passes": n.get("n_forward")})
+        self.tables["probes"] = pd.DataFrame(rows)
+        cats = [{"probe": p, "category": c, "tasks": v.get("n_tasks"),
+                 "plain pass@2": v.get("plain_pass@2"), "pass@2": v.get("pass@2"),
+                 "drop": v.get("drop"), "drop 95% interval": _pair(v.get("drop_ci95"))}
+                for p, n in probes.items() for c, v in (n.get("categories") or {}).items()]
+        self.tables["categories"] = pd.DataFrame(cats)
+        if probes and run.probe_table is not None and getattr(run, "scored", True):
+            self.tables["lost"] = P.lost_outputs(run)
+        if proxy:
+            self.tables["proxy"] = pd.DataFrame([{
+                "proxy pass@2": proxy.get("pass@2"), "95% interval": _pair(proxy.get("ci95")),
+                "tasks": proxy.get("n_tasks"), "true pass@2": proxy.get("true_pass@2"),
+                "true 95% interval": _pair(proxy.get("true_ci95")),
+                "agreement": proxy.get("agreement"), "forward passes": proxy.get("n_forward")}])
+        memo = run.metrics.get("memorisation") if isinstance(run.metrics, dict) else None
+        self.numbers = {"probes": probes, "proxy": proxy,
+                        "memorisation": (memo or {}).get("line")}
+
+    def _has_drops(self) -> bool:
+        return any(n.get("drop") is not None and n["drop"] == n["drop"]
+                   for n in self.numbers.get("probes", {}).values())
+
+    def figures(self):
+        o = self.options
+        figs = []
+        if self._has_drops():
+            figs += [Figure("probe_drops", lambda ax: P.probe_drops(self.run, ax=ax)),
+                     Figure("probe_scores", lambda ax: P.probe_scores(
+                         self.run, ax=ax, n_boot=o.n_boot, seed=o.seed))]
+        if self.numbers.get("probes"):
+            figs.append(Figure("probe_consistency", lambda ax: P.probe_consistency(self.run,
+                                                                                    ax=ax)))
+        if "lost" in self.tables and len(self.tables["lost"]):
+            figs.append(Figure("probe_lost", lambda ax: P.probe_gallery(
+                self.run, max_items=o.gallery_size, title="solved plainly, lost under a probe"),
+                tight=False, axes_level=False))
+        if self.numbers.get("proxy", {}).get("true_pass@2") is not None:
+            figs.append(Figure("proxy_vs_true", lambda ax: P.proxy_vs_true(self.run, ax=ax)))
+        return figs
+
+    def body(self):
+        parts = []
+        if self.numbers.get("memorisation"):
+            parts.append(note("Memorisation: " + self.numbers["memorisation"],
+                              note_id="arcnb-probes-memorisation"))
+        if len(self.tables["probes"]):
+            parts += [table(self.tables["probes"], table_id="arcnb-probes-table", digits=3),
+                      note("drop = plain pass@2 minus pass@2 under the probe (its views' "
+                           "mean); consistency = share of test outputs whose attempt 1 is "
+                           "the same under every view; robustly solved = share of the "
+                           "outputs the plain run solves that every view solves (NaN when "
+                           "it solves none). Intervals: 95 % paired bootstrap over tasks.")]
+        names = [f.name for f in self.figures()]
+        for name in ("probe_drops", "probe_scores", "probe_consistency"):
+            if name in names:
+                parts.append(self.image(name))
+        if len(self.tables["categories"]):
+            parts.append(table(self.tables["categories"], table_id="arcnb-probes-categories",
+                               digits=3, caption="drops per structural category"))
+        if "probe_lost" in names:
+            parts.append(self.image("probe_lost"))
+        elif "lost" in self.tables:
+            parts.append(note("No output the plain run solves is lost under a probe."))
+        if "proxy" in self.tables:
+            parts += [table(self.tables["proxy"], table_id="arcnb-proxy", digits=3,
+                            caption="leave-one-demonstration-out proxy score"),
+                      note("Each demonstration pair is held out in turn and asked given the "
+                           "others; a task counts as solved at a score of 0.5 or more for "
+                           "the agreement.")]
+            if "proxy_vs_true" in names:
+                parts.append(self.image("proxy_vs_true"))
+        return parts
