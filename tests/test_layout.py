@@ -32,6 +32,7 @@ ALLOWED_LAZY = {
     ("arcnb/plot/panels.py", "arcnb.plot.figures"),
     ("arcnb/plot/galleries.py", "arcnb.plot.figures"),
     ("arcnb/plot/sweep.py", "arcnb.plot.figures"),
+    ("arcnb/plot/probes.py", "arcnb.plot.figures"),
 }
 
 #: Files whose function-level imports of arcnb modules are the CLI's dispatch: each
