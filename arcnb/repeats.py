@@ -58,9 +58,19 @@ output x run twin (``Repeats.solved``):
   the test outputs that run solves and no other run does; per pair of runs the Jaccard
   index of their solved test outputs (``Repeats.jaccard``) and ``best_pair``: the two runs
   whose union has the highest pass@2 (the first such pair in run order); ``ensemble``:
-  per configuration (and ``"all"`` runs when there are several configurations) the pass@2
-  and interval of the two-attempt vote ensemble of its runs' attempts
-  (:func:`vote_ensemble`: votes across runs, then first appearance in run order).
+  ``sets``: per configuration (and ``"all"`` runs when there are several
+  configurations) the pass@2 and interval of the two-attempt vote ensemble of its runs'
+  attempts (:func:`vote_ensemble`: votes across runs, then first appearance in run
+  order; with a named ``score``, also ``with_score``: vote ties broken by the highest
+  score first); ``held_out``: the ensemble chosen on one half and reported on the
+  other. The candidates, in this order: each run alone (its own pass@2), then each
+  set's ensemble (by votes, then by votes and the score when one is named). On each
+  public half of the winner's curse the candidate with the best public pass@2 is
+  picked (the first on ties); ``public`` and ``private`` are its pass@2 on the two
+  halves averaged over the splits, ``ci95`` the 95 % bootstrap interval over the
+  private tasks (:func:`arcnb.stats.bootstrap_ci` of its per-task pass@2 there) with
+  its ends averaged over the splits, ``chosen`` how often each candidate was picked, and
+  ``best_run`` the same choice among the runs alone.
 """
 from __future__ import annotations
 
@@ -91,7 +101,8 @@ from .stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, che
 from .text import printable
 
 __all__ = ["Repeats", "repeats", "analyse", "vote_ensemble", "find_runs", "group_runs",
-           "RunEntry", "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z"]
+           "RunEntry", "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z", "ENSEMBLE_RULE",
+           "attempt_scores"]
 
 #: Most runs one analysis takes (a root holding more is refused, not walked forever).
 MAX_RUNS = 10_000
@@ -415,30 +426,59 @@ def _power(d: np.ndarray, sd_a: float, n_a: int, sd_b: float, n_b: int) -> dict:
     return {"mde80": POWER_Z * se, "runs_needed": needed}
 
 
-def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list]]
-                  ) -> np.ndarray:
+def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list]],
+                  scores: Sequence[Sequence[list]] | None = None) -> np.ndarray:
     """Per test output, whether the two-attempt vote ensemble of the runs solves it.
 
     ``truths[o]`` is output o's truth, ``attempts[r][o]`` run r's attempts for it. Every
     attempt of every run is one vote for its grid (identical grids pool their votes; an
     invalid attempt votes for nothing); the two grids with the most votes are the
-    ensemble's attempts, ties broken by first appearance (run order, then attempt order).
-    Returns 0/1 per output."""
+    ensemble's attempts. Ties are broken by the named score when ``scores`` is given
+    (``scores[r][o][j]``: attempt j's score, NaN where it has none; a grid's score is
+    the highest of its attempts', higher first, grids without one after those with
+    one), then by first appearance (run order, then attempt order). Returns 0/1 per
+    output."""
     out = np.zeros(len(truths))
     for o, truth in enumerate(truths):
-        votes: dict = {}  # grid key -> [votes, first appearance, grid]
-        for run in attempts:
-            for g in run[o]:
+        votes: dict = {}  # grid key -> [votes, -score, first appearance, grid]
+        for r, run in enumerate(attempts):
+            run_scores = scores[r][o] if scores is not None else None
+            for j, g in enumerate(run[o]):
                 if g is None:
                     continue
+                sc = np.nan
+                if run_scores is not None and j < len(run_scores):
+                    sc = float(run_scores[j])
                 key = (g.shape, np.ascontiguousarray(g, dtype=np.int64).tobytes())
                 if key in votes:
-                    votes[key][0] += 1
+                    v = votes[key]
+                    v[0] += 1
+                    if sc == sc and not (v[1] <= -sc):  # a higher score (or the first)
+                        v[1] = -sc
                 else:
-                    votes[key] = [1, len(votes), g]
-        top = sorted(votes.values(), key=lambda v: (-v[0], v[1]))[:2]
+                    votes[key] = [1, -sc if sc == sc else np.inf, len(votes), g]
+        top = sorted(votes.values(), key=lambda v: (-v[0], v[1], v[2]))[:2]
         out[o] = float(any(g.shape == truth.shape and np.array_equal(g, truth)
-                           for _, _, g in top))
+                           for _, _, _, g in top))
+    return out
+
+
+def attempt_scores(predictions, keys: Sequence[tuple[str, int]], name: str) -> list[list]:
+    """Per test output of ``keys``, the named score of each attempt read from its
+    metadata (``metadata[name]``, or ``metadata["scores"][name]`` as in a candidates
+    file), NaN where the attempt has no such number."""
+    out = []
+    for tid, i in keys:
+        row = []
+        for md in predictions.get_metadata(tid, i):
+            v = None
+            if isinstance(md, dict):
+                v = md.get(name)
+                if v is None and isinstance(md.get("scores"), dict):
+                    v = md["scores"].get(name)
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            row.append(float(v) if ok else float("nan"))
+        out.append(row)
     return out
 
 
@@ -447,6 +487,82 @@ def _ensemble_numbers(solved: np.ndarray, starts: np.ndarray, n_out: np.ndarray,
     per_task = np.add.reduceat(solved, starts) / n_out
     return {"pass@2": float(per_task.mean()),
             "ci95": list(bootstrap_ci(per_task, n_boot=n_boot, seed=seed))}
+
+
+def _held_out(cand: np.ndarray, names: list[dict], mask: np.ndarray, n_boot: int,
+              seed: int) -> dict:
+    """The candidate (columns of ``cand``, tasks x candidates, per-task pass@2) with the
+    best pass@2 on each public half of ``mask`` (the first on ties), scored on the
+    other half: its public and private pass@2 averaged over the splits, and the 95 %
+    bootstrap interval over the private tasks (the same ``n_boot`` resamples of the
+    private positions for every split: :func:`arcnb.stats.bootstrap_ci` of the
+    private tasks in task order), its ends averaged over the splits."""
+    t, n_c = cand.shape
+    if t < 2 or mask.size == 0 or n_c == 0:
+        nan = float("nan")
+        return {"public": nan, "private": nan, "ci95": [nan, nan], "n_splits": 0,
+                "chosen": [], "most_chosen": None}
+    m = mask.astype(float)
+    pub = (m @ cand) / m.sum(axis=1, keepdims=True)
+    pick = np.argmax(pub, axis=1)
+    rows = np.arange(len(pick))
+    n_priv = t - int(mask[0].sum())
+    priv_idx = np.argsort(mask, axis=1, kind="stable")[:, :n_priv]  # private, in order
+    V = cand[priv_idx, pick[:, None]]                                # splits x private
+    private = V.mean(axis=1)
+    C = _counts(bootstrap_indices(n_priv, n_boot=n_boot, seed=seed), n_priv)
+    means = (C @ V.T) / n_priv                                       # resamples x splits
+    lo, hi = percentile_interval(means)
+    const = np.all(V == V[:, :1], axis=1)
+    lo = np.where(const, V[:, 0], lo)
+    hi = np.where(const, V[:, 0], hi)
+    share = np.bincount(pick, minlength=n_c) / len(pick)
+    chosen = [{**names[c], "share": float(share[c])} for c in np.flatnonzero(share)]
+    chosen.sort(key=lambda c: -c["share"])
+    return {"public": float(pub[rows, pick].mean()), "private": float(private.mean()),
+            "ci95": [float(lo.mean()), float(hi.mean())], "n_splits": int(len(pick)),
+            "chosen": chosen, "most_chosen": chosen[0] if chosen else None}
+
+
+#: The ensemble's rule in words (``{score}`` is the named score, when there is one).
+ENSEMBLE_RULE = ("every attempt of every run is a vote for its grid; the two grids with "
+                 "the most votes, ties broken by {score}first appearance (run order, then "
+                 "attempt order)")
+
+
+def _ensembles(ensembles, S: np.ndarray, P: np.ndarray, starts: np.ndarray,
+               n_out: np.ndarray, run_names: Sequence[str], mask: np.ndarray, n_boot: int,
+               seed: int, score: str | None) -> dict:
+    """The ``ensemble`` document: each set's pass@2 and interval, and ``held_out``: the
+    candidate (each run alone, each set's vote ensemble, by votes and, with a named
+    score, by votes then the score) with the best pass@2 on a public half of the tasks,
+    scored on the other half (:func:`_held_out`), beside ``best_run``: the same choice
+    among the runs alone."""
+    if isinstance(ensembles, Mapping):
+        ensembles = [{"name": k, "solved": v} for k, v in ensembles.items()]
+    sets, cand, names = {}, [P], [{"kind": "run", "name": r} for r in run_names]
+    for e in ensembles or []:
+        entry = {"runs": list(e.get("runs") or [])}
+        for key, rule in (("solved", "votes"), ("solved_score", f"votes, then {score}")):
+            if e.get(key) is None:
+                continue
+            v = np.asarray(e[key], dtype=float)
+            if v.shape != (S.shape[0],):
+                raise RepeatsError(f"ensemble {printable(str(e['name']))} has {v.size} "
+                                   f"values for {S.shape[0]} test outputs")
+            nums = _ensemble_numbers(v, starts, n_out, n_boot, seed)
+            if key == "solved":
+                entry.update(nums)
+            else:
+                entry["with_score"] = nums
+            cand.append((np.add.reduceat(v, starts) / n_out)[:, None])
+            names.append({"kind": "ensemble", "name": str(e["name"]), "rule": rule})
+        sets[str(e["name"])] = entry
+    both = _held_out(np.concatenate(cand, axis=1), names, mask, n_boot, seed)
+    runs = _held_out(P, names[:P.shape[1]], mask, n_boot, seed)
+    both["best_run"] = {k: runs[k] for k in ("public", "private", "ci95")}
+    words = ENSEMBLE_RULE.format(score=f"the highest {score}, then " if score else "")
+    return {"rule": words, "score": score, "sets": sets, "held_out": both}
 
 
 # ------------------------------------------------------------------ the result
@@ -541,6 +657,14 @@ class Repeats:
                      + ", ".join(f(x) for x in u["by_n_runs"]))
         lines.append("unique solves (test outputs no other run solves): "
                      + ", ".join(f"{k}: {v}" for k, v in s["unique_solves"].items()))
+        h = s["ensemble"]["held_out"]
+        if h["n_splits"]:
+            m, b = h["most_chosen"], h["best_run"]
+            lines.append(f"ensemble chosen on a public half (most often: {m['kind']} "
+                         f"{m['name']}, {m['share']:.0%} of {h['n_splits']} halves): public "
+                         f"{f(h['public'])}, private {f(h['private'])} "
+                         f"[{f(h['ci95'][0])}, {f(h['ci95'][1])}]; the best run alone: "
+                         f"private {f(b['private'])}")
         return "\n".join(lines)
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
@@ -570,14 +694,18 @@ class Repeats:
 def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[str],
             configs: Sequence[str], *, seeds: Sequence | None = None, test_index=None,
             n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
-            skipped: Sequence[str] = (), ensembles: Mapping[str, np.ndarray] | None = None
+            skipped: Sequence[str] = (), ensembles=None, score: str | None = None
             ) -> Repeats:
     """The analysis of a solve matrix: ``solved`` is ``[outputs, runs]`` (0/1 per test
     output, ranked pass@2), ``output_task`` each output's task position (outputs of a
     task contiguous, tasks in the order of ``task_ids``), ``configs`` each run's
-    configuration (configurations in order of first appearance). ``ensembles``: per
-    name (a configuration, or ``"all"``), 0/1 per test output for the vote ensemble of
-    those runs (:func:`vote_ensemble`); its pass@2 and interval go under ``ensemble``."""
+    configuration (configurations in order of first appearance). ``ensembles``: the
+    vote ensembles of sets of runs (:func:`vote_ensemble`), a mapping of a set's name
+    (a configuration, or ``"all"``) to 0/1 per test output, or a list of
+    ``{"name", "runs", "solved"}`` and optionally ``"solved_score"`` (the same
+    ensemble with the named ``score`` breaking vote ties); their pass@2 and interval,
+    and the ensemble chosen on public halves and scored on the other half, go under
+    ``ensemble``."""
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) \
             or not 1 <= n_splits <= 1_000_000:
@@ -664,9 +792,8 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
         "comparisons": comparisons,
         "winners_curse": curse,
         "best_pair": best_pair,
-        "ensemble": {name: _ensemble_numbers(np.asarray(v, dtype=float), starts, n_out,
-                                             n_boot, seed)
-                     for name, v in (ensembles or {}).items()},
+        "ensemble": _ensembles(ensembles, S, P, starts, n_out, run_names, mask, n_boot, seed,
+                               score),
         "runs": [{"run": run_names[r], "config": configs[r],
                   "seed": None if seeds is None else to_jsonable(seeds[r]),
                   "pass@2": float(run_score[r])} for r in range(n_r)],
@@ -692,13 +819,19 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
 
 def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
             n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
-            cache: dict | None = None) -> Repeats:
+            cache: dict | None = None, score: str | None = None) -> Repeats:
     """Many runs on ``dataset`` analysed together (see the module docstring).
 
     ``sources``: anything :func:`arcnb.open` takes (one or a list), or root folders of
     runs; ``tasks`` filters the dataset; ``groups`` / ``group_by`` make the
     configurations. Every run is scored on the same tasks with the ranked rule.
+    ``score``: the name of a number in the attempts' metadata (``metadata[score]`` or
+    ``metadata["scores"][score]``, higher is better) that breaks vote ties in the
+    ensembles; each ensemble is then also tried with it.
     """
+    if score is not None and (not isinstance(score, str) or not score.strip()):
+        raise RepeatsError(f"score must name a number in the attempts' metadata, got "
+                           f"{score!r}")
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     entries = find_runs(sources)
     ds = dataset if isinstance(dataset, Dataset) and tasks is None else load_dataset(
@@ -729,17 +862,25 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
     pairs = group_runs(kept, groups=groups, group_by=group_by)
     truths = [t.test[i].output for t in ds for i in range(len(t.test))]
     attempts = [[p.get(t, i) for t, i in keys] for p in preds]
+    scores = None if score is None else [attempt_scores(p, keys, score) for p in preds]
     names = list(dict.fromkeys(c for c, _ in pairs))
-    ensembles = {name: vote_ensemble(truths, [a for a, (c, _) in zip(attempts, pairs)
-                                              if c == name]) for name in names}
+    members = {name: [r for r, (c, _) in enumerate(pairs) if c == name] for name in names}
     if len(names) > 1 and "all" not in names:  # a configuration named "all" keeps its name
-        ensembles["all"] = vote_ensemble(truths, attempts)
+        members["all"] = list(range(len(kept)))
+    ensembles = []
+    for name, rs in members.items():
+        e = {"name": name, "runs": [kept[r].name for r in rs],
+             "solved": vote_ensemble(truths, [attempts[r] for r in rs])}
+        if scores is not None:
+            e["solved_score"] = vote_ensemble(truths, [attempts[r] for r in rs],
+                                              [scores[r] for r in rs])
+        ensembles.append(e)
     task_pos = {t: i for i, t in enumerate(t.id for t in ds)}
     return analyse(np.stack(cols, axis=1), [task_pos[t] for t, _ in keys],
                    [t.id for t in ds], [e.name for e in kept], [c for c, _ in pairs],
                    seeds=[s for _, s in pairs], test_index=[i for _, i in keys],
                    n_boot=n_boot, seed=seed, n_splits=n_splits, skipped=skipped,
-                   ensembles=ensembles)
+                   ensembles=ensembles, score=score)
 
 
 class _CallableModule(types.ModuleType):

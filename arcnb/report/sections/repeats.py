@@ -115,7 +115,12 @@ class RepeatsUnion(Section):
     intro = ("Union coverage: per test output, whether any of k runs solves it (per task "
              "then the mean over tasks), averaged over every choice of k runs. Unique solves: "
              "the test outputs a run solves and no other run does. The best pair: the two runs "
-             "whose union has the highest pass@2.")
+             "whose union has the highest pass@2. Ensembles: two attempts picked from the "
+             "runs' attempts by votes across runs (ties by the named score when one is given, "
+             "then run order). The ensemble chosen on a public half: among each run alone and "
+             "each ensemble, the one with the best pass@2 on a random half of the tasks, "
+             "scored on the other half, averaged over many halves, beside the same choice "
+             "among the runs alone.")
     needs_truth = False
 
     def compute(self):
@@ -125,6 +130,19 @@ class RepeatsUnion(Section):
             {"run": list(s["unique_solves"]), "unique_solves": list(s["unique_solves"].values())})
         self.numbers = {"union": s["union"]["pass@2"],
                         "mean_single": float(self.run.runs["pass@2"].mean())}
+        e = s.get("ensemble") or {}
+        rows = []
+        for name, v in (e.get("sets") or {}).items():
+            rows.append({"ensemble": name, "runs": len(v["runs"]), "pass@2": v["pass@2"],
+                         "ci95_low": v["ci95"][0], "ci95_high": v["ci95"][1]})
+            if "with_score" in v:
+                w = v["with_score"]
+                rows.append({"ensemble": f"{name} (ties by {e['score']})",
+                             "runs": len(v["runs"]), "pass@2": w["pass@2"],
+                             "ci95_low": w["ci95"][0], "ci95_high": w["ci95"][1]})
+        self.tables["ensembles"] = pd.DataFrame(
+            rows, columns=["ensemble", "runs", "pass@2", "ci95_low", "ci95_high"])
+        self.numbers["held_out"] = e.get("held_out")
 
     def figures(self):
         return [Figure("union_coverage", lambda ax: P.union_coverage(
@@ -138,6 +156,17 @@ class RepeatsUnion(Section):
         if pair.get("runs"):
             parts.append(note(f"Best pair by union: {pair['runs'][0]} and {pair['runs'][1]}, "
                               f"pass@2 {pair['pass@2']:.4f}", note_id="arcnb-repeats-pair"))
+        if not self.tables["ensembles"].empty:
+            parts.append(table(self.tables["ensembles"], table_id="arcnb-repeats-ensembles"))
+        h = self.numbers.get("held_out")
+        if h and h.get("n_splits"):
+            m, b = h["most_chosen"], h["best_run"]
+            parts.append(note(
+                f"Chosen on a public half ({h['n_splits']} halves; most often the "
+                f"{m['kind']} {m['name']}, {m['share']:.0%}): public pass@2 "
+                f"{h['public']:.4f}, private {h['private']:.4f} (95% "
+                f"[{h['ci95'][0]:.4f}, {h['ci95'][1]:.4f}]); the best run alone chosen the "
+                f"same way: private {b['private']:.4f}", note_id="arcnb-repeats-held-out"))
         return parts
 
 
