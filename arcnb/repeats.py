@@ -102,7 +102,7 @@ from .text import printable
 
 __all__ = ["Repeats", "repeats", "analyse", "vote_ensemble", "find_runs", "group_runs",
            "RunEntry", "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z", "ENSEMBLE_RULE",
-           "attempt_scores"]
+           "attempt_scores", "GRADED"]
 
 #: Most runs one analysis takes (a root holding more is refused, not walked forever).
 MAX_RUNS = 10_000
@@ -426,6 +426,55 @@ def _power(d: np.ndarray, sd_a: float, n_a: int, sd_b: float, n_b: int) -> dict:
     return {"mde80": POWER_Z * se, "runs_needed": needed}
 
 
+#: The graded metrics of a run over runs, each a graded breakdown column of
+#: :data:`arcnb.columns.GROUPS` with an interval, and how it averages (as the breakdown
+#: and :func:`arcnb.score` do): ``"task"``, the mean over a task's outputs, then over
+#: tasks; ``"output"``, the mean over the outputs that have a value (cell accuracy: the
+#: outputs with a right-shaped attempt).
+GRADED = {"shape_accuracy": "task", "cell_accuracy": "output", "partial_credit": "task"}
+
+
+def _graded_parts(values: np.ndarray, how: str, starts: np.ndarray, n_out: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Per task x run, the numerator and denominator of a graded metric (outputs x runs
+    ``values``, NaN where an output has none): a run's value is the ratio of their sums
+    over tasks."""
+    ok = ~np.isnan(values)
+    if how == "output":
+        return (np.add.reduceat(np.where(ok, values, 0.0), starts),
+                np.add.reduceat(ok.astype(float), starts))
+    num = np.add.reduceat(values, starts) / n_out[:, None]
+    return np.nan_to_num(num), (~np.isnan(num)).astype(float)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _graded_numbers(num: np.ndarray, den: np.ndarray, task_counts: np.ndarray,
+                    n_boot: int, seed: int) -> dict:
+    """Mean, SD, min and max over runs (runs without a value left out) of a graded
+    metric, and its two-level interval: per resample, the mean over the drawn runs of
+    each run's ratio on the drawn tasks (the runs drawn as for pass@2)."""
+    vals = _ratio(num.sum(axis=0), den.sum(axis=0))
+    ok = vals[~np.isnan(vals)]
+    nan = float("nan")
+    if ok.size == 0:
+        return {"mean": nan, "sd": nan, "min": nan, "max": nan, "ci95": [nan, nan]}
+    r = num.shape[1]
+    w = _counts(bootstrap_indices(r, n_boot=n_boot, seed=seed), r)
+    per = _ratio(task_counts @ num, task_counts @ den)                # resamples x runs
+    have = ~np.isnan(per)
+    wsum = (w * have).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        samples = np.where(wsum > 0, (np.where(have, per, 0.0) * w).sum(axis=1)
+                           / np.where(wsum > 0, wsum, 1.0), np.nan)
+    mean = float(ok.mean())
+    return {"mean": mean, "sd": _sd(ok), "min": float(ok.min()), "max": float(ok.max()),
+            "ci95": _interval(samples[~np.isnan(samples)], mean)}
+
+
 def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list]],
                   scores: Sequence[Sequence[list]] | None = None) -> np.ndarray:
     """Per test output, whether the two-attempt vote ensemble of the runs solves it.
@@ -605,7 +654,24 @@ class Repeats:
                          "variance_tasks": c["variance"]["tasks"],
                          "variance_runs": c["variance"]["runs"],
                          "runs_share": c["variance"]["runs_share"]})
+            for m, g in c.get("graded", {}).items():
+                rows[-1].update({f"{m}_mean": g["mean"], f"{m}_sd": g["sd"],
+                                 f"{m}_min": g["min"], f"{m}_max": g["max"],
+                                 f"{m}_ci95_low": g["ci95"][0],
+                                 f"{m}_ci95_high": g["ci95"][1]})
         return pd.DataFrame(rows)
+
+    @property
+    def graded(self) -> pd.DataFrame:
+        """One row per configuration and graded metric (:data:`GRADED`): mean, SD, min,
+        max over runs and the two-level interval."""
+        rows = [{"config": name, "metric": m, "mean": g["mean"], "sd": g["sd"],
+                 "min": g["min"], "max": g["max"], "ci95_low": g["ci95"][0],
+                 "ci95_high": g["ci95"][1]}
+                for name, c in self.summary["configs"].items()
+                for m, g in c.get("graded", {}).items()]
+        return pd.DataFrame(rows, columns=["config", "metric", "mean", "sd", "min", "max",
+                                           "ci95_low", "ci95_high"])
 
     @property
     def comparisons(self) -> pd.DataFrame:
@@ -644,6 +710,11 @@ class Repeats:
                          f"[{f(p['ci95'][0])}, {f(p['ci95'][1])}]  "
                          f"[{f(p['ci95_single_run'][0])}, {f(p['ci95_single_run'][1])}] "
                          f"{c['always_solved']:>6} {c['never_solved']:>6} {c['flipping']:>5}")
+        for name, c in s["configs"].items():
+            for m, g in c.get("graded", {}).items():
+                lines.append(f"{name[:24]:<24} {m}: mean {f(g['mean'])}, sd {f(g['sd'])}, "
+                             f"min {f(g['min'])}, max {f(g['max'])}, 95% (tasks and runs) "
+                             f"[{f(g['ci95'][0])}, {f(g['ci95'][1])}]")
         for c in s["comparisons"]:
             lines.append(f"{c['b']} - {c['a']}: {f(c['diff'])} [{f(c['ci95'][0])}, "
                          f"{f(c['ci95'][1])}]  p = {f(c['p'])}  smallest difference "
@@ -679,6 +750,7 @@ class Repeats:
         files = {"summary.json": summary.encode()}
         for name, table, index in (("runs.csv", self.runs, False),
                                    ("configs.csv", self.configs, False),
+                                   ("graded.csv", self.graded, False),
                                    ("solve_matrix.csv", self.matrix, True),
                                    ("flips.csv", self.flips, False),
                                    ("comparisons.csv", self.comparisons, False),
@@ -694,8 +766,8 @@ class Repeats:
 def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[str],
             configs: Sequence[str], *, seeds: Sequence | None = None, test_index=None,
             n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
-            skipped: Sequence[str] = (), ensembles=None, score: str | None = None
-            ) -> Repeats:
+            skipped: Sequence[str] = (), ensembles=None, score: str | None = None,
+            graded: Mapping[str, np.ndarray] | None = None) -> Repeats:
     """The analysis of a solve matrix: ``solved`` is ``[outputs, runs]`` (0/1 per test
     output, ranked pass@2), ``output_task`` each output's task position (outputs of a
     task contiguous, tasks in the order of ``task_ids``), ``configs`` each run's
@@ -705,7 +777,9 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     ``{"name", "runs", "solved"}`` and optionally ``"solved_score"`` (the same
     ensemble with the named ``score`` breaking vote ties); their pass@2 and interval,
     and the ensemble chosen on public halves and scored on the other half, go under
-    ``ensemble``."""
+    ``ensemble``. ``graded``: per metric of :data:`GRADED`, its value per test output x
+    run (NaN where an output has none); mean, SD, min, max and the two-level interval
+    per configuration go under ``graded``."""
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) \
             or not 1 <= n_splits <= 1_000_000:
@@ -731,6 +805,16 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     task_counts = _counts(bootstrap_indices(n_t, n_boot=n_boot, seed=seed), n_t)
     mask = _splits(n_t, n_splits, seed)
     samples, out_configs, flips, curse = {}, {}, [], {}
+    parts = {}
+    for m, v in (graded or {}).items():
+        if m not in GRADED:
+            raise RepeatsError(f"no graded metric {printable(str(m))}; the graded metrics are "
+                               f"{', '.join(GRADED)}")
+        v = np.asarray(v, dtype=float)
+        if v.shape != S.shape:
+            raise RepeatsError(f"graded metric {m} has shape {v.shape}, the solve matrix "
+                               f"{S.shape}")
+        parts[m] = _graded_parts(v, GRADED[m], starts, n_out)
     for k, name in enumerate(order):
         idx = cols[name]
         Pc = P[:, idx]
@@ -758,6 +842,9 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
             "variance": {"tasks": v_tasks, "runs": v_runs,
                          "runs_share": v_runs / total if total > 0 else float("nan")},
             "union": _union(S[:, idx], starts, n_out),
+            "graded": {m: _graded_numbers(num[:, idx], den[:, idx], task_counts, n_boot,
+                                          _run_seed(seed, k))
+                       for m, (num, den) in parts.items()},
         }
         flips += [{"config": name, "task_id": task_ids[i], "solve_rate": float(rate[i]),
                    "runs_solving": int((Pc[i] == 1).sum()), "n_runs": int(len(idx))}
@@ -796,7 +883,9 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
                                score),
         "runs": [{"run": run_names[r], "config": configs[r],
                   "seed": None if seeds is None else to_jsonable(seeds[r]),
-                  "pass@2": float(run_score[r])} for r in range(n_r)],
+                  "pass@2": float(run_score[r]),
+                  **{m: float(_ratio(num[:, r].sum(), den[:, r].sum()))
+                     for m, (num, den) in parts.items()}} for r in range(n_r)],
         "skipped": list(skipped),
         "bootstrap": {"n_boot": n_boot, "seed": seed, "level": 0.95,
                       "unit": "task, then run"},
@@ -815,6 +904,15 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     rep = Repeats(summary, matrix, solved_df, runs_df, flips_df)
     rep.jaccard = pd.DataFrame(jaccard, index=list(run_names), columns=list(run_names))
     return rep
+
+
+def _graded_values(out: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per test output of a scored run's outputs table, the values :data:`GRADED`
+    averages: attempt 1 has the truth's shape (0/1), the cell accuracy (NaN without a
+    right-shaped attempt), the partial credit."""
+    return {"shape_accuracy": (out["pred_shape"] == out["truth_shape"]).to_numpy(float),
+            "cell_accuracy": out["cell_accuracy"].to_numpy(dtype=float),
+            "partial_credit": out["partial_credit"].to_numpy(dtype=float)}
 
 
 def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
@@ -838,7 +936,7 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
         dataset, tasks=tasks)
     keys = [(t.id, i) for t in ds for i in range(len(t.test))]
     ids = set(ds.task_ids)
-    cols, kept, skipped, preds = [], [], [], []
+    cols, kept, skipped, preds, graded = [], [], [], [], {}
     for e in entries:
         run = open_run(e.source, dataset=ds, label=e.name, cache=cache)
         res = run.results
@@ -855,6 +953,8 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                                f"{printable(str(ds.name))} ({len(got)} test outputs, "
                                f"expected {len(keys)})")
         cols.append(out["solved@2"].to_numpy(dtype=float))
+        for m, v in _graded_values(out).items():
+            graded.setdefault(m, []).append(v)
         preds.append(res.predictions)
         kept.append(e)
     if not kept:
@@ -880,7 +980,8 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                    [t.id for t in ds], [e.name for e in kept], [c for c, _ in pairs],
                    seeds=[s for _, s in pairs], test_index=[i for _, i in keys],
                    n_boot=n_boot, seed=seed, n_splits=n_splits, skipped=skipped,
-                   ensembles=ensembles, score=score)
+                   ensembles=ensembles, score=score,
+                   graded={m: np.stack(v, axis=1) for m, v in graded.items()})
 
 
 class _CallableModule(types.ModuleType):

@@ -618,3 +618,92 @@ def test_repeats_reads_a_named_score_from_attempt_metadata(tmp_path):
     assert scores == [[-1.0, -0.5]] and rep_preds is not None
     with pytest.raises(RepeatsError):
         R.repeats(files, dataset=str(ds_dir), score=" ")
+
+
+# ------------------------------------------------------------------ graded metrics
+def test_graded_metrics_over_runs_against_score_and_a_plain_loop(tmp_path):
+    import statistics
+
+    ds_dir = _write_tasks(tmp_path / "tasks")
+    rng = np.random.default_rng(4)
+
+    def attempt(tid, i, kind):
+        t = _truth(tid, i)
+        if kind == 0:
+            return t
+        if kind == 1:  # one cell off: right shape, cell accuracy 3/4
+            return [[(t[0][0] + 1) % 10, t[0][1]], t[1]]
+        if kind == 2:  # wrong shape
+            return [[1]]
+        return _wrong(tid, i)  # right shape, no right cell
+
+    files, kinds = [], {}
+    for name in ("C-seed1", "C-seed2", "C-seed3", "D-seed1", "D-seed2"):
+        k = rng.integers(0, 4, size=(len(KEYS), 2))
+        kinds[name] = k
+        sub = {}
+        for (tid, i), (a1, a2) in zip(KEYS, k):
+            sub.setdefault(tid, []).append({"attempt_1": attempt(tid, i, a1),
+                                            "attempt_2": attempt(tid, i, a2)})
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps(sub))
+        files.append(str(p))
+    n_boot, seed = 200, 3
+    rep = R.repeats(files, dataset=str(ds_dir), n_boot=n_boot, seed=seed)
+    assert set(R.GRADED) <= set(arcnb.columns.graded_columns())
+    runs = rep.runs.set_index("run")
+    want = {}
+    for f in files:
+        sm = arcnb.score(str(ds_dir), f, n_boot=50).summary
+        want[f] = {"shape_accuracy": sm["shape_accuracy"],
+                   "cell_accuracy": sm["cell_accuracy_right_shape"],
+                   "partial_credit": sm["partial_credit"]}
+        for m in R.GRADED:
+            assert runs.loc[f, m] == pytest.approx(want[f][m]), (f, m)
+    # per output, by hand from the attempt kinds: shape (attempt 1), cell accuracy of the
+    # best right-shaped attempt, partial credit (the best attempt's)
+    cell = {0: 1.0, 1: 0.75, 3: 0.0}
+    ti = bootstrap_indices(5, n_boot=n_boot, seed=seed)
+    for k, (cfg, members) in enumerate((("C", files[:3]), ("D", files[3:]))):
+        g = rep.summary["configs"][cfg]["graded"]
+        for m in R.GRADED:
+            vals = [want[f][m] for f in members]
+            assert g[m]["mean"] == pytest.approx(statistics.mean(vals))
+            assert g[m]["sd"] == pytest.approx(statistics.stdev(vals))
+            assert (g[m]["min"], g[m]["max"]) == pytest.approx((min(vals), max(vals)))
+        # the cell accuracy's two-level interval, resample by resample
+        ri = bootstrap_indices(len(members), n_boot=n_boot, seed=seed + 1 + k)
+        samples = []
+        for b in range(n_boot):
+            per_run = []
+            for r in ri[b]:
+                num = den = 0.0
+                for t in ti[b]:
+                    for j, (tid, i) in enumerate(KEYS):
+                        if tid != TASKS[t]:
+                            continue
+                        right = [cell[a] for a in kinds[os.path.basename(members[r])[:-5]][j]
+                                 if a != 2]
+                        if right:
+                            num += max(right)
+                            den += 1
+                if den:
+                    per_run.append(num / den)
+            samples.append(np.mean(per_run))
+        lo, hi = np.quantile(samples, [0.025, 0.975])
+        assert g["cell_accuracy"]["ci95"] == pytest.approx([lo, hi])
+    t = rep.configs.set_index("config")
+    assert t.loc["C", "partial_credit_mean"] == pytest.approx(
+        rep.summary["configs"]["C"]["graded"]["partial_credit"]["mean"])
+
+
+def test_graded_metric_without_any_value_is_nan():
+    S = np.array([[1.0, 0.0], [0.0, 0.0]])
+    none = np.full((2, 2), np.nan)
+    rep = R.analyse(S, [0, 1], ["a", "b"], ["r1", "r2"], ["c", "c"], n_boot=20,
+                    graded={"cell_accuracy": none})
+    g = rep.summary["configs"]["c"]["graded"]["cell_accuracy"]
+    assert all(math.isnan(g[k]) for k in ("mean", "sd", "min", "max"))
+    assert all(math.isnan(x) for x in g["ci95"])
+    with pytest.raises(RepeatsError):
+        R.analyse(S, [0, 1], ["a", "b"], ["r1", "r2"], ["c", "c"], graded={"pass@9": S})

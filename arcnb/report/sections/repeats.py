@@ -6,6 +6,7 @@ import pandas as pd
 
 from ... import plot as P
 from ...html import escape, note, page, table
+from ...repeats import GRADED
 from .base import Figure, Options, Section
 
 __all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
@@ -22,11 +23,17 @@ class RepeatsConfigs(Section):
              "runs (each resample draws the tasks, then the runs), and one from a single run "
              "(its tasks resampled, as a score of one run gives it). When runs disagree the "
              "single-run interval is too narrow. The variance columns split the uncertainty "
-             "of the mean into task sampling and run-to-run noise.")
+             "of the mean into task sampling and run-to-run noise. The graded metrics "
+             "(shape accuracy, cell accuracy over the outputs with a right-shaped attempt, "
+             "partial credit) get the same numbers in a table of their own.")
     needs_truth = False
 
     def compute(self):
-        self.tables["configs"] = self.run.configs
+        graded = [f"{m}_{k}" for m in GRADED
+                  for k in ("mean", "sd", "min", "max", "ci95_low", "ci95_high")]
+        configs = self.run.configs
+        self.tables["configs"] = configs.drop(columns=[c for c in graded if c in configs])
+        self.tables["graded"] = self.run.graded
         self.tables["runs"] = self.run.runs
         s = self.run.summary
         self.numbers = {"n_runs": len(self.run.runs), "n_configs": len(s["configs"]),
@@ -40,7 +47,11 @@ class RepeatsConfigs(Section):
         return [note(f"{n['n_runs']} runs in {n['n_configs']} configurations on "
                      f"{n['n_tasks']} tasks", note_id="arcnb-repeats-count"),
                 self.image("seed_spread"),
-                table(self.tables["configs"], table_id="arcnb-repeats-configs"),
+                table(self.tables["configs"], table_id="arcnb-repeats-configs")] + (
+            [] if self.tables["graded"].empty else
+            [note("Graded metrics over runs: mean, SD, lowest and highest run, and the 95% "
+                  "interval over tasks and runs."),
+             table(self.tables["graded"], table_id="arcnb-repeats-graded")]) + [
                 table(self.tables["runs"], table_id="arcnb-repeats-runs")]
 
 
