@@ -93,6 +93,7 @@ import pandas as pd
 from .data import Dataset, load_dataset
 from .errors import RepeatsError
 from .front import PredictionsSource, RunDirSource, parse_source, open_run
+from .harness_logs import run_log_rates
 from .io import csv_text, read_text, to_jsonable
 from .runs import OutputFolder, Run
 from .scoring import pass_at_k_unbiased
@@ -767,7 +768,8 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
             configs: Sequence[str], *, seeds: Sequence | None = None, test_index=None,
             n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
             skipped: Sequence[str] = (), ensembles=None, score: str | None = None,
-            graded: Mapping[str, np.ndarray] | None = None) -> Repeats:
+            graded: Mapping[str, np.ndarray] | None = None,
+            run_info: Sequence[Mapping] | None = None) -> Repeats:
     """The analysis of a solve matrix: ``solved`` is ``[outputs, runs]`` (0/1 per test
     output, ranked pass@2), ``output_task`` each output's task position (outputs of a
     task contiguous, tasks in the order of ``task_ids``), ``configs`` each run's
@@ -779,7 +781,8 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     and the ensemble chosen on public halves and scored on the other half, go under
     ``ensemble``. ``graded``: per metric of :data:`GRADED`, its value per test output x
     run (NaN where an output has none); mean, SD, min, max and the two-level interval
-    per configuration go under ``graded``."""
+    per configuration go under ``graded``. ``run_info``: per run, more numbers for its
+    entry of ``runs`` (its cost, its API log rates)."""
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) \
             or not 1 <= n_splits <= 1_000_000:
@@ -885,7 +888,9 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
                   "seed": None if seeds is None else to_jsonable(seeds[r]),
                   "pass@2": float(run_score[r]),
                   **{m: float(_ratio(num[:, r].sum(), den[:, r].sum()))
-                     for m, (num, den) in parts.items()}} for r in range(n_r)],
+                     for m, (num, den) in parts.items()},
+                  **(dict(run_info[r]) if run_info is not None else {})}
+                 for r in range(n_r)],
         "skipped": list(skipped),
         "bootstrap": {"n_boot": n_boot, "seed": seed, "level": 0.95,
                       "unit": "task, then run"},
@@ -904,6 +909,22 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     rep = Repeats(summary, matrix, solved_df, runs_df, flips_df)
     rep.jaccard = pd.DataFrame(jaccard, index=list(run_names), columns=list(run_names))
     return rep
+
+
+#: The cost keys of a run's summary its entry of ``runs`` repeats.
+RUN_COST_KEYS = ("cost_per_task", "cost_cached_per_task", "total_tool_calls")
+
+
+def _run_info(res) -> dict:
+    """A run's cost per task (without and with the cache priced) and tool calls from
+    its summary (NaN when unknown), and, for a harness run with API logs, its retry,
+    timeout and failure rates."""
+    info = {k: res.summary.get(k, float("nan")) for k in RUN_COST_KEYS}
+    info = {k: float("nan") if v is None else v for k, v in info.items()}
+    rates = run_log_rates(res.predictions)
+    if rates is not None:
+        info.update({k: rates[k] for k in ("retry_rate", "timeout_rate", "failure_rate")})
+    return info
 
 
 def _graded_values(out: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -936,7 +957,7 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
         dataset, tasks=tasks)
     keys = [(t.id, i) for t in ds for i in range(len(t.test))]
     ids = set(ds.task_ids)
-    cols, kept, skipped, preds, graded = [], [], [], [], {}
+    cols, kept, skipped, preds, graded, info = [], [], [], [], {}, []
     for e in entries:
         run = open_run(e.source, dataset=ds, label=e.name, cache=cache)
         res = run.results
@@ -955,6 +976,7 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
         cols.append(out["solved@2"].to_numpy(dtype=float))
         for m, v in _graded_values(out).items():
             graded.setdefault(m, []).append(v)
+        info.append(_run_info(res))
         preds.append(res.predictions)
         kept.append(e)
     if not kept:
@@ -981,7 +1003,8 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                    seeds=[s for _, s in pairs], test_index=[i for _, i in keys],
                    n_boot=n_boot, seed=seed, n_splits=n_splits, skipped=skipped,
                    ensembles=ensembles, score=score,
-                   graded={m: np.stack(v, axis=1) for m, v in graded.items()})
+                   graded={m: np.stack(v, axis=1) for m, v in graded.items()},
+                   run_info=info)
 
 
 class _CallableModule(types.ModuleType):

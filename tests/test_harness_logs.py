@@ -159,3 +159,18 @@ def test_cost_section_shows_the_new_numbers_and_the_log_rates(tmp_path):
     html = sec.to_html()
     assert "arcnb-cost-api-log" in html
     assert "data-metric='total_cost_cached'" in html and "total_tool_calls" in html
+
+
+def test_repeats_runs_carry_cost_and_log_rates(tmp_path):
+    ds = _task_dir(tmp_path)
+    _harness_tree(tmp_path)
+    _logs(tmp_path)
+    rep = arcnb.repeats(str(tmp_path / "submissions"), dataset=str(ds), n_boot=20)
+    (row,) = rep.summary["runs"]
+    assert row["run"] == "cfg/v1/public_eval"
+    assert row["cost_per_task"] == pytest.approx(0.004 / 2)
+    assert row["cost_cached_per_task"] == pytest.approx(0.00251 / 2)
+    assert row["total_tool_calls"] == 3
+    assert (row["retry_rate"], row["timeout_rate"]) == (0.5, 0.5)
+    assert row["failure_rate"] == pytest.approx(1 / 3)
+    assert rep.runs.loc[0, "retry_rate"] == 0.5
