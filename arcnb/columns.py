@@ -204,7 +204,8 @@ _SHAPE_ACCURACY = ("whether attempt 1 has the truth's height and width: per task
 #: order a report shows them.
 GROUPS: tuple[Column, ...] = (
     Column("pass@K", "group", "float64", "per task: fraction of the task's test outputs "
-           "solved within K attempts, then the mean over tasks (ARC Prize rule)",
+           "solved within K attempts, then the mean over tasks (as the ARC Prize benchmarking "
+           "harness computes it; the Kaggle pages describe pass@K_per_output)",
            aggregate="mean over a task's outputs, then over tasks",
            interval=True, label="pass@K", shown=True),
     Column("pass@K_per_output", "group", "float64", "fraction of all test outputs solved "
