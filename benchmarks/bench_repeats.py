@@ -25,48 +25,75 @@ from arcnb.repeats import analyse
 from arcnb.stats import bootstrap_indices
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--per-config", type=int, default=10)
-    ap.add_argument("--slice", type=int, default=20, help="resamples the naive loop runs")
-    args = ap.parse_args()
+def _time(runs: int = 50, per_config: int = 10, slice_: int = 20) -> dict:
     ds = load_dataset("arc-agi-1:evaluation")
     ids = [t.id for t in ds]
     codes = np.array([i for i, t in enumerate(ds) for _ in t.test])
     rng = np.random.default_rng(0)
     p = rng.uniform(0, 0.7, size=len(ids))[codes]
-    m = rng.uniform(0.6, 1.4, size=args.runs)
-    solved = (rng.random((codes.size, args.runs)) < np.clip(p[:, None] * m, 0, 1)).astype(float)
-    names = [f"run{r}" for r in range(args.runs)]
-    configs = [f"config{r // args.per_config}" for r in range(args.runs)]
+    m = rng.uniform(0.6, 1.4, size=runs)
+    solved = (rng.random((codes.size, runs)) < np.clip(p[:, None] * m, 0, 1)).astype(float)
+    names = [f"run{r}" for r in range(runs)]
+    configs = [f"config{r // per_config}" for r in range(runs)]
 
     t0 = time.perf_counter()
     rep = analyse(solved, codes, ids, names, configs, n_boot=1000, seed=0, n_splits=1000)
     fast = time.perf_counter() - t0
 
     # naive: per resample, per task, per drawn run (the two-level intervals only)
-    P = np.zeros((len(ids), args.runs))
+    P = np.zeros((len(ids), runs))
     for t in range(len(ids)):
         P[t] = solved[codes == t].mean(axis=0)
     t0 = time.perf_counter()
-    ti = bootstrap_indices(len(ids), n_boot=args.slice, seed=0)
+    ti = bootstrap_indices(len(ids), n_boot=slice_, seed=0)
     n_cfg = len(set(configs))
     for k in range(n_cfg):
-        cols = [r for r in range(args.runs) if configs[r] == f"config{k}"]
-        ri = bootstrap_indices(len(cols), n_boot=args.slice, seed=1 + k)
-        for b in range(args.slice):
+        cols = [r for r in range(runs) if configs[r] == f"config{k}"]
+        ri = bootstrap_indices(len(cols), n_boot=slice_, seed=1 + k)
+        for b in range(slice_):
             total = 0.0
             for t in ti[b]:
                 for r in ri[b]:
                     total += P[t, cols[r]]
-    naive = (time.perf_counter() - t0) * 1000 / args.slice
-    print(f"{args.runs} runs x {len(ids)} tasks ({codes.size} test outputs), "
-          f"{n_cfg} configurations, 1,000 resamples")
-    print(f"arcnb.repeats.analyse (every number): {fast:.2f} s")
-    print(f"naive loop (the two-level intervals only, extrapolated from {args.slice} "
-          f"resamples): {naive:.1f} s  ({naive / fast:.0f}x)")
-    print(f"union pass@2 of all runs: {rep.summary['union']['pass@2']:.4f}")
+    naive = (time.perf_counter() - t0) * 1000 / slice_
+    return {"runs": runs, "tasks": len(ids), "outputs": int(codes.size), "configs": n_cfg,
+            "fast": fast, "naive": naive, "slice": slice_,
+            "union": rep.summary["union"]["pass@2"]}
+
+
+def measure(runs: int = 50, per_config: int = 10, slice_: int = 20):
+    """One run of the benchmark as a figure (the two times) and its numbers."""
+    from arcnb import plot as PL
+
+    r = _time(runs, per_config, slice_)
+    with PL.paper_style():
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=PL.figsize("column", 0.55))
+        labels = ["arcnb.repeats\n(every number)", "naive loop\n(two-level intervals only)"]
+        ax.barh(labels, [r["fast"], r["naive"]], color=["#1f77b4", "#aaaaaa"])
+        ax.set_xlabel("time (s)")
+        for y, v in enumerate((r["fast"], r["naive"])):
+            ax.text(v, y, f" {v:.1f} s", va="center", fontsize="small")
+        ax.set_title(f"{r['runs']} runs x {r['tasks']} tasks, 1,000 resamples",
+                     fontsize="small")
+        ax.set_xlim(0, max(r["naive"], r["fast"]) * 1.3)
+    return fig, r
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--per-config", type=int, default=10)
+    ap.add_argument("--slice", type=int, default=20, help="resamples the naive loop runs")
+    args = ap.parse_args()
+    r = _time(args.runs, args.per_config, args.slice)
+    print(f"{r['runs']} runs x {r['tasks']} tasks ({r['outputs']} test outputs), "
+          f"{r['configs']} configurations, 1,000 resamples")
+    print(f"arcnb.repeats.analyse (every number): {r['fast']:.2f} s")
+    print(f"naive loop (the two-level intervals only, extrapolated from {r['slice']} "
+          f"resamples): {r['naive']:.1f} s  ({r['naive'] / r['fast']:.0f}x)")
+    print(f"union pass@2 of all runs: {r['union']:.4f}")
 
 
 if __name__ == "__main__":
