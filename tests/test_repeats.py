@@ -707,3 +707,24 @@ def test_graded_metric_without_any_value_is_nan():
     assert all(math.isnan(x) for x in g["ci95"])
     with pytest.raises(RepeatsError):
         R.analyse(S, [0, 1], ["a", "b"], ["r1", "r2"], ["c", "c"], graded={"pass@9": S})
+
+
+def test_cli_in_process_json_has_the_new_keys_and_score(hand, capsys):
+    from arcnb.cli import main
+
+    ds_dir, files = hand
+    rc = main(["repeats", *files, "--dataset", str(ds_dir), "--json", "--n-boot", "50",
+               "--score", "logprob"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    s = json.loads(out)
+    assert s["ensemble"]["score"] == "logprob"
+    # the hand files carry no metadata: the score breaks no tie, the ensembles agree
+    assert s["ensemble"]["sets"]["A"]["with_score"]["pass@2"] == \
+        s["ensemble"]["sets"]["A"]["pass@2"]
+    assert {"public", "private", "ci95", "chosen", "best_run"} <= set(s["ensemble"]["held_out"])
+    assert set(s["configs"]["A"]["graded"]) == set(R.GRADED)
+    assert {"mean", "sd", "min", "max", "ci95"} == set(s["configs"]["A"]["graded"]["cell_accuracy"])
+    rc = main(["repeats", *files, "--dataset", str(ds_dir), "--score", " "])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "score" in err[0]
