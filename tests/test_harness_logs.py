@@ -10,6 +10,7 @@ import pytest
 
 import arcnb
 from arcnb import harness_logs as H
+from arcnb.compare import compare
 from arcnb.errors import PredictionsError
 from arcnb.report import sections as S
 
@@ -174,3 +175,22 @@ def test_repeats_runs_carry_cost_and_log_rates(tmp_path):
     assert (row["retry_rate"], row["timeout_rate"]) == (0.5, 0.5)
     assert row["failure_rate"] == pytest.approx(1 / 3)
     assert rep.runs.loc[0, "retry_rate"] == 0.5
+
+
+def test_compare_runs_table_carries_cost_with_cache_and_log_rates(tmp_path):
+    ds = _task_dir(tmp_path)
+    run = _harness_tree(tmp_path)
+    _logs(tmp_path)
+    other = tmp_path / "plain"
+    other.mkdir()
+    (other / "t1.json").write_text(json.dumps([{"attempt_1": GRID}, {"attempt_1": WRONG}]))
+    (other / "t2.json").write_text(json.dumps([{"attempt_1": WRONG}]))
+    comp = compare([str(run), str(other)], dataset=str(ds), taxonomy=None,
+                   n_boot=20)
+    t = comp.tables["runs"].set_index("run")
+    first, second = t.index
+    assert t.loc[first, "cost_cached_per_task"] == pytest.approx(0.00251 / 2)
+    assert t.loc[first, "total_tool_calls"] == 3
+    assert (t.loc[first, "retry_rate"], t.loc[first, "timeout_rate"]) == (0.5, 0.5)
+    assert all(math.isnan(t.loc[second, k]) for k in ("cost_cached_per_task", "retry_rate",
+                                                      "timeout_rate", "failure_rate"))
