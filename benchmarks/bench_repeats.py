@@ -3,10 +3,12 @@ loop, in the same run.
 
 The runs: 50 runs in 5 configurations of 10 on the 400 ARC-AGI-1 evaluation tasks (their
 419 test outputs), each output solved with a probability drawn per task and scaled per run
-(seed 0). Timed: every number of the analysis (per configuration the mean, SD, the
-two-level interval with 1,000 resamples, the single-run interval, flips, the variance
-split; every comparison with its interval and paired test; the winner's curse over 1,000
-halves; union coverage for every number of runs; unique solves). The baseline computes
+(seed 0), with three graded metrics and one ensemble per configuration and of all runs.
+Timed: every number of the analysis (per configuration the mean, SD, the two-level
+interval with 1,000 resamples, the single-run interval, flips, the variance split, the
+graded metrics with their two-level intervals; every comparison with its interval and
+paired test; the winner's curse over 1,000 halves; union coverage for every number of
+runs; unique solves; the ensembles and the one chosen on 1,000 public halves). The baseline computes
 the two-level intervals alone the naive way, one resample and one task at a time; it runs
 a slice of the resamples and is extrapolated. The script prints both times and their
 ratio.
@@ -36,8 +38,21 @@ def _time(runs: int = 50, per_config: int = 10, slice_: int = 20) -> dict:
     names = [f"run{r}" for r in range(runs)]
     configs = [f"config{r // per_config}" for r in range(runs)]
 
+    # graded metrics per output x run (cell accuracy NaN where the shape is wrong) and
+    # one vote ensemble per configuration plus all runs (0/1 per output)
+    shape = (rng.random(solved.shape) < 0.7).astype(float)
+    graded = {"shape_accuracy": shape,
+              "cell_accuracy": np.where(shape > 0, np.maximum(solved, rng.random(solved.shape)),
+                                        np.nan),
+              "partial_credit": np.maximum(solved, rng.random(solved.shape) * 0.8)}
+    names_c = list(dict.fromkeys(configs))
+    ensembles = {c: solved[:, [r for r in range(runs) if configs[r] == c]].max(axis=1)
+                 for c in names_c}
+    ensembles["all"] = solved.max(axis=1)
+
     t0 = time.perf_counter()
-    rep = analyse(solved, codes, ids, names, configs, n_boot=1000, seed=0, n_splits=1000)
+    rep = analyse(solved, codes, ids, names, configs, n_boot=1000, seed=0, n_splits=1000,
+                  graded=graded, ensembles=ensembles)
     fast = time.perf_counter() - t0
 
     # naive: per resample, per task, per drawn run (the two-level intervals only)
