@@ -117,7 +117,8 @@ _USAGE = (("cost", "cost of the attempts (metadata cost.total_cost)", "cost ($)"
            "(where the benchmarking harness prices every prompt token, cached or not, at the "
            "input price) minus the cache read tokens at 0.9 x and plus the cache creation "
            "tokens at 0.25 x the attempt's input price per token (cost.prompt_cost / "
-           "usage.prompt_tokens); NaN without the cache counts", "cost with cache ($)"),
+           "usage.prompt_tokens); NaN without the cache counts (or when that would be negative)",
+           "cost with cache ($)"),
           ("tool_calls", "tool calls of an agentic attempt (the length of metadata "
            "tool_calls)", "tool calls"),
           ("num_turns", "agentic turns (metadata num_turns)", "turns"))

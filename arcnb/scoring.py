@@ -409,7 +409,8 @@ def _usage_value(md, name):
 def _cost_cached(md, vals: dict) -> float:
     """The attempt's cost with cache reads and writes priced (see ``cost_cached`` in
     :mod:`arcnb.columns`); NaN without the cost, the prompt cost and tokens, or the
-    cache counts."""
+    cache counts, and NaN when the result would be negative or beyond
+    :data:`MAX_USAGE_VALUE`."""
     cost, prompt = vals["cost"], vals["prompt_tokens"]
     read, write = vals["cache_read_tokens"], vals["cache_creation_tokens"]
     prompt_cost = _amount(_dig(md, "cost", "prompt_cost"))
@@ -422,8 +423,12 @@ def _cost_cached(md, vals: dict) -> float:
     price = prompt_cost / prompt
     read = 0.0 if read is _INVALID or math.isnan(read) else read
     write = 0.0 if write is _INVALID or math.isnan(write) else write
-    return (cost - read * price * (1 - CACHE_READ_PRICE)
-            + write * price * (CACHE_WRITE_PRICE - 1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = (cost - read * price * (1 - CACHE_READ_PRICE)
+             + write * price * (CACHE_WRITE_PRICE - 1))
+    # metadata whose cost does not hold its cache tokens at the input price gives no
+    # number rather than a negative or infinite one
+    return v if math.isfinite(v) and 0 <= v <= MAX_USAGE_VALUE else math.nan
 
 
 def _attempt_usage(md) -> tuple:

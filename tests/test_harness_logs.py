@@ -194,3 +194,21 @@ def test_compare_runs_table_carries_cost_with_cache_and_log_rates(tmp_path):
     assert (t.loc[first, "retry_rate"], t.loc[first, "timeout_rate"]) == (0.5, 0.5)
     assert all(math.isnan(t.loc[second, k]) for k in ("cost_cached_per_task", "retry_rate",
                                                       "timeout_rate", "failure_rate"))
+
+
+def test_cost_with_cache_is_nan_when_the_metadata_cannot_hold_it(tmp_path):
+    ds = _task_dir(tmp_path)
+    run = tmp_path / "submissions" / "cfg" / "v1" / "odd"
+    run.mkdir(parents=True)
+    # 600 cache reads at $1e-6 would take $0.00054 off a cost of $0.0001: not a cost
+    # that prices its cache tokens at the input price, so no number; a prompt of 1e-300
+    # tokens would make the price per token overflow
+    cheap = dict(AGENTIC, cost={"prompt_cost": 0.001, "completion_cost": 0.0,
+                                "total_cost": 0.0001})
+    tiny = dict(AGENTIC, usage=dict(AGENTIC["usage"], prompt_tokens=1e-300))
+    (run / "t1.json").write_text(json.dumps(
+        [{"attempt_1": {"answer": WRONG, "metadata": _md(0, **cheap)},
+          "attempt_2": {"answer": WRONG, "metadata": _md(0, **tiny)}}, {"attempt_1": WRONG}]))
+    res = arcnb.score(str(ds), str(run), n_boot=20)
+    assert math.isnan(res.outputs.loc[0, "cost_cached"])
+    assert math.isnan(res.summary["total_cost_cached"])
