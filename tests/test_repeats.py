@@ -695,6 +695,10 @@ def test_graded_metrics_over_runs_against_score_and_a_plain_loop(tmp_path):
     t = rep.configs.set_index("config")
     assert t.loc["C", "partial_credit_mean"] == pytest.approx(
         rep.summary["configs"]["C"]["graded"]["partial_credit"]["mean"])
+    out = rep.write(tmp_path / "out")
+    lines = (out / "graded.csv").read_text().splitlines()
+    assert lines[0] == "config,metric,mean,sd,min,max,ci95_low,ci95_high"
+    assert len(lines) == 1 + 2 * len(R.GRADED)
 
 
 def test_graded_metric_without_any_value_is_nan():
