@@ -796,6 +796,9 @@ def _add_repeats(sub) -> None:
     p.add_argument("--group-by", default="auto",
                    help="auto (default), pattern (names like config-seed3) or a folder level "
                         "(0: the first folder below the root)")
+    p.add_argument("--score", metavar="NAME",
+                   help="a number in the attempts' metadata (higher is better) that breaks "
+                        "vote ties in the ensembles, e.g. logprob")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -814,7 +817,7 @@ def _run_repeats(args) -> int:
         group_by = int(group_by)
     rep = analyse_repeats(args.sources, dataset=args.dataset, tasks=args.tasks,
                           groups=args.groups, group_by=group_by, n_boot=args.n_boot,
-                          seed=args.seed)
+                          seed=args.seed, score=args.score)
     if args.out:
         rep.write(args.out, overwrite=args.overwrite,
                   html=R.sections.repeats_page(rep) if args.report else None)

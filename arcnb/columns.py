@@ -107,7 +107,21 @@ _USAGE = (("cost", "cost of the attempts (metadata cost.total_cost)", "cost ($)"
            "usage.completion_tokens_details.reasoning_tokens)", "reasoning tokens"),
           ("total_tokens", "total tokens (metadata usage.total_tokens)", "tokens"),
           ("duration_s", "time of the attempts in seconds (metadata end_timestamp - "
-           "start_timestamp)", "time (s)"))
+           "start_timestamp)", "time (s)"),
+          ("cache_read_tokens", "prompt tokens read from the provider's cache (metadata "
+           "usage.prompt_tokens_details.cache_read_tokens)", "cache read tokens"),
+          ("cache_creation_tokens", "prompt tokens written to the provider's cache "
+           "(metadata usage.prompt_tokens_details.cache_creation_tokens)",
+           "cache creation tokens"),
+          ("cost_cached", "cost of the attempts with the cache priced: cost.total_cost "
+           "(where the benchmarking harness prices every prompt token, cached or not, at the "
+           "input price) minus the cache read tokens at 0.9 x and plus the cache creation "
+           "tokens at 0.25 x the attempt's input price per token (cost.prompt_cost / "
+           "usage.prompt_tokens); NaN without the cache counts (or when that would be negative)",
+           "cost with cache ($)"),
+          ("tool_calls", "tool calls of an agentic attempt (the length of metadata "
+           "tool_calls)", "tool calls"),
+          ("num_turns", "agentic turns (metadata num_turns)", "turns"))
 
 _CELL_ACCURACY = ("per output: the best attempt's fraction of correct cells, where the best "
                   "attempt is the first exact one, else the right-shaped one with the most "
@@ -191,7 +205,8 @@ _SHAPE_ACCURACY = ("whether attempt 1 has the truth's height and width: per task
 #: order a report shows them.
 GROUPS: tuple[Column, ...] = (
     Column("pass@K", "group", "float64", "per task: fraction of the task's test outputs "
-           "solved within K attempts, then the mean over tasks (ARC Prize rule)",
+           "solved within K attempts, then the mean over tasks (as the ARC Prize benchmarking "
+           "harness computes it; the Kaggle pages describe pass@K_per_output)",
            aggregate="mean over a task's outputs, then over tasks",
            interval=True, label="pass@K", shown=True),
     Column("pass@K_per_output", "group", "float64", "fraction of all test outputs solved "

@@ -52,6 +52,7 @@ import pandas as pd
 from .breakdown import group_membership, latex_table
 from .errors import CompareError, refuse_overwrite
 from .front import PredictionsSource, RunDirSource, open_run
+from .harness_logs import run_log_rates
 from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
 from .runs import (METRICS, PREDICTIONS, Run, RunDirError, check_out_path,
                    unique_labels)
@@ -288,7 +289,17 @@ def _run_row(r: Run, *, n_boot: int, seed: int, level: float) -> dict:
             "pass@2_ci_low": lo, "pass@2_ci_high": hi,
             "total_cost": _num(s.get("total_cost")), "cost_per_task": _num(s.get("cost_per_task")),
             "total_tokens": _num(s.get("total_tokens")),
-            "tokens_per_task": _num(s.get("tokens_per_task")), "model": s.get("model")}
+            "tokens_per_task": _num(s.get("tokens_per_task")), "model": s.get("model"),
+            "cost_cached_per_task": _num(s.get("cost_cached_per_task")),
+            "total_tool_calls": _num(s.get("total_tool_calls")),
+            **_log_rates(r)}
+
+
+def _log_rates(r: Run) -> dict:
+    """The run's retry, timeout and failure rates from the harness's API logs beside
+    it (:func:`arcnb.harness_logs.run_log_rates`); NaN without logs."""
+    rates = run_log_rates(r.results.predictions) or {}
+    return {k: _num(rates.get(k)) for k in ("retry_rate", "timeout_rate", "failure_rate")}
 
 
 def _num(v) -> float:
@@ -426,6 +437,13 @@ _DEFINITIONS = {
     "task solved": "all of the task's test outputs solved within 2 attempts (ranked rule)",
     "cost_per_task": "total cost of the run's attempts (metadata cost.total_cost) divided by "
                      "the number of common tasks",
+    "cost_cached_per_task": "the cost per task with the provider's cache priced (cache reads "
+                            "at 0.1 x, writes at 1.25 x the input price); NaN without cache "
+                            "counts",
+    "retry_rate": "from the harness's API logs beside a run: requests that repeat an attempt "
+                  "over the requests (failure_rate: failed over finished requests; "
+                  "timeout_rate: tasks that timed out over the tasks logged); NaN without "
+                  "logs",
     "pareto_front": "no other run has a cost per task at most as high and a pass@2 at least "
                     "as high, with one of the two strictly better",
 }

@@ -58,9 +58,19 @@ output x run twin (``Repeats.solved``):
   the test outputs that run solves and no other run does; per pair of runs the Jaccard
   index of their solved test outputs (``Repeats.jaccard``) and ``best_pair``: the two runs
   whose union has the highest pass@2 (the first such pair in run order); ``ensemble``:
-  per configuration (and ``"all"`` runs when there are several configurations) the pass@2
-  and interval of the two-attempt vote ensemble of its runs' attempts
-  (:func:`vote_ensemble`: votes across runs, then first appearance in run order).
+  ``sets``: per configuration (and ``"all"`` runs when there are several
+  configurations) the pass@2 and interval of the two-attempt vote ensemble of its runs'
+  attempts (:func:`vote_ensemble`: votes across runs, then first appearance in run
+  order; with a named ``score``, also ``with_score``: vote ties broken by the highest
+  score first); ``held_out``: the ensemble chosen on one half and reported on the
+  other. The candidates, in this order: each run alone (its own pass@2), then each
+  set's ensemble (by votes, then by votes and the score when one is named). On each
+  public half of the winner's curse the candidate with the best public pass@2 is
+  picked (the first on ties); ``public`` and ``private`` are its pass@2 on the two
+  halves averaged over the splits, ``ci95`` the 95 % bootstrap interval over the
+  private tasks (:func:`arcnb.stats.bootstrap_ci` of its per-task pass@2 there) with
+  its ends averaged over the splits, ``chosen`` how often each candidate was picked, and
+  ``best_run`` the same choice among the runs alone.
 """
 from __future__ import annotations
 
@@ -83,6 +93,7 @@ import pandas as pd
 from .data import Dataset, load_dataset
 from .errors import RepeatsError
 from .front import PredictionsSource, RunDirSource, parse_source, open_run
+from .harness_logs import run_log_rates
 from .io import csv_text, read_text, to_jsonable
 from .runs import OutputFolder, Run
 from .scoring import pass_at_k_unbiased
@@ -91,7 +102,8 @@ from .stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, che
 from .text import printable
 
 __all__ = ["Repeats", "repeats", "analyse", "vote_ensemble", "find_runs", "group_runs",
-           "RunEntry", "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z"]
+           "RunEntry", "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z", "ENSEMBLE_RULE",
+           "attempt_scores", "GRADED"]
 
 #: Most runs one analysis takes (a root holding more is refused, not walked forever).
 MAX_RUNS = 10_000
@@ -415,30 +427,108 @@ def _power(d: np.ndarray, sd_a: float, n_a: int, sd_b: float, n_b: int) -> dict:
     return {"mde80": POWER_Z * se, "runs_needed": needed}
 
 
-def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list]]
-                  ) -> np.ndarray:
+#: The graded metrics of a run over runs, each a graded breakdown column of
+#: :data:`arcnb.columns.GROUPS` with an interval, and how it averages (as the breakdown
+#: and :func:`arcnb.score` do): ``"task"``, the mean over a task's outputs, then over
+#: tasks; ``"output"``, the mean over the outputs that have a value (cell accuracy: the
+#: outputs with a right-shaped attempt).
+GRADED = {"shape_accuracy": "task", "cell_accuracy": "output", "partial_credit": "task"}
+
+
+def _graded_parts(values: np.ndarray, how: str, starts: np.ndarray, n_out: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Per task x run, the numerator and denominator of a graded metric (outputs x runs
+    ``values``, NaN where an output has none): a run's value is the ratio of their sums
+    over tasks."""
+    ok = ~np.isnan(values)
+    if how == "output":
+        return (np.add.reduceat(np.where(ok, values, 0.0), starts),
+                np.add.reduceat(ok.astype(float), starts))
+    num = np.add.reduceat(values, starts) / n_out[:, None]
+    return np.nan_to_num(num), (~np.isnan(num)).astype(float)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _graded_numbers(num: np.ndarray, den: np.ndarray, task_counts: np.ndarray,
+                    n_boot: int, seed: int) -> dict:
+    """Mean, SD, min and max over runs (runs without a value left out) of a graded
+    metric, and its two-level interval: per resample, the mean over the drawn runs of
+    each run's ratio on the drawn tasks (the runs drawn as for pass@2)."""
+    vals = _ratio(num.sum(axis=0), den.sum(axis=0))
+    ok = vals[~np.isnan(vals)]
+    nan = float("nan")
+    if ok.size == 0:
+        return {"mean": nan, "sd": nan, "min": nan, "max": nan, "ci95": [nan, nan]}
+    r = num.shape[1]
+    w = _counts(bootstrap_indices(r, n_boot=n_boot, seed=seed), r)
+    per = _ratio(task_counts @ num, task_counts @ den)                # resamples x runs
+    have = ~np.isnan(per)
+    wsum = (w * have).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        samples = np.where(wsum > 0, (np.where(have, per, 0.0) * w).sum(axis=1)
+                           / np.where(wsum > 0, wsum, 1.0), np.nan)
+    mean = float(ok.mean())
+    return {"mean": mean, "sd": _sd(ok), "min": float(ok.min()), "max": float(ok.max()),
+            "ci95": _interval(samples[~np.isnan(samples)], mean)}
+
+
+def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list]],
+                  scores: Sequence[Sequence[list]] | None = None) -> np.ndarray:
     """Per test output, whether the two-attempt vote ensemble of the runs solves it.
 
     ``truths[o]`` is output o's truth, ``attempts[r][o]`` run r's attempts for it. Every
     attempt of every run is one vote for its grid (identical grids pool their votes; an
     invalid attempt votes for nothing); the two grids with the most votes are the
-    ensemble's attempts, ties broken by first appearance (run order, then attempt order).
-    Returns 0/1 per output."""
+    ensemble's attempts. Ties are broken by the named score when ``scores`` is given
+    (``scores[r][o][j]``: attempt j's score, NaN where it has none; a grid's score is
+    the highest of its attempts', higher first, grids without one after those with
+    one), then by first appearance (run order, then attempt order). Returns 0/1 per
+    output."""
     out = np.zeros(len(truths))
     for o, truth in enumerate(truths):
-        votes: dict = {}  # grid key -> [votes, first appearance, grid]
-        for run in attempts:
-            for g in run[o]:
+        votes: dict = {}  # grid key -> [votes, -score, first appearance, grid]
+        for r, run in enumerate(attempts):
+            run_scores = scores[r][o] if scores is not None else None
+            for j, g in enumerate(run[o]):
                 if g is None:
                     continue
+                sc = np.nan
+                if run_scores is not None and j < len(run_scores):
+                    sc = float(run_scores[j])
                 key = (g.shape, np.ascontiguousarray(g, dtype=np.int64).tobytes())
                 if key in votes:
-                    votes[key][0] += 1
+                    v = votes[key]
+                    v[0] += 1
+                    if sc == sc and not (v[1] <= -sc):  # a higher score (or the first)
+                        v[1] = -sc
                 else:
-                    votes[key] = [1, len(votes), g]
-        top = sorted(votes.values(), key=lambda v: (-v[0], v[1]))[:2]
+                    votes[key] = [1, -sc if sc == sc else np.inf, len(votes), g]
+        top = sorted(votes.values(), key=lambda v: (-v[0], v[1], v[2]))[:2]
         out[o] = float(any(g.shape == truth.shape and np.array_equal(g, truth)
-                           for _, _, g in top))
+                           for _, _, _, g in top))
+    return out
+
+
+def attempt_scores(predictions, keys: Sequence[tuple[str, int]], name: str) -> list[list]:
+    """Per test output of ``keys``, the named score of each attempt read from its
+    metadata (``metadata[name]``, or ``metadata["scores"][name]`` as in a candidates
+    file), NaN where the attempt has no such number."""
+    out = []
+    for tid, i in keys:
+        row = []
+        for md in predictions.get_metadata(tid, i):
+            v = None
+            if isinstance(md, dict):
+                v = md.get(name)
+                if v is None and isinstance(md.get("scores"), dict):
+                    v = md["scores"].get(name)
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            row.append(float(v) if ok else float("nan"))
+        out.append(row)
     return out
 
 
@@ -447,6 +537,82 @@ def _ensemble_numbers(solved: np.ndarray, starts: np.ndarray, n_out: np.ndarray,
     per_task = np.add.reduceat(solved, starts) / n_out
     return {"pass@2": float(per_task.mean()),
             "ci95": list(bootstrap_ci(per_task, n_boot=n_boot, seed=seed))}
+
+
+def _held_out(cand: np.ndarray, names: list[dict], mask: np.ndarray, n_boot: int,
+              seed: int) -> dict:
+    """The candidate (columns of ``cand``, tasks x candidates, per-task pass@2) with the
+    best pass@2 on each public half of ``mask`` (the first on ties), scored on the
+    other half: its public and private pass@2 averaged over the splits, and the 95 %
+    bootstrap interval over the private tasks (the same ``n_boot`` resamples of the
+    private positions for every split: :func:`arcnb.stats.bootstrap_ci` of the
+    private tasks in task order), its ends averaged over the splits."""
+    t, n_c = cand.shape
+    if t < 2 or mask.size == 0 or n_c == 0:
+        nan = float("nan")
+        return {"public": nan, "private": nan, "ci95": [nan, nan], "n_splits": 0,
+                "chosen": [], "most_chosen": None}
+    m = mask.astype(float)
+    pub = (m @ cand) / m.sum(axis=1, keepdims=True)
+    pick = np.argmax(pub, axis=1)
+    rows = np.arange(len(pick))
+    n_priv = t - int(mask[0].sum())
+    priv_idx = np.argsort(mask, axis=1, kind="stable")[:, :n_priv]  # private, in order
+    V = cand[priv_idx, pick[:, None]]                                # splits x private
+    private = V.mean(axis=1)
+    C = _counts(bootstrap_indices(n_priv, n_boot=n_boot, seed=seed), n_priv)
+    means = (C @ V.T) / n_priv                                       # resamples x splits
+    lo, hi = percentile_interval(means)
+    const = np.all(V == V[:, :1], axis=1)
+    lo = np.where(const, V[:, 0], lo)
+    hi = np.where(const, V[:, 0], hi)
+    share = np.bincount(pick, minlength=n_c) / len(pick)
+    chosen = [{**names[c], "share": float(share[c])} for c in np.flatnonzero(share)]
+    chosen.sort(key=lambda c: -c["share"])
+    return {"public": float(pub[rows, pick].mean()), "private": float(private.mean()),
+            "ci95": [float(lo.mean()), float(hi.mean())], "n_splits": int(len(pick)),
+            "chosen": chosen, "most_chosen": chosen[0] if chosen else None}
+
+
+#: The ensemble's rule in words (``{score}`` is the named score, when there is one).
+ENSEMBLE_RULE = ("every attempt of every run is a vote for its grid; the two grids with "
+                 "the most votes, ties broken by {score}first appearance (run order, then "
+                 "attempt order)")
+
+
+def _ensembles(ensembles, S: np.ndarray, P: np.ndarray, starts: np.ndarray,
+               n_out: np.ndarray, run_names: Sequence[str], mask: np.ndarray, n_boot: int,
+               seed: int, score: str | None) -> dict:
+    """The ``ensemble`` document: each set's pass@2 and interval, and ``held_out``: the
+    candidate (each run alone, each set's vote ensemble, by votes and, with a named
+    score, by votes then the score) with the best pass@2 on a public half of the tasks,
+    scored on the other half (:func:`_held_out`), beside ``best_run``: the same choice
+    among the runs alone."""
+    if isinstance(ensembles, Mapping):
+        ensembles = [{"name": k, "solved": v} for k, v in ensembles.items()]
+    sets, cand, names = {}, [P], [{"kind": "run", "name": r} for r in run_names]
+    for e in ensembles or []:
+        entry = {"runs": list(e.get("runs") or [])}
+        for key, rule in (("solved", "votes"), ("solved_score", f"votes, then {score}")):
+            if e.get(key) is None:
+                continue
+            v = np.asarray(e[key], dtype=float)
+            if v.shape != (S.shape[0],):
+                raise RepeatsError(f"ensemble {printable(str(e['name']))} has {v.size} "
+                                   f"values for {S.shape[0]} test outputs")
+            nums = _ensemble_numbers(v, starts, n_out, n_boot, seed)
+            if key == "solved":
+                entry.update(nums)
+            else:
+                entry["with_score"] = nums
+            cand.append((np.add.reduceat(v, starts) / n_out)[:, None])
+            names.append({"kind": "ensemble", "name": str(e["name"]), "rule": rule})
+        sets[str(e["name"])] = entry
+    both = _held_out(np.concatenate(cand, axis=1), names, mask, n_boot, seed)
+    runs = _held_out(P, names[:P.shape[1]], mask, n_boot, seed)
+    both["best_run"] = {k: runs[k] for k in ("public", "private", "ci95")}
+    words = ENSEMBLE_RULE.format(score=f"the highest {score}, then " if score else "")
+    return {"rule": words, "score": score, "sets": sets, "held_out": both}
 
 
 # ------------------------------------------------------------------ the result
@@ -489,7 +655,24 @@ class Repeats:
                          "variance_tasks": c["variance"]["tasks"],
                          "variance_runs": c["variance"]["runs"],
                          "runs_share": c["variance"]["runs_share"]})
+            for m, g in c.get("graded", {}).items():
+                rows[-1].update({f"{m}_mean": g["mean"], f"{m}_sd": g["sd"],
+                                 f"{m}_min": g["min"], f"{m}_max": g["max"],
+                                 f"{m}_ci95_low": g["ci95"][0],
+                                 f"{m}_ci95_high": g["ci95"][1]})
         return pd.DataFrame(rows)
+
+    @property
+    def graded(self) -> pd.DataFrame:
+        """One row per configuration and graded metric (:data:`GRADED`): mean, SD, min,
+        max over runs and the two-level interval."""
+        rows = [{"config": name, "metric": m, "mean": g["mean"], "sd": g["sd"],
+                 "min": g["min"], "max": g["max"], "ci95_low": g["ci95"][0],
+                 "ci95_high": g["ci95"][1]}
+                for name, c in self.summary["configs"].items()
+                for m, g in c.get("graded", {}).items()]
+        return pd.DataFrame(rows, columns=["config", "metric", "mean", "sd", "min", "max",
+                                           "ci95_low", "ci95_high"])
 
     @property
     def comparisons(self) -> pd.DataFrame:
@@ -528,6 +711,11 @@ class Repeats:
                          f"[{f(p['ci95'][0])}, {f(p['ci95'][1])}]  "
                          f"[{f(p['ci95_single_run'][0])}, {f(p['ci95_single_run'][1])}] "
                          f"{c['always_solved']:>6} {c['never_solved']:>6} {c['flipping']:>5}")
+        for name, c in s["configs"].items():
+            for m, g in c.get("graded", {}).items():
+                lines.append(f"{name[:24]:<24} {m}: mean {f(g['mean'])}, sd {f(g['sd'])}, "
+                             f"min {f(g['min'])}, max {f(g['max'])}, 95% (tasks and runs) "
+                             f"[{f(g['ci95'][0])}, {f(g['ci95'][1])}]")
         for c in s["comparisons"]:
             lines.append(f"{c['b']} - {c['a']}: {f(c['diff'])} [{f(c['ci95'][0])}, "
                          f"{f(c['ci95'][1])}]  p = {f(c['p'])}  smallest difference "
@@ -541,6 +729,14 @@ class Repeats:
                      + ", ".join(f(x) for x in u["by_n_runs"]))
         lines.append("unique solves (test outputs no other run solves): "
                      + ", ".join(f"{k}: {v}" for k, v in s["unique_solves"].items()))
+        h = s["ensemble"]["held_out"]
+        if h["n_splits"]:
+            m, b = h["most_chosen"], h["best_run"]
+            lines.append(f"ensemble chosen on a public half (most often: {m['kind']} "
+                         f"{m['name']}, {m['share']:.0%} of {h['n_splits']} halves): public "
+                         f"{f(h['public'])}, private {f(h['private'])} "
+                         f"[{f(h['ci95'][0])}, {f(h['ci95'][1])}]; the best run alone: "
+                         f"private {f(b['private'])}")
         return "\n".join(lines)
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
@@ -555,6 +751,7 @@ class Repeats:
         files = {"summary.json": summary.encode()}
         for name, table, index in (("runs.csv", self.runs, False),
                                    ("configs.csv", self.configs, False),
+                                   ("graded.csv", self.graded, False),
                                    ("solve_matrix.csv", self.matrix, True),
                                    ("flips.csv", self.flips, False),
                                    ("comparisons.csv", self.comparisons, False),
@@ -570,14 +767,22 @@ class Repeats:
 def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[str],
             configs: Sequence[str], *, seeds: Sequence | None = None, test_index=None,
             n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
-            skipped: Sequence[str] = (), ensembles: Mapping[str, np.ndarray] | None = None
-            ) -> Repeats:
+            skipped: Sequence[str] = (), ensembles=None, score: str | None = None,
+            graded: Mapping[str, np.ndarray] | None = None,
+            run_info: Sequence[Mapping] | None = None) -> Repeats:
     """The analysis of a solve matrix: ``solved`` is ``[outputs, runs]`` (0/1 per test
     output, ranked pass@2), ``output_task`` each output's task position (outputs of a
     task contiguous, tasks in the order of ``task_ids``), ``configs`` each run's
-    configuration (configurations in order of first appearance). ``ensembles``: per
-    name (a configuration, or ``"all"``), 0/1 per test output for the vote ensemble of
-    those runs (:func:`vote_ensemble`); its pass@2 and interval go under ``ensemble``."""
+    configuration (configurations in order of first appearance). ``ensembles``: the
+    vote ensembles of sets of runs (:func:`vote_ensemble`), a mapping of a set's name
+    (a configuration, or ``"all"``) to 0/1 per test output, or a list of
+    ``{"name", "runs", "solved"}`` and optionally ``"solved_score"`` (the same
+    ensemble with the named ``score`` breaking vote ties); their pass@2 and interval,
+    and the ensemble chosen on public halves and scored on the other half, go under
+    ``ensemble``. ``graded``: per metric of :data:`GRADED`, its value per test output x
+    run (NaN where an output has none); mean, SD, min, max and the two-level interval
+    per configuration go under ``graded``. ``run_info``: per run, more numbers for its
+    entry of ``runs`` (its cost, its API log rates)."""
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) \
             or not 1 <= n_splits <= 1_000_000:
@@ -603,6 +808,16 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     task_counts = _counts(bootstrap_indices(n_t, n_boot=n_boot, seed=seed), n_t)
     mask = _splits(n_t, n_splits, seed)
     samples, out_configs, flips, curse = {}, {}, [], {}
+    parts = {}
+    for m, v in (graded or {}).items():
+        if m not in GRADED:
+            raise RepeatsError(f"no graded metric {printable(str(m))}; the graded metrics are "
+                               f"{', '.join(GRADED)}")
+        v = np.asarray(v, dtype=float)
+        if v.shape != S.shape:
+            raise RepeatsError(f"graded metric {m} has shape {v.shape}, the solve matrix "
+                               f"{S.shape}")
+        parts[m] = _graded_parts(v, GRADED[m], starts, n_out)
     for k, name in enumerate(order):
         idx = cols[name]
         Pc = P[:, idx]
@@ -630,6 +845,9 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
             "variance": {"tasks": v_tasks, "runs": v_runs,
                          "runs_share": v_runs / total if total > 0 else float("nan")},
             "union": _union(S[:, idx], starts, n_out),
+            "graded": {m: _graded_numbers(num[:, idx], den[:, idx], task_counts, n_boot,
+                                          _run_seed(seed, k))
+                       for m, (num, den) in parts.items()},
         }
         flips += [{"config": name, "task_id": task_ids[i], "solve_rate": float(rate[i]),
                    "runs_solving": int((Pc[i] == 1).sum()), "n_runs": int(len(idx))}
@@ -664,12 +882,15 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
         "comparisons": comparisons,
         "winners_curse": curse,
         "best_pair": best_pair,
-        "ensemble": {name: _ensemble_numbers(np.asarray(v, dtype=float), starts, n_out,
-                                             n_boot, seed)
-                     for name, v in (ensembles or {}).items()},
+        "ensemble": _ensembles(ensembles, S, P, starts, n_out, run_names, mask, n_boot, seed,
+                               score),
         "runs": [{"run": run_names[r], "config": configs[r],
                   "seed": None if seeds is None else to_jsonable(seeds[r]),
-                  "pass@2": float(run_score[r])} for r in range(n_r)],
+                  "pass@2": float(run_score[r]),
+                  **{m: float(_ratio(num[:, r].sum(), den[:, r].sum()))
+                     for m, (num, den) in parts.items()},
+                  **(dict(run_info[r]) if run_info is not None else {})}
+                 for r in range(n_r)],
         "skipped": list(skipped),
         "bootstrap": {"n_boot": n_boot, "seed": seed, "level": 0.95,
                       "unit": "task, then run"},
@@ -690,22 +911,53 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     return rep
 
 
+#: The cost keys of a run's summary its entry of ``runs`` repeats.
+RUN_COST_KEYS = ("cost_per_task", "cost_cached_per_task", "total_tool_calls")
+
+
+def _run_info(res) -> dict:
+    """A run's cost per task (without and with the cache priced) and tool calls from
+    its summary (NaN when unknown), and, for a harness run with API logs, its retry,
+    timeout and failure rates."""
+    info = {k: res.summary.get(k, float("nan")) for k in RUN_COST_KEYS}
+    info = {k: float("nan") if v is None else v for k, v in info.items()}
+    rates = run_log_rates(res.predictions)
+    if rates is not None:
+        info.update({k: rates[k] for k in ("retry_rate", "timeout_rate", "failure_rate")})
+    return info
+
+
+def _graded_values(out: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per test output of a scored run's outputs table, the values :data:`GRADED`
+    averages: attempt 1 has the truth's shape (0/1), the cell accuracy (NaN without a
+    right-shaped attempt), the partial credit."""
+    return {"shape_accuracy": (out["pred_shape"] == out["truth_shape"]).to_numpy(float),
+            "cell_accuracy": out["cell_accuracy"].to_numpy(dtype=float),
+            "partial_credit": out["partial_credit"].to_numpy(dtype=float)}
+
+
 def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
             n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
-            cache: dict | None = None) -> Repeats:
+            cache: dict | None = None, score: str | None = None) -> Repeats:
     """Many runs on ``dataset`` analysed together (see the module docstring).
 
     ``sources``: anything :func:`arcnb.open` takes (one or a list), or root folders of
     runs; ``tasks`` filters the dataset; ``groups`` / ``group_by`` make the
     configurations. Every run is scored on the same tasks with the ranked rule.
+    ``score``: the name of a number in the attempts' metadata (``metadata[score]`` or
+    ``metadata["scores"][score]``, higher is better) that breaks vote ties in the
+    ensembles; each ensemble is then also tried with it.
     """
+    if score is not None and (not isinstance(score, str) or not score.strip()):
+        raise RepeatsError(f"score must name a number in the attempts' metadata, got "
+                           f"{score!r}")
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     entries = find_runs(sources)
     ds = dataset if isinstance(dataset, Dataset) and tasks is None else load_dataset(
         dataset, tasks=tasks)
     keys = [(t.id, i) for t in ds for i in range(len(t.test))]
     ids = set(ds.task_ids)
-    cols, kept, skipped, preds = [], [], [], []
+    cols, kept, skipped, preds, graded, info = [], [], [], [], {}, []
     for e in entries:
         run = open_run(e.source, dataset=ds, label=e.name, cache=cache)
         res = run.results
@@ -722,6 +974,9 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                                f"{printable(str(ds.name))} ({len(got)} test outputs, "
                                f"expected {len(keys)})")
         cols.append(out["solved@2"].to_numpy(dtype=float))
+        for m, v in _graded_values(out).items():
+            graded.setdefault(m, []).append(v)
+        info.append(_run_info(res))
         preds.append(res.predictions)
         kept.append(e)
     if not kept:
@@ -729,17 +984,27 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
     pairs = group_runs(kept, groups=groups, group_by=group_by)
     truths = [t.test[i].output for t in ds for i in range(len(t.test))]
     attempts = [[p.get(t, i) for t, i in keys] for p in preds]
+    scores = None if score is None else [attempt_scores(p, keys, score) for p in preds]
     names = list(dict.fromkeys(c for c, _ in pairs))
-    ensembles = {name: vote_ensemble(truths, [a for a, (c, _) in zip(attempts, pairs)
-                                              if c == name]) for name in names}
+    members = {name: [r for r, (c, _) in enumerate(pairs) if c == name] for name in names}
     if len(names) > 1 and "all" not in names:  # a configuration named "all" keeps its name
-        ensembles["all"] = vote_ensemble(truths, attempts)
+        members["all"] = list(range(len(kept)))
+    ensembles = []
+    for name, rs in members.items():
+        e = {"name": name, "runs": [kept[r].name for r in rs],
+             "solved": vote_ensemble(truths, [attempts[r] for r in rs])}
+        if scores is not None:
+            e["solved_score"] = vote_ensemble(truths, [attempts[r] for r in rs],
+                                              [scores[r] for r in rs])
+        ensembles.append(e)
     task_pos = {t: i for i, t in enumerate(t.id for t in ds)}
     return analyse(np.stack(cols, axis=1), [task_pos[t] for t, _ in keys],
                    [t.id for t in ds], [e.name for e in kept], [c for c, _ in pairs],
                    seeds=[s for _, s in pairs], test_index=[i for _, i in keys],
                    n_boot=n_boot, seed=seed, n_splits=n_splits, skipped=skipped,
-                   ensembles=ensembles)
+                   ensembles=ensembles, score=score,
+                   graded={m: np.stack(v, axis=1) for m, v in graded.items()},
+                   run_info=info)
 
 
 class _CallableModule(types.ModuleType):

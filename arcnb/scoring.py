@@ -55,7 +55,16 @@ ESTIMATORS = ("ranked", "unbiased")
 COST_SUMMARY_KEYS = (
     "total_cost", "cost_per_task", "cost_per_attempt", "total_tokens", "tokens_per_task",
     "total_duration_s", "n_attempts_with_cost", "model", "provider",
+    "total_cost_cached", "cost_cached_per_task", "total_reasoning_tokens",
+    "total_cache_read_tokens", "total_cache_creation_tokens", "total_tool_calls",
+    "total_turns",
 )
+
+#: The price of a prompt token read from a provider's cache, and of one written to it,
+#: as a multiple of the input price (Anthropic's published prompt-caching rates for the
+#: five-minute cache; other providers and models differ): ``cost_cached`` uses them.
+CACHE_READ_PRICE = 0.1
+CACHE_WRITE_PRICE = 1.25
 
 #: Keys every summary carries (plus pass@K variants for extra K).
 SUMMARY_KEYS = (
@@ -342,12 +351,18 @@ def _number(x) -> float:
     return x if math.isfinite(x) else _INVALID
 
 
-#: Where each cost/token column of :data:`USAGE_COLUMNS` is in an attempt's metadata.
-_USAGE_PATHS = (("cost", "total_cost"), ("usage", "prompt_tokens"),
-                ("usage", "completion_tokens"),
-                ("usage", "completion_tokens_details", "reasoning_tokens"),
-                ("usage", "total_tokens"))
-_USAGE_FIELDS = tuple("metadata." + ".".join(p) for p in _USAGE_PATHS)
+#: Where each cost/token column of :data:`USAGE_COLUMNS` is in an attempt's metadata
+#: (``tool_calls`` is a list: its length counts).
+_USAGE_PATHS = {"cost": ("cost", "total_cost"), "prompt_tokens": ("usage", "prompt_tokens"),
+                "completion_tokens": ("usage", "completion_tokens"),
+                "reasoning_tokens": ("usage", "completion_tokens_details",
+                                     "reasoning_tokens"),
+                "total_tokens": ("usage", "total_tokens"),
+                "cache_read_tokens": ("usage", "prompt_tokens_details", "cache_read_tokens"),
+                "cache_creation_tokens": ("usage", "prompt_tokens_details",
+                                          "cache_creation_tokens"),
+                "tool_calls": ("tool_calls",), "num_turns": ("num_turns",)}
+_USAGE_FIELDS = {k: "metadata." + ".".join(p) for k, p in _USAGE_PATHS.items()}
 
 #: The problem kind of an invalid cost or token value (see ``MAX_USAGE_VALUE``).
 INVALID_USAGE = "invalid cost or token value (left out of the sums)"
@@ -384,8 +399,41 @@ def _timestamp(x) -> datetime | None:
         return None
 
 
-def _attempt_usage(md) -> tuple[float, ...]:
-    """One attempt's values for :data:`USAGE_COLUMNS` (NaN where absent or unusable)."""
+def _usage_value(md, name):
+    v = _dig(md, *_USAGE_PATHS[name])
+    if name == "tool_calls":
+        v = len(v) if isinstance(v, list) else None
+    return _amount(v)
+
+
+def _cost_cached(md, vals: dict) -> float:
+    """The attempt's cost with cache reads and writes priced (see ``cost_cached`` in
+    :mod:`arcnb.columns`); NaN without the cost, the prompt cost and tokens, or the
+    cache counts, and NaN when the result would be negative or beyond
+    :data:`MAX_USAGE_VALUE`."""
+    cost, prompt = vals["cost"], vals["prompt_tokens"]
+    read, write = vals["cache_read_tokens"], vals["cache_creation_tokens"]
+    prompt_cost = _amount(_dig(md, "cost", "prompt_cost"))
+    if any(v is _INVALID or math.isnan(v) for v in (cost, prompt, prompt_cost)) \
+            or prompt <= 0:
+        return math.nan
+    known = [v for v in (read, write) if v is not _INVALID and not math.isnan(v)]
+    if not known:
+        return math.nan
+    price = prompt_cost / prompt
+    read = 0.0 if read is _INVALID or math.isnan(read) else read
+    write = 0.0 if write is _INVALID or math.isnan(write) else write
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = (cost - read * price * (1 - CACHE_READ_PRICE)
+             + write * price * (CACHE_WRITE_PRICE - 1))
+    # metadata whose cost does not hold its cache tokens at the input price gives no
+    # number rather than a negative or infinite one
+    return v if math.isfinite(v) and 0 <= v <= MAX_USAGE_VALUE else math.nan
+
+
+def _attempt_usage(md) -> tuple:
+    """One attempt's values for :data:`USAGE_COLUMNS` (NaN where absent or unusable;
+    ``_INVALID`` for an invalid cost or token value)."""
     if not isinstance(md, dict):
         return (math.nan,) * len(USAGE_COLUMNS)
     start, end = _timestamp(md.get("start_timestamp")), _timestamp(md.get("end_timestamp"))
@@ -393,7 +441,10 @@ def _attempt_usage(md) -> tuple[float, ...]:
         duration = (end - start).total_seconds() if start and end else math.nan
     except TypeError:  # one timestamp with a time zone, one without
         duration = math.nan
-    return (*(_amount(_dig(md, *where)) for where in _USAGE_PATHS), duration)
+    vals = {name: _usage_value(md, name) for name in _USAGE_PATHS}
+    vals["duration_s"] = duration
+    vals["cost_cached"] = _cost_cached(md, vals)
+    return tuple(vals[c] for c in USAGE_COLUMNS)
 
 
 def _usage(metas: list) -> dict:
@@ -406,13 +457,13 @@ def _usage(metas: list) -> dict:
         return row
     raw = [_attempt_usage(m) for m in metas]
     bad = [f"attempt {j + 1}: {_USAGE_FIELDS[c]} = {_shown(_dig(metas[j], *_USAGE_PATHS[c]))}"
-           for j, r in enumerate(raw) for c, v in enumerate(r) if v is _INVALID]
+           for j, r in enumerate(raw) for c, v in zip(USAGE_COLUMNS, r) if v is _INVALID]
     vals = np.array([[math.nan if v is _INVALID else v for v in r] for r in raw],
                     dtype=float)
     known = ~np.isnan(vals)
     sums = np.where(known.any(axis=0), np.nansum(vals, axis=0), np.nan)
     row = dict(zip(USAGE_COLUMNS, sums.tolist()))
-    row["_n_cost"] = int(known[:, 0].sum())
+    row["_n_cost"] = int(known[:, USAGE_COLUMNS.index("cost")].sum())
     row["_bad_usage"] = bad
     return row
 
@@ -456,7 +507,18 @@ def _cost_summary(out: pd.DataFrame, counts: tuple[int, int], preds: Predictions
         "n_invalid_usage_values": int(n_bad_usage),
         "model": _names(preds, task_ids, "model"),
         "provider": _names(preds, task_ids, "provider"),
+        "total_cost_cached": _fsum(out["cost_cached"]),
+        "cost_cached_per_task": _ratio(_fsum(out["cost_cached"]), n_tasks),
+        **{f"total_{c}": _count(_fsum(out[c]))
+           for c in ("reasoning_tokens", "cache_read_tokens", "cache_creation_tokens",
+                     "tool_calls")},
+        "total_turns": _count(_fsum(out["num_turns"])),
     }
+
+
+def _count(v: float):
+    """A summed count as an int (NaN stays NaN)."""
+    return int(v) if not math.isnan(v) and float(v).is_integer() else v
 
 
 def _known(v) -> bool:

@@ -375,11 +375,17 @@ metadata = st.fixed_dictionaries({}, optional={
     "model": hostile_text, "provider": hostile_text, "task_id": hostile_text,
     "pair_index": st.one_of(hostile_number, st.booleans()),
     "start_timestamp": hostile_text, "end_timestamp": hostile_text,
-    "cost": st.fixed_dictionaries({}, optional={"total_cost": hostile_number}),
+    "cost": st.fixed_dictionaries({}, optional={"total_cost": hostile_number,
+                                                "prompt_cost": hostile_number}),
     "usage": st.fixed_dictionaries({}, optional={
         "prompt_tokens": hostile_number, "completion_tokens": hostile_number,
         "total_tokens": hostile_number, "completion_tokens_details": st.fixed_dictionaries(
-            {}, optional={"reasoning_tokens": hostile_number})})})
+            {}, optional={"reasoning_tokens": hostile_number}),
+        "prompt_tokens_details": st.fixed_dictionaries({}, optional={
+            "cache_read_tokens": hostile_number, "cache_creation_tokens": hostile_number})}),
+    "num_turns": hostile_number,
+    "tool_calls": st.one_of(hostile_number, st.lists(st.dictionaries(hostile_text, hostile_text,
+                                                                     max_size=2), max_size=3))})
 answer = st.one_of(grids(), hostile_text, st.builds(lambda g, t: f"{t} \\boxed{{{g}}} {t}",
                                                      grids(), hostile_text))
 
@@ -407,7 +413,8 @@ def test_fuzz_hostile_metadata_in_a_harness_folder(tmp_path_factory, dataset, en
     assert _printable_output(out) and _printable_output(err), (out, err)
     if code == 0 and as_json:
         s = json.loads(out)
-        for key in ("total_cost", "total_tokens"):
+        for key in ("total_cost", "total_tokens", "total_cost_cached", "total_tool_calls",
+                    "total_turns", "total_cache_read_tokens"):
             assert s[key] is None or 0 <= s[key] < 1e20
 
 

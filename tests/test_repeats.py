@@ -14,7 +14,7 @@ import arcnb
 from arcnb import repeats as R
 from arcnb.errors import ArcnbError, RepeatsError
 from arcnb.front import score_to_run_dir
-from arcnb.stats import bootstrap_indices
+from arcnb.stats import bootstrap_ci, bootstrap_indices
 
 from _cli import ROOT, cli, one_line_refusal, run_arcnb
 
@@ -152,9 +152,12 @@ def test_hand_computed_two_configs_three_seeds(hand):
     assert s["best_pair"]["pass@2"] == pytest.approx(1.0)
     # every output holds at most two distinct grids (the truth, one wrong grid): the vote
     # ensemble of a configuration solves what some run of it solves
-    assert s["ensemble"]["A"]["pass@2"] == pytest.approx(3.5 / 5)
-    assert s["ensemble"]["B"]["pass@2"] == pytest.approx(1.0)
-    assert s["ensemble"]["all"]["pass@2"] == pytest.approx(1.0)
+    sets = s["ensemble"]["sets"]
+    assert sets["A"]["pass@2"] == pytest.approx(3.5 / 5)
+    assert sets["B"]["pass@2"] == pytest.approx(1.0)
+    assert sets["all"]["pass@2"] == pytest.approx(1.0)
+    assert sets["A"]["runs"] == files[:3] and sets["all"]["runs"] == files
+    assert s["ensemble"]["score"] is None and "with_score" not in sets["A"]
     # A-seed1 solves t1, t2, t5.0; A-seed2 t1, t5.0
     assert rep.jaccard.loc[files[0], files[1]] == pytest.approx(2 / 3)
 
@@ -416,6 +419,7 @@ def test_cli_json_contract_and_out(hand, tmp_path):
     assert {"a", "b", "diff", "ci95", "p"} <= set(s["comparisons"][0])
     assert set(s["winners_curse"]["A"]) >= {"public", "private", "mean"}
     assert s["configs"]["A"]["pass@2"]["mean"] == pytest.approx(0.5)
+    assert {"public", "private", "ci95", "chosen", "best_run"} <= set(s["ensemble"]["held_out"])
     names = {p.name for p in out.iterdir()}
     assert {"summary.json", "runs.csv", "configs.csv", "solve_matrix.csv", "flips.csv",
             "comparisons.csv", "union.csv", "jaccard.csv"} <= names
@@ -497,3 +501,232 @@ def test_tasks_filter_and_run_objects(hand, tmp_path):
     # on t2, t4: A-seed1 1, 0; A-seed2 0, 0; B-seed1 (opened) 1, 0
     assert [r["pass@2"] for r in s["runs"]] == pytest.approx([0.5, 0.0, 0.5])
     assert s["runs"][2]["run"] == "opened" and s["runs"][2]["config"] == "opened"
+
+
+# ------------------------------------------------------------------ ensembles held out
+def test_ensemble_chosen_on_public_halves_by_hand():
+    # four tasks, runs r1 = 1010 and r2 = 0100, an ensemble E = 1101; every half of two
+    # public tasks (C(4, 2) = 6); candidates in order r1, r2, E, the first on ties:
+    # public {0,1}: .5 .5 1 -> E, private {2,3} .5 | {0,2}: 1 0 .5 -> r1, private {1,3} 0
+    # {0,3}: .5 0 1 -> E, .5 | {1,2}: .5 .5 .5 -> r1, {0,3} .5 | {1,3}: 0 .5 1 -> E, .5
+    # {2,3}: .5 0 .5 -> r1, {0,1} .5
+    S = np.array([[1, 0], [0, 1], [1, 0], [0, 0]], dtype=float)
+    E = np.array([1, 1, 0, 1], dtype=float)
+    rep = R.analyse(S, [0, 1, 2, 3], list("abcd"), ["r1", "r2"], ["c", "c"], n_boot=300,
+                    seed=5, ensembles={"E": E})
+    h = rep.summary["ensemble"]["held_out"]
+    assert h["n_splits"] == 6
+    assert h["public"] == pytest.approx(5 / 6)
+    assert h["private"] == pytest.approx(2.5 / 6)
+    assert h["chosen"] == [{"kind": "run", "name": "r1", "share": 0.5},
+                           {"kind": "ensemble", "name": "E", "rule": "votes", "share": 0.5}]
+    assert h["most_chosen"]["name"] == "r1"
+    assert "ensemble chosen on a public half (most often: run r1, 50% of 6 halves): " \
+        "public 0.8333, private 0.4167" in rep.text()
+    # among the runs alone: {0,1} r1 -> .5, {0,2} r1 -> 0, {0,3} r1 -> .5, {1,2} r1 -> .5,
+    # {1,3} r2 -> 0 (private {0,2}), {2,3} r1 -> .5
+    assert h["best_run"]["public"] == pytest.approx(3.5 / 6)
+    assert h["best_run"]["private"] == pytest.approx(2 / 6)
+    # the interval: bootstrap_ci of the chosen candidate's private tasks (in task order),
+    # its ends averaged over the six halves
+    chosen = {(0, 1): E, (0, 2): S[:, 0], (0, 3): E, (1, 2): S[:, 0], (1, 3): E,
+              (2, 3): S[:, 0]}
+    ends = [bootstrap_ci(v[[i for i in range(4) if i not in half]], n_boot=300, seed=5)
+            for half, v in chosen.items()]
+    assert h["ci95"] == pytest.approx(np.mean(ends, axis=0).tolist())
+    assert rep.summary["ensemble"]["sets"]["E"]["pass@2"] == pytest.approx(0.75)
+
+
+def test_ensemble_held_out_by_a_naive_loop_on_random_runs():
+    rng = np.random.default_rng(11)
+    codes = np.repeat(np.arange(9), [1, 2, 1, 1, 1, 2, 1, 1, 1])
+    S = (rng.random((codes.size, 4)) < 0.5).astype(float)
+    ens = {"x": (rng.random(codes.size) < 0.6).astype(float),
+           "y": (rng.random(codes.size) < 0.6).astype(float)}
+    rep = R.analyse(S, codes, [f"t{i}" for i in range(9)], list("pqrs"), list("ccdd"),
+                    n_boot=100, seed=2, n_splits=40, ensembles=ens)
+    per_task = np.stack([np.bincount(codes, weights=v) / np.bincount(codes)
+                         for v in [*S.T, *ens.values()]], axis=1)
+    mask = R._splits(9, 40, 2)  # the same halves as the winner's curse
+    pub, priv, lo, hi = [], [], [], []
+    for m in mask:
+        scores = [per_task[m, c].mean() for c in range(per_task.shape[1])]
+        c = scores.index(max(scores))
+        pub.append(scores[c])
+        priv.append(per_task[~m, c].mean())
+        a, b = bootstrap_ci(per_task[~m, c], n_boot=100, seed=2)
+        lo.append(a)
+        hi.append(b)
+    h = rep.summary["ensemble"]["held_out"]
+    assert h["n_splits"] == 40
+    assert h["public"] == pytest.approx(np.mean(pub))
+    assert h["private"] == pytest.approx(np.mean(priv))
+    assert h["ci95"] == pytest.approx([np.mean(lo), np.mean(hi)])
+    assert sum(c["share"] for c in h["chosen"]) == pytest.approx(1.0)
+
+
+def test_vote_ensemble_score_breaks_vote_ties():
+    g = {k: np.full((1, 1), v) for k, v in zip("TXY", range(3))}
+    truth = [g["T"]]
+    runs = [[[g["X"], g["Y"]]], [[g["T"], g["X"]]], [[g["Y"], g["T"]]]]
+    # votes: X 2, Y 2, T 2; by first appearance X and Y: the truth is left out
+    assert R.vote_ensemble(truth, runs).tolist() == [0.0]
+    # scores: X .1 and .2, Y .3 and NaN, T .9 and .5: a grid's best score ranks it
+    sc = [[[0.1, 0.3]], [[0.9, 0.2]], [[np.nan, 0.5]]]
+    assert R.vote_ensemble(truth, runs, sc).tolist() == [1.0]
+    # more votes still win over a score: X 2 votes, Y 2, T 1 (score 9)
+    runs2 = [[[g["X"], g["Y"]]], [[g["X"], g["Y"]]], [[g["T"], None]]]
+    assert R.vote_ensemble(truth, runs2, [[[0.0, 0.0]], [[0.0, 0.0]], [[9.0, np.nan]]]
+                           ).tolist() == [0.0]
+    # a tie for second place (Y and T, one vote each) goes to the higher score
+    runs3 = [[[g["X"], g["Y"]]], [[g["X"], g["T"]]]]
+    assert R.vote_ensemble(truth, runs3, [[[0.0, 0.0]], [[0.0, 9.0]]]).tolist() == [1.0]
+    # without any score, grids rank by first appearance
+    assert R.vote_ensemble(truth, runs3, [[[np.nan] * 2], [[np.nan] * 2]]).tolist() == [0.0]
+
+
+def test_repeats_reads_a_named_score_from_attempt_metadata(tmp_path):
+    ds_dir = _write_tasks(tmp_path / "tasks")
+    # two runs, each output: run 1 gives (wrong, truth), run 2 (other wrong, truth'):
+    # votes tie at one each for three grids... the score puts the truth first
+    files = []
+    for r in range(2):
+        sub = {}
+        for tid, i in KEYS:
+            w1 = _wrong(tid, i)
+            w2 = [[(c + 1 + r) % 10 for c in row] for row in _truth(tid, i)]
+            right = _truth(tid, i)
+            a = [w1, w2] if r == 0 else [w2, right]
+            md = [{"logprob": -1.0}, {"logprob": -2.0 if r == 0 else -0.5}]
+            sub.setdefault(tid, []).append(
+                {f"attempt_{j + 1}": {"answer": a[j], "metadata": md[j]} for j in range(2)})
+        p = tmp_path / f"M-seed{r + 1}.json"
+        p.write_text(json.dumps(sub))
+        files.append(str(p))
+    rep = R.repeats(files, dataset=str(ds_dir), n_boot=50, score="logprob")
+    e = rep.summary["ensemble"]
+    # votes: w1 1, w2 (run 1) 1, w2' (run 2) 1, truth 1 -- w2 of run 1 is (c+1), of run 2
+    # (c+2): four distinct grids, one vote each; by first appearance w1 and w2: 0;
+    # by logprob: truth -0.5 and w1 -1.0: every output solved
+    assert e["sets"]["M"]["pass@2"] == 0.0
+    assert e["sets"]["M"]["with_score"]["pass@2"] == 1.0
+    assert e["score"] == "logprob" and "logprob" in e["rule"]
+    scores = R.attempt_scores(rep_preds := arcnb.open(files[1], dataset=str(ds_dir))
+                              .results.predictions, KEYS[:1], "logprob")
+    assert scores == [[-1.0, -0.5]] and rep_preds is not None
+    with pytest.raises(RepeatsError):
+        R.repeats(files, dataset=str(ds_dir), score=" ")
+
+
+# ------------------------------------------------------------------ graded metrics
+def test_graded_metrics_over_runs_against_score_and_a_plain_loop(tmp_path):
+    import statistics
+
+    ds_dir = _write_tasks(tmp_path / "tasks")
+    rng = np.random.default_rng(4)
+
+    def attempt(tid, i, kind):
+        t = _truth(tid, i)
+        if kind == 0:
+            return t
+        if kind == 1:  # one cell off: right shape, cell accuracy 3/4
+            return [[(t[0][0] + 1) % 10, t[0][1]], t[1]]
+        if kind == 2:  # wrong shape
+            return [[1]]
+        return _wrong(tid, i)  # right shape, no right cell
+
+    files, kinds = [], {}
+    for name in ("C-seed1", "C-seed2", "C-seed3", "D-seed1", "D-seed2"):
+        k = rng.integers(0, 4, size=(len(KEYS), 2))
+        kinds[name] = k
+        sub = {}
+        for (tid, i), (a1, a2) in zip(KEYS, k):
+            sub.setdefault(tid, []).append({"attempt_1": attempt(tid, i, a1),
+                                            "attempt_2": attempt(tid, i, a2)})
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps(sub))
+        files.append(str(p))
+    n_boot, seed = 200, 3
+    rep = R.repeats(files, dataset=str(ds_dir), n_boot=n_boot, seed=seed)
+    assert set(R.GRADED) <= set(arcnb.columns.graded_columns())
+    runs = rep.runs.set_index("run")
+    want = {}
+    for f in files:
+        sm = arcnb.score(str(ds_dir), f, n_boot=50).summary
+        want[f] = {"shape_accuracy": sm["shape_accuracy"],
+                   "cell_accuracy": sm["cell_accuracy_right_shape"],
+                   "partial_credit": sm["partial_credit"]}
+        for m in R.GRADED:
+            assert runs.loc[f, m] == pytest.approx(want[f][m]), (f, m)
+    # per output, by hand from the attempt kinds: shape (attempt 1), cell accuracy of the
+    # best right-shaped attempt, partial credit (the best attempt's)
+    cell = {0: 1.0, 1: 0.75, 3: 0.0}
+    ti = bootstrap_indices(5, n_boot=n_boot, seed=seed)
+    for k, (cfg, members) in enumerate((("C", files[:3]), ("D", files[3:]))):
+        g = rep.summary["configs"][cfg]["graded"]
+        for m in R.GRADED:
+            vals = [want[f][m] for f in members]
+            assert g[m]["mean"] == pytest.approx(statistics.mean(vals))
+            assert g[m]["sd"] == pytest.approx(statistics.stdev(vals))
+            assert (g[m]["min"], g[m]["max"]) == pytest.approx((min(vals), max(vals)))
+        # the cell accuracy's two-level interval, resample by resample
+        ri = bootstrap_indices(len(members), n_boot=n_boot, seed=seed + 1 + k)
+        samples = []
+        for b in range(n_boot):
+            per_run = []
+            for r in ri[b]:
+                num = den = 0.0
+                for t in ti[b]:
+                    for j, (tid, i) in enumerate(KEYS):
+                        if tid != TASKS[t]:
+                            continue
+                        right = [cell[a] for a in kinds[os.path.basename(members[r])[:-5]][j]
+                                 if a != 2]
+                        if right:
+                            num += max(right)
+                            den += 1
+                if den:
+                    per_run.append(num / den)
+            samples.append(np.mean(per_run))
+        lo, hi = np.quantile(samples, [0.025, 0.975])
+        assert g["cell_accuracy"]["ci95"] == pytest.approx([lo, hi])
+    t = rep.configs.set_index("config")
+    assert t.loc["C", "partial_credit_mean"] == pytest.approx(
+        rep.summary["configs"]["C"]["graded"]["partial_credit"]["mean"])
+    out = rep.write(tmp_path / "out")
+    lines = (out / "graded.csv").read_text().splitlines()
+    assert lines[0] == "config,metric,mean,sd,min,max,ci95_low,ci95_high"
+    assert len(lines) == 1 + 2 * len(R.GRADED)
+
+
+def test_graded_metric_without_any_value_is_nan():
+    S = np.array([[1.0, 0.0], [0.0, 0.0]])
+    none = np.full((2, 2), np.nan)
+    rep = R.analyse(S, [0, 1], ["a", "b"], ["r1", "r2"], ["c", "c"], n_boot=20,
+                    graded={"cell_accuracy": none})
+    g = rep.summary["configs"]["c"]["graded"]["cell_accuracy"]
+    assert all(math.isnan(g[k]) for k in ("mean", "sd", "min", "max"))
+    assert all(math.isnan(x) for x in g["ci95"])
+    with pytest.raises(RepeatsError):
+        R.analyse(S, [0, 1], ["a", "b"], ["r1", "r2"], ["c", "c"], graded={"pass@9": S})
+
+
+def test_cli_in_process_json_has_the_new_keys_and_score(hand, capsys):
+    from arcnb.cli import main
+
+    ds_dir, files = hand
+    rc = main(["repeats", *files, "--dataset", str(ds_dir), "--json", "--n-boot", "50",
+               "--score", "logprob"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    s = json.loads(out)
+    assert s["ensemble"]["score"] == "logprob"
+    # the hand files carry no metadata: the score breaks no tie, the ensembles agree
+    assert s["ensemble"]["sets"]["A"]["with_score"]["pass@2"] == \
+        s["ensemble"]["sets"]["A"]["pass@2"]
+    assert {"public", "private", "ci95", "chosen", "best_run"} <= set(s["ensemble"]["held_out"])
+    assert set(s["configs"]["A"]["graded"]) == set(R.GRADED)
+    assert {"mean", "sd", "min", "max", "ci95"} == set(s["configs"]["A"]["graded"]["cell_accuracy"])
+    rc = main(["repeats", *files, "--dataset", str(ds_dir), "--score", " "])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "score" in err[0]

@@ -87,3 +87,37 @@ def test_winners_curse_figure_draws_the_numbers(rep):
     # A: the mean of t1 1, t2 1/2, t3 0 over its two runs
     assert curse["A"]["mean"] == pytest.approx(0.5)
     plt.close(ax.figure)
+
+
+def test_union_section_shows_the_ensembles_and_the_held_out_choice():
+    # three tasks, runs r1 = 100, r2 = 001, an ensemble E = 111; halves of one public
+    # task (C(3, 1) = 3), candidates r1, r2, E, the first on ties:
+    # {t1}: r1 (1, tied with E) -> private 0; {t2}: E -> 1; {t3}: r2 -> 0
+    solved = np.array([[1, 0], [0, 0], [0, 1]], dtype=float)
+    rep = R.analyse(solved, [0, 1, 2], ["t1", "t2", "t3"], ["r1", "r2"], ["c", "c"],
+                    n_boot=50, ensembles=[{"name": "c", "runs": ["r1", "r2"],
+                                           "solved": np.ones(3)}])
+    sec = S.RepeatsUnion(rep)
+    assert sec.tables["ensembles"].values.tolist() == [["c", 2, 1.0, 1.0, 1.0]]
+    html = sec.to_html()
+    assert "most often the run r1, 33%" in html
+    assert "public pass@2 1.0000, private 0.3333" in html
+    # runs alone: {t1} r1 -> 0; {t2} r1 (first on ties) -> (1 + 0)/2; {t3} r2 -> 0
+    assert "the best run alone chosen the same way: private 0.1667" in html
+
+
+def test_configs_section_shows_graded_metrics_in_their_own_table():
+    solved = np.array([[1, 0], [0, 0]], dtype=float)
+    cell = np.array([[1.0, 0.5], [0.25, np.nan]])
+    rep = R.analyse(solved, [0, 1], ["t1", "t2"], ["r1", "r2"], ["c", "c"], n_boot=50,
+                    graded={"cell_accuracy": cell})
+    sec = S.RepeatsConfigs(rep)
+    row = sec.tables["graded"].iloc[0]
+    # r1: (1 + .25) / 2 outputs; r2: .5 / 1 output; mean .5625, SD of .625 and .5
+    assert (row["config"], row["metric"]) == ("c", "cell_accuracy")
+    assert row["mean"] == pytest.approx(0.5625)
+    assert row["sd"] == pytest.approx(np.std([0.625, 0.5], ddof=1))
+    assert (row["min"], row["max"]) == pytest.approx((0.5, 0.625))
+    assert "cell_accuracy_mean" not in sec.tables["configs"]
+    assert "arcnb-repeats-graded" in sec.to_html()
+    assert rep.runs.set_index("run")["cell_accuracy"].tolist() == pytest.approx([0.625, 0.5])

@@ -207,6 +207,13 @@ COST_ROWS = (("total_cost", "total cost of every attempt"),
              ("total_tokens", "total tokens"), ("tokens_per_task", "tokens per task"),
              ("total_duration_s", "time of the attempts, summed (s)"),
              ("n_attempts_with_cost", "attempts that carry a cost"),
+             ("total_cost_cached", "total cost with the provider's cache priced (cache "
+              "reads at 0.1 x, writes at 1.25 x the input price)"),
+             ("cost_cached_per_task", "cost per task with the cache priced"),
+             ("total_reasoning_tokens", "reasoning tokens"),
+             ("total_cache_read_tokens", "prompt tokens read from the cache"),
+             ("total_cache_creation_tokens", "prompt tokens written to the cache"),
+             ("total_tool_calls", "tool calls"), ("total_turns", "agentic turns"),
              ("model", "model"), ("provider", "provider"))
 
 

@@ -6,6 +6,7 @@ import pandas as pd
 
 from ... import plot as P
 from ...html import escape, note, page, table
+from ...repeats import GRADED
 from .base import Figure, Options, Section
 
 __all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
@@ -22,11 +23,17 @@ class RepeatsConfigs(Section):
              "runs (each resample draws the tasks, then the runs), and one from a single run "
              "(its tasks resampled, as a score of one run gives it). When runs disagree the "
              "single-run interval is too narrow. The variance columns split the uncertainty "
-             "of the mean into task sampling and run-to-run noise.")
+             "of the mean into task sampling and run-to-run noise. The graded metrics "
+             "(shape accuracy, cell accuracy over the outputs with a right-shaped attempt, "
+             "partial credit) get the same numbers in a table of their own.")
     needs_truth = False
 
     def compute(self):
-        self.tables["configs"] = self.run.configs
+        graded = [f"{m}_{k}" for m in GRADED
+                  for k in ("mean", "sd", "min", "max", "ci95_low", "ci95_high")]
+        configs = self.run.configs
+        self.tables["configs"] = configs.drop(columns=[c for c in graded if c in configs])
+        self.tables["graded"] = self.run.graded
         self.tables["runs"] = self.run.runs
         s = self.run.summary
         self.numbers = {"n_runs": len(self.run.runs), "n_configs": len(s["configs"]),
@@ -40,7 +47,11 @@ class RepeatsConfigs(Section):
         return [note(f"{n['n_runs']} runs in {n['n_configs']} configurations on "
                      f"{n['n_tasks']} tasks", note_id="arcnb-repeats-count"),
                 self.image("seed_spread"),
-                table(self.tables["configs"], table_id="arcnb-repeats-configs"),
+                table(self.tables["configs"], table_id="arcnb-repeats-configs")] + (
+            [] if self.tables["graded"].empty else
+            [note("Graded metrics over runs: mean, SD, lowest and highest run, and the 95% "
+                  "interval over tasks and runs."),
+             table(self.tables["graded"], table_id="arcnb-repeats-graded")]) + [
                 table(self.tables["runs"], table_id="arcnb-repeats-runs")]
 
 
@@ -115,7 +126,12 @@ class RepeatsUnion(Section):
     intro = ("Union coverage: per test output, whether any of k runs solves it (per task "
              "then the mean over tasks), averaged over every choice of k runs. Unique solves: "
              "the test outputs a run solves and no other run does. The best pair: the two runs "
-             "whose union has the highest pass@2.")
+             "whose union has the highest pass@2. Ensembles: two attempts picked from the "
+             "runs' attempts by votes across runs (ties by the named score when one is given, "
+             "then run order). The ensemble chosen on a public half: among each run alone and "
+             "each ensemble, the one with the best pass@2 on a random half of the tasks, "
+             "scored on the other half, averaged over many halves, beside the same choice "
+             "among the runs alone.")
     needs_truth = False
 
     def compute(self):
@@ -125,6 +141,19 @@ class RepeatsUnion(Section):
             {"run": list(s["unique_solves"]), "unique_solves": list(s["unique_solves"].values())})
         self.numbers = {"union": s["union"]["pass@2"],
                         "mean_single": float(self.run.runs["pass@2"].mean())}
+        e = s.get("ensemble") or {}
+        rows = []
+        for name, v in (e.get("sets") or {}).items():
+            rows.append({"ensemble": name, "runs": len(v["runs"]), "pass@2": v["pass@2"],
+                         "ci95_low": v["ci95"][0], "ci95_high": v["ci95"][1]})
+            if "with_score" in v:
+                w = v["with_score"]
+                rows.append({"ensemble": f"{name} (ties by {e['score']})",
+                             "runs": len(v["runs"]), "pass@2": w["pass@2"],
+                             "ci95_low": w["ci95"][0], "ci95_high": w["ci95"][1]})
+        self.tables["ensembles"] = pd.DataFrame(
+            rows, columns=["ensemble", "runs", "pass@2", "ci95_low", "ci95_high"])
+        self.numbers["held_out"] = e.get("held_out")
 
     def figures(self):
         return [Figure("union_coverage", lambda ax: P.union_coverage(
@@ -138,6 +167,17 @@ class RepeatsUnion(Section):
         if pair.get("runs"):
             parts.append(note(f"Best pair by union: {pair['runs'][0]} and {pair['runs'][1]}, "
                               f"pass@2 {pair['pass@2']:.4f}", note_id="arcnb-repeats-pair"))
+        if not self.tables["ensembles"].empty:
+            parts.append(table(self.tables["ensembles"], table_id="arcnb-repeats-ensembles"))
+        h = self.numbers.get("held_out")
+        if h and h.get("n_splits"):
+            m, b = h["most_chosen"], h["best_run"]
+            parts.append(note(
+                f"Chosen on a public half ({h['n_splits']} halves; most often the "
+                f"{m['kind']} {m['name']}, {m['share']:.0%}): public pass@2 "
+                f"{h['public']:.4f}, private {h['private']:.4f} (95% "
+                f"[{h['ci95'][0]:.4f}, {h['ci95'][1]:.4f}]); the best run alone chosen the "
+                f"same way: private {b['private']:.4f}", note_id="arcnb-repeats-held-out"))
         return parts
 
 

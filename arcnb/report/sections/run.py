@@ -11,6 +11,7 @@ import pandas as pd
 
 from ... import breakdown as B
 from ... import plot as P
+from ...harness_logs import run_log_rates
 from ...html import note, table
 from ..candidates import candidate_pool, candidates_html
 from ..cost import cost_results
@@ -440,7 +441,14 @@ class Cost(Section):
         self.tables["cost_by_outcome"] = B.cost_by_outcome(self.costed)
         s = self.costed.summary
         self.numbers = {k: s.get(k) for k in ("total_cost", "cost_per_task", "cost_per_attempt",
-                                              "total_tokens", "tokens_per_task")}
+                                              "total_tokens", "tokens_per_task",
+                                              "total_cost_cached", "total_tool_calls",
+                                              "total_turns")}
+        rates = run_log_rates(self.run.predictions)
+        if rates is not None:
+            self.tables["api_log"] = pd.DataFrame([rates])
+            self.numbers.update({k: rates[k] for k in ("retry_rate", "timeout_rate",
+                                                       "failure_rate")})
 
     def to_html(self):
         if self.empty is not None:  # the id the report has always given this note
@@ -455,7 +463,12 @@ class Cost(Section):
                        axes_level=False)]
 
     def body(self):
-        return [cost_html(self.costed.summary), self.image("cost_vs_score"),
+        logs = ([table(self.tables["api_log"], table_id="arcnb-cost-api-log",
+                       caption="from the harness's API logs (logs/<config>/<dataset>/"
+                               "<task>.jsonl): requests, retries (a request that repeats "
+                               "an attempt), failed requests, tasks that timed out")]
+                if "api_log" in self.tables else [])
+        return [cost_html(self.costed.summary), *logs, self.image("cost_vs_score"),
                 table(self.tables["cost_by_outcome"], table_id="arcnb-cost-by-outcome",
                       caption="per task; solved: every test output right within 2 attempts"),
                 self.image("cost_by_outcome")]
