@@ -30,7 +30,7 @@ from .report.build import SWEEP_FOLDER
 from .report.references import COPY_INPUT
 from .resources import copy_notebooks, notebook_names
 from .runs import (FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
-                   OutputFolder,
+                   OutputFolder, finished_runs,
                    SUBMISSION, TASKS_CSV, USER_PATHS_ENV, absolute_path, compact_line, is_scored,
                    ks_of, summary_of)
 from .scoring import cost_line, score
@@ -369,8 +369,7 @@ def _extend_report_sweep(sub) -> None:
             return rc
         # the reports' folders hold the runs; OUT/sweep is a folder of OUT's own (a link
         # planted there is refused, never written through)
-        runs = [p.parent for p in Path(args.out).glob(f"*/{METRICS}")
-                if not p.parent.is_symlink()]
+        runs = finished_runs(args.out)
         sweep_dir = OutputFolder(args.out).folder(SWEEP_FOLDER).path
         sw = S.from_run_dirs(ckpts, runs, sweep_dir, overwrite=args.overwrite)
         print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
