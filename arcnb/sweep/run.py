@@ -18,6 +18,7 @@ from .tables import Sweep
 
 __all__ = ["sweep", "collect", "open_sweep", "example_sweep", "sweep_or_example", "from_run_dirs"]
 
+
 def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
           trust_checkpoint: bool = False, augment: str = "none", color_perms: int = 1,
           attempts: int = 2, tasks=None, device: str = "auto", batch_size: int = 64,

@@ -14,6 +14,7 @@ from ..taxonomy import UNCATEGORIZED
 
 __all__ = ["selection_split", "honest_selection"]
 
+
 def selection_split(task_ids: Sequence[str], strata: dict, *,
                     seed: int = 0) -> tuple[list[str], list[str]]:
     """Split tasks into a selection half and a report half so that every category is
