@@ -312,4 +312,3 @@ def test_a_solver_returning_the_wrong_number_of_entries_is_one_clear_error():
     with pytest.raises(ArcnbError, match=r"solve\(\) failed on task t: RuntimeError: out of "
                                          r"budget$"):
         _solve_unit(Failing(), [task], make_views("none"), attempts=2)
-
