@@ -54,7 +54,7 @@ from .columns import GROUPS, NEAR_MISS, graded_columns, is_near_miss
 from .errors import ArcnbError, ParameterError
 from .grids import COLOR_NAMES, PAD_TOKEN, pad_grids
 from .io import atomic_write_text, csv_text
-from .text import escape_latex
+from .text import escape_latex, fmt_number
 from .stats import bootstrap_ci, bootstrap_indices, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
 
@@ -586,10 +586,7 @@ def _tex(text) -> str:
 def _adaptive(v: float) -> str:
     """At least 3 decimals, and as many more (up to 6) as keep two significant digits,
     so a small nonzero score (0.0025) is never printed as something else (0.003)."""
-    if v == 0 or not np.isfinite(v):
-        return f"{v:.3f}"
-    digits = int(min(6, max(3, np.ceil(-np.log10(abs(v))) + 1)))
-    return f"{v:.{digits}f}"
+    return fmt_number(v, least=3, most=6)  # the one rule (arcnb.text)
 
 
 def _paper_columns(d: pd.DataFrame, columns, metric: str | None) -> list:

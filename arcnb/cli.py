@@ -19,6 +19,7 @@ from .candidates import candidates
 from .compare import compare
 from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
+from .text import fmt_interval, fmt_number
 from .evaluate import check_run_parameters, checkpoint_kwargs, evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
 from .io import to_jsonable
@@ -30,7 +31,7 @@ from .report.build import SWEEP_FOLDER
 from .report.references import COPY_INPUT
 from .resources import copy_notebooks, notebook_names
 from .runs import (FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
-                   OutputFolder,
+                   OutputFolder, finished_runs,
                    SUBMISSION, TASKS_CSV, USER_PATHS_ENV, absolute_path, compact_line, is_scored,
                    ks_of, summary_of)
 from .scoring import cost_line, score
@@ -100,8 +101,10 @@ def format_problems(problems: list[dict]) -> list[str]:
 
 
 def _fmt(v) -> str:
+    """A number on the terminal: at least 4 decimals, two significant digits when small
+    (:func:`arcnb.text.fmt_number`: 0.00004 is 0.000040, never 0.0000)."""
     if isinstance(v, float):
-        return "nan" if v != v else f"{v:.4f}"
+        return fmt_number(v, least=4, most=8)
     return str(v)
 
 
@@ -196,7 +199,7 @@ def format_summary(summary: dict, ks=(1, 2)) -> str:
                      f"{_fmt(summary[f'pass@{k}_per_output']):>17}  "
                      f"{_fmt(summary[f'pass@{k}_all_or_nothing']):>21}")
     lo, hi = summary.get("pass@2_ci95", [float("nan")] * 2)
-    lines.append(f"pass@2 95% bootstrap interval over tasks: [{_fmt(lo)}, {_fmt(hi)}]")
+    lines.append(f"pass@2 95% bootstrap interval over tasks: {fmt_interval(lo, hi)}")
     lines.append("tasks: {n_tasks}  outputs: {n_outputs}  missing outputs: {n_missing_outputs}  "
                  "invalid attempts: {n_invalid_attempts}  extra tasks: {n_extra_tasks}"
                  .format(**summary)
@@ -253,7 +256,9 @@ def _run_compare(args) -> int:
           + (" (common tasks only)" if cmp.summary["common_tasks_only"] else ""))
     for pr in cmp.summary["pairs"]:
         print(f"{pr['run_b']} - {pr['run_a']}: pass@2 difference {_fmt(pr['difference'])} "
-              f"[{_fmt(pr['ci_low'])}, {_fmt(pr['ci_high'])}], McNemar p={_fmt(pr['mcnemar_p'])} "
+              f"{fmt_interval(pr['ci_low'], pr['ci_high'])}, "
+              # a p-value keeps 4 decimals (a tiny one is 0.0000, not 0.00000000)
+              f"McNemar p={fmt_number(pr['mcnemar_p'], least=4, most=4)} "
               f"({pr['n_a_only']} outputs only {pr['run_a']}, {pr['n_b_only']} only "
               f"{pr['run_b']})")
     board = cmp.summary["leaderboard"]
@@ -369,8 +374,7 @@ def _extend_report_sweep(sub) -> None:
             return rc
         # the reports' folders hold the runs; OUT/sweep is a folder of OUT's own (a link
         # planted there is refused, never written through)
-        runs = [p.parent for p in Path(args.out).glob(f"*/{METRICS}")
-                if not p.parent.is_symlink()]
+        runs = finished_runs(args.out)
         sweep_dir = OutputFolder(args.out).folder(SWEEP_FOLDER).path
         sw = S.from_run_dirs(ckpts, runs, sweep_dir, overwrite=args.overwrite)
         print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
@@ -641,7 +645,7 @@ def _run_sweep(args) -> int:
     for _, r in table.iterrows():
         # one_line: a newline in a file name never starts a forged row
         print(f"{r['step']:>10}  {_fmt(r['pass@2']):>7}  "
-              f"[{_fmt(r['pass@2_ci_low'])}, {_fmt(r['pass@2_ci_high'])}]  "
+              f"{fmt_interval(r['pass@2_ci_low'], r['pass@2_ci_high'])}  "
               f"{_fmt(r['partial_credit']):>14}  {one_line(r['checkpoint'])}")
     sel = sw.selection()
     print(f"steps from: {sw.step_source}; best checkpoint chosen on half of the tasks: step "
@@ -721,7 +725,7 @@ def _run_candidates(args) -> int:
              f"distinct candidates: {s['n_candidates']}  invalid attempts: "
              f"{s['n_invalid_attempts']}  outputs without candidates: "
              f"{s['n_outputs_without_candidates']}",
-             f"coverage: {_fmt(s['coverage'])} [{_fmt(lo)}, {_fmt(hi)}]  per output: "
+             f"coverage: {_fmt(s['coverage'])} {fmt_interval(lo, hi)}  per output: "
              f"{_fmt(s['coverage_per_output'])}",
              f"{'rule':<20} {'pass@1':>8} {'pass@2':>8} {'selection_gap':>14}"]
     for rule, r in s["rankings"].items():

@@ -54,8 +54,7 @@ from .errors import CompareError, refuse_overwrite
 from .front import PredictionsSource, RunDirSource, open_run
 from .harness_logs import run_log_rates
 from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
-from .runs import (METRICS, PREDICTIONS, Run, RunDirError, check_out_path,
-                   unique_labels)
+from .runs import METRICS, Run, RunDirError, check_out_path, is_run_dir, unique_labels
 from .scoring import Results, _task_means, score
 from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
@@ -123,8 +122,7 @@ def _load_one(r, i: int, lab: str | None, *, dataset, n_boot: int, seed: int,
     if isinstance(r, Results):
         return Run(r, {}, None, lab or f"run{i + 1}")
     path = Path(r)
-    if path.exists() and not (path / METRICS).exists() and \
-            (path.is_file() or not (path / PREDICTIONS).exists()):
+    if path.exists() and not is_run_dir(path):
         if dataset is None:
             raise CompareError(f"{path} is not a run directory (no {METRICS}); to compare "
                                "predictions (a submission file or a benchmarking-harness run "

@@ -39,8 +39,8 @@ from .predictions import load_predictions
 from .resources import examples_dir
 from .io import read_json
 from .models.loading import CHECKPOINT_SUFFIXES
-from .runs import (METRICS, PREDICTIONS, Run, attempt_ks, file_sha256_or_none,
-                   predictions_provenance, refuse_finished, run_provenance)
+from .runs import (Run, attempt_ks, file_sha256_or_none, is_run_dir, predictions_provenance,
+                   refuse_finished, run_provenance)
 from .scoring import Results, score
 
 __all__ = ["PredictionsSource", "RunDirSource", "CheckpointSource", "BaselineSource",
@@ -178,9 +178,9 @@ def parse_source(value, *, kind: str | None = None) -> Source:
     if text in DATASETS:
         return DatasetSource(text)
     path = Path(text)
+    if is_run_dir(path):
+        return RunDirSource(text)
     if path.is_dir():
-        if (path / METRICS).is_file() or (path / PREDICTIONS).is_file():
-            return RunDirSource(text)
         return PredictionsSource(text)
     if path.is_file():
         if path.suffix.lower() in CHECKPOINT_SUFFIXES:

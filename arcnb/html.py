@@ -19,7 +19,7 @@ import pandas as pd
 
 from .errors import ArcnbError, printable
 
-__all__ = ["escape", "fmt_fraction", "data_value", "table", "note", "heading", "HTML",
+__all__ = ["escape", "data_value", "table", "note", "heading", "HTML",
            "PAGE_CSS", "CSP", "page", "check_self_contained", "style"]
 
 
@@ -27,13 +27,6 @@ def escape(value) -> str:
     """``value`` as HTML text: markup characters escaped, quotes included (safe in an
     attribute)."""
     return _html.escape(printable(value, keep="\n\t"), quote=True)  # controls, bidi too
-
-
-def fmt_fraction(v) -> str:
-    """A fraction with its percent: ``0.2500 (25.00%)``; ``NaN`` for a missing value."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "NaN"
-    return f"{float(v):.4f} ({100 * float(v):.2f}%)"
 
 
 def data_value(v) -> str:

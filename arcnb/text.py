@@ -16,10 +16,20 @@ non-UTF-8 name as ``\\xff``), whatever the output:
 
 The characters escaped are exactly those :meth:`str.isprintable` refuses (Unicode's
 "Other" categories Cc, Cf, Cs, Co, Cn and the separators other than the space).
+
+Numbers have one home here too: :func:`decimals` is the one rule "keep two significant
+digits for small values" (a small nonzero score, 0.0025 or 0.00004, is never printed as
+0.003 or 0.0000); :func:`fmt_number`, :func:`fmt_percent`, :func:`fmt_fraction` and
+:func:`fmt_interval` write a value, a percent, a fraction with its percent and an
+interval with it. Each output keeps its own fewest decimals (the terminal 4, tables 3,
+figure labels 2), the rule is the same.
 """
 from __future__ import annotations
 
-__all__ = ["printable", "escape_char", "escape_latex", "LATEX_ESCAPES"]
+import math
+
+__all__ = ["printable", "escape_char", "escape_latex", "LATEX_ESCAPES", "decimals",
+           "fmt_number", "fmt_percent", "fmt_fraction", "fmt_interval"]
 
 
 def escape_char(ch: str) -> str:
@@ -55,3 +65,41 @@ def escape_latex(text) -> str:
     """:func:`printable` ``(text)``, LaTeX-escaped: safe in a table cell or a caption
     (pdflatex never meets a control character, and ``\\x1b`` prints as such)."""
     return "".join(LATEX_ESCAPES.get(ch, ch) for ch in printable(text))
+
+
+# ====================================================================== numbers
+def decimals(v, *, least: int = 3, most: int = 6) -> int:
+    """How many decimals show ``v``: at least ``least``, and as many more (up to
+    ``most``) as keep two significant digits of a small value (0.0025 -> 4, 0.00004
+    -> 6); ``least`` for zero, NaN and infinities."""
+    a = abs(float(v))
+    if a == 0 or not math.isfinite(a):
+        return int(least)
+    return int(min(most, max(least, math.ceil(-math.log10(a)) + 1)))
+
+
+def fmt_number(v, *, least: int = 3, most: int = 6) -> str:
+    """``v`` with :func:`decimals` decimals: ``fmt_number(0.25) == "0.250"``,
+    ``fmt_number(0.0025) == "0.0025"``, ``fmt_number(0.00004, least=4) == "0.000040"``;
+    NaN and infinities as Python writes them (``nan``, ``inf``)."""
+    v = float(v)
+    return f"{v:.{decimals(v, least=least, most=most)}f}"
+
+
+def fmt_percent(v, *, least: int = 2, most: int = 6) -> str:
+    """The fraction ``v`` as a percent: ``fmt_percent(0.25) == "25.00%"``,
+    ``fmt_percent(0.00004) == "0.0040%"``."""
+    return f"{fmt_number(100 * float(v), least=least, most=most)}%"
+
+
+def fmt_fraction(v, *, missing: str = "NaN") -> str:
+    """A fraction with its percent: ``0.2500 (25.00%)``, a small one with two
+    significant digits in both (``0.000040 (0.0040%)``); ``missing`` for None or NaN."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return missing
+    return f"{fmt_number(v, least=4, most=8)} ({fmt_percent(v)})"
+
+
+def fmt_interval(lo, hi, *, least: int = 4, most: int = 8) -> str:
+    """An interval as ``[lo, hi]``, each end as :func:`fmt_number` writes it."""
+    return f"[{fmt_number(lo, least=least, most=most)}, {fmt_number(hi, least=least, most=most)}]"

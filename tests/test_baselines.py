@@ -98,6 +98,34 @@ def test_every_family_has_a_task():
     assert set(TASKS) == set(FAMILIES)
 
 
+def test_the_language_is_a_package_cut_by_family(arc1_eval):
+    """``baselines/language/`` holds one module per group of families; the public names
+    keep their import paths; every primitive names one of :data:`FAMILIES`, and the
+    names are distinct, so the search order (cost, then name) does not depend on the
+    order in which the family modules are assembled."""
+    import arcnb.baselines as B
+    import arcnb.baselines.language as L
+
+    pkg = Path(L.__file__).parent
+    assert pkg.name == "language" and Path(L.__file__).name == "__init__.py"
+    assert not (pkg.parent / "language.py").exists()
+    assert {"core", "objects", "transforms", "regions", "colours", "completion",
+            "drawing"} <= {p.stem for p in pkg.glob("*.py")}
+    for name in ("GridFn", "DIHEDRAL", "MARK", "FAMILIES", "Primitive", "primitives", "fits",
+                 "clear_object_cache"):
+        assert name in L.__all__ and hasattr(L, name), name
+    assert B.primitives is L.primitives and B.Primitive is L.Primitive
+    assert L.MARK == 10 and L.fits((30, 30)) and not L.fits((31, 2))
+    assert list(L.DIHEDRAL) == ["identity", "rot90", "rot180", "rot270", "flip_lr", "flip_ud",
+                                "transpose", "anti_transpose"]
+    for task in list(arc1_eval)[:5]:
+        prims = primitives(task)
+        assert {p.family for p in prims} <= set(FAMILIES)
+        names = [p.name for p in prims]
+        assert len(set(names)) == len(names)
+        assert [(p.cost, p.name) for p in prims] == sorted((p.cost, p.name) for p in prims)
+
+
 @pytest.mark.parametrize("family", sorted(TASKS))
 def test_each_family_solves_its_task(family):
     task = TASKS[family]

@@ -3,8 +3,12 @@ in ``arcnb/runs/`` only (everything else asks :mod:`arcnb.runs` for them)."""
 from __future__ import annotations
 
 import ast
+import json
 import re
+import shutil
 from pathlib import Path
+
+import pytest
 
 import arcnb.runs as runs
 
@@ -69,3 +73,122 @@ def test_runs_is_a_package_cut_by_concept():
     assert not (PKG / "runs.py").exists()
     for name in runs.__all__:  # the public names are still arcnb.runs'
         assert hasattr(runs, name), name
+
+
+# ============================================== "is this a run directory?": one rule
+#: The names whose presence beside a path makes (or finishes) a run directory.
+RUN_MARKS = {"METRICS", "PREDICTIONS", "RUN_FILES"}
+#: Path calls that ask whether something is there.
+PROBES = {"exists", "is_file", "is_dir", "glob", "rglob", "iterdir", "isfile", "isdir"}
+
+
+def _decides(path: Path) -> list[tuple[int, str]]:
+    """The calls of ``path`` that ask whether a run mark is there: ``(p / METRICS)
+    .exists()``, ``os.path.isfile(os.path.join(p, PREDICTIONS))``, ``p.glob(f"*/
+    {METRICS}")``... (a mark as a bare name or as ``runs.METRICS``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in PROBES):
+            continue
+        parts = [node.func.value, *node.args, *(k.value for k in node.keywords)]
+        for sub in (n for part in parts for n in ast.walk(part)):
+            name = sub.id if isinstance(sub, ast.Name) else \
+                sub.attr if isinstance(sub, ast.Attribute) else None
+            if name in RUN_MARKS:
+                found.append((node.lineno, f"{node.func.attr}({name})"))
+                break
+    return found
+
+
+def test_only_the_run_package_decides_what_a_run_directory_is():
+    """No module outside ``arcnb/runs/`` looks for a run's marks (``metrics.json``,
+    ``predictions.json``) next to a path itself: front, compare, the explorer and the
+    command line ask :func:`arcnb.runs.is_run_dir` / :func:`arcnb.runs.is_finished` /
+    :func:`arcnb.runs.finished_runs`."""
+    offenders = {}
+    for path in sorted(PKG.rglob("*.py")):
+        if (PKG / "runs") in path.parents:
+            continue
+        hits = _decides(path)
+        if hits:
+            offenders[str(path.relative_to(ROOT))] = hits
+    assert offenders == {}
+
+
+def test_the_run_directory_check_sees_a_rule_of_its_own(tmp_path):
+    """The check is not vacuous: the four rules that grew in front, the explorer,
+    compare and the command line are each caught."""
+    p = tmp_path / "m.py"
+    p.write_text("import os\n"
+                 "a = (path / METRICS).is_file() or (path / PREDICTIONS).is_file()\n"
+                 "b = path.is_dir() and (path / runs.PREDICTIONS).is_file()\n"
+                 "c = Path(out).glob(f'*/{METRICS}')\n"
+                 "d = os.path.exists(os.path.join(p, METRICS))\n"
+                 "e = (path / 'other.json').exists()\n")
+    assert sorted(line for line, _ in _decides(p)) == [2, 2, 3, 4, 5]
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory, arc1_eval):
+    """Real folders: a finished run, an unfinished one (killed before ``metrics.json``),
+    a folder of submissions, a harness run's folder, an empty folder, a file."""
+    from arcnb.front import PredictionsSource, open_run
+
+    root = tmp_path_factory.mktemp("is_run_dir")
+    ids = arc1_eval.task_ids[:3]
+    sub = {t: [{"attempt_1": [[0]], "attempt_2": [[1]]} for _ in arc1_eval[t].test]
+           for t in ids}
+    (root / "sub.json").write_text(json.dumps(sub))
+    open_run(PredictionsSource(str(root / "sub.json")), dataset=arc1_eval.select(ids),
+             out=root / "finished")
+    shutil.copytree(root / "finished", root / "unfinished")
+    (root / "unfinished" / runs.METRICS).unlink()
+    (root / "submissions").mkdir()
+    (root / "submissions" / "mine.json").write_text(json.dumps(sub))
+    (root / "harness").mkdir()
+    for t in ids:
+        (root / "harness" / f"{t}.json").write_text(json.dumps(
+            [{"attempt_1": {"answer": [[0]]}, "attempt_2": {"answer": [[1]]}}
+             for _ in arc1_eval[t].test]))
+    (root / "empty").mkdir()
+    (root / "runs").mkdir()
+    (root / "runs" / "a").symlink_to(root / "finished")
+    shutil.copytree(root / "finished", root / "runs" / "b")
+    shutil.copytree(root / "unfinished", root / "runs" / "c")
+    return root
+
+
+def test_is_run_dir_on_real_folders(folders):
+    assert runs.is_run_dir(folders / "finished")
+    assert runs.is_finished(folders / "finished")
+    # killed during its final writes: still a run directory (opening it says what is
+    # missing), not a finished one
+    assert runs.is_run_dir(folders / "unfinished")
+    assert not runs.is_finished(folders / "unfinished")
+    for name in ("submissions", "harness", "empty", "sub.json", "missing"):
+        assert not runs.is_run_dir(folders / name), name
+    assert not runs.is_run_dir(folders / "finished" / runs.METRICS)  # a file, not a folder
+    # the finished runs of a folder: b only (a is a link, c is unfinished)
+    assert runs.finished_runs(folders / "runs") == [folders / "runs" / "b"]
+
+
+def test_every_door_agrees_with_is_run_dir(folders, arc1_eval):
+    """``arcnb.open`` / ``parse_source`` opens exactly the run directories as runs, and
+    compare and the explorer refuse an unfinished one in the same words."""
+    from arcnb.compare import CompareError, load_run
+    from arcnb.errors import RunDirError
+    from arcnb.explorer import explore
+    from arcnb.front import PredictionsSource, RunDirSource, parse_source
+
+    for name in ("finished", "unfinished"):
+        assert isinstance(parse_source(str(folders / name)), RunDirSource), name
+    for name in ("submissions", "harness", "empty", "sub.json"):
+        assert isinstance(parse_source(str(folders / name)), PredictionsSource), name
+    words = f"{folders / 'unfinished'} is not a run directory: {runs.METRICS} is missing"
+    with pytest.raises(CompareError) as got:
+        load_run(folders / "unfinished")
+    assert str(got.value) == words
+    with pytest.raises(RunDirError) as got:
+        explore(str(folders / "unfinished"))
+    assert str(got.value) == words

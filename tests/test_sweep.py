@@ -28,6 +28,8 @@ from arcnb.columns import NEAR_MISS  # noqa: E402
 from arcnb.data import load_dataset  # noqa: E402
 from arcnb.errors import ArcnbError  # noqa: E402
 from arcnb.lightning import ArcMetricsCallback  # noqa: E402
+from arcnb.sweep.layout import ENTRY_SUFFIX  # noqa: E402
+from arcnb.sweep.steps import run_name  # noqa: E402
 from arcnb.models import pad_batch  # noqa: E402
 from arcnb.models.interface import pad_demonstrations  # noqa: E402
 from arcnb.models.registry import get_builder  # noqa: E402
@@ -511,8 +513,8 @@ def test_a_planted_runs_link_is_refused_and_nothing_lands_outside(tmp_path, two_
     # a run folder linked outside
     (out / "runs").unlink()
     (out / "runs").mkdir()
-    (out / "runs" / f"{S._run_name('copy-input')}{S._ENTRY_SUFFIX}").write_text("{}")
-    (out / "runs" / S._run_name("copy-input")).symlink_to(outside)
+    (out / "runs" / f"{run_name('copy-input')}{ENTRY_SUFFIX}").write_text("{}")
+    (out / "runs" / run_name("copy-input")).symlink_to(outside)
     _refused(capsys, _sweep_argv(out, two_tasks, "copy-input"), "is a symbolic link")
     assert list(outside.iterdir()) == []
 
@@ -545,7 +547,7 @@ def test_one_folder_never_mixes_two_sweeps(tmp_path, two_tasks, capsys):
     # entries of both plans planted by hand: collect refuses the repeated step
     for e in S.plan(b):
         e.position += 2
-        (out / "runs" / f"{e.name}{S._ENTRY_SUFFIX}").write_text(json.dumps(e.to_json()))
+        (out / "runs" / f"{e.name}{ENTRY_SUFFIX}").write_text(json.dumps(e.to_json()))
     _refused(capsys, ["sweep", "--collect", str(out), "--no-report"],
              "holds two checkpoints at step 100")
     # --overwrite replaces the first sweep: two rows, steps 100 and 200, of run2's files
@@ -554,7 +556,7 @@ def test_one_folder_never_mixes_two_sweeps(tmp_path, two_tasks, capsys):
     table = pd.read_csv(out / S.SWEEP_CSV)
     assert table["step"].tolist() == [100, 200]
     assert all("run2" in c for c in table["checkpoint"])
-    assert len(list((out / "runs").glob(f"*{S._ENTRY_SUFFIX}"))) == 2
+    assert len(list((out / "runs").glob(f"*{ENTRY_SUFFIX}"))) == 2
 
 
 @pytest.mark.parametrize("option, value, recorded", [
@@ -620,7 +622,7 @@ def test_a_forged_entry_file_is_refused_in_one_line(tmp_path, two_tasks, capsys,
     out = tmp_path / "sweep"
     assert main(_sweep_argv(out, two_tasks, "copy-input")) == 0
     capsys.readouterr()
-    entry = next((out / "runs").glob(f"*{S._ENTRY_SUFFIX}"))
+    entry = next((out / "runs").glob(f"*{ENTRY_SUFFIX}"))
     obj = json.loads(entry.read_text())
     obj.update(change)
     entry.write_text(json.dumps(obj))
@@ -631,7 +633,7 @@ def test_an_entry_step_beyond_a_float_is_one_line(tmp_path, two_tasks, capsys):
     out = tmp_path / "sweep"
     assert main(_sweep_argv(out, two_tasks, "copy-input")) == 0
     capsys.readouterr()
-    entry = next((out / "runs").glob(f"*{S._ENTRY_SUFFIX}"))
+    entry = next((out / "runs").glob(f"*{ENTRY_SUFFIX}"))
     entry.write_text(entry.read_text().replace('"step": 0', '"step": 1e400'))
     _refused(capsys, ["sweep", "--collect", str(out), "--no-report"],
              "holds the number 1e400, beyond the range of a float")
@@ -858,3 +860,23 @@ def test_the_planner_checks_a_checkpoint_before_reading_its_step(tmp_path, monke
     with pytest.raises(ArcnbError, match="safetensors file .* header length") as ei:
         S.plan([bad])
     assert "\n" not in str(ei.value)
+
+
+def test_sweep_is_a_package_cut_by_job():
+    """Planning, running, the tables and the selection statistics each have a module;
+    every public name is still ``arcnb.sweep``'s (``from arcnb.sweep import ...``)."""
+    import importlib
+    from pathlib import Path as P
+
+    pkg = P(S.__file__).parent
+    assert pkg.name == "sweep" and P(S.__file__).name == "__init__.py"
+    assert {"steps", "run", "tables", "select", "layout"} <= {p.stem for p in pkg.glob("*.py")}
+    assert not (pkg.parent / "sweep.py").exists()
+    for name in S.__all__:
+        assert hasattr(S, name), name
+    assert callable(S.sweep) and callable(S.plan)  # the functions, not their modules
+    # the selection statistics need no evaluation, notebook or run directory
+    select = importlib.import_module("arcnb.sweep.select")
+    assert select.honest_selection is S.honest_selection
+    assert not {"arcnb.evaluate", "arcnb.runs"} & {
+        v.__name__ for v in vars(select).values() if hasattr(v, "__name__")}

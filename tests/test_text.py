@@ -65,3 +65,53 @@ def test_the_report_pages_and_the_latex_tables_show_nothing_raw():
                                 "\ufeff", "\udc80"])
 def test_each_kind_is_escaped(ch):
     assert printable(f"a{ch}b") == f"a{escape_char(ch)}b" != f"a{ch}b"
+
+
+# ====================================================================== numbers
+@pytest.mark.parametrize("v, least, most, want", [
+    (0.25, 3, 6, "0.250"), (0.0025, 3, 6, "0.0025"), (0.013, 3, 6, "0.013"),
+    (0.0, 3, 6, "0.000"), (1.0, 3, 6, "1.000"), (12.5, 3, 6, "12.500"),
+    (0.00004, 4, 8, "0.000040"), (0.000012345, 3, 6, "0.000012"),  # capped at 6 decimals
+    (1e-9, 3, 6, "0.000000"), (1e-9, 2, 8, "0.00000000"), (-0.0025, 3, 6, "-0.0025"),
+    (0.5, 2, 8, "0.50"), (0.05, 2, 8, "0.050"), (float("nan"), 4, 8, "nan"),
+    (float("inf"), 3, 6, "inf"),
+])
+def test_fmt_number_keeps_two_significant_digits_of_a_small_value(v, least, most, want):
+    from arcnb.text import fmt_number
+
+    assert fmt_number(v, least=least, most=most) == want
+
+
+def test_fractions_percents_and_intervals():
+    from arcnb.text import fmt_fraction, fmt_interval, fmt_percent
+
+    assert fmt_fraction(0.25) == "0.2500 (25.00%)"
+    assert fmt_fraction(1.0) == "1.0000 (100.00%)"
+    assert fmt_fraction(0.00004) == "0.000040 (0.0040%)"
+    assert fmt_fraction(None) == "NaN" and fmt_fraction(float("nan")) == "NaN"
+    assert fmt_percent(0.125) == "12.50%"
+    assert fmt_interval(0.075, 0.225) == "[0.0750, 0.2250]"
+    assert fmt_interval(0.0, 0.00004) == "[0.0000, 0.000040]"
+
+
+def test_every_number_writer_follows_the_one_rule():
+    """The terminal, the LaTeX export and the figures' labels each keep a small nonzero
+    value visible with two significant digits, through :func:`arcnb.text.decimals`
+    (``arcnb score`` printed 0.00004 as 0.0000)."""
+    from arcnb.breakdown import latex_table
+    from arcnb.cli import format_summary
+    from arcnb.plot import value_label
+
+    summary = {"dataset": {"name": "d", "version": "1"}, "estimator": "ranked",
+               "pass@1": 0.00004, "pass@1_per_output": 0.1375,
+               "pass@1_all_or_nothing": float("nan"), "pass@2": 0.0, "pass@2_per_output": 1.0,
+               "pass@2_all_or_nothing": 0.5, "pass@2_ci95": [0.00004, 0.0025], "n_tasks": 1,
+               "n_outputs": 1, "n_missing_outputs": 0, "n_invalid_attempts": 0,
+               "n_extra_tasks": 0}
+    text = format_summary(summary)
+    assert "\n  1  0.000040             0.1375                    nan\n" in text
+    assert "\n  2    0.0000             1.0000                 0.5000\n" in text
+    assert "[0.000040, 0.0025]" in text
+    assert value_label(0.00004) == "0.000040" and value_label(0.5) == "0.50"
+    tex = latex_table(pd.DataFrame({"group": ["a"], "score": [0.00004]}), columns="all")
+    assert "0.000040" in tex

@@ -66,7 +66,9 @@ Where it lives
 --------------
 ``arcnb/baselines/references.py`` holds the reference baselines over a whole dataset
 (the ``*_submission`` functions, :func:`program_search_candidates`);
-``language.py`` the primitives and their families; ``search.py`` the search
+``language/`` the primitives, one module per group of families (``core.py``,
+``objects.py``, ``transforms.py``, ``regions.py``, ``colours.py``, ``completion.py``,
+``drawing.py``; :func:`primitives` assembles them); ``search.py`` the search
 (:func:`search_task`, :func:`solve_task`); ``model.py`` the search as a model
 (:func:`program_search_model`). Every public name is importable from
 ``arcnb.baselines`` itself.

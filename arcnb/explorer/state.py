@@ -16,7 +16,7 @@ from ..grids import best_attempt
 from ..report.sources import DEFAULT_DATASET, require_scored
 from ..resources import example
 from ..candidates import candidates
-from ..runs import PREDICTIONS, Run, candidates_file, unique_labels
+from ..runs import PREDICTIONS, Run, candidates_file, is_run_dir, unique_labels
 from ..scoring import Results
 from ..data import Dataset, load_dataset
 
@@ -84,7 +84,7 @@ def _open_run(source, *, dataset=None, label: str | None = None, base=None):
     if not isinstance(source, (str, os.PathLike)):
         return None
     path = Path(source)
-    if path.is_dir() and (path / PREDICTIONS).is_file():
+    if is_run_dir(path):
         run = _scored(open_run(RunDirSource(str(path)), label=label))
         return run, run.label
     if path.is_file() and path.suffix.lower() == ".json" and not is_task_file(path):

@@ -33,6 +33,7 @@ from ..errors import ParameterError
 from ..runs import Run
 from ..scoring import Results
 from ..stats import pareto_front
+from ..text import fmt_number
 from .palette import PALETTE, _plt
 from .paper import DOUBLE_COLUMN, SINGLE_COLUMN
 from .pixelfont import plain_label
@@ -106,10 +107,7 @@ def value_label(v, *, count: bool = False) -> str:
         return str(int(round(v)))
     if v == 0:
         return "0"
-    if abs(v) >= 0.1:
-        return f"{v:.2f}"
-    digits = int(min(8, np.ceil(-np.log10(abs(v))) + 1))
-    return f"{v:.{digits}f}"
+    return fmt_number(v, least=2, most=8)  # the one rule (arcnb.text)
 
 
 def _value_axis(ax, lim: float, *, which: str = "y", count: bool = False) -> None:

@@ -16,6 +16,7 @@ import pandas as pd
 from ..columns import NEAR_MISS, is_near_miss
 from ..errors import ParameterError
 from ..grids import best_attempt
+from ..text import fmt_number
 from .palette import _WRONG, _shape
 from .pixelfont import _PixelFont, plain_label, safe_text
 from .tiles import _LUT4, _T_BG, _render_tiles
@@ -115,7 +116,7 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
 
 
 def _fmt_acc(acc: float) -> str:
-    return "n/a" if acc is None or not np.isfinite(acc) else f"{acc:.3f}"
+    return "n/a" if acc is None or not np.isfinite(acc) else fmt_number(acc, least=3, most=6)
 
 
 _EXACT_IMAGE = None

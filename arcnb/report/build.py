@@ -28,13 +28,14 @@ from ..columns import label as column_label
 from ..errors import ArcnbError, refuse_overwrite
 from ..io import atomic_write_text
 from ..taxonomy import load_taxonomy
+from ..text import fmt_fraction
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, OutputFolder, absolute_path, check_out_path, copy_run_files,
                     is_finished,
                     is_scored, read_metrics, require_finished, summary_of,
                     unique_labels)
-from ..html import escape as _esc, fmt_fraction as _fmt_fraction, page as html_page
+from ..html import escape as _esc, page as html_page
 from .notebooks import (NOTEBOOKS, WarmKernel, cell_times, export_html, notebook_libraries,
                         notebook_path, run_notebook)
 from .sources import as_source
@@ -394,7 +395,7 @@ def _write_index(out: Path, results: Sequence[ReportResult], *, overwrite: bool)
         # a relative path, percent-encoded: a folder named ``javascript:alert(1)`` stays a
         # folder (``./javascript%3Aalert%281%29/report.html``), never a scheme
         rel = f"./{quote(r.out.name, safe='')}/{REPORT_HTML}"
-        values = [_fmt_fraction(s.get(k)) if is_scored(s) else "not scored (no truth)"
+        values = [fmt_fraction(s.get(k)) if is_scored(s) else "not scored (no truth)"
                   for k in INDEX_COLUMNS]
         rows.append(f"<tr><td class='arcnb-text'><a href='{_esc(rel)}'>{_esc(r.label)}</a>"
                     f"</td>" + "".join(f"<td>{_esc(v)}</td>" for v in values) + "</tr>")

@@ -19,11 +19,12 @@ from ..breakdown import lead_metric, lead_reason
 from ..columns import NEAR_MISS, group_metrics
 from ..errors import refuse_overwrite
 from ..html import HTML, PAGE_CSS, data_value as _data_value, escape as _esc
-from ..html import fmt_fraction as _fmt_fraction, note as note_html, table as table_html
+from ..html import note as note_html, table as table_html
 from ..io import atomic_write_text, csv_text
 from ..plot import gallery_items, save
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
 from ..scoring import METRIC_DEFINITIONS
+from ..text import fmt_fraction, fmt_number
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
            "BREAKDOWN_METRICS", "breakdown_html", "graded_table_html", "lead_html",
@@ -54,7 +55,7 @@ def headline_html(metrics: Mapping, *, ks: Sequence[int] | None = None) -> str:
             key = f"pass@{int(k)}{suffix}"
             v = s.get(key)
             cells.append(f"<td data-metric='{_esc(key)}' data-value='{_data_value(v)}'>"
-                         f"{_esc(_fmt_fraction(v))}</td>")
+                         f"{_esc(fmt_fraction(v))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     rows.append("</tbody></table>")
     ci = s.get("pass@2_ci95") or [None, None]
@@ -69,8 +70,8 @@ def headline_html(metrics: Mapping, *, ks: Sequence[int] | None = None) -> str:
     rows.append(
         "<p class='arcnb-note' id='arcnb-headline-ci'>pass@2 95% bootstrap interval over "
         f"tasks: <span data-metric='pass@2_ci95_low' data-value='{_data_value(lo)}'>"
-        f"{_esc(_fmt_fraction(lo))}</span> to <span data-metric='pass@2_ci95_high' "
-        f"data-value='{_data_value(hi)}'>{_esc(_fmt_fraction(hi))}</span>"
+        f"{_esc(fmt_fraction(lo))}</span> to <span data-metric='pass@2_ci95_high' "
+        f"data-value='{_data_value(hi)}'>{_esc(fmt_fraction(hi))}</span>"
         + (f" (percentile bootstrap, {_esc(boot.get('n_boot'))} resamples of tasks, seed "
            f"{_esc(boot.get('seed'))})" if boot else "") + ".</p>")
     rows.append("<p class='arcnb-note'>" + " &middot; ".join(parts) + "</p>")
@@ -112,11 +113,7 @@ def _fmt_value(v, *, count: bool = False) -> str:
         pass
     if count:
         return str(int(v))
-    v = float(v)
-    if v == 0 or abs(v) >= 0.01:
-        return f"{v:.3f}"
-    digits = int(min(8, math.ceil(-math.log10(abs(v))) + 1))
-    return f"{v:.{digits}f}"
+    return fmt_number(v, least=3, most=8)  # the one rule: two significant digits when small
 
 
 def _metric_cell(row, col: str, with_ci: bool) -> str:

@@ -16,6 +16,7 @@ import pandas as pd
 from ..overlap import Overlap, overlap
 from ..runs import record_training_overlap
 from ..stats import bootstrap_ci
+from ..text import fmt_number
 from .html import _esc, note_html, table_html
 
 __all__ = ["WARN_SHARE", "overlap_check", "overlap_split", "overlap_section_html"]
@@ -63,7 +64,7 @@ def overlap_split(run, ov: Overlap, *, n_boot: int = 1000, seed: int = 0) -> pd.
 
 
 def _fmt(v) -> str:
-    return "nan" if v != v else f"{v:.4f}"
+    return fmt_number(v, least=4, most=8)  # nan as nan
 
 
 def overlap_section_html(run, ov: Overlap, *, n_boot: int = 1000, seed: int = 0) -> str:

@@ -100,7 +100,8 @@ from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILL
                      RESULTS_CSV, RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV,
                      USER_PATHS_ENV, OutputFolder, RunDirError, absolute_path, check_out_path,
                      copy_run_files,
-                     is_finished, refuse_finished, require_finished, user_paths)
+                     finished_runs, is_finished, is_run_dir, refuse_finished,
+                     require_finished, user_paths)
 from .provenance import file_sha256_or_none, predictions_provenance, run_provenance
 from .provenance import options_sha256, same_run_problem
 from .run import Run, candidates_file, unique_labels, write_run_dir
@@ -117,5 +118,5 @@ __all__ = [
     "predictions_table", "predictions_provenance", "CANDIDATES", "record_training_overlap",
     "TRAINING_OVERLAP_KEY", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
     "options_sha256", "same_run_problem", "PROBE_PREDICTIONS", "PROBES_CSV", "PROXY_CSV",
-    "PROXY_PREDICTIONS",
+    "PROXY_PREDICTIONS", "is_run_dir", "finished_runs",
 ]

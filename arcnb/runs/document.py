@@ -13,6 +13,7 @@ import pandas as pd
 from ..columns import upgrade_summary
 from ..grids import shape_str
 from ..io import JSONInputError, atomic_write_json, read_json
+from ..text import fmt_fraction
 from .layout import FILLER, METRICS, SUBMISSION, RunDirError
 
 
@@ -248,7 +249,7 @@ def compact_line(metrics: Mapping, metric: str = "pass@2") -> str:
     elif v is None or (isinstance(v, float) and math.isnan(v)):
         value = "nan (nan%)"
     else:
-        value = f"{float(v):.4f} ({100 * float(v):.2f}%)"
+        value = fmt_fraction(v)
     parts = [f"{metric}={value}"]
     if is_scored(metrics):
         parts.append(f"estimator={s.get('estimator') or 'ranked'}")

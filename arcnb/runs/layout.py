@@ -73,6 +73,26 @@ HEADLINE_KEYS = ("n_tasks", "n_outputs", "pass@1", "pass@2", "pass@2_per_output"
                  "pass@2_all_or_nothing")
 
 
+def is_run_dir(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a run directory, finished or not: a folder holding
+    ``metrics.json`` (written last: a finished run) or ``predictions.json`` (a run whose
+    final writes did not all happen; opening it says what is missing). The one rule
+    of "is this a run directory?": ``arcnb.open`` / ``parse_source``, compare, the
+    explorer and the command line all ask it. Any other folder (a harness run's folder
+    of per-task files, a folder of submissions, a dataset), a file or a missing path is
+    not one; :func:`is_finished` says whether a run directory is finished."""
+    p = Path(path)
+    return p.is_dir() and any((p / name).is_file() for name in _REQUIRED)
+
+
+def finished_runs(folder: str | os.PathLike) -> list[Path]:
+    """The finished run directories directly inside ``folder`` (its sub-folders holding
+    ``metrics.json``; a symbolic link to a folder is left out: never read through a
+    link), in the order the folder lists them."""
+    return [p.parent for p in Path(folder).glob(f"*/{METRICS}")
+            if not p.parent.is_symlink()]
+
+
 def is_finished(run_dir: str | os.PathLike) -> bool:
     """Whether ``run_dir`` holds a finished run (its ``metrics.json``)."""
     return (Path(run_dir) / METRICS).exists()

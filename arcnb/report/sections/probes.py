@@ -7,6 +7,7 @@ import pandas as pd
 from ... import plot as P
 from ...html import note, table
 from ...probes import PROBE_NAMES
+from ...text import fmt_interval
 from .base import Figure, Section
 
 __all__ = ["Probes"]
@@ -15,7 +16,7 @@ __all__ = ["Probes"]
 def _pair(v) -> str:
     if not isinstance(v, (list, tuple)) or len(v) != 2 or any(x is None for x in v):
         return "NaN"
-    return f"[{v[0]:.3f}, {v[1]:.3f}]"
+    return fmt_interval(v[0], v[1], least=3, most=6)
 
 
 class Probes(Section):
