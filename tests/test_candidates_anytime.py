@@ -15,16 +15,12 @@ from arcnb.candidates.anytime import ALWAYS, EARLY, LATE, NEVER, exact_curves
 from arcnb.data import load_dataset
 from arcnb.errors import ArcnbError
 
-A, B, C, D = "00576224", "12997ef3", "66e6c45b", "3b4c2228"  # 1, 2, 1, 2 test outputs
+from test_candidates import A, B, C, D, wrong  # the same four tasks
 
 
 @pytest.fixture(scope="module")
 def ds():
     return load_dataset("arc-agi-1:evaluation", tasks=[A, B, C, D])
-
-
-def wrong(grid, k=1):
-    return ((np.asarray(grid) + k) % 10).tolist()
 
 
 # ------------------------------------------------------------ plain references

@@ -13,19 +13,11 @@ from arcnb.data import load_dataset  # noqa: E402
 from arcnb.evaluate import evaluate  # noqa: E402
 from arcnb.models import ModelAdapter  # noqa: E402
 from arcnb.report import sections as S  # noqa: E402
+from test_probes import IdMemoriser  # noqa: E402
 
 IDS = ["00576224", "009d5c81", "12997ef3", "1d398264"]
 
 
-class IdMemoriser:
-    """The stored answers of the task whose id it is given."""
-
-    def __init__(self, ds):
-        self.store = {t.id: [p.output for p in t.test] for t in ds}
-
-    def solve(self, task, attempts=2):
-        known = self.store.get(task.id, [])
-        return [[known[i] if i < len(known) else p.input] for i, p in enumerate(task.test)]
 
 
 @pytest.fixture(scope="module")
