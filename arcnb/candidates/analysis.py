@@ -470,6 +470,46 @@ def _budget_views(pool: _Pool, cs: CandidateSet, rules, lower, ranks, task_of, n
     return summary, tables, warnings
 
 
+def _rules(cs: CandidateSet, rank_by, axis) -> tuple[list[str], str, str | None]:
+    """The ranking rules measured (the built-in ones, those asked for, and those the pool's
+    fields add), the one that ranks ``rank_of_correct``, and the pool's confidence
+    score (None without one); an unknown rule or axis is refused."""
+    rank_by = [rank_by] if isinstance(rank_by, str) else list(rank_by or [])
+    available = (set(BUILTIN_RULES) | set(cs.scores)
+                 | {f"{VOTES_THEN}{name}" for name in cs.scores}
+                 | ({PASSES_TRAIN} if PASSES_TRAIN in cs.fields else set()))
+    for rule in rank_by:
+        if rule not in available:
+            have = ", ".join(sorted(available))
+            raise ParameterError(f"unknown ranking rule {rule!r}: this pool offers {have}")
+    confidence = next((c for c in CONFIDENCE_SCORES if c in cs.scores), None)
+    auto = ([PASSES_TRAIN] if PASSES_TRAIN in cs.fields else []) + (
+        [f"{VOTES_THEN}{confidence}"] if confidence else [])
+    if axis is not None and axis not in AXES:
+        raise ParameterError(f"unknown axis {axis!r}: one of {', '.join(AXES)}")
+    return (list(dict.fromkeys([*BUILTIN_RULES, *rank_by, *auto])),
+            rank_by[0] if rank_by else "votes", confidence)
+
+
+def _truth(ds: Dataset):
+    """The dataset's test outputs in order: their ``(task id, index)`` keys, the index
+    of each one's task, and their grids packed as ``(cells, offsets, heights, widths)``."""
+    keys, task_of, truths = [], [], []
+    for t, task in enumerate(ds):
+        for i, pair in enumerate(task.test):
+            keys.append((task.id, i))
+            task_of.append(t)
+            truths.append(pair.output)
+    if not keys:
+        raise ParameterError("the dataset has no test outputs to measure candidates against")
+    tcells = np.concatenate([np.ascontiguousarray(g, np.int8).ravel() for g in truths])
+    th = np.array([g.shape[0] for g in truths], np.int64)
+    tw = np.array([g.shape[1] for g in truths], np.int64)
+    toffs = np.zeros(len(keys) + 1, np.int64)
+    np.cumsum(th * tw, out=toffs[1:])
+    return keys, np.asarray(task_of, np.int64), (tcells, toffs, th, tw)
+
+
 def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str | None = None,
                taxonomy="structural", bins: int = 10, n_boot: int = 1000,
                seed: int = 0, axis: str | None = None) -> CandidateAnalysis:
@@ -488,40 +528,12 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     ds = load_dataset(dataset, tasks=tasks) if not isinstance(dataset, Dataset) else (
         dataset if tasks is None else load_dataset(dataset, tasks=tasks))
     cs = load_candidates(predictions, n_tests={t.id: len(t.test) for t in ds})
-    rank_by = [rank_by] if isinstance(rank_by, str) else list(rank_by or [])
-    available = (set(BUILTIN_RULES) | set(cs.scores)
-                 | {f"{VOTES_THEN}{name}" for name in cs.scores}
-                 | ({PASSES_TRAIN} if PASSES_TRAIN in cs.fields else set()))
-    for rule in rank_by:
-        if rule not in available:
-            have = ", ".join(sorted(available))
-            raise ParameterError(f"unknown ranking rule {rule!r}: this pool offers {have}")
-    confidence = next((c for c in CONFIDENCE_SCORES if c in cs.scores), None)
-    auto = ([PASSES_TRAIN] if PASSES_TRAIN in cs.fields else []) + (
-        [f"{VOTES_THEN}{confidence}"] if confidence else [])
-    rules = list(dict.fromkeys([*BUILTIN_RULES, *rank_by, *auto]))
-    if axis is not None and axis not in AXES:
-        raise ParameterError(f"unknown axis {axis!r}: one of {', '.join(AXES)}")
-    first_rule = rank_by[0] if rank_by else "votes"
-
-    keys, task_of, truths = [], [], []
-    for t, task in enumerate(ds):
-        for i, pair in enumerate(task.test):
-            keys.append((task.id, i))
-            task_of.append(t)
-            truths.append(pair.output)
+    rules, first_rule, confidence = _rules(cs, rank_by, axis)
+    keys, task_of, truth = _truth(ds)
     n_out, n_tasks = len(keys), len(ds)
-    if n_out == 0:
-        raise ParameterError("the dataset has no test outputs to measure candidates against")
-    task_of = np.asarray(task_of, np.int64)
     n_per_task = np.bincount(task_of, minlength=n_tasks).astype(float)
     row_of_key = {k: r for r, k in enumerate(keys)}
-    tcells = np.concatenate([np.ascontiguousarray(g, np.int8).ravel() for g in truths])
-    th = np.array([g.shape[0] for g in truths], np.int64)
-    tw = np.array([g.shape[1] for g in truths], np.int64)
-    toffs = np.zeros(n_out + 1, np.int64)
-    np.cumsum(th * tw, out=toffs[1:])
-    pool, counts = _distinct(cs, row_of_key, (tcells, toffs, th, tw))
+    pool, counts = _distinct(cs, row_of_key, truth)
 
     covered = np.zeros(n_out, bool)
     covered[pool.out[pool.correct]] = True
