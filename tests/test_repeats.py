@@ -12,6 +12,7 @@ import pytest
 
 import arcnb
 from arcnb import repeats as R
+from arcnb.repeats.runs import name_pattern
 from arcnb.errors import ArcnbError, RepeatsError
 from arcnb.front import score_to_run_dir
 from arcnb.stats import bootstrap_ci, bootstrap_indices
@@ -394,10 +395,10 @@ def test_refusals_are_repeats_errors(tmp_path, hand):
 
 
 def test_pattern_names():
-    assert R._pattern("runs/config-seed3") == ("config", 3)
-    assert R._pattern("model_seed12.json") == ("model", 12)
-    assert R._pattern("x-run2") == ("x", 2)
-    assert R._pattern("plain") == ("plain", None)
+    assert name_pattern("runs/config-seed3") == ("config", 3)
+    assert name_pattern("model_seed12.json") == ("model", 12)
+    assert name_pattern("x-run2") == ("x", 2)
+    assert name_pattern("plain") == ("plain", None)
 
 
 # ------------------------------------------------------------------ command line
