@@ -520,6 +520,8 @@ PUBLIC += "rank_histogram coverage_vs_pass reliability_diagram pass_at_k_by_rule
 PUBLIC += "pairs_image learning_curve learning_curves changes_bars solved_heatmap category_curves".split()
 # many runs analysed together
 PUBLIC += "seed_spread union_coverage solve_matrix winners_curse".split()
+# test-time compute and verifiers in candidate pools
+PUBLIC += "anytime_curve verifier_confusion first_right_step_histogram".split()
 # memorisation and invariance probes
 PUBLIC += "probe_scores probe_drops probe_consistency proxy_vs_true probe_gallery lost_outputs".split()
 

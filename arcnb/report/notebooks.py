@@ -181,10 +181,13 @@ def _run_notebook(notebook, output, parameters, *, cwd, progress, html, overwrit
             # saved once at the end (also after a failing cell), not after every cell:
             # a report's cells carry their figures, and rewriting them all each time
             # costs seconds
+            # the kernel is stopped at once when the last cell is done (every output is
+            # in by then): a graceful shutdown races ipykernel's own (its control
+            # handler can write to a closed socket and print a traceback on stderr)
             pm.execute_notebook(str(src), tmp, parameters=dict(parameters or {}),
                                 kernel_name=KERNEL_NAME, progress_bar=progress,
                                 log_output=False, request_save_on_cell_execute=False,
-                                **extra)
+                                shutdown_kernel="immediate", **extra)
         except PapermillExecutionError as exc:
             failure = exc
         except (KeyboardInterrupt, ArcnbError):
