@@ -24,18 +24,23 @@ def ds():
 
 
 # ------------------------------------------------------------ plain references
+def _order(draws, cls, tie):
+    """Each grid's first position in the pool, and the class and tie-break orders (by
+    default: one class, then first appearance in the whole pool)."""
+    first = {}
+    for i, g in enumerate(draws):
+        if g is not None:
+            first.setdefault(g, i)
+    return first, cls or {g: 0 for g in first}, tie or first
+
+
 def subset_rates(draws, right, *, cls=None, tie=None, votes_matter=True, subsets=None):
     """pass@1, pass@2 and coverage of ``right`` over ``subsets`` of the draw positions
     (default: every subset of every size, one list per size), by plain counting.
     ``draws``: grid labels in axis order (None: a malformed draw). The subset's grids
     rank by ``cls`` (higher first), then its votes (when they matter), then ``tie``
     (default: first appearance in the whole pool)."""
-    first = {}
-    for i, g in enumerate(draws):
-        if g is not None:
-            first.setdefault(g, i)
-    cls = cls or {g: 0 for g in first}
-    tie = tie or first
+    first, cls, tie = _order(draws, cls, tie)
     n_all = len(draws)
     if subsets is None:
         subsets = [list(itertools.combinations(range(n_all), n)) for n in range(1, n_all + 1)]
@@ -59,12 +64,7 @@ def subset_rates(draws, right, *, cls=None, tie=None, votes_matter=True, subsets
 
 def engine(draws, right, *, cls=None, tie=None, votes_matter=True):
     """The same pool through exact_curves (kinds written out here, per grid)."""
-    first = {}
-    for i, g in enumerate(draws):
-        if g is not None:
-            first.setdefault(g, i)
-    cls = cls or {g: 0 for g in first}
-    tie = tie or first
+    first, cls, tie = _order(draws, cls, tie)
     others = [g for g in first if g != right]
     kinds = []
     for g in others:
