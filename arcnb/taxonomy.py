@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -457,12 +458,31 @@ def structural_categories(task: Task) -> tuple[str, ...]:
     return tuple(c for c in STRUCTURAL_CATEGORIES if c in cats)
 
 
+#: Each task's structural categories, computed once per task object (a report asks for
+#: them in several sections); an entry goes when its task is garbage-collected.
+_CATEGORIES: dict[int, tuple] = {}
+
+
+def _categories_once(task: Task) -> tuple[str, ...]:
+    key = id(task)
+    hit = _CATEGORIES.get(key)
+    if hit is not None and hit[0]() is task:
+        return hit[1]
+    cats = structural_categories(task)
+    try:
+        ref = weakref.ref(task, lambda _r, key=key: _CATEGORIES.pop(key, None))
+    except TypeError:  # an object that cannot be referenced weakly: not cached
+        return cats
+    _CATEGORIES[key] = (ref, cats)
+    return cats
+
+
 def structural_taxonomy(dataset: Dataset | str | os.PathLike | Iterable[Task], *,
                         name: str = "structural") -> Taxonomy:
     """The automatic structural taxonomy of every task in ``dataset`` (see
     :data:`STRUCTURAL_CATEGORIES`)."""
     tasks = load_dataset(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
-    labels = {t.id: structural_categories(t) for t in tasks}
+    labels = {t.id: _categories_once(t) for t in tasks}
     return Taxonomy(name, labels, order=list(STRUCTURAL_CATEGORIES),
                     definitions=dict(STRUCTURAL_CATEGORIES), source="arcnb.taxonomy")
 

@@ -297,3 +297,20 @@ def test_structural_categories_of_well_known_training_tasks():
     for tid, want in expected.items():
         got = set(structural_categories(ds[tid]))
         assert want <= got, (tid, got)
+
+
+def test_the_structural_taxonomy_is_computed_once_per_task_and_never_confused():
+    """A report asks for the structural taxonomy in several sections: the second call
+    on the same tasks gives the same labels as computing each task afresh, and a new
+    task object under the same id (other demonstrations) gets its own categories."""
+    ds = load_dataset("arc-agi-1:evaluation")[:40]
+    first = structural_taxonomy(ds).labels
+    again = structural_taxonomy(ds).labels
+    direct = {t.id: structural_categories(t) for t in ds}
+    assert first == again == direct
+    t = ds[0]
+    a = [[1, 0], [0, 0]]
+    other = Task(t.id, (Pair(np.array(a), np.array([[1]])),), t.test)
+    assert structural_taxonomy([other]).labels[t.id] == structural_categories(other)
+    assert "output_smaller" in structural_taxonomy([other]).labels[t.id]
+    assert structural_taxonomy([t]).labels[t.id] == direct[t.id]
