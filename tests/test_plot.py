@@ -702,3 +702,33 @@ def test_explorer_tiles_are_the_gallery_tiles(small_ds):
         if c >= 4:  # cells large enough that the centre is off the lines
             want = np.array([_rgb(PALETTE[v]) for v in g.ravel()]).reshape(h, w, 3)
             assert np.array_equal(centres, want)
+
+
+def test_a_tight_png_is_trimmed_exactly_as_matplotlib_trims_it():
+    """``figure_bytes(..., bbox_inches="tight")`` measures the trimmed box without an
+    extra drawing; the picture must equal matplotlib's own tight save pixel for pixel
+    (labels sticking out on every side, a suptitle, a legend outside the axes)."""
+    from PIL import Image
+
+    from arcnb.plot.paper import figure_bytes
+
+    def make():
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.bar(["a very long category name", "b"], [0.2, 0.9], label="pass@2")
+        ax.set_xticks([0, 1], ["a very long category name", "b"], rotation=60)
+        ax.set_ylabel("a label far to the left\nof two lines")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        fig.suptitle("a title wider than the axes themselves, far wider")
+        return fig
+
+    fig = make()
+    ours = figure_bytes(fig, "png", bbox_inches="tight")
+    plt.close(fig)
+    fig = make()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight", dpi="figure")
+    plt.close(fig)
+    a = np.asarray(Image.open(io.BytesIO(ours)))
+    b = np.asarray(Image.open(io.BytesIO(buf.getvalue())))
+    assert a.shape == b.shape and a.shape[1] > 400  # the legend and labels are kept
+    assert (a == b).all()
