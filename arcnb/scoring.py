@@ -43,6 +43,7 @@ from .grids import best_attempt, shape_str
 from .metrics import partial_credit
 from .predictions import Predictions, load_predictions, problem_summary
 from .stats import bootstrap_ci
+from .text import fmt_interval, fmt_number
 
 __all__ = ["Results", "score", "SUMMARY_KEYS", "METRIC_DEFINITIONS", "ESTIMATORS",
            "COST_SUMMARY_KEYS", "USAGE_COLUMNS", "pass_at_k_unbiased", "cost_line"]
@@ -220,13 +221,13 @@ class Results:
                 f"({escape(str(self.dataset.version))}), estimator: "
                 f"{escape(str(self.estimator))}</p>{table}"
                 f"<p>pass@2 (ARC Prize rule) 95% bootstrap interval over tasks: "
-                f"[{lo:.4f}, {hi:.4f}]</p><p>{escape(counts)}</p>{cost}{warn}{notes}</div>")
+                f"{fmt_interval(lo, hi)}</p><p>{escape(counts)}</p>{cost}{warn}{notes}</div>")
 
     def __repr__(self) -> str:
         s = self.summary
         est = "" if self.estimator == "ranked" else f", estimator={self.estimator}"
         return (f"Results({self.dataset.name}, tasks={s['n_tasks']}, outputs={s['n_outputs']}, "
-                f"pass@2={s['pass@2']:.4f}{est})")
+                f"pass@2={fmt_number(s['pass@2'], least=4)}{est})")
 
 
 def _score_output(truth: np.ndarray, attempts: list, metas: list, ks: Sequence[int]) -> dict:
@@ -530,7 +531,7 @@ def cost_line(summary: dict) -> str:
     or "" when the summary has neither cost, tokens nor a model (also for a summary
     read back from JSON, where NaN is null)."""
     def money(v):
-        return f"${v:.4f}" if _known(v) else "nan"
+        return f"${fmt_number(v, least=4)}" if _known(v) else "nan"
 
     parts = []
     if _known(summary.get("total_cost")):

@@ -17,6 +17,7 @@ from ..breakdown import group_membership
 from ..io import atomic_write_text
 
 from ..plot.tiles import diff_tile, grid_tile, hatch_tile
+from ..text import fmt_number
 from .render import _RIGHT, _TEXT, _WRONG, _Panel, _compose
 from .state import (_SELECTION_LABELS, SELECTIONS, _attempt_words, _candidate_pool, _choose,
                     _fmt, _open_all,
@@ -414,7 +415,7 @@ class Explorer:
     def _selection_text(self) -> str:
         s = _SELECTION_LABELS[self._select]
         if self._select == "near_miss":
-            s += f" ≥ {self._near_miss:.2f}"
+            s += f" ≥ {fmt_number(self._near_miss, least=2)}"
         if self._category is not None:
             cats = [self._category] if isinstance(self._category, str) else self._category
             s += f", category {' or '.join(cats)}"

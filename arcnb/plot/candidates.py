@@ -20,6 +20,7 @@ import numpy as np
 from .palette import _plt, grid_image
 from .paper import figsize, paper_style
 from .pixelfont import plain_label
+from ..text import fmt_interval, fmt_number
 
 __all__ = ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule",
            "candidate_strip", "anytime_curve", "verifier_confusion",
@@ -110,7 +111,7 @@ def reliability_diagram(analysis, *, ax=None):
             ax.scatter(x, y, s=sizes, color="C0", zorder=3)
         s = analysis.summary
         lo, hi = s["ece_ci95"]
-        ax.text(0.03, 0.95, f"ECE {s['ece']:.3f} [{lo:.3f}, {hi:.3f}]",
+        ax.text(0.03, 0.95, f"ECE {fmt_number(s['ece'])} {fmt_interval(lo, hi, least=3)}",
                 transform=ax.transAxes, va="top", fontsize="small")
         ax.set_xlim(-0.03, 1.03)
         ax.set_ylim(-0.03, 1.03)
@@ -129,7 +130,7 @@ def pass_at_k_by_rule(analysis, *, ax=None):
             ax.plot(g["K"], g["pass@K"], marker="o", markersize=2.5, label=plain_label(rule))
         cov = analysis.summary["coverage"]
         ax.axhline(cov, color="0.4", linestyle="--", linewidth=0.8)
-        ax.annotate(f"coverage {cov:.3f}", (1, cov), xycoords=("axes fraction", "data"),
+        ax.annotate(f"coverage {fmt_number(cov)}", (1, cov), xycoords=("axes fraction", "data"),
                     ha="right", va="bottom", fontsize="small", color="0.3")
         if len(pak) and pak["K"].max() > 20:
             ax.set_xscale("log")
@@ -235,7 +236,7 @@ def verifier_confusion(analysis, *, ax=None):
         ax.set_ylabel("on the demonstrations")
 
         def f(x):
-            return "n/a" if x != x else f"{x:.2f}"
+            return "n/a" if x != x else fmt_number(x, least=2)
 
         ax.set_title(f"precision {f(v['precision'])}, recall {f(v['recall'])}, "
                      f"overfit {f(v['overfit_rate'])}", fontsize="small")

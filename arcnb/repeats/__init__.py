@@ -99,7 +99,7 @@ from ..runs import OutputFolder, Run
 from ..scoring import pass_at_k_unbiased
 from ..stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, check_seed,
                     percentile_interval)
-from ..text import printable
+from ..text import fmt_number, fmt_percent, printable
 from .runs import MAX_DEPTH, MAX_RUNS, RunEntry, find_runs, group_runs
 
 __all__ = ["Repeats", "repeats", "analyse", "vote_ensemble", "find_runs", "group_runs",
@@ -522,7 +522,7 @@ class Repeats:
         s = self.summary
 
         def f(x):
-            return "nan" if x is None or x != x else f"{x:.4f}"
+            return "nan" if x is None or x != x else fmt_number(x, least=4)
 
         lines = [f"tasks: {s['n_tasks']}  runs: {len(self.runs)}  configurations: "
                  f"{len(s['configs'])}"]
@@ -560,7 +560,7 @@ class Repeats:
         if h["n_splits"]:
             m, b = h["most_chosen"], h["best_run"]
             lines.append(f"ensemble chosen on a public half (most often: {m['kind']} "
-                         f"{m['name']}, {m['share']:.0%} of {h['n_splits']} halves): public "
+                         f"{m['name']}, {fmt_percent(m['share'], least=0)} of {h['n_splits']} halves): public "
                          f"{f(h['public'])}, private {f(h['private'])} "
                          f"[{f(h['ci95'][0])}, {f(h['ci95'][1])}]; the best run alone: "
                          f"private {f(b['private'])}")

@@ -7,6 +7,7 @@ import pandas as pd
 
 from ..candidates import CANDIDATE_DEFINITIONS, CandidateAnalysis, candidates
 from ..runs import candidates_file
+from ..text import fmt_interval, fmt_number
 from .html import note_html, table_html
 
 __all__ = ["candidate_pool", "candidates_html"]
@@ -52,7 +53,7 @@ def candidates_html(pool: CandidateAnalysis) -> str:
     s = pool.summary
 
     def ci(v, lo_hi):
-        return f"{v:.4f} [{lo_hi[0]:.4f}, {lo_hi[1]:.4f}]"
+        return f"{fmt_number(v, least=4)} {fmt_interval(*lo_hi)}"
 
     rows = [{"rule": rule, "pass@1": ci(r["pass@1"], r["pass@1_ci95"]),
              "pass@2": ci(r["pass@2"], r["pass@2_ci95"]),
@@ -61,7 +62,7 @@ def candidates_html(pool: CandidateAnalysis) -> str:
     head = pd.DataFrame([
         {"number": "coverage", "value": ci(s["coverage"], s["coverage_ci95"]),
          "meaning": CANDIDATE_DEFINITIONS["coverage"]},
-        {"number": "distinct_mean", "value": f"{s['distinct_mean']:.2f}",
+        {"number": "distinct_mean", "value": fmt_number(s['distinct_mean'], least=2),
          "meaning": CANDIDATE_DEFINITIONS["distinct_mean"]},
         {"number": "ece", "value": ci(s["ece"], s["ece_ci95"]),
          "meaning": CANDIDATE_DEFINITIONS["ece"]},

@@ -22,6 +22,7 @@ from ..overlap import overlap_check, overlap_section_html, overlap_split
 from ..references import reference_categories, reference_runs, reference_table
 from ..sources import resolve_references
 from ..unscored import no_truth_html, predictions_gallery
+from ...text import fmt_number, fmt_percent
 from .base import Figure, Section
 
 __all__ = ["Summary", "PredictionsOnly", "Headline", "AlmostWorks", "References", "PassAtK",
@@ -302,8 +303,9 @@ class SecondAttempt(Section):
                  if not nb["solved_attempt_2_only"] else
                  f"Attempt 2 alone solves {nb['solved_attempt_2_only']} of the "
                  f"{nb['solved_attempt_1'] + nb['solved_attempt_2_only']} outputs solved within "
-                 f"2 attempts ({100 * share:.1f}%); it adds {nb['pass@2_gain']:.4f} to pass@1 "
-                 f"({nb['pass@1']:.4f}) per task.")
+                 f"2 attempts ({fmt_percent(share, least=1)}); it adds "
+                 f"{fmt_number(nb['pass@2_gain'], least=4)} to pass@1 "
+                 f"({fmt_number(nb['pass@1'], least=4)}) per task.")
         return [table(self.tables["second_attempt"], table_id="arcnb-second-attempt"),
                 note(words, note_id="arcnb-second-attempt-note")]
 
