@@ -32,6 +32,7 @@ ALLOWED_LAZY = {
     ("arcnb/plot/panels.py", "arcnb.plot.figures"),
     ("arcnb/plot/galleries.py", "arcnb.plot.figures"),
     ("arcnb/plot/sweep.py", "arcnb.plot.figures"),
+    ("arcnb/plot/palette.py", "arcnb.plot.figures"),  # axes_or_new: a new figure's Axes
     ("arcnb/plot/probes.py", "arcnb.plot.figures"),
 }
 
