@@ -55,11 +55,11 @@ from .front import PredictionsSource, RunDirSource, open_run
 from .harness_logs import run_log_rates
 from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
 from .runs import METRICS, Run, RunDirError, check_out_path, is_run_dir, unique_labels
-from .scoring import Results, _task_means, score
+from .scoring import Results, score, task_means
 from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
 from .plot import leaderboard, save
-from .plot.palette import _plt
+from .plot.palette import pyplot
 
 __all__ = ["CompareError", "Comparison", "load_run", "compare", "TABLES",
            "pareto_front", "LEADERBOARD", "LEADERBOARD_FORMATS"]
@@ -202,7 +202,7 @@ class Comparison:
             return [save(fig, out / f"{LEADERBOARD}.{fmt}", overwrite=True)
                     for fmt in LEADERBOARD_FORMATS]
         finally:
-            _plt().close(fig)
+            pyplot().close(fig)
 
     def __repr__(self) -> str:
         return (f"Comparison(runs={[r.label for r in self.runs]}, tasks={len(self.task_ids)})")
@@ -508,7 +508,7 @@ def _category_diffs(a: Run, b: Run, mem: pd.DataFrame, info: dict, n_boot, seed,
     grouped = dict(tuple(m.groupby("group", sort=False)))
     for g in order:
         d = grouped[g]
-        per_task, _ = _task_means(d[["pa", "pb"]], d["task_id"].to_numpy())
+        per_task, _ = task_means(d[["pa", "pb"]], d["task_id"].to_numpy())
         diff, lo, hi = paired_bootstrap_ci(per_task["pa"].to_numpy(), per_task["pb"].to_numpy(),
                                            n_boot=n_boot, seed=seed, level=level)
         mc = mcnemar_table(d["a"].to_numpy(bool), d["b"].to_numpy(bool))

@@ -150,7 +150,8 @@ def _deterministic(seed: int):
         setter(prev, warn_only=prev_warn)
 
 
-def _resolve_device(device: str):
+def resolve_device(device: str):
+    """The ``torch.device`` of ``--device`` (``auto``: CUDA when available, else the CPU)."""
     import torch
 
     if device in (None, "auto"):
@@ -348,7 +349,7 @@ def _candidate_files(records: Iterable[dict], params: dict) -> dict:
     return {CANDIDATES: candidates_bytes(CANDIDATES, rows)}
 
 
-def _dist_setup(device):
+def distributed_setup(device):
     """(rank, world_size, created_group) from torch.distributed / torchrun's env."""
     world_env = int(os.environ.get("WORLD_SIZE", "1"))
     try:
@@ -422,7 +423,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     out = Path(out)
     _check_out_dir(out, resume=resume, overwrite=overwrite)
 
-    dev = _resolve_device(device)
+    dev = resolve_device(device)
     ds = load_dataset(dataset, tasks=tasks, require_truth=False)
     adapter = load_model(checkpoint, arch=arch, config=config,
                          trust_checkpoint=trust_checkpoint, device=dev)
@@ -444,7 +445,7 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
               for t in task_list]
     units = plan_units(counts, batch_size)
 
-    rank, world, created = _dist_setup(dev)
+    rank, world, created = distributed_setup(dev)
     if plan and rank == 0:
         print(plan.cost_line(task_list, len(views)), file=sys.stderr)
     lock = None

@@ -197,7 +197,7 @@ class Results:
         rows = []
         for k in range(1, max_k + 1):
             per_out = _output_pass(out, k, self.estimator)
-            per_task, all_or_nothing = _task_means(per_out, task_ids)
+            per_task, all_or_nothing = task_means(per_out, task_ids)
             lo, hi = _task_ci(per_task, n_boot=n_boot, seed=seed)
             rows.append({"K": k, "pass@K": _mean(per_task), "pass@K_per_output": _mean(per_out),
                          "pass@K_all_or_nothing": _mean(all_or_nothing), "ci_low": lo,
@@ -309,7 +309,7 @@ def _output_pass(out: pd.DataFrame, k: int, estimator: str) -> np.ndarray:
     return (first <= k).astype(float)
 
 
-def _task_means(per_out, task_ids):
+def task_means(per_out, task_ids):
     """Per task (sorted ids): the mean and the product of its outputs' values, NaN when
     one of them is NaN (an undefined output leaves its task undefined). ``per_out`` is
     an array (Series returned) or a DataFrame (one column each)."""
@@ -627,7 +627,7 @@ def _task_table(out: pd.DataFrame, ks) -> pd.DataFrame:
     per_task = pd.DataFrame({"n_outputs": g.size()})
     by_name = {c.name: c for c in OUTPUTS + TASKS}
     pass_cols = [f"pass@{k}" for k in ks]
-    mean, prod = _task_means(out[pass_cols], out["task_id"])
+    mean, prod = task_means(out[pass_cols], out["task_id"])
     for name, c in expand([by_name[n] for n in TASK_ORDER], ks):
         if c.level == "task":
             if name.endswith("_all_or_nothing"):
@@ -671,7 +671,7 @@ def _summary(ds, preds, out, per_task, ks, estimator: str) -> dict:
         "cell_accuracy_right_shape": float(out["cell_accuracy"].mean())
         if out["cell_accuracy"].notna().any() else float("nan"),
         "n_right_shape_outputs": int(out["cell_accuracy"].notna().sum()),
-        "shape_accuracy": _mean(_task_means(shape_ok, out["task_id"])[0]),
+        "shape_accuracy": _mean(task_means(shape_ok, out["task_id"])[0]),
         "shape_accuracy_per_output": _mean(shape_ok),
         "partial_credit": _mean(per_task["partial_credit"]),
     })

@@ -610,7 +610,7 @@ def test_candidates_show_whether_they_pass_the_demonstrations(ds, monkeypatch):
          {"grid": truth.tolist(), "votes": 2, "passes_train": False},
          {"grid": [[0]], "votes": 1}]] + [[] for _ in ds[tid].test[1:]]}}
     analysis = candidates(ds.select([tid]), pool, taxonomy=None, n_boot=1)
-    monkeypatch.setattr(V, "_candidate_pool", lambda run, dataset: analysis)
+    monkeypatch.setattr(V, "candidate_pool", lambda run, dataset: analysis)
     sub = {tid: [{"attempt_1": truth.tolist()} for _ in ds[tid].test]}
     ex = arcnb.explore(arcnb.score(ds.select([tid]), sub))
     titles = [p["title"] for p in ex.layout() if p["kind"] == "candidate"]

@@ -1,14 +1,16 @@
 """Static tests of the package layout (read with ``ast``; nothing is imported or run).
 
-They keep four statements of ARCHITECTURE.md true: every exception class lives in
+They keep five statements of ARCHITECTURE.md true: every exception class lives in
 ``arcnb/errors.py``; arcnb's own modules (and numpy / pandas) are imported at module
 top, so the dependency graph is visible, except for a short allow-list with reasons;
-that graph has no cycle at import time; and every test file is named after the module
-it tests, or is one of the listed cross-cutting suites.
+that graph has no cycle at import time; no module uses another module's private
+names (its "Private names"); and every test file is named after the module it tests,
+or is one of the listed cross-cutting suites.
 """
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -32,6 +34,7 @@ ALLOWED_LAZY = {
     ("arcnb/plot/panels.py", "arcnb.plot.figures"),
     ("arcnb/plot/galleries.py", "arcnb.plot.figures"),
     ("arcnb/plot/sweep.py", "arcnb.plot.figures"),
+    ("arcnb/plot/palette.py", "arcnb.plot.figures"),  # axes_or_new: a new figure's Axes
     ("arcnb/plot/probes.py", "arcnb.plot.figures"),
 }
 
@@ -283,6 +286,156 @@ def test_the_cycle_finder_finds_a_planted_cycle(tmp_path, monkeypatch):
     # without the back edge there is none
     (pkg / "plot" / "charts.py").write_text("from ..stats import np\n")
     assert find_cycle(import_graph(sorted(pkg.rglob("*.py")))) is None
+
+
+# ------------------------------------------------------------------------ private names
+def _is_private(name: str) -> bool:
+    """One leading underscore (``_name``), not a dunder (``__version__``)."""
+    return name.startswith("_") and not name.startswith("__")
+
+
+def may_use(owner: str, name: str, user: str) -> bool:
+    """Whether module ``user`` may use ``name`` of module ``owner`` (dotted names; an
+    empty ``name`` asks about the module itself). The rule of ARCHITECTURE.md's "Private
+    names": a module whose file name starts with an underscore is private to its package
+    (its users lie in that package or below it), and a name starting with an underscore
+    is private to its module, except in such a private module, where the package's
+    modules may use it too."""
+    parts = owner.split(".")
+    for i, part in enumerate(parts):
+        if _is_private(part) and not (user + ".").startswith(".".join(parts[:i]) + "."):
+            return False
+    return not _is_private(name) or owner == user or _is_private(parts[-1])
+
+
+def _from_module(me: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The absolute name of the module a ``from ... import`` statement of ``me`` names."""
+    if node.level == 0:
+        return node.module or ""
+    pkg = me.split(".")
+    if not is_package:
+        pkg = pkg[:-1]
+    pkg = pkg[: len(pkg) - (node.level - 1)]
+    return ".".join(pkg + ([node.module] if node.module else []))
+
+
+def _private_uses_in(tree: ast.AST, me: str, is_package: bool, where: str) -> list[str]:
+    """``where:line owner.name`` for each private name (or private module) of another
+    arcnb module that ``tree`` imports or reads as an attribute (``P._name`` where ``P``
+    is bound by an import of an arcnb module)."""
+    found, bound = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            owner = _from_module(me, is_package, node)
+            if owner.split(".")[0] != "arcnb":
+                continue
+            for a in node.names:
+                if _exists(f"{owner}.{a.name}"):  # a module: `from . import palette`
+                    bound[a.asname or a.name] = f"{owner}.{a.name}"
+                    ok = may_use(f"{owner}.{a.name}", "", me)
+                else:
+                    ok = may_use(owner, a.name, me)
+                if not ok:
+                    found.append(f"{where}:{node.lineno} {owner}.{a.name}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] != "arcnb":
+                    continue
+                bound[a.asname or "arcnb"] = a.name if a.asname else "arcnb"
+                if not may_use(a.name, "", me):
+                    found.append(f"{where}:{node.lineno} {a.name}")
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and _is_private(node.attr)):
+            continue
+        chain, value = [], node.value
+        while isinstance(value, ast.Attribute):
+            chain.insert(0, value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id in bound:
+            owner = ".".join([bound[value.id]] + chain)
+            if _exists(owner) and not may_use(owner, node.attr, me):
+                found.append(f"{where}:{node.lineno} {owner}.{node.attr}")
+    return found
+
+
+def private_name_uses(files=None, notebooks=None) -> list[str]:
+    """``file:line module.name`` for every use of another module's private name (or of
+    a private module outside its package) in arcnb's modules and in the code cells of
+    the shipped notebooks (which stand outside the package: they use public names
+    only)."""
+    found = []
+    for path in files if files is not None else _files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += _private_uses_in(tree, _module_name(path), _is_package(path), _rel(path))
+    if notebooks is None:
+        notebooks = sorted((PACKAGE / "resources" / "notebooks").glob("*.ipynb"))
+    for path in notebooks:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for i, cell in enumerate(cells):
+            if cell["cell_type"] == "code":
+                code = "".join(cell["source"])
+                code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                 for line in code.splitlines())
+                found += _private_uses_in(ast.parse(code), "notebook", False,
+                                          f"{_rel(path)} cell {i}")
+    return found
+
+
+def test_no_module_uses_another_modules_private_names():
+    found = private_name_uses()
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize("rel, source, bad", [
+    ("arcnb/compare.py", "from .plot.palette import _plt\n", ["arcnb.plot.palette._plt"]),
+    ("arcnb/plot/charts.py", "from .palette import (PALETTE,\n    _plt)\n",
+     ["arcnb.plot.palette._plt"]),
+    ("arcnb/plot/charts.py", "def f():\n    from arcnb.plot.palette import _plt\n",
+     ["arcnb.plot.palette._plt"]),
+    ("arcnb/plot/charts.py", "from . import palette as P\nP._plt()\n",
+     ["arcnb.plot.palette._plt"]),
+    ("arcnb/compare.py", "import arcnb.plot.palette\narcnb.plot.palette._plt()\n",
+     ["arcnb.plot.palette._plt"]),
+    ("arcnb/compare.py", "import arcnb.metrics._tensors as T\n", ["arcnb.metrics._tensors"]),
+    ("arcnb/compare.py", "from .metrics._tensors import as_tensor\n",
+     ["arcnb.metrics._tensors.as_tensor"]),
+    ("arcnb/compare.py", "from .metrics import _tensors\n", ["arcnb.metrics._tensors"]),
+    ("arcnb/metrics/grid.py", "from ._tensors import _torch\nfrom . import _tensors\n", []),
+    ("arcnb/metrics/grid.py", "from .streaming import _helper\n",
+     ["arcnb.metrics.streaming._helper"]),
+    ("arcnb/plot/charts.py", "from ..html import escape as _esc\nfrom .palette import pyplot\n"
+     "from . import palette\npalette.pyplot()\nfrom ..version import __version__\n", []),
+])
+def test_the_private_name_check_catches_a_planted_use(tmp_path, monkeypatch, rel, source, bad):
+    """Private names (single underscore) and private modules are found in every form of
+    import, relative or absolute, at module top or in a function, and as attributes of
+    an imported module; public names, dunders, aliases to a private local name and a
+    private module used inside its own package pass."""
+    pkg = tmp_path / "arcnb"
+    for name in ("__init__.py", "compare.py", "html.py", "version.py", "plot/__init__.py",
+                 "plot/palette.py", "plot/charts.py", "metrics/__init__.py",
+                 "metrics/_tensors.py", "metrics/grid.py", "metrics/streaming.py"):
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text("")
+    (tmp_path / rel).write_text(source)
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    found = private_name_uses([tmp_path / rel], notebooks=[])
+    assert [f.split(" ", 1)[1] for f in found] == bad
+    assert all(f.startswith(rel + ":") for f in found)
+
+
+def test_the_private_name_check_reads_the_notebooks(tmp_path, monkeypatch):
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    (tmp_path / "arcnb" / "report").mkdir(parents=True)
+    for rel in ("arcnb/__init__.py", "arcnb/report/__init__.py"):
+        (tmp_path / rel).write_text("")
+    nb = tmp_path / "n.ipynb"
+    nb.write_text(json.dumps({"cells": [
+        {"cell_type": "markdown", "source": ["R._x"]},
+        {"cell_type": "code", "source": ["%matplotlib inline\n", "import arcnb.report as R\n",
+                                         "R.REPORT\n", "R._sections\n"]}]}))
+    found = private_name_uses([], notebooks=[nb])
+    assert [f.rsplit(" ", 1)[1] for f in found] == ["arcnb.report._sections"]
 
 
 # ------------------------------------------------------------- test files follow modules

@@ -63,15 +63,15 @@ def test_both_backends_and_small_chunks_match_naive(monkeypatch, backend):
         for conv in ("arcnb", "reference"):
             want = naive_grid_metrics(p, t, s, convention=conv)
             for pad_dtype in (torch.int64, torch.int8):
-                counts = G._grid_update(P, T.to(pad_dtype), S, pad_token=10,
-                                        reference=conv == "reference", _backend=backend)
-                assert_matches(G._grid_compute(counts, convention=conv), want)
-            counts = G._grid_update(P[:, :, :3].reshape(P.shape[0], -1),
-                                    T[:, :, :3].reshape(P.shape[0], -1), None,
-                                    reference=conv == "reference", _backend=backend)
+                counts = G.grid_update(P, T.to(pad_dtype), S, pad_token=10,
+                                       reference=conv == "reference", _backend=backend)
+                assert_matches(G.grid_compute(counts, convention=conv), want)
+            counts = G.grid_update(P[:, :, :3].reshape(P.shape[0], -1),
+                                   T[:, :, :3].reshape(P.shape[0], -1), None,
+                                   reference=conv == "reference", _backend=backend)
             want2 = naive_grid_metrics(p[:, :, :3].reshape(p.shape[0], -1),
                                        t[:, :, :3].reshape(p.shape[0], -1), convention=conv)
-            assert_matches(G._grid_compute(counts, convention=conv), want2)
+            assert_matches(G.grid_compute(counts, convention=conv), want2)
 
 
 @pytest.mark.parametrize("pad", [10, 11, 255, -1, -100, 1000])
@@ -441,10 +441,10 @@ def test_counts_add_up_over_any_split(batch, seed, convention):
     p, t, s = (torch.from_numpy(x) for x in batch)
     cut = int(np.random.default_rng(seed).integers(0, p.shape[0] + 1))
     ref = convention == "reference"
-    c1 = G._grid_update(p[:cut], t[:cut], s[:cut], reference=ref)
-    c2 = G._grid_update(p[cut:], t[cut:], s[cut:], reference=ref)
+    c1 = G.grid_update(p[:cut], t[:cut], s[:cut], reference=ref)
+    c2 = G.grid_update(p[cut:], t[cut:], s[cut:], reference=ref)
     summed = {k: c1[k] + c2[k] for k in c1}
-    a = G._grid_compute(summed, convention=convention)
+    a = G.grid_compute(summed, convention=convention)
     b = grid_metrics(p, t, source=s, convention=convention)
     for k in a:
         assert close(a[k], b[k], 1e-9), k
@@ -473,7 +473,7 @@ def no_host_transfer(monkeypatch):
     # the accelerator code path (torch ops only); on the CPU arcnb otherwise runs
     # the chunk passes as numpy ufuncs on zero-copy views
     import functools
-    monkeypatch.setattr(G, "_grid_update", functools.partial(G._grid_update, _backend="torch"))
+    monkeypatch.setattr(G, "grid_update", functools.partial(G.grid_update, _backend="torch"))
     monkeypatch.setattr(torch.Tensor, "cpu", boom)
     monkeypatch.setattr(torch.Tensor, "numpy", boom)
     monkeypatch.setattr(torch.Tensor, "tolist", boom)

@@ -147,9 +147,9 @@ def test_invariances(batch, seed):
 def test_counts_add_up_over_any_split_and_streaming_equals_one_shot(batch, seed):
     p, t, _ = (torch.from_numpy(x) for x in batch)
     cut = int(np.random.default_rng(seed).integers(0, p.shape[0] + 1))
-    c1 = P._palette_update(p[:cut], t[:cut])
-    c2 = P._palette_update(p[cut:], t[cut:])
-    summed = P._palette_compute({k: c1[k] + c2[k] for k in c1})
+    c1 = P.palette_update(p[:cut], t[:cut])
+    c2 = P.palette_update(p[cut:], t[cut:])
+    summed = P.palette_compute({k: c1[k] + c2[k] for k in c1})
     one = palette_metrics(p, t)
     m = PaletteMetrics()
     m.update(p[:cut], t[:cut])

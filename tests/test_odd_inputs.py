@@ -168,14 +168,14 @@ def test_one_best_attempt_rule():
     assert row["cell_accuracy"] == 0.75 and row["best_attempt"] == 3
     # every consumer uses the same attempt: breakdown, gallery, explorer
     from arcnb.breakdown import scored_pairs
-    from arcnb.explorer import _choose
+    from arcnb.explorer.state import choose_attempt
     from arcnb.plot.galleries import _best_attempt
 
     preds, truths, counts = scored_pairs(res, attempt="best")
     assert counts["n_used"] == 1 and float(np.mean(preds[0] == truths[0])) == 0.75
     atts = res.attempts("a", 0)
     assert _best_attempt(truth, atts, 3)[0] == 2
-    assert _choose(atts, truth, row.to_dict(), "best", 3)[0] == 2
+    assert choose_attempt(atts, truth, row.to_dict(), "best", 3)[0] == 2
 
 
 # ------------------------------------------------------------------------ wrong dataset

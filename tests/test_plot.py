@@ -567,7 +567,7 @@ def _triple(draw):
 @settings(max_examples=50, deadline=None)
 @given(st.lists(_triple(), min_size=1, max_size=6), st.sampled_from([31, 40, 64, 97]))
 def test_gallery_tiles_hold_every_cell_and_mark_exactly_the_wrong_ones(triples, slot):
-    tiles = T._render_tiles(triples, slot)
+    tiles = T.render_tiles(triples, slot)
     for n, (truth, pred) in enumerate(triples):
         dims = truth.shape + (() if pred is None else pred.shape)
         c = max(1, (slot - 1) // max(dims))
@@ -588,7 +588,7 @@ def test_gallery_tiles_hold_every_cell_and_mark_exactly_the_wrong_ones(triples, 
                 for col in range(pred.shape[1]):
                     assert tiles[n, 1, r * c + c // 2, col * c + c // 2] == pred[r, col]
         else:
-            assert (tiles[n, 1] == T._T_BG).all()
+            assert (tiles[n, 1] == T.BACKGROUND_TOKEN).all()
 
 
 def test_gallery_attempt_choice(mixed_results):
@@ -684,8 +684,8 @@ def test_explorer_tiles_are_the_gallery_tiles(small_ds):
     """The explorer's grid and difference tiles come from the gallery's raster engine:
     same pixels as the gallery's panels of the same grid at the same cell size, and each
     cell centre is the grid's ARC colour (hand-checked against the palette)."""
-    from arcnb.plot.palette import PALETTE, _rgb
-    from arcnb.plot.tiles import _LUT, _render_tiles, diff_tile, grid_tile
+    from arcnb.plot.palette import PALETTE, hex_to_rgb
+    from arcnb.plot.tiles import _LUT, render_tiles, diff_tile, grid_tile
 
     g = small_ds[small_ds.task_ids[0]].test[0].output
     p = g.copy()
@@ -693,14 +693,14 @@ def test_explorer_tiles_are_the_gallery_tiles(small_ds):
     h, w = g.shape
     for c in (2, 3, 6):
         slot = max(h, w) * c + 1
-        panels = _LUT[_render_tiles([(g, p)], slot)[0]]
+        panels = _LUT[render_tiles([(g, p)], slot)[0]]
         tile = grid_tile(g, c)
         assert tile.shape == (h * c + 1, w * c + 1, 3)
         assert np.array_equal(tile, panels[0][: h * c + 1, : w * c + 1])
         assert np.array_equal(diff_tile(g != p, c), panels[2][: h * c + 1, : w * c + 1])
         centres = tile[c // 2 + np.arange(h)[:, None] * c, c // 2 + np.arange(w)[None, :] * c]
         if c >= 4:  # cells large enough that the centre is off the lines
-            want = np.array([_rgb(PALETTE[v]) for v in g.ravel()]).reshape(h, w, 3)
+            want = np.array([hex_to_rgb(PALETTE[v]) for v in g.ravel()]).reshape(h, w, 3)
             assert np.array_equal(centres, want)
 
 

@@ -432,7 +432,7 @@ def test_gallery_notes_stay_inside_their_panel(runs):
     """A shape mismatch is written on the difference panel in lines that fit its slot:
     the text boxes (artists) and the pixel font's widths (pixels)."""
     from arcnb.plot.galleries import _fit_note
-    from arcnb.plot.pixelfont import _PixelFont
+    from arcnb.plot.pixelfont import PixelFont
 
     r = runs["nothing"]  # copies of the input: many outputs of another shape
     rows = r.outputs[r.outputs["cell_accuracy"].isna()].head(6)
@@ -444,7 +444,7 @@ def test_gallery_notes_stay_inside_their_panel(runs):
     assert any(t.get_text() == "mismatch" for t in notes)
     for t in notes:
         assert t.get_window_extent(renderer).width <= 64, t.get_text()
-    small = _PixelFont(6.0, 100)
+    small = PixelFont(6.0, 100)
     for line in _fit_note("shape mismatch|30x30 vs|3x3", small.width, 60).split("|"):
         assert small.width(line) <= 60
     assert _fit_note("shape mismatch", small.width, 60) == "shape|mismatch"

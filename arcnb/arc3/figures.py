@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
-from ..plot.palette import _plt
+from ..plot.palette import pyplot
 from ..plot.pixelfont import plain_label
 from .reader import ACTIONS, FRAME_SIZE, N_COLOURS, Recording, Run
 from .scorer import Scorecard
@@ -32,7 +32,8 @@ __all__ = ["PALETTE", "frame_rgb", "plot_frame", "key_frames", "film_strip",
 PALETTE = ("#FFFFFF", "#CCCCCC", "#999999", "#666666", "#333333", "#000000", "#E53AA3",
            "#FF7BCC", "#F93C31", "#1E93FF", "#88D8F1", "#FFDC00", "#FF851B", "#921231",
            "#4FCC30", "#A356D6")
-_RGB = np.array([[int(h[i:i + 2], 16) for i in (1, 3, 5)] for h in PALETTE], dtype=np.uint8)
+#: ``PALETTE`` as a ``(16, 3)`` uint8 array.
+PALETTE_RGB = np.array([[int(h[i:i + 2], 16) for i in (1, 3, 5)] for h in PALETTE], dtype=np.uint8)
 #: Colours of the action types in :func:`action_mix` (colour-blind-safe, RESET grey).
 ACTION_COLOURS = ("#999999", "#0072B2", "#56B4E9", "#009E73", "#E69F00", "#D55E00",
                   "#CC79A7", "#000000")
@@ -46,11 +47,11 @@ def frame_rgb(frame) -> np.ndarray:
                              f"{FRAME_SIZE}, got shape {list(a.shape)}")
     if a.dtype.kind not in "iu" or a.min() < 0 or a.max() >= N_COLOURS:
         raise ParameterError(f"a frame holds colours 0-{N_COLOURS - 1}")
-    return _RGB[a.astype(np.intp)]
+    return PALETTE_RGB[a.astype(np.intp)]
 
 
 def _new_ax(aspect: float = 0.62, height: float | None = None):
-    plt = _plt()
+    plt = pyplot()
     width = plt.rcParams["figure.figsize"][0]
     _, ax = plt.subplots(figsize=(width, height if height is not None else width * aspect))
     return ax
@@ -128,7 +129,7 @@ def film_strip(rec: Recording, *, game_id: str | None = None, max_frames: int = 
     and what it shows. Returns the Axes."""
     keys = _pick(key_frames(rec, game_id), max(1, int(max_frames)))
     if ax is None:
-        plt = _plt()
+        plt = pyplot()
         width = plt.rcParams["figure.figsize"][0]
         n = max(len(keys), 1)
         ax = _new_ax(height=min(width / n * 1.05 + 0.55, width * 0.62))
@@ -275,7 +276,7 @@ def action_mix(source, ax=None, *, by: str = "game"):
         raise ParameterError(f"by must be 'game' or 'recording', got {by!r}")
     mix = _mix(source, by)
     if ax is None:
-        plt = _plt()
+        plt = pyplot()
         width = plt.rcParams["figure.figsize"][0]
         ax = _new_ax(height=max(width * 0.5, 0.9 + 0.17 * len(mix)))
     if not len(mix) or mix.to_numpy().sum() == 0:
@@ -315,7 +316,7 @@ def compare_scores(a: Scorecard, b: Scorecard, ax=None, *, labels: Sequence[str]
     gb = b.games[b.games["counted"]].set_index("game_id")["score"]
     games = list(dict.fromkeys(list(ga.index) + list(gb.index)))
     if ax is None:
-        plt = _plt()
+        plt = pyplot()
         width = plt.rcParams["figure.figsize"][0]
         ax = _new_ax(height=max(width * 0.55, 0.8 + 0.16 * len(games)))
     if not games:

@@ -29,13 +29,13 @@ import numpy as np
 from ..errors import ParameterError, printable
 from ..html import check_self_contained, escape, page, style
 from ..io import atomic_write_text
-from .figures import _RGB, key_frames
+from .figures import PALETTE_RGB, key_frames
 from .reader import Recording
 from .scorer import Scorecard, play_score
 
 __all__ = ["Replay", "replay", "png_bytes"]
 
-_PLTE = _RGB.tobytes()
+_PLTE = PALETTE_RGB.tobytes()
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:

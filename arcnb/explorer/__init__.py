@@ -22,7 +22,7 @@ Selections
 """
 from __future__ import annotations
 
-from .state import SELECTIONS, _choose  # noqa: F401  (_choose: the attempt rule, tested)
+from .state import SELECTIONS
 from .view import Explorer, ExploreError, explore
 
 __all__ = ["explore", "Explorer", "ExploreError", "SELECTIONS"]

@@ -17,9 +17,12 @@ _TITLE_PX = 12      # title font size in pixels
 _HEADER_PX = 14
 _COLUMN_TEXT_PX = 320  # a column's text is cut at this width or its grid's, the wider
 _WHITE = (255, 255, 255)
-_RIGHT = (26, 152, 80)
-_WRONG = (214, 39, 40)
-_TEXT = (34, 34, 34)
+#: Title lines of a right answer.
+RIGHT_RGB = (26, 152, 80)
+#: Title lines of a wrong answer.
+WRONG_RGB = (214, 39, 40)
+#: Title lines.
+TEXT_RGB = (34, 34, 34)
 _MUTED = (110, 110, 110)
 
 
@@ -40,7 +43,7 @@ def _font(px: int, bold: bool = False):
 
 
 @dataclass
-class _Panel:
+class Panel:
     """One picture of the view: title lines ``(text, rgb)``, its pixels, and what it
     shows (``kind``, ``run``, the grid drawn) for scripts and tests."""
 
@@ -70,7 +73,7 @@ def _fit(text, font, max_px: int) -> str:
     return text[:lo] + "…"
 
 
-def _compose(sections, *, max_width: int, header: str):
+def compose(sections, *, max_width: int, header: str):
     """Lay out ``sections`` (``(title, columns)``; a column is a list of panels, drawn
     top to bottom) left to right, wrapping at ``max_width``; returns the RGB array and
     the placements (one dict per panel: kind, run, x, y, w, h of its image, grid)."""
@@ -81,7 +84,7 @@ def _compose(sections, *, max_width: int, header: str):
     # the frame is sized by the grids; text (task ids, labels, categories) is cut to fit
     line_px = max(int(max_width) - 2 * _MARGIN, 200)
     header = _fit(header, bold, line_px)
-    texts, tiles, places = [(_MARGIN, _MARGIN, header, _TEXT, bold)], [], []
+    texts, tiles, places = [(_MARGIN, _MARGIN, header, TEXT_RGB, bold)], [], []
     y = _MARGIN + hh + 4
     width = _MARGIN * 2 + int(bold.getlength(header))
     for title, columns in sections:

@@ -34,15 +34,17 @@ SELECTIONS = {
                           "attempts is not a valid grid",
     "disagree": "the runs (this one and the compared ones) do not all agree on solved@K",
 }
-_SELECTION_LABELS = {"all": "all", "solved": "solved", "failed": "failed",
-                     "near_miss": "near misses", "wrong_shape": "wrong shape",
-                     "invalid_or_missing": "invalid or missing", "disagree": "runs disagree"}
-_ANY = "(any category)"
+#: The selection filter as the widget names it: name -> label.
+SELECTION_LABELS = {"all": "all", "solved": "solved", "failed": "failed",
+                    "near_miss": "near misses", "wrong_shape": "wrong shape",
+                    "invalid_or_missing": "invalid or missing", "disagree": "runs disagree"}
+#: The category filter's "no filter" choice.
+ANY_CATEGORY = "(any category)"
 
 
 # ====================================================================== sources
 @dataclass
-class _RunView:
+class RunView:
     """One scored run as the explorer sees it: its label, its Results and its table
     (``Results.outputs`` plus columns read from the run's files, aligned row by row
     with the explored run's outputs)."""
@@ -53,7 +55,7 @@ class _RunView:
     files: dict = field(default_factory=dict)
 
 
-class _TasksOnly:
+class TasksOnly:
     """The few attributes :func:`arcnb.breakdown.group_membership` reads, for a dataset
     browsed without predictions."""
 
@@ -120,7 +122,9 @@ def _open_dataset(source, dataset):
                            f"{PREDICTIONS}), a predictions file or a dataset ({exc})") from None
 
 
-def _tasks_table(ds) -> pd.DataFrame:
+def tasks_table(ds) -> pd.DataFrame:
+    """One row per test output of a dataset browsed without predictions: its task, its
+    number of demonstrations and its shapes."""
     rows = []
     for t in ds:
         for i, p in enumerate(t.test):
@@ -134,7 +138,7 @@ def _tasks_table(ds) -> pd.DataFrame:
                                        "input_shape", "truth_shape", "truth_h", "truth_w"])
 
 
-def _align(main: _RunView, other: _RunView) -> _RunView:
+def _align(main: RunView, other: RunView) -> RunView:
     """Reorder ``other``'s table to the explored run's outputs; refuse other tasks or
     other truths."""
     keys = ["task_id", "test_index"]
@@ -159,7 +163,7 @@ def _align(main: _RunView, other: _RunView) -> _RunView:
     return other
 
 
-def _open_all(source, *, dataset, compare, labels):
+def open_runs(source, *, dataset, compare, labels):
     """-> (dataset, [run views] (empty for tasks only))."""
     opened = _open_run(source, dataset=dataset)
     if opened is None:
@@ -171,15 +175,15 @@ def _open_all(source, *, dataset, compare, labels):
         compare = []
     elif isinstance(compare, (str, os.PathLike, Run, Results)):
         compare = [compare]
-    views = [_RunView(default, results, run.table, {"run_dir": run.run_dir})]
+    views = [RunView(default, results, run.table, {"run_dir": run.run_dir})]
     for c in compare:
         got = _open_run(c, base=results)
         if got is None:
             raise ExploreError(f"cannot compare with {c!r}: not a run directory, a Results "
                                "or a predictions file")
         other, lab = got
-        views.append(_RunView(str(lab or f"run {len(views) + 1}"), other.results, other.table,
-                              {"run_dir": other.run_dir}))
+        views.append(RunView(str(lab or f"run {len(views) + 1}"), other.results, other.table,
+                             {"run_dir": other.run_dir}))
     names = list(labels) if labels is not None else [v.label for v in views]
     if len(names) != len(views):
         raise ExploreError(f"labels= has {len(names)} names for {len(views)} runs")
@@ -191,11 +195,14 @@ def _open_all(source, *, dataset, compare, labels):
 
 
 # ====================================================================== helpers
-def _shape(g) -> str:
+def shape_text(g) -> str:
+    """A grid's shape in words, ``"HxW"``, or ``"none"``."""
     return "none" if g is None else f"{g.shape[0]}x{g.shape[1]}"
 
 
-def _fmt(v, digits: int = 3) -> str:
+def format_value(v, digits: int = 3) -> str:
+    """A table value as the explorer writes it: a dash when missing, yes / no, or a
+    number with ``digits`` decimals."""
     if v is None or v is pd.NA:
         return "–"
     if isinstance(v, (bool, np.bool_)):
@@ -205,7 +212,7 @@ def _fmt(v, digits: int = 3) -> str:
     return str(v)
 
 
-def _choose(attempts: list, truth, row, attempt, max_k: int):
+def choose_attempt(attempts: list, truth, row, attempt, max_k: int):
     """``(0-based index or None, grid or None)`` of the attempt to draw.
 
     ``"best"``: the table's ``best_attempt`` (:func:`arcnb.grids.best_attempt`, the one
@@ -225,7 +232,7 @@ def _choose(attempts: list, truth, row, attempt, max_k: int):
     return (0, None) if attempts[:max_k] else (None, None)
 
 
-def _attempt_words(label: str, j, g, truth, n_attempts: int) -> tuple[str, str | None]:
+def attempt_words(label: str, j, g, truth, n_attempts: int) -> tuple[str, str | None]:
     """Title of an attempt panel and, when something is off, a sentence saying what."""
     who = f"{label}: " if label else ""
     if j is None or (g is None and j >= n_attempts):
@@ -237,15 +244,15 @@ def _attempt_words(label: str, j, g, truth, n_attempts: int) -> tuple[str, str |
         return (f"{who}attempt {j + 1}: invalid",
                 f"{who}attempt {j + 1} is not a valid grid (malformed in the predictions)")
     if truth is not None and g.shape != truth.shape:
-        return (f"{who}attempt {j + 1}: {_shape(g)}",
-                f"{who}shape mismatch: truth {_shape(truth)}, attempt {j + 1} {_shape(g)}")
-    return f"{who}attempt {j + 1}: {_shape(g)}", None
+        return (f"{who}attempt {j + 1}: {shape_text(g)}",
+                f"{who}shape mismatch: truth {shape_text(truth)}, attempt {j + 1} {shape_text(g)}")
+    return f"{who}attempt {j + 1}: {shape_text(g)}", None
 
 
 # ====================================================================== explorer
 
 
-def _candidate_pool(view: _RunView, dataset):
+def candidate_pool(view: RunView, dataset):
     """The run's candidate pool measured against ``dataset``
     (:class:`arcnb.candidates.CandidateAnalysis`, read once and kept), or None when the
     run has none: a pool is the run directory's candidates file (named by the run

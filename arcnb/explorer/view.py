@@ -18,11 +18,11 @@ from ..io import atomic_write_text
 
 from ..plot.tiles import diff_tile, grid_tile, hatch_tile
 from ..text import fmt_number
-from .render import _RIGHT, _TEXT, _WRONG, _Panel, _compose
-from .state import (_SELECTION_LABELS, SELECTIONS, _attempt_words, _candidate_pool, _choose,
-                    _fmt, _open_all,
-                    _RunView, _shape, _TasksOnly, _tasks_table)
-from .widget import _build_widget, _sync_widget
+from .render import RIGHT_RGB, TEXT_RGB, WRONG_RGB, Panel, compose
+from .state import (SELECTION_LABELS, SELECTIONS, RunView, TasksOnly, attempt_words,
+                    candidate_pool, choose_attempt, format_value, open_runs, shape_text,
+                    tasks_table)
+from .widget import build_widget, sync_widget
 
 
 class Explorer:
@@ -34,7 +34,7 @@ class Explorer:
     the output shown. Every change redraws the widget when one is displayed.
     """
 
-    def __init__(self, dataset, runs: Sequence[_RunView], *, select="all", category=None,
+    def __init__(self, dataset, runs: Sequence[RunView], *, select="all", category=None,
                  taxonomy=None, near_miss: float = NEAR_MISS, k: int = 2, attempt="best",
                  values: bool = False, show_all: bool = False, cell: int | None = None,
                  max_width: int = 1200):
@@ -81,7 +81,7 @@ class Explorer:
 
     def _build_table(self) -> pd.DataFrame:
         if not self.runs:
-            return _tasks_table(self.dataset)
+            return tasks_table(self.dataset)
         table = self.runs[0].table.copy()
         if len(self.runs) > 1:
             for r in self.runs:
@@ -95,7 +95,7 @@ class Explorer:
         on the explored run (or the dataset), and the categories' order."""
         if self.taxonomy is False:
             return {}, []
-        src = self.results if self.runs else _TasksOnly(self.dataset, self.table)
+        src = self.results if self.runs else TasksOnly(self.dataset, self.table)
         mem, info = group_membership(src, self.taxonomy)
         keys = self.table[["task_id", "test_index"]].assign(_pos=np.arange(len(self.table)))
         mem = mem.merge(keys, on=["task_id", "test_index"], how="inner")
@@ -301,7 +301,7 @@ class Explorer:
         return self
 
     # ------------------------------------------------------------ the view
-    def _row(self, run: _RunView | None = None):
+    def _row(self, run: RunView | None = None):
         if not len(self._sel):
             return None
         t = self.table if run is None else run.table
@@ -316,7 +316,7 @@ class Explorer:
 
     def panels(self) -> tuple[str, list]:
         """The current view as ``(header, sections)``; a section is ``(title, columns)``
-        and a column a list of ``_Panel`` (drawn top to bottom)."""
+        and a column a list of ``Panel`` (drawn top to bottom)."""
         key = self.current
         if key is None:
             return "no output in this selection", []
@@ -327,23 +327,23 @@ class Explorer:
         chosen = []
         for r in self.runs:
             attempts = list(r.results.attempts(tid, ti))
-            j, g = _choose(attempts, truth, self._row(r), self._attempt, max(r.results.ks))
+            j, g = choose_attempt(attempts, truth, self._row(r), self._attempt, max(r.results.ks))
             chosen.append((r, attempts, j, g))
         grids = [p.input for p in task.train] + [p.output for p in task.train]
         grids += [test.input, truth] + [g for *_, g in chosen]
         c = self._cell_size(grids)
         v = self._values
-        demos = [[_Panel([(f"demo {n + 1} input {_shape(p.input)}", _TEXT)],
-                         grid_tile(p.input, c, values=v), "demo_input", p.input),
-                  _Panel([(f"demo {n + 1} output {_shape(p.output)}", _TEXT)],
-                         grid_tile(p.output, c, values=v) if p.output is not None
-                         else hatch_tile(p.input.shape, c, missing=True),
-                         "demo_output", p.output)] for n, p in enumerate(task.train)]
-        test_col = [_Panel([(f"test input {_shape(test.input)}", _TEXT)],
-                           grid_tile(test.input, c, values=v), "test_input", test.input)]
+        demos = [[Panel([(f"demo {n + 1} input {shape_text(p.input)}", TEXT_RGB)],
+                        grid_tile(p.input, c, values=v), "demo_input", p.input),
+                  Panel([(f"demo {n + 1} output {shape_text(p.output)}", TEXT_RGB)],
+                        grid_tile(p.output, c, values=v) if p.output is not None
+                        else hatch_tile(p.input.shape, c, missing=True),
+                        "demo_output", p.output)] for n, p in enumerate(task.train)]
+        test_col = [Panel([(f"test input {shape_text(test.input)}", TEXT_RGB)],
+                          grid_tile(test.input, c, values=v), "test_input", test.input)]
         if truth is not None:
-            test_col.append(_Panel([(f"truth {_shape(truth)}", _TEXT)], grid_tile(truth, c, values=v),
-                                   "truth", truth))
+            test_col.append(Panel([(f"truth {shape_text(truth)}", TEXT_RGB)],
+                                  grid_tile(truth, c, values=v), "truth", truth))
         cols = [test_col] + [self._run_column(r, attempts, j, g, truth, c)
                              for r, attempts, j, g in chosen]
         n_test = len(task.test)
@@ -363,21 +363,21 @@ class Explorer:
         whether it passes the demonstrations when the pool says."""
         sections = []
         for r in self.runs:
-            pool = _candidate_pool(r, self.dataset)
+            pool = candidate_pool(r, self.dataset)
             if pool is None:
                 continue
             rule = pool.summary["rank_by"]
             items = pool.grids(tid, ti, rule=rule, with_checks=True)
             cols = []
             for rank, (g, votes, right, passes) in enumerate(items[: self.max_candidates], 1):
-                lines = [(f"{rank}: {votes} vote{'s' if votes != 1 else ''}", _TEXT)]
+                lines = [(f"{rank}: {votes} vote{'s' if votes != 1 else ''}", TEXT_RGB)]
                 if right:
-                    lines.append(("✓ right", _RIGHT))
+                    lines.append(("✓ right", RIGHT_RGB))
                 if passes is not None:  # the demonstration check, when the pool has it
-                    lines.append(("passes demos" if passes else "fails demos", _TEXT))
+                    lines.append(("passes demos" if passes else "fails demos", TEXT_RGB))
                 img = grid_tile(g, c, values=self._values) if g is not None \
                     else hatch_tile((3, 3), c)
-                cols.append([_Panel(lines, img, "candidate", g, r.label)])
+                cols.append([Panel(lines, img, "candidate", g, r.label)])
             if not cols:
                 continue
             who = f"{r.label}: " if len(self.runs) > 1 else ""
@@ -386,34 +386,36 @@ class Explorer:
             sections.append((f"{who}{len(items)} candidates by {rule}{shown}", cols))
         return sections
 
-    def _run_column(self, r: _RunView, attempts, j, g, truth, c) -> list:
+    def _run_column(self, r: RunView, attempts, j, g, truth, c) -> list:
         label = r.label if len(self.runs) > 1 else ""
-        title, _ = _attempt_words(label, j, g, truth, len(attempts))
+        title, _ = attempt_words(label, j, g, truth, len(attempts))
         solved = bool(self._solved_col(r.table)[self._sel[self._pos]])
         right = g is not None and truth is not None and g.shape == truth.shape \
             and bool(np.array_equal(g, truth))
         status = ("✓ right" if right else "✗ wrong") + (f"  (solved@{self.k})" if solved else
                                                         f"  (not solved@{self.k})")
-        color = _RIGHT if right else _WRONG
+        color = RIGHT_RGB if right else WRONG_RGB
         shape = truth.shape if truth is not None else (g.shape if g is not None else (3, 3))
         img = grid_tile(g, c, values=self._values) if g is not None else hatch_tile(shape, c)
-        col = [_Panel([(title, _TEXT), (status, color)], img, "attempt", g, r.label)]
+        col = [Panel([(title, TEXT_RGB), (status, color)], img, "attempt", g, r.label)]
         if truth is None:
             return col
         mask = diff_mask(truth, g)
         if mask is None:
-            words = "no attempt" if g is None else f"shape mismatch: {_shape(truth)} vs {_shape(g)}"
-            col.append(_Panel([("difference", _TEXT), (words, _WRONG)],
-                              hatch_tile(truth.shape, c), "difference", None, r.label))
+            words = ("no attempt" if g is None
+                     else f"shape mismatch: {shape_text(truth)} vs {shape_text(g)}")
+            col.append(Panel([("difference", TEXT_RGB), (words, WRONG_RGB)],
+                             hatch_tile(truth.shape, c), "difference", None, r.label))
         else:
             n = int(mask.sum())
             words = "all cells right" if n == 0 else f"{n} of {mask.size} cells wrong"
-            col.append(_Panel([("difference", _TEXT), (words, _RIGHT if n == 0 else _WRONG)],
-                              diff_tile(mask, c), "difference", mask, r.label))
+            col.append(Panel([("difference", TEXT_RGB),
+                              (words, RIGHT_RGB if n == 0 else WRONG_RGB)],
+                             diff_tile(mask, c), "difference", mask, r.label))
         return col
 
     def _selection_text(self) -> str:
-        s = _SELECTION_LABELS[self._select]
+        s = SELECTION_LABELS[self._select]
         if self._select == "near_miss":
             s += f" ≥ {fmt_number(self._near_miss, least=2)}"
         if self._category is not None:
@@ -433,7 +435,7 @@ class Explorer:
 
     def _render(self):
         header, sections = self.panels()
-        return _compose(sections, max_width=self.max_width, header=header)
+        return compose(sections, max_width=self.max_width, header=header)
 
     def png(self) -> bytes:
         """The current view as PNG bytes."""
@@ -480,22 +482,22 @@ class Explorer:
         for r in self.runs:
             row = self._row(r)
             attempts = list(r.results.attempts(tid, ti))
-            j, g = _choose(attempts, truth, row, self._attempt, max(r.results.ks))
+            j, g = choose_attempt(attempts, truth, row, self._attempt, max(r.results.ks))
             d = {"run": r.label}
             for k in r.results.ks:
-                d[f"solved@{k}"] = _fmt(bool(row[f"solved@{k}"]))
-            d["first right attempt"] = _fmt(row["first_correct"])
-            d["cell accuracy"] = _fmt(row["cell_accuracy"])
-            d["partial credit"] = _fmt(row["partial_credit"])
-            d["truth"] = _shape(truth)
-            d["attempts"] = " / ".join(_shape(a) if a is not None else "invalid"
+                d[f"solved@{k}"] = format_value(bool(row[f"solved@{k}"]))
+            d["first right attempt"] = format_value(row["first_correct"])
+            d["cell accuracy"] = format_value(row["cell_accuracy"])
+            d["partial credit"] = format_value(row["partial_credit"])
+            d["truth"] = shape_text(truth)
+            d["attempts"] = " / ".join(shape_text(a) if a is not None else "invalid"
                                        for a in attempts) or "missing"
             d["shown"] = "–" if j is None else f"attempt {j + 1}"
             for c in extra_cols:
-                d[c] = _fmt(row[c]) if c in row.index and not pd.isna(row[c]) else "–"
+                d[c] = format_value(row[c]) if c in row.index and not pd.isna(row[c]) else "–"
             rows.append(d)
-            _, words = _attempt_words(r.label if len(self.runs) > 1 else "", j, g, truth,
-                                      len(attempts))
+            _, words = attempt_words(r.label if len(self.runs) > 1 else "", j, g, truth,
+                                     len(attempts))
             if words:
                 notes.append(words)
         keys = list(dict.fromkeys(k for d in rows for k in d))
@@ -528,14 +530,14 @@ class Explorer:
     def widget(self):
         """The ipywidgets browser (built on first use)."""
         if self._widget is None:
-            self._widget = _build_widget(self)
+            self._widget = build_widget(self)
             self._refresh(filters=True)
         return self._widget
 
     def _refresh(self, filters: bool = False) -> None:
         if self._widget is None:
             return
-        _sync_widget(self, self._w, filters=filters)
+        sync_widget(self, self._w, filters=filters)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if self.show_all:
@@ -581,7 +583,7 @@ def explore(source=None, *, dataset=None, select: str = "all", category=None, co
     browser (also :meth:`Explorer.gallery`). ``cell`` fixes the pixels per cell;
     ``max_width`` is where the view wraps.
     """
-    ds, runs = _open_all(source, dataset=dataset, compare=compare, labels=labels)
+    ds, runs = open_runs(source, dataset=dataset, compare=compare, labels=labels)
     return Explorer(ds, runs, select=select, category=category, taxonomy=taxonomy,
                     near_miss=near_miss, k=k, attempt=attempt, values=values,
                     show_all=show_all, cell=cell, max_width=max_width)

@@ -8,14 +8,14 @@ from contextlib import contextmanager
 from ..html import escape
 from ..errors import ExploreError
 
-from .state import _ANY, _SELECTION_LABELS
+from .state import ANY_CATEGORY, SELECTION_LABELS
 
 
 # ====================================================================== widget
 def _option_labels(ex) -> list:
     cat = ex.category_mask(ex.category)
     opts = []
-    for key, lab in _SELECTION_LABELS.items():
+    for key, lab in SELECTION_LABELS.items():
         try:
             n = int((ex.selection_mask(key) & cat).sum())
         except ExploreError:
@@ -26,13 +26,14 @@ def _option_labels(ex) -> list:
 
 def _category_options(ex) -> list:
     sel = ex.selection_mask()
-    opts = [(f"{_ANY} ({int(sel.sum())})", _ANY)]
+    opts = [(f"{ANY_CATEGORY} ({int(sel.sum())})", ANY_CATEGORY)]
     for c in ex.categories:
         opts.append((f"{c} ({int(sel[ex._categories[c]].sum())})", c))
     return opts
 
 
-def _build_widget(ex):
+def build_widget(ex):
+    """The ipywidgets browser of the explorer ``ex``: its controls, wired to it."""
     import ipywidgets as W
 
     auto = W.Layout(width="auto")
@@ -49,8 +50,8 @@ def _build_widget(ex):
                               value=ex.near_miss, continuous_update=False,
                               readout_format=".2f", layout=W.Layout(width="300px"),
                               style={"description_width": "initial"}),
-        "category": W.Dropdown(description="category", options=[(_ANY, _ANY)], value=_ANY,
-                               layout=W.Layout(width="320px")),
+        "category": W.Dropdown(description="category", options=[(ANY_CATEGORY, ANY_CATEGORY)],
+                               value=ANY_CATEGORY, layout=W.Layout(width="320px")),
         "attempt": W.Dropdown(description="attempt",
                               options=[("best", "best")] + [(f"attempt {j}", j) for j in
                                                             range(1, ex._max_attempts + 1)],
@@ -88,7 +89,7 @@ def _build_widget(ex):
     w["select"].observe(guarded(lambda c: ex.configure(select=c["new"])), names="value")
     w["near"].observe(guarded(lambda c: ex.configure(near_miss=c["new"])), names="value")
     w["category"].observe(guarded(lambda c: ex.configure(
-        category=None if c["new"] == _ANY else c["new"])), names="value")
+        category=None if c["new"] == ANY_CATEGORY else c["new"])), names="value")
     w["attempt"].observe(guarded(lambda c: ex.configure(attempt=c["new"])), names="value")
     w["values"].observe(guarded(lambda c: ex.configure(values=c["new"])), names="value")
     rows = [W.HBox([w["prev"], w["next"], w["index"], w["search"]]),
@@ -108,7 +109,7 @@ def _quiet(ex):
         ex._syncing = False
 
 
-def _sync_widget(ex, w: dict, *, filters: bool) -> None:
+def sync_widget(ex, w: dict, *, filters: bool) -> None:
     """Push the explorer's state into the widgets, then redraw the image and numbers."""
     with _quiet(ex):
         n = len(ex)
@@ -117,7 +118,7 @@ def _sync_widget(ex, w: dict, *, filters: bool) -> None:
             w["select"].value = ex.select
             w["category"].options = _category_options(ex)
             cat = ex.category if isinstance(ex.category, str) else None
-            w["category"].value = cat if cat in ex._categories else _ANY
+            w["category"].value = cat if cat in ex._categories else ANY_CATEGORY
             w["near"].value = ex.near_miss
             w["attempt"].value = ex.attempt if ex.attempt == "best" or \
                 ex.attempt <= ex._max_attempts else "best"

@@ -1,10 +1,10 @@
 """Grid family: :func:`grid_metrics`, its options, its counts and its ratios.
 
-``_grid_update`` turns one batch into named counts (sums): it checks the options,
+``grid_update`` turns one batch into named counts (sums): it checks the options,
 reshapes the batch to ``[B, R, W]``, hands it to one of the two kernels
 (:mod:`arcnb.metrics.grid_numpy` on the CPU, :mod:`arcnb.metrics.grid_torch`
 elsewhere; their contract is in :mod:`arcnb.metrics.grid_kernel`) and derives the
-remaining counts from theirs. ``_grid_compute`` turns counts into ratios.
+remaining counts from theirs. ``grid_compute`` turns counts into ratios.
 :func:`grid_metrics` is ``compute(update(batch))``;
 :class:`arcnb.metrics.streaming.GridMetrics` adds the counts over batches first.
 """
@@ -46,7 +46,8 @@ def tolerance_name(tol: float) -> str:
     return "grid_tol_" + s.replace(".", "p")
 
 
-def _check_tolerances(tolerances) -> tuple[float, ...]:
+def check_tolerances(tolerances) -> tuple[float, ...]:
+    """The tolerances as floats, each in [0, 1] and with distinct names."""
     tols = tuple(float(t) for t in tolerances)
     for t in tols:
         if not (0.0 <= t <= 1.0):
@@ -56,28 +57,31 @@ def _check_tolerances(tolerances) -> tuple[float, ...]:
     return tols
 
 
-def _check_convention(convention: str) -> str:
+def check_convention(convention: str) -> str:
+    """``convention``, refused unless it is one of ``CONVENTIONS``."""
     if convention not in CONVENTIONS:
         raise ParameterError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
     return convention
 
 
-def _check_weights(weights) -> tuple[float, float, float]:
+def check_weights(weights) -> tuple[float, float, float]:
+    """The three weights ``(w_cell, w_tol, w_exact)`` as floats."""
     w = tuple(float(x) for x in weights)
     if len(w) != 3:
         raise ParameterError("weights must be (w_cell, w_tol, w_exact)")
     return w
 
 
-def _tolerances_for_update(tolerances) -> tuple[float, ...]:
+def tolerances_for_update(tolerances) -> tuple[float, ...]:
     """Tolerances to count: the requested ones plus 0.95 (dense grid objective)."""
-    tols = _check_tolerances(tolerances)
+    tols = check_tolerances(tolerances)
     if tolerance_name(0.95) not in {tolerance_name(t) for t in tols}:
         tols = tols + (0.95,)
     return tols
 
 
-def _grid_count_names(tols: Sequence[float], with_source: bool, reference: bool) -> list[str]:
+def grid_count_names(tols: Sequence[float], with_source: bool, reference: bool) -> list[str]:
+    """The names of the counts :func:`grid_update` returns for these options."""
     names = ["n_total", "n_grids", "n_correct", "n_exact", "n_valid", "n_valid_correct",
              "n_rows", "n_rows_correct", "n_cols", "n_cols_correct"]
     names += ["n_" + tolerance_name(t) for t in tols]
@@ -89,9 +93,9 @@ def _grid_count_names(tols: Sequence[float], with_source: bool, reference: bool)
 
 
 
-def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
-                 tolerances: Sequence[float] = DEFAULT_TOLERANCES,
-                 reference: bool = False, _backend: str | None = None) -> dict:
+def grid_update(pred, target, source=None, *, pad_token: int | None = 10,
+                tolerances: Sequence[float] = DEFAULT_TOLERANCES,
+                reference: bool = False, _backend: str | None = None) -> dict:
     """Counts of one batch for :func:`grid_metrics` (all sums, on the input's device).
 
     ``n_total`` grids in the batch; ``n_grids`` with at least one valid cell;
@@ -110,10 +114,10 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     device (``_backend`` forces one: "torch" or "numpy").
     """
     torch = _torch()
-    tols = _tolerances_for_update(tolerances)
+    tols = tolerances_for_update(tolerances)
     device = target.device
     with_source = source is not None
-    names = _grid_count_names(tols, with_source, reference)
+    names = grid_count_names(tols, with_source, reference)
     fdt = _float_dtype(device)
     acc = {n: torch.zeros((), dtype=fdt if n.startswith("sum_") else torch.int64,
                           device=device)
@@ -141,7 +145,7 @@ def _grid_update(pred, target, source=None, *, pad_token: int | None = 10,
 
 
 def _add_kernel_counts(acc: dict, raw: Mapping[str, Any], tols, cells: int) -> None:
-    """Add a kernel's counts ``raw`` to the counts ``acc`` of :func:`_grid_update`,
+    """Add a kernel's counts ``raw`` to the counts ``acc`` of :func:`grid_update`,
     deriving the counts the kernels leave out."""
     for key in CELL_KEYS:
         if key in acc:
@@ -175,13 +179,13 @@ def _add_kernel_counts(acc: dict, raw: Mapping[str, Any], tols, cells: int) -> N
         acc["sum_ref_f1"] += f1.sum()
 
 
-def _grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
-                  weights=DEFAULT_WEIGHTS, convention: str = "arcnb") -> dict:
-    """Ratios of :func:`grid_metrics` from the counts of :func:`_grid_update`."""
+def grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
+                 weights=DEFAULT_WEIGHTS, convention: str = "arcnb") -> dict:
+    """Ratios of :func:`grid_metrics` from the counts of :func:`grid_update`."""
     torch = _torch()
-    convention = _check_convention(convention)
-    tols = _check_tolerances(tolerances)
-    w_cell, w_tol, w_exact = _check_weights(weights)
+    convention = check_convention(convention)
+    tols = check_tolerances(tolerances)
+    w_cell, w_tol, w_exact = check_weights(weights)
     ref = convention == "reference"
     grids = counts["n_total"] if ref else counts["n_grids"]
     out = {
@@ -225,7 +229,8 @@ def _grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
     return {k: _out(v) for k, v in out.items()}
 
 
-def _prepare_grid_inputs(pred, target, source, pad_token):
+def prepare_grid_inputs(pred, target, source, pad_token):
+    """``(pred, target, source, pad_token)`` checked, as tensors on one device."""
     pad_token = check_pad_token(pad_token)
     device = _first_device(pred, target, source)
     pred = _as_tensor(pred, "pred", device)
@@ -286,11 +291,11 @@ def grid_metrics(pred, target, *, pad_token: int | None = 10, source=None,
     >>> float(m["grid_accuracy"]), float(m["cell_accuracy"])
     (0.0, 0.75)
     """
-    tolerances = _check_tolerances(tolerances)
-    convention = _check_convention(convention)
-    weights = _check_weights(weights)
-    pred, target, source, pad_token = _prepare_grid_inputs(pred, target, source, pad_token)
-    counts = _grid_update(pred, target, source, pad_token=pad_token, tolerances=tolerances,
-                          reference=convention == "reference")
-    return _grid_compute(counts, tolerances=tolerances, weights=weights, convention=convention)
+    tolerances = check_tolerances(tolerances)
+    convention = check_convention(convention)
+    weights = check_weights(weights)
+    pred, target, source, pad_token = prepare_grid_inputs(pred, target, source, pad_token)
+    counts = grid_update(pred, target, source, pad_token=pad_token, tolerances=tolerances,
+                         reference=convention == "reference")
+    return grid_compute(counts, tolerances=tolerances, weights=weights, convention=convention)
 

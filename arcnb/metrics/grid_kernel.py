@@ -1,4 +1,4 @@
-"""The contract between :func:`arcnb.metrics.grid._grid_update` and its two kernels.
+"""The contract between :func:`arcnb.metrics.grid.grid_update` and its two kernels.
 
 A *kernel* turns one padded batch into the raw counts of the grid family. There are
 two implementations of the same contract, each readable alone:

@@ -2,7 +2,7 @@
 
 Implements the contract of :mod:`arcnb.metrics.grid_kernel` (padded arrays in, named
 counts out) on torch tensors; nothing leaves the device (no host synchronisation).
-:func:`arcnb.metrics.grid._grid_update` uses it for every device but the CPU, where
+:func:`arcnb.metrics.grid.grid_update` uses it for every device but the CPU, where
 the numpy kernel is faster.
 
 The batch is scanned in chunks of grids (:func:`arcnb.metrics.grid_kernel.chunks`)

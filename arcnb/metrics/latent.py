@@ -16,7 +16,7 @@ from ..errors import TensorError
 ACTIVE_DIM_THRESHOLD = 0.01
 
 
-def _latent_update(mu, logvar) -> dict:
+def latent_update(mu, logvar) -> dict:
     """Sums over samples for :func:`latent_diagnostics` (per dimension)."""
     torch = _torch()
     fdt = _float_dtype(mu.device)
@@ -28,7 +28,8 @@ def _latent_update(mu, logvar) -> dict:
             "sum_mu": mu.sum(0), "sum_mu2": mu.pow(2).sum(0), "sum_var": var.sum(0)}
 
 
-def _latent_compute(counts, *, active_threshold=ACTIVE_DIM_THRESHOLD) -> dict:
+def latent_compute(counts, *, active_threshold=ACTIVE_DIM_THRESHOLD) -> dict:
+    """The diagnostics of :func:`latent_diagnostics` from the sums of :func:`latent_update`."""
     torch = _torch()
     n = counts["n"]
     kl_per_dim = _ratio(counts["sum_kl"], n.expand_as(counts["sum_kl"]))
@@ -80,4 +81,4 @@ def latent_diagnostics(mu, logvar, *, active_threshold: float = ACTIVE_DIM_THRES
         raise TensorError(f"mu has shape {tuple(mu.shape)}; expected [N, D]")
     _check_same_shape(mu, logvar, "mu", "logvar")
     del torch
-    return _latent_compute(_latent_update(mu, logvar), active_threshold=active_threshold)
+    return latent_compute(latent_update(mu, logvar), active_threshold=active_threshold)

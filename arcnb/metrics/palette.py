@@ -20,7 +20,8 @@ _N_COLORS = 10
 _CODES = _N_COLORS + 1  # 0-9 a colour, 10 = not a colour (or not a valid cell)
 
 
-def _palette_prepare(pred, target, pad_token):
+def palette_prepare(pred, target, pad_token):
+    """``(pred, target, pad_token)`` checked, as tensors on one device."""
     pad_token = check_pad_token(pad_token)
     pred, target = _pred_target(pred, target)
     return pred, target, pad_token
@@ -40,7 +41,7 @@ def _presence(x, valid, B):
     return counts.reshape(B, _CODES)[:, :_N_COLORS] > 0
 
 
-def _palette_update(pred, target, *, pad_token=10) -> dict:
+def palette_update(pred, target, *, pad_token=10) -> dict:
     """Counts for :func:`palette_metrics`: ``n_grids`` (grids with a valid cell),
     ``n_palette_exact`` (those whose predicted palette is the target's) and
     ``sum_jaccard`` (the sum of their per-grid Jaccard indices)."""
@@ -68,7 +69,8 @@ def _palette_update(pred, target, *, pad_token=10) -> dict:
             "sum_jaccard": torch.where(has_cell, jaccard, torch.zeros_like(jaccard)).sum()}
 
 
-def _palette_compute(counts) -> dict:
+def palette_compute(counts) -> dict:
+    """The metrics of :func:`palette_metrics` from the counts of :func:`palette_update`."""
     out = {
         "palette_accuracy": _ratio(counts["n_palette_exact"], counts["n_grids"]),
         "palette_jaccard": _ratio(counts["sum_jaccard"], counts["n_grids"]),
@@ -97,5 +99,5 @@ def palette_metrics(pred, target, *, pad_token: int | None = 10) -> dict:
     >>> float(r["palette_accuracy"]), float(r["palette_jaccard"]), float(r["n_grids"])
     (0.5, 0.75, 2.0)
     """
-    pred, target, pad_token = _palette_prepare(pred, target, pad_token)
-    return _palette_compute(_palette_update(pred, target, pad_token=pad_token))
+    pred, target, pad_token = palette_prepare(pred, target, pad_token)
+    return palette_compute(palette_update(pred, target, pad_token=pad_token))

@@ -15,8 +15,10 @@ from ..grids import check_pad_token
 from ._tensors import (_as_tensor, _check_same_shape, _first_device, _out, _pred_target,
                        _ratio, _torch)
 
-_N_COLORS = 10
-_PRED_COLS = 12  # predicted 0-9, 10 = padding, 11 = any other value
+#: The ARC colours 0-9: the confusion's rows (target colours).
+N_COLORS = 10
+#: The confusion's columns: predicted 0-9, 10 = padding, 11 = any other value.
+PREDICTED_CODES = 12
 
 
 def _confusion_counts(pred, target, pad_token):
@@ -41,16 +43,16 @@ def _confusion_counts(pred, target, pad_token):
     code = torch.where(p_colour, pred.long(), torch.full((), 11, device=device, dtype=torch.long))
     if pad_token is not None:
         code = torch.where(pred == pad_token, torch.full((), 10, device=device, dtype=torch.long), code)
-    idx = target.long().clamp(0, 9) * _PRED_COLS + code
-    dump = _N_COLORS * _PRED_COLS
+    idx = target.long().clamp(0, 9) * PREDICTED_CODES + code
+    dump = N_COLORS * PREDICTED_CODES
     if v is not None:
         idx = torch.where(v, idx, torch.full((), dump, device=device, dtype=torch.long))
     counts = torch.bincount(idx.reshape(-1), minlength=dump + 1)[:dump]
     del n_valid
-    return counts.reshape(_N_COLORS, _PRED_COLS)
+    return counts.reshape(N_COLORS, PREDICTED_CODES)
 
 
-def _reconstruction_update(pred, target, *, pad_token=None) -> dict:
+def reconstruction_update(pred, target, *, pad_token=None) -> dict:
     """Counts for :func:`reconstruction_metrics`: the ``[10, 12]`` confusion counts,
     ``n_grids`` (grids with a valid cell) and ``n_perfect`` (those whose valid cells
     are all correct)."""
@@ -72,16 +74,18 @@ def _reconstruction_update(pred, target, *, pad_token=None) -> dict:
             "n_perfect": (nonempty & (g_wrong == 0)).sum()}
 
 
-def _reconstruction_compute(counts: Mapping[str, Any], *, background: int | None = 0) -> dict:
+def reconstruction_compute(counts: Mapping[str, Any], *, background: int | None = 0) -> dict:
+    """The metrics of :func:`reconstruction_metrics` from the counts of
+    :func:`reconstruction_update`."""
     torch = _torch()
     conf = counts["confusion"]
-    diag = torch.diagonal(conf[:, :_N_COLORS])
+    diag = torch.diagonal(conf[:, :N_COLORS])
     per_colour_total = conf.sum(-1)
     per_colour = _ratio(diag, per_colour_total)
     present = per_colour_total > 0
     n_present = present.sum()
     balanced = _ratio(torch.where(present, per_colour, torch.zeros_like(per_colour)).sum(), n_present)
-    obj_mask = torch.ones(_N_COLORS, dtype=torch.bool, device=conf.device)
+    obj_mask = torch.ones(N_COLORS, dtype=torch.bool, device=conf.device)
     if background is not None:
         obj_mask[background] = False
     out = {
@@ -95,7 +99,8 @@ def _reconstruction_compute(counts: Mapping[str, Any], *, background: int | None
     return {k: _out(v) for k, v in out.items()}
 
 
-def _check_background(background):
+def check_background(background):
+    """``background`` as an int colour 0-9, or None."""
     if background is None:
         return None
     if isinstance(background, bool) or not isinstance(background, (int, np.integer)) \
@@ -128,11 +133,11 @@ def reconstruction_metrics(pred, target, *, background: int | None = 0,
     >>> float(m["pixel_accuracy"]), float(m["balanced_accuracy"])
     (0.75, 0.6666666865348816)
     """
-    background = _check_background(background)
+    background = check_background(background)
     pad_token = check_pad_token(pad_token)
     pred, target = _pred_target(pred, target)
-    counts = _reconstruction_update(pred, target, pad_token=pad_token)
-    return _reconstruction_compute(counts, background=background)
+    counts = reconstruction_update(pred, target, pad_token=pad_token)
+    return reconstruction_compute(counts, background=background)
 
 
 def color_confusion(pred, target, *, pad_token: int | None = None):
@@ -161,5 +166,5 @@ def color_confusion(pred, target, *, pad_token: int | None = None):
             f"(pad_token={pad_token}); pass the pad token your model predicts"
         )
     if pad_token is None:
-        return conf[:, :_N_COLORS].contiguous()
-    return conf[:, :_N_COLORS + 1].contiguous()
+        return conf[:, :N_COLORS].contiguous()
+    return conf[:, :N_COLORS + 1].contiguous()

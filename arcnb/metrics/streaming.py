@@ -37,14 +37,14 @@ from torchmetrics import Metric, MetricCollection
 from ..errors import ParameterError, TensorError
 from ..grids import check_pad_token
 from ._tensors import _as_tensor, _check_same_shape, _first_device, _pred_target
-from .grid import (DEFAULT_TOLERANCES, DEFAULT_WEIGHTS, _check_convention, _check_tolerances,
-                   _check_weights, _grid_compute, _grid_count_names, _grid_update,
-                   _prepare_grid_inputs, _tolerances_for_update)
-from .latent import ACTIVE_DIM_THRESHOLD, _latent_compute, _latent_update
-from .palette import _palette_compute, _palette_prepare, _palette_update
-from .reconstruction import (_N_COLORS, _PRED_COLS, _check_background, _reconstruction_compute,
-                             _reconstruction_update)
-from .token import _REQUIRED, _token_compute, _token_prepare, _token_update
+from .grid import (DEFAULT_TOLERANCES, DEFAULT_WEIGHTS, check_convention, check_tolerances,
+                   check_weights, grid_compute, grid_count_names, grid_update,
+                   prepare_grid_inputs, tolerances_for_update)
+from .latent import ACTIVE_DIM_THRESHOLD, latent_compute, latent_update
+from .palette import palette_compute, palette_prepare, palette_update
+from .reconstruction import (N_COLORS, PREDICTED_CODES, check_background, reconstruction_compute,
+                             reconstruction_update)
+from .token import REQUIRED_ARGUMENT, token_compute, token_prepare, token_update
 
 __all__ = [
     "GridMetrics",
@@ -88,12 +88,12 @@ class GridMetrics(Metric):
                  convention: str = "arcnb", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.pad_token = check_pad_token(pad_token)
-        self.tolerances = _check_tolerances(tolerances)
-        self.weights = _check_weights(weights)
-        self.convention = _check_convention(convention)
+        self.tolerances = check_tolerances(tolerances)
+        self.weights = check_weights(weights)
+        self.convention = check_convention(convention)
         self._reference = convention == "reference"
-        tols = _tolerances_for_update(self.tolerances)
-        self._count_names = _grid_count_names(tols, True, self._reference)
+        tols = tolerances_for_update(self.tolerances)
+        self._count_names = grid_count_names(tols, True, self._reference)
         for name in self._count_names:
             if name.startswith("sum_"):
                 default = torch.tensor(0.0, dtype=torch.float64)
@@ -104,9 +104,9 @@ class GridMetrics(Metric):
         self.add_state("n_batches_without_source", default=torch.tensor(0), dist_reduce_fx="sum")
 
     def update(self, pred, target, source=None) -> None:  # type: ignore[override]
-        pred, target, source, _ = _prepare_grid_inputs(pred, target, source, self.pad_token)
-        counts = _grid_update(pred, target, source, pad_token=self.pad_token,
-                              tolerances=self.tolerances, reference=self._reference)
+        pred, target, source, _ = prepare_grid_inputs(pred, target, source, self.pad_token)
+        counts = grid_update(pred, target, source, pad_token=self.pad_token,
+                             tolerances=self.tolerances, reference=self._reference)
         for name, value in counts.items():
             _add(self, name, value)
         flag = "n_batches_with_source" if source is not None else "n_batches_without_source"
@@ -117,11 +117,11 @@ class GridMetrics(Metric):
         if with_src and int(self.n_batches_without_source) > 0:
             raise ParameterError("GridMetrics got batches with and without source; pass "
                                  "source for every batch or for none")
-        names = _grid_count_names(_tolerances_for_update(self.tolerances), with_src,
-                                  self._reference)
+        names = grid_count_names(tolerances_for_update(self.tolerances), with_src,
+                                 self._reference)
         counts = {n: getattr(self, n) for n in names}
-        return _grid_compute(counts, tolerances=self.tolerances, weights=self.weights,
-                             convention=self.convention)
+        return grid_compute(counts, tolerances=self.tolerances, weights=self.weights,
+                            convention=self.convention)
 
 
 class ReconstructionMetrics(Metric):
@@ -139,25 +139,25 @@ class ReconstructionMetrics(Metric):
     def __init__(self, *, background: int | None = 0, pad_token: int | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.background = _check_background(background)
+        self.background = check_background(background)
         self.pad_token = check_pad_token(pad_token)
         self.add_state("confusion",
-                       default=torch.zeros(_N_COLORS, _PRED_COLS, dtype=torch.int64),
+                       default=torch.zeros(N_COLORS, PREDICTED_CODES, dtype=torch.int64),
                        dist_reduce_fx="sum")
         self.add_state("n_grids", default=torch.tensor(0), dist_reduce_fx="sum")
         self.add_state("n_perfect", default=torch.tensor(0), dist_reduce_fx="sum")
 
     def update(self, pred, target) -> None:  # type: ignore[override]
         pred, target = _pred_target(pred, target)
-        counts = _reconstruction_update(pred, target, pad_token=self.pad_token)
+        counts = reconstruction_update(pred, target, pad_token=self.pad_token)
         for name, value in counts.items():
             _add(self, name, value)
 
     def compute(self) -> dict:  # type: ignore[override]
-        out = _reconstruction_compute({"confusion": self.confusion, "n_grids": self.n_grids,
-                                       "n_perfect": self.n_perfect},
+        out = reconstruction_compute({"confusion": self.confusion, "n_grids": self.n_grids,
+                                      "n_perfect": self.n_perfect},
                                       background=self.background)
-        ncol = _N_COLORS if self.pad_token is None else _N_COLORS + 1
+        ncol = N_COLORS if self.pad_token is None else N_COLORS + 1
         out["color_confusion"] = self.confusion[:, :ncol].clone()
         return out
 
@@ -170,8 +170,8 @@ class TokenAccuracy(Metric):
     higher_is_better = True
     full_state_update = False
 
-    def __init__(self, *, ignore_index=_REQUIRED, **kwargs: Any) -> None:
-        if ignore_index is _REQUIRED:
+    def __init__(self, *, ignore_index=REQUIRED_ARGUMENT, **kwargs: Any) -> None:
+        if ignore_index is REQUIRED_ARGUMENT:
             raise TypeError("TokenAccuracy() needs ignore_index= (an int, or None); it is "
                             "never guessed from the data")
         super().__init__(**kwargs)
@@ -180,14 +180,14 @@ class TokenAccuracy(Metric):
             self.add_state(name, default=torch.tensor(0), dist_reduce_fx="sum")
 
     def update(self, logits_or_pred, target) -> None:  # type: ignore[override]
-        pred, target = _token_prepare(logits_or_pred, target, self.ignore_index)
-        for name, value in _token_update(pred, target, ignore_index=self.ignore_index).items():
+        pred, target = token_prepare(logits_or_pred, target, self.ignore_index)
+        for name, value in token_update(pred, target, ignore_index=self.ignore_index).items():
             _add(self, name, value)
 
     def compute(self) -> dict:  # type: ignore[override]
-        return _token_compute({n: getattr(self, n) for n in
-                               ("n_tokens", "n_correct", "n_sequences",
-                                "n_sequences_correct")})
+        return token_compute({n: getattr(self, n) for n in
+                              ("n_tokens", "n_correct", "n_sequences",
+                               "n_sequences_correct")})
 
 
 class LatentDiagnostics(Metric):
@@ -215,12 +215,12 @@ class LatentDiagnostics(Metric):
         if mu.dim() != 2 or mu.shape[1] != self.n_dims:
             raise TensorError(f"mu has shape {tuple(mu.shape)}; expected [N, {self.n_dims}]")
         _check_same_shape(mu, logvar, "mu", "logvar")
-        for name, value in _latent_update(mu, logvar).items():
+        for name, value in latent_update(mu, logvar).items():
             _add(self, name, value)
 
     def compute(self) -> dict:  # type: ignore[override]
-        return _latent_compute({n: getattr(self, n) for n in
-                                ("n", "sum_kl", "sum_mu", "sum_mu2", "sum_var")},
+        return latent_compute({n: getattr(self, n) for n in
+                               ("n", "sum_kl", "sum_mu", "sum_mu2", "sum_var")},
                                active_threshold=self.active_threshold)
 
 
@@ -249,13 +249,13 @@ class PaletteMetrics(Metric):
                        dist_reduce_fx="sum")
 
     def update(self, pred, target) -> None:  # type: ignore[override]
-        pred, target, _ = _palette_prepare(pred, target, self.pad_token)
-        for name, value in _palette_update(pred, target, pad_token=self.pad_token).items():
+        pred, target, _ = palette_prepare(pred, target, self.pad_token)
+        for name, value in palette_update(pred, target, pad_token=self.pad_token).items():
             _add(self, name, value)
 
     def compute(self) -> dict:  # type: ignore[override]
-        return _palette_compute({n: getattr(self, n) for n in
-                                 ("n_grids", "n_palette_exact", "sum_jaccard")})
+        return palette_compute({n: getattr(self, n) for n in
+                                ("n_grids", "n_palette_exact", "sum_jaccard")})
 
 
 class ArcMetricCollection(MetricCollection):

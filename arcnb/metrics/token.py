@@ -10,10 +10,13 @@ import numpy as np
 from ._tensors import _as_tensor, _first_device, _out, _ratio, _torch
 from ..errors import TensorError
 
-_REQUIRED = object()
+#: The default of ``ignore_index``: it has none, it must be given (None included).
+REQUIRED_ARGUMENT = object()
 
 
-def _token_prepare(logits_or_pred, target, ignore_index):
+def token_prepare(logits_or_pred, target, ignore_index):
+    """``(pred, target)`` checked, as integer tensors on one device (logits reduced to
+    their argmax)."""
     torch = _torch()
     if ignore_index is not None and (isinstance(ignore_index, bool)
                                      or not isinstance(ignore_index, (int, np.integer))):
@@ -41,7 +44,7 @@ def _token_prepare(logits_or_pred, target, ignore_index):
     return pred, target
 
 
-def _token_update(pred, target, *, ignore_index) -> dict:
+def token_update(pred, target, *, ignore_index) -> dict:
     """Counts for :func:`token_accuracy`: valid tokens, correct valid tokens, and
     sequences (first dimension) with a valid token / with all valid tokens correct."""
     torch = _torch()
@@ -61,7 +64,8 @@ def _token_update(pred, target, *, ignore_index) -> dict:
     return out
 
 
-def _token_compute(counts) -> dict:
+def token_compute(counts) -> dict:
+    """The accuracies of :func:`token_accuracy` from the counts of :func:`token_update`."""
     out = {
         "token_accuracy": _ratio(counts["n_correct"], counts["n_tokens"]),
         "sequence_accuracy": _ratio(counts["n_sequences_correct"], counts["n_sequences"]),
@@ -70,7 +74,7 @@ def _token_compute(counts) -> dict:
     return {k: _out(v) for k, v in out.items()}
 
 
-def token_accuracy(logits_or_pred, target, *, ignore_index=_REQUIRED) -> dict:
+def token_accuracy(logits_or_pred, target, *, ignore_index=REQUIRED_ARGUMENT) -> dict:
     """Token accuracy with an explicit ignore index.
 
     ``ignore_index`` is required (pass ``None`` to count every position); it is never
@@ -90,8 +94,8 @@ def token_accuracy(logits_or_pred, target, *, ignore_index=_REQUIRED) -> dict:
     ...                      ignore_index=-100)["token_accuracy"])
     1.0
     """
-    if ignore_index is _REQUIRED:
+    if ignore_index is REQUIRED_ARGUMENT:
         raise TypeError("token_accuracy() needs ignore_index= (an int, or None for no "
                         "ignored positions); it is never guessed from the data")
-    pred, target = _token_prepare(logits_or_pred, target, ignore_index)
-    return _token_compute(_token_update(pred, target, ignore_index=ignore_index))
+    pred, target = token_prepare(logits_or_pred, target, ignore_index)
+    return token_compute(token_update(pred, target, ignore_index=ignore_index))

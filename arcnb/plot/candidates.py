@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .palette import _plt, grid_image
+from .palette import grid_image, pyplot
 from .paper import figsize, paper_style
 from .pixelfont import plain_label
 from ..text import fmt_interval, fmt_number
@@ -34,7 +34,7 @@ def _axes(ax, aspect=0.62):
         yield ax
         return
     with paper_style():
-        _, new = _plt().subplots(figsize=figsize(1, aspect))
+        _, new = pyplot().subplots(figsize=figsize(1, aspect))
         yield new
 
 
@@ -204,9 +204,9 @@ def anytime_curve(analysis, *, metric: str = "pass@1", ax=None):
                 label="coverage (ceiling)")
         if t["n"].max() > 20:
             ax.set_xscale("log")
-            ax.xaxis.set_major_formatter(_plt().FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_major_formatter(pyplot().FuncFormatter(lambda v, _: f"{v:g}"))
         else:
-            ax.xaxis.set_major_locator(_plt().MaxNLocator(integer=True))
+            ax.xaxis.set_major_locator(pyplot().MaxNLocator(integer=True))
         axis = analysis.summary["anytime"]["axis"]
         ax.set_xlabel(f"draws n ({plain_label(axis)})")
         ax.set_ylabel(metric)

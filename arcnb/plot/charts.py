@@ -34,7 +34,7 @@ from ..runs import Run
 from ..scoring import Results
 from ..stats import pareto_front
 from ..text import fmt_number
-from .palette import PALETTE, _plt
+from .palette import PALETTE, pyplot
 from .paper import DOUBLE_COLUMN, SINGLE_COLUMN
 from .pixelfont import plain_label
 
@@ -179,7 +179,7 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
     res = _results_of(data)
     df = color_accuracy_table(res) if res is not None else data
     if ax is None:
-        _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, 2.2))
+        _, ax = pyplot().subplots(figsize=(SINGLE_COLUMN, 2.2))
     colors = df["color"].to_numpy(int)
     vals = df[value].to_numpy(float)
     x = np.arange(len(df))
@@ -244,7 +244,7 @@ def confusion_heatmap(data, *, ax=None, normalize: bool = True, annot: bool = Tr
         with np.errstate(invalid="ignore", divide="ignore"):
             m = np.where(tot > 0, m / np.where(tot > 0, tot, 1), np.nan)
     if ax is None:
-        _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, SINGLE_COLUMN * 0.92))
+        _, ax = pyplot().subplots(figsize=(SINGLE_COLUMN, SINGLE_COLUMN * 0.92))
     sns.heatmap(m, ax=ax, mask=np.isnan(m), cmap=cmap, vmin=0, vmax=1 if normalize else None,
                 annot=annot, fmt=".2f" if normalize else ".0f",
                 annot_kws={"fontsize": MIN_LABEL_SIZE},
@@ -345,7 +345,7 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
     order = list(order)
     if ax is None:
         h = max(1.8, 0.22 * len(order) + 0.6) if horizontal else 2.2
-        _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, h))
+        _, ax = pyplot().subplots(figsize=(SINGLE_COLUMN, h))
     count = _is_count(value) if count is None else bool(count)
     highs = [df[ci_high].to_numpy(float)] if ci_high else []
     lim = float(limit) if limit is not None else value_limit(df[value].to_numpy(float),
@@ -459,8 +459,8 @@ def breakdown_panels(table, *, metrics: Sequence[str] | None = None, lead: str |
     order = [lead] + [m for m in metrics if m != lead]
     n_groups = len(pd.unique(_default_group(df, group)))
     w = width or DOUBLE_COLUMN
-    fig, axes = _plt().subplots(1, len(order), sharey=True, squeeze=False,
-                                figsize=(w, max(1.6, 0.2 * n_groups + 0.9)))
+    fig, axes = pyplot().subplots(1, len(order), sharey=True, squeeze=False,
+                                  figsize=(w, max(1.6, 0.2 * n_groups + 0.9)))
     axes = list(axes[0])
     for i, (ax, m) in enumerate(zip(axes, order)):
         breakdown_bars(df, value=m, group=group, horizontal=True, ax=ax, sort=sort,
@@ -498,7 +498,7 @@ def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = NEAR_M
     edges = np.linspace(0.0, 1.0, bins + 1)
     counts, _ = np.histogram(acc, bins=edges)
     if ax is None:
-        _, ax = _plt().subplots(figsize=(SINGLE_COLUMN * 1.6, 2.2))
+        _, ax = pyplot().subplots(figsize=(SINGLE_COLUMN * 1.6, 2.2))
     mids, w = (edges[:-1] + edges[1:]) / 2, edges[1] - edges[0]
     ax.bar(mids, counts, width=w * 0.92, color=color, edgecolor="none")
     for x, c in zip(mids, counts):
@@ -549,7 +549,7 @@ def cost_vs_score(results, *, metric: str = "pass@2", ax=None):
     y = t[metric].to_numpy(float)
     ok = np.isfinite(cost) & (cost > 0) & np.isfinite(y)
     if ax is None:
-        _, ax = _plt().subplots(figsize=(SINGLE_COLUMN * 1.3, 2.4))
+        _, ax = pyplot().subplots(figsize=(SINGLE_COLUMN * 1.3, 2.4))
     ax.scatter(cost[ok], y[ok], s=10, color="#0072B2", alpha=0.35, edgecolor="none",
                label="tasks")
     s = results.summary
@@ -588,8 +588,8 @@ def cost_by_outcome(results, *, columns: Sequence[str] = ("cost", "total_tokens"
     t = _task_costs(results)
     solved = t["all_solved@2"].to_numpy(bool)
     cols = [c for c in columns if c in t.columns]
-    fig, axes = _plt().subplots(1, len(cols), squeeze=False,
-                                figsize=(SINGLE_COLUMN * 0.9 * len(cols) + 0.6, 2.4))
+    fig, axes = pyplot().subplots(1, len(cols), squeeze=False,
+                                  figsize=(SINGLE_COLUMN * 0.9 * len(cols) + 0.6, 2.4))
     rng = np.random.default_rng(0)
     medians: dict = {}
     for ax, c in zip(axes[0], cols):
@@ -647,7 +647,7 @@ def pass_at_k(data, *, ax=None, max_k: int | None = None, k: str = "K", value: s
         else:
             tables = {labels[0] if labels else "": df}
     if ax is None:
-        _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, 2.2))
+        _, ax = pyplot().subplots(figsize=(SINGLE_COLUMN, 2.2))
     ys, his = [], []
     for name, df in tables.items():
         df = df.sort_values(k)
@@ -733,7 +733,7 @@ def compare(a, b, *, metric: str = "pass@2", kind: str = "scatter",
             size = (SINGLE_COLUMN, max(1.6, 0.16 * n_shown + 0.8))
         else:
             size = (SINGLE_COLUMN, SINGLE_COLUMN if kind == "scatter" else 2.2)
-        _, ax = _plt().subplots(figsize=size)
+        _, ax = pyplot().subplots(figsize=size)
     if kind == "scatter":
         _compare_scatter(ax, x, y, metric=metric, labels=labels)
     elif kind == "bars":
@@ -831,7 +831,7 @@ def leaderboard(table, *, ax=None, cost: str = "cost_per_task", score: str = "pa
     floor = 10.0 ** (np.floor(np.log10(c[positive].min())) - 1) if positive.any() else 1e-3
     x = np.where(c > 0, c, floor)
     if ax is None:
-        _, ax = _plt().subplots(figsize=(SINGLE_COLUMN, 2.6))
+        _, ax = pyplot().subplots(figsize=(SINGLE_COLUMN, 2.6))
     _log_axis(ax, "x")
     if ci_low in df.columns and ci_high in df.columns:
         lo, hi = df[ci_low].to_numpy(float), df[ci_high].to_numpy(float)

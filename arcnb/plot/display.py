@@ -10,8 +10,8 @@ import sys
 
 from ..data import Pair, Task
 from ..grids import PAD_TOKEN
-from .palette import _as_array, _shape
-from .panels import _task_attempts, grid, pair, task
+from .palette import as_grid_array, shape_text
+from .panels import grid, pair, task, task_attempts
 
 __all__ = ["GridView", "PairView", "TaskView", "view", "enable_rich_display"]
 
@@ -34,7 +34,7 @@ class GridView:
 
     def __init__(self, g, *, values: bool = False, title: str | None = None,
                  pad_token: int | None = PAD_TOKEN):
-        self.grid = _as_array(g, pad_token=pad_token)
+        self.grid = as_grid_array(g, pad_token=pad_token)
         self.values, self.title, self.pad_token = values, title, pad_token
 
     def _draw(self, fig):
@@ -48,7 +48,7 @@ class GridView:
         return _png_bytes(self._draw)
 
     def __repr__(self) -> str:
-        return f"GridView({_shape(self.grid)})"
+        return f"GridView({shape_text(self.grid)})"
 
 
 class PairView:
@@ -86,7 +86,7 @@ class TaskView:
         self.task, self.predictions, self.values, self.cell = t, predictions, values, cell
 
     def _draw(self, fig):
-        attempts = _task_attempts(self.task, self.predictions)
+        attempts = task_attempts(self.task, self.predictions)
         ncols = max(2, 2 + max((len(a) for a in attempts), default=0))
         nrows = len(self.task.train) + len(self.task.test)
         fig.set_size_inches(ncols * self.cell, nrows * (self.cell + 0.25))

@@ -17,9 +17,9 @@ from ..columns import NEAR_MISS, is_near_miss
 from ..errors import ParameterError
 from ..grids import best_attempt
 from ..text import fmt_number
-from .palette import _WRONG, _shape
-from .pixelfont import _PixelFont, plain_label, safe_text
-from .tiles import _LUT4, _T_BG, _render_tiles
+from .palette import WRONG_COLOR, shape_text
+from .pixelfont import PixelFont, plain_label, safe_text
+from .tiles import BACKGROUND_TOKEN, TOKEN_RGBA, render_tiles
 
 __all__ = ["gallery", "gallery_items", "gallery_pages", "pairs_image"]
 
@@ -164,7 +164,7 @@ def gallery(results, select: str = "failed", *, tasks=None, category=None, categ
     """Many truth | prediction | difference triples in one figure, drawn fast.
 
     The triples chosen by :func:`gallery_items` (same selection arguments) are rendered
-    into one RGBA image shown by one image artist (see :func:`_render_tiles`), each
+    into one RGBA image shown by one image artist (see :func:`render_tiles`), each
     panel in a square slot of ``slot`` pixels, labelled ``"{task_id} test {i}"`` over
     ``"cell acc {a}"`` (plus ``attempt j`` when there are several attempts and ``✓``
     when solved@k).
@@ -210,9 +210,9 @@ def _gallery(results, items, *, what, k, attempt, ncols, slot, dpi, lines, text,
     n = len(triples)
     if ncols is None:
         ncols = int(min(max(1, n), 5))
-    font = _PixelFont(fontsize, dpi)
+    font = PixelFont(fontsize, dpi)
     small_pt = max(4.0, fontsize - 1.5)
-    small = _PixelFont(small_pt, dpi)
+    small = PixelFont(small_pt, dpi)
     label_px = 2 * font.height + 2
     header_px = font.height + 6
     notes = [tuple(_fit_note(nt, small.width, slot - 4) for nt in pair) for pair in notes]
@@ -282,7 +282,7 @@ def _gallery_rows(results, items, *, k, attempt):
         if p is None:
             notes.append(("no|prediction", "no|prediction"))
         elif not same:
-            notes.append((None, f"shape mismatch|{_shape(truth)} vs|{_shape(p)}"))
+            notes.append((None, f"shape mismatch|{shape_text(truth)} vs|{shape_text(p)}"))
         else:
             notes.append((None, None))
         triples.append((truth, p))
@@ -314,27 +314,30 @@ def _gallery_canvas(triples, *, ncols, slot, lines, label_px, header_px):
     triple's block (width, height) including its label band and gaps."""
     n = len(triples)
     nrows = max(1, -(-n // ncols))
-    tiles = _render_tiles(triples, slot, lines=lines)  # [n, 3, S, S] tokens
+    tiles = render_tiles(triples, slot, lines=lines)  # [n, 3, S, S] tokens
     n_slots = nrows * ncols
     if n_slots > n:
-        tiles = np.concatenate([tiles, np.full((n_slots - n, 3, slot, slot), _T_BG, np.uint8)])
+        tiles = np.concatenate([tiles, np.full((n_slots - n, 3, slot, slot), BACKGROUND_TOKEN,
+                                               np.uint8)])
     # tokens [N, 3, S, S] -> label band above, gaps right/below -> one canvas, by reshapes
-    t = np.pad(tiles, ((0, 0), (0, 0), (label_px, _GAP_V), (0, _GAP_IN)), constant_values=_T_BG)
+    t = np.pad(tiles, ((0, 0), (0, 0), (label_px, _GAP_V), (0, _GAP_IN)),
+               constant_values=BACKGROUND_TOKEN)
     Y = t.shape[2]
     t = t.transpose(0, 2, 1, 3).reshape(n_slots, Y, 3 * t.shape[3])
-    t = np.pad(t, ((0, 0), (0, 0), (0, _GAP_OUT - _GAP_IN)), constant_values=_T_BG)
+    t = np.pad(t, ((0, 0), (0, 0), (0, _GAP_OUT - _GAP_IN)), constant_values=BACKGROUND_TOKEN)
     Xb = t.shape[2]
     tok = t.reshape(nrows, ncols, Y, Xb).transpose(0, 2, 1, 3).reshape(nrows * Y, ncols * Xb)
     tok = np.pad(tok[:, : tok.shape[1] - _GAP_OUT],
-                 ((_MARGIN + header_px, _MARGIN), (_MARGIN, _MARGIN)), constant_values=_T_BG)
+                 ((_MARGIN + header_px, _MARGIN), (_MARGIN, _MARGIN)),
+                 constant_values=BACKGROUND_TOKEN)
     # the one colour look-up for the whole figure (RGBA gathered as 32-bit words)
-    rgba = _LUT4.view(np.uint32).ravel()[tok].view(np.uint8).reshape(tok.shape + (4,))
+    rgba = TOKEN_RGBA.view(np.uint32).ravel()[tok].view(np.uint8).reshape(tok.shape + (4,))
     return rgba, Xb, Y
 
 
 def _gallery_text(head, heads, tails, notes, *, width, origin, ncols, slot, block, label_px,
                   line_px, note_px):
-    """The strings to write on the gallery, as :meth:`_PixelFont.draw_many` items: the
+    """The strings to write on the gallery, as :meth:`PixelFont.draw_many` items: the
     header and the two label lines of each triple (``text_items``), and the notes
     centred on the prediction and difference panels (``note_items``, smaller font)."""
     x_origin, y_origin = origin
@@ -356,7 +359,7 @@ def _gallery_text(head, heads, tails, notes, *, width, origin, ncols, slot, bloc
                 parts = note.split("|")
                 yc = y0 + label_px + slot // 2 - (len(parts) * note_px) // 2
                 for li, line in enumerate(parts):
-                    note_items.append((xc, yc + li * note_px, line, _WRONG, "center",
+                    note_items.append((xc, yc + li * note_px, line, WRONG_COLOR, "center",
                                        "#FFFFFF"))
     return text_items, note_items
 

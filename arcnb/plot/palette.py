@@ -5,7 +5,7 @@
 3 green, 4 yellow, 5 grey, 6 magenta, 7 orange, 8 azure, 9 maroon). Padding (the pad
 token, default 10) is never drawn black: it is white with a grey hatch.
 
-Nothing here imports matplotlib at import time (:func:`_plt` imports pyplot when a
+Nothing here imports matplotlib at import time (:func:`pyplot` imports pyplot when a
 figure is first made).
 """
 from __future__ import annotations
@@ -25,13 +25,14 @@ PALETTE = ("#000000", "#0074D9", "#FF4136", "#2ECC40", "#FFDC00",
            "#AAAAAA", "#F012BE", "#FF851B", "#7FDBFF", "#870C25")
 
 
-def _rgb(hex_color: str) -> tuple[int, int, int]:
+def hex_to_rgb(hex_color: str) -> tuple[int, int, int]:
+    """``(r, g, b)`` integers 0-255 of a ``"#RRGGBB"`` colour."""
     h = hex_color.lstrip("#")
     return (int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16))
 
 
 #: ``PALETTE`` as a ``(10, 3)`` uint8 array.
-PALETTE_RGB = np.array([_rgb(c) for c in PALETTE], dtype=np.uint8)
+PALETTE_RGB = np.array([hex_to_rgb(c) for c in PALETTE], dtype=np.uint8)
 PALETTE_RGB.setflags(write=False)
 
 #: Padding cells: white under a grey hatch (never black, never an ARC colour).
@@ -45,22 +46,39 @@ DIFF_OK_COLOR = "#EBEBEB"
 #: Difference panel: a wrong cell.
 DIFF_WRONG_COLOR = "#D62728"
 #: Shape mismatch hatch in galleries.
-_MISMATCH_COLOR = "#FFFFFF"
-_MISMATCH_HATCH = "#D62728"
-_BACKGROUND = "#FFFFFF"
-_RIGHT = "#1A9850"
-_WRONG = "#D62728"
+MISMATCH_COLOR = "#FFFFFF"
+#: The hatch drawn over a shape mismatch in galleries.
+MISMATCH_HATCH_COLOR = "#D62728"
+#: The background of galleries, around and between the panels.
+BACKGROUND_COLOR = "#FFFFFF"
+#: Text and marks of a right answer.
+RIGHT_COLOR = "#1A9850"
+#: Text and marks of a wrong answer.
+WRONG_COLOR = "#D62728"
 
 
 # ------------------------------------------------------------------ helpers
-def _plt():
+def pyplot():
+    """``matplotlib.pyplot``, imported on first use (so that importing a plot module does
+    not import matplotlib)."""
     # pyplot picks a non-interactive backend (Agg) by itself when there is no display
     import matplotlib.pyplot as plt
 
     return plt
 
 
-def _as_array(g: Any, *, pad_token: int | None = PAD_TOKEN, name: str = "grid") -> np.ndarray:
+def axes_or_new(ax, figsize=(5.0, 3.0)):
+    """``ax`` itself, or when it is None the Axes of a new figure of ``figsize`` inches
+    with the constrained layout (the figures of the sweep, repeats and probes)."""
+    if ax is not None:
+        return ax
+    from .figures import new_subplots
+
+    _, ax = new_subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def as_grid_array(g: Any, *, pad_token: int | None = PAD_TOKEN, name: str = "grid") -> np.ndarray:
     """A 2-D int array with values 0-9 (or the pad token). Accepts lists, numpy, torch."""
     if g is None:
         raise GridError(f"{name} is None")
@@ -85,7 +103,8 @@ def _as_array(g: Any, *, pad_token: int | None = PAD_TOKEN, name: str = "grid") 
     return arr
 
 
-def _shape(g: np.ndarray) -> str:
+def shape_text(g: np.ndarray) -> str:
+    """A grid's shape in words, ``"HxW"``."""
     return f"{g.shape[0]}x{g.shape[1]}"
 
 
@@ -96,8 +115,8 @@ def grid_image(g: Any, *, pad_token: int | None = PAD_TOKEN) -> np.ndarray:
     hatch over them), never black.
     """
     pad_token = check_pad_token(pad_token)
-    arr = _as_array(g, pad_token=pad_token)
-    lut = np.vstack([PALETTE_RGB, np.array([_rgb(PAD_COLOR)], np.uint8)])
+    arr = as_grid_array(g, pad_token=pad_token)
+    lut = np.vstack([PALETTE_RGB, np.array([hex_to_rgb(PAD_COLOR)], np.uint8)])
     idx = np.where(arr == pad_token, 10, arr) if pad_token is not None else arr
     return lut[idx]
 
@@ -105,22 +124,24 @@ def grid_image(g: Any, *, pad_token: int | None = PAD_TOKEN) -> np.ndarray:
 def diff_mask(truth: Any, pred: Any) -> np.ndarray | None:
     """Boolean ``H x W`` mask of the wrong cells (``truth != pred``), or None when the
     prediction is missing or its shape differs from the truth's."""
-    t = _as_array(truth, name="truth")
+    t = as_grid_array(truth, name="truth")
     if pred is None:
         return None
-    p = _as_array(pred, name="prediction")
+    p = as_grid_array(pred, name="prediction")
     if p.shape != t.shape:
         return None
     return t != p
 
 
-def _mismatch_text(truth: np.ndarray, pred: np.ndarray | None) -> str:
+def mismatch_text(truth: np.ndarray, pred: np.ndarray | None) -> str:
+    """Why a prediction has no difference panel: missing, or its shape and the truth's."""
     if pred is None:
         return "no prediction"
-    return f"shape mismatch: truth {_shape(truth)}, prediction {_shape(pred)}"
+    return f"shape mismatch: truth {shape_text(truth)}, prediction {shape_text(pred)}"
 
 
-def _contrast(rgb: np.ndarray) -> np.ndarray:
-    """Black or white text per colour (relative luminance threshold)."""
+def is_dark(rgb: np.ndarray) -> np.ndarray:
+    """Black or white text per colour: True where a colour is dark, so its text is white
+    (relative luminance threshold)."""
     lum = (0.2126 * rgb[..., 0] + 0.7152 * rgb[..., 1] + 0.0722 * rgb[..., 2]) / 255.0
     return lum < 0.5

@@ -21,9 +21,9 @@ from ..errors import ParameterError
 from ..grids import PAD_TOKEN, check_pad_token
 from ..predictions import Predictions, load_predictions
 from ..scoring import Results
-from .palette import (_RIGHT, _WRONG, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR,
-                      PAD_HATCH_COLOR, _as_array, _contrast, _mismatch_text, _plt, _rgb, _shape,
-                      diff_mask, grid_image)
+from .palette import (DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, PAD_HATCH_COLOR, RIGHT_COLOR,
+                      WRONG_COLOR, as_grid_array, diff_mask, grid_image, hex_to_rgb, is_dark,
+                      mismatch_text, pyplot, shape_text)
 from .paper import DOUBLE_COLUMN
 from .pixelfont import plain_label
 
@@ -44,10 +44,10 @@ def grid(g: Any, *, ax=None, values: bool = False, lines: bool = True, title: st
     from matplotlib.patches import Rectangle
 
     pad_token = check_pad_token(pad_token)
-    arr = _as_array(g, pad_token=pad_token)
+    arr = as_grid_array(g, pad_token=pad_token)
     img = grid_image(arr, pad_token=pad_token)
     if ax is None:
-        plt = _plt()
+        plt = pyplot()
         h, w = arr.shape
         scale = 2.4 / max(h, w)
         _, ax = plt.subplots(figsize=(max(1.0, w * scale + 0.3), max(1.0, h * scale + 0.45)))
@@ -69,7 +69,7 @@ def grid(g: Any, *, ax=None, values: bool = False, lines: bool = True, title: st
         ax.add_collection(LineCollection(segs, colors=LINE_COLOR, linewidths=linewidth,
                                          gid="arcnb-cell-lines"))
     if values:
-        dark = _contrast(img.astype(float))
+        dark = is_dark(img.astype(float))
         fs = max(3.0, min(9.0, 60.0 / max(h, w)))
         for r in range(h):
             for c in range(w):
@@ -83,7 +83,7 @@ def grid(g: Any, *, ax=None, values: bool = False, lines: bool = True, title: st
             s.set_linewidth(2.0)
     if label or title:
         parts = [p for p in (plain_label(title) if title else None,
-                             _shape(arr) if label else None) if p]
+                             shape_text(arr) if label else None) if p]
         ax.set_title(" ".join(parts), fontsize=fontsize)
     return ax
 
@@ -103,17 +103,18 @@ def _diff_panel(ax, truth: np.ndarray, pred: np.ndarray | None, *, title: str = 
         ax.set_xlim(-0.5, w - 0.5)
         ax.set_ylim(h - 0.5, -0.5)
         ax.set_aspect("equal")
-        msg = _mismatch_text(truth, pred)
+        msg = mismatch_text(truth, pred)
         ax.text(0.5, 0.5, msg.replace(": ", ":\n").replace(", ", ",\n"), transform=ax.transAxes,
-                ha="center", va="center", fontsize=8, color=_WRONG, wrap=True, gid="arcnb-mismatch")
+                ha="center", va="center", fontsize=8, color=WRONG_COLOR, wrap=True,
+                gid="arcnb-mismatch")
         ax.set_title(f"{title}\nshape mismatch" if pred is not None else f"{title}\nno prediction",
                      fontsize=fontsize)
         for s in ax.spines.values():
-            s.set_edgecolor(_WRONG)
+            s.set_edgecolor(WRONG_COLOR)
         return None
     img = np.empty((h, w, 3), np.uint8)
-    img[...] = _rgb(DIFF_OK_COLOR)
-    img[mask] = _rgb(DIFF_WRONG_COLOR)
+    img[...] = hex_to_rgb(DIFF_OK_COLOR)
+    img[mask] = hex_to_rgb(DIFF_WRONG_COLOR)
     ax.imshow(img, interpolation="nearest", resample=False, extent=(-0.5, w - 0.5, h - 0.5, -0.5))
     ax.set_xlim(-0.5, w - 0.5)
     ax.set_ylim(h - 0.5, -0.5)
@@ -140,8 +141,8 @@ def pair(truth: Any, pred: Any, *, axes=None, values: bool = False, lines: bool 
     marked and the panel states ``"shape mismatch: truth HxW, prediction HxW"`` (or
     ``"no prediction"``). ``axes`` is an optional sequence of three Axes.
     """
-    t = _as_array(truth, name="truth")
-    p = None if pred is None else _as_array(pred, name="prediction")
+    t = as_grid_array(truth, name="truth")
+    p = None if pred is None else as_grid_array(pred, name="prediction")
     if axes is None:
         from .figures import new_subplots
 
@@ -156,7 +157,7 @@ def pair(truth: Any, pred: Any, *, axes=None, values: bool = False, lines: bool 
         axes[1].set_xticks([])
         axes[1].set_yticks([])
         axes[1].text(0.5, 0.5, "no prediction", transform=axes[1].transAxes, ha="center",
-                     va="center", color=_WRONG)
+                     va="center", color=WRONG_COLOR)
         axes[1].set_title(plain_label(titles[1]))
     else:
         grid(p, ax=axes[1], values=values, lines=lines, title=titles[1])
@@ -167,7 +168,7 @@ def pair(truth: Any, pred: Any, *, axes=None, values: bool = False, lines: bool 
 
 
 # ------------------------------------------------------------------ task
-def _task_attempts(task, predictions) -> list[list[np.ndarray | None]]:
+def task_attempts(task, predictions) -> list[list[np.ndarray | None]]:
     """Normalise ``predictions`` to one list of attempts per test input of ``task``."""
     n = len(task.test)
     if predictions is None:
@@ -192,7 +193,7 @@ def _task_attempts(task, predictions) -> list[list[np.ndarray | None]]:
             atts = predictions[i] if i < len(predictions) else []
             if atts is None or (hasattr(atts, "ndim") and np.asarray(atts).ndim == 2):
                 atts = [atts]
-            out.append([None if a is None else _as_array(a, name="attempt") for a in atts])
+            out.append([None if a is None else as_grid_array(a, name="attempt") for a in atts])
         return out
     raise TypeError("predictions must be None, Results, Predictions, an ARC Prize dict or a "
                     f"list of attempts per test input, got {type(predictions).__name__}")
@@ -208,7 +209,7 @@ def task(t, predictions=None, *, values: bool = False, lines: bool = True,
     of attempt grids per test input. An attempt is right iff it equals the truth
     exactly (same shape and every cell). Returns the Figure.
     """
-    attempts = _task_attempts(t, predictions)
+    attempts = task_attempts(t, predictions)
     if max_attempts is not None:
         attempts = [a[:max_attempts] for a in attempts]
     n_att = max((len(a) for a in attempts), default=0)
@@ -252,19 +253,20 @@ def _attempt_panel(ax, j: int, a: np.ndarray | None, truth: np.ndarray | None, *
         ax.set_xticks([])
         ax.set_yticks([])
         ax.text(0.5, 0.5, "invalid", transform=ax.transAxes, ha="center", va="center",
-                color=_WRONG, fontsize=fontsize)
-        ax.set_title(f"attempt {j + 1} ✗ wrong\ninvalid grid", color=_WRONG, fontsize=fontsize)
+                color=WRONG_COLOR, fontsize=fontsize)
+        ax.set_title(f"attempt {j + 1} ✗ wrong\ninvalid grid", color=WRONG_COLOR,
+                     fontsize=fontsize)
         return
     if truth is None:
         grid(a, ax=ax, title=f"attempt {j + 1}", **kw)
         return
     right = a.shape == truth.shape and np.array_equal(a, truth)
-    color = _RIGHT if right else _WRONG
+    color = RIGHT_COLOR if right else WRONG_COLOR
     grid(a, ax=ax, label=False, border_color=color, **kw)
     if right:
-        note = f"✓ right\n{_shape(a)}"
+        note = f"✓ right\n{shape_text(a)}"
     elif a.shape != truth.shape:
-        note = f"✗ wrong\nshape {_shape(a)}"
+        note = f"✗ wrong\nshape {shape_text(a)}"
     else:
         note = f"✗ wrong\n{np.mean(a == truth):.2f} of cells right"
     ax.set_title(f"attempt {j + 1} {note}", color=color, fontsize=fontsize)

@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 
-from .palette import _rgb
+from .palette import hex_to_rgb
 
 __all__ = ["safe_text", "plain_label"]
 
@@ -52,7 +52,7 @@ def plain_label(text) -> str:
     return safe_text(text).replace("$", r"\$")
 
 
-class _PixelFont:
+class PixelFont:
     """Text rasterised straight into an RGB(A) array: glyphs rendered once by FreeType
     (DejaVu Sans, shipped with matplotlib), then placed for all strings at once.
 
@@ -121,7 +121,7 @@ class _PixelFont:
                 x = int(round(x - w / 2))
             if background is not None:
                 canvas[max(0, y):max(0, min(H, y + self.height)),
-                       max(0, x - 1):max(0, min(W, x + w + 1)), :3] = _rgb(background)
+                       max(0, x - 1):max(0, min(W, x + w + 1)), :3] = hex_to_rgb(background)
             pens = x + np.round(np.concatenate([[0.0], np.cumsum(adv)[:-1]])).astype(int)
             per = by_color.setdefault(color, {})
             for ch, px in zip(text, pens):
@@ -150,5 +150,5 @@ class _PixelFont:
             flat = np.concatenate(touched)
             a = alpha[flat].astype(np.float32)[:, None] / 255.0
             px = flat_rgb[flat, :3].astype(np.float32)
-            flat_rgb[flat, :3] = (px * (1.0 - a) + np.array(_rgb(color), np.float32) * a
+            flat_rgb[flat, :3] = (px * (1.0 - a) + np.array(hex_to_rgb(color), np.float32) * a
                                   + 0.5).astype(np.uint8)

@@ -12,8 +12,8 @@ import numpy as np
 from ..errors import ParameterError
 from ..stats import bootstrap_ci
 from .galleries import pairs_image
+from .palette import axes_or_new
 from .pixelfont import plain_label
-from .sweep import _ax
 
 __all__ = ["probe_scores", "probe_drops", "probe_consistency", "proxy_vs_true",
            "probe_gallery", "lost_outputs"]
@@ -60,7 +60,7 @@ def probe_scores(run, *, ax=None, n_boot: int = 1000, seed: int = 0):
     table = _table(run)
     views = [(p, v) for p, rows in table.groupby("probe", sort=False)
              for v in rows["view"].drop_duplicates()]
-    ax = _ax(ax, figsize=(max(3.4, 0.22 * len(views) + 1.6), 2.8))
+    ax = axes_or_new(ax, figsize=(max(3.4, 0.22 * len(views) + 1.6), 2.8))
     per_task = table.groupby(["probe", "view", "task_id"], sort=False)[
         ["plain_pass@2", "pass@2"]].mean()
     plain = per_task.xs(views[0], level=("probe", "view"))["plain_pass@2"].to_numpy(float)
@@ -95,7 +95,7 @@ def probe_drops(runs, *, labels: Sequence[str] | None = None, ax=None):
     probes = [p for p in _COLORS if any(p in r.probes for r in runs)]
     if not probes:
         raise ParameterError("no run has probes (evaluate it with probe=...)")
-    ax = _ax(ax, figsize=(3.6, max(1.6, 0.32 * len(probes) * len(runs) + 0.9)))
+    ax = axes_or_new(ax, figsize=(3.6, max(1.6, 0.32 * len(probes) * len(runs) + 0.9)))
     h = 0.8 / len(runs)
     for j, (run, label) in enumerate(zip(runs, labels)):
         ys, ds, errs = [], [], []
@@ -127,7 +127,7 @@ def probe_consistency(run, *, ax=None):
     probes = [p for p in _COLORS if p in run.probes]
     if not probes:
         raise ParameterError(f"{getattr(run, 'label', 'the run')} has no probes")
-    ax = _ax(ax, figsize=(3.4, 2.4))
+    ax = axes_or_new(ax, figsize=(3.4, 2.4))
     x = np.arange(len(probes))
     cons = [run.probes[p].get("consistency") for p in probes]
     rob = [run.probes[p].get("robustly_solved") for p in probes]
@@ -159,7 +159,7 @@ def proxy_vs_true(runs, *, labels: Sequence[str] | None = None, ax=None):
     if not pts:
         raise ParameterError("no run has a proxy score beside a true one (evaluate it with "
                              "proxy=True on a dataset with truth)")
-    ax = _ax(ax, figsize=(3.0, 3.0))
+    ax = axes_or_new(ax, figsize=(3.0, 3.0))
     top = 0.0
     for j, (p, lab) in enumerate(pts):
         x, y = p["pass@2"], p["true_pass@2"]

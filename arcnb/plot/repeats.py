@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .palette import axes_or_new
 from .pixelfont import plain_label
-from .sweep import _ax  # a new constrained Axes when none is given, as the sweep's figures
 
 __all__ = ["seed_spread", "union_coverage", "solve_matrix", "winners_curse"]
 
@@ -17,7 +17,7 @@ def seed_spread(summary: dict, *, ax=None):
     point per run, the mean with a bar of one SD either side, and the 95 % two-level
     interval as a thin line beside it. Returns the Axes."""
     configs = summary["configs"]
-    ax = _ax(ax, figsize=(max(3.0, 0.9 * len(configs) + 1.6), 3.0))
+    ax = axes_or_new(ax, figsize=(max(3.0, 0.9 * len(configs) + 1.6), 3.0))
     scores = {r["run"]: r["pass@2"] for r in summary["runs"]}
     for i, (name, c) in enumerate(configs.items()):
         ys = np.array([scores[r] for r in c["runs"]], dtype=float)
@@ -44,7 +44,7 @@ def union_coverage(by_n_runs, *, ax=None, mean_single: float | None = None):
     """Union coverage (pass@2 of "any of the runs solves it") against the number of runs,
     from ``summary["union"]["by_n_runs"]``. Returns the Axes."""
     ys = np.asarray(by_n_runs, dtype=float)
-    ax = _ax(ax)
+    ax = axes_or_new(ax)
     xs = np.arange(1, len(ys) + 1)
     ax.plot(xs, ys, marker="o", ms=3, color="C0", label="any of k runs")
     if mean_single is not None:
@@ -79,7 +79,8 @@ def solve_matrix(matrix, *, ax=None, max_labels: int = 60):
     order = sorted(range(len(matrix)), key=lambda i: (-rate.iloc[i], str(matrix.index[i])))
     m = matrix.iloc[order]
     n = len(m)
-    ax = _ax(ax, figsize=(max(3.5, 0.35 * m.shape[1] + 2), min(12, max(2.4, 1.2 + 0.12 * n))))
+    ax = axes_or_new(ax, figsize=(max(3.5, 0.35 * m.shape[1] + 2),
+                                  min(12, max(2.4, 1.2 + 0.12 * n))))
     values = m.to_numpy(float) if n else np.zeros((1, m.shape[1]))
     im = ax.imshow(values, aspect="auto", cmap="Blues", vmin=0, vmax=1, interpolation="nearest")
     names = [_short(plain_label(str(c))) for c in m.columns]
@@ -100,7 +101,7 @@ def winners_curse(curse: dict, *, ax=None):
     """Per configuration (``summary["winners_curse"]``): the best run's pass@2 on the
     public half it was picked on, its pass@2 on the private half, and the configuration's
     mean, side by side. Returns the Axes."""
-    ax = _ax(ax, figsize=(max(3.0, 0.9 * len(curse) + 1.6), 3.0))
+    ax = axes_or_new(ax, figsize=(max(3.0, 0.9 * len(curse) + 1.6), 3.0))
     xs = np.arange(len(curse))
     for k, (key, label, color) in enumerate((("public", "picked run, public half", "C3"),
                                              ("private", "picked run, private half", "C0"),

@@ -8,6 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .palette import axes_or_new
 from .paper import DOUBLE_COLUMN
 from .pixelfont import plain_label
 
@@ -22,15 +23,6 @@ METRIC_LABELS = {
     "partial_credit": "partial credit",
     "near_miss_rate": "near misses (fraction of outputs)",
 }
-
-
-def _ax(ax, figsize=(5.0, 3.0)):
-    if ax is not None:
-        return ax
-    from .figures import new_subplots
-
-    _, ax = new_subplots(figsize=figsize, layout="constrained")
-    return ax
 
 
 def _integer_steps(ax) -> None:
@@ -50,7 +42,7 @@ def learning_curve(table, metric: str = "pass@2", *, ax=None, color: str = "C0",
                    label: str | None = None):
     """``metric`` of a sweep table (``sweep.csv``) against step: a line with a marker
     per checkpoint and its 95 % bootstrap interval as a band. Returns the Axes."""
-    ax = _ax(ax)
+    ax = axes_or_new(ax)
     t = table.sort_values("step")
     x = t["step"].to_numpy(float)
     y = t[metric].to_numpy(float)
@@ -95,7 +87,7 @@ def learning_curves(table, metrics: Sequence[str] = ("pass@2", "shape_accuracy",
 def changes_bars(changes, steps: Sequence[int], *, ax=None):
     """Outputs gained (up, green) and lost (down, red) between consecutive checkpoints
     (``changes.csv``), one pair of bars per step change. Returns the Axes."""
-    ax = _ax(ax)
+    ax = axes_or_new(ax)
     steps = list(steps)
     pairs = list(zip(steps[:-1], steps[1:]))
     x = np.arange(len(pairs))
@@ -119,7 +111,8 @@ def solved_heatmap(matrix, *, ax=None, max_labels: int = 60):
     they were first solved), white 0 to dark blue 1. Task ids label the rows when
     there are at most ``max_labels``. Returns the Axes."""
     n = len(matrix)
-    ax = _ax(ax, figsize=(max(3.5, 0.45 * matrix.shape[1] + 2), min(12, max(2.4, 1.2 + 0.16 * n))))
+    ax = axes_or_new(ax, figsize=(max(3.5, 0.45 * matrix.shape[1] + 2),
+                                  min(12, max(2.4, 1.2 + 0.16 * n))))
     values = matrix.to_numpy(float) if n else np.zeros((1, matrix.shape[1]))
     im = ax.imshow(values, aspect="auto", cmap="Blues", vmin=0, vmax=1,
                    interpolation="nearest")
@@ -142,7 +135,7 @@ def solved_heatmap(matrix, *, ax=None, max_labels: int = 60):
 def category_curves(categories, metric: str = "pass@2", *, ax=None, min_tasks: int = 1):
     """``metric`` per structural category against step (``categories.csv``), one line
     per category with at least ``min_tasks`` tasks. Returns the Axes."""
-    ax = _ax(ax, figsize=(6.0, 3.4))
+    ax = axes_or_new(ax, figsize=(6.0, 3.4))
     groups = [g for g in dict.fromkeys(categories["group"])
               if categories.loc[categories["group"] == g, "n_tasks"].max() >= min_tasks]
     for i, g in enumerate(groups):

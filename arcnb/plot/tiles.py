@@ -2,9 +2,9 @@
 (indices into one colour look-up table), batched in numpy.
 
 Tokens 0-9 are the ARC colours; 10-18 are padding, background, the difference
-panel's right / wrong / mismatch cells, cell lines and hatches. :func:`_render_tiles`
+panel's right / wrong / mismatch cells, cell lines and hatches. :func:`render_tiles`
 fills ``[N, 3, slot, slot]`` tokens; the gallery turns the whole figure's tokens into
-RGBA with one look-up in ``_LUT4``.
+RGBA with one look-up in ``TOKEN_RGBA``.
 
 The explorer draws its grids with the same engine, one tile at a time:
 :func:`grid_tile` (a grid, optionally with its values written in), :func:`diff_tile`
@@ -18,17 +18,21 @@ from pathlib import Path
 
 import numpy as np
 
-from .palette import (_BACKGROUND, _MISMATCH_COLOR, _MISMATCH_HATCH, DIFF_OK_COLOR,
-                      DIFF_WRONG_COLOR, LINE_COLOR, PAD_COLOR, PAD_HATCH_COLOR, PALETTE, _rgb)
+from .palette import (BACKGROUND_COLOR, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR,
+                      MISMATCH_COLOR, MISMATCH_HATCH_COLOR, PAD_COLOR, PAD_HATCH_COLOR, PALETTE,
+                      hex_to_rgb)
 
-# token layout of the gallery's look-up table (values 0-9 are the ARC colours)
-(_T_PAD, _T_BG, _T_OK, _T_WRONG, _T_MISMATCH, _T_LINE, _T_DIFF_LINE, _T_PAD_HATCH,
+# token layout of the gallery's look-up table (values 0-9 are the ARC colours);
+# BACKGROUND_TOKEN, the space around and between the panels, is the gallery's too
+(_T_PAD, BACKGROUND_TOKEN, _T_OK, _T_WRONG, _T_MISMATCH, _T_LINE, _T_DIFF_LINE, _T_PAD_HATCH,
  _T_MISMATCH_HATCH) = range(10, 19)
-_LUT = np.array([_rgb(c) for c in PALETTE]
-                + [_rgb(c) for c in (PAD_COLOR, _BACKGROUND, DIFF_OK_COLOR, DIFF_WRONG_COLOR,
-                                     _MISMATCH_COLOR, LINE_COLOR, "#C8C8C8", PAD_HATCH_COLOR,
-                                     _MISMATCH_HATCH)], dtype=np.uint8)
-_LUT4 = np.ascontiguousarray(np.concatenate([_LUT, np.full((len(_LUT), 1), 255, np.uint8)], axis=1))
+_LUT = np.array([hex_to_rgb(c) for c in PALETTE]
+                + [hex_to_rgb(c) for c in (PAD_COLOR, BACKGROUND_COLOR, DIFF_OK_COLOR,
+                                           DIFF_WRONG_COLOR, MISMATCH_COLOR, LINE_COLOR, "#C8C8C8",
+                                           PAD_HATCH_COLOR, MISMATCH_HATCH_COLOR)], dtype=np.uint8)
+#: The look-up table from a token to its RGBA colour (``[19, 4]`` uint8, opaque).
+TOKEN_RGBA = np.ascontiguousarray(np.concatenate([_LUT, np.full((len(_LUT), 1), 255, np.uint8)],
+                                                 axis=1))
 
 
 def _upsample(tokens: np.ndarray, c: int, ph: int | None = None,
@@ -127,8 +131,8 @@ def _value_cells(c: int) -> np.ndarray:
     return _VALUE_CELLS[c]
 
 
-def _render_tiles(triples: list[tuple[np.ndarray, np.ndarray | None]], slot: int,
-                  lines: bool = True) -> np.ndarray:
+def render_tiles(triples: list[tuple[np.ndarray, np.ndarray | None]], slot: int,
+                 lines: bool = True) -> np.ndarray:
     """Render N (truth, prediction) pairs into ``[N, 3, slot, slot]`` uint8 *tokens*
     (indices into ``_LUT``: colours 0-9, padding, background, difference, lines, hatch).
 
@@ -142,7 +146,7 @@ def _render_tiles(triples: list[tuple[np.ndarray, np.ndarray | None]], slot: int
     cell size (one numpy pass per distinct ``c``).
     """
     n = len(triples)
-    tiles = np.full((n, 3, slot, slot), _T_BG, np.uint8)
+    tiles = np.full((n, 3, slot, slot), BACKGROUND_TOKEN, np.uint8)
     if n == 0:
         return tiles
     dims = np.array([max(t.shape + (p.shape if p is not None else ())) for t, p in triples])
@@ -154,7 +158,7 @@ def _render_tiles(triples: list[tuple[np.ndarray, np.ndarray | None]], slot: int
                  for i in idx)
         Wm = max(max(triples[i][0].shape[1], 0 if triples[i][1] is None else triples[i][1].shape[1])
                  for i in idx)
-        G = np.full((3, m, Hm, Wm), _T_BG, np.uint8)  # truth, prediction, difference
+        G = np.full((3, m, Hm, Wm), BACKGROUND_TOKEN, np.uint8)  # truth, prediction, difference
         shapes = np.zeros((3, m, 2), np.int64)
         for j, i in enumerate(idx):  # stacking only; all pixel work below is batched
             t, p = triples[i]
@@ -164,10 +168,10 @@ def _render_tiles(triples: list[tuple[np.ndarray, np.ndarray | None]], slot: int
                 G[1, j, : p.shape[0], : p.shape[1]] = p
                 shapes[1, j] = p.shape
         same = (shapes[0] == shapes[1]).all(axis=1)  # [m]
-        in_truth = G[0] != _T_BG
+        in_truth = G[0] != BACKGROUND_TOKEN
         G[2] = np.where(G[0] == G[1], _T_OK, _T_WRONG)
         G[2][~same] = _T_MISMATCH
-        G[2][~in_truth] = _T_BG
+        G[2][~in_truth] = BACKGROUND_TOKEN
         G = G.reshape(3 * m, Hm, Wm)
         shapes = shapes.reshape(3 * m, 2)
         ph, pw = min(Hm * c + 1, slot), min(Wm * c + 1, slot)

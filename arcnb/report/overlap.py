@@ -16,8 +16,9 @@ import pandas as pd
 from ..overlap import Overlap, overlap
 from ..runs import record_training_overlap
 from ..stats import bootstrap_ci
+from ..html import escape as _esc
 from ..text import fmt_number
-from .html import _esc, note_html, table_html
+from .html import note_html, table_html
 
 __all__ = ["WARN_SHARE", "overlap_check", "overlap_split", "overlap_section_html"]
 

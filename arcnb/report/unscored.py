@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 
+from ..html import escape as _esc
 from ..plot import grid
-from ..plot.palette import _plt
-from .html import _esc
+from ..plot.palette import pyplot
 
 __all__ = ["no_truth_html", "predictions_gallery"]
 
@@ -40,8 +40,8 @@ def predictions_gallery(run, *, max_items: int = 24, attempts: int = 2, per_row:
     items = [(t, i) for t in run.dataset for i in range(len(t.test))][:max_items]
     cols = 1 + attempts
     n_rows = max(1, -(-len(items) // per_row))
-    fig, axes = _plt().subplots(n_rows, cols * per_row, squeeze=False,
-                                figsize=(1.25 * cols * per_row, 1.6 * n_rows))
+    fig, axes = pyplot().subplots(n_rows, cols * per_row, squeeze=False,
+                                  figsize=(1.25 * cols * per_row, 1.6 * n_rows))
     for ax in axes.ravel():
         ax.set_axis_off()
     for q, (task, i) in enumerate(items):

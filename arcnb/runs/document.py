@@ -128,10 +128,10 @@ def unscored_summary(dataset, predictions, *, fills: Mapping, attempts: int = 2)
 def ks_of(metrics: Mapping) -> tuple[int, ...]:
     """The K of every ``pass@K`` a metrics.json holds (always 1 and 2; K is a plain
     ASCII number >= 1)."""
-    return tuple(sorted({1, 2} | _pass_ks(summary_of(metrics))))
+    return tuple(sorted({1, 2} | pass_k_values(summary_of(metrics))))
 
 
-def _pass_ks(keys) -> set[int]:
+def pass_k_values(keys) -> set[int]:
     """The K of the ``pass@K`` keys among ``keys``."""
     return {int(key[5:]) for key in keys
             if isinstance(key, str) and key.startswith("pass@") and "_" not in key

@@ -67,7 +67,7 @@ PROXY_CSV = "proxy.csv"
 OPTIONAL_RUN_FILES = (SUBMISSION, CANDIDATES, PROBES_CSV, *PROBE_PREDICTIONS.values(),
                       PROXY_PREDICTIONS, PROXY_CSV)
 #: The files a run directory must hold to be opened (checked in this order).
-_REQUIRED = (METRICS, PREDICTIONS)
+REQUIRED_RUN_FILES = (METRICS, PREDICTIONS)
 #: Summary keys that re-scoring ``predictions.json`` must reproduce exactly.
 HEADLINE_KEYS = ("n_tasks", "n_outputs", "pass@1", "pass@2", "pass@2_per_output",
                  "pass@2_all_or_nothing")
@@ -82,7 +82,7 @@ def is_run_dir(path: str | os.PathLike) -> bool:
     of per-task files, a folder of submissions, a dataset), a file or a missing path is
     not one; :func:`is_finished` says whether a run directory is finished."""
     p = Path(path)
-    return p.is_dir() and any((p / name).is_file() for name in _REQUIRED)
+    return p.is_dir() and any((p / name).is_file() for name in REQUIRED_RUN_FILES)
 
 
 def finished_runs(folder: str | os.PathLike) -> list[Path]:

@@ -19,12 +19,12 @@ from ..predictions import Predictions, load_predictions, to_submission
 from ..scoring import ESTIMATORS, score
 from .document import (attempt_ks, compact_line, flat_provenance, is_scored, kaggle_submission,
                        ks_of,
-                       metrics_document, predictions_table, read_metrics, recorded_dataset,
-                       summary_of, unscored_summary, _pass_ks)
+                       metrics_document, pass_k_values, predictions_table, read_metrics,
+                       recorded_dataset, summary_of, unscored_summary)
 from .layout import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, PREDICTIONS, PROBE_PREDICTIONS,
                      PROBES_CSV, PROXY_CSV, RESULTS_CSV,
                      RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV, OutputFolder, RunDirError,
-                     _REQUIRED, refuse_finished)
+                     REQUIRED_RUN_FILES, refuse_finished)
 
 
 # ======================================================================= the Run
@@ -309,7 +309,7 @@ class Run:
         rd = Path(run_dir)
         if not rd.is_dir():
             raise RunDirError(f"run directory not found: {rd}")
-        for name in _REQUIRED:
+        for name in REQUIRED_RUN_FILES:
             if not (rd / name).is_file():
                 raise RunDirError(f"{rd} is not a run directory: {name} is missing")
         metrics = read_metrics(rd)
@@ -331,11 +331,11 @@ class Run:
             ks = attempt_ks(preds)
             # the best attempt is chosen among the first max(K) attempts: never among
             # more than the run was scored with, or its recorded accuracies would change
-            recorded_max = max(set().union(*(_pass_ks(m) for m in layers)), default=None)
+            recorded_max = max(set().union(*(pass_k_values(m) for m in layers)), default=None)
             if recorded_max is not None:
                 ks = tuple(k for k in ks if k <= recorded_max)
         # every recorded pass@K is re-scored, with the recorded estimator
-        ks = tuple(sorted(set(ks).union(*(_pass_ks(m) for m in layers))))
+        ks = tuple(sorted(set(ks).union(*(pass_k_values(m) for m in layers))))
         res = score(ds, preds, ks=ks, n_boot=n_boot, seed=seed, estimator=estimator)
         for recorded in layers:
             _check_recorded(upgrade_summary(recorded), res.summary, rd)

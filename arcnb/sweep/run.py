@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..data import load_dataset
 from ..errors import ArcnbError, OutputExistsError, printable
-from ..evaluate import (_dist_setup, _resolve_device, check_run_parameters, evaluate,
+from ..evaluate import (check_run_parameters, distributed_setup, evaluate, resolve_device,
                         run_options)
 from ..journal import journal_paths
 from ..runs import CANDIDATES, METRICS, RUN_FILES, is_finished, read_metrics, same_run_problem
@@ -57,7 +57,7 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
                          "set): a sweep scores every checkpoint, so it needs the outputs")
     runs = claim_plan(folder, entries, overwrite=overwrite)
     mine = [e for e in entries if shard is None or e.position % shard[1] == shard[0]]
-    dev = _resolve_device(device)
+    dev = resolve_device(device)
     opts = dict(device=device, batch_size=batch_size, attempts=attempts, augment=augment,
                 color_perms=color_perms, trust_checkpoint=trust_checkpoint, arch=arch,
                 config=config, seed=seed, n_boot=n_boot, estimator=estimator,
@@ -85,7 +85,7 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     results: dict[str, object] = {}
     # under torchrun: one process group for every evaluation (evaluate joins it), as a
     # group cannot be made again once destroyed
-    rank, world, created = _dist_setup(dev)
+    rank, world, created = distributed_setup(dev)
     try:
         if int(jobs) == 1 or len(mine) <= 1 or world > 1:
             for e in mine:
