@@ -535,3 +535,67 @@ def test_html_has_one_home():
     assert "resources.arcnb_csp" in template and "resources.arcnb_css" in template
     assert not re.search(r"default-src|border-collapse", template), "the template's own CSS/CSP"
     assert offenders == [], "\n".join(offenders)
+
+
+# ------------------------------------------------------ the module table is the layout
+def _module_table() -> dict[str, str]:
+    """ARCHITECTURE.md's module table: ``{"scoring.py": "...", "plot/": "...", ...}``."""
+    rows = {}
+    for line in (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\| `([^`]+)` \| (.*) \|\s*$", line)
+        if m:
+            rows[m.group(1)] = m.group(2)
+    return rows
+
+
+def _unlisted_modules(package: Path, rows: dict[str, str]) -> list[str]:
+    """Modules of ``package`` that the table does not name: a top-level module needs
+    its own row; a module of a subpackage is named (``name.py``, or the folder of a
+    nested subpackage, ``language/``) in its package's row."""
+    missing = []
+    for f in sorted(package.rglob("*.py")):
+        rel = f.relative_to(package)
+        if rel.parts[0] == "resources" or rel.name == "__init__.py" and len(rel.parts) <= 2:
+            continue
+        if len(rel.parts) == 1:
+            if rel.name not in rows and rel.name != "__main__.py":
+                missing.append(str(rel))
+            continue
+        row = rows.get(rel.parts[0] + "/", "")
+        inner = "/".join(rel.parts[1:])
+        named = {f"`{inner}`", f"`{rel.name}`"} | {
+            f"`{'/'.join(rel.parts[1:i])}/`" for i in range(2, len(rel.parts))}
+        if rel.name == "__main__.py":
+            continue
+        if not any(n in row for n in named):
+            missing.append(str(rel))
+    return missing
+
+
+def test_every_module_has_its_line_in_the_architecture_table():
+    """ARCHITECTURE.md is the truth about the layout: every module of the package is
+    named in its module table (``__main__.py`` is named in the ``cli.py`` row), and
+    every module a package's row names exists."""
+    rows = _module_table()
+    assert not _unlisted_modules(ROOT / "arcnb", rows)
+    assert "__main__.py" in rows["cli.py"]
+    ghosts = []
+    for key, row in rows.items():
+        if not key.endswith("/"):
+            assert (ROOT / "arcnb" / key).is_file(), f"the table names a missing module {key}"
+            continue
+        for name in re.findall(r"`([\w/]+\.py)`", row):
+            here = list((ROOT / "arcnb" / key).rglob(name.split("/")[-1]))
+            if not here and not (ROOT / "arcnb" / name).is_file() \
+                    and not (ROOT / name).is_file():  # a script of the clone
+                ghosts.append(f"{key}: {name}")
+    assert not ghosts, ghosts
+
+
+def test_the_module_table_check_finds_an_unlisted_module(tmp_path):
+    pkg = tmp_path / "arcnb"
+    (pkg / "plot").mkdir(parents=True)
+    for f in ("scoring.py", "plot/__init__.py", "plot/charts.py", "plot/newfigs.py", "extra.py"):
+        (pkg / f).write_text("")
+    rows = {"scoring.py": "x", "plot/": "`charts.py` (charts)"}
+    assert _unlisted_modules(pkg, rows) == ["extra.py", "plot/newfigs.py"]
