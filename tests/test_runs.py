@@ -172,3 +172,27 @@ def test_unique_labels_numbers_repeats_and_never_takes_a_given_label():
     assert unique_labels(["a", "a", "a#2"]) == ["a", "a#3", "a#2"]
     assert unique_labels(["run", "run"], sep="_") == ["run", "run_2"]
     assert unique_labels([]) == []
+
+
+def test_a_runs_candidate_pool_comes_from_one_rule(ds, run_dir, tmp_path):
+    """``Run.candidates()`` is where the report and the explorer get a run's pool: the
+    candidates file the run wrote, else its predictions when some output has more than
+    2 attempts, else None; a pool file the run did not write is refused."""
+    from arcnb.evaluate import evaluate
+    from arcnb.runs import CANDIDATES
+
+    assert Run.open(run_dir).candidates() is None  # 2 attempts, no pool file
+    res = score(ds, _submission(ds, attempts=3), ks=(1, 2, 3))
+    mem = Run.from_results(res, provenance={})
+    assert mem.candidates() is res.predictions
+    assert max(len(a) for outs in res.predictions.attempts.values() for a in outs) == 3
+    out = tmp_path / "aug"
+    evaluate("copy-input", ds.select(ds.task_ids[:2]), out, progress=False, augment="dihedral")
+    assert Run.open(out).candidates() == out / CANDIDATES
+    pool = (out / CANDIDATES).read_bytes()
+    (run_dir / CANDIDATES).write_bytes(pool)  # another run's pool copied in
+    try:
+        with pytest.raises(RunDirError, match="is not the candidate pool of the run"):
+            Run.open(run_dir).candidates()
+    finally:
+        (run_dir / CANDIDATES).unlink()

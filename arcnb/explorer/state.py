@@ -16,7 +16,7 @@ from ..grids import best_attempt
 from ..report.sources import DEFAULT_DATASET, require_scored
 from ..resources import example
 from ..candidates import candidates
-from ..runs import PREDICTIONS, Run, candidates_file, is_run_dir, unique_labels
+from ..runs import PREDICTIONS, Run, is_run_dir, unique_labels
 from ..scoring import Results
 from ..data import Dataset, load_dataset
 
@@ -175,7 +175,7 @@ def open_runs(source, *, dataset, compare, labels):
         compare = []
     elif isinstance(compare, (str, os.PathLike, Run, Results)):
         compare = [compare]
-    views = [RunView(default, results, run.table, {"run_dir": run.run_dir})]
+    views = [RunView(default, results, run.table, {"run": run})]
     for c in compare:
         got = _open_run(c, base=results)
         if got is None:
@@ -183,7 +183,7 @@ def open_runs(source, *, dataset, compare, labels):
                                "or a predictions file")
         other, lab = got
         views.append(RunView(str(lab or f"run {len(views) + 1}"), other.results, other.table,
-                             {"run_dir": other.run_dir}))
+                             {"run": other}))
     names = list(labels) if labels is not None else [v.label for v in views]
     if len(names) != len(views):
         raise ExploreError(f"labels= has {len(names)} names for {len(views)} runs")
@@ -255,15 +255,11 @@ def attempt_words(label: str, j, g, truth, n_attempts: int) -> tuple[str, str | 
 def candidate_pool(view: RunView, dataset):
     """The run's candidate pool measured against ``dataset``
     (:class:`arcnb.candidates.CandidateAnalysis`, read once and kept), or None when the
-    run has none: a pool is the run directory's candidates file (named by the run
-    package) or, without one, the attempts themselves when an output has more than 2."""
+    run has none (:meth:`arcnb.runs.Run.candidates`: the run directory's candidates
+    file, else the attempts themselves when an output has more than 2)."""
     if "candidates" not in view.files:
-        rd = view.files.get("run_dir")
-        source = None
-        if rd is not None and candidates_file(rd) is not None:  # this run's pool only
-            source = candidates_file(rd)
-        elif len(view.table) and int(view.table["n_attempts"].max()) > 2:
-            source = view.results.predictions
+        run = view.files.get("run")
+        source = run.candidates() if run is not None else None
         view.files["candidates"] = (None if source is None else
                                     candidates(dataset, source, taxonomy=None, n_boot=1))
     return view.files["candidates"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 
 from ..candidates import CANDIDATE_DEFINITIONS, CandidateAnalysis, candidates
-from ..runs import candidates_file
 from ..text import fmt_interval, fmt_number
 from .html import note_html, table_html
 
@@ -17,7 +16,7 @@ def candidate_pool(run, *, n_boot: int = 1000, seed: int = 0) -> CandidateAnalys
     """The candidate pool of a scored run, or None when no test output has more than 2
     distinct candidates (then the report shows nothing). The pool is the run
     directory's :data:`arcnb.runs.CANDIDATES` when it has one (refused when it is not
-    the pool that run wrote: :func:`arcnb.runs.candidates_file`), else its attempts."""
+    the pool that run wrote), else its attempts: :meth:`arcnb.runs.Run.candidates`."""
     res = getattr(run, "results", None)
     if res is None:
         return None
@@ -33,15 +32,9 @@ _LAST: list = []
 
 
 def _candidate_pool(run, res, n_boot, seed):
-    run_dir = getattr(run, "run_dir", None)
-    path = candidates_file(run_dir) if run_dir else None  # this run's pool only
-    if path is not None:
-        source = path
-    else:
-        preds = res.predictions
-        if max((len(a) for outs in preds.attempts.values() for a in outs), default=0) <= 2:
-            return None
-        source = preds
+    source = run.candidates()  # the run's pool: its candidates file, else its attempts
+    if source is None:
+        return None
     pool = candidates(res.dataset, source, n_boot=n_boot, seed=seed)
     return pool if int(pool.outputs["n_distinct"].max()) > 2 else None
 

@@ -138,6 +138,23 @@ class Run:
             return self.results.attempts(task_id, test_index)
         return list(self.predictions.get(task_id, test_index)) if self.predictions else []
 
+    def candidates(self):
+        """Where this run's candidate pool comes from, by one rule (the report and the
+        explorer both ask here): the run directory's candidates file when the run wrote
+        one (checked by :func:`candidates_file`: never another run's pool), else the
+        run's predictions when some test output has more than 2 attempts, else None
+        (the run has no pool beyond its two attempts). Pass it to
+        :func:`arcnb.candidates.candidates` to measure the pool."""
+        if self.run_dir is not None:
+            path = candidates_file(self.run_dir)
+            if path is not None:
+                return path
+        preds = self.predictions
+        attempts = getattr(preds, "attempts", None) or {}
+        if max((len(a) for outs in attempts.values() for a in outs), default=0) > 2:
+            return preds
+        return None
+
     # ---------------------------------------------------------------- the probes
     @property
     def probes(self) -> dict:
