@@ -250,13 +250,14 @@ def parse_source(value, *, kind: str | None = None) -> Source:
 
     A source is returned as is; a :class:`~arcnb.data.Dataset` is a
     :class:`DatasetSource`. With ``kind`` (a key of :data:`SOURCE_KINDS`) the text is
-    that kind. Else: ``copy-input`` / ``program-search`` are baselines; a folder with
-    ``metrics.json`` or ``predictions.json`` is a run directory, another folder a
-    harness run folder (predictions) unless it holds task files; a ``.json`` file is a
-    task or challenges file (a dataset) or a submission (predictions); a checkpoint
-    suffix (:data:`~arcnb.models.CHECKPOINT_SUFFIXES`: ``.pt``, ``.ckpt``,
-    ``.safetensors`` ...) or ``baseline`` is a checkpoint; a dataset name
-    (``arc-agi-1:evaluation``) is a dataset. Anything else is an
+    that kind. Else: ``copy-input`` / ``program-search`` are baselines; a dataset name
+    (``arc-agi-1:evaluation``) is a dataset; a folder with ``metrics.json`` or
+    ``predictions.json`` (:func:`arcnb.runs.is_run_dir`) is a run directory, another
+    folder a harness run folder (predictions); a file with a checkpoint suffix
+    (:data:`~arcnb.models.CHECKPOINT_SUFFIXES`: ``.pt``, ``.ckpt``, ``.safetensors``
+    ...) is a checkpoint, a ``.json`` task or challenges file a dataset, any other file
+    (a submission, JSON Lines) predictions; ``baseline`` (the bundled checkpoint) is a
+    checkpoint. Anything else is an
     :class:`~arcnb.errors.ArcnbError`.
     """
     if isinstance(value, tuple(SOURCE_KINDS.values())):
