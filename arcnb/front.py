@@ -138,7 +138,7 @@ class CheckpointSource:
              estimator: str = "ranked", out: str | os.PathLike | None = None,
              overwrite: bool = False, cache: dict | None = None) -> Run:
         """Evaluated on ``dataset`` (``tasks`` filters it) into the run directory ``out``
-        (required) with :attr:`options` (:func:`arcnb.evaluate.evaluate`; ``estimator``
+        (required) with ``options`` (:func:`arcnb.evaluate.evaluate`; ``estimator``
         unless the options name one); ``ks``, ``n_boot``, ``seed`` and ``cache`` are
         not used. Returns the Run it wrote (unscored on a dataset without truth)."""
         if out is None:
@@ -223,12 +223,16 @@ class Source(Protocol):
     :func:`open_run` opens."""
 
     @property
-    def label(self) -> str: ...
+    def label(self) -> str:
+        """The run's default label (a file's or a folder's name, a baseline's words)."""
+        ...
 
     def open(self, *, dataset=None, tasks=None, label: str | None = None,
              ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
              estimator: str = "ranked", out: str | os.PathLike | None = None,
-             overwrite: bool = False, cache: dict | None = None) -> Run: ...
+             overwrite: bool = False, cache: dict | None = None) -> Run:
+        """The run this source makes (see :func:`open_run` for the keywords)."""
+        ...
 
 #: The source kinds :func:`~arcnb.front.parse_source` takes as ``kind=``.
 SOURCE_KINDS = {"predictions": PredictionsSource, "run": RunDirSource,

@@ -21,6 +21,7 @@ __all__ = ["DEFAULT_DATASET", "default_source", "resolve_source", "source_datase
            "default_references", "program_search_predictions", "resolve_references",
            "require_scored"]
 
+#: The dataset of the embedded default report and of a notebook's predictions.
 DEFAULT_DATASET = "arc-agi-1:evaluation"
 _EXAMPLES = examples_dir()  # the bundled example predictions' folder (arcnb.resources)
 _EXAMPLE_PREDICTIONS = example()  # the whole-grid heuristic's predictions
@@ -77,7 +78,7 @@ def default_source(evaluate_options: Mapping | None = None) -> Source:
     """The embedded default: the bundled baseline checkpoint when the package ships one
     (:func:`arcnb.resources.checkpoint`; a :class:`~arcnb.front.CheckpointSource` with
     ``evaluate_options``), else the bundled example predictions (a
-    :class:`~arcnb.front.PredictionsSource`). Its report is on :data:`DEFAULT_DATASET`,
+    :class:`~arcnb.front.PredictionsSource`). Its report is on ``arc-agi-1:evaluation``,
     with the reference runs ``default_references(exclude=source)``."""
     ckpt = _bundled_checkpoint()
     if ckpt is not None:
@@ -113,7 +114,7 @@ def resolve_source(checkpoint: str = "", predictions: str = "", *, run_dir: str 
 def source_dataset(source, dataset: str | None = None):
     """The dataset a notebook opens ``source`` on: None for a run directory (it is
     re-opened on the dataset it records, whatever the notebook's ``dataset``), else
-    ``dataset`` (default :data:`DEFAULT_DATASET`)."""
+    ``dataset`` (default ``arc-agi-1:evaluation``)."""
     if isinstance(source, RunDirSource):
         return None
     return dataset or DEFAULT_DATASET
@@ -123,7 +124,7 @@ def make_run(source: Source, dataset: str, out: str | os.PathLike, *, tasks=None
              overwrite: bool = False, estimator: str = "ranked") -> Run:
     """Write a run directory ``out`` from ``source`` (a typed source; see
     ``resolve_source``) with its ``open`` (the front door): a checkpoint is evaluated
-    with its options (:attr:`~arcnb.front.CheckpointSource.options`), a predictions
+    with its ``options``, a predictions
     file or a benchmarking-harness run folder is scored. ``estimator`` (``"ranked"`` or
     ``"unbiased"``) is how attempts become pass@K. Returns the Run (unscored for a
     checkpoint on a dataset without truth)."""
