@@ -390,9 +390,10 @@ def _run_report(args) -> int:
     opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment,
             **_checkpoint_options(args)}
     if args.default:
-        default = R.default_source()
-        sources = [R.as_source(default, opts)]
-        dataset, references = dataset or default["dataset"], default["references"]
+        default = R.default_source(opts)
+        sources = [default]
+        dataset = dataset or R.DEFAULT_DATASET
+        references = R.default_references(R.DEFAULT_DATASET, exclude=default)
     elif args.checkpoint:
         sources = [CheckpointSource(c, opts) for c in args.checkpoint]
     elif args.predictions:

@@ -51,10 +51,10 @@ import pandas as pd
 
 from .breakdown import group_membership, latex_table
 from .errors import CompareError, refuse_overwrite
-from .front import PredictionsSource, RunDirSource, open_run
+from .front import PredictionsSource, RunDirSource, parse_source
 from .harness_logs import run_log_rates
 from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
-from .runs import METRICS, Run, RunDirError, check_out_path, is_run_dir, unique_labels
+from .runs import METRICS, Run, RunDirError, check_out_path, unique_labels
 from .scoring import Results, score, task_means
 from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
@@ -82,20 +82,22 @@ LEADERBOARD_FORMATS = ("png", "pdf")
 
 def load_run(run_dir: str | os.PathLike, *, dataset=None, label: str | None = None,
              n_boot: int = 1000, seed: int = 0, _cache: dict | None = None) -> Run:
-    """Re-score a run directory through the front door (:func:`arcnb.front.open_run`,
-    i.e. :meth:`arcnb.runs.Run.open`: see it for how the dataset and the task set are
-    found; the recorded estimator is used), with :class:`CompareError` for a run
-    directory that is missing, incomplete or inconsistent, or unscored (no truth)."""
+    """Re-score a run directory: ``RunDirSource(run_dir).open(...)`` (the front door,
+    ``arcnb.open``; :meth:`arcnb.runs.Run.open` says how the dataset and the task set
+    are found; the recorded estimator is used) for pass@1 and pass@2, with
+    :class:`CompareError` for a run directory that is missing, incomplete or
+    inconsistent, or unscored (no truth). Kept as a thin wrapper for the callers that
+    use it; ``arcnb.open(run_dir)`` opens any source."""
     return _open(RunDirSource(str(run_dir)), dataset=dataset, label=label, n_boot=n_boot,
                  seed=seed, cache=_cache)
 
 
 def _open(source, *, dataset, label: str | None, n_boot: int, seed: int,
           cache: dict | None) -> Run:
-    """A scored run from the front door; its errors as :class:`CompareError`."""
+    """A scored run from a typed source's ``open``; its errors as :class:`CompareError`."""
     try:
-        run = open_run(source, dataset=dataset, label=label, ks=(1, 2), n_boot=n_boot,
-                       seed=seed, cache=cache)
+        run = source.open(dataset=dataset, label=label, ks=(1, 2), n_boot=n_boot, seed=seed,
+                          cache=cache)
     except CompareError:
         raise
     except RunDirError as exc:
@@ -108,7 +110,8 @@ def _open(source, *, dataset, label: str | None, n_boot: int, seed: int,
 
 def _load_one(r, i: int, lab: str | None, *, dataset, n_boot: int, seed: int,
               cache: dict) -> Run:
-    """One of :func:`compare`'s runs as a scored Run."""
+    """One of :func:`compare`'s runs as a scored Run: a Run, a Results, or a path
+    :func:`arcnb.front.parse_source` reads as a run directory or predictions."""
     if isinstance(r, Run) and r.results is not None:
         return replace(r, label=lab or r.label)
     if isinstance(r, Run) and not r.scored:
@@ -121,16 +124,17 @@ def _load_one(r, i: int, lab: str | None, *, dataset, n_boot: int, seed: int,
                         seed=seed, _cache=cache)
     if isinstance(r, Results):
         return Run(r, {}, None, lab or f"run{i + 1}")
-    path = Path(r)
-    if path.exists() and not is_run_dir(path):
-        if dataset is None:
-            raise CompareError(f"{path} is not a run directory (no {METRICS}); to compare "
-                               "predictions (a submission file or a benchmarking-harness run "
-                               "folder) pass the dataset they were made for (dataset= / "
-                               "--dataset)")
-        return _open(PredictionsSource(str(path)), dataset=dataset, label=lab, n_boot=n_boot,
-                     seed=seed, cache=cache)
-    return load_run(r, dataset=dataset, label=lab, n_boot=n_boot, seed=seed, _cache=cache)
+    # a path that does not exist is said as a missing run directory (Run.open's words)
+    source = parse_source(r) if Path(r).exists() else RunDirSource(str(r))
+    if isinstance(source, PredictionsSource) and dataset is None:
+        raise CompareError(f"{r} is not a run directory (no {METRICS}); to compare "
+                           "predictions (a submission file or a benchmarking-harness run "
+                           "folder) pass the dataset they were made for (dataset= / "
+                           "--dataset)")
+    if not isinstance(source, (RunDirSource, PredictionsSource)):
+        raise CompareError(f"{r} is not a run directory or predictions (a submission file "
+                           "or a benchmarking-harness run folder): it cannot be compared")
+    return _open(source, dataset=dataset, label=lab, n_boot=n_boot, seed=seed, cache=cache)
 
 
 # ---------------------------------------------------------------------- comparison

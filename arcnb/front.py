@@ -1,9 +1,10 @@
 """The front door: the one way anything a user gives becomes a :class:`~arcnb.runs.Run`.
 
-A *source* is a small typed value (``Source``):
+A *source* is a small typed value with a default ``label`` and its own ``open(...)``
+(the ``Source`` protocol), which makes the run:
 
-* :class:`PredictionsSource`: a submission file or a benchmarking-harness run folder,
-  scored on a dataset;
+* :class:`PredictionsSource`: a submission file (JSON or JSON Lines) or a
+  benchmarking-harness run folder, scored on a dataset;
 * :class:`RunDirSource`: a run directory, re-opened and re-scored (:meth:`arcnb.runs.Run.open`);
 * :class:`CheckpointSource`: a checkpoint (or a model name such as ``copy-input``)
   evaluated on a dataset into a run directory (:func:`arcnb.evaluate.evaluate`);
@@ -12,10 +13,10 @@ A *source* is a small typed value (``Source``):
 * :class:`DatasetSource`: a dataset without predictions (an unscored run with tasks
   only: what the browser shows for a dataset).
 
-:func:`~arcnb.front.parse_source` turns what a user types (a path, a name) into one of them;
-:func:`open_run` (``arcnb.open``) makes the run. The explorer, compare, the report
-(its references and its cost section included) and the notebooks all come through
-here.
+:func:`~arcnb.front.parse_source` is the one place a path or a name becomes one of them;
+:func:`open_run` (``arcnb.open``) is ``parse_source(source).open(...)``. The explorer,
+compare, the report (its references and its cost section included) and the notebooks
+all come through here.
 
 >>> import arcnb
 >>> run = arcnb.open("submission.json", dataset="arc-agi-1:evaluation")  # doctest: +SKIP
@@ -29,7 +30,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence, Union
+from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 from .baselines import copy_input_submission
 from .data import DATASETS, Dataset, load_dataset
@@ -68,6 +69,26 @@ class PredictionsSource:
             return "predictions"
         return Path(self.path).stem or Path(self.path).name
 
+    def open(self, *, dataset=None, tasks=None, label: str | None = None,
+             ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
+             estimator: str = "ranked", out: str | os.PathLike | None = None,
+             overwrite: bool = False, cache: dict | None = None) -> Run:
+        """Scored on ``dataset`` (``tasks`` filters it) with ``estimator``, for ``ks``
+        (default: 1 .. the most attempts of any output), in memory, or written as the
+        run directory ``out``."""
+        ds = _dataset(dataset, tasks, cache)
+        if out is not None:
+            refuse_finished(out, overwrite=overwrite)
+        if self.only_dataset_tasks and isinstance(self.path, (str, os.PathLike)) and \
+                Path(self.path).is_file():
+            preds, prov = _cut_predictions(Path(self.path), ds)
+        else:
+            preds = load_predictions(self.path)
+            prov = predictions_provenance(self.path, preds, ds)
+        return _scored_run(ds, preds, prov, label or self.label, ks=ks, n_boot=n_boot,
+                           seed=seed, estimator=estimator, out=out, overwrite=overwrite,
+                           label=label)
+
 
 @dataclass(frozen=True)
 class RunDirSource:
@@ -79,6 +100,22 @@ class RunDirSource:
     def label(self) -> str:
         """The run's default label: the folder's name."""
         return Path(self.path).name
+
+    def open(self, *, dataset=None, tasks=None, label: str | None = None,
+             ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
+             estimator: str = "ranked", out: str | os.PathLike | None = None,
+             overwrite: bool = False, cache: dict | None = None) -> Run:
+        """Re-opened and re-scored with its recorded estimator on its recorded dataset (or
+        ``dataset``); every recorded number must hold (:meth:`arcnb.runs.Run.open`).
+        ``ks`` defaults to ``"attempts"``; ``tasks`` and ``estimator`` are the recorded
+        ones (the arguments are ignored); ``out`` is refused (it is already a run
+        directory)."""
+        if out is not None:
+            raise ArcnbError(f"{self.path} is already a run directory (out= is for sources "
+                             "that are scored or evaluated)")
+        return Run.open(self.path, dataset=dataset, label=label,
+                        ks="attempts" if ks is None else ks, n_boot=n_boot, seed=seed,
+                        cache=cache)
 
 
 @dataclass(frozen=True)
@@ -95,6 +132,27 @@ class CheckpointSource:
     def label(self) -> str:
         """The run's default label: the checkpoint file's name without suffix."""
         return Path(str(self.checkpoint)).stem or str(self.checkpoint)
+
+    def open(self, *, dataset=None, tasks=None, label: str | None = None,
+             ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
+             estimator: str = "ranked", out: str | os.PathLike | None = None,
+             overwrite: bool = False, cache: dict | None = None) -> Run:
+        """Evaluated on ``dataset`` (``tasks`` filters it) into the run directory ``out``
+        (required) with ``options`` (:func:`arcnb.evaluate.evaluate`; ``estimator``
+        unless the options name one); ``ks``, ``n_boot``, ``seed`` and ``cache`` are
+        not used. Returns the Run it wrote (unscored on a dataset without truth)."""
+        if out is None:
+            raise ArcnbError(f"evaluating {self.checkpoint} writes a run directory: pass out=")
+        opts = checkpoint_kwargs(self.options)
+        opts.setdefault("estimator", estimator)
+        with warnings.catch_warnings():
+            # tqdm.auto in a kernel without ipywidgets warns even for a disabled bar
+            warnings.filterwarnings("ignore", message=".*IProgress not found.*")
+            run = evaluate(self.checkpoint, _dataset_spec(dataset), out, tasks=tasks or None,
+                           overwrite=overwrite, **opts)
+        if run is not None and label:
+            run.label = label
+        return run
 
 
 @dataclass(frozen=True)
@@ -113,6 +171,25 @@ class BaselineSource:
         """The run's default label: ``copy the input``, ``program search``."""
         return {"copy-input": "copy the input"}.get(self.name, self.name.replace("-", " "))
 
+    def open(self, *, dataset=None, tasks=None, label: str | None = None,
+             ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
+             estimator: str = "ranked", out: str | os.PathLike | None = None,
+             overwrite: bool = False, cache: dict | None = None) -> Run:
+        """Scored on ``dataset`` (``tasks`` filters it) like predictions: copy-the-input's
+        attempts made from the dataset, the program search's bundled predictions cut
+        to the dataset's tasks."""
+        ds = _dataset(dataset, tasks, cache)
+        if self.name == "copy-input":
+            preds = load_predictions(copy_input_submission(ds))
+            prov = run_provenance(source="reference", reference=self.name, dataset=ds.info,
+                                  predictions_sha256=None)
+        else:
+            preds, prov = _cut_predictions(_bundled_program_search(ds), ds)
+            prov["reference"] = self.name
+        return _scored_run(ds, preds, prov, label or self.label, ks=ks, n_boot=n_boot,
+                           seed=seed, estimator=estimator, out=out, overwrite=overwrite,
+                           label=label)
+
 
 @dataclass(frozen=True)
 class DatasetSource:
@@ -125,10 +202,37 @@ class DatasetSource:
         """The run's default label: the dataset's name."""
         return getattr(self.dataset, "name", None) or str(self.dataset)
 
+    def open(self, *, dataset=None, tasks=None, label: str | None = None,
+             ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
+             estimator: str = "ranked", out: str | os.PathLike | None = None,
+             overwrite: bool = False, cache: dict | None = None) -> Run:
+        """An unscored run with the dataset's tasks (``tasks`` filters a dataset named by
+        text) and no predictions; the scoring arguments and ``out`` are not used."""
+        ds = (self.dataset if isinstance(self.dataset, Dataset)
+              else _dataset(self.dataset, tasks, cache, require_truth=False))
+        return Run(None, {"scored": False, "n_tasks": len(ds), "n_outputs": ds.n_outputs,
+                          "dataset": ds.info, "provenance": None}, None,
+                   label or ds.name, dataset=ds)
 
-#: Any source.
-Source = Union[PredictionsSource, RunDirSource, CheckpointSource, BaselineSource,
-               DatasetSource]
+
+@runtime_checkable
+class Source(Protocol):
+    """What every source is: a default ``label`` for its run, and ``open(...)``, which
+    makes the run (the keywords of :func:`open_run`). The sources of this module
+    (:data:`SOURCE_KINDS`) are the ones :func:`parse_source` gives and
+    :func:`open_run` opens."""
+
+    @property
+    def label(self) -> str:
+        """The run's default label (a file's or a folder's name, a baseline's words)."""
+        ...
+
+    def open(self, *, dataset=None, tasks=None, label: str | None = None,
+             ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
+             estimator: str = "ranked", out: str | os.PathLike | None = None,
+             overwrite: bool = False, cache: dict | None = None) -> Run:
+        """The run this source makes (see :func:`open_run` for the keywords)."""
+        ...
 
 #: The source kinds :func:`~arcnb.front.parse_source` takes as ``kind=``.
 SOURCE_KINDS = {"predictions": PredictionsSource, "run": RunDirSource,
@@ -150,17 +254,17 @@ def parse_source(value, *, kind: str | None = None) -> Source:
 
     A source is returned as is; a :class:`~arcnb.data.Dataset` is a
     :class:`DatasetSource`. With ``kind`` (a key of :data:`SOURCE_KINDS`) the text is
-    that kind. Else: ``copy-input`` / ``program-search`` are baselines; a folder with
-    ``metrics.json`` or ``predictions.json`` is a run directory, another folder a
-    harness run folder (predictions) unless it holds task files; a ``.json`` file is a
-    task or challenges file (a dataset) or a submission (predictions); a checkpoint
-    suffix (:data:`~arcnb.models.CHECKPOINT_SUFFIXES`: ``.pt``, ``.ckpt``,
-    ``.safetensors`` ...) or ``baseline`` is a checkpoint; a dataset name
-    (``arc-agi-1:evaluation``) is a dataset. Anything else is an
+    that kind. Else: ``copy-input`` / ``program-search`` are baselines; a dataset name
+    (``arc-agi-1:evaluation``) is a dataset; a folder with ``metrics.json`` or
+    ``predictions.json`` (:func:`arcnb.runs.is_run_dir`) is a run directory, another
+    folder a harness run folder (predictions); a file with a checkpoint suffix
+    (:data:`~arcnb.models.CHECKPOINT_SUFFIXES`: ``.pt``, ``.ckpt``, ``.safetensors``
+    ...) is a checkpoint, a ``.json`` task or challenges file a dataset, any other file
+    (a submission, JSON Lines) predictions; ``baseline`` (the bundled checkpoint) is a
+    checkpoint. Anything else is an
     :class:`~arcnb.errors.ArcnbError`.
     """
-    if isinstance(value, (PredictionsSource, RunDirSource, CheckpointSource, BaselineSource,
-                          DatasetSource)):
+    if isinstance(value, tuple(SOURCE_KINDS.values())):
         return value
     if isinstance(value, Dataset):
         return DatasetSource(value)
@@ -223,7 +327,9 @@ def open_run(source, *, dataset=None, tasks=None, label: str | None = None,
              estimator: str = "ranked", out: str | os.PathLike | None = None,
              overwrite: bool = False, cache: dict | None = None) -> Run:
     """``source`` (a ``Source``, or anything :func:`~arcnb.front.parse_source` takes) as a
-    :class:`~arcnb.runs.Run`. Published as ``arcnb.open``.
+    :class:`~arcnb.runs.Run`: ``parse_source(source).open(...)`` (a Run is returned as
+    is, a :class:`~arcnb.scoring.Results` wrapped in one). Published as ``arcnb.open``.
+    What each kind does is its ``open``:
 
     * a run directory is re-opened and re-scored with its recorded estimator on its
       recorded dataset (or ``dataset``); every recorded number must hold
@@ -241,54 +347,18 @@ def open_run(source, *, dataset=None, tasks=None, label: str | None = None,
         return Run.from_results(source, label=label or "run")
     if isinstance(source, Run):
         return source
-    src = parse_source(source)
-    if isinstance(src, RunDirSource):
-        if out is not None:
-            raise ArcnbError(f"{src.path} is already a run directory (out= is for sources "
-                             "that are scored or evaluated)")
-        return Run.open(src.path, dataset=dataset, label=label,
-                        ks="attempts" if ks is None else ks, n_boot=n_boot, seed=seed,
-                        cache=cache)
-    if isinstance(src, DatasetSource):
-        ds = (src.dataset if isinstance(src.dataset, Dataset)
-              else _dataset(src.dataset, tasks, cache, require_truth=False))
-        return Run(None, {"scored": False, "n_tasks": len(ds), "n_outputs": ds.n_outputs,
-                          "dataset": ds.info, "provenance": None}, None,
-                   label or ds.name, dataset=ds)
-    if isinstance(src, CheckpointSource):
-        if out is None:
-            raise ArcnbError(f"evaluating {src.checkpoint} writes a run directory: pass out=")
-        opts = checkpoint_kwargs(src.options)
-        opts.setdefault("estimator", estimator)
-        with warnings.catch_warnings():
-            # tqdm.auto in a kernel without ipywidgets warns even for a disabled bar
-            warnings.filterwarnings("ignore", message=".*IProgress not found.*")
-            run = evaluate(src.checkpoint, _dataset_spec(dataset), out, tasks=tasks or None,
-                           overwrite=overwrite, **opts)
-        if run is not None and label:
-            run.label = label
-        return run
-    ds = _dataset(dataset, tasks, cache)
-    if isinstance(src, BaselineSource):
-        if src.name == "copy-input":
-            preds = load_predictions(copy_input_submission(ds))
-            prov = run_provenance(source="reference", reference=src.name, dataset=ds.info,
-                                  predictions_sha256=None)
-        else:
-            preds, prov = _cut_predictions(_bundled_program_search(ds), ds)
-            prov["reference"] = src.name
-    else:
-        if out is not None:
-            refuse_finished(out, overwrite=overwrite)
-        if src.only_dataset_tasks and isinstance(src.path, (str, os.PathLike)) and \
-                Path(src.path).is_file():
-            preds, prov = _cut_predictions(Path(src.path), ds)
-        else:
-            preds = load_predictions(src.path)
-            prov = predictions_provenance(src.path, preds, ds)
+    return parse_source(source).open(dataset=dataset, tasks=tasks, label=label, ks=ks,
+                                     n_boot=n_boot, seed=seed, estimator=estimator, out=out,
+                                     overwrite=overwrite, cache=cache)
+
+
+def _scored_run(ds: Dataset, preds, prov: dict, name: str, *, ks, n_boot: int, seed: int,
+                estimator: str, out, overwrite: bool, label: str | None) -> Run:
+    """Predictions scored on ``ds`` as a Run named ``name``, written to ``out`` when
+    given."""
     res = score(ds, preds, ks=attempt_ks(preds) if ks is None else ks, n_boot=n_boot,
                 seed=seed, estimator=estimator)
-    run = Run.from_results(res, provenance=prov, label=label or src.label)
+    run = Run.from_results(res, provenance=prov, label=name)
     if out is not None:
         run = run.write(out, overwrite=overwrite)
         run.label = label or run.label

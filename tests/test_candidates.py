@@ -425,7 +425,6 @@ def test_evaluate_dihedral_keeps_every_voted_candidate(tmp_path):
 
 # ------------------------------------------------------------- report section
 def test_report_section_only_for_pools(ds, tmp_path):
-    from arcnb import report as R
     from arcnb.report.candidates import candidate_pool, candidates_html
 
     tasks = tmp_path / "tasks.txt"
@@ -435,8 +434,7 @@ def test_report_section_only_for_pools(ds, tmp_path):
     sub = hand_submission(ds)
     sub[A][0]["attempt_8"] = wrong(t, 5)  # A: four distinct candidates
     many.write_text(json.dumps(sub))
-    run = R.open_run(None, predictions=str(many), dataset="arc-agi-1:evaluation",
-                     tasks=str(tasks), n_boot=100)
+    run = arcnb.open(str(many), dataset="arc-agi-1:evaluation", tasks=str(tasks), n_boot=100)
     pool = candidate_pool(run, n_boot=100)
     assert pool is not None and pool.summary["coverage"] == pytest.approx(0.375)
     html = candidates_html(pool)
@@ -445,8 +443,7 @@ def test_report_section_only_for_pools(ds, tmp_path):
     two.write_text(json.dumps({t.id: [{"attempt_1": p.output.tolist(),
                                        "attempt_2": wrong(p.output)} for p in t.test]
                                for t in ds}))
-    run2 = R.open_run(None, predictions=str(two), dataset="arc-agi-1:evaluation",
-                      tasks=str(tasks), n_boot=100)
+    run2 = arcnb.open(str(two), dataset="arc-agi-1:evaluation", tasks=str(tasks), n_boot=100)
     assert candidate_pool(run2) is None
 
 

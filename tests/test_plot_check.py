@@ -129,7 +129,7 @@ def _attempt(grid, task_id, i, cost):
 def runs(arc1_eval, tmp_path_factory):
     """{name: Results}: the embedded default, copy-the-input, the truth with one wrong
     output (both with costs that vary per task)."""
-    default = R.open_run(None, predictions="default", dataset="arc-agi-1:evaluation",
+    default = arcnb.open(R.resolve_source(predictions="default"), dataset="arc-agi-1:evaluation",
                          n_boot=N_BOOT, seed=0).results
     copy, truth = {}, {}
     first_wrong = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from arcnb.front import CheckpointSource, PredictionsSource
 from arcnb.report import build as BLD
 from arcnb.report.notebooks import notebook_path
 
@@ -51,7 +52,7 @@ def test_report_parameters_are_declared(tmp_path, monkeypatch):
 
     seen = _capture(monkeypatch, "report")
     with pytest.raises(_Stop):
-        BLD.build_report({"kind": "predictions", "path": str(example())},
+        BLD.build_report(PredictionsSource(str(example())),
                          dataset="arc-agi-1:evaluation", out=tmp_path / "r", progress=False,
                          references=["copy-input"], taxonomy="structural",
                          report_parameters={"train_data": ["arc-agi-1:training"]})
@@ -62,13 +63,13 @@ def test_report_parameters_are_declared(tmp_path, monkeypatch):
 def test_evaluate_parameters_are_declared(tmp_path, monkeypatch):
     seen = _capture(monkeypatch, "evaluate")
     with pytest.raises(_Stop):
-        BLD.build_report({"kind": "checkpoint", "path": "copy-input"},
+        BLD.build_report(CheckpointSource("copy-input", {
+                             "device": "cpu", "batch_size": 8, "attempts": 2,
+                             "augment": "none", "seed": 0, "arch": None,
+                             "config": {"width": 4}, "replace_config": False,
+                             "trust_checkpoint": False}),
                          dataset="arc-agi-1:evaluation", out=tmp_path / "e", progress=False,
-                         evaluate_in_process=False,
-                         evaluate_options={"device": "cpu", "batch_size": 8, "attempts": 2,
-                                           "augment": "none", "seed": 0, "arch": None,
-                                           "config": {"width": 4}, "replace_config": False,
-                                           "trust_checkpoint": False})
+                         evaluate_in_process=False)
     params = seen["evaluate"]
     assert params["checkpoint"] == "copy-input" and params["config"] == '{"width": 4}'
     _check("evaluate", params)

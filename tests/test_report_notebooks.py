@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from arcnb.front import PredictionsSource
 from arcnb.report import NOTEBOOKS as SHIPPED_NOTEBOOKS
 from arcnb.report import html as RH
 
@@ -315,8 +316,7 @@ def test_several_reports_run_concurrently_bounded_by_workers(tmp_path, monkeypat
                               {}, label)
 
     monkeypatch.setattr(build, "build_report", fake_build)  # where build_reports finds it
-    sources = [{"kind": "predictions", "path": f"/x/{n}.json"}
-               for n in ("a", "<b>", "a", "c")]
+    sources = [PredictionsSource(f"/x/{n}.json") for n in ("a", "<b>", "a", "c")]
     res = R.build_reports(sources, dataset="d", out=tmp_path, max_workers=2)
     assert state["peak"] == 2
     assert [r.label for r in res] == ["a", "<b>", "a_2", "c"]

@@ -353,7 +353,7 @@ def test_cell_times_name_the_kernel_setup_and_sections(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.metadata["papermill"] = {"start_time": "2026-01-01T00:00:00+00:00"}
     cells = [("x: int = 1", ["parameters"], 0.01, "00:00:01"),
-             ("from arcnb.report import sections as S\nrun = R.open_run()\nS.Summary(run)", [],
+             ("from arcnb.report import sections as S\nrun = arcnb.open(source)\nS.Summary(run)", [],
               1.5, "00:00:02"),
              ("S.Colours(run, options)  # colours", [], 0.25, "00:00:04")]
     for src, tags, dur, start in cells:

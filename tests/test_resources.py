@@ -193,7 +193,7 @@ def test_bundled_files_are_what_the_commands_use():
     from arcnb.report import default_source, notebook_path
 
     assert BUNDLED_BASELINE == resources.checkpoint("baseline")
-    assert default_source()["path"] == str(resources.checkpoint("baseline"))
+    assert default_source().checkpoint == str(resources.checkpoint("baseline"))
     for name in NOTEBOOKS:
         assert notebook_path(name) == resources.notebook(name)
 

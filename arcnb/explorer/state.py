@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ArcnbError, ExploreError
-from ..front import PredictionsSource, RunDirSource, is_task_file, open_run
+from ..front import PredictionsSource, RunDirSource, open_run, parse_source
 from ..grids import best_attempt
 from ..report.sources import DEFAULT_DATASET, require_scored
 from ..resources import example
 from ..candidates import candidates
-from ..runs import PREDICTIONS, Run, is_run_dir, unique_labels
+from ..runs import PREDICTIONS, Run, unique_labels
 from ..scoring import Results
 from ..data import Dataset, load_dataset
 
@@ -72,31 +72,34 @@ class TasksOnly:
 
 
 def _open_run(source, *, dataset=None, label: str | None = None, base=None):
-    """``source`` -> ``(scored Run, label or None)`` through the front door
-    (:func:`arcnb.front.open_run`); None when it is not a scored source (a dataset, or
-    a name that is not a file). A compared predictions file is scored on the explored
-    run's dataset (``base``, a Results) for its K."""
+    """``source`` -> ``(scored Run, label or None)`` through the front door: what
+    :func:`arcnb.front.parse_source` reads as a run directory or a predictions file is
+    opened by its ``open``; None when it is not a scored source (a dataset, or a name
+    that is not a file). A compared predictions file is scored on the explored run's
+    dataset (``base``, a Results) for its K."""
     if isinstance(source, Results):
         return open_run(source, label=label or "run"), label
     if isinstance(source, Run):
         return _scored(source), label or source.label
     if isinstance(source, str) and source == "default":
-        run = open_run(PredictionsSource(str(example())), dataset=DEFAULT_DATASET)
+        run = PredictionsSource(str(example())).open(dataset=DEFAULT_DATASET)
         return run, label or run.label
     if not isinstance(source, (str, os.PathLike)):
         return None
-    path = Path(source)
-    if is_run_dir(path):
-        run = _scored(open_run(RunDirSource(str(path)), label=label))
+    try:
+        src = parse_source(source)
+    except ArcnbError:
+        return None  # not a run: said by the dataset loader
+    if isinstance(src, RunDirSource):
+        run = _scored(src.open(label=label))
         return run, run.label
-    if path.is_file() and path.suffix.lower() == ".json" and not is_task_file(path):
+    if isinstance(src, PredictionsSource) and Path(src.path).is_file():
         if base is not None:  # a compared predictions file is scored on the explored dataset
-            return open_run(PredictionsSource(str(path)), dataset=base.dataset,
-                            ks=base.ks), label or path.stem
+            return src.open(dataset=base.dataset, ks=base.ks), label or src.label
         if dataset is None:
-            raise ExploreError(f"{path} is a predictions file: pass dataset= (e.g. "
+            raise ExploreError(f"{src.path} is a predictions file: pass dataset= (e.g. "
                                "'arc-agi-1:evaluation') to score it on")
-        return open_run(PredictionsSource(str(path)), dataset=dataset), label or path.stem
+        return src.open(dataset=dataset), label or src.label
     return None
 
 

@@ -10,8 +10,9 @@ self-contained HTML page.
   ``arcnb compare --report``), :func:`run_notebook` (papermill with the ``python3``
   kernel) and :func:`export_html` (nbconvert with arcnb's template: code hidden, images
   embedded, a Content-Security-Policy that forbids any script or remote resource);
-* :func:`open_run` and the few helpers the shipped notebooks call (what a report is
-  built from: :mod:`arcnb.report.sources`).
+* the few helpers the shipped notebooks call (what a report is built from, as a typed
+  source of :mod:`arcnb.front`: :mod:`arcnb.report.sources`); runs are opened by the
+  front door, ``arcnb.open``.
 
 The pieces behind the sections live in their modules: :mod:`arcnb.report.html` (the
 report's HTML fragments; the page look and escaping are :mod:`arcnb.html`),
@@ -28,16 +29,17 @@ from . import sections
 from .build import (INDEX_HTML, ReportResult, build_compare_report, build_report, build_reports)
 from .html import refuse_existing
 from .notebooks import NOTEBOOKS, NotebookError, export_html, notebook_path, run_notebook
-from .sources import (as_source, default_compare_runs, default_out, default_source, figures_dir,
-                      make_run, open_run, require_scored, resolve_source)
+from .sources import (DEFAULT_DATASET, default_compare_runs, default_out, default_references,
+                      default_source, figures_dir, make_run, require_scored, resolve_source,
+                      source_dataset)
 
 # ``sections`` (the subpackage) is documented on its own page
 __all__ = [
     # the verbs
     "build_report", "build_reports", "build_compare_report", "run_notebook", "export_html",
-    "open_run",
     # what the shipped notebooks and the command line call
-    "figures_dir", "resolve_source", "default_out", "make_run", "default_compare_runs",
-    "require_scored", "refuse_existing", "default_source", "as_source", "notebook_path",
+    "figures_dir", "resolve_source", "source_dataset", "default_out", "make_run",
+    "default_compare_runs", "require_scored", "refuse_existing", "default_source",
+    "default_references", "DEFAULT_DATASET", "notebook_path",
     "NOTEBOOKS", "INDEX_HTML", "ReportResult", "NotebookError",
 ]

@@ -29,7 +29,7 @@ from ..errors import ArcnbError, refuse_overwrite
 from ..io import atomic_write_text
 from ..taxonomy import load_taxonomy
 from ..text import fmt_fraction
-from ..front import CheckpointSource, PredictionsSource, RunDirSource, open_run
+from ..front import CheckpointSource, PredictionsSource, RunDirSource, parse_source
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, OutputFolder, absolute_path, check_out_path, copy_run_files,
                     is_finished,
@@ -38,7 +38,6 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPO
 from ..html import escape as _esc, page as html_page
 from .notebooks import (NOTEBOOKS, WarmKernel, cell_times, export_html, notebook_libraries,
                         notebook_path, run_notebook)
-from .sources import as_source
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
            "INDEX_HTML", "NO_TRUTH_TAG"]
@@ -132,15 +131,15 @@ def _make_run_dir(source, dataset: str, out: Path, *, tasks, overwrite: bool,
         return out
     if isinstance(source, PredictionsSource):
         with _stage(timings, "score predictions", log):
-            open_run(source, dataset=dataset, tasks=tasks or None, out=out,
-                     overwrite=overwrite, estimator=estimator)
+            source.open(dataset=dataset, tasks=tasks or None, out=out, overwrite=overwrite,
+                        estimator=estimator)
         return out
     if isinstance(source, CheckpointSource) and in_process:
         opts = dict(source.options)
         opts.setdefault("progress", progress)
         with _stage(timings, "evaluate checkpoint", log):
-            open_run(replace(source, options=opts), dataset=dataset, tasks=tasks or None,
-                     out=out, overwrite=overwrite, estimator=estimator)
+            replace(source, options=opts).open(dataset=dataset, tasks=tasks or None, out=out,
+                                               overwrite=overwrite, estimator=estimator)
         return out
     if isinstance(source, CheckpointSource):
         path = source.checkpoint
@@ -175,8 +174,6 @@ def _absolute(source):
 def source_name(source) -> str:
     """The path or name a report's source was given by (a checkpoint, a predictions
     file, a run directory)."""
-    if isinstance(source, Mapping):
-        return str(source["path"])
     return str(getattr(source, "path", None) or getattr(source, "checkpoint", None) or source)
 
 
@@ -213,7 +210,6 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
                  taxonomy: str | None = None, tasks: str | None = None,
                  overwrite: bool = False, progress: bool = True, label: str | None = None,
                  report_parameters: Mapping | None = None,
-                 evaluate_options: Mapping | None = None,
                  evaluate_in_process: bool = True, estimator: str = "ranked",
                  references: Sequence[str] | None = None) -> ReportResult:
     """One report: make the run directory ``out`` (evaluate a checkpoint, score a
@@ -221,10 +217,10 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
     ``report.html``.
 
     ``source`` is a typed source of :mod:`arcnb.front`
-    (:class:`~arcnb.front.CheckpointSource`, :class:`~arcnb.front.PredictionsSource`,
-    :class:`~arcnb.front.RunDirSource`) or ``{"kind": "checkpoint" |
-    "predictions" | "run", "path": ...}`` (a checkpoint's options then come from
-    ``evaluate_options``), with an optional ``"references"`` list. ``references``
+    (:class:`~arcnb.front.CheckpointSource`, which carries the checkpoint's evaluate
+    options, :class:`~arcnb.front.PredictionsSource`,
+    :class:`~arcnb.front.RunDirSource`), or a path :func:`~arcnb.front.parse_source`
+    reads as one of them. ``references``
     (copy-input, predictions files: the report's ``references`` parameter) are shown
     in its reference-points section. A
     checkpoint is evaluated in this process (``evaluate_in_process``, the fastest: no
@@ -241,9 +237,7 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
     out = check_out_path(out)
     # the kernels run in `out`: every path they get is absolute
     dataset, tasks = absolute_path(dataset), absolute_path(tasks)
-    if isinstance(source, Mapping) and references is None:
-        references = source.get("references")
-    source = _absolute(as_source(source, evaluate_options))
+    source = _absolute(parse_source(source))
     log = _printer(label)
     timings: dict = {}
     html_path, nb_path = out / REPORT_HTML, out / REPORT_NOTEBOOK
@@ -251,7 +245,7 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         # re-score the run before anything is written or a kernel starts: a run whose
         # metrics.json disagrees with its predictions is refused in one line
         require_finished(source.path)
-        open_run(source, ks=(1, 2))
+        source.open(ks=(1, 2))
     if taxonomy and str(taxonomy) not in ("structural", "folder"):
         load_taxonomy(taxonomy)  # a malformed taxonomy is one line before any work
     created = not out.exists()
@@ -344,11 +338,12 @@ def _unique_names(paths: Sequence[str]) -> list[str]:
     return unique_labels([SWEEP_FOLDER] + stems, sep="_")[1:]
 
 
-def build_reports(sources: Sequence[Mapping], *, dataset: str, out: str | os.PathLike,
+def build_reports(sources: Sequence, *, dataset: str, out: str | os.PathLike,
                   max_workers: int | None = None, **kwargs) -> list[ReportResult]:
-    """Several reports at once, one sub-folder of ``out`` per source (named after the
-    file), run concurrently on at most ``max_workers`` (default: the number of cores)
-    workers. Every report is attempted; the first failure is raised at the end."""
+    """Several reports at once, one sub-folder of ``out`` per source (a typed source of
+    :mod:`arcnb.front`; named after the file), run concurrently on at most
+    ``max_workers`` (default: the number of cores) workers. Every report is attempted;
+    the first failure is raised at the end."""
     out = Path(out)
     if len(sources) == 1:
         return [build_report(sources[0], dataset=dataset, out=out, **kwargs)]
