@@ -76,10 +76,11 @@ def checkpoint_kwargs(options) -> dict:
     """:func:`evaluate`'s keyword arguments from checkpoint options: an
     :class:`EvalOptions` (the options set away from their defaults) or plain JSON (what
     ``CheckpointSource.options`` and a notebook parameter carry, read by
-    :meth:`EvalOptions.from_mapping`: ``config`` may be a JSON text, ``replace_config``
-    makes it a :class:`arcnb.models.ReplaceConfig`, a ``module:callable`` ``arch`` is
-    also looked up in the directory the ``arcnb`` command was started from). Only the
-    options given are returned; other keys (``progress``) pass through as they are."""
+    :meth:`arcnb.options.EvalOptions.from_mapping`: ``config`` may be a JSON text,
+    ``replace_config`` makes it a :class:`arcnb.models.ReplaceConfig`, a
+    ``module:callable`` ``arch`` is also looked up in the directory the ``arcnb``
+    command was started from). Only the options given are returned; other keys
+    (``progress``) pass through as they are."""
     if isinstance(options, EvalOptions):
         given, rest, opts = set(options), {}, options
     else:
