@@ -119,8 +119,9 @@ class _Option:
     argparse keywords (type, default, choices, action, ...), its help (``helps``: the
     commands that word it otherwise), the subcommands that take it, and whether it
     holds a path (:func:`_resolve_paths` makes those absolute before a kernel or a
-    worker sees them). ``kwargs=None``: declared by :mod:`arcnb.arc3.command`, listed
-    here for its path mark."""
+    worker sees them, for the commands that hand paths on). ``kwargs=None``: declared
+    by :mod:`arcnb.arc3.command` (which also declares its own ``--out`` and run
+    folders), listed here for its path mark."""
 
     flag: str
     dest: str
@@ -172,8 +173,9 @@ _OPTIONS: tuple[_Option, ...] = (
             ("score", "candidates", "evaluate", "report", "sweep", "compare", "repeats"),
             is_path=True),
     _Option("--tasks", "tasks", _TASKS_HELP,
-            ("score", "candidates", "evaluate", "report", "sweep", "repeats"), is_path=True),
-    _Option("--out", "out", "output folder", (*_RUN_COMMANDS, "arc3"), is_path=True),
+            ("score", "candidates", "evaluate", "report", "sweep", "repeats", "overlap"),
+            is_path=True),
+    _Option("--out", "out", "output folder", (*_RUN_COMMANDS, "arc3", "overlap"), is_path=True),
     _Option("--overwrite", "overwrite", "replace existing output files",
             (*_RUN_COMMANDS, "notebooks", "overlap"), {"action": "store_true"}),
     _Option("--no-progress", "no_progress", "no progress bars", ("evaluate", "report", "sweep"),
@@ -665,7 +667,7 @@ def _add_notebooks(sub) -> None:
                                    "Refuses to replace an existing notebook unless "
                                    "--overwrite is given.")
     p.add_argument("dest", metavar="DEST", help="folder to copy them into (created if missing)")
-    p.add_argument("--overwrite", action="store_true", help="replace notebooks already in DEST")
+    _add(p, "notebooks", "overwrite", help="replace notebooks already in DEST")
     p.set_defaults(func=_run_notebooks)
 
 
@@ -845,14 +847,14 @@ def _add_overlap(sub) -> None:
                         "folder, task file or *_challenges.json")
     p.add_argument("--train", nargs="+", required=True, metavar="TRAIN",
                    help="the training data: one or more datasets, as EVAL")
-    p.add_argument("--tasks", help="file of EVAL task ids to keep (JSON list or one per line)")
+    _add(p, "overlap", "tasks", help="file of EVAL task ids to keep (JSON list or one per line)")
     p.add_argument("--colors", choices=["1-9", "all"], default="1-9",
                    help="colours that may permute for 'equivalent': 1-9 (default; black, the "
                         "background, stays black) or all")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--out", help="folder for the per-output table (overlap.csv, "
-                                 "overlap.parquet), overlap_tasks.csv and overlap.json")
-    p.add_argument("--overwrite", action="store_true", help="replace existing files in --out")
+    _add(p, "overlap", "json")
+    _add(p, "overlap", "out", help="folder for the per-output table (overlap.csv, "
+                                   "overlap.parquet), overlap_tasks.csv and overlap.json")
+    _add(p, "overlap", "overwrite", help="replace existing files in --out")
     p.set_defaults(func=_run_overlap)
 
 
