@@ -11,6 +11,8 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 from . import report as R
 from . import sweep as S
@@ -20,9 +22,11 @@ from .compare import compare
 from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
 from .text import fmt_interval, fmt_number
-from .evaluate import check_run_parameters, checkpoint_kwargs, evaluate
+from .evaluate import evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
 from .io import to_jsonable
+from .models.loading import CHECKPOINT_SUFFIXES
+from .options import EvalOptions
 from .overlap import overlap
 from .probes import probe_lines
 from .arc3.command import add_command as add_arc3_command
@@ -108,11 +112,126 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def _add_estimator(p, extra: str = "") -> None:
-    p.add_argument("--estimator", choices=["ranked", "unbiased"], default="ranked",
-                   help="ranked (default, ARC Prize rule): any of the first K attempts in file "
-                        "order; unbiased: 1 - C(n-c,K)/C(n,K) per output from n attempts with "
-                        "c right, for sampled attempts" + extra)
+# ---------------------------------------------------------------- the options
+@dataclass(frozen=True)
+class _Option:
+    """One command-line option, defined once: its flag, where its value goes, its
+    argparse keywords (type, default, choices, action, ...), its help (``helps``: the
+    commands that word it otherwise), the subcommands that take it, and whether it
+    holds a path (:func:`_resolve_paths` makes those absolute before a kernel or a
+    worker sees them, for the commands that hand paths on). ``kwargs=None``: declared
+    by :mod:`arcnb.arc3.command` (which also declares its own ``--out`` and run
+    folders), listed here for its path mark."""
+
+    flag: str
+    dest: str
+    help: str
+    commands: tuple[str, ...]
+    kwargs: Mapping | None = field(default_factory=dict)
+    is_path: bool = False
+    helps: Mapping = field(default_factory=dict)
+
+
+#: The subcommands that take each evaluation option (:class:`arcnb.options.EvalOptions`).
+_EVAL_COMMANDS = {"estimator": ("score", "evaluate", "report", "sweep"),
+                  "seed": ("evaluate", "report", "sweep", "compare", "repeats"),
+                  "n_boot": ("compare", "repeats"), "probe": ("evaluate",),
+                  "proxy": ("evaluate",)}
+_EVAL_DEFAULT_COMMANDS = ("evaluate", "report", "sweep")
+
+
+def _eval_option(f) -> _Option:
+    """The option of one field of :class:`arcnb.options.EvalOptions`: its default,
+    choices and help are the field's."""
+    meta = f.metadata
+    if f.type == "bool":
+        kwargs = {"action": "store_true"}
+    elif "metavar" in meta:  # a repeatable text (--probe)
+        kwargs = {"action": "append", "metavar": meta["metavar"]}
+    else:
+        kwargs = {"default": f.default, **({"type": int} if f.type == "int" else {}),
+                  **({"choices": meta["choices"]} if "choices" in meta else {})}
+    helps = {"report": "checkpoints: " + meta["help"]}
+    if f.name == "estimator":
+        helps = {"report": meta["help"] + "; a --run directory keeps its recorded estimator"}
+    elif f.name == "seed":
+        helps.update(compare="bootstrap seed (default 0)",
+                     repeats="seed of the resampling (default 0)")
+    return _Option("--" + f.name.replace("_", "-"), f.name, meta["help"],
+                   _EVAL_COMMANDS.get(f.name, _EVAL_DEFAULT_COMMANDS), kwargs, helps=helps)
+
+
+_TASKS_HELP = "file of task ids to keep (JSON list or one per line)"
+_RUN_COMMANDS = ("evaluate", "report", "sweep", "compare", "candidates", "repeats")
+
+#: Every shared option of the subcommands (an option of one subcommand alone stays in
+#: its ``_add_<name>``), the evaluation options generated from EvalOptions' fields.
+_OPTIONS: tuple[_Option, ...] = (
+    *(_eval_option(f) for f in fields(EvalOptions)),
+    _Option("--dataset", "dataset", "dataset name (e.g. arc-agi-1:evaluation), task folder, "
+            "task file or *_challenges.json",
+            ("score", "candidates", "evaluate", "report", "sweep", "compare", "repeats"),
+            is_path=True),
+    _Option("--tasks", "tasks", _TASKS_HELP,
+            ("score", "candidates", "evaluate", "report", "sweep", "repeats", "overlap"),
+            is_path=True),
+    _Option("--out", "out", "output folder", (*_RUN_COMMANDS, "arc3", "overlap"), is_path=True),
+    _Option("--overwrite", "overwrite", "replace existing output files",
+            (*_RUN_COMMANDS, "notebooks", "overlap"), {"action": "store_true"}),
+    _Option("--no-progress", "no_progress", "no progress bars", ("evaluate", "report", "sweep"),
+            {"action": "store_true"}, helps={"evaluate": "no progress bar"}),
+    _Option("--json", "json", "print one JSON object on stdout",
+            ("score", "evaluate", "candidates", "repeats", "overlap"), {"action": "store_true"}),
+    _Option("--jobs", "jobs", "how many at once", ("report", "sweep"), {"type": int}),
+    _Option("--taxonomy", "taxonomy", "categories", ("compare", "report"), is_path=True),
+    _Option("--checkpoint", "checkpoint", "checkpoint", ("evaluate", "report"), is_path=True),
+    _Option("checkpoints", "checkpoints", "checkpoint files, folders of checkpoints, glob "
+            "patterns (quoted), 'baseline' or model names", ("sweep",),
+            {"nargs": "*", "metavar": "CKPT"}, is_path=True),
+    _Option("--predictions", "predictions", "predictions", ("score", "candidates", "report"),
+            is_path=True),
+    _Option("--run", "run", "existing run director(y/ies)", ("report",),
+            {"nargs": "+", "metavar": "DIR"}, is_path=True),
+    _Option("RUN_DIR", "runs", "run directories", ("compare", "arc3"),
+            {"nargs": "+", "metavar": "RUN_DIR"}, is_path=True),
+    _Option("--train-data", "train_data", "training data", ("report",),
+            {"nargs": "+", "metavar": "TRAIN"}, is_path=True),
+    _Option("--collect", "collect", "sweep folder", ("sweep",), {"metavar": "DIR"},
+            is_path=True),
+    _Option("--groups", "groups", "CSV with columns run, config (and optionally seed)",
+            ("repeats",), is_path=True),
+    _Option("PATH", "recordings", "recordings", ("arc3",), None, is_path=True),
+    _Option("--baselines", "baselines", "baselines", ("arc3",), None, is_path=True),
+)
+_BY_DEST = {o.dest: o for o in _OPTIONS}
+
+
+def _add(p, command: str, dest: str, **overrides) -> None:
+    """Add the registered option ``dest`` to ``p`` (a parser or a group) of
+    ``command``; ``overrides`` (help, required, nargs, ...) word it for that command."""
+    opt = _BY_DEST[dest]
+    if command not in opt.commands or opt.kwargs is None:
+        raise RuntimeError(f"the option {opt.flag} is not registered for {command}")
+    kwargs = {**opt.kwargs, "help": opt.helps.get(command, opt.help), **overrides}
+    if opt.flag.startswith("--"):
+        kwargs["dest"] = dest
+    p.add_argument(opt.flag if opt.flag.startswith("--") else dest, **kwargs)
+
+
+def _add_eval_options(p, command: str, *names: str) -> None:
+    """The evaluation options ``names`` (default: every one ``command`` takes, in
+    EvalOptions' order)."""
+    for name in names or [o.dest for o in _OPTIONS if o.dest in EvalOptions.names()
+                          and command in o.commands]:
+        _add(p, command, name)
+
+
+def _eval_options(args) -> EvalOptions:
+    """The evaluation options on the command line, checked before any work (one line
+    for a bad value) and with a ``module:callable`` ``--arch`` importable from the
+    current directory."""
+    given = {name: getattr(args, name) for name in EvalOptions.names() if hasattr(args, name)}
+    return EvalOptions.from_mapping(given)
 
 
 def format_unscored(summary: dict) -> str:
@@ -135,11 +254,10 @@ def format_unscored(summary: dict) -> str:
 def _add_scoring_inputs(p, predictions_help: str) -> None:
     """``--dataset``, ``--predictions`` and ``--tasks``: what a command that scores
     predictions reads (``score``, ``candidates``)."""
-    p.add_argument("--dataset", required=True,
-                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
-                        "*_challenges.json")
-    p.add_argument("--predictions", required=True, help=predictions_help)
-    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
+    command = p.prog.split()[-1]
+    _add(p, command, "dataset", required=True)
+    _add(p, command, "predictions", required=True, help=predictions_help)
+    _add(p, command, "tasks")
 
 
 def _add_score(sub) -> None:
@@ -154,8 +272,8 @@ def _add_score(sub) -> None:
                            "line)")
     p.add_argument("--k", type=int, action="append", default=[], metavar="K",
                    help="also report pass@K for this K (repeatable; 1 and 2 always)")
-    _add_estimator(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    _add(p, "score", "estimator")
+    _add(p, "score", "json")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 2) instead of warning when the predictions look made for "
                         "another dataset or hold test outputs the dataset lacks")
@@ -222,25 +340,32 @@ def _add_compare(sub) -> None:
                                    "the leaderboard picture (pass@2 against cost per task, "
                                    "Pareto front). Writes CSV + LaTeX tables, summary.json and "
                                    "leaderboard.png/.pdf into --out.")
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                   help=f"run directories ({PREDICTIONS} + {METRICS}); with --dataset also "
-                        "submission files or benchmarking-harness run folders")
-    p.add_argument("--out", required=True, help="output folder for the tables and summary.json")
+    _add(p, "compare", "runs", help=f"run directories ({PREDICTIONS} + {METRICS}); with "
+                                    "--dataset also submission files or benchmarking-harness "
+                                    "run folders")
+    _add(p, "compare", "out", required=True, help="output folder for the tables and summary.json")
     p.add_argument("--common-tasks", action="store_true",
                    help="compare on the tasks the runs share instead of refusing different "
                         "task sets")
-    p.add_argument("--taxonomy", default="structural",
-                   help="categories for the per-category table: 'structural' (default), "
-                        "'folder', a taxonomy .csv/.json file, or 'none'")
-    p.add_argument("--dataset", help="re-score every run on this dataset instead of the one "
-                                     f"recorded in its {METRICS} (needed for predictions "
-                                     "given instead of run directories)")
+    _add(p, "compare", "taxonomy", help="categories for the per-category table: 'structural' "
+                                        "(default), 'folder', a taxonomy .csv/.json file, or "
+                                        "'none'")
+    _add(p, "compare", "dataset", help="re-score every run on this dataset instead of the one "
+                                       f"recorded in its {METRICS} (needed for predictions "
+                                       "given instead of run directories)")
     p.add_argument("--labels", help="comma-separated run labels (default: folder names)")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    _add_eval_options(p, "compare", "n_boot", "seed")
     p.add_argument("--no-latex", action="store_true", help="write CSV tables only")
-    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    _add(p, "compare", "overwrite")
+    p.add_argument("--report", action="store_true",
+                   help="also run arcnb's compare notebook and export OUT/compare.html")
     p.set_defaults(func=_run_compare)
+
+
+def _compare_taxonomy(args):
+    """``--taxonomy``: 'structural' when not given, None for 'none'."""
+    taxonomy = args.taxonomy or "structural"
+    return None if taxonomy.lower() == "none" else taxonomy
 
 
 def _run_compare(args) -> int:
@@ -248,7 +373,7 @@ def _run_compare(args) -> int:
         raise ParameterError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
-                  taxonomy=None if args.taxonomy.lower() == "none" else args.taxonomy,
+                  taxonomy=_compare_taxonomy(args),
                   dataset=args.dataset, n_boot=args.n_boot,
                   seed=args.seed)
     cmp.write(args.out, overwrite=args.overwrite, latex=not args.no_latex)
@@ -272,6 +397,12 @@ def _run_compare(args) -> int:
     for note in cmp.summary.get("notes", []):
         _say("note", note)
     print(f"wrote {args.out}")
+    if args.report:  # arcnb's compare notebook, exported as OUT/compare.html
+        html = R.build_compare_report(args.runs, args.out, labels=labels, dataset=args.dataset,
+                                      taxonomy=_compare_taxonomy(args),
+                                      common_tasks=args.common_tasks, n_boot=args.n_boot,
+                                      seed=args.seed, overwrite=args.overwrite)
+        print(f"report: {html}")
     return 0
 
 
@@ -284,111 +415,50 @@ def _add_report(sub) -> None:
                                    "nothing loaded from the network). Several checkpoints run "
                                    "concurrently, one sub-folder of OUT each.")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--checkpoint", nargs="+", metavar="CKPT",
-                     help="checkpoint file(s), 'baseline' or a model name such as copy-input")
-    src.add_argument("--predictions", nargs="+", metavar="FILE",
-                     help="predictions to score: submission JSON file(s), harness run "
-                          "folder(s) or .jsonl file(s)")
-    src.add_argument("--run", nargs="+", metavar="DIR", help="existing run director(y/ies)")
+    _add(src, "report", "checkpoint", nargs="+", metavar="CKPT",
+         help="checkpoint file(s), 'baseline' or a model name such as copy-input")
+    _add(src, "report", "predictions", nargs="+", metavar="FILE",
+         help="predictions to score: submission JSON file(s), harness run folder(s) or "
+              ".jsonl file(s)")
+    _add(src, "report", "run")
     src.add_argument("--default", action="store_true",
                      help="the embedded default: the bundled baseline checkpoint on "
                           "arc-agi-1:evaluation (or the bundled example predictions when no "
                           "checkpoint is bundled)")
-    p.add_argument("--dataset", help="dataset name, task folder or *_challenges.json (required "
-                                     "with --checkpoint/--predictions; with --run it overrides "
-                                     "the recorded one)")
-    p.add_argument("--taxonomy", help="user taxonomy (.csv task_id,category or .json) added to "
-                                      "the automatic one")
-    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
-    p.add_argument("--out", required=True, help=f"output folder (run files, {REPORT_NOTEBOOK}, "
-                                                f"{REPORT_HTML}, {FIGURES}/)")
-    p.add_argument("--overwrite", action="store_true", help="replace existing outputs in --out")
-    p.add_argument("--device", default="auto", help="checkpoints: auto (default), cpu or cuda")
-    p.add_argument("--batch-size", type=int, default=64, help="checkpoints: inputs per batch (64)")
-    p.add_argument("--augment", default="none", choices=["none", "dihedral", "dihedral+colors"],
-                   help="checkpoints: test-time augmentation (default none)")
+    _add(p, "report", "dataset", help="dataset name, task folder or *_challenges.json (required "
+                                      "with --checkpoint/--predictions; with --run it "
+                                      "overrides the recorded one)")
+    _add(p, "report", "taxonomy", help="user taxonomy (.csv task_id,category or .json) added to "
+                                       "the automatic one")
+    _add(p, "report", "tasks")
+    _add(p, "report", "out", required=True, help=f"output folder (run files, {REPORT_NOTEBOOK}, "
+                                                 f"{REPORT_HTML}, {FIGURES}/)")
+    _add(p, "report", "overwrite", help="replace existing outputs in --out")
+    _add_eval_options(p, "report", "device", "batch_size", "augment", "color_perms")
     p.add_argument("--reference", action="append", metavar="REF",
                    help="a reference run shown beside the model in the report's reference-points "
                         "section (repeatable): copy-input, a predictions file or harness run "
                         "folder, or default (the bundled program-search predictions for the "
                         "dataset, then copy-input); replaces --default's references")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="reports built at once (default: the number of cores)")
-    _add_estimator(p, "; a --run directory keeps its recorded estimator")
-    p.add_argument("--train-data", nargs="+", metavar="TRAIN",
-                   help="training data (dataset names, folders, files): adds the report's "
-                        f"training-data overlap section and records the check in {METRICS}")
-    _add_checkpoint_options(p, "checkpoints: ")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add(p, "report", "jobs", help="reports built at once (default: the number of cores)")
+    _add(p, "report", "estimator")
+    _add(p, "report", "train_data", help="training data (dataset names, folders, files): adds "
+                                         "the report's training-data overlap section and "
+                                         f"records the check in {METRICS}")
+    _add_eval_options(p, "report", "arch", "config", "replace_config", "trust_checkpoint",
+                      "attempts", "seed")
+    _add(p, "report", "no_progress")
     p.set_defaults(func=_run_report)
-    _extend_compare(sub)
-    _extend_report_sweep(sub)
-
-
-def _extend_compare(sub) -> None:
-    """``arcnb compare ... --report``: after the comparison tables, also execute
-    arcnb's compare notebook and export OUT/compare.html (the report's export rules).
-    Kept separate from _add_compare/_run_compare, which it wraps."""
-    cp = sub.choices.get("compare")
-    if cp is None or any("--report" in a.option_strings for a in cp._actions):
-        return
-    cp.add_argument("--report", action="store_true",
-                    help="also run arcnb's compare notebook and export OUT/compare.html")
-    inner = cp.get_default("func")
-
-    def run(args) -> int:
-        rc = inner(args)
-        if rc or not getattr(args, "report", False):
-            return rc
-        labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
-        taxonomy = None if str(args.taxonomy).lower() == "none" else args.taxonomy
-        html = R.build_compare_report(args.runs, args.out, labels=labels, dataset=args.dataset,
-                                      taxonomy=taxonomy, common_tasks=args.common_tasks,
-                                      n_boot=args.n_boot, seed=args.seed,
-                                      overwrite=args.overwrite)
-        print(f"report: {html}")
-        return 0
-
-    cp.set_defaults(func=run)
-
-
-def _extend_report_sweep(sub) -> None:
-    """``arcnb report --checkpoint a b c``: when every checkpoint records its training
-    step, the reports' runs also become a sweep (OUT/sweep/: sweep.csv, sweep.html).
-    Kept separate from _run_report, which it wraps."""
-    rp = sub.choices.get("report")
-    if rp is None:
-        return
-    inner = rp.get_default("func")
-
-    def run(args) -> int:
-        ckpts = getattr(args, "checkpoint", None) or []
-        if len(ckpts) >= 2:  # before any work: OUT/sweep is never a planted link
-            OutputFolder(args.out).folder(SWEEP_FOLDER)
-        rc = inner(args)
-        if rc or len(ckpts) < 2:
-            return rc
-        from pathlib import Path
-
-        if S.plan(ckpts)[0].step_source != S.STEP_SOURCES[0]:
-            return rc
-        # the reports' folders hold the runs; OUT/sweep is a folder of OUT's own (a link
-        # planted there is refused, never written through)
-        runs = finished_runs(args.out)
-        sweep_dir = OutputFolder(args.out).folder(SWEEP_FOLDER).path
-        sw = S.from_run_dirs(ckpts, runs, sweep_dir, overwrite=args.overwrite)
-        print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
-        return 0
-
-    rp.set_defaults(func=run)
 
 
 def _run_report(args) -> int:
     from pathlib import Path
 
     dataset, references = args.dataset, None
-    opts = {"device": args.device, "batch_size": args.batch_size, "augment": args.augment,
-            **_checkpoint_options(args)}
+    opts = _eval_options(args)
+    ckpts = args.checkpoint or []
+    if len(ckpts) >= 2:  # before any work: OUT/sweep is never a planted link
+        OutputFolder(args.out).folder(SWEEP_FOLDER)
     if args.default:
         default = R.default_source(opts)
         sources = [default]
@@ -417,7 +487,24 @@ def _run_report(args) -> int:
         print("time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in r.timings.items()))
     if len(results) > 1:
         print(f"index: {Path(args.out) / R.INDEX_HTML}")
+    if len(ckpts) >= 2:
+        _report_sweep(args)
     return 0
+
+
+def _report_sweep(args) -> None:
+    """``arcnb report --checkpoint a b c``: when every checkpoint records its training
+    step, the reports' runs also become a sweep (OUT/sweep/: sweep.csv, sweep.html)."""
+    from pathlib import Path
+
+    if S.plan(args.checkpoint)[0].step_source != S.STEP_SOURCES[0]:
+        return
+    # the reports' folders hold the runs; OUT/sweep is a folder of OUT's own (a link
+    # planted there is refused, never written through)
+    runs = finished_runs(args.out)
+    sweep_dir = OutputFolder(args.out).folder(SWEEP_FOLDER).path
+    sw = S.from_run_dirs(args.checkpoint, runs, sweep_dir, overwrite=args.overwrite)
+    print(f"sweep (the checkpoints record their steps): {Path(sw.out) / S.SWEEP_HTML}")
 
 
 def _train_data_parameters(args) -> dict:
@@ -451,113 +538,31 @@ def _add_evaluate(sub) -> None:
                                    f"(a hidden test set) nothing is scored and {SUBMISSION} "
                                    "is written for Kaggle. Resumable; shards over ranks under "
                                    "torchrun.")
-    p.add_argument("--checkpoint", required=True,
-                   help="checkpoint file (arcnb, Lightning .ckpt, TorchScript, torch.export, "
-                        ".safetensors with --arch), "
-                        "'baseline' (the bundled model) or a model name such as copy-input")
-    p.add_argument("--dataset", required=True,
-                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
-                        "*_challenges.json (without its solutions file: a hidden test set, "
-                        f"not scored, {SUBMISSION} written)")
-    p.add_argument("--out", required=True, help="run directory to write")
-    _add_model_options(p)
+    _add(p, "evaluate", "checkpoint", required=True,
+         help="checkpoint file (" + ", ".join(CHECKPOINT_SUFFIXES) + "; a state dict or "
+              ".safetensors with --arch), 'baseline' (the bundled model) or a model name such "
+              "as copy-input")
+    _add(p, "evaluate", "dataset", required=True,
+         help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
+              "*_challenges.json (without its solutions file: a hidden test set, not scored, "
+              f"{SUBMISSION} written)")
+    _add(p, "evaluate", "out", required=True, help="run directory to write")
+    _add_eval_options(p, "evaluate", "device", "batch_size", "augment", "color_perms")
+    _add(p, "evaluate", "tasks")
+    _add_eval_options(p, "evaluate", "estimator", "arch", "config", "replace_config",
+                      "trust_checkpoint", "attempts", "seed")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
-    p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--probe", action="append", metavar="PROBE",
-                   help="also evaluate every task under a probe and map the answers back: "
-                        "dihedral, colors, dihedral+colors or task-id (repeatable); see the "
-                        "guide's memorisation and invariance probes")
-    p.add_argument("--proxy", action="store_true",
-                   help="also score each task with each demonstration pair held out "
-                        "(leave-one-demonstration-out proxy score)")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    _add(p, "evaluate", "overwrite", help="replace a finished run in --out")
+    _add(p, "evaluate", "no_progress")
+    _add_eval_options(p, "evaluate", "probe", "proxy")
+    _add(p, "evaluate", "json")
     p.set_defaults(func=_run_evaluate)
 
 
-def _add_model_options(p) -> None:
-    """How a checkpoint is run: the options ``arcnb evaluate`` and ``arcnb sweep`` share."""
-    p.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
-    p.add_argument("--batch-size", type=int, default=64, help="model inputs per batch (64)")
-    p.add_argument("--augment", default="none", choices=["none", "dihedral", "dihedral+colors"],
-                   help="test-time augmentation with voting (default none)")
-    p.add_argument("--color-perms", type=int, default=1,
-                   help="random colour permutations per dihedral view for dihedral+colors (1)")
-    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
-    _add_estimator(p)
-    _add_checkpoint_options(p)
-
-
-def _add_checkpoint_options(p, scope: str = "") -> None:
-    """The options of how a checkpoint is loaded and run, shared by ``arcnb evaluate``
-    and ``arcnb report --checkpoint`` (one definition: both take the same ones).
-    :func:`_checkpoint_options` turns them into :func:`arcnb.evaluate.evaluate`'s
-    keyword arguments."""
-    p.add_argument("--arch", help=scope + "model builder (registered name or module:callable) "
-                                  "for Lightning / state-dict / safetensors checkpoints; the "
-                                  "module is looked up in the current directory first, as "
-                                  "`python -m` does")
-    p.add_argument("--config", help=scope + "JSON object of builder arguments (merged over the "
-                                    "checkpoint's saved config)")
-    p.add_argument("--replace-config", action="store_true",
-                   help=scope + "use --config (or the builder's defaults) instead of the "
-                        "checkpoint's saved config, not merged over it")
-    p.add_argument("--trust-checkpoint", action="store_true",
-                   help=scope + "allow a checkpoint that needs arbitrary pickled code (runs "
-                        "code from the file: only for files you trust)")
-    p.add_argument("--attempts", type=int, default=2,
-                   help=scope + "attempts per test input (2)")
-    p.add_argument("--seed", type=int, default=0,
-                   help=scope + "torch and colour-permutation seed (0)")
-
-
-def _checkpoint_options(args) -> dict:
-    """The options of :func:`_add_checkpoint_options` as plain JSON keyword arguments of
-    :func:`arcnb.evaluate.evaluate` (``config`` parsed, ``replace_config`` kept as a
-    flag: :func:`arcnb.evaluate.checkpoint_kwargs` makes them the builder's config).
-    A ``module:callable`` builder's module is looked up in the current directory."""
-    config = None
-    if args.config:
-        try:
-            config = json.loads(args.config)
-        except json.JSONDecodeError as exc:
-            raise ParameterError(f"--config is invalid JSON: {exc}") from None
-        if not isinstance(config, dict):
-            raise ParameterError("--config must be a JSON object")
-    if args.arch and ":" in args.arch:
-        _import_from_cwd()
-    # the numbers are checked here, before any work (a report evaluates in a kernel)
-    check_run_parameters(attempts=args.attempts, seed=args.seed,
-                         batch_size=getattr(args, "batch_size", 64))
-    return {"arch": args.arch, "config": config, "replace_config": bool(args.replace_config),
-            "trust_checkpoint": bool(args.trust_checkpoint), "attempts": args.attempts,
-            "seed": args.seed}
-
-
-def _import_from_cwd() -> None:
-    """Let ``--arch mymodels:build`` find ``mymodels.py`` in the current directory, as
-    ``python -m`` and uvicorn's ``--app-dir`` do. Only for a builder the user names on
-    the command line; a builder named inside a checkpoint still needs
-    ``--trust-checkpoint`` to be imported."""
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
-        sys.path.insert(0, cwd)
-
-
-def _model_config(args):
-    """The builder config of :func:`_add_checkpoint_options` (``--config``,
-    ``--replace-config``; what ``arcnb sweep`` passes on); lets ``--arch
-    module:callable`` import from the current directory."""
-    return checkpoint_kwargs(_checkpoint_options(args)).get("config")
-
-
 def _run_evaluate(args) -> int:
-    res = evaluate(args.checkpoint, args.dataset, args.out, device=args.device,
-                   batch_size=args.batch_size, augment=args.augment,
-                   color_perms=args.color_perms, tasks=args.tasks, resume=args.resume,
-                   overwrite=args.overwrite, progress=False if args.no_progress else None,
-                   estimator=args.estimator, probe=args.probe, proxy=args.proxy,
-                   **checkpoint_kwargs(_checkpoint_options(args)))
+    res = evaluate(args.checkpoint, args.dataset, args.out, options=_eval_options(args),
+                   tasks=args.tasks, resume=args.resume, overwrite=args.overwrite,
+                   progress=False if args.no_progress else None)
     if res is None:  # a non-zero rank under torchrun: rank 0 reports
         return 0
     if args.json:
@@ -592,25 +597,24 @@ def _add_sweep(sub) -> None:
                                    "else its file name, else the order given. With --shard I/N "
                                    "only every N-th checkpoint is evaluated (one job of a job "
                                    "array); then arcnb sweep --collect DIR builds the files.")
-    p.add_argument("checkpoints", nargs="*", metavar="CKPT",
-                   help="checkpoint files, folders of checkpoints, glob patterns (quoted), "
-                        "'baseline' or model names")
-    p.add_argument("--collect", metavar="DIR",
-                   help="build sweep.csv and sweep.html from the finished runs of the sweep "
-                        "folder DIR (after every shard is done); no checkpoint is evaluated")
-    p.add_argument("--dataset", help="dataset name (e.g. arc-agi-1:evaluation), task folder or "
+    _add(p, "sweep", "checkpoints")
+    _add(p, "sweep", "collect", help="build sweep.csv and sweep.html from the finished runs of "
+                                     "the sweep folder DIR (after every shard is done); no "
+                                     "checkpoint is evaluated")
+    _add(p, "sweep", "dataset", help="dataset name (e.g. arc-agi-1:evaluation), task folder or "
                                      "*_challenges.json with its solutions")
-    p.add_argument("--out", help="sweep folder to write (runs/, sweep.csv, sweep.html)")
-    _add_model_options(p)
-    p.add_argument("--jobs", type=int, default=1,
-                   help="checkpoints evaluated at once in this process (default 1)")
+    _add(p, "sweep", "out", help="sweep folder to write (runs/, sweep.csv, sweep.html)")
+    _add_eval_options(p, "sweep", "device", "batch_size", "augment", "color_perms")
+    _add(p, "sweep", "tasks")
+    _add_eval_options(p, "sweep", "estimator", "arch", "config", "replace_config",
+                      "trust_checkpoint", "attempts", "seed")
+    _add(p, "sweep", "jobs", help="checkpoints evaluated at once in this process (default 1)")
     p.add_argument("--shard", metavar="I/N",
                    help="evaluate only the checkpoints at positions I, I+N, I+2N, ... of the "
                         "step order (I from 0 to N-1, e.g. a job array's task id); no page")
-    p.add_argument("--overwrite", action="store_true",
-                   help="evaluate finished checkpoints again")
+    _add(p, "sweep", "overwrite", help="evaluate finished checkpoints again")
     p.add_argument("--no-report", action="store_true", help="write the tables, not sweep.html")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add(p, "sweep", "no_progress")
     p.set_defaults(func=_run_sweep)
 
 
@@ -627,13 +631,10 @@ def _run_sweep(args) -> int:
             raise ParameterError("give at least one checkpoint (or --collect DIR)")
         if not args.dataset or not args.out:
             raise ParameterError("--dataset and --out are required with checkpoints")
-        sw = S.sweep(args.checkpoints, args.dataset, args.out, arch=args.arch,
-                     config=_model_config(args), trust_checkpoint=args.trust_checkpoint,
-                     augment=args.augment, color_perms=args.color_perms,
-                     attempts=args.attempts, tasks=args.tasks, device=args.device,
-                     batch_size=args.batch_size, jobs=args.jobs, shard=args.shard,
-                     seed=args.seed, overwrite=args.overwrite, report=not args.no_report,
-                     progress=False if args.no_progress else None, estimator=args.estimator)
+        sw = S.sweep(args.checkpoints, args.dataset, args.out, options=_eval_options(args),
+                     tasks=args.tasks, jobs=1 if args.jobs is None else args.jobs,
+                     shard=args.shard, overwrite=args.overwrite, report=not args.no_report,
+                     progress=False if args.no_progress else None)
         if sw is None:  # a shard, or a rank other than 0 under torchrun
             if args.shard:
                 print(f"shard {args.shard}: done; when every shard is done run "
@@ -667,7 +668,7 @@ def _add_notebooks(sub) -> None:
                                    "Refuses to replace an existing notebook unless "
                                    "--overwrite is given.")
     p.add_argument("dest", metavar="DEST", help="folder to copy them into (created if missing)")
-    p.add_argument("--overwrite", action="store_true", help="replace notebooks already in DEST")
+    _add(p, "notebooks", "overwrite", help="replace notebooks already in DEST")
     p.set_defaults(func=_run_notebooks)
 
 
@@ -700,9 +701,9 @@ def _add_candidates(sub) -> None:
     p.add_argument("--axis", choices=("sample", "view", "step", "iteration"),
                    help="the budget axis of the anytime curves (default: the first of "
                         "sample, view, step, iteration the candidates carry)")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--out", help="folder for summary.json and the CSV tables")
-    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    _add(p, "candidates", "json")
+    _add(p, "candidates", "out", help="folder for summary.json and the CSV tables")
+    _add(p, "candidates", "overwrite")
     p.set_defaults(func=_run_candidates)
 
 
@@ -793,22 +794,19 @@ def _add_repeats(sub) -> None:
     p.add_argument("sources", nargs="+", metavar="SOURCE",
                    help="predictions file, harness run folder, run directory, or a folder "
                         "holding runs in sub-folders")
-    p.add_argument("--dataset", required=True,
-                   help="dataset name (e.g. arc-agi-1:evaluation), task folder, task file or "
-                        "*_challenges.json")
-    p.add_argument("--tasks", help="file of task ids to keep (JSON list or one per line)")
-    p.add_argument("--groups", help="CSV with columns run, config (and optionally seed)")
+    _add(p, "repeats", "dataset", required=True)
+    _add(p, "repeats", "tasks")
+    _add(p, "repeats", "groups")
     p.add_argument("--group-by", default="auto",
                    help="auto (default), pattern (names like config-seed3) or a folder level "
                         "(0: the first folder below the root)")
     p.add_argument("--score", metavar="NAME",
                    help="a number in the attempts' metadata (higher is better) that breaks "
                         "vote ties in the ensembles, e.g. logprob")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--out", help="folder for summary.json and the CSV tables")
-    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    _add_eval_options(p, "repeats", "n_boot", "seed")
+    _add(p, "repeats", "json")
+    _add(p, "repeats", "out", help="folder for summary.json and the CSV tables")
+    _add(p, "repeats", "overwrite")
     p.add_argument("--report", action="store_true",
                    help="also write the page of many runs, repeats.html, into --out")
     p.set_defaults(func=_run_repeats)
@@ -850,14 +848,14 @@ def _add_overlap(sub) -> None:
                         "folder, task file or *_challenges.json")
     p.add_argument("--train", nargs="+", required=True, metavar="TRAIN",
                    help="the training data: one or more datasets, as EVAL")
-    p.add_argument("--tasks", help="file of EVAL task ids to keep (JSON list or one per line)")
+    _add(p, "overlap", "tasks", help="file of EVAL task ids to keep (JSON list or one per line)")
     p.add_argument("--colors", choices=["1-9", "all"], default="1-9",
                    help="colours that may permute for 'equivalent': 1-9 (default; black, the "
                         "background, stays black) or all")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--out", help="folder for the per-output table (overlap.csv, "
-                                 "overlap.parquet), overlap_tasks.csv and overlap.json")
-    p.add_argument("--overwrite", action="store_true", help="replace existing files in --out")
+    _add(p, "overlap", "json")
+    _add(p, "overlap", "out", help="folder for the per-output table (overlap.csv, "
+                                   "overlap.parquet), overlap_tasks.csv and overlap.json")
+    _add(p, "overlap", "overwrite", help="replace existing files in --out")
     p.set_defaults(func=_run_overlap)
 
 
@@ -898,15 +896,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Per command, the arguments that hold input paths (``out`` is always resolved too).
-_PATH_ARGS = {"evaluate": ("checkpoint", "dataset", "tasks"),
-              "report": ("checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
-                         "train_data"),
-              "compare": ("runs", "dataset", "taxonomy")}
-_PATH_ARGS["sweep"] = ("checkpoints", "dataset", "tasks", "collect")
-_PATH_ARGS["candidates"] = ("dataset", "predictions", "tasks")
-_PATH_ARGS["repeats"] = ("dataset", "tasks", "groups")
-_PATH_ARGS["arc3"] = ("recordings", "runs", "baselines")
+def _path_dests(command) -> tuple[str, ...]:
+    """The options of ``command`` that hold paths (the registry's ``is_path`` marks),
+    for the commands that hand their paths to a kernel, a worker or a run's provenance
+    (``score`` and ``overlap`` print and read them as given)."""
+    if command not in (*_RUN_COMMANDS, "arc3"):
+        return ()
+    return tuple(o.dest for o in _OPTIONS if o.is_path and command in o.commands)
 
 
 def _resolve_paths(args) -> dict:
@@ -915,8 +911,8 @@ def _resolve_paths(args) -> dict:
     elsewhere); names such as ``arc-agi-1:evaluation`` or ``copy-input`` are kept.
     Returns ``{"cwd": ..., "--name": {"given": ..., "resolved": ...}}`` for the
     provenance."""
-    names = _PATH_ARGS.get(getattr(args, "command", None))
-    if names is None:
+    names = tuple(n for n in _path_dests(getattr(args, "command", None)) if n != "out")
+    if not names:
         return {}
     record: dict = {"cwd": os.getcwd()}
     for name in (*names, "out"):

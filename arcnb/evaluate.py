@@ -44,61 +44,53 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .augment import AUGMENT_MODES, View, make_views, vote
-from .errors import ArcnbError, OutputExistsError, ParameterError
+from .augment import View, make_views, vote
+from .errors import ArcnbError, OutputExistsError
 from .io import to_jsonable
 from .journal import (Journal, RunLock, journal_name, journal_paths, journal_record_problem,
                       read_journals)
 from .runs import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, RUN_FILES, OutputFolder, Run,
                    check_out_path, options_sha256, refuse_finished, run_provenance, user_paths)
 from .models import ReplaceConfig, load_model
+from .options import MAX_ATTEMPTS, MAX_COLOR_PERMS, EvalOptions, combine
 from .models.loading import checkpoint_path
 from .data import Pair, Task, load_dataset
 from .grids import as_grid_or_none
 from .models.interface import decode_logits, pad_batch, pad_demonstrations
 from .candidates import candidates_bytes
-from .probes import check_probes, probe_plan, run_sections
-from .scoring import ESTIMATORS, score
-from .stats import check_n_boot, check_seed
+from .probes import probe_plan, run_sections
+from .scoring import score
 from .models.loading import file_sha256
 from .predictions import Predictions, to_submission
 
-__all__ = ["evaluate", "plan_units", "checkpoint_kwargs", "check_run_parameters", "run_options",
-           "MAX_ATTEMPTS", "MAX_COLOR_PERMS"]
+__all__ = ["evaluate", "EvalOptions", "plan_units", "checkpoint_kwargs", "check_run_parameters",
+           "run_options", "MAX_ATTEMPTS", "MAX_COLOR_PERMS"]
 
 
-def checkpoint_kwargs(options: Mapping | None) -> dict:
-    """:func:`evaluate`'s keyword arguments from plain-JSON checkpoint options (what
-    ``arcnb evaluate`` and ``arcnb report --checkpoint`` share, and what a notebook
-    parameter can carry): ``config`` may be a JSON text, ``replace_config`` (a flag)
-    makes it a :class:`arcnb.models.ReplaceConfig`, and a ``module:callable`` ``arch``
-    is also looked up in the directory the ``arcnb`` command was started from (a
-    notebook kernel runs elsewhere)."""
-    opts = dict(options or {})
-    config = opts.get("config")
-    if isinstance(config, str):
-        try:
-            config = json.loads(config) if config.strip() else None
-        except json.JSONDecodeError as exc:
-            raise ParameterError(f"--config is invalid JSON: {exc}") from None
-        if config is not None and not isinstance(config, dict):
-            raise ParameterError("--config must be a JSON object")
-    if opts.pop("replace_config", False):
-        config = ReplaceConfig(config or {})
-    if "config" in opts or config is not None:
-        opts["config"] = config or None
-    if not opts.get("arch"):
-        opts.pop("arch", None)
-    arch = opts.get("arch")
-    cwd = (user_paths() or {}).get("cwd")
-    if isinstance(arch, str) and ":" in arch and isinstance(cwd, str) and cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    return opts
+def checkpoint_kwargs(options) -> dict:
+    """:func:`evaluate`'s keyword arguments from checkpoint options: an
+    :class:`EvalOptions` (the options set away from their defaults) or plain JSON (what
+    ``CheckpointSource.options`` and a notebook parameter carry, read by
+    :meth:`arcnb.options.EvalOptions.from_mapping`: ``config`` may be a JSON text,
+    ``replace_config`` makes it a :class:`arcnb.models.ReplaceConfig`, a
+    ``module:callable`` ``arch`` is also looked up in the directory the ``arcnb``
+    command was started from). Only the options given are returned; other keys
+    (``progress``) pass through as they are."""
+    if isinstance(options, EvalOptions):
+        given, rest, opts = set(options), {}, options
+    else:
+        opts = dict(options or {})
+        rest = {k: opts.pop(k) for k in list(opts) if k not in EvalOptions.names()}
+        given = set(opts)
+    kw = EvalOptions.from_mapping(opts).to_kwargs()
+    if "replace_config" in given:
+        given.add("config")
+    return {**{k: v for k, v in kw.items() if k in given}, **rest}
 
 
 # ------------------------------------------------------------------ planning
@@ -370,7 +362,8 @@ def distributed_setup(device):
     return dist.get_rank(), dist.get_world_size(), True
 
 
-def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int = 64,
+def evaluate(checkpoint, dataset, out, *, options: EvalOptions | None = None,
+             device: str = "auto", batch_size: int = 64,
              attempts: int = 2, augment: str = "none", color_perms: int = 1, tasks=None,
              resume: bool = False, overwrite: bool = False, trust_checkpoint: bool = False,
              arch=None, config: dict | None = None, seed: int = 0, progress: bool | None = None,
@@ -382,6 +375,11 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
         (see :func:`arcnb.models.load_model`).
     :param dataset: a :class:`~arcnb.data.Dataset` or anything ``load_dataset`` takes;
         ``tasks`` filters it (list or file of task ids).
+    :param options: the evaluation options as one :class:`EvalOptions` (device, batch
+        size, attempts, augmentation, colour permutations, seed, builder, config, trust,
+        estimator, bootstrap resamples, probes); the keywords below are the same options
+        one by one. With ``options``, a keyword given a value other than its default
+        overrides that field (the keyword wins).
     :param device: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``.
     :param batch_size: model inputs per forward pass (memory is bounded by it).
     :param attempts: attempts per test input (``attempt_1 .. attempt_N``).
@@ -414,27 +412,27 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
     unscored (``run.scored`` is False).
     """
     t_start = time.time()
-    checked = check_run_parameters(batch_size=batch_size, attempts=attempts, augment=augment,
-                                   color_perms=color_perms, seed=seed, n_boot=n_boot,
-                                   estimator=estimator)
-    batch_size, attempts = checked["batch_size"], checked["attempts"]
-    color_perms, seed, n_boot = checked["color_perms"], checked["seed"], checked["n_boot"]
-    check_probes(probe)
+    o = combine(options, device=device, batch_size=batch_size, attempts=attempts,
+                augment=augment, color_perms=color_perms, trust_checkpoint=trust_checkpoint,
+                arch=arch, config=config, seed=seed, n_boot=n_boot, estimator=estimator,
+                probe=probe, proxy=proxy)
+    batch_size, attempts, augment, seed = o.batch_size, o.attempts, o.augment, o.seed
+    n_boot, estimator, arch, config = o.n_boot, o.estimator, o.arch, o.model_config
     out = Path(out)
     _check_out_dir(out, resume=resume, overwrite=overwrite)
 
-    dev = resolve_device(device)
+    dev = resolve_device(o.device)
     ds = load_dataset(dataset, tasks=tasks, require_truth=False)
     adapter = load_model(checkpoint, arch=arch, config=config,
-                         trust_checkpoint=trust_checkpoint, device=dev)
-    views = make_views(augment, color_perms=color_perms, seed=seed)
-    plan = probe_plan(probe, proxy, ds, adapter, seed=seed)
+                         trust_checkpoint=o.trust_checkpoint, device=dev)
+    views = make_views(augment, color_perms=o.color_perms, seed=seed)
+    plan = probe_plan(o.probe, o.proxy, ds, adapter, seed=seed)
     params = _parameters(checkpoint, adapter, ds, dev, views, batch_size=batch_size,
-                         attempts=attempts, augment=augment, color_perms=color_perms,
+                         attempts=attempts, augment=augment, color_perms=o.color_perms,
                          arch=arch, config=config, seed=seed,
-                         trust_checkpoint=trust_checkpoint)
+                         trust_checkpoint=o.trust_checkpoint)
     options = run_options(checkpoint, ds, dev.type, batch_size=batch_size, attempts=attempts,
-                          augment=augment, color_perms=color_perms, arch=arch, config=config,
+                          augment=augment, color_perms=o.color_perms, arch=arch, config=config,
                           seed=seed, estimator=estimator, n_boot=n_boot,
                           checkpoint_sha256=params["checkpoint_sha256"])
     if plan:  # the probes are part of the run (its journal, the same-run check)
@@ -486,46 +484,17 @@ def evaluate(checkpoint, dataset, out, *, device: str = "auto", batch_size: int 
             dist.destroy_process_group()
 
 
-#: Most attempts per test input (1,000): the vote fills every attempt, so the bound is
-#: the bound on the predictions' size.
-MAX_ATTEMPTS = 1000
-#: Most colour permutations with ``dihedral+colors`` (1,000: 8,008 views of every test
-#: input); the views are built before the first batch.
-MAX_COLOR_PERMS = 1000
-
-
-def _whole(value, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
-            or not lo <= value <= hi:
-        raise ParameterError(f"{name} must be a whole number from {lo} to {hi}, got "
-                             f"{value!r}")
-    return int(value)
-
-
 def check_run_parameters(*, batch_size=64, attempts=2, augment: str = "none",
                          color_perms=1, seed=0, n_boot=1000,
                          estimator: str = "ranked") -> dict:
     """The numeric options of an evaluation, checked on entry (before a model is loaded
-    or a folder written): each refused in one line unless within its bounds, so that no
-    count can exhaust the memory and no seed can reach a generator that refuses it."""
-    if augment not in AUGMENT_MODES:
-        raise ParameterError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {augment!r}")
-    _check_estimator(estimator)
-    return {"batch_size": _whole(batch_size, "batch_size", 1, 1 << 20),
-            "attempts": _whole(attempts, "attempts", 1, MAX_ATTEMPTS),
-            "color_perms": _whole(color_perms, "color_perms", 1, MAX_COLOR_PERMS),
-            "seed": check_seed(seed), "n_boot": check_n_boot(n_boot)}
-
-
-def _check_parameters(batch_size, attempts, augment: str) -> tuple[int, int]:
-    checked = check_run_parameters(batch_size=batch_size, attempts=attempts, augment=augment)
-    return checked["batch_size"], checked["attempts"]
-
-
-def _check_estimator(estimator: str) -> None:
-    if estimator not in ESTIMATORS:
-        raise ParameterError(f"unknown estimator {estimator!r}: expected one of "
-                             f"{', '.join(ESTIMATORS)}")
+    or a folder written) by :class:`EvalOptions`: each refused in one line unless
+    within its bounds, so that no count can exhaust the memory and no seed can reach a
+    generator that refuses it. Returns them as ints."""
+    o = EvalOptions(batch_size=batch_size, attempts=attempts, augment=augment,
+                    color_perms=color_perms, seed=seed, n_boot=n_boot, estimator=estimator)
+    return {"batch_size": o.batch_size, "attempts": o.attempts, "color_perms": o.color_perms,
+            "seed": o.seed, "n_boot": o.n_boot}
 
 
 def _check_out_dir(out: Path, *, resume: bool, overwrite: bool) -> None:

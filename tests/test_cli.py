@@ -122,3 +122,28 @@ def test_validators_raise_arcnb_errors_that_are_still_value_errors():
     with pytest.raises(TensorError):
         grid_metrics([[[1, 2]]], [[[1, 2, 3]]])
     assert bootstrap_ci([1.0, 1.0]) == (1.0, 1.0)
+
+
+def test_the_registrys_path_marks_are_the_paths_each_command_resolves():
+    """_resolve_paths makes absolute the registry's is_path options of the commands that
+    hand paths to a kernel, a worker or a run's provenance, and nothing else."""
+    import argparse
+
+    from arcnb.cli import _path_dests, build_parser
+
+    expected = {
+        "evaluate": {"checkpoint", "dataset", "tasks", "out"},
+        "report": {"checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
+                   "train_data", "out"},
+        "compare": {"runs", "dataset", "taxonomy", "out"},
+        "sweep": {"checkpoints", "dataset", "tasks", "collect", "out"},
+        "candidates": {"dataset", "predictions", "tasks", "out"},
+        "repeats": {"dataset", "tasks", "groups", "out"},
+        "arc3": {"recordings", "runs", "baselines", "out"},
+        "score": set(), "overlap": set(), "notebooks": set()}
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command, dests in expected.items():
+        assert set(_path_dests(command)) == dests, command
+        if command != "arc3":  # every mark is an option the command has
+            have = {a.dest for a in sub.choices[command]._actions}
+            assert dests <= have, command

@@ -27,6 +27,7 @@ from urllib.parse import quote
 from ..columns import label as column_label
 from ..errors import ArcnbError, refuse_overwrite
 from ..io import atomic_write_text
+from ..options import EvalOptions
 from ..taxonomy import load_taxonomy
 from ..text import fmt_fraction
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, parse_source
@@ -147,8 +148,10 @@ def _make_run_dir(source, dataset: str, out: Path, *, tasks, overwrite: bool,
         params = {"checkpoint": ck, "predictions": "", "dataset": dataset,
                   "out": str(out.resolve()), "tasks": str(Path(tasks).resolve()) if tasks
                   else "", "overwrite": bool(overwrite), "estimator": estimator}
-        # evaluate.ipynb's parameters are literals: the builder's config as JSON text
-        opts = dict(source.options)
+        # evaluate.ipynb's parameters are literals: the evaluation options set away from
+        # their defaults (checked here, before a kernel starts), the config as JSON text
+        opts = dict(EvalOptions.from_mapping({k: v for k, v in source.options.items()
+                                              if k in EvalOptions.names()}))
         if opts.get("config") is not None:
             opts["config"] = json.dumps(opts["config"], sort_keys=True)
         params.update({k: ("" if v is None and k in ("arch", "config") else v)

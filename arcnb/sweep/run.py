@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ..data import load_dataset
 from ..errors import ArcnbError, OutputExistsError, printable
-from ..evaluate import (check_run_parameters, distributed_setup, evaluate, resolve_device,
-                        run_options)
+from ..evaluate import distributed_setup, evaluate, resolve_device, run_options
 from ..journal import journal_paths
+from ..options import EvalOptions, combine
 from ..runs import CANDIDATES, METRICS, RUN_FILES, is_finished, read_metrics, same_run_problem
 from .layout import ENTRY_SUFFIX, RUNS_DIR, claim_plan, json_bytes, sweep_folder
 from .steps import SweepEntry, parse_shard, plan, read_entries
@@ -19,7 +19,8 @@ from .tables import Sweep
 __all__ = ["sweep", "collect", "open_sweep", "example_sweep", "sweep_or_example", "from_run_dirs"]
 
 
-def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
+def sweep(checkpoints, dataset, out, *, options: EvalOptions | None = None, arch=None,
+          config: dict | None = None,
           trust_checkpoint: bool = False, augment: str = "none", color_perms: int = 1,
           attempts: int = 2, tasks=None, device: str = "auto", batch_size: int = 64,
           jobs: int = 1, shard=None, seed: int = 0, n_boot: int = 1000,
@@ -31,7 +32,9 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     (:func:`expand_checkpoints`). ``dataset`` is loaded once (``tasks`` filters it).
     ``arch``, ``config``, ``trust_checkpoint``, ``augment``, ``color_perms``,
     ``attempts``, ``device``, ``batch_size``, ``seed`` and ``estimator`` go to every
-    :func:`arcnb.evaluate.evaluate`. ``jobs`` checkpoints are evaluated at once
+    :func:`arcnb.evaluate.evaluate`: one by one, or together as ``options`` (an
+    :class:`arcnb.evaluate.EvalOptions`; a keyword given a value other than its default
+    overrides that field). ``jobs`` checkpoints are evaluated at once
     (threads; CPU work shares the cores). ``shard=(i, n)`` or ``"i/n"`` evaluates only
     the checkpoints at positions ``i, i + n, ...`` and writes no summary files (run
     :func:`collect` when every shard is done); returns None then. Under ``torchrun``
@@ -44,11 +47,11 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
     shard = parse_shard(shard)
     if isinstance(jobs, bool) or int(jobs) < 1:
         raise ArcnbError(f"--jobs must be >= 1, got {jobs}")
-    # every number checked before a checkpoint is read or a folder written
-    checked = check_run_parameters(batch_size=batch_size, attempts=attempts, augment=augment,
-                                   color_perms=color_perms, seed=seed, n_boot=n_boot,
-                                   estimator=estimator)
-    seed, n_boot = checked["seed"], checked["n_boot"]
+    # every option checked before a checkpoint is read or a folder written
+    o = combine(options, arch=arch, config=config, trust_checkpoint=trust_checkpoint,
+                augment=augment, color_perms=color_perms, attempts=attempts, device=device,
+                batch_size=batch_size, seed=seed, n_boot=n_boot, estimator=estimator)
+    seed, n_boot = o.seed, o.n_boot
     folder = sweep_folder(out)
     entries = plan(checkpoints)
     ds = load_dataset(dataset, tasks=tasks, require_truth=False)
@@ -57,17 +60,14 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
                          "set): a sweep scores every checkpoint, so it needs the outputs")
     runs = claim_plan(folder, entries, overwrite=overwrite)
     mine = [e for e in entries if shard is None or e.position % shard[1] == shard[0]]
-    dev = resolve_device(device)
-    opts = dict(device=device, batch_size=batch_size, attempts=attempts, augment=augment,
-                color_perms=color_perms, trust_checkpoint=trust_checkpoint, arch=arch,
-                config=config, seed=seed, n_boot=n_boot, estimator=estimator,
-                progress=progress)
+    dev = resolve_device(o.device)
 
     def wanted(e: SweepEntry) -> dict:
-        return run_options(e.checkpoint, ds, dev.type, batch_size=batch_size,
-                           attempts=attempts, augment=augment, color_perms=color_perms,
-                           arch=arch, config=config, seed=seed, estimator=estimator,
-                           n_boot=n_boot, checkpoint_sha256=e.checkpoint_sha256)
+        return run_options(e.checkpoint, ds, dev.type, batch_size=o.batch_size,
+                           attempts=o.attempts, augment=o.augment, color_perms=o.color_perms,
+                           arch=o.arch, config=o.model_config, seed=seed,
+                           estimator=o.estimator, n_boot=n_boot,
+                           checkpoint_sha256=e.checkpoint_sha256)
 
     # every shard records the whole plan (the same bytes), so that --collect knows
     # which checkpoints are still missing
@@ -80,7 +80,8 @@ def sweep(checkpoints, dataset, out, *, arch=None, config: dict | None = None,
             _check_same_run(rd, e, wanted(e))
             return None
         resume = bool(journal_paths(rd)) and not overwrite
-        return evaluate(e.checkpoint, ds, rd, resume=resume, overwrite=overwrite, **opts)
+        return evaluate(e.checkpoint, ds, rd, options=o, resume=resume, overwrite=overwrite,
+                        progress=progress)
 
     results: dict[str, object] = {}
     # under torchrun: one process group for every evaluation (evaluate joins it), as a

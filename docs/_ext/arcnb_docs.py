@@ -54,6 +54,7 @@ PUBLIC_MODULES += ["arcnb.arc3", "arcnb.arc3.figures"]  # ARC-AGI-3 recordings
 PUBLIC_MODULES.append("arcnb.text")  # the one text escaper
 PUBLIC_MODULES.append("arcnb.repeats")  # many runs
 PUBLIC_MODULES.append("arcnb.harness_logs")  # the harness's raw API logs
+PUBLIC_MODULES.append("arcnb.options")  # the evaluation options, defined once
 
 #: Top-level modules of arcnb that are not in the API reference, and why.
 NOT_IN_API = {
