@@ -53,7 +53,6 @@ class Column:
     same name). ``computed``: ``"output"`` when :func:`arcnb.scoring._score_output`
     returns it, ``"key"`` for the row keys, ``"estimator"`` for the estimator's pass@K.
     ``graded``: a graded column of every breakdown (shown next to the exact pass@K).
-    ``shown``: listed in the report's definitions table.
     """
 
     name: str
@@ -67,7 +66,6 @@ class Column:
     task_name: str | None = None
     computed: str = "output"
     graded: bool = False
-    shown: bool = False
 
     @property
     def per_k(self) -> bool:
@@ -154,10 +152,10 @@ OUTPUTS: tuple[Column, ...] = (
            "truth's height and width", label="right shape (any attempt)"),
     Column("cell_accuracy", "output", "float64", _CELL_ACCURACY, task="mean",
            aggregate="mean over the outputs with a right-shaped attempt", interval=True,
-           label="cell accuracy (right shape)", shown=True),
+           label="cell accuracy (right shape)"),
     Column("partial_credit", "output", "float64", _PARTIAL_CREDIT, task="mean",
            aggregate="mean over a task's outputs, then over tasks", interval=True,
-           label="partial credit", shown=True),
+           label="partial credit"),
     Column("truth_shape", "output", "object", "the truth's shape, \"HxW\"", label="truth shape"),
     Column("pred_shape", "output", "object", "attempt 1's shape, \"HxW\"",
            label="attempt 1 shape"),
@@ -175,7 +173,7 @@ OUTPUTS: tuple[Column, ...] = (
     Column("n_wrong_cells", "output", "Int64", "per output with a right-shaped attempt: the "
            "number of cells the best attempt gets wrong (0 when solved; <NA> when no attempt "
            "has the truth's shape), the distance to a solve in cells",
-           label="wrong cells (right shape)", shown=True),
+           label="wrong cells (right shape)"),
     Column("pass@K", "output", "float64", "the estimator's pass@K of the output: solved@K as "
            "0/1 (ranked) or the probability that K attempts drawn from the n given hold a "
            "right one (unbiased; NaN when 0 < n < K)", computed="estimator",
@@ -208,16 +206,15 @@ GROUPS: tuple[Column, ...] = (
            "solved within K attempts, then the mean over tasks (as the ARC Prize benchmarking "
            "harness computes it; the Kaggle pages describe pass@K_per_output)",
            aggregate="mean over a task's outputs, then over tasks",
-           interval=True, label="pass@K", shown=True),
+           interval=True, label="pass@K"),
     Column("pass@K_per_output", "group", "float64", "fraction of all test outputs solved "
-           "within K attempts", aggregate="mean over outputs", label="pass@K per output",
-           shown=True),
+           "within K attempts", aggregate="mean over outputs", label="pass@K per output"),
     Column("pass@K_all_or_nothing", "group", "float64", "fraction of tasks whose test outputs "
            "are all solved within K attempts", aggregate="mean over tasks",
-           label="pass@K, all or nothing", shown=True),
+           label="pass@K, all or nothing"),
     Column("shape_accuracy", "group", "float64", _SHAPE_ACCURACY,
            aggregate="mean over a task's outputs, then over tasks", interval=True,
-           label="shape accuracy", graded=True, shown=True),
+           label="shape accuracy", graded=True),
     Column("cell_accuracy", "group", "float64", _CELL_ACCURACY,
            aggregate="mean over the outputs with a right-shaped attempt", interval=True,
            label="cell accuracy (right shape)", graded=True),
@@ -239,32 +236,31 @@ SUMMARY: tuple[Column, ...] = (
            "the first K attempts in file order is right (ARC Prize rule); 'unbiased' = "
            "1 - C(n-c, K)/C(n, K) per output from n attempts with c right (Chen et al. "
            "2021), NaN when 0 < n < K; all-or-nothing is then the product over a task's "
-           "outputs", shown=True),
+           "outputs"),
     Column("cost_per_task", "summary", "float64", "total cost of the attempts (metadata "
            "cost.total_cost) divided by the dataset's number of tasks (a task without "
-           "predictions adds no cost)", label="cost per task ($)", shown=True),
+           "predictions adds no cost)", label="cost per task ($)"),
     Column("cost_per_attempt", "summary", "float64", "total cost divided by the number of "
-           "attempts of the scored tasks", label="cost per attempt ($)", shown=True),
+           "attempts of the scored tasks", label="cost per attempt ($)"),
     Column("tokens_per_task", "summary", "float64", "total tokens (metadata "
            "usage.total_tokens) divided by the dataset's number of tasks",
-           label="tokens per task", shown=True),
+           label="tokens per task"),
     Column("cell_accuracy_right_shape", "summary", "float64", "mean cell accuracy over the "
            "outputs that have a right-shaped attempt only (n_right_shape_outputs of them); "
-           "not a score over the whole dataset", label="cell accuracy (right shape)",
-           shown=True),
+           "not a score over the whole dataset", label="cell accuracy (right shape)"),
     Column("shape_accuracy_per_output", "summary", "float64", "fraction of all test outputs "
            "whose attempt 1 has the truth's height and width",
-           label="shape accuracy per output", shown=True),
+           label="shape accuracy per output"),
     Column("n_tasks", "summary", "int64", "number of tasks (of the dataset, or of a "
            "breakdown's group: a task with several categories counts in each)",
-           label="tasks", shown=True),
+           label="tasks"),
     Column("n_outputs", "summary", "int64", "number of test outputs (one per test input of "
-           "those tasks)", label="test outputs", shown=True),
+           "those tasks)", label="test outputs"),
 )
 
 _INTERVAL = Column("95% interval", "summary", "object", "a percentile bootstrap interval that "
                    "resamples tasks (1000 resamples unless the report says otherwise), shown "
-                   "as [low, high] or as ci_low / ci_high", shown=True)
+                   "as [low, high] or as ci_low / ci_high")
 
 
 def column(name: str, level: str | None = None) -> Column:

@@ -18,6 +18,7 @@ import re
 import pandas as pd
 
 from .errors import ArcnbError, printable
+from .text import fmt_number
 
 __all__ = ["escape", "data_value", "table", "note", "heading", "HTML",
            "PAGE_CSS", "CSP", "page", "check_self_contained", "style"]
@@ -40,10 +41,13 @@ def table(df, *, table_id: str | None = None, caption: str | None = None,
           index: bool = False, max_rows: int | None = 200, digits: int = 4,
           classes: str = "arcnb-table") -> str:
     """A DataFrame as an HTML table with every cell, header and index escaped
-    (``DataFrame.to_html(escape=True)``). Floats show ``digits`` decimals and NaN as
-    ``NaN``; at most ``max_rows`` rows (a note says how many were left out)."""
+    (``DataFrame.to_html(escape=True)``). Floats show at least ``digits`` decimals, and
+    a small value as many more as keep two significant digits (:func:`arcnb.text.fmt_number`:
+    0.00004 is ``0.000040``, never ``0.0000``), NaN as ``NaN``; at most ``max_rows`` rows
+    (a note says how many were left out)."""
     shown = df if max_rows is None or len(df) <= max_rows else df.head(max_rows)
-    fmt = (lambda x: "NaN" if pd.isna(x) else f"{x:.{digits}f}")
+    shown = _printable_frame(shown)
+    fmt = (lambda x: "NaN" if pd.isna(x) else fmt_number(x, least=digits, most=max(digits, 8)))
     text = shown.to_html(escape=True, index=index, na_rep="NaN", float_format=fmt,
                          classes=classes, border=0,
                          table_id=table_id if table_id else None)
@@ -55,6 +59,22 @@ def table(df, *, table_id: str | None = None, caption: str | None = None,
         out.append(f"<p class='arcnb-note'>{len(df) - len(shown)} more rows not shown.</p>")
     return "\n".join(out)
 
+
+
+def _printable_frame(df):
+    """``df`` with every text cell, column name and index label passed through
+    :func:`arcnb.text.printable` (``to_html`` escapes markup only: a direction override or
+    an escape sequence in a task id or a label would reach the page as it is)."""
+    def clean(v):
+        return printable(v, keep="\n\t") if isinstance(v, str) else v
+
+    out = df.rename(columns=clean, index=clean)
+    text = [i for i, d in enumerate(out.dtypes) if d == object or isinstance(d, pd.StringDtype)]
+    if text:
+        out = out.copy()
+        for i in text:  # by position: column names may repeat
+            out.isetitem(i, out.iloc[:, i].map(clean))
+    return out
 
 def note(text: str, *, note_id: str | None = None) -> str:
     """One escaped sentence (``class='arcnb-note'``)."""

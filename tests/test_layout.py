@@ -599,3 +599,28 @@ def test_the_module_table_check_finds_an_unlisted_module(tmp_path):
         (pkg / f).write_text("")
     rows = {"scoring.py": "x", "plot/": "`charts.py` (charts)"}
     assert _unlisted_modules(pkg, rows) == ["extra.py", "plot/newfigs.py"]
+
+
+#: Modules without a test file of their own, with the reason.
+NO_TEST_FILE = {
+    "__main__.py": "two lines that call cli.main (the command line's tests run it)",
+    "_version.py": "one constant",
+}
+
+
+def test_every_module_has_its_test_file():
+    """One test file per module (the rule under "Tests" in ARCHITECTURE.md):
+    ``tests/test_<module>.py`` for a module or package at the top of ``arcnb/``, and
+    ``tests/test_<package>_<module>.py`` or the package's own file for a module of a
+    subpackage."""
+    tests = ROOT / "tests"
+    missing = []
+    for f in sorted((ROOT / "arcnb").rglob("*.py")):
+        rel = f.relative_to(ROOT / "arcnb")
+        if rel.parts[0] in ("resources",) or rel.name == "__init__.py" or str(rel) in NO_TEST_FILE:
+            continue
+        stem = "_".join(rel.with_suffix("").parts).lstrip("_")
+        if not ((tests / f"test_{stem}.py").is_file()
+                or (tests / f"test_{rel.parts[0].removesuffix('.py')}.py").is_file()):
+            missing.append(str(rel))
+    assert not missing, missing

@@ -6,14 +6,12 @@ counted by hand, never read back from arcnb's scoring.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from arcnb.compare import CompareError, compare, load_run
 from arcnb.data import load_dataset
 from arcnb.errors import ArcnbError, OutputExistsError
-from arcnb.journal import Journal, journal_name, params_sha256, read_journals
 from arcnb.runs import (METRICS, PREDICTIONS, RESULTS_CSV, RUN_FILES, Run, RunDirError,
                         run_provenance)
 from arcnb.scoring import score
@@ -142,26 +140,6 @@ def test_bad_run_directories(run_dir, tmp_path):
     assert issubclass(RunDirError, ArcnbError) and issubclass(CompareError, RunDirError)
 
 
-def test_journal_repairs_a_cut_line_and_refuses_other_parameters(tmp_path):
-    assert journal_name(0, 1) == "journal.jsonl"
-    assert journal_name(1, 2) == "journal.rank1-of-2.jsonl"
-    path = tmp_path / journal_name(0, 1)
-    params = {"batch_size": 4, "seed": 0}
-    j = Journal(path, params)
-    j.append({"task_id": "a", "attempts": [[[[1]]]]})
-    j.append({"task_id": "b", "attempts": [[[[2]]]]})
-    j.close()
-    with open(path, "ab") as fh:
-        fh.write(b'{"task_id": "c", "att')  # killed mid-line
-    assert sorted(read_journals(tmp_path, params)) == ["a", "b"]
-    Journal(path, params).close()  # reopening cuts the half line off, no second header
-    lines = path.read_bytes().split(b"\n")
-    assert lines[-1] == b"" and len(lines) == 4
-    assert json.loads(lines[0]) == {"kind": "arcnb-evaluate-journal", "version": 2,
-                                    "params": params, "params_sha256": params_sha256(params)}
-    with pytest.raises(ArcnbError, match=r"different parameters \(seed\)"):
-        read_journals(tmp_path, {"batch_size": 4, "seed": 1})
-    assert read_journals(Path(tmp_path / "empty"), params) == {}
 
 
 def test_unique_labels_numbers_repeats_and_never_takes_a_given_label():

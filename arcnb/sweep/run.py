@@ -11,7 +11,8 @@ from ..errors import ArcnbError, OutputExistsError, printable
 from ..evaluate import distributed_setup, evaluate, resolve_device, run_options
 from ..journal import journal_paths
 from ..options import EvalOptions, combine
-from ..runs import CANDIDATES, METRICS, RUN_FILES, is_finished, read_metrics, same_run_problem
+from ..runs import (CANDIDATES, METRICS, RUN_FILES, Run, is_finished, read_metrics,
+                     same_run_problem)
 from .layout import ENTRY_SUFFIX, RUNS_DIR, claim_plan, json_bytes, sweep_folder
 from .steps import SweepEntry, parse_shard, plan, read_entries
 from .tables import Sweep
@@ -151,8 +152,7 @@ def from_run_dirs(checkpoints, run_dirs, out, *, seed: int = 0, n_boot: int = 10
     runs = claim_plan(folder, entries, overwrite=overwrite)
     by_sha = {}
     for rd in run_dirs:
-        prov = read_metrics(rd).get("provenance") or {}
-        by_sha[prov.get("checkpoint_sha256")] = Path(rd)
+        by_sha[Run.read(rd).provenance.get("checkpoint_sha256")] = Path(rd)
     missing = [e.checkpoint for e in entries if e.checkpoint_sha256 not in by_sha]
     if missing:
         raise ArcnbError(f"no run directory of checkpoint {missing[0]}")

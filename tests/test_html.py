@@ -1,0 +1,54 @@
+"""arcnb.html, HTML's one home: escaping, tables, notes, headings, whole pages and the
+check that a page loads nothing remote and runs no script."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from arcnb.errors import ArcnbError
+from arcnb.html import CSP, check_self_contained, escape, heading, note, page, table
+
+HOSTILE = "<script>alert(1)</script>\u202egnp.exe\x1b[31m\"'&"
+
+
+def test_escape_leaves_no_markup_no_control_and_no_direction_override():
+    out = escape(HOSTILE)
+    assert "<" not in out and ">" not in out and '"' not in out and "'" not in out
+    assert "\u202e" not in out and "\x1b" not in out
+    assert "&lt;script&gt;" in out and "&amp;" in out
+    assert "\\u202e" in out.lower() or "u+202e" in out.lower()  # shown, not obeyed
+
+
+def test_a_table_escapes_every_cell_and_shows_small_values_with_two_digits():
+    df = pd.DataFrame({HOSTILE: ["<b>x</b>", "y"], "pass@2": [0.00004, float("nan")],
+                       "n": [3, 4]})
+    html = table(df, caption=HOSTILE)
+    assert "<script>" not in html and "<b>x</b>" not in html and "\u202e" not in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+    assert ">0.000040<" in html and ">0.0000<" not in html  # 0.00004 keeps 2 digits
+    assert ">NaN<" in html  # an empty denominator is NaN, never 0
+    assert ">0.2500<" in table(pd.DataFrame({"v": [0.25]}))  # at least 4 decimals
+
+
+def test_a_long_table_says_how_many_rows_it_leaves_out():
+    html = table(pd.DataFrame({"v": range(250)}), max_rows=200)
+    assert html.count("<tr") == 201 and ">199<" in html and ">200<" not in html
+    assert "50 more rows not shown." in html
+
+
+def test_notes_and_headings_are_escaped():
+    assert "<script>" not in note(HOSTILE, note_id=HOSTILE)
+    h = heading(HOSTILE, "a\"b")
+    assert h.startswith("<h2 id=\"a&quot;b\">") and "<script>" not in h
+
+
+def test_a_page_carries_the_policy_and_refuses_what_could_load_or_run():
+    text = page(HOSTILE, "<p>src=//example.com is only text</p>")
+    assert f"content=\"{CSP}\"" in text and "script-src 'none'" in CSP
+    assert "<script>" not in text.split("</title>")[0]
+    for bad in ("<script>1</script>", "<img src='https://example.com/x.png'>",
+                "<a href=' javascript:alert(1)'>x</a>", "<img src='//host/x'>",
+                "<iframe src='http://x'></iframe>"):
+        with pytest.raises(ArcnbError, match="internal error"):
+            check_self_contained(bad)
+    check_self_contained("<img src='data:image/png;base64,AAAA'><a href='#top'>t</a>")
