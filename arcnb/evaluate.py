@@ -66,7 +66,7 @@ from .candidates import candidates_bytes
 from .probes import probe_plan, run_sections
 from .scoring import score
 from .models.loading import file_sha256
-from .predictions import Predictions, to_submission
+from .predictions import Predictions, submission_bytes, to_submission
 
 __all__ = ["evaluate", "EvalOptions", "plan_units", "checkpoint_kwargs", "check_run_parameters",
            "run_options", "MAX_ATTEMPTS", "MAX_COLOR_PERMS"]
@@ -704,7 +704,7 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
                                 for g in outs] for outs in by_id[t.id]["attempts"]]
                         for t in task_list}
     submission = to_submission(attempts_by_task)
-    text = json.dumps(submission, separators=(",", ":")) + "\n"
+    text = submission_bytes(submission).decode()
     preds = Predictions.from_obj(json.loads(text))
     votes = _vote_columns([by_id[t.id] for t in task_list], attempts)
     extra_files = _candidate_files([by_id[t.id] for t in task_list], params)

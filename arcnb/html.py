@@ -69,7 +69,8 @@ def _printable_frame(df):
         return printable(v, keep="\n\t") if isinstance(v, str) else v
 
     out = df.rename(columns=clean, index=clean)
-    text = [i for i, d in enumerate(out.dtypes) if d == object or isinstance(d, pd.StringDtype)]
+    text = [i for i, d in enumerate(out.dtypes)
+            if pd.api.types.is_object_dtype(d) or isinstance(d, pd.StringDtype)]
     if text:
         out = out.copy()
         for i in text:  # by position: column names may repeat

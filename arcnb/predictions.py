@@ -39,9 +39,9 @@ import numpy as np
 
 from .errors import PredictionsError, one_line, printable
 from .grids import as_grid_or_none, grid_problem
-from .io import JSONInputError, atomic_write_text, file_sha256, read_json, read_json_lines
+from .io import JSONInputError, atomic_write_bytes, file_sha256, read_json, read_json_lines
 
-__all__ = ["Predictions", "load_predictions", "write_predictions", "to_submission",
+__all__ = ["submission_bytes", "Predictions", "load_predictions", "write_predictions", "to_submission",
            "attempt_entry", "attempt_keys", "bad_attempt_keys", "HARNESS_SKIPPED_FILES",
            "extract_grid", "problem_summary", "MAX_TEST_INPUTS"]
 
@@ -669,6 +669,14 @@ def attempt_entry(grids: Sequence[Any], metadata: Sequence[dict | None] | None =
     return entry
 
 
+def submission_bytes(submission) -> bytes:
+    """The bytes arcnb writes for a submission (:func:`to_submission`'s dict, or a
+    document of them): compact JSON and one final newline. The one serialisation of
+    every predictions file arcnb writes (``predictions.json``, ``submission.json``, the
+    probes' and the proxy's predictions)."""
+    return (json.dumps(submission, separators=(",", ":")) + "\n").encode()
+
+
 def to_submission(attempts: Mapping[str, list[list[Any]]],
                   metadata: Mapping[str, list[list[dict | None]]] | None = None) -> dict:
     """Build the ARC Prize submission dict from ``{task: [[grid, grid], ...]}``.
@@ -702,5 +710,5 @@ def write_predictions(path: str | os.PathLike, predictions: Mapping | Prediction
     if isinstance(predictions, Predictions):
         metadata = predictions.metadata if with_metadata else None
         predictions = predictions.attempts
-    text = json.dumps(to_submission(predictions, metadata), separators=(",", ":"))
-    return atomic_write_text(path, text + "\n", overwrite=overwrite)
+    return atomic_write_bytes(path, submission_bytes(to_submission(predictions, metadata)),
+                              overwrite=overwrite)

@@ -61,7 +61,7 @@ from .augment import N_DIHEDRAL, View, random_color_perms
 from .data import Dataset, Pair, Task
 from .errors import ArcnbError, ParameterError
 from .io import csv_text
-from .predictions import Predictions, to_submission
+from .predictions import Predictions, submission_bytes, to_submission
 from .runs.layout import PROBE_PREDICTIONS, PROBES_CSV, PROXY_CSV, PROXY_PREDICTIONS
 from .scoring import score
 from .stats import bootstrap_ci, paired_bootstrap_ci
@@ -560,7 +560,7 @@ def run_sections(ds: Dataset, records: Sequence[Mapping], plan: ProbePlan, *,
                        {t.id: [[None if g is None else np.asarray(g, dtype=np.int8)
                                 for g in outs] for outs in by_id[t.id]["probes"][p][v]]
                         for t in tasks}) for v in views}}
-            files[PROBE_PREDICTIONS[p]] = (json.dumps(doc, separators=(",", ":")) + "\n").encode()
+            files[PROBE_PREDICTIONS[p]] = submission_bytes(doc)
         files[PROBES_CSV] = csv_text(table).encode("utf-8")
     if plan.proxy:
         table = proxy_table(ds, records, estimator=estimator, true_scores=true_scores)
@@ -568,8 +568,7 @@ def run_sections(ds: Dataset, records: Sequence[Mapping], plan: ProbePlan, *,
                                           n_forward=forward.get("proxy"))
         held = {t.id: [[None if g is None else np.asarray(g, dtype=np.int8) for g in outs]
                        for outs in by_id[t.id]["proxy"]] for t in tasks if len(t.train) >= 2}
-        files[PROXY_PREDICTIONS] = (json.dumps(to_submission(held), separators=(",", ":"))
-                                    + "\n").encode()
+        files[PROXY_PREDICTIONS] = submission_bytes(to_submission(held))
         files[PROXY_CSV] = csv_text(table).encode("utf-8")
     return sections, files
 

@@ -15,7 +15,7 @@ from ..data import DATASETS, load_dataset, load_task_ids
 from ..errors import ParameterError
 from ..html import escape
 from ..io import FORMULA_START, JSONInputError, csv_text, file_sha256, read_json, to_jsonable
-from ..predictions import Predictions, load_predictions, to_submission
+from ..predictions import Predictions, load_predictions, submission_bytes, to_submission
 from ..scoring import ESTIMATORS, score
 from .document import (attempt_ks, compact_line, flat_provenance, is_scored, kaggle_submission,
                        ks_of,
@@ -407,7 +407,7 @@ class Run:
         else:
             attempts = int((self.summary.get("submission") or {}).get("attempts") or 2)
             sub, fills = kaggle_submission(self.dataset, preds, attempts=attempts)
-            sub_bytes = (json.dumps(sub, separators=(",", ":")) + "\n").encode()
+            sub_bytes = submission_bytes(sub)
             added[SUBMISSION] = lambda: sub_bytes
             names.insert(names.index(METRICS), SUBMISSION)
             outputs = predictions_table(self.dataset, preds, fills)
@@ -507,7 +507,7 @@ def _predictions_bytes(preds, predictions_text: str | None) -> bytes:
     if src and Path(src).is_file():
         return Path(src).read_bytes()
     sub = to_submission(preds.attempts, getattr(preds, "metadata", None) or None)
-    return (json.dumps(sub, separators=(",", ":")) + "\n").encode()
+    return submission_bytes(sub)
 
 
 def _unscored_tasks(outputs):
