@@ -21,7 +21,7 @@ from .candidates import candidates
 from .compare import compare
 from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
-from .text import fmt_interval, fmt_number
+from .text import dataset_line, fmt_interval, fmt_number
 from .evaluate import evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
 from .io import to_jsonable
@@ -239,8 +239,7 @@ def format_unscored(summary: dict) -> str:
     ds = summary.get("dataset") or {}
     sub = summary.get("submission") or {}
     return "\n".join([
-        f"dataset: {ds.get('name')} ({ds.get('version')})"
-        + (f", filter: {ds['filter']}" if ds.get("filter") else ""),
+        dataset_line(ds),
         f"not scored: no truth for {summary.get('n_outputs_without_truth')} of the "
         f"{summary.get('n_outputs')} test outputs (a hidden test set); predictions only",
         f"tasks: {summary.get('n_tasks')}  outputs: {summary.get('n_outputs')}  attempts: "
@@ -303,8 +302,7 @@ def _run_score(args) -> int:
 def format_summary(summary: dict, ks=(1, 2)) -> str:
     """A readable table of a scoring summary (used by the CLI and reports)."""
     ds = summary.get("dataset", {})
-    lines = [f"dataset: {ds.get('name')} ({ds.get('version')})"
-             + (f", filter: {ds['filter']}" if ds.get("filter") else "")]
+    lines = [dataset_line(ds)]
     est = summary.get("estimator", "ranked")
     lines.append("estimator: " + ("ranked (any of the first K attempts, in file order)"
                                   if est == "ranked" else
@@ -721,8 +719,7 @@ def _run_candidates(args) -> int:
         return 0
     ds = s["dataset"]
     lo, hi = s["coverage_ci95"]
-    lines = [f"dataset: {ds.get('name')} ({ds.get('version')})"
-             + (f", filter: {ds['filter']}" if ds.get("filter") else ""),
+    lines = [dataset_line(ds),
              f"tasks: {s['n_tasks']}  outputs: {s['n_outputs']}  samples: {s['n_samples']}  "
              f"distinct candidates: {s['n_candidates']}  invalid attempts: "
              f"{s['n_invalid_attempts']}  outputs without candidates: "

@@ -52,6 +52,7 @@ import pandas as pd
 from .augment import N_DIHEDRAL, dihedral
 from .data import Dataset, load_dataset
 from .errors import ArcnbError, ParameterError
+from .text import dataset_line
 from .io import csv_text, to_jsonable
 from .runs import OutputFolder
 
@@ -358,8 +359,7 @@ def format_text(summary: dict) -> str:
     """The counts of an overlap summary as readable lines."""
     s = summary
     ds = s["dataset"]
-    lines = [f"dataset: {ds['name']} ({ds['version']})"
-             + (f", filter: {ds['filter']}" if ds.get("filter") else ""),
+    lines = [dataset_line(ds),
              "training data: " + ", ".join(f"{t['source']} ({t['version']})" for t in s["train"])
              + f"; {s['n_train_tasks']} tasks, {s['n_train_pairs']} pairs",
              f"{'':<37}{'test outputs':<20}tasks"]

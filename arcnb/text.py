@@ -103,3 +103,17 @@ def fmt_fraction(v, *, missing: str = "NaN") -> str:
 def fmt_interval(lo, hi, *, least: int = 4, most: int = 8) -> str:
     """An interval as ``[lo, hi]``, each end as :func:`fmt_number` writes it."""
     return f"[{fmt_number(lo, least=least, most=most)}, {fmt_number(hi, least=least, most=most)}]"
+
+
+# ====================================================================== lines
+def dataset_line(dataset) -> str:
+    """The one line that names a dataset in the terminal: ``dataset: NAME (VERSION)``
+    and ``, filter: ...`` when a task filter was applied. ``dataset`` is the recorded
+    dict (``{"name", "version", "filter"}``, as ``metrics.json`` holds it) or a
+    :class:`~arcnb.data.Dataset`. Printable: a name with control characters is shown
+    escaped."""
+    get = dataset.get if isinstance(dataset, dict) else (lambda k: getattr(dataset, k, None))
+    line = f"dataset: {get('name')} ({get('version')})"
+    if get("filter"):
+        line += f", filter: {get('filter')}"
+    return printable(line)

@@ -115,3 +115,16 @@ def test_every_number_writer_follows_the_one_rule():
     assert value_label(0.00004) == "0.000040" and value_label(0.5) == "0.50"
     tex = latex_table(pd.DataFrame({"group": ["a"], "score": [0.00004]}), columns="all")
     assert "0.000040" in tex
+
+
+def test_the_dataset_line_names_the_dataset_its_version_and_its_filter():
+    from arcnb.data import load_dataset
+    from arcnb.text import dataset_line
+
+    assert dataset_line({"name": "arc-agi-1:evaluation", "version": "aa922be"}) == \
+        "dataset: arc-agi-1:evaluation (aa922be)"
+    assert dataset_line({"name": "x", "version": "1", "filter": "3 task ids"}) == \
+        "dataset: x (1), filter: 3 task ids"
+    assert "\n" not in dataset_line({"name": "a\nb\u202e", "version": "v"})
+    ds = load_dataset("arc-agi-1:evaluation")
+    assert dataset_line(ds) == f"dataset: arc-agi-1:evaluation ({ds.version})"
