@@ -25,7 +25,7 @@ from .errors import (DuplicateKeyError, HugeNumberError, InputFileError, JSONInp
                      one_line, refuse_overwrite)
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
-           "read_json", "read_json_lines", "read_bytes", "read_text", "read_parquet",
+           "read_json", "read_json_lines", "read_bytes", "read_text", "read_csv", "read_parquet",
            "JSONInputError", "MAX_JSON_DEPTH", "MAX_JSON_CONTAINERS", "MAX_JSON_DIGITS",
            "MAX_PARQUET_ROWS", "MAX_PARQUET_COLUMNS", "MAX_PARQUET_DECODED_BYTES",
            "csv_text", "file_sha256", "take_back_on_failure", "no_duplicate_keys"]
@@ -177,6 +177,17 @@ MAX_PARQUET_COLUMNS = 1024
 MAX_PARQUET_DECODED_BYTES = 512 * 1024 ** 2
 
 _FIXED_WIDTH = {"BOOLEAN": 1, "INT32": 8, "INT64": 8, "INT96": 8, "FLOAT": 8, "DOUBLE": 8}
+
+
+def read_csv(path: str | os.PathLike, *, what: str = "CSV file",
+             max_bytes: int = MAX_JSON_BYTES, error=None, **kwargs):
+    """Read a CSV input file the way every arcnb loader does: its bytes through
+    :func:`read_bytes` (a regular file, at most ``max_bytes``), then
+    ``pandas.read_csv`` with ``kwargs``. Returns a DataFrame."""
+    import io as _io
+
+    return pd.read_csv(_io.BytesIO(read_bytes(path, what=what, max_bytes=max_bytes,
+                                              error=error)), **kwargs)
 
 
 def read_parquet(path: str | os.PathLike, *, what: str = "Parquet file",

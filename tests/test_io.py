@@ -181,3 +181,19 @@ def test_parquet_reader_refuses_fifos_and_garbage_in_one_line(tmp_path):
     with pytest.raises(InputFileError, match="is not a readable Parquet file") as exc:
         aio.read_parquet(junk)
     assert "\n" not in str(exc.value)
+
+
+def test_csv_reader_reads_like_pandas_and_refuses_fifos_and_big_files(tmp_path):
+    from arcnb.errors import InputFileError
+    from arcnb.io import read_csv
+
+    p = tmp_path / "tasks.csv"
+    p.write_text("task_id,pass@2\n007bbfb7,0.5\n00576224,1.0\n")
+    df = read_csv(p, dtype={"task_id": str})
+    assert list(df["task_id"]) == ["007bbfb7", "00576224"] and list(df["pass@2"]) == [0.5, 1.0]
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(InputFileError, match="not a regular file|regular"):
+        read_csv(fifo)
+    with pytest.raises(InputFileError):
+        read_csv(p, max_bytes=10)

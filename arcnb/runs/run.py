@@ -14,7 +14,8 @@ from ..columns import upgrade_summary
 from ..data import DATASETS, load_dataset, load_task_ids
 from ..errors import ParameterError
 from ..html import escape
-from ..io import FORMULA_START, JSONInputError, csv_text, file_sha256, read_json, to_jsonable
+from ..io import (FORMULA_START, JSONInputError, csv_text, file_sha256, read_bytes, read_csv,
+                  read_json, read_parquet, to_jsonable)
 from ..predictions import Predictions, load_predictions, submission_bytes, to_submission
 from ..scoring import ESTIMATORS, score
 from .document import (attempt_ks, compact_line, flat_provenance, is_scored, kaggle_submission,
@@ -130,7 +131,7 @@ class Run:
         path = Path(self.run_dir) / TASKS_CSV
         if not path.is_file():
             return None
-        return pd.read_csv(path, dtype={"task_id": str})
+        return read_csv(path, what="run file", dtype={"task_id": str})
 
     def attempts(self, task_id: str, test_index: int) -> list:
         """The attempts of one test output, in order (None for an invalid one)."""
@@ -201,7 +202,7 @@ class Run:
     def _csv(self, name: str):
         if self.run_dir is None or not (Path(self.run_dir) / name).is_file():
             return None
-        return pd.read_csv(Path(self.run_dir) / name, dtype={"task_id": str})
+        return read_csv(Path(self.run_dir) / name, what="run file", dtype={"task_id": str})
 
     # ------------------------------------------------------------------ views
     @property
@@ -464,8 +465,8 @@ def _file_columns(run_dir: Path, outputs):
         if not p.is_file():
             continue
         try:
-            df = (pd.read_parquet(p) if name == RESULTS_PARQUET
-                  else pd.read_csv(p, dtype={"task_id": str}))
+            df = (read_parquet(p, what="run file").to_pandas() if name == RESULTS_PARQUET
+                  else read_csv(p, what="run file", dtype={"task_id": str}))
         except Exception:  # noqa: BLE001 - an unreadable extra file only loses its columns
             continue
         extra = [c for c in df.columns if c not in outputs.columns]
@@ -505,7 +506,7 @@ def _predictions_bytes(preds, predictions_text: str | None) -> bytes:
         return predictions_text.encode("utf-8")
     src = getattr(preds, "source", None)
     if src and Path(src).is_file():
-        return Path(src).read_bytes()
+        return read_bytes(src, what="predictions file")
     sub = to_submission(preds.attempts, getattr(preds, "metadata", None) or None)
     return submission_bytes(sub)
 
@@ -656,8 +657,8 @@ def _table_task_ids(run_dir: Path) -> list[str] | None:
         p = run_dir / name
         if p.exists():
             try:
-                df = pd.read_csv(p, dtype={"task_id": str}) if name == RESULTS_CSV \
-                    else pd.read_parquet(p, columns=["task_id"])
+                df = read_csv(p, what="run file", dtype={"task_id": str}) if name == RESULTS_CSV \
+                    else read_parquet(p, what="run file").to_pandas()[["task_id"]]
             except Exception:  # noqa: BLE001 - an unreadable table is just not used
                 continue
             if "task_id" in df.columns:
