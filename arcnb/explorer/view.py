@@ -34,10 +34,11 @@ class Explorer:
     the output shown. Every change redraws the widget when one is displayed.
     """
 
-    def __init__(self, dataset, runs: Sequence[RunView], *, select="all", category=None,
+    def __init__(self, dataset, runs: Sequence, *, select="all", category=None,
                  taxonomy=None, near_miss: float = NEAR_MISS, k: int = 2, attempt="best",
                  values: bool = False, show_all: bool = False, cell: int | None = None,
                  max_width: int = 1200):
+        # runs: the runs as the explorer sees them (explorer.state.RunView, made by explore)
         self.dataset = dataset
         self.runs = list(runs)
         self.k = int(k)

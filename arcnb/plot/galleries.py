@@ -164,7 +164,7 @@ def gallery(results, select: str = "failed", *, tasks=None, category=None, categ
     """Many truth | prediction | difference triples in one figure, drawn fast.
 
     The triples chosen by :func:`gallery_items` (same selection arguments) are rendered
-    into one RGBA image shown by one image artist (see :func:`render_tiles`), each
+    into one RGBA image shown by one image artist (see ``tiles.render_tiles``), each
     panel in a square slot of ``slot`` pixels, labelled ``"{task_id} test {i}"`` over
     ``"cell acc {a}"`` (plus ``attempt j`` when there are several attempts and ``✓``
     when solved@k).
