@@ -28,10 +28,11 @@ report: setup
 	$(VENV)/bin/arcnb report --default --out $(REPORT_OUT) --overwrite
 
 # every test: the unit tests spread over the cores, then the slow ones (kernels, a
-# browser, the wheel, the docs, other processes) one at a time
+# browser, the wheel, the docs, other processes) two at a time, a test file per worker
+# (they mostly wait on the processes they start; a file's tests share its fixtures)
 test: setup
 	$(PY) -m pytest -m "not slow" -n auto --maxprocesses=4
-	$(PY) -m pytest -m slow
+	$(PY) -m pytest -m slow -n 2 --dist loadfile
 
 test-fast: setup
 	$(PY) -m pytest -m "not slow" -n auto --maxprocesses=4
