@@ -66,6 +66,7 @@ from .runs.layout import PROBE_PREDICTIONS, PROBES_CSV, PROXY_CSV, PROXY_PREDICT
 from .scoring import score
 from .stats import bootstrap_ci, paired_bootstrap_ci
 from .taxonomy import structural_taxonomy
+from .text import fmt_number
 
 __all__ = ["PROBES", "PROBE_NAMES", "PROBE_COLOR_PERMS", "ProbeView", "ProbePlan",
            "check_probes", "probe_views", "probe_plan", "probe_numbers", "proxy_numbers",
@@ -450,8 +451,9 @@ def memorisation_line(probes: Mapping[str, Mapping]) -> dict | None:
     words = ("the interval excludes 0: the model's answers depend on it" if lo > 0
              else "the interval includes 0: no clear drop" if lo <= 0 <= hi
              else "the score rises under it")
-    line = (f"largest drop under {p}: pass@2 {n['plain_pass@2']:.3f} -> {n['pass@2']:.3f} "
-            f"(drop {n['drop']:.3f}, 95 % interval {lo:.3f} to {hi:.3f}; {words})")
+    line = (f"largest drop under {p}: pass@2 {fmt_number(n['plain_pass@2'])} -> "
+            f"{fmt_number(n['pass@2'])} (drop {fmt_number(n['drop'])}, 95 % interval "
+            f"{fmt_number(lo)} to {fmt_number(hi)}; {words})")
     return {"largest_drop": p, "drop": n["drop"], "drop_ci95": [lo, hi], "line": line}
 
 

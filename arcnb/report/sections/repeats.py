@@ -7,6 +7,7 @@ import pandas as pd
 from ... import plot as P
 from ...html import escape, note, page, table
 from ...repeats import GRADED
+from ...text import fmt_interval, fmt_number, fmt_percent
 from .base import Figure, Options, Section
 
 __all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
@@ -166,7 +167,7 @@ class RepeatsUnion(Section):
                  table(self.tables["unique_solves"], table_id="arcnb-repeats-unique")]
         if pair.get("runs"):
             parts.append(note(f"Best pair by union: {pair['runs'][0]} and {pair['runs'][1]}, "
-                              f"pass@2 {pair['pass@2']:.4f}", note_id="arcnb-repeats-pair"))
+                              f"pass@2 {fmt_number(pair['pass@2'], least=4)}", note_id="arcnb-repeats-pair"))
         if not self.tables["ensembles"].empty:
             parts.append(table(self.tables["ensembles"], table_id="arcnb-repeats-ensembles"))
         h = self.numbers.get("held_out")
@@ -174,10 +175,10 @@ class RepeatsUnion(Section):
             m, b = h["most_chosen"], h["best_run"]
             parts.append(note(
                 f"Chosen on a public half ({h['n_splits']} halves; most often the "
-                f"{m['kind']} {m['name']}, {m['share']:.0%}): public pass@2 "
-                f"{h['public']:.4f}, private {h['private']:.4f} (95% "
-                f"[{h['ci95'][0]:.4f}, {h['ci95'][1]:.4f}]); the best run alone chosen the "
-                f"same way: private {b['private']:.4f}", note_id="arcnb-repeats-held-out"))
+                f"{m['kind']} {m['name']}, {fmt_percent(m['share'], least=0)}): public pass@2 "
+                f"{fmt_number(h['public'], least=4)}, private {fmt_number(h['private'], least=4)} (95% "
+                f"{fmt_interval(*h['ci95'])}); the best run alone chosen the "
+                f"same way: private {fmt_number(b['private'], least=4)}", note_id="arcnb-repeats-held-out"))
         return parts
 
 
