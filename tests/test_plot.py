@@ -732,3 +732,36 @@ def test_a_tight_png_is_trimmed_exactly_as_matplotlib_trims_it():
     b = np.asarray(Image.open(io.BytesIO(buf.getvalue())))
     assert a.shape == b.shape and a.shape[1] > 400  # the legend and labels are kept
     assert (a == b).all()
+
+
+#: arcnb.plot's functions that draw no figure (images as arrays, helpers, the style).
+NOT_DRAWING = {"grid_image", "diff_mask", "gallery_items", "paper_style", "figsize", "save",
+               "view", "enable_rich_display", "pairs_image", "value_limit", "value_label",
+               "check_figure", "paper_width", "lost_outputs"}
+#: The figure-level functions: they make a figure of their own (several panels).
+FIGURE_LEVEL = {"pair", "task", "gallery", "gallery_pages", "learning_curves",
+                "breakdown_panels", "cost_by_outcome", "probe_gallery"}
+
+
+def test_every_plot_function_takes_ax_none_or_is_a_documented_figure_level_one():
+    """The rule of ``arcnb/plot/`` (ARCHITECTURE.md, "A plot"): a drawing function takes
+    ``ax=None`` (drawing on a new Axes when none is given; that it returns the Axes it is
+    given is checked for every one in ``tests/test_plot_check.py``), or it is a
+    figure-level function whose docstring says it makes a figure."""
+    import inspect
+
+    axes_level, figure_level = [], []
+    for name in P.__all__:
+        fn = getattr(P, name)
+        if not inspect.isfunction(fn) or name in NOT_DRAWING:
+            continue
+        params = inspect.signature(fn).parameters
+        if "ax" in params:
+            assert params["ax"].default is None, name
+            axes_level.append(name)
+        else:
+            assert name in FIGURE_LEVEL, f"{name} draws but takes no ax="
+            assert "figure" in (fn.__doc__ or "").lower() or "axes" in (fn.__doc__ or "").lower(), name
+            figure_level.append(name)
+    assert sorted(figure_level) == sorted(FIGURE_LEVEL)
+    assert len(axes_level) >= 29  # the axes-level figures when this test was written

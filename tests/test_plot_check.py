@@ -222,7 +222,9 @@ def _with_ax(draw, size=None):
     """Run ``draw(ax)`` on a new paper-style Axes of ``size`` (a single column)."""
     with P.paper_style():
         fig, ax = plt.subplots(figsize=size or P.figsize(1))
-        draw(ax)
+        got = draw(ax)
+    # the rule of arcnb.plot: a function given ``ax=`` draws there and returns that Axes
+    assert got is ax, f"returned {type(got).__name__}, not the Axes it was given"
     return fig
 
 
