@@ -397,3 +397,24 @@ def test_table_and_headline_html_escape_and_format():
                     ", data=<i>d</i>@v, filter=none, arcnb=0.1.0+0123456789ab")
     prov = RH.provenance_html(m)
     assert "<i>" not in prov and "&lt;i&gt;d&lt;/i&gt;@v" in prov
+
+
+def test_the_warm_kernel_reads_only_a_bundled_dataset_and_keeps_its_categories():
+    """While the run is made, the report's kernel reads the bundled dataset and finds its
+    tasks' categories (kept for the notebook); a name that is not a bundled dataset (a
+    user's path, or text meant to run as code) is never put in its preload line."""
+    from arcnb import taxonomy
+    from arcnb.data import load_dataset
+    from arcnb.report.notebooks import WarmKernel, warm_up
+
+    assert WarmKernel.preload_for("arc-agi-1:evaluation") == (
+        WarmKernel.PRELOAD + "; import arcnb.report.notebooks as _n; "
+        "_n.warm_up('arc-agi-1:evaluation')")
+    for other in (None, "tasks/", "x'); import os; os.remove('f'); ('"):
+        assert WarmKernel.preload_for(other) == WarmKernel.PRELOAD
+    warm_up("/nonexistent/tasks")  # not bundled: nothing read, nothing raised
+    warm_up("arc-agi-1:evaluation")
+    ds = load_dataset("arc-agi-1:evaluation")
+    hits = [taxonomy._CATEGORIES.get(id(t)) for t in ds]
+    assert all(h is not None and h[0]() is t for h, t in zip(hits, ds))
+    assert [h[1] for h in hits] == [taxonomy.structural_categories(t) for t in ds]

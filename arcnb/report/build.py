@@ -258,7 +258,7 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         _claim_outputs(out, _report_targets(out), overwrite=overwrite, log=log,
                        folders=(out / FIGURES,))
         # the report's kernel starts (and imports arcnb) while the run is made
-        kernel = WarmKernel(out)
+        kernel = WarmKernel(out, dataset=dataset)
         _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite,
                       progress=progress, log=log, timings=timings,
                       in_process=evaluate_in_process, estimator=estimator)

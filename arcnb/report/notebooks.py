@@ -22,9 +22,13 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
+from ..data import DATASETS, load_dataset
 from ..errors import ArcnbError, NotebookError, one_line, refuse_overwrite
 from ..io import atomic_write_text
+from ..plot.paper import figure_bytes
+from ..plot.palette import pyplot
 from ..resources import notebook, templates_dir
+from ..taxonomy import structural_taxonomy
 from ..html import CSP, PAGE_CSS, check_self_contained as _check_self_contained
 from ..html import escape as _esc
 
@@ -79,6 +83,21 @@ def notebook_path(name: str) -> Path:
     return notebook(NOTEBOOKS[stem])
 
 
+def warm_up(dataset: str) -> None:
+    """What a report's kernel does while it waits for its run (:class:`WarmKernel`): read
+    the bundled ``dataset`` (kept by the loader for the notebook's ``arcnb.open``), find
+    its tasks' structural categories (kept per task for the breakdowns) and draw one
+    small figure (matplotlib's first drawing loads its fonts). Only a bundled dataset
+    name is read, never a user's path."""
+    if dataset not in DATASETS:
+        return
+    structural_taxonomy(load_dataset(dataset))
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.set_title("arcnb")
+    figure_bytes(fig, "png", bbox_inches="tight")
+    plt.close(fig)
+
 class WarmKernel:
     """A ``python3`` kernel started in the background, with the report's modules imported
     in it, while this process does other work (evaluating a checkpoint, scoring a
@@ -90,8 +109,10 @@ class WarmKernel:
     #: what the kernel imports while it waits (``IPKernelApp.exec_lines``)
     PRELOAD = "import arcnb.report.sections, matplotlib.pyplot"
 
-    def __init__(self, cwd: str | os.PathLike):
+    def __init__(self, cwd: str | os.PathLike, dataset: str | None = None):
         from jupyter_client.manager import AsyncKernelManager
+
+        self.preload = self.preload_for(dataset)
 
         self.sockets = None if os.name == "nt" else tempfile.mkdtemp(prefix="arcnb-kernel-")
         cls = _ipc_kernel_manager(self.sockets) if self.sockets else AsyncKernelManager
@@ -101,10 +122,18 @@ class WarmKernel:
                                         name="arcnb-warm-kernel", daemon=True)
         self._thread.start()
 
+    @classmethod
+    def preload_for(cls, dataset: str | None) -> str:
+        """The kernel's preload line: :attr:`PRELOAD`, and for a bundled dataset name
+        (never a user's path or text) :func:`warm_up` of it."""
+        if str(dataset) not in DATASETS:
+            return cls.PRELOAD
+        return f"{cls.PRELOAD}; import arcnb.report.notebooks as _n; _n.warm_up({str(dataset)!r})"
+
     def _start(self, cwd: str) -> None:
         try:
             asyncio.run(self.manager.start_kernel(
-                cwd=cwd, extra_arguments=[f"--IPKernelApp.exec_lines={self.PRELOAD}"]))
+                cwd=cwd, extra_arguments=[f"--IPKernelApp.exec_lines={self.preload}"]))
         except Exception as exc:  # noqa: BLE001 - then the notebook starts its own kernel
             self.error = exc
 
