@@ -120,8 +120,9 @@ class _Option:
     commands that word it otherwise), the subcommands that take it, and whether it
     holds a path (:func:`_resolve_paths` makes those absolute before a kernel or a
     worker sees them, for the commands that hand paths on). ``kwargs=None``: declared
-    by :mod:`arcnb.arc3.command` (which also declares its own ``--out`` and run
-    folders), listed here for its path mark."""
+    by :mod:`arcnb.arc3.command` (its recordings, run folders and baselines, worded
+    there), listed here for its path mark; ``arcnb arc3`` adds its other shared options
+    from here (``_add`` is handed to it)."""
 
     flag: str
     dest: str
@@ -134,8 +135,8 @@ class _Option:
 
 #: The subcommands that take each evaluation option (:class:`arcnb.options.EvalOptions`).
 _EVAL_COMMANDS = {"estimator": ("score", "evaluate", "report", "sweep"),
-                  "seed": ("evaluate", "report", "sweep", "compare", "repeats"),
-                  "n_boot": ("compare", "repeats"), "probe": ("evaluate",),
+                  "seed": ("evaluate", "report", "sweep", "compare", "repeats", "arc3"),
+                  "n_boot": ("compare", "repeats", "arc3"), "probe": ("evaluate",),
                   "proxy": ("evaluate",)}
 _EVAL_DEFAULT_COMMANDS = ("evaluate", "report", "sweep")
 
@@ -155,7 +156,7 @@ def _eval_option(f) -> _Option:
     if f.name == "estimator":
         helps = {"report": meta["help"] + "; a --run directory keeps its recorded estimator"}
     elif f.name == "seed":
-        helps.update(compare="bootstrap seed (default 0)",
+        helps.update(compare="bootstrap seed (default 0)", arc3="bootstrap seed (default 0)",
                      repeats="seed of the resampling (default 0)")
     return _Option("--" + f.name.replace("_", "-"), f.name, meta["help"],
                    _EVAL_COMMANDS.get(f.name, _EVAL_DEFAULT_COMMANDS), kwargs, helps=helps)
@@ -177,11 +178,12 @@ _OPTIONS: tuple[_Option, ...] = (
             is_path=True),
     _Option("--out", "out", "output folder", (*_RUN_COMMANDS, "arc3", "overlap"), is_path=True),
     _Option("--overwrite", "overwrite", "replace existing output files",
-            (*_RUN_COMMANDS, "notebooks", "overlap"), {"action": "store_true"}),
+            (*_RUN_COMMANDS, "notebooks", "overlap", "arc3"), {"action": "store_true"}),
     _Option("--no-progress", "no_progress", "no progress bars", ("evaluate", "report", "sweep"),
             {"action": "store_true"}, helps={"evaluate": "no progress bar"}),
     _Option("--json", "json", "print one JSON object on stdout",
-            ("score", "evaluate", "candidates", "repeats", "overlap"), {"action": "store_true"}),
+            ("score", "evaluate", "candidates", "repeats", "overlap", "arc3"),
+            {"action": "store_true"}),
     _Option("--jobs", "jobs", "how many at once", ("report", "sweep"), {"type": int}),
     _Option("--taxonomy", "taxonomy", "categories", ("compare", "report"), is_path=True),
     _Option("--checkpoint", "checkpoint", "checkpoint", ("evaluate", "report"), is_path=True),
@@ -871,7 +873,7 @@ def _run_overlap(args) -> int:
 
 # ---------------------------------------------------------------- arc3
 def _add_arc3(sub) -> None:
-    add_arc3_command(sub, _Parser)  # arcnb/arc3/command.py: score, report
+    add_arc3_command(sub, _Parser, _add)  # arcnb/arc3/command.py: score, report
 
 
 # ---------------------------------------------------------------- main

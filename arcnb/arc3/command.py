@@ -14,8 +14,11 @@ from .scorer import score
 __all__ = ["add_command", "run"]
 
 
-def add_command(sub, parser_class) -> None:
-    """Add ``arcnb arc3`` (``score``, ``report``) to the command line's sub-parsers."""
+def add_command(sub, parser_class, add) -> None:
+    """Add ``arcnb arc3`` (``score``, ``report``) to the command line's sub-parsers.
+    ``add(parser, "arc3", dest, **overrides)`` adds an option of the command line's one
+    registry (``--n-boot``, ``--seed``, ``--json``, ``--out``, ``--overwrite``, the
+    paths), so that it means here what it means in every other subcommand."""
     p = sub.add_parser("arc3", help="ARC-AGI-3 game recordings: re-score them as the official "
                                     "scorecard does",
                        description="Read ARC-AGI-3 game recordings (the toolkit's .jsonl "
@@ -41,9 +44,8 @@ def add_command(sub, parser_class) -> None:
                             "resets)")
         q.add_argument("--max-actions", type=int, metavar="N",
                        help="the run's declared cap on actions per recording")
-        q.add_argument("--n-boot", type=int, default=1000,
-                       help="bootstrap resamples (default 1000)")
-        q.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+        add(q, "arc3", "n_boot")
+        add(q, "arc3", "seed")
 
     s = cmds.add_parser("score", help="score recordings with the official rule (RHAE)",
                         description="Re-score recordings exactly as the toolkit's scorecard "
@@ -59,10 +61,10 @@ def add_command(sub, parser_class) -> None:
                         "(<game>/<version>/metadata.json or <game_id>/metadata.json) or a CSV "
                         "game_id,level,baseline_actions (levels from 1)")
     rule_options(s)
-    s.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    s.add_argument("--out", help="folder for summary.json and the games, plays, levels and "
-                                 "faults tables (CSV)")
-    s.add_argument("--overwrite", action="store_true", help="replace existing files in --out")
+    add(s, "arc3", "json")
+    add(s, "arc3", "out", help="folder for summary.json and the games, plays, levels and "
+                               "faults tables (CSV)")
+    add(s, "arc3", "overwrite", help="replace existing files in --out")
     s.set_defaults(func=run)
     r = cmds.add_parser("report", help="an HTML report of one or more runs (papermill "
                                        "notebook of sections)",
@@ -76,12 +78,12 @@ def add_command(sub, parser_class) -> None:
                    help="one run each: a recording, a harness run folder or a folder of them "
                         "(none: the bundled example)")
     r.add_argument("--baselines", help="as for 'arcnb arc3 score' (required with RUN)")
-    r.add_argument("--out", required=True, help="the report's folder")
+    add(r, "arc3", "out", required=True, help="the report's folder")
     r.add_argument("--label", action="append", default=[], metavar="LABEL",
                    help="a run's label, once per run in order (default: the agent's or the "
                         "folder's name)")
     rule_options(r)
-    r.add_argument("--overwrite", action="store_true", help="replace an existing report")
+    add(r, "arc3", "overwrite", help="replace an existing report")
     r.set_defaults(func=run)
 
 
