@@ -649,12 +649,9 @@ def _run_units(adapter, task_list, views, my_units, counts, done: dict, journal:
                     plan.add(lambda ts, vs: _run_unit(adapter, ts, vs, attempts=attempts,
                                                       batch_size=batch_size, device=device),
                              unit_tasks, views, recs)
-                for t, rec in zip(unit_tasks, recs):
-                    if t.id in done:
-                        rec = done[t.id]
-                    else:
-                        journal.append(rec)
-                    my_records.append(rec)
+                recs = [done.get(t.id, rec) for t, rec in zip(unit_tasks, recs)]
+                journal.append(*(rec for t, rec in zip(unit_tasks, recs) if t.id not in done))
+                my_records += recs
                 bar.update(n)
     finally:
         bar.close()

@@ -155,7 +155,8 @@ def _repair_tail(path: Path) -> None:
 class Journal:
     """An append-only journal file: a header naming ``params``, then one JSON line per
     :meth:`append` (stamped with ``params_sha256``, the hash of the header's
-    parameters), each flushed and fsynced. Opening repairs a cut-off last line."""
+    parameters), flushed and fsynced at each :meth:`append`. Opening repairs a cut-off
+    last line."""
 
     def __init__(self, path: str | os.PathLike, params: dict):
         self.path = Path(path)
@@ -167,14 +168,18 @@ class Journal:
             self._write({"kind": _JOURNAL_KIND, "version": 2, "params": params,
                          "params_sha256": self.params_sha256})
 
-    def _write(self, obj) -> None:
-        self.fh.write(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode() + b"\n")
+    def _write(self, *objs) -> None:
+        self.fh.write(b"".join(json.dumps(o, sort_keys=True, separators=(",", ":")).encode()
+                               + b"\n" for o in objs))
         self.fh.flush()
         os.fsync(self.fh.fileno())
 
-    def append(self, record: dict) -> None:
-        """Append a task record, tied to this journal's parameters."""
-        self._write({**record, "params_sha256": self.params_sha256})
+    def append(self, *records: dict) -> None:
+        """Append task records, tied to this journal's parameters, with one flush and
+        fsync (evaluate appends a batch's tasks together: a kill loses at most the batch
+        being written, which a resume redoes)."""
+        if records:
+            self._write(*({**r, "params_sha256": self.params_sha256} for r in records))
 
     def close(self) -> None:
         """Close the file."""

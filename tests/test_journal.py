@@ -17,8 +17,8 @@ def test_journal_repairs_a_cut_line_and_refuses_other_parameters(tmp_path):
     path = tmp_path / journal_name(0, 1)
     params = {"batch_size": 4, "seed": 0}
     j = Journal(path, params)
-    j.append({"task_id": "a", "attempts": [[[[1]]]]})
-    j.append({"task_id": "b", "attempts": [[[[2]]]]})
+    j.append({"task_id": "a", "attempts": [[[[1]]]]}, {"task_id": "b", "attempts": [[[[2]]]]})
+    j.append()  # nothing to write: no line
     j.close()
     with open(path, "ab") as fh:
         fh.write(b'{"task_id": "c", "att')  # killed mid-line
