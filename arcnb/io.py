@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import tempfile
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -184,9 +185,7 @@ def read_csv(path: str | os.PathLike, *, what: str = "CSV file",
     """Read a CSV input file the way every arcnb loader does: its bytes through
     :func:`read_bytes` (a regular file, at most ``max_bytes``), then
     ``pandas.read_csv`` with ``kwargs``. Returns a DataFrame."""
-    import io as _io
-
-    return pd.read_csv(_io.BytesIO(read_bytes(path, what=what, max_bytes=max_bytes,
+    return pd.read_csv(BytesIO(read_bytes(path, what=what, max_bytes=max_bytes,
                                               error=error)), **kwargs)
 
 

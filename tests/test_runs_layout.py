@@ -49,15 +49,19 @@ def _spelled(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def test_run_file_names_are_spelled_in_the_run_package_only():
+def _outside_runs(check) -> dict:
+    """``check(path)``'s findings in every module outside ``arcnb/runs/``, by file."""
     offenders = {}
     for path in sorted(PKG.rglob("*.py")):
-        if (PKG / "runs") in path.parents:
-            continue
-        hits = _spelled(path)
-        if hits:
-            offenders[str(path.relative_to(ROOT))] = hits
-    assert offenders == {}
+        if (PKG / "runs") not in path.parents:
+            hits = check(path)
+            if hits:
+                offenders[str(path.relative_to(ROOT))] = hits
+    return offenders
+
+
+def test_run_file_names_are_spelled_in_the_run_package_only():
+    assert _outside_runs(_spelled) == {}
 
 
 def test_the_check_sees_a_file_name(tmp_path):
@@ -106,14 +110,7 @@ def test_only_the_run_package_decides_what_a_run_directory_is():
     ``predictions.json``) next to a path itself: front, compare, the explorer and the
     command line ask :func:`arcnb.runs.is_run_dir` / :func:`arcnb.runs.is_finished` /
     :func:`arcnb.runs.finished_runs`."""
-    offenders = {}
-    for path in sorted(PKG.rglob("*.py")):
-        if (PKG / "runs") in path.parents:
-            continue
-        hits = _decides(path)
-        if hits:
-            offenders[str(path.relative_to(ROOT))] = hits
-    assert offenders == {}
+    assert _outside_runs(_decides) == {}
 
 
 def test_the_run_directory_check_sees_a_rule_of_its_own(tmp_path):
