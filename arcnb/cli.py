@@ -447,6 +447,9 @@ def _add_report(sub) -> None:
                                          f"records the check in {METRICS}")
     _add_eval_options(p, "report", "arch", "config", "replace_config", "trust_checkpoint",
                       "attempts", "seed")
+    p.add_argument("--no-notebook", action="store_true",
+                   help=f"write {REPORT_HTML} from the same sections in this process, without a "
+                        f"notebook kernel (faster; no {REPORT_NOTEBOOK} to re-run in Jupyter)")
     _add(p, "report", "no_progress")
     p.set_defaults(func=_run_report)
 
@@ -478,7 +481,7 @@ def _run_report(args) -> int:
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
                               estimator=args.estimator, references=references,
-                              **_train_data_parameters(args))
+                              notebook=not args.no_notebook, **_train_data_parameters(args))
     for r in results:
         print(f"report: {r.html}")
         print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)

@@ -21,7 +21,7 @@ from .errors import ArcnbError, printable
 from .text import fmt_number
 
 __all__ = ["escape", "data_value", "table", "note", "heading", "HTML",
-           "PAGE_CSS", "CSP", "page", "check_self_contained", "style"]
+           "PAGE_CSS", "CSP", "page", "check_self_contained", "style", "insert_contents"]
 
 
 def escape(value) -> str:
@@ -135,6 +135,32 @@ margin:0.5em 0 1em 0;display:inline-block}
 .arcnb-summary{font-size:15px;line-height:1.5;max-width:60em}
 .arcnb-error{border:2px solid #c00;padding:0.5em 1em;background:#fff0f0}
 """
+
+
+# a section heading: as nbconvert writes a markdown "##" heading, as heading() writes one
+_H2 = re.compile(r"<h2\b[^>]*\bid=\"([^\"]+)\"[^>]*>(.*?)</h2>", re.S | re.I)
+
+
+def insert_contents(body: str) -> str:
+    """``body`` with a contents list (``<nav id="arcnb-contents">``) after its first
+    heading, one link per section heading (``<h2>`` with an ``id``, as nbconvert
+    writes markdown ``##`` headings). A page without sections is returned as it is."""
+    items = []
+    for m in _H2.finditer(body):
+        text = re.sub(r"<a\b[^>]*class=\"anchor-link\"[^>]*>.*?</a>", "", m.group(2), flags=re.S)
+        text = re.sub(r"<[^>]+>", "", text).strip()
+        items.append(f"<li><a href=\"#{m.group(1)}\">{text}</a></li>")
+    if not items:
+        return body
+    nav = ("<nav class=\"arcnb-contents\" id=\"arcnb-contents\"><p><b>Contents</b></p><ul>"
+           + "".join(items) + "</ul></nav>")
+    end = re.search(r"</h1>", body, re.I)
+    if end is None:
+        i = body.find("<main>")
+        at = i + len("<main>") if i >= 0 else 0
+    else:
+        at = end.end()
+    return body[:at] + nav + body[at:]
 
 
 def page(title: str, body: str, *, css: str = "") -> str:

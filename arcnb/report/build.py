@@ -37,6 +37,7 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPO
                     is_scored, read_metrics, require_finished, summary_of,
                     unique_labels)
 from ..html import escape as _esc, page as html_page
+from .sections import open_report, report_page
 from .notebooks import (NOTEBOOKS, WarmKernel, cell_times, export_html, notebook_libraries,
                         notebook_path, run_notebook)
 
@@ -60,7 +61,7 @@ class ReportResult:
 
     out: Path
     html: Path
-    notebook: Path
+    notebook: Path | None  # None: built without a notebook (notebook=False)
     metrics: dict
     timings: dict = field(default_factory=dict)
     label: str = ""
@@ -214,7 +215,8 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
                  overwrite: bool = False, progress: bool = True, label: str | None = None,
                  report_parameters: Mapping | None = None,
                  evaluate_in_process: bool = True, estimator: str = "ranked",
-                 references: Sequence[str] | None = None) -> ReportResult:
+                 references: Sequence[str] | None = None,
+                 notebook: bool = True) -> ReportResult:
     """One report: make the run directory ``out`` (evaluate a checkpoint, score a
     predictions file, or copy a run), execute ``report.ipynb`` on it and export
     ``report.html``.
@@ -235,7 +237,10 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
     ``estimator`` (``"ranked"`` or ``"unbiased"``) scores a checkpoint's or a
     predictions file's attempts; a run directory keeps its recorded one. An unscored
     run (no truth) gets the predictions-only part of the report (see the module
-    docstring).
+    docstring). ``notebook=False`` (``arcnb report --no-notebook``) writes
+    ``report.html`` from the same sections in this process
+    (:func:`arcnb.report.sections.report_page`): no kernel starts and no
+    ``report.ipynb`` is written.
     """
     out = check_out_path(out)
     # the kernels run in `out`: every path they get is absolute
@@ -258,7 +263,7 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         _claim_outputs(out, _report_targets(out), overwrite=overwrite, log=log,
                        folders=(out / FIGURES,))
         # the report's kernel starts (and imports arcnb) while the run is made
-        kernel = WarmKernel(out, dataset=dataset)
+        kernel = WarmKernel(out, dataset=dataset) if notebook else None
         _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite,
                       progress=progress, log=log, timings=timings,
                       in_process=evaluate_in_process, estimator=estimator)
@@ -278,6 +283,16 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
             params["references"] = [r if not Path(r).exists() else str(Path(r).resolve())
                                     for r in map(str, references)]
         params.update(dict(report_parameters or {}))
+        if not notebook:
+            with _stage(timings, "report page (in this process)", log):
+                run, options = open_report(**params)
+                nb_path.unlink(missing_ok=True)  # an older report's notebook (--overwrite)
+                atomic_write_text(html_path, report_page(run, options, title=label or out.name),
+                                  overwrite=True)
+            timings["total"] = time.perf_counter() - t0
+            log(f"total: {timings['total']:.1f} s")
+            return ReportResult(out, html_path, None, read_metrics(out), timings,
+                                label or out.name, [])
         with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
             # on a failing cell, run_notebook still writes the partial notebook and an error
             # page, then raises NotebookError naming the cell
@@ -290,7 +305,8 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
                 if not scored:
                     Path(source_nb).unlink(missing_ok=True)
     finally:
-        kernel.close()
+        if kernel is not None:
+            kernel.close()
     cells = cell_times(nb_path)
     if cells:  # where the notebook's time went: the kernel, the setup, each section
         rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
@@ -346,7 +362,8 @@ def build_reports(sources: Sequence, *, dataset: str, out: str | os.PathLike,
     """Several reports at once, one sub-folder of ``out`` per source (a typed source of
     :mod:`arcnb.front`; named after the file), run concurrently on at most
     ``max_workers`` (default: the number of cores) workers. Every report is attempted;
-    the first failure is raised at the end."""
+    the first failure is raised at the end. With ``notebook=False`` no kernel starts:
+    the reports are built one after another in this process."""
     out = Path(out)
     if len(sources) == 1:
         return [build_report(sources[0], dataset=dataset, out=out, **kwargs)]
@@ -357,7 +374,10 @@ def build_reports(sources: Sequence, *, dataset: str, out: str | os.PathLike,
     for n in names:
         folder.folder(n)
     folder.claim([INDEX_HTML], overwrite=kwargs.get("overwrite", False))
-    workers = max(1, min(len(sources), max_workers or os.cpu_count() or 1))
+    in_kernels = kwargs.get("notebook", True)
+    # without notebooks (notebook=False) no kernel starts: the checkpoints are evaluated
+    # in this process, one after another
+    workers = max(1, min(len(sources), max_workers or os.cpu_count() or 1)) if in_kernels else 1
     kwargs = dict(kwargs)
     kwargs["progress"] = False  # one progress bar per cell would interleave
     results: list = [None] * len(sources)
@@ -365,7 +385,7 @@ def build_reports(sources: Sequence, *, dataset: str, out: str | os.PathLike,
     with ThreadPoolExecutor(max_workers=workers) as pool:
         # checkpoints are evaluated by evaluate.ipynb, each in its own kernel process
         futs = {pool.submit(build_report, s, dataset=dataset, out=out / n, label=n,
-                            evaluate_in_process=False, **kwargs): i
+                            evaluate_in_process=not in_kernels, **kwargs): i
                 for i, (s, n) in enumerate(zip(sources, names))}
         for fut, i in futs.items():
             try:

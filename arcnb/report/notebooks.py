@@ -31,10 +31,10 @@ from ..resources import notebook, templates_dir
 from ..taxonomy import structural_taxonomy
 from ..html import CSP, PAGE_CSS, check_self_contained as _check_self_contained
 from ..html import escape as _esc
+from ..html import insert_contents
 
 __all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
-           "insert_contents", "cell_times",
-           "export_html"]
+           "cell_times", "export_html"]
 
 #: The notebooks shipped in the package (``arcnb/resources/notebooks/``; name -> file name).
 NOTEBOOKS = {
@@ -382,32 +382,6 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
         if isinstance(exc, (FileExistsError, IsADirectoryError)) or exc.errno is None:
             raise
         raise ArcnbError(_write_failure(Path(html_path), exc)) from exc
-
-
-# a section heading as nbconvert writes a markdown "##" heading
-_H2 = re.compile(r"<h2\b[^>]*\bid=\"([^\"]+)\"[^>]*>(.*?)</h2>", re.S | re.I)
-
-
-def insert_contents(body: str) -> str:
-    """``body`` with a contents list (``<nav id="arcnb-contents">``) after its first
-    heading, one link per section heading (``<h2>`` with an ``id``, as nbconvert
-    writes markdown ``##`` headings). A page without sections is returned as it is."""
-    items = []
-    for m in _H2.finditer(body):
-        text = re.sub(r"<a\b[^>]*class=\"anchor-link\"[^>]*>.*?</a>", "", m.group(2), flags=re.S)
-        text = re.sub(r"<[^>]+>", "", text).strip()
-        items.append(f"<li><a href=\"#{m.group(1)}\">{text}</a></li>")
-    if not items:
-        return body
-    nav = ("<nav class=\"arcnb-contents\" id=\"arcnb-contents\"><p><b>Contents</b></p><ul>"
-           + "".join(items) + "</ul></nav>")
-    end = re.search(r"</h1>", body, re.I)
-    if end is None:
-        i = body.find("<main>")
-        at = i + len("<main>") if i >= 0 else 0
-    else:
-        at = end.end()
-    return body[:at] + nav + body[at:]
 
 
 def _insert_error_banner(body: str, error: Mapping, notebook) -> str:

@@ -20,7 +20,13 @@ line in its page's list.
 """
 from __future__ import annotations
 
-from .base import NO_TRUTH, Figure, Options, Section
+from typing import Sequence
+
+from ... import front
+from ...columns import NEAR_MISS
+from .. import sources
+
+from .base import NO_TRUTH, Figure, Options, Section, page_of
 from .compare import (CompareCategories, CompareFiles, CompareDifferences, CompareOnlyOne, CompareRuns,
                       Leaderboard)
 from .candidates import CandidateBudget, CandidateChecks
@@ -42,6 +48,37 @@ REPORT = [Summary, Headline, TrainingOverlap, AlmostWorks, References, PassAtK, 
 #: What the report shows for a run without truth (a hidden test set).
 REPORT_NO_TRUTH = [Summary, PredictionsOnly, Provenance]
 
+
+def open_report(*, run_dir: str = "", predictions: str = "", dataset: str = "",
+                tasks: str = "", taxonomy: str = "", references: Sequence[str] = (),
+                figures_dir: str = "", gallery_size: int = 24, near_miss: float = NEAR_MISS,
+                n_boot: int = 1000, seed: int = 0, train_data: Sequence[str] = ()) -> tuple:
+    """The run and the :class:`Options` of a report, from the report notebook's
+    parameters (the same names; what its setup cell does, and ``arcnb report
+    --no-notebook``): the run directory ``run_dir``, else ``predictions`` (``"default"``
+    or empty: the bundled example) scored in memory on ``dataset``; figures go to
+    ``figures_dir``, else ``run_dir/figures``."""
+    source = sources.resolve_source(predictions=predictions or "default", run_dir=run_dir)
+    run = front.open_run(source, dataset=sources.source_dataset(source, dataset or
+                                                                sources.DEFAULT_DATASET),
+                         tasks=tasks or None, n_boot=n_boot, seed=seed)
+    options = Options(n_boot=n_boot, seed=seed, near_miss=near_miss, gallery_size=gallery_size,
+                      taxonomy=taxonomy, references=list(references),
+                      train_data=list(train_data),
+                      figures_dir=sources.figures_dir(figures_dir, run))
+    return run, options
+
+
+def report_page(run, options: Options | None = None, *, title: str | None = None) -> str:
+    """One run's report as one self-contained HTML page, built in this process (no
+    kernel, no notebook): the sections of :data:`REPORT` in order, or of
+    :data:`REPORT_NO_TRUTH` for a run without truth. ``arcnb report`` runs the report
+    notebook instead: the same sections, one cell each, that you can re-run and adapt."""
+    sections = REPORT if getattr(run, "scored", True) else REPORT_NO_TRUTH
+    return page_of(sections, run, options,
+                   title=title or f"ARC evaluation report: {getattr(run, 'label', '')}".rstrip(": "))
+
+
 #: The evaluate page: what a run directory holds once written.
 EVALUATE = [Headline, PredictionsOnly, Probes, RunFiles]
 
@@ -59,7 +96,8 @@ REPEATS = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion]
 FIGURES = [PassAtK, Colours, PaperBreakdowns, PaperGallery, PaperTables, CandidatePool,
            CandidateBudget, CandidateChecks]
 
-__all__ = ["Options", "Section", "Figure", "NO_TRUTH", "REPORT", "REPORT_NO_TRUTH", "EVALUATE", "COMPARE",
+__all__ = ["Options", "Section", "Figure", "NO_TRUTH", "page_of", "open_report", "report_page",
+           "REPORT", "REPORT_NO_TRUTH", "EVALUATE", "COMPARE",
            "SWEEP", "FIGURES", "REPEATS", "Summary", "PredictionsOnly", "Headline", "TrainingOverlap",
            "AlmostWorks", "References", "PassAtK", "Failures", "SecondAttempt", "Colours",
            "Categories", "GridSizeAndShape", "Cost", "CandidatePool", "CandidateBudget",

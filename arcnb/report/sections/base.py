@@ -15,7 +15,7 @@ import numpy as np
 
 from ...columns import NEAR_MISS
 from ...errors import ParameterError, refuse_overwrite
-from ...html import escape, heading, note
+from ...html import escape, heading, insert_contents, note, page
 from ...io import atomic_write_bytes
 from ...plot import paper_style
 from ...plot.paper import figure_bytes
@@ -253,3 +253,14 @@ def _as_figure(out):
 
 def _slug(text: str) -> str:
     return "arcnb-" + "".join(ch if ch.isalnum() else "-" for ch in text.lower()).strip("-")
+
+
+def page_of(sections: Sequence[type], data, options: Options | None = None, *,
+            title: str) -> str:
+    """``sections`` of ``data`` (a run, several runs, a sweep: what the sections take)
+    as one self-contained HTML page, in this process: no kernel, no notebook. The
+    title, a contents list, then each section as it displays itself (figures embedded;
+    with ``options.figures_dir`` they are also written there). The shipped notebooks
+    show the same sections, one cell each."""
+    body = "\n".join(s(data, options).to_html() for s in sections)
+    return page(title, insert_contents(f"<main><h1>{escape(title)}</h1>{body}</main>"))

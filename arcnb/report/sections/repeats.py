@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ... import plot as P
-from ...html import escape, note, page, table
+from ...html import note, table
 from ...repeats import GRADED
 from ...text import fmt_interval, fmt_number, fmt_percent
-from .base import Figure, Options, Section
+from .base import Figure, Options, Section, page_of
 
 __all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
            "repeats_page"]
@@ -185,6 +185,5 @@ class RepeatsUnion(Section):
 def repeats_page(rep, options: Options | None = None, *, title: str = "Many runs") -> str:
     """The page of many runs as one self-contained HTML page (every section of
     ``REPEATS``, figures embedded): what ``arcnb repeats --report`` writes."""
-    sections = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion]
-    body = [f"<h1>{escape(title)}</h1>"] + [s(rep, options).to_html() for s in sections]
-    return page(title, "\n".join(body))
+    return page_of([RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion], rep,
+                   options, title=title)
