@@ -469,3 +469,42 @@ def test_the_overlap_and_candidate_sections_are_in_the_contents(tmp_path):
     nav = page[page.index("<nav"):page.index("</nav>")]
     assert 'href="#arcnb-training-overlap"' in nav and "Training-data overlap" in nav
     assert 'href="#arcnb-candidate-pool"' in nav and "Candidate pool" in nav
+
+
+def test_bundled_references_are_scored_once_and_a_users_file_every_time(tmp_path):
+    """A bundled reference on a bundled dataset is kept once scored (what the report's
+    kernel does while the run is made); a user's file, even a copy of the same, is
+    scored anew each time. Both give the pass@2 counted here by hand."""
+    import shutil
+
+    from arcnb.data import load_dataset
+    from arcnb.report.references import bundled_reference, reference_run
+    from arcnb.report.sources import default_references
+
+    raw = F._raw_eval_tasks()
+    ids = sorted(raw)[:30]
+    ds = load_dataset("arc-agi-1:evaluation", tasks=ids)
+    bundled = next(r for r in default_references() if r != "copy-input")
+    mine = tmp_path / Path(bundled).name
+    shutil.copy(bundled, mine)
+    assert bundled_reference(bundled) and bundled_reference("copy-input")
+    assert not bundled_reference(mine)
+    preds = json.loads(Path(bundled).read_text())
+    per_task = []
+    for t in ids:
+        entries = preds.get(t, [])
+        per_task.append(np.mean([j < len(entries) and p["output"] in (
+            entries[j].get("attempt_1"), entries[j].get("attempt_2"))
+            for j, p in enumerate(raw[t]["test"])]))
+    by_hand = float(np.mean(per_task))
+    assert 0 < by_hand < 1
+    first, again = reference_run(bundled, ds, n_boot=50), reference_run(bundled, ds, n_boot=50)
+    assert first is again
+    a, b = reference_run(mine, ds, n_boot=50), reference_run(mine, ds, n_boot=50)
+    assert a is not b
+    for run in (first, a, b):
+        assert run.results.summary["pass@2"] == pytest.approx(by_hand, abs=1e-12)
+    # another task set or bootstrap is another entry, never the kept one
+    assert reference_run(bundled, load_dataset("arc-agi-1:evaluation", tasks=ids[:10]),
+                         n_boot=50) is not first
+    assert reference_run(bundled, ds, n_boot=60) is not first

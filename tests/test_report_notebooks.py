@@ -400,21 +400,74 @@ def test_table_and_headline_html_escape_and_format():
 
 
 def test_the_warm_kernel_reads_only_a_bundled_dataset_and_keeps_its_categories():
-    """While the run is made, the report's kernel reads the bundled dataset and finds its
-    tasks' categories (kept for the notebook); a name that is not a bundled dataset (a
-    user's path, or text meant to run as code) is never put in its preload line."""
+    """While the run is made, the report's kernel reads the bundled dataset, finds its
+    tasks' categories and scores the bundled references (kept for the notebook); a name
+    that is not a bundled dataset or reference (a user's path, or text meant to run as
+    code) is never put in its preload line."""
     from arcnb import taxonomy
     from arcnb.data import load_dataset
     from arcnb.report.notebooks import WarmKernel, warm_up
 
+    from arcnb.report import references
+    from arcnb.report.sources import default_references
+
+    bundled = default_references()  # a bundled file, then copy-input
     assert WarmKernel.preload_for("arc-agi-1:evaluation") == (
         WarmKernel.PRELOAD + "; import arcnb.report.notebooks as _n; "
-        "_n.warm_up('arc-agi-1:evaluation')")
+        "_n.warm_up('arc-agi-1:evaluation', [])")
+    # the references: only copy-input and bundled files, never a user's path or text
+    mine = ["/home/me/refs.json", "x'); import os; os.remove('f'); ('"]
+    assert WarmKernel.preload_for("arc-agi-1:evaluation", mine + bundled) == (
+        WarmKernel.PRELOAD + "; import arcnb.report.notebooks as _n; "
+        f"_n.warm_up('arc-agi-1:evaluation', {bundled!r})")
     for other in (None, "tasks/", "x'); import os; os.remove('f'); ('"):
-        assert WarmKernel.preload_for(other) == WarmKernel.PRELOAD
+        assert WarmKernel.preload_for(other, bundled) == WarmKernel.PRELOAD
     warm_up("/nonexistent/tasks")  # not bundled: nothing read, nothing raised
-    warm_up("arc-agi-1:evaluation")
+    references._BUNDLED_RUNS.clear()
+    warm_up("arc-agi-1:evaluation", bundled)
     ds = load_dataset("arc-agi-1:evaluation")
     hits = [taxonomy._CATEGORIES.get(id(t)) for t in ds]
     assert all(h is not None and h[0]() is t for h, t in zip(hits, ds))
     assert [h[1] for h in hits] == [taxonomy.structural_categories(t) for t in ds]
+    # the references were scored on every task, for the report's defaults, and kept
+    assert len(references._BUNDLED_RUNS) == len(bundled)
+    kept = list(references._BUNDLED_RUNS.values())
+    assert [references.reference_run(r, ds) for r in bundled] == kept
+
+
+def test_the_exporter_made_ready_in_the_background_exports_as_a_fresh_one(tmp_path):
+    """``prepare_export`` readies nbconvert in a thread while a kernel works; pages
+    exported after it, from several threads at once, are the page of the same notebook
+    exported in a fresh process."""
+    import subprocess
+    import sys
+    import threading
+
+    import nbformat
+
+    from arcnb.report.notebooks import export_html, prepare_export
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## <b>one</b> section"),
+        nbformat.v4.new_code_cell("1", outputs=[nbformat.v4.new_output(
+            "execute_result", data={"text/html": "<p id='x'>&lt;two&gt;</p>"},
+            execution_count=1)])])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3",
+                                 "language": "python"}
+    src = tmp_path / "a.ipynb"
+    nbformat.write(nb, src)
+    fresh = tmp_path / "fresh.html"
+    subprocess.run([sys.executable, "-c", "import sys; from arcnb.report.notebooks import "
+                    "export_html; export_html(sys.argv[1], sys.argv[2], title='t')",
+                    str(src), str(fresh)], check=True, cwd=tmp_path)
+    prepare_export().join()
+    threads = [threading.Thread(target=export_html, args=(src, tmp_path / f"{i}.html"),
+                                kwargs={"title": "t"}) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    want = fresh.read_text()
+    assert "&lt;two&gt;" in want and 'href="#' in want  # the output and a contents link
+    for i in range(3):
+        assert (tmp_path / f"{i}.html").read_text() == want

@@ -39,6 +39,7 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPO
 from ..html import escape as _esc, page as html_page
 from .sections import open_report, report_page
 from .notebooks import (NOTEBOOKS, WarmKernel, cell_times, export_html, notebook_libraries,
+                        prepare_export,
                         notebook_path, run_notebook)
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
@@ -263,7 +264,8 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         _claim_outputs(out, _report_targets(out), overwrite=overwrite, log=log,
                        folders=(out / FIGURES,))
         # the report's kernel starts (and imports arcnb) while the run is made
-        kernel = WarmKernel(out, dataset=dataset) if notebook else None
+        kernel = WarmKernel(out, dataset=dataset, references=references or ()) \
+            if notebook else None
         _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite,
                       progress=progress, log=log, timings=timings,
                       in_process=evaluate_in_process, estimator=estimator)
@@ -293,6 +295,7 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
             log(f"total: {timings['total']:.1f} s")
             return ReportResult(out, html_path, None, read_metrics(out), timings,
                                 label or out.name, [])
+        prepare_export()  # nbconvert gets ready while the kernel works
         with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
             # on a failing cell, run_notebook still writes the partial notebook and an error
             # page, then raises NotebookError naming the cell

@@ -20,7 +20,7 @@ import sys
 import threading
 import tempfile
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from ..data import DATASETS, load_dataset
 from ..errors import ArcnbError, NotebookError, one_line, refuse_overwrite
@@ -29,12 +29,13 @@ from ..plot.paper import figure_bytes
 from ..plot.palette import pyplot
 from ..resources import notebook, templates_dir
 from ..taxonomy import structural_taxonomy
+from .references import bundled_reference, reference_run
 from ..html import CSP, PAGE_CSS, check_self_contained as _check_self_contained
 from ..html import escape as _esc
 from ..html import insert_contents
 
 __all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
-           "cell_times", "export_html"]
+           "cell_times", "export_html", "prepare_export"]
 
 #: The notebooks shipped in the package (``arcnb/resources/notebooks/``; name -> file name).
 NOTEBOOKS = {
@@ -83,20 +84,28 @@ def notebook_path(name: str) -> Path:
     return notebook(NOTEBOOKS[stem])
 
 
-def warm_up(dataset: str) -> None:
+def warm_up(dataset: str, references: Sequence[str] = ()) -> None:
     """What a report's kernel does while it waits for its run (:class:`WarmKernel`): read
     the bundled ``dataset`` (kept by the loader for the notebook's ``arcnb.open``), find
-    its tasks' structural categories (kept per task for the breakdowns) and draw one
-    small figure (matplotlib's first drawing loads its fonts). Only a bundled dataset
-    name is read, never a user's path."""
+    its tasks' structural categories (kept per task for the breakdowns), score the
+    bundled ``references`` on all its tasks (kept by
+    :func:`arcnb.report.references.reference_run` for a run of every task with the
+    report's default K, bootstrap and seed) and draw one small figure (matplotlib's
+    first drawing loads its fonts). Only a bundled dataset name and bundled references
+    are read, never a user's path."""
     if dataset not in DATASETS:
         return
-    structural_taxonomy(load_dataset(dataset))
+    ds = load_dataset(dataset)
+    structural_taxonomy(ds)
+    for spec in references:
+        if bundled_reference(spec):
+            reference_run(spec, ds)
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(1, 1))
     ax.set_title("arcnb")
     figure_bytes(fig, "png", bbox_inches="tight")
     plt.close(fig)
+
 
 class WarmKernel:
     """A ``python3`` kernel started in the background, with the report's modules imported
@@ -109,10 +118,11 @@ class WarmKernel:
     #: what the kernel imports while it waits (``IPKernelApp.exec_lines``)
     PRELOAD = "import arcnb.report.sections, matplotlib.pyplot"
 
-    def __init__(self, cwd: str | os.PathLike, dataset: str | None = None):
+    def __init__(self, cwd: str | os.PathLike, dataset: str | None = None,
+                 references: Sequence[str] = ()):
         from jupyter_client.manager import AsyncKernelManager
 
-        self.preload = self.preload_for(dataset)
+        self.preload = self.preload_for(dataset, references)
 
         self.sockets = None if os.name == "nt" else tempfile.mkdtemp(prefix="arcnb-kernel-")
         cls = _ipc_kernel_manager(self.sockets) if self.sockets else AsyncKernelManager
@@ -123,12 +133,15 @@ class WarmKernel:
         self._thread.start()
 
     @classmethod
-    def preload_for(cls, dataset: str | None) -> str:
+    def preload_for(cls, dataset: str | None, references: Sequence[str] = ()) -> str:
         """The kernel's preload line: :attr:`PRELOAD`, and for a bundled dataset name
-        (never a user's path or text) :func:`warm_up` of it."""
+        (never a user's path or text) :func:`warm_up` of it and of the report's
+        ``references`` (``copy-input`` and bundled files; others are left out)."""
         if str(dataset) not in DATASETS:
             return cls.PRELOAD
-        return f"{cls.PRELOAD}; import arcnb.report.notebooks as _n; _n.warm_up({str(dataset)!r})"
+        refs = [str(r) for r in references or () if bundled_reference(r)]
+        return (f"{cls.PRELOAD}; import arcnb.report.notebooks as _n; "
+                f"_n.warm_up({str(dataset)!r}, {refs!r})")
 
     def _start(self, cwd: str) -> None:
         try:
@@ -350,6 +363,49 @@ def _ipc_kernel_manager(folder: str):
     return _IPCKernelManager
 
 
+#: the HTML exporter, made once per process (its template is compiled once) and used
+#: by one export at a time
+_EXPORTER: list = []
+_EXPORTER_LOCK = threading.Lock()
+
+
+def _export_body(nb) -> str:
+    """The page nbconvert makes of notebook node ``nb`` with arcnb's template."""
+    with _EXPORTER_LOCK:
+        if not _EXPORTER:
+            notebook_libraries()
+            from nbconvert import HTMLExporter
+
+            _EXPORTER.append(HTMLExporter(template_name=_TEMPLATE_NAME,
+                                          extra_template_basedirs=[str(templates_dir())],
+                                          exclude_input=True, exclude_input_prompt=True,
+                                          exclude_output_prompt=True, embed_images=True))
+        body, _ = _EXPORTER[0].from_notebook_node(nb, resources={"arcnb_csp": CSP,
+                                                                 "arcnb_css": PAGE_CSS})
+    return body
+
+
+def prepare_export() -> threading.Thread:
+    """Make the HTML exporter ready in a background thread (import nbconvert, compile
+    its template, export a one-cell notebook in memory) while a notebook runs in its
+    kernel, so that the export that follows does only its own work. Returns the
+    thread; an error there is left for the real export to meet."""
+    def work():
+        try:
+            notebook_libraries()
+            import nbformat
+
+            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## arcnb"),
+                                                 nbformat.v4.new_code_cell("1")])
+            insert_contents(_export_body(nb))
+        except Exception:  # noqa: BLE001 - the real export reports it
+            pass
+
+    thread = threading.Thread(target=work, name="arcnb-prepare-export", daemon=True)
+    thread.start()
+    return thread
+
+
 def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
                 overwrite: bool = False, error: Mapping | None = None,
                 title: str | None = None) -> Path:
@@ -361,17 +417,11 @@ def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
     """
     notebook_libraries()
     import nbformat
-    from nbconvert import HTMLExporter
 
     nb = nbformat.read(str(notebook), as_version=4)
     if title:
         nb.metadata["title"] = str(title)
-    exporter = HTMLExporter(template_name=_TEMPLATE_NAME,
-                            extra_template_basedirs=[str(templates_dir())],
-                            exclude_input=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True, embed_images=True)
-    body, _ = exporter.from_notebook_node(nb, resources={"arcnb_csp": CSP,
-                                                         "arcnb_css": PAGE_CSS})
+    body = _export_body(nb)
     body = insert_contents(body)
     if error is not None:
         body = _insert_error_banner(body, error, notebook)

@@ -19,13 +19,15 @@ import pandas as pd
 
 from ..baselines import copy_input_submission
 from ..columns import NEAR_MISS, interval_columns
+from ..data import DATASETS
 from ..errors import ArcnbError, ParameterError
 from ..front import BaselineSource, PredictionsSource, open_run
+from ..resources import examples_dir
 from ..runs import Run
 from ..breakdown import group_membership, overall
 
 __all__ = ["COPY_INPUT", "reference_label", "copy_input_predictions", "reference_source",
-           "reference_runs",
+           "reference_runs", "reference_run", "bundled_reference",
            "reference_table", "reference_long", "reference_categories",
            "REFERENCE_METRICS"]
 
@@ -80,10 +82,48 @@ def reference_runs(specs: Sequence[str], like: Run, *, n_boot: int = 1000,
     Returns one :class:`arcnb.runs.Run` per reference, labelled with
     :func:`reference_label`; pass@K is scored for the same K as ``like``.
     """
-    return [open_run(reference_source(spec), dataset=like.results.dataset,
-                     ks=like.results.ks, n_boot=n_boot, seed=seed,
-                     label=reference_label(spec))
-            for spec in specs or ()]
+    return [reference_run(spec, like.results.dataset, ks=like.results.ks, n_boot=n_boot,
+                          seed=seed) for spec in specs or ()]
+
+
+#: Reference runs of bundled files (or copy-input) on a bundled dataset, kept once
+#: scored: package data that cannot change under a running process. A report's kernel
+#: scores the embedded default's references while the model's run is being made.
+_BUNDLED_RUNS: dict = {}
+
+
+def reference_run(spec: str | os.PathLike, dataset, *, ks=(1, 2), n_boot: int = 1000,
+                  seed: int = 0) -> Run:
+    """Reference ``spec`` scored in memory on ``dataset`` (a :class:`arcnb.data.Dataset`:
+    its tasks), for ``ks``, labelled with :func:`reference_label`. A bundled reference
+    on a bundled dataset is scored once per process and kept."""
+    key = _bundled_key(spec, dataset, ks, n_boot, seed)
+    if key is not None and key in _BUNDLED_RUNS:
+        return _BUNDLED_RUNS[key]
+    run = open_run(reference_source(spec), dataset=dataset, ks=ks, n_boot=n_boot, seed=seed,
+                   label=reference_label(spec))
+    if key is not None:
+        _BUNDLED_RUNS[key] = run
+    return run
+
+
+def bundled_reference(spec: str | os.PathLike) -> bool:
+    """Whether reference ``spec`` is package data: ``copy-input`` or a file of the
+    bundled examples (:func:`arcnb.resources.examples_dir`)."""
+    s = str(spec)
+    return s == COPY_INPUT or Path(s).resolve().parent == examples_dir().resolve()
+
+
+def _bundled_key(spec, dataset, ks, n_boot, seed):
+    """The cache key of a reference that is package data on a dataset that is package
+    data, else None (a user's file or folder is scored anew every time)."""
+    s = str(spec)
+    if not bundled_reference(s):
+        return None
+    name = getattr(dataset, "name", None)
+    if name not in DATASETS:
+        return None
+    return (s, name, tuple(t.id for t in dataset), tuple(ks or ()), int(n_boot), int(seed))
 
 
 def reference_table(runs: Sequence[Run], *, labels: Sequence[str] | None = None,
