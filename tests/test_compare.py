@@ -561,28 +561,30 @@ def test_compare_takes_harness_folders_with_a_dataset(cost_ds, folders, tmp_path
     assert err.count("\n") == 1 and "--dataset" in err
 
 
-def test_compare_notebook_shows_the_leaderboard_or_says_why_not(cost_rundirs, tmp_path):
-    nbformat = pytest.importorskip("nbformat")
-    from arcnb.report import run_notebook
+def test_compare_page_shows_the_leaderboard_or_says_why_not(cost_rundirs, tmp_path):
+    """The compare notebook's cells (its own code, run here in this process: every
+    section of ``S.COMPARE``): runs with a cost show the per-task picture and the
+    leaderboard, and write leaderboard.pdf into ``out``; runs without a cost show the
+    per-task picture and, instead of the leaderboard, the one line saying why."""
+    import matplotlib
 
-    def outputs(nb_path):
-        nb = nbformat.read(str(nb_path), as_version=4)
-        texts, images = [], 0
-        for cell in nb.cells:
-            for o in cell.get("outputs", []):
-                data = o.get("data", {})
-                html = str(data.get("text/html", ""))
-                texts.append(o.get("text", "") + str(data.get("text/plain", "")) + html)
-                # a section embeds its figures in its HTML
-                images += ("image/png" in data) + html.count("data:image/png;base64,")
-        return "\n".join(texts), images
+    matplotlib.use("Agg")
+    from test_overlap import notebook_cells_here
+
+    from arcnb.report import sections as S
+
+    def shown(params):
+        values = notebook_cells_here("compare", params)
+        sections = [v for v in values if isinstance(v, S.Section)]
+        assert [type(v) for v in sections] == S.COMPARE  # every section, one cell each
+        html = "\n".join(v._repr_html_() for v in sections)
+        text = "\n".join(repr(v) for v in values if v is not None) + html
+        return text, html.count("data:image/png;base64,")
 
     base = {"taxonomy": "", "n_boot": 50, "labels": [], "dataset": "", "common_tasks": False,
             "seed": 0, "overwrite": False}
-    run_notebook("compare", tmp_path / "cost.ipynb",
-                 dict(base, runs=[str(cost_rundirs["cheap"]), str(cost_rundirs["best"])],
-                      out=str(tmp_path / "out")), cwd=tmp_path, progress=False)
-    text, images = outputs(tmp_path / "cost.ipynb")
+    text, images = shown(dict(base, runs=[str(cost_rundirs["cheap"]), str(cost_rundirs["best"])],
+                              out=str(tmp_path / "out")))
     assert images == 2  # the per-task scatter and the leaderboard
     assert "no leaderboard picture" not in text
     assert (tmp_path / "out" / "leaderboard.pdf").is_file()
@@ -592,10 +594,7 @@ def test_compare_notebook_shows_the_leaderboard_or_says_why_not(cost_rundirs, tm
     tasks = json.loads((cost_rundirs["cheap"] / METRICS).read_text())["dataset"]["filter"]
     for name in ("p1", "p2"):
         score_to_run_dir(plain, "arc-agi-1:evaluation", tmp_path / name, tasks=tasks)
-    run_notebook("compare", tmp_path / "plain.ipynb",
-                 dict(base, runs=[str(tmp_path / "p1"), str(tmp_path / "p2")], out=""),
-                 cwd=tmp_path, progress=False)
-    text, images = outputs(tmp_path / "plain.ipynb")
+    text, images = shown(dict(base, runs=[str(tmp_path / "p1"), str(tmp_path / "p2")], out=""))
     assert images == 1
     assert ("no leaderboard picture (pass@2 against cost per task): no run has a cost "
             "(attempt metadata cost.total_cost)") in text

@@ -525,7 +525,10 @@ def test_kaggle_submission_fills_invalid_and_absent_attempts():
     assert sub["1d398264"][1]["attempt_1"] == [[0]]
 
 
-def test_cli_evaluate_report_and_bad_input_on_a_hidden_set(case, hidden_run, tmp_path):
+def test_cli_report_on_a_hidden_set_stops_at_the_predictions(case, tmp_path):
+    """`arcnb report` on a hidden set, through its kernel: the report notebook is run
+    only up to its predictions-only cell, and the exported page says so (the content of
+    those sections is checked in-process below)."""
     out = tmp_path / "report"
     r = cli("report", "--checkpoint", "copy-input", "--dataset", case["hidden"], "--out", out,
             "--no-progress")
@@ -539,11 +542,52 @@ def test_cli_evaluate_report_and_bad_input_on_a_hidden_set(case, hidden_run, tmp
     assert "No truth: predictions only" in soup.get_text()
     assert soup.select_one("#arcnb-headline") is None and soup.select_one("#arcnb-error") is None
     assert soup.find_all("script") == [] and len(soup.find_all("img")) >= 1
+
+
+def test_report_sections_of_a_hidden_set_show_the_predictions(case, hidden_run, tmp_path):
+    """The sections of the report of an unscored run (``S.REPORT_NO_TRUTH``), in-process:
+    the predictions-only words and gallery (written with ``figures_dir``), and every
+    section of the full report says it needs the truth instead of failing."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bs4 import BeautifulSoup
+
+    from arcnb.report import sections as S
+
+    _, out = hidden_run
+    opened = Run.open(out)
+    figures = tmp_path / "figures"
+    shown = [section(opened, S.Options(n_boot=50, figures_dir=figures))
+             for section in S.REPORT_NO_TRUTH]
+    soup = BeautifulSoup("\n".join(x._repr_html_() for x in shown), "html.parser")
+    assert soup.select_one("#arcnb-no-truth") is not None
+    assert "No truth: predictions only" in soup.get_text()
+    assert soup.select_one("#arcnb-headline") is None and len(soup.find_all("img")) >= 1
+    assert (figures / "gallery_predictions.png").stat().st_size > 0
+    numbers = next(x for x in shown if isinstance(x, S.PredictionsOnly)).numbers
+    assert (numbers["n_tasks"], numbers["n_outputs"]) == (N_TASKS, case["n_outputs"])
+    assert numbers["n_invalid_attempts"] == case["n_fillers"]
+    for section in S.REPORT:  # what needs the truth says so, in words
+        if section.needs_truth:
+            empty = section(opened, S.Options(n_boot=50)).empty
+            assert "has no truth" in empty and "needs the test outputs" in empty, section
+
+
+def test_a_hidden_set_run_refuses_overwrite_scoring_and_comparing_in_one_line(
+        case, hidden_run, tmp_path):
+    out = tmp_path / "run"
+    r = cli("evaluate", "--checkpoint", "copy-input", "--dataset", case["hidden"], "--out", out,
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "not scored" in r.stdout
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     # the same --out again: one line, exit 2, nothing replaced
     again = cli("evaluate", "--checkpoint", "copy-input", "--dataset", case["hidden"], "--out",
                 out, "--no-progress")
     assert again.returncode == 2 and again.stderr.count("\n") == 1
     assert "refusing to overwrite" in again.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     # scoring needs the truth; comparing needs scores
     s = cli("score", "--dataset", case["hidden"], "--predictions", out / SUBMISSION)
     assert s.returncode == 2 and s.stderr.count("\n") == 1 and "solutions" in s.stderr
@@ -552,16 +596,20 @@ def test_cli_evaluate_report_and_bad_input_on_a_hidden_set(case, hidden_run, tmp
 
 
 def test_evaluate_notebook_on_a_hidden_set(case, tmp_path):
-    from arcnb.report import run_notebook
+    """The evaluate notebook's cells (its own code, run here in this process) on a
+    hidden set: an unscored run, the predictions-only section instead of the headline,
+    a Kaggle submission with one entry per test input."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from test_overlap import notebook_cells_here
 
     out = tmp_path / "nb_run"
-    run_notebook("evaluate", tmp_path / "evaluate.ipynb",
-                 {"checkpoint": "copy-input", "dataset": str(case["hidden"]), "out": str(out)},
-                 cwd=tmp_path, progress=False)
+    values = notebook_cells_here("evaluate", {"checkpoint": "copy-input",
+                                              "dataset": str(case["hidden"]), "out": str(out)})
     m = json.loads((out / METRICS).read_text())
     assert m["scored"] is False and m["n_tasks"] == N_TASKS
-    nb = json.loads((tmp_path / "evaluate.ipynb").read_text())
-    shown = json.dumps([c.get("outputs", []) for c in nb["cells"]])
+    shown = "\n".join(v._repr_html_() for v in values if hasattr(v, "_repr_html_"))
     assert "arcnb-no-truth" in shown and "arcnb-headline" not in shown
     sub = json.loads((out / SUBMISSION).read_text())
     assert [len(v) for v in sub.values()] == [len(case["raw"][t]["test"]) for t in case["ids"]]
@@ -569,10 +617,11 @@ def test_evaluate_notebook_on_a_hidden_set(case, tmp_path):
 
 def test_explore_and_figures_refuse_an_unscored_run_in_one_line(hidden_run, tmp_path):
     """The browser and the paper figures compare predictions with the truth: on a hidden
-    test set they say so in one line (never an AttributeError on the missing scores)."""
+    test set they say so in one line (never an AttributeError on the missing scores).
+    The figures notebook's setup cell is run here, in this process."""
     import arcnb
     from arcnb.explorer import ExploreError
-    from arcnb.report import NotebookError, run_notebook
+    from test_overlap import notebook_cells_here
 
     _, out = hidden_run
     for source in (out, Run.open(out)):
@@ -581,9 +630,12 @@ def test_explore_and_figures_refuse_an_unscored_run_in_one_line(hidden_run, tmp_
         assert "\n" not in str(e.value)
     with pytest.raises(ExploreError, match="is not scored"):
         arcnb.explore("default", compare=[out])
-    with pytest.raises(NotebookError, match="paper figures needs the truth"):
-        run_notebook("figures", tmp_path / "figures.ipynb", {"run_dir": str(out)},
-                     cwd=tmp_path, progress=False)
+    figures_out = tmp_path / "figures"
+    with pytest.raises(ArcnbError, match="paper figures needs the truth") as e:
+        notebook_cells_here("figures", {"run_dir": str(out), "out": str(figures_out)},
+                            only=("S.Options(",))
+    assert "\n" not in str(e.value)
+    assert not figures_out.exists()  # refused before any figure is written
 
 
 # ------------------------------------------------------------------ hostile run folders

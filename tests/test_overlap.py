@@ -8,8 +8,6 @@ from __future__ import annotations
 import itertools
 import re
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -28,12 +26,6 @@ JSON_KEYS = {"n_tasks", "n_outputs", "outputs_exact", "outputs_equivalent",
 
 def run(*args, cwd=ROOT):
     return cli(*args, cwd=cwd)
-
-
-def _process(*args, cwd=ROOT):
-    """A real process (what starts a kernel: ``arcnb report``)."""
-    return subprocess.run([sys.executable, "-m", "arcnb", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
 
 
 # ------------------------------------------------------------ naive references
@@ -408,10 +400,50 @@ def test_public_function():
 
 
 # ------------------------------------------------------------ the report section
-def test_report_section_through_papermill(tmp_path):
-    """`arcnb report --train-data` on 5 one-output tasks of ARC-AGI-1 evaluation, 3 of
-    them in ARC-AGI-2 training (2 solved) and 2 not (unsolved): the section, the split
-    with hand-computed values, metrics.json and the compact line."""
+def notebook_cells_here(name: str, params: dict, *, only=()) -> list:
+    """The shipped notebook ``name``'s code cells executed in this process, no kernel, in
+    the order a kernel runs them: the parameters cell, then ``params`` assigned after it
+    (as the injected-parameters cell does), then each code cell (with ``only``, those
+    whose source holds one of these strings). Returns the value of each executed cell's
+    last expression (what the cell shows)."""
+    import ast
+
+    from arcnb.report.notebooks import notebook_path
+
+    # the notebook's JSON read as it is (importing nbformat takes seconds)
+    nb = json.loads(notebook_path(name).read_text(encoding="utf-8"))
+    scope: dict = {}
+    shown = []
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code":
+            continue
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            exec(source, scope)
+            scope.update(params)
+            continue
+        if only and not any(s in source for s in only):
+            continue
+        tree = ast.parse(source)
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, f"{name}.ipynb", "exec"), scope)
+        shown.append(None if last is None else
+                     eval(compile(ast.Expression(last.value), f"{name}.ipynb", "eval"), scope))
+    return shown
+
+
+def test_training_overlap_section_of_the_report(tmp_path):
+    """The report's training-overlap cell (run here, in this process, with the report
+    notebook's own code and ``train_data`` parameter) on 5 one-output tasks of ARC-AGI-1
+    evaluation, 3 of them in ARC-AGI-2 training (2 solved) and 2 not (unsolved): the
+    section, the split with hand-computed values, metrics.json and the compact line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from arcnb.front import score_to_run_dir
+    from arcnb.report import sections as S
+    from arcnb.runs import compact_line
+
     ev, a2 = _raw("arc-agi-1:evaluation"), _raw("arc-agi-2:training")
     single = [t for t in sorted(ev) if len(ev[t]["test"]) == 1]
     leaked = [t for t in single if t in a2][:3]
@@ -435,16 +467,19 @@ def test_report_section_through_papermill(tmp_path):
     pf = tmp_path / "preds.json"
     pf.write_text(json.dumps(preds))
     out = tmp_path / "report"
-    p = _process("report", "--predictions", pf, "--dataset", "arc-agi-1:evaluation", "--tasks", ids,
-            "--train-data", "arc-agi-2:training", "--out", out, "--no-progress",
-            "--reference", "copy-input")
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert "train_overlap=3/5 outputs vs arc-agi-2:training" in p.stdout
+    score_to_run_dir(str(pf), "arc-agi-1:evaluation", out, tasks=str(ids))
+    # the setup cell (the run and the options) and the section's cell
+    _, section = notebook_cells_here(name="report", params={
+        "run_dir": str(out), "train_data": ["arc-agi-2:training"]},
+        only=("S.Options(", "S.TrainingOverlap("))
+    assert isinstance(section, S.TrainingOverlap)
     check = json.loads((out / "metrics.json").read_text())["training_overlap"]
     assert [t["source"] for t in check["train"]] == ["arc-agi-2:training"]
     assert (check["n_outputs"], check["outputs_exact"], check["outputs_equivalent"],
             check["same_id_tasks"]) == (5, 3, 3, 3)
-    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "train_overlap=3/5 outputs vs arc-agi-2:training" in \
+        compact_line(json.loads((out / "metrics.json").read_text()))
+    html = section._repr_html_()
     assert "Training-data overlap (arc-agi-2:training)" in html
     assert "arcnb-overlap-warning" in html and "3 of the 5 test outputs (60.0%)" in html
     split = html[html.index("arcnb-overlap-split"):]
@@ -454,6 +489,33 @@ def test_report_section_through_papermill(tmp_path):
     assert cells[:3] == ["pass@2", "0.0000 [0.0000, 0.0000]", "2"]
     assert cells[3].startswith("0.6667 [") and cells[4] == "3"
     assert cells[5:8] == ["pass@2_per_output", "0.0000 [0.0000, 0.0000]", "2"]
+
+
+def test_report_train_data_is_the_report_notebooks_parameter(tmp_path, monkeypatch):
+    """`arcnb report --train-data A B` hands the report notebook the
+    parameter ``train_data = [A, B]`` (the command is stopped where the report of the
+    run would start; the notebook's own use of the parameter is the test above)."""
+    from arcnb.cli import main
+    from arcnb.report import build as BLD
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def stop(source, **kw):
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(BLD, "build_report", stop)
+    argv = ["report", "--predictions", str(ROOT / "data" / "examples" /
+                                           "arc-agi-1-evaluation_heuristic.json"),
+            "--dataset", "arc-agi-1:evaluation", "--train-data", "arc-agi-2:training",
+            "arc-agi-1:training", "--out", str(tmp_path / "rep")]
+    with pytest.raises(Stop):
+        main(argv)
+    assert seen["report_parameters"] == {"train_data": ["arc-agi-2:training",
+                                                        "arc-agi-1:training"]}
 
 
 def test_report_train_data_is_checked_before_any_work(tmp_path):

