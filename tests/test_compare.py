@@ -569,7 +569,7 @@ def test_compare_page_shows_the_leaderboard_or_says_why_not(cost_rundirs, tmp_pa
     import matplotlib
 
     matplotlib.use("Agg")
-    from test_overlap import notebook_cells_here
+    from _notebook_cells import notebook_cells_here
 
     from arcnb.report import sections as S
 

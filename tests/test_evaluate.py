@@ -602,7 +602,7 @@ def test_evaluate_notebook_on_a_hidden_set(case, tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from test_overlap import notebook_cells_here
+    from _notebook_cells import notebook_cells_here
 
     out = tmp_path / "nb_run"
     values = notebook_cells_here("evaluate", {"checkpoint": "copy-input",
@@ -621,7 +621,7 @@ def test_explore_and_figures_refuse_an_unscored_run_in_one_line(hidden_run, tmp_
     The figures notebook's setup cell is run here, in this process."""
     import arcnb
     from arcnb.explorer import ExploreError
-    from test_overlap import notebook_cells_here
+    from _notebook_cells import notebook_cells_here
 
     _, out = hidden_run
     for source in (out, Run.open(out)):

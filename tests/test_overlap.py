@@ -17,6 +17,7 @@ import pytest
 from _cli import cli
 
 from arcnb.overlap import OVERLAP_COLUMNS, canonical_key, canonical_keys, overlap
+from _notebook_cells import notebook_cells_here
 
 ROOT = Path(__file__).resolve().parents[1]
 JSON_KEYS = {"n_tasks", "n_outputs", "outputs_exact", "outputs_equivalent",
@@ -400,38 +401,6 @@ def test_public_function():
 
 
 # ------------------------------------------------------------ the report section
-def notebook_cells_here(name: str, params: dict, *, only=()) -> list:
-    """The shipped notebook ``name``'s code cells executed in this process, no kernel, in
-    the order a kernel runs them: the parameters cell, then ``params`` assigned after it
-    (as the injected-parameters cell does), then each code cell (with ``only``, those
-    whose source holds one of these strings). Returns the value of each executed cell's
-    last expression (what the cell shows)."""
-    import ast
-
-    from arcnb.report.notebooks import notebook_path
-
-    # the notebook's JSON read as it is (importing nbformat takes seconds)
-    nb = json.loads(notebook_path(name).read_text(encoding="utf-8"))
-    scope: dict = {}
-    shown = []
-    for cell in nb["cells"]:
-        source = "".join(cell["source"])
-        if cell["cell_type"] != "code":
-            continue
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
-            exec(source, scope)
-            scope.update(params)
-            continue
-        if only and not any(s in source for s in only):
-            continue
-        tree = ast.parse(source)
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        exec(compile(tree, f"{name}.ipynb", "exec"), scope)
-        shown.append(None if last is None else
-                     eval(compile(ast.Expression(last.value), f"{name}.ipynb", "eval"), scope))
-    return shown
-
-
 def test_training_overlap_section_of_the_report(tmp_path):
     """The report's training-overlap cell (run here, in this process, with the report
     notebook's own code and ``train_data`` parameter) on 5 one-output tasks of ARC-AGI-1
@@ -471,7 +440,7 @@ def test_training_overlap_section_of_the_report(tmp_path):
     # the setup cell (the run and the options) and the section's cell
     _, section = notebook_cells_here(name="report", params={
         "run_dir": str(out), "train_data": ["arc-agi-2:training"]},
-        only=("S.Options(", "S.TrainingOverlap("))
+        only=("S.open_report(", "S.TrainingOverlap("))
     assert isinstance(section, S.TrainingOverlap)
     check = json.loads((out / "metrics.json").read_text())["training_overlap"]
     assert [t["source"] for t in check["train"]] == ["arc-agi-2:training"]
