@@ -147,3 +147,28 @@ def test_the_registrys_path_marks_are_the_paths_each_command_resolves():
         if command != "arc3":  # every mark is an option the command has
             have = {a.dest for a in sub.choices[command]._actions}
             assert dests <= have, command
+
+
+def test_the_command_exits_with_its_status_after_its_output_and_exit_handlers(tmp_path):
+    """``arcnb`` (``cli.run``) skips the interpreter's teardown, not its duties: the
+    whole output reaches a pipe, the exit handlers run, and the status is main's."""
+    import subprocess
+    import sys
+
+    mark = tmp_path / "handler-ran"
+    code = ("import atexit, pathlib, sys\nfrom arcnb import cli\n"
+            "atexit.register(pathlib.Path(sys.argv[1]).write_text, 'ran')\n"
+            "sys.argv = ['arcnb'] + sys.argv[2:]\ncli.run()\n")
+    example = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
+    ok = subprocess.run([sys.executable, "-c", code, str(mark), "score", "--dataset",
+                         "arc-agi-1:evaluation", "--predictions", str(example), "--json"],
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["n_tasks"] == 400  # complete: it parses
+    assert mark.read_text() == "ran"
+    mark.unlink()
+    bad = subprocess.run([sys.executable, "-c", code, str(mark), "score", "--dataset", "nope",
+                          "--predictions", str(example)], capture_output=True, text=True,
+                         timeout=300)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert mark.read_text() == "ran"
