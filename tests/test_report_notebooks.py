@@ -19,6 +19,8 @@ from arcnb.report import NOTEBOOKS as SHIPPED_NOTEBOOKS
 from arcnb.report import html as RH
 
 import _report_fixture as F
+from _cli import cli
+from _notebook_cells import notebook_cells_here
 
 ROOT = F.ROOT
 NOTEBOOKS = sorted(SHIPPED_NOTEBOOKS)  # every shipped notebook
@@ -38,14 +40,6 @@ def _soup(path):
 def _body_without_style(path) -> str:
     text = Path(path).read_text(encoding="utf-8")
     return re.sub(r"<style\b.*?</style>", "", text, flags=re.S | re.I)
-
-
-def _execute(name, out, parameters, cwd):
-    import papermill as pm
-
-    return pm.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(out),
-                               parameters=parameters, kernel_name="python3",
-                               progress_bar=False, cwd=str(cwd))
 
 
 # ------------------------------------------------------------------ parameter cells
@@ -227,10 +221,12 @@ def _copy_input_expected(dataset_dir: Path) -> float:
 
 @pytest.fixture(scope="module")
 def evaluated(shared, tmp_path_factory):
+    """The evaluate notebook's own cells, run in this process (its kernel runs are the
+    user guide's papermill commands, test_robust.py)."""
     base = tmp_path_factory.mktemp("evaluate")
     out = base / "run"
-    _execute("evaluate", base / "evaluate.ipynb",
-             {"checkpoint": "copy-input", "dataset": shared["dataset"], "out": str(out)}, base)
+    notebook_cells_here("evaluate", {"checkpoint": "copy-input", "dataset": shared["dataset"],
+                                     "out": str(out)})
     return out
 
 
@@ -246,8 +242,8 @@ def test_evaluate_notebook_writes_a_run_dir(evaluated, shared):
 
 def test_report_command_evaluates_a_checkpoint(shared, tmp_path):
     out = tmp_path / "ckpt"
-    proc = F.arcnb("report", "--checkpoint", "copy-input", "--dataset", shared["dataset"],
-                   "--out", out, "--no-progress")
+    proc = cli("report", "--checkpoint", "copy-input", "--dataset", shared["dataset"],
+               "--out", out, "--no-progress", "--no-notebook")
     assert proc.returncode == 0, proc.stderr
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["pass@2"] == pytest.approx(_copy_input_expected(Path(shared["dataset"])),
@@ -276,9 +272,10 @@ def test_compare_command_renders_the_compare_notebook(evaluated, shared, tmp_pat
 
 
 def test_figures_notebook_writes_pdf_svg_and_latex(shared, tmp_path):
+    # the figures notebook's own cells, in this process (its kernel run is the user
+    # guide's papermill commands, test_robust.py)
     out = tmp_path / "figs"
-    _execute("figures", tmp_path / "figures.ipynb",
-             {"run_dir": shared["out"], "out": str(out), "n_boot": 200}, tmp_path)
+    notebook_cells_here("figures", {"run_dir": shared["out"], "out": str(out), "n_boot": 200})
     for stem in ("pass_at_k", "color_accuracy", "color_confusion", "breakdown_structural",
                  "gallery_near_misses"):
         pdf = (out / f"{stem}.pdf").read_bytes()
