@@ -37,6 +37,12 @@ def _soup(path):
     return BeautifulSoup(Path(path).read_text(encoding="utf-8"), "html.parser")
 
 
+def _soup_text(text: str):
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(text, "html.parser")
+
+
 def _body_without_style(path) -> str:
     text = Path(path).read_text(encoding="utf-8")
     return re.sub(r"<style\b.*?</style>", "", text, flags=re.S | re.I)
@@ -252,18 +258,24 @@ def test_report_command_evaluates_a_checkpoint(shared, tmp_path):
     assert (out / "report.html").is_file() and (out / "figures" / "pass_at_k.png").is_file()
 
 
-def test_compare_command_renders_the_compare_notebook(evaluated, shared, tmp_path):
-    """`arcnb compare --report` writes the tables and compare.ipynb / compare.html."""
+def test_compare_command_and_the_compare_page(evaluated, shared, tmp_path):
+    """`arcnb compare` writes the tables; the compare notebook's own cells (run here, in
+    this process: its kernel runs are ``arcnb compare --report`` in test_robust.py and
+    the user guide's papermill commands) show the difference, escape the labels and
+    draw the per-task scatter."""
     out = tmp_path / "cmp"
-    proc = F.arcnb("compare", evaluated, shared["out"], "--labels", "copy,<b>mixed</b>",
-                   "--out", out, "--report", "--n-boot", "200")
+    proc = cli("compare", evaluated, shared["out"], "--labels", "copy,<b>mixed</b>",
+               "--out", out, "--n-boot", "200")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     pair = summary["pairs"][0]
     expected = shared["expected"]["pass@2"] - _copy_input_expected(Path(shared["dataset"]))
     assert pair["difference"] == pytest.approx(expected, abs=1e-12)
     assert (out / "differences.csv").is_file() and (out / "categories.tex").is_file()
-    soup = _soup(out / "compare.html")
+    shown = notebook_cells_here("compare", {"runs": [str(evaluated), shared["out"]],
+                                            "labels": ["copy", "<b>mixed</b>"], "n_boot": 200})
+    page = "".join(x._repr_html_() for x in shown if hasattr(x, "_repr_html_"))
+    soup = _soup_text(page)
     assert soup.find_all("script") == [] and soup.find_all("b", string="mixed") == []
     assert "<b>mixed</b>" in soup.get_text()
     diff = soup.select_one("#arcnb-compare-differences")
