@@ -14,12 +14,15 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import string
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from arcnb.io import _SCAN_CHUNK
 
 EXAMPLES = int(os.environ.get("ARCNB_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="ARCNB_FUZZ_EXAMPLES" not in os.environ,
@@ -120,13 +123,28 @@ def _good_task() -> dict:
             "test": [{"input": [[0, 0], [0, 0]], "output": [[1, 2], [3, 4]]}]}
 
 
-@pytest.fixture
-def dataset(tmp_path):
-    ds = tmp_path / "ds"
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """Two good tasks, ``a`` and ``b``; read, never written, by the tests."""
+    ds = tmp_path_factory.mktemp("dataset") / "ds"
     ds.mkdir()
     for t in ("a", "b"):
         (ds / f"{t}.json").write_text(json.dumps(_good_task()))
     return ds
+
+
+@pytest.fixture(scope="module")
+def good_runs(tmp_path_factory, dataset):
+    """Run directories scored once on :func:`dataset`, copied by every example that
+    damages one: ``{"compare": (r1, r2), "open": run of _GOOD_SUB}``."""
+    from arcnb.front import score_to_run_dir
+
+    root = tmp_path_factory.mktemp("good_runs")
+    good = {"a": [{"attempt_1": [[1, 2], [3, 4]]}], "b": [{"attempt_1": [[0]]}]}
+    for label in ("r1", "r2"):
+        score_to_run_dir(good, str(dataset), root / label)
+    score_to_run_dir(_GOOD_SUB, str(dataset), root / "open")
+    return {"compare": (root / "r1", root / "r2"), "open": root / "open"}
 
 
 def _files(root: Path) -> set[Path]:
@@ -191,22 +209,19 @@ def test_fuzz_taxonomy_loader(tmp_path, dataset, kind, body, jbody):
 @FUZZ
 @given(data=st.one_of(st.none(), submission.map(_dump), file_bytes),
        name=st.sampled_from(["metrics.json", "predictions.json", "results.csv"]))
-def test_fuzz_compare_damaged_runs(tmp_path_factory, dataset, data, name):
-    """Two run directories, one of them damaged: compare refuses in one line or works,
-    and never leaves a partial output folder behind."""
-    from arcnb.front import score_to_run_dir
-
+def test_fuzz_compare_damaged_runs(tmp_path_factory, good_runs, data, name):
+    """Two run directories (fresh copies of two good ones), one of them damaged: compare
+    refuses in one line or works, and never leaves a partial output folder behind; two
+    undamaged runs compare."""
     root = tmp_path_factory.mktemp("runs")
-    good = {"a": [{"attempt_1": [[1, 2], [3, 4]]}], "b": [{"attempt_1": [[0]]}]}
-    runs = []
-    for label in ("r1", "r2"):
-        score_to_run_dir(good, str(dataset), root / label)
-        runs.append(root / label)
+    runs = [shutil.copytree(run, root / run.name) for run in good_runs["compare"]]
     if data is not None:
         (runs[1] / name).write_bytes(data)
     out = root / "cmp"
     code, _, err = cli("compare", *runs, "--out", out, "--n-boot", 20, "--no-latex")
     check("compare", code, err)
+    if data is None:
+        assert code == 0, err
     if code == 2:
         assert not out.exists() or not _files(out), sorted(_files(out))
 
@@ -218,8 +233,27 @@ out_state = st.sampled_from(["none", "empty", "file", "under a file", "finished"
                              "partial run files", "journal of garbage", "journal cut"])
 
 
-def _prepare_out(root: Path, state: str, dataset: Path) -> Path:
-    """An --out in a given state (what a user may have left there)."""
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """``(dataset, run)``: a one-task good dataset and a finished copy-input run of it,
+    made once; the examples that need a run in --out copy it."""
+    from arcnb.evaluate import evaluate
+
+    root = tmp_path_factory.mktemp("finished")
+    good = root / "good"
+    good.mkdir()
+    (good / "g.json").write_text(json.dumps(_good_task()))
+    evaluate("copy-input", str(good), root / "run", progress=False, batch_size=1)
+    return good, root / "run"
+
+
+#: The --out states made from a copy of :func:`finished_run` (evaluated on its dataset).
+FROM_A_RUN = ("finished", "partial run files", "journal cut")
+
+
+def _prepare_out(root: Path, state: str, finished: Path) -> Path:
+    """An --out in a given state (what a user may have left there); ``finished``: a
+    finished run, copied for the states of :data:`FROM_A_RUN`."""
     out = root / "out"
     if state == "file":
         out.write_text("mine")
@@ -228,10 +262,8 @@ def _prepare_out(root: Path, state: str, dataset: Path) -> Path:
         out = root / "afile" / "sub"
     elif state != "none":
         out.mkdir()
-    if state in ("finished", "partial run files", "journal cut"):
-        from arcnb.evaluate import evaluate
-
-        evaluate("copy-input", str(dataset), out, progress=False, batch_size=1)
+    if state in FROM_A_RUN:
+        shutil.copytree(finished, out, dirs_exist_ok=True)
         if state == "partial run files":
             (out / "metrics.json").unlink()
         if state == "journal cut":
@@ -251,8 +283,8 @@ def _prepare_out(root: Path, state: str, dataset: Path) -> Path:
        batch=st.sampled_from(["1", "2", "64"]), attempts=st.sampled_from(["1", "2", "3"]),
        augment=st.sampled_from(["none", "none", "dihedral"]),
        tasks=st.one_of(st.none(), st.lists(odd_task_name, max_size=2)))
-def test_fuzz_evaluate_copy_input(tmp_path_factory, files, state, flag, batch, attempts,
-                                  augment, tasks):
+def test_fuzz_evaluate_copy_input(tmp_path_factory, finished_run, files, state, flag, batch,
+                                  attempts, augment, tasks):
     """``arcnb evaluate`` of the copy-the-input model on generated task folders, into
     an --out in any state: exit 0 with a run that re-checks, or one line (exit 2)
     with no run file left behind that was not there before."""
@@ -263,15 +295,9 @@ def test_fuzz_evaluate_copy_input(tmp_path_factory, files, state, flag, batch, a
     ds.mkdir()
     for name, data in files:
         (ds / f"{name}.json").write_bytes(data)
-    good = root / "good"
-    good.mkdir()
-    (good / "g.json").write_text(json.dumps(_good_task()))
-    try:
-        out = _prepare_out(root, state, good if state in ("finished", "partial run files",
-                                                          "journal cut") else ds)
-    except Exception:  # noqa: BLE001 - the set-up run needs a usable dataset
-        out = _prepare_out(root, "none", ds)
-    dataset = good if state in ("finished", "partial run files", "journal cut") else ds
+    good, finished = finished_run
+    out = _prepare_out(root, state, finished)
+    dataset = good if state in FROM_A_RUN else ds
     before = _files(root)
     argv = ["evaluate", "--checkpoint", "copy-input", "--dataset", dataset, "--out", out,
             "--batch-size", batch, "--attempts", attempts, "--augment", augment,
@@ -319,16 +345,14 @@ damage = st.one_of(
 
 @FUZZ
 @given(damages=st.lists(damage, min_size=1, max_size=3))
-def test_fuzz_open_damaged_run_dirs(tmp_path_factory, dataset, damages):
-    """``Run.open`` on a run directory damaged in up to three ways: it opens (and then
-    its numbers are the re-scored ones) or raises an ArcnbError with a one-line
-    message; never another exception."""
+def test_fuzz_open_damaged_run_dirs(tmp_path_factory, good_runs, damages):
+    """``Run.open`` on a run directory (a fresh copy of a good one) damaged in up to
+    three ways: it opens (and then its numbers are the re-scored ones) or raises an
+    ArcnbError with a one-line message; never another exception."""
     from arcnb.errors import ArcnbError
-    from arcnb.front import score_to_run_dir
     from arcnb.runs import Run
 
-    rd = tmp_path_factory.mktemp("run") / "run"
-    score_to_run_dir(_GOOD_SUB, str(dataset), rd)
+    rd = shutil.copytree(good_runs["open"], tmp_path_factory.mktemp("run") / "run")
     for kind, what, value in damages:
         path = rd / what if kind in ("replace file", "delete file") else rd / "metrics.json"
         if kind == "replace file":
@@ -437,8 +461,8 @@ def test_fuzz_special_files(tmp_path_factory, dataset, kind, where):
         target.mkdir()
     else:
         target.write_bytes(b"")
-        if kind == "sparse":
-            os.truncate(target, 50 << 20)
+        if kind == "sparse":  # over two of the depth scan's chunks
+            os.truncate(target, 2 * _SCAN_CHUNK + 1)
     preds = root / "p.json"
     preds.write_text("{}")
     if where == "--predictions":
