@@ -1,6 +1,7 @@
 """Shared test fixtures."""
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from pathlib import Path
@@ -57,9 +58,18 @@ _SLOW_CODE = re.compile(r"papermill|nbconvert|run_notebook|export_html|playwrigh
 _NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
+_SOURCES: dict = {}
+
+
 def _source(fn) -> str:
+    """``fn``'s source without in-process reports, read once per function (fixtures
+    and helpers are shared by many tests: reading them again took most of the
+    collection's time)."""
+    key = getattr(fn, "__code__", None) or fn
     try:
-        return _without_in_process_reports(inspect.getsource(fn))
+        if key not in _SOURCES:
+            _SOURCES[key] = _without_in_process_reports(inspect.getsource(fn))
+        return _SOURCES[key]
     except (OSError, TypeError):
         return ""
 
@@ -90,6 +100,7 @@ def _without_in_process_reports(src: str) -> str:
     return "".join(lines)
 
 
+@functools.lru_cache(maxsize=None)
 def _test_helpers(module) -> dict:
     """``name -> function`` for the functions a test module defines or imports from
     another module of ``tests/``."""
@@ -112,6 +123,16 @@ def _test_helpers(module) -> dict:
 def _is_slow(item) -> bool:
     if item.path.name in SLOW_FILES:
         return True
+    key = (getattr(item, "function", None), tuple(getattr(item, "fixturenames", ())))
+    if key not in _SLOW:  # the cases of a parametrized test are decided once
+        _SLOW[key] = _decide_slow(item)
+    return _SLOW[key]
+
+
+_SLOW: dict = {}
+
+
+def _decide_slow(item) -> bool:
     sources = [_source(getattr(item, "function", None))]
     for name in getattr(item, "fixturenames", ()):
         for fixdef in item._fixtureinfo.name2fixturedefs.get(name, ()):
@@ -137,3 +158,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _is_slow(item):
             item.add_marker(pytest.mark.slow)
+    # the longest files first: the slow tier runs a file per worker (--dist loadfile),
+    # handed out in this order, so a long file started last would run alone at the end
+    first = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: first.get(item.path.name, len(first)))
+
+
+#: The files whose slow tests take longest (a minute or more each on a 2-core machine:
+#: the docs build, the user guide's papermill commands, the wheel, the ARC-AGI-3
+#: toolkit), longest first.
+LONGEST_FILES = ["test_docs.py", "test_robust.py", "test_wheel.py", "test_arc3_scorer.py",
+                 "test_report.py", "test_plot_check.py", "test_explore_browser.py"]
