@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -115,9 +113,8 @@ def test_unsafe_checkpoint_refused_cli(tmp_path):
     ckpt, marker = tmp_path / "evil.ckpt", tmp_path / "pwned"
     _write_pickle_that_writes(ckpt, marker)
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "arcnb", "evaluate", "--checkpoint", str(ckpt),
-                        "--dataset", "arc-agi-1:evaluation", "--out", str(out), "--no-progress"],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = cli("evaluate", "--checkpoint", ckpt, "--dataset", "arc-agi-1:evaluation", "--out", out,
+            "--no-progress")
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr

@@ -5,10 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import subprocess
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -210,7 +207,6 @@ def test_predictions_attempt_order_and_malformed():
 # independent references: the average of the ranked rule over every ordering of the
 # attempts, the ranked rule itself when n = k, and exact rational arithmetic for n = 1000.
 
-ROOT = Path(__file__).resolve().parents[1]
 TASK_IDS = ["66e6c45b", "00576224", "12997ef3", "1d398264", "31d5ba1a", "3b4c2228",
             "4852f2fa", "4c177718"]
 
@@ -366,10 +362,10 @@ def test_cli_estimator(tmp_path, ds):
     ids.write_text("\n".join(TASK_IDS))
 
     def run(*extra):
-        return subprocess.run([sys.executable, "-m", "arcnb", "score", "--dataset",
-                               "arc-agi-1:evaluation", "--tasks", ids, "--predictions", path,
-                               *map(str, extra)], capture_output=True, text=True, cwd=ROOT,
-                              timeout=300)
+        from _cli import cli
+
+        return cli("score", "--dataset", "arc-agi-1:evaluation", "--tasks", ids,
+                   "--predictions", path, *extra)
 
     p = run("--estimator", "unbiased", "--k", "4", "--k", "5", "--json", "--strict")
     assert p.returncode == 0, p.stderr
