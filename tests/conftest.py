@@ -76,8 +76,8 @@ def _source(fn) -> str:
 
 def _without_in_process_reports(src: str) -> str:
     """``src`` without the calls that build a report in this process (a call given
-    ``"--no-notebook"`` or ``notebook=False``: no kernel starts), so that only what
-    else the code does can make it slow."""
+    ``"--no-notebook"`` or ``notebook=False``, and not ``evaluate_in_process=False``: no
+    kernel starts), so that only what else the code does can make it slow."""
     import ast
     import textwrap
 
@@ -89,10 +89,11 @@ def _without_in_process_reports(src: str) -> str:
     lines = src.splitlines(keepends=True)
     spans = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (
+        false = {k.arg for k in getattr(node, "keywords", ())
+                 if isinstance(k.value, ast.Constant) and k.value.value is False}
+        if isinstance(node, ast.Call) and "evaluate_in_process" not in false and (
                 any(isinstance(a, ast.Constant) and a.value == "--no-notebook" for a in node.args)
-                or any(k.arg == "notebook" and isinstance(k.value, ast.Constant)
-                       and k.value.value is False for k in node.keywords)):
+                or "notebook" in false):
             spans.append((node.lineno, node.end_lineno))
     for first, last in spans:
         for i in range(first - 1, last):

@@ -393,12 +393,10 @@ _BUILDER = ("import torch, torch.nn.functional as F\n\n"
             "def build(**config):\n    return Copy(**config)\n")
 
 
-def _checkpoints_report(tmp_path, n_checkpoints: int, *extra):
-    """``arcnb report --checkpoint`` of ``n_checkpoints`` state dicts whose builder is a
-    module in the working directory (``--arch mymodels:build``), with ``--config``,
-    ``--attempts`` and ``--seed``, on 6 tasks; checks every report's run against
-    copy-the-input's numbers computed here by hand (the model copies its input,
-    colours shifted by the config's ``shift`` = 0) and its recorded options."""
+def _checkpoint_work(tmp_path, n_checkpoints: int):
+    """A working directory with ``n_checkpoints`` state dicts whose builder is a module
+    there (``mymodels:build``: the model copies its input, colours shifted by the
+    config's ``shift``) and a list of 6 tasks."""
     import torch
 
     raw = F._raw_eval_tasks()
@@ -410,16 +408,15 @@ def _checkpoints_report(tmp_path, n_checkpoints: int, *extra):
     ckpts = [f"sd{i}.pt" for i in range(n_checkpoints)]
     for c in ckpts:
         torch.save({"scale": torch.ones(())}, work / c)
-    args = ("report", "--checkpoint", *ckpts, "--arch", "mymodels:build",
-            "--config", '{"shift": 0}', "--attempts", "3", "--seed", "1",
-            "--dataset", "arc-agi-1:evaluation", "--tasks", "tasks.txt",
-            "--out", "rep", "--no-progress", *extra)
-    proc = cli(*args, cwd=work) if extra else F.arcnb(*args, cwd=work)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    return work, ckpts, {t: raw[t] for t in ids}
+
+
+def _check_checkpoint_runs(outs, raw: dict) -> None:
+    """Each run is copy-the-input's (``shift`` = 0) with 3 attempts, as computed here by
+    hand, and records the options it was given."""
     copy = {t: [{f"attempt_{j + 1}": p["input"] for j in range(3)} for p in raw[t]["test"]]
-            for t in ids}
-    pass2, cells = _by_hand(copy, {t: raw[t] for t in ids}, 2)
-    outs = [work / "rep"] if n_checkpoints == 1 else [work / "rep" / Path(c).stem for c in ckpts]
+            for t in raw}
+    pass2, cells = _by_hand(copy, raw, 2)
     for out in outs:
         assert (out / "report.html").is_file()
         metrics = json.loads((out / "metrics.json").read_text())
@@ -429,21 +426,46 @@ def _checkpoints_report(tmp_path, n_checkpoints: int, *extra):
         assert params["arch"] == "mymodels:build" and params["config"] == {"shift": 0}
         assert params["attempts"] == 3 and params["seed"] == 1
         assert "pass@3" in metrics
-    return outs
 
 
 def test_cli_report_checkpoint_takes_the_evaluate_checkpoint_options(tmp_path):
-    """One checkpoint, evaluated in this process and reported without a notebook."""
-    (out,) = _checkpoints_report(tmp_path, 1, "--no-notebook")
-    assert not (out / "report.ipynb").exists()
+    """``arcnb report --checkpoint`` of a state dict whose builder is a module in the
+    working directory (``--arch mymodels:build``), with ``--config``, ``--attempts`` and
+    ``--seed``; two checkpoints, evaluated in this process and reported without a
+    notebook (``--no-notebook``)."""
+    work, ckpts, raw = _checkpoint_work(tmp_path, 2)
+    proc = cli("report", "--checkpoint", *ckpts, "--arch", "mymodels:build",
+               "--config", '{"shift": 0}', "--attempts", "3", "--seed", "1",
+               "--dataset", "arc-agi-1:evaluation", "--tasks", "tasks.txt",
+               "--out", "rep", "--no-progress", "--no-notebook", cwd=work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    outs = [work / "rep" / Path(c).stem for c in ckpts]
+    _check_checkpoint_runs(outs, raw)
+    assert not any((out / "report.ipynb").exists() for out in outs)
 
 
-def test_cli_report_of_two_checkpoints_hands_the_options_to_evaluate_notebooks(tmp_path):
-    """Two checkpoints: each evaluated by the evaluate notebook in its own kernel (the
-    options become the notebook's literal parameters), then reported by the report
-    notebook."""
-    for out in _checkpoints_report(tmp_path, 2):
-        assert (out / "evaluate.ipynb").is_file() and (out / "report.ipynb").is_file()
+def test_the_evaluate_notebook_takes_the_checkpoint_options(tmp_path, monkeypatch):
+    """What ``arcnb report`` does for each of several checkpoints: the evaluate
+    notebook, in its own kernel, evaluates the checkpoint with its options (they become
+    the notebook's literal parameters: the arch, the config as JSON text, the attempts,
+    the seed); the page is then made from the sections in this process."""
+    from arcnb.front import CheckpointSource
+    from arcnb.report import build_report
+
+    from arcnb.runs import USER_PATHS_ENV
+
+    work, (ckpt,), raw = _checkpoint_work(tmp_path, 1)
+    monkeypatch.chdir(work)
+    # as the command does: the kernels, which run in the report's folder, find the
+    # builder module in the directory the command was started from
+    monkeypatch.setenv(USER_PATHS_ENV, json.dumps({"cwd": str(work)}))
+    source = CheckpointSource(ckpt, {"arch": "mymodels:build", "config": {"shift": 0},
+                                     "attempts": 3, "seed": 1})
+    result = build_report(source, dataset="arc-agi-1:evaluation", out=work / "rep",
+                          tasks="tasks.txt", progress=False, evaluate_in_process=False,
+                          notebook=False)
+    assert (work / "rep" / "evaluate.ipynb").is_file() and result.notebook is None
+    _check_checkpoint_runs([work / "rep"], raw)
 
 
 def test_the_overlap_and_candidate_sections_are_in_the_contents(tmp_path):
