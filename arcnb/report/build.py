@@ -266,6 +266,11 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         # the report's kernel starts (and imports arcnb) while the run is made
         kernel = WarmKernel(out, dataset=dataset, references=references or ()) \
             if notebook else None
+        if notebook:
+            # nbconvert (and the notebook libraries papermill needs) get ready in a
+            # thread while the run is made: measured faster than while the notebook runs,
+            # where the thread slowed papermill's handling of the kernel's messages
+            prepare_export()
         _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite,
                       progress=progress, log=log, timings=timings,
                       in_process=evaluate_in_process, estimator=estimator)
@@ -295,7 +300,6 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
             log(f"total: {timings['total']:.1f} s")
             return ReportResult(out, html_path, None, read_metrics(out), timings,
                                 label or out.name, [])
-        prepare_export()  # nbconvert gets ready while the kernel works
         with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
             # on a failing cell, run_notebook still writes the partial notebook and an error
             # page, then raises NotebookError naming the cell

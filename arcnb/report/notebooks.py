@@ -386,10 +386,11 @@ def _export_body(nb) -> str:
 
 
 def prepare_export() -> threading.Thread:
-    """Make the HTML exporter ready in a background thread (import nbconvert, compile
-    its template, export a one-cell notebook in memory) while a notebook runs in its
-    kernel, so that the export that follows does only its own work. Returns the
-    thread; an error there is left for the real export to meet."""
+    """Make the notebook libraries and the HTML exporter ready in a background thread
+    (import papermill's libraries and nbconvert, compile the template, export a
+    one-cell notebook in memory) while other work goes on (a report's run being made),
+    so that the export that follows does only its own work. Returns the thread; an
+    error there is left for the real export to meet."""
     def work():
         try:
             notebook_libraries()
