@@ -198,7 +198,7 @@ _OPTIONS: tuple[_Option, ...] = (
     _Option("RUN_DIR", "runs", "run directories", ("compare", "arc3"),
             {"nargs": "+", "metavar": "RUN_DIR"}, is_path=True),
     _Option("--train-data", "train_data", "training data", ("report",),
-            {"nargs": "+", "metavar": "TRAIN"}, is_path=True),
+            {"nargs": "+", "action": "extend", "metavar": "TRAIN"}, is_path=True),
     _Option("--collect", "collect", "sweep folder", ("sweep",), {"metavar": "DIR"},
             is_path=True),
     _Option("--groups", "groups", "CSV with columns run, config (and optionally seed)",

@@ -461,8 +461,8 @@ def test_training_overlap_section_of_the_report(tmp_path):
 
 
 def test_report_train_data_is_the_report_notebooks_parameter(tmp_path, monkeypatch):
-    """`arcnb report --train-data A B` hands the report notebook the
-    parameter ``train_data = [A, B]`` (the command is stopped where the report of the
+    """`arcnb report --train-data A B` (or `--train-data A --train-data B`) hands the
+    report notebook the parameter ``train_data = [A, B]`` (the command is stopped where the report of the
     run would start; the notebook's own use of the parameter is the test above)."""
     from arcnb.cli import main
     from arcnb.report import build as BLD
@@ -483,6 +483,13 @@ def test_report_train_data_is_the_report_notebooks_parameter(tmp_path, monkeypat
             "arc-agi-1:training", "--out", str(tmp_path / "rep")]
     with pytest.raises(Stop):
         main(argv)
+    assert seen["report_parameters"] == {"train_data": ["arc-agi-2:training",
+                                                        "arc-agi-1:training"]}
+    # the option given twice keeps both (it replaced the first before)
+    seen.clear()
+    i = argv.index("arc-agi-1:training")
+    with pytest.raises(Stop):
+        main(argv[:i] + ["--train-data"] + argv[i:])
     assert seen["report_parameters"] == {"train_data": ["arc-agi-2:training",
                                                         "arc-agi-1:training"]}
 
