@@ -530,3 +530,11 @@ def test_bundled_references_are_scored_once_and_a_users_file_every_time(tmp_path
     assert reference_run(bundled, load_dataset("arc-agi-1:evaluation", tasks=ids[:10]),
                          n_boot=50) is not first
     assert reference_run(bundled, ds, n_boot=60) is not first
+    # at most 16 are kept, the oldest dropped first
+    from arcnb.report import references
+
+    for i in range(16):
+        reference_run("copy-input", load_dataset("arc-agi-1:evaluation", tasks=ids[i:i + 2]),
+                      n_boot=10)
+    assert len(references._BUNDLED_RUNS) == 16
+    assert reference_run(bundled, ds, n_boot=50) is not first

@@ -90,6 +90,7 @@ def reference_runs(specs: Sequence[str], like: Run, *, n_boot: int = 1000,
 #: scored: package data that cannot change under a running process. A report's kernel
 #: scores the embedded default's references while the model's run is being made.
 _BUNDLED_RUNS: dict = {}
+_KEPT = 16
 
 
 def reference_run(spec: str | os.PathLike, dataset, *, ks=(1, 2), n_boot: int = 1000,
@@ -103,6 +104,8 @@ def reference_run(spec: str | os.PathLike, dataset, *, ks=(1, 2), n_boot: int = 
     run = open_run(reference_source(spec), dataset=dataset, ks=ks, n_boot=n_boot, seed=seed,
                    label=reference_label(spec))
     if key is not None:
+        if len(_BUNDLED_RUNS) >= _KEPT:  # a long session over many task sets: oldest out
+            _BUNDLED_RUNS.pop(next(iter(_BUNDLED_RUNS)))
         _BUNDLED_RUNS[key] = run
     return run
 
