@@ -18,7 +18,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-import nbformat  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -34,7 +33,7 @@ from arcnb.evaluate import evaluate  # noqa: E402
 from arcnb.models import ModelAdapter  # noqa: E402
 from arcnb.scoring import score  # noqa: E402
 
-import _report_fixture as F  # noqa: E402
+from _notebook_cells import notebook_cells_here  # noqa: E402
 
 N_BOOT = 50
 
@@ -350,13 +349,11 @@ def _assert_passes(problems, what):
 # ------------------------------------------------------------------ notebooks' figures
 def _run_in_process(notebook: str, parameters: dict, monkeypatch, cwd, *,
                     paper: bool) -> dict:
-    """Execute a shipped notebook's code cells in this process (the parameter cell,
-    then the overrides, as papermill injects them; a cell's last expression is shown as
-    JupyterLab would, through its ``_repr_html_``), checking every figure a report
-    section draws before it is saved or embedded (``paper``: at its own size; else as
-    saved for a screen, the canvas grown to its texts). Returns ``{name: problems}``."""
-    import ast
-
+    """Execute a shipped notebook's code cells in this process
+    (:func:`_notebook_cells.notebook_cells_here`), each cell's value shown as JupyterLab
+    would, through its ``_repr_html_``, checking every figure a report section draws
+    before it is saved or embedded (``paper``: at its own size; else as saved for a
+    screen, the canvas grown to its texts). Returns ``{name: problems}``."""
     from arcnb.report.sections import base
 
     found: dict = {}
@@ -369,19 +366,8 @@ def _run_in_process(notebook: str, parameters: dict, monkeypatch, cwd, *,
 
     monkeypatch.setattr(base.Section, "figure_of", checked)
     monkeypatch.chdir(cwd)
-    nb = nbformat.read(str(F.ROOT / "notebooks" / f"{notebook}.ipynb"), as_version=4)
-    env: dict = {}
-    for cell in nb.cells:
-        if cell.cell_type != "code" or "no-truth" in cell.metadata.get("tags", []):
-            continue
-        tree = ast.parse(cell.source)
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        exec(compile(tree, f"{notebook}.ipynb", "exec"), env)
-        if last is not None:
-            value = eval(compile(ast.Expression(last.value), f"{notebook}.ipynb", "eval"), env)
-            getattr(value, "_repr_html_", lambda: None)()
-        if "parameters" in cell.metadata.get("tags", []):
-            env.update(parameters)
+    for value in notebook_cells_here(notebook, parameters):
+        getattr(value, "_repr_html_", lambda: None)()
     return found
 
 

@@ -31,16 +31,14 @@ def shared(tmp_path_factory):
     return F.shared_report(tmp_path_factory)
 
 
-def _soup(path):
-    from bs4 import BeautifulSoup
-
-    return BeautifulSoup(Path(path).read_text(encoding="utf-8"), "html.parser")
-
-
 def _soup_text(text: str):
     from bs4 import BeautifulSoup
 
     return BeautifulSoup(text, "html.parser")
+
+
+def _soup(path):
+    return _soup_text(Path(path).read_text(encoding="utf-8"))
 
 
 def _body_without_style(path) -> str:

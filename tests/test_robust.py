@@ -648,9 +648,9 @@ def _sections_html(page, rundir, options) -> str:
 
     matplotlib.use("Agg")
     import arcnb
+    from arcnb.report.sections import page_of
 
-    opened = arcnb.open(str(rundir))
-    return "\n".join(section(opened, options)._repr_html_() for section in page)
+    return page_of(page, arcnb.open(str(rundir)), options, title="report")
 
 
 def test_every_report_section_on_task_files_with_odd_names(tmp_path):

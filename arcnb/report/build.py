@@ -296,35 +296,34 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
                 nb_path.unlink(missing_ok=True)  # an older report's notebook (--overwrite)
                 atomic_write_text(html_path, report_page(run, options, title=label or out.name),
                                   overwrite=True)
-            timings["total"] = time.perf_counter() - t0
-            log(f"total: {timings['total']:.1f} s")
-            return ReportResult(out, html_path, None, read_metrics(out), timings,
-                                label or out.name, [])
-        with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
-            # on a failing cell, run_notebook still writes the partial notebook and an error
-            # page, then raises NotebookError naming the cell
-            source_nb = "report" if scored else _truncated_report(out)
-            try:
-                run_notebook(source_nb, nb_path, params, progress=progress, overwrite=True,
-                             cwd=out, html=html_path, html_on_success=False,
-                             title=label or out.name, kernel=kernel)
-            finally:
-                if not scored:
-                    Path(source_nb).unlink(missing_ok=True)
+        else:
+            with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
+                # on a failing cell, run_notebook still writes the partial notebook and an
+                # error page, then raises NotebookError naming the cell
+                source_nb = "report" if scored else _truncated_report(out)
+                try:
+                    run_notebook(source_nb, nb_path, params, progress=progress, overwrite=True,
+                                 cwd=out, html=html_path, html_on_success=False,
+                                 title=label or out.name, kernel=kernel)
+                finally:
+                    if not scored:
+                        Path(source_nb).unlink(missing_ok=True)
     finally:
         if kernel is not None:
             kernel.close()
-    cells = cell_times(nb_path)
+    cells = cell_times(nb_path) if notebook else []
     if cells:  # where the notebook's time went: the kernel, the setup, each section
         rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
         log("  in it: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in cells
                                     if sec >= 0.05) + f"; papermill itself {max(rest, 0):.1f} s")
-    with _stage(timings, "html export", log):
-        export_html(nb_path, html_path, overwrite=True, title=label or out.name)
+    if notebook:
+        with _stage(timings, "html export", log):
+            export_html(nb_path, html_path, overwrite=True, title=label or out.name)
     timings["total"] = time.perf_counter() - t0
     log(f"total: {timings['total']:.1f} s")
     metrics = read_metrics(out) if is_finished(out) else {}
-    return ReportResult(out, html_path, nb_path, metrics, timings, label or out.name, cells)
+    return ReportResult(out, html_path, nb_path if notebook else None, metrics, timings,
+                        label or out.name, cells)
 
 
 def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLike, *,
