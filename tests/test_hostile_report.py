@@ -172,7 +172,11 @@ def test_a_full_disk_leaves_the_old_notebook_and_names_the_disk(tmp_path, small_
 
 # ------------------------------------------------ 24: the figures notebook's overwrite
 def test_the_figures_notebook_refuses_existing_files_before_writing_any(tmp_path):
-    from arcnb.report.notebooks import NotebookError, run_notebook
+    """The figures notebook's own cells, in this process (the notebook executes in a
+    kernel in its one notebook test)."""
+    from _notebook_cells import notebook_cells_here
+
+    from arcnb.errors import ArcnbError
 
     ds = _ds()
     (tmp_path / "p.json").write_text(json.dumps(_copy_sub(ds)))
@@ -180,10 +184,10 @@ def test_the_figures_notebook_refuses_existing_files_before_writing_any(tmp_path
     out = tmp_path / "figs"
     out.mkdir()
     (out / "headline.tex").write_text("my own table\n")
-    with pytest.raises(NotebookError, match="already exists"):
-        run_notebook("figures", tmp_path / "figures.ipynb",
-                     {"predictions": str(tmp_path / "p.json"), "tasks": str(tmp_path / "tasks.txt"),
-                      "out": str(out), "n_boot": 20}, progress=False, cwd=tmp_path)
+    with pytest.raises(ArcnbError, match="already exists"):
+        notebook_cells_here("figures", {"predictions": str(tmp_path / "p.json"),
+                                        "tasks": str(tmp_path / "tasks.txt"),
+                                        "out": str(out), "n_boot": 20})
     assert (out / "headline.tex").read_text() == "my own table\n"
     assert sorted(p.name for p in out.iterdir()) == ["headline.tex"]   # nothing written
 
