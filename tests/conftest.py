@@ -4,11 +4,17 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# as the arcnb command does for its own process (arcnb/cli.py, run): the test processes,
+# which read notebooks with nbformat, never build rfc3987_syntax's parsers (1.5 s each)
+if "jsonschema" not in sys.modules:
+    sys.modules.setdefault("rfc3987_syntax", None)
 SHARED = ROOT.parent / "shared"
 
 

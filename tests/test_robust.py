@@ -266,8 +266,10 @@ def test_a_second_evaluate_into_the_same_out_is_refused(tmp_path):
     first = _popen([*args, "--out", "run"], tmp_path)
     try:
         _wait_for_lines(tmp_path / "run" / "journal.jsonl", 2, first)  # header + 1 task
-        for flag in ("--resume", "--overwrite"):
-            second = run(*args, "--out", "run", flag, cwd=tmp_path)
+        from _cli import cli as cli_in
+
+        for flag in ("--resume", "--overwrite"):  # the second, in this process
+            second = cli_in(*args, "--out", "run", flag, cwd=tmp_path)
             assert first.poll() is None, "the first run ended before the second started"
             one_line_error(second.returncode, second.stderr, "another arcnb process")
         hold.unlink()
