@@ -982,16 +982,7 @@ def run() -> None:
     flushed, the exit handlers run as usual (temporary files, kernels), but the
     collection of every module's objects (torch, matplotlib, pandas) is skipped: every
     file arcnb writes is closed (and renamed into place) before ``main`` returns, so the
-    teardown changes nothing on disk, and it took most of a second of each command.
-
-    Before anything is imported, the command's own process (never a kernel, never the
-    user's Python) declines ``rfc3987_syntax``: where it is installed (Jupyter's event
-    package pulls it in), jsonschema imports it to check the ``iri`` string format, and
-    it builds three parsers from a grammar on import, 1.5 s of every command that reads
-    or writes a notebook (nbformat imports jsonschema). No notebook schema uses that
-    format; jsonschema checks every other format as before."""
-    if "jsonschema" not in sys.modules:
-        sys.modules.setdefault("rfc3987_syntax", None)
+    teardown changes nothing on disk, and it took most of a second of each command."""
     status = main()
     try:
         sys.stdout.flush()

@@ -3,18 +3,25 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# as the arcnb command does for its own process (arcnb/cli.py, run): the test processes,
-# which read notebooks with nbformat, never build rfc3987_syntax's parsers (1.5 s each)
-if "jsonschema" not in sys.modules:
-    sys.modules.setdefault("rfc3987_syntax", None)
+
+def pytest_configure(config):
+    """The test processes import jsonschema as arcnb's notebook runner does
+    (``notebook_libraries``: without the IRI grammars nbformat never uses, 1.5 s of each
+    process that reads a notebook)."""
+    if getattr(config.option, "numprocesses", None) and not os.environ.get(
+            "PYTEST_XDIST_WORKER"):
+        return  # pytest-xdist's controller runs no test
+    from arcnb.report.notebooks import notebook_libraries
+
+    notebook_libraries()
 SHARED = ROOT.parent / "shared"
 
 

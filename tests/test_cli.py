@@ -172,28 +172,3 @@ def test_the_command_exits_with_its_status_after_its_output_and_exit_handlers(tm
                          timeout=300)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert mark.read_text() == "ran"
-
-
-def test_the_command_declines_the_iri_grammar_and_reads_notebooks_as_before():
-    """``cli.run`` keeps rfc3987_syntax (three parsers built on import, 1.5 s) out of the
-    command's process before the command runs: there nbformat and jsonschema import
-    without it and every shipped notebook still validates."""
-    import subprocess
-    import sys
-
-    from arcnb.report.notebooks import notebook_path
-
-    code = ("import sys\nfrom arcnb import cli\n"
-            "def command():\n"
-            "    import jsonschema, nbformat\n"
-            "    for p in sys.argv[1:]:\n"
-            "        nbformat.validate(nbformat.read(p, as_version=4))\n"
-            "    print('iri:', sys.modules.get('rfc3987_syntax', 'absent'),"
-            " 'jsonschema' in sys.modules, len(sys.argv) - 1)\n"
-            "    return 0\n"
-            "cli.main = command\ncli.run()\n")
-    paths = [str(notebook_path(n)) for n in ("report", "evaluate", "compare", "figures")]
-    proc = subprocess.run([sys.executable, "-c", code, *paths], capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "iri: None True 4", proc.stdout  # declined, validated
