@@ -180,88 +180,248 @@ def _add(d: dict, k, v) -> None:
     d[k] = d.get(k, 0) + v
 
 
+# the kinds of ``account``'s ``counted`` column, by code
+_KINDS = ("", "action", "level reset", "full reset", "no action", "not counted: game ended",
+          "not counted: no play")
+_ACTION, _LEVEL_RESET, _FULL_RESET, _NO_ACTION, _GAME_ENDED, _NO_PLAY = range(1, 7)
+_STEP_COLUMNS = ["recording", "step", "game_id", "counted", "play", "level", "levels_done"]
+
+
+def _group_starts(key: np.ndarray) -> np.ndarray:
+    """For a sorted ``key``, the position where each element's run of equal keys starts."""
+    n = len(key)
+    new = np.ones(n, dtype=bool)
+    new[1:] = key[1:] != key[:-1]
+    return np.maximum.accumulate(np.where(new, np.arange(n), 0))
+
+
+def _last_flagged(flag: np.ndarray, starts: np.ndarray, *, before: bool = False
+                  ) -> np.ndarray:
+    """Per position i, the last position j <= i (j < i when ``before``) of i's group
+    (groups begin at ``starts``) where ``flag`` holds; -1 when none."""
+    idx = np.maximum.accumulate(np.where(flag, np.arange(len(flag)), -1))
+    if before:
+        idx = np.concatenate([[-1], idx[:-1]])
+    return np.where(idx >= starts, idx, -1)
+
+
+def _segment_cumsum(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The running sum of ``x`` within each group (inclusive), groups beginning at
+    ``starts``."""
+    cs = np.cumsum(x, dtype=np.int64)
+    return cs - (cs[starts] - x[starts])
+
+
+def _stable_order(key: np.ndarray) -> np.ndarray | None:
+    """A stable sort of ``key``, or None when it is sorted already."""
+    if len(key) < 2 or bool((key[1:] >= key[:-1]).all()):
+        return None
+    return np.argsort(key, kind="stable")
+
+
+def _str_take(values: list, codes: np.ndarray):
+    """``values[codes]`` as the column a DataFrame built from the values would infer."""
+    if all(isinstance(v, str) for v in values):
+        return pd.array(values, dtype="str").take(codes)
+    return np.asarray(values + [None], dtype=object)[:-1][codes]
+
+
+def _level_sums(values: np.ndarray, mask: np.ndarray, lid: np.ndarray, m: int
+                ) -> tuple[np.ndarray, list]:
+    """Per level id (0..m-1): whether a value was added (``_add``: None and NaN are
+    skipped), and the sum of the values of the rows in ``mask``, summed in row order
+    as ``_add`` sums them (ints stay ints)."""
+    if values.dtype.kind == "f":
+        mask = mask & ~np.isnan(values)
+        present = np.bincount(lid[mask], minlength=m) > 0
+        return present, np.bincount(lid[mask], weights=values[mask], minlength=m).tolist()
+    if values.dtype.kind in "iub":
+        present = np.bincount(lid[mask], minlength=m) > 0
+        sums = np.zeros(m, dtype=np.int64)
+        np.add.at(sums, lid[mask], values[mask].astype(np.int64))
+        return present, sums.tolist()
+    acc: dict = {}  # anything else: summed one by one
+    for k, v in zip(lid[mask].tolist(), values[mask].tolist()):
+        _add(acc, k, v)
+    return np.isin(np.arange(m), list(acc)), [acc.get(k, 0) for k in range(m)]
+
+
 def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFrame]:
     """The scorecard's accounting of ``run``: ``({game_id: [play, ...]}, steps)`` where
     ``steps`` says for every recorded step how it counted (``counted``: ``action``,
     ``level reset``, ``full reset``, ``not counted: game ended`` (an empty frame),
     ``not counted: no play`` (before the first full reset)), its ``play`` (from 0, -1
     when none), ``level`` (the level it was spent on, from 1; 0 when none) and
-    ``levels_done`` (the levels its play had completed after it)."""
+    ``levels_done`` (the levels its play had completed after it).
+
+    The step-by-step rules of the module's docstring, computed over every step at once:
+    the steps of all recordings (in recording order) are grouped by game, by game and
+    guid, and by play with stable sorts, and each rule is a running count or a "last
+    step before this one that ..." within its group."""
     rule = get_rule(rule)
-    cards: dict[str, list[_Play]] = {}
-    rows = []
-    for rec in _recording_order(run):
-        s = rec.steps
-        cols = {c: s[c].tolist() for c in ("step", "game_id", "guid", "state",
-                                           "levels_completed", "action", "full_reset",
-                                           "frame", "frame_changed", "tokens", "cost")}
-        ts = s["timestamp"]
-        secs = ts.diff().dt.total_seconds().tolist() if len(ts) else []
-        prev_state: dict[str, str] = {}
-        for i in range(len(s)):
-            gid, guid, state = cols["game_id"][i], cols["guid"][i], cols["state"][i]
-            action, frame = cols["action"][i], cols["frame"][i]
-            empty = frame == "empty" or (frame == "absent" and action != "RESET"
-                                         and prev_state.get(gid) in _ENDED)
-            if frame != "empty":
-                prev_state[gid] = state
-            plays = cards.setdefault(gid, [])
-            kind, play_i, level, done_levels = "", -1, 0, 0
-            if empty and not rule.count_empty:
-                kind = "not counted: game ended"
-                if plays:  # on its play's level, where its time still went
-                    play_i = next((k for k in range(len(plays) - 1, -1, -1)
-                                   if plays[k].guid == guid), len(plays) - 1)
-                    p = plays[play_i]
-                    if i:
-                        _add(p.level_seconds, len(p.by_level), secs[i])
-                    level, done_levels = len(p.by_level) + 1, len(p.by_level)
-            else:
-                if action == "RESET" and cols["full_reset"][i]:
-                    plays.append(_Play(gid, guid, rec.name, int(cols["step"][i])))
-                if not plays:
-                    kind = "not counted: no play"
-                else:
-                    play_i = next((k for k in range(len(plays) - 1, -1, -1)
-                                   if plays[k].guid == guid), len(plays) - 1)
-                    p = plays[play_i]
-                    li = len(p.by_level)
-                    if action == "RESET":
-                        if cols["full_reset"][i]:
-                            kind = "full reset"
-                        else:
-                            kind = "level reset"
-                            p.resets += 1
-                            p.actions += 1
-                            _add(p.level_resets, li, 1)
-                    elif action in _MOVES:
-                        kind = "action"
-                        p.actions += 1
-                        ch = cols["frame_changed"][i]
-                        if not (isinstance(ch, float) and math.isnan(ch)):
-                            _add(p.level_known_frames, li, 1)
-                            _add(p.level_unchanged, li, int(ch == 0))
-                    else:
-                        kind = "no action"
-                    if kind in ("action", "level reset"):
-                        _add(p.level_seconds, li, secs[i] if i else None)
-                        _add(p.level_tokens, li, cols["tokens"][i])
-                        _add(p.level_cost, li, cols["cost"][i])
-                    if state == "GAME_OVER":
-                        p.state = "GAME_OVER"
-                        _add(p.level_game_overs, li, 1)
-                    elif state == "WIN":
-                        p.state = "WIN"
-                    lc = cols["levels_completed"][i]
-                    if lc != p.levels_completed:
-                        p.by_level.append((lc, p.actions))
-                    p.levels_completed = lc
-                    level = li + 1
-                    done_levels = len(p.by_level)
-            rows.append((rec.name, int(cols["step"][i]), gid, kind, play_i, level,
-                         done_levels))
-    steps = pd.DataFrame(rows, columns=["recording", "step", "game_id", "counted", "play",
-                                        "level", "levels_done"])
+    recs = _recording_order(run)
+    sizes = np.array([len(r.steps) for r in recs], dtype=np.int64)
+    n = int(sizes.sum())
+    if n == 0:
+        return {}, pd.DataFrame([], columns=_STEP_COLUMNS)
+    names = [r.name for r in recs]  # once per recording
+    st = pd.concat([r.steps[["step", "game_id", "guid", "state", "levels_completed",
+                             "action", "full_reset", "frame", "frame_changed", "tokens",
+                             "cost"]] for r in recs if len(r.steps)], ignore_index=True)
+    rec_of = np.repeat(np.arange(len(recs)), sizes)
+    # the first step of each recording has no time of its own (and no seconds are added)
+    secs = np.concatenate([r.steps["timestamp"].diff().dt.total_seconds().to_numpy(float)
+                           for r in recs if len(r.steps)])
+    first_of_rec = np.zeros(n, dtype=bool)
+    first_of_rec[np.cumsum(sizes)[sizes > 0] - sizes[sizes > 0]] = True
+    gid, gids = pd.factorize(st["game_id"], use_na_sentinel=False)
+    guid, _ = pd.factorize(st["guid"], use_na_sentinel=False)
+    gids = gids.tolist()
+    action, frame, state = st["action"], st["frame"], st["state"]
+    is_reset = (action == "RESET").to_numpy(bool)
+    is_move = action.isin(list(_MOVES)).to_numpy(bool)
+    full = st["full_reset"].to_numpy().astype(bool)
+    frame_empty = (frame == "empty").to_numpy(bool)
+    over = (state == "GAME_OVER").to_numpy(bool)
+    ended = over | (state == "WIN").to_numpy(bool)
+    lc = st["levels_completed"].to_numpy()
+
+    # empty steps: an empty frame, or no frame after the game ended; "ended" is the state
+    # of the game's last step with a non-empty frame before it in the same recording
+    key = rec_of * len(gids) + gid
+    order = _stable_order(key)
+    o = slice(None) if order is None else order
+    last = _last_flagged(~frame_empty[o], _group_starts(key[o]), before=True)
+    prev_ended = np.zeros(n, dtype=bool)
+    prev_ended[o] = (last >= 0) & ended[o][np.maximum(last, 0)]
+    empty = frame_empty | ((frame == "absent").to_numpy(bool) & ~is_reset & prev_ended)
+    skip = empty & (not rule.count_empty)  # "not counted: game ended"
+    counted = ~skip
+    new = counted & is_reset & full  # a full reset: a new play of its game
+
+    # each step's play: the game's latest play of the step's guid, else its latest play
+    order = _stable_order(gid)
+    o = slice(None) if order is None else order
+    latest = np.empty(n, dtype=np.int64)  # index of the game's latest play, -1 when none
+    latest[o] = _segment_cumsum(new[o].astype(np.int64), _group_starts(gid[o])) - 1
+    key = gid.astype(np.int64) * (int(guid.max()) + 1) + guid
+    order = _stable_order(key)
+    o = slice(None) if order is None else order
+    mine = _last_flagged(new[o], _group_starts(key[o]))
+    same = np.full(n, -1, dtype=np.int64)
+    same[o] = np.where(mine >= 0, latest[o][np.maximum(mine, 0)], -1)
+    play = np.where(same >= 0, same, latest)
+
+    kind = np.full(n, _NO_ACTION, dtype=np.int8)
+    kind[is_move] = _ACTION
+    kind[is_reset] = _LEVEL_RESET
+    kind[is_reset & full] = _FULL_RESET
+    kind[counted & (play < 0)] = _NO_PLAY
+    kind[skip] = _GAME_ENDED
+    level = np.zeros(n, dtype=np.int64)
+    done = np.zeros(n, dtype=np.int64)
+
+    # the plays: numbered over all games (each game's in the order they started)
+    n_plays = np.bincount(gid[new], minlength=len(gids))
+    first_play = np.concatenate([[0], np.cumsum(n_plays)[:-1]])
+    cards: dict[str, list[_Play]] = {g: [] for g in gids}
+    total = int(n_plays.sum())
+    if total:
+        starts_at = np.flatnonzero(new)
+        starts_at = starts_at[np.argsort(first_play[gid[starts_at]] + play[starts_at],
+                                         kind="stable")]
+        steps_of = st["step"].to_numpy()
+        plays = [_Play(gids[g], u, names[r], int(s)) for g, u, r, s in zip(
+            gid[starts_at].tolist(), st["guid"].take(starts_at).tolist(),
+            rec_of[starts_at].tolist(), steps_of[starts_at].tolist())]
+        for p in plays:
+            cards[p.game_id].append(p)
+
+        # the steps of each play, in order (a play's steps follow its opening full reset)
+        rows = np.flatnonzero(play >= 0)
+        gp = first_play[gid[rows]] + play[rows]
+        order = _stable_order(gp)
+        if order is not None:
+            rows, gp = rows[order], gp[order]
+        seg = _group_starts(gp)
+        c = counted[rows]
+        is_action = c & (kind[rows] == _ACTION)
+        is_lreset = c & (kind[rows] == _LEVEL_RESET)
+        spent = is_action | is_lreset  # one action of the play
+        actions = _segment_cumsum(spent.astype(np.int64), seg)  # the play's so far
+        # a level change: levels_completed differs from the play's previous counted step
+        # (0 before its first)
+        lcr = lc[rows]
+        prev = _last_flagged(c, seg, before=True)
+        prev_lc = np.where(prev >= 0, lcr[np.maximum(prev, 0)], 0)
+        change = c & (lcr != prev_lc)
+        changes = _segment_cumsum(change.astype(np.int64), seg)
+        li = changes - change  # the level index the step was spent on (from 0)
+        level[rows] = li + 1
+        done[rows] = changes
+
+        # per play: its totals at its last step, and its level changes
+        ends = np.r_[np.flatnonzero(seg[1:] != seg[:-1]), len(rows) - 1]
+        last_counted = _last_flagged(c, seg)[ends]
+        last_ended = _last_flagged(c & ended[rows], seg)[ends]
+        n_changes = changes[ends]
+        by_lc = lcr[change].tolist()
+        by_actions = actions[change].tolist()
+        resets = _segment_cumsum(is_lreset.astype(np.int64), seg)[ends]
+        at = 0
+        for k, p in enumerate(plays):
+            p.actions = int(actions[ends[k]])
+            p.resets = int(resets[k])
+            p.levels_completed = lcr[last_counted[k]:last_counted[k] + 1].tolist()[0]
+            m = int(n_changes[k])
+            p.by_level = list(zip(by_lc[at:at + m], by_actions[at:at + m]))
+            at += m
+        # a play's state: the last GAME_OVER or WIN among its counted steps
+        has_end = np.flatnonzero(last_ended >= 0)
+        for k, v in zip(has_end.tolist(), state.take(rows[last_ended[has_end]]).tolist()):
+            plays[k].state = v
+
+        # per level of each play: (play, level index) runs in order, one id each
+        pair = np.ones(len(rows), dtype=bool)
+        pair[1:] = (gp[1:] != gp[:-1]) | (li[1:] != li[:-1])
+        lid = np.cumsum(pair) - 1
+        m = int(lid[-1]) + 1
+        lid_play = gp[pair].tolist()
+        lid_level = li[pair].tolist()
+        fc = st["frame_changed"].to_numpy()[rows]
+        if fc.dtype.kind == "f":
+            known = ~np.isnan(fc)
+        else:
+            known = np.array([not (isinstance(x, float) and math.isnan(x)) for x in fc],
+                             dtype=bool)
+        known &= is_action  # an action with a frame on either side
+        unchanged = np.zeros(len(rows), dtype=np.int64)
+        unchanged[known] = [int(x == 0) for x in fc[known].tolist()] \
+            if fc.dtype == object else fc[known] == 0
+        ones = np.ones(len(rows), dtype=np.int64)
+        r_secs = secs[rows]
+        # seconds also go to the level an empty step was sent on (not on a file's first)
+        timed = (spent | ~c) & ~first_of_rec[rows]
+        sums = {
+            "level_resets": _level_sums(ones, is_lreset, lid, m),
+            "level_game_overs": _level_sums(ones, c & over[rows], lid, m),
+            "level_known_frames": _level_sums(ones, known, lid, m),
+            "level_unchanged": (_level_sums(ones, known, lid, m)[0],
+                                _level_sums(unchanged, known, lid, m)[1]),
+            "level_seconds": _level_sums(r_secs, timed, lid, m),
+            "level_tokens": _level_sums(st["tokens"].to_numpy()[rows], spent, lid, m),
+            "level_cost": _level_sums(st["cost"].to_numpy()[rows], spent, lid, m),
+        }
+        for name, (present, values) in sums.items():
+            for j in np.flatnonzero(present).tolist():
+                getattr(plays[lid_play[j]], name)[lid_level[j]] = values[j]
+
+    steps = pd.DataFrame({
+        "recording": _str_take(names, rec_of),
+        "step": st["step"].to_numpy().astype(np.int64),
+        "game_id": _str_take(gids, gid),
+        "counted": pd.array(list(_KINDS), dtype="str").take(kind.astype(np.int64)),
+        "play": play, "level": level, "levels_done": done})
     return cards, steps
 
 
