@@ -187,29 +187,40 @@ _ACTION, _LEVEL_RESET, _FULL_RESET, _NO_ACTION, _GAME_ENDED, _NO_PLAY = range(1,
 _STEP_COLUMNS = ["recording", "step", "game_id", "counted", "play", "level", "levels_done"]
 
 
-def _group_starts(key: np.ndarray) -> np.ndarray:
-    """For a sorted ``key``, the position where each element's run of equal keys starts."""
-    n = len(key)
-    new = np.ones(n, dtype=bool)
-    new[1:] = key[1:] != key[:-1]
-    return np.maximum.accumulate(np.where(new, np.arange(n), 0))
+def _run_firsts(key: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of ``key`` begins (``key`` sorted by group)."""
+    return np.concatenate(([0], np.flatnonzero(key[1:] != key[:-1]) + 1))
 
 
-def _last_flagged(flag: np.ndarray, starts: np.ndarray, *, before: bool = False
+def _per_step(firsts: np.ndarray, values: np.ndarray, n: int):
+    """``values`` (one per run) spread over the ``n`` steps of the runs beginning at
+    ``firsts`` (a scalar when there is one run)."""
+    if len(firsts) == 1:
+        return values[0]
+    return np.repeat(values, np.diff(np.append(firsts, n)))
+
+
+def _last_flagged(flag: np.ndarray, firsts: np.ndarray, *, before: bool = False
                   ) -> np.ndarray:
-    """Per position i, the last position j <= i (j < i when ``before``) of i's group
-    (groups begin at ``starts``) where ``flag`` holds; -1 when none."""
-    idx = np.maximum.accumulate(np.where(flag, np.arange(len(flag)), -1))
+    """Per step i, the last step j <= i (j < i when ``before``) of i's run (runs begin
+    at ``firsts``) where ``flag`` holds; -1 when none."""
+    n = len(flag)
+    idx = np.arange(n)
+    idx[~flag] = -1
+    np.maximum.accumulate(idx, out=idx)
     if before:
-        idx = np.concatenate([[-1], idx[:-1]])
-    return np.where(idx >= starts, idx, -1)
+        idx[1:] = idx[:-1].copy()
+        idx[:1] = -1
+    idx[idx < _per_step(firsts, firsts, n)] = -1
+    return idx
 
 
-def _segment_cumsum(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """The running sum of ``x`` within each group (inclusive), groups beginning at
-    ``starts``."""
+def _segment_cumsum(x: np.ndarray, firsts: np.ndarray) -> np.ndarray:
+    """The running sum of ``x`` (bools or ints) within each run (inclusive), runs
+    beginning at ``firsts``."""
     cs = np.cumsum(x, dtype=np.int64)
-    return cs - (cs[starts] - x[starts])
+    cs -= _per_step(firsts, cs[firsts] - x[firsts], len(cs))
+    return cs
 
 
 def _stable_order(key: np.ndarray) -> np.ndarray | None:
@@ -226,11 +237,17 @@ def _str_take(values: list, codes: np.ndarray):
     return np.asarray(values + [None], dtype=object)[:-1][codes]
 
 
+def _level_count(mask: np.ndarray, lid: np.ndarray, m: int) -> tuple[np.ndarray, list]:
+    """Per level id (0..m-1): whether any step of ``mask`` is on it, and how many."""
+    counts = np.bincount(lid[mask], minlength=m)
+    return counts > 0, counts.tolist()
+
+
 def _level_sums(values: np.ndarray, mask: np.ndarray, lid: np.ndarray, m: int
                 ) -> tuple[np.ndarray, list]:
-    """Per level id (0..m-1): whether a value was added (``_add``: None and NaN are
-    skipped), and the sum of the values of the rows in ``mask``, summed in row order
-    as ``_add`` sums them (ints stay ints)."""
+    """Per level id (0..m-1): whether a value was added (as ``_add`` adds: None and NaN
+    are skipped), and the sum of the values of the steps in ``mask``, added in step
+    order as ``_add`` adds them (ints stay ints)."""
     if values.dtype.kind == "f":
         mask = mask & ~np.isnan(values)
         present = np.bincount(lid[mask], minlength=m) > 0
@@ -240,7 +257,7 @@ def _level_sums(values: np.ndarray, mask: np.ndarray, lid: np.ndarray, m: int
         sums = np.zeros(m, dtype=np.int64)
         np.add.at(sums, lid[mask], values[mask].astype(np.int64))
         return present, sums.tolist()
-    acc: dict = {}  # anything else: summed one by one
+    acc: dict = {}  # anything else: added one by one
     for k, v in zip(lid[mask].tolist(), values[mask].tolist()):
         _add(acc, k, v)
     return np.isin(np.arange(m), list(acc)), [acc.get(k, 0) for k in range(m)]
@@ -265,9 +282,10 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     if n == 0:
         return {}, pd.DataFrame([], columns=_STEP_COLUMNS)
     names = [r.name for r in recs]  # once per recording
-    st = pd.concat([r.steps[["step", "game_id", "guid", "state", "levels_completed",
-                             "action", "full_reset", "frame", "frame_changed", "tokens",
-                             "cost"]] for r in recs if len(r.steps)], ignore_index=True)
+    tables = [r.steps for r in recs if len(r.steps)]
+    st = tables[0] if len(tables) == 1 else pd.concat(
+        [t[["step", "game_id", "guid", "state", "levels_completed", "action", "full_reset",
+            "frame", "frame_changed", "tokens", "cost"]] for t in tables], ignore_index=True)
     rec_of = np.repeat(np.arange(len(recs)), sizes)
     # the first step of each recording has no time of its own (and no seconds are added)
     secs = np.concatenate([r.steps["timestamp"].diff().dt.total_seconds().to_numpy(float)
@@ -291,9 +309,9 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     key = rec_of * len(gids) + gid
     order = _stable_order(key)
     o = slice(None) if order is None else order
-    last = _last_flagged(~frame_empty[o], _group_starts(key[o]), before=True)
+    last = _last_flagged(~frame_empty[o], _run_firsts(key[o]), before=True)
     prev_ended = np.zeros(n, dtype=bool)
-    prev_ended[o] = (last >= 0) & ended[o][np.maximum(last, 0)]
+    prev_ended[o] = ended[o][last] & (last >= 0)
     empty = frame_empty | ((frame == "absent").to_numpy(bool) & ~is_reset & prev_ended)
     skip = empty & (not rule.count_empty)  # "not counted: game ended"
     counted = ~skip
@@ -302,127 +320,147 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     # each step's play: the game's latest play of the step's guid, else its latest play
     order = _stable_order(gid)
     o = slice(None) if order is None else order
-    latest = np.empty(n, dtype=np.int64)  # index of the game's latest play, -1 when none
-    latest[o] = _segment_cumsum(new[o].astype(np.int64), _group_starts(gid[o])) - 1
-    key = gid.astype(np.int64) * (int(guid.max()) + 1) + guid
+    latest = np.empty(n, dtype=np.int64)  # the game's latest play so far, -1 when none
+    latest[o] = _segment_cumsum(new[o], _run_firsts(gid[o])) - 1
+    key = gid * (int(guid.max()) + 1) + guid
     order = _stable_order(key)
     o = slice(None) if order is None else order
-    mine = _last_flagged(new[o], _group_starts(key[o]))
-    same = np.full(n, -1, dtype=np.int64)
-    same[o] = np.where(mine >= 0, latest[o][np.maximum(mine, 0)], -1)
-    play = np.where(same >= 0, same, latest)
+    mine = _last_flagged(new[o], _run_firsts(key[o]))  # the guid's latest full reset
+    play = latest.copy()
+    play[o] = np.where(mine >= 0, latest[o][mine], latest[o])
 
-    kind = np.full(n, _NO_ACTION, dtype=np.int8)
+    kind = np.full(n, _NO_ACTION, dtype=np.int64)
     kind[is_move] = _ACTION
-    kind[is_reset] = _LEVEL_RESET
-    kind[is_reset & full] = _FULL_RESET
+    kind[is_reset] = np.where(full[is_reset], _FULL_RESET, _LEVEL_RESET)
     kind[counted & (play < 0)] = _NO_PLAY
     kind[skip] = _GAME_ENDED
-    level = np.zeros(n, dtype=np.int64)
-    done = np.zeros(n, dtype=np.int64)
+    # the table's int columns, written in place: step, play, level, levels_done
+    block = np.zeros((4, n), dtype=np.int64)
+    block[0] = st["step"].to_numpy()
+    block[1] = play
+    level, done = block[2], block[3]
 
     # the plays: numbered over all games (each game's in the order they started)
     n_plays = np.bincount(gid[new], minlength=len(gids))
     first_play = np.concatenate([[0], np.cumsum(n_plays)[:-1]])
     cards: dict[str, list[_Play]] = {g: [] for g in gids}
-    total = int(n_plays.sum())
-    if total:
-        starts_at = np.flatnonzero(new)
-        starts_at = starts_at[np.argsort(first_play[gid[starts_at]] + play[starts_at],
-                                         kind="stable")]
-        steps_of = st["step"].to_numpy()
+    if n_plays.sum():
+        opening = np.flatnonzero(new)
+        opening = opening[np.argsort(first_play[gid[opening]] + play[opening],
+                                     kind="stable")]
         plays = [_Play(gids[g], u, names[r], int(s)) for g, u, r, s in zip(
-            gid[starts_at].tolist(), st["guid"].take(starts_at).tolist(),
-            rec_of[starts_at].tolist(), steps_of[starts_at].tolist())]
+            gid[opening].tolist(), st["guid"].take(opening).tolist(),
+            rec_of[opening].tolist(), st["step"].take(opening).tolist())]
         for p in plays:
             cards[p.game_id].append(p)
+        _play_steps(plays, _rows_of_plays(play, gid, first_play), st, counted, kind,
+                    lc, ended, over, secs, first_of_rec, level, done)
 
-        # the steps of each play, in order (a play's steps follow its opening full reset)
-        rows = np.flatnonzero(play >= 0)
-        gp = first_play[gid[rows]] + play[rows]
-        order = _stable_order(gp)
-        if order is not None:
-            rows, gp = rows[order], gp[order]
-        seg = _group_starts(gp)
-        c = counted[rows]
-        is_action = c & (kind[rows] == _ACTION)
-        is_lreset = c & (kind[rows] == _LEVEL_RESET)
-        spent = is_action | is_lreset  # one action of the play
-        actions = _segment_cumsum(spent.astype(np.int64), seg)  # the play's so far
-        # a level change: levels_completed differs from the play's previous counted step
-        # (0 before its first)
-        lcr = lc[rows]
-        prev = _last_flagged(c, seg, before=True)
-        prev_lc = np.where(prev >= 0, lcr[np.maximum(prev, 0)], 0)
-        change = c & (lcr != prev_lc)
-        changes = _segment_cumsum(change.astype(np.int64), seg)
-        li = changes - change  # the level index the step was spent on (from 0)
-        level[rows] = li + 1
-        done[rows] = changes
-
-        # per play: its totals at its last step, and its level changes
-        ends = np.r_[np.flatnonzero(seg[1:] != seg[:-1]), len(rows) - 1]
-        last_counted = _last_flagged(c, seg)[ends]
-        last_ended = _last_flagged(c & ended[rows], seg)[ends]
-        n_changes = changes[ends]
-        by_lc = lcr[change].tolist()
-        by_actions = actions[change].tolist()
-        resets = _segment_cumsum(is_lreset.astype(np.int64), seg)[ends]
-        at = 0
-        for k, p in enumerate(plays):
-            p.actions = int(actions[ends[k]])
-            p.resets = int(resets[k])
-            p.levels_completed = lcr[last_counted[k]:last_counted[k] + 1].tolist()[0]
-            m = int(n_changes[k])
-            p.by_level = list(zip(by_lc[at:at + m], by_actions[at:at + m]))
-            at += m
-        # a play's state: the last GAME_OVER or WIN among its counted steps
-        has_end = np.flatnonzero(last_ended >= 0)
-        for k, v in zip(has_end.tolist(), state.take(rows[last_ended[has_end]]).tolist()):
-            plays[k].state = v
-
-        # per level of each play: (play, level index) runs in order, one id each
-        pair = np.ones(len(rows), dtype=bool)
-        pair[1:] = (gp[1:] != gp[:-1]) | (li[1:] != li[:-1])
-        lid = np.cumsum(pair) - 1
-        m = int(lid[-1]) + 1
-        lid_play = gp[pair].tolist()
-        lid_level = li[pair].tolist()
-        fc = st["frame_changed"].to_numpy()[rows]
-        if fc.dtype.kind == "f":
-            known = ~np.isnan(fc)
-        else:
-            known = np.array([not (isinstance(x, float) and math.isnan(x)) for x in fc],
-                             dtype=bool)
-        known &= is_action  # an action with a frame on either side
-        unchanged = np.zeros(len(rows), dtype=np.int64)
-        unchanged[known] = [int(x == 0) for x in fc[known].tolist()] \
-            if fc.dtype == object else fc[known] == 0
-        ones = np.ones(len(rows), dtype=np.int64)
-        r_secs = secs[rows]
-        # seconds also go to the level an empty step was sent on (not on a file's first)
-        timed = (spent | ~c) & ~first_of_rec[rows]
-        sums = {
-            "level_resets": _level_sums(ones, is_lreset, lid, m),
-            "level_game_overs": _level_sums(ones, c & over[rows], lid, m),
-            "level_known_frames": _level_sums(ones, known, lid, m),
-            "level_unchanged": (_level_sums(ones, known, lid, m)[0],
-                                _level_sums(unchanged, known, lid, m)[1]),
-            "level_seconds": _level_sums(r_secs, timed, lid, m),
-            "level_tokens": _level_sums(st["tokens"].to_numpy()[rows], spent, lid, m),
-            "level_cost": _level_sums(st["cost"].to_numpy()[rows], spent, lid, m),
-        }
-        for name, (present, values) in sums.items():
-            for j in np.flatnonzero(present).tolist():
-                getattr(plays[lid_play[j]], name)[lid_level[j]] = values[j]
-
-    steps = pd.DataFrame({
-        "recording": _str_take(names, rec_of),
-        "step": st["step"].to_numpy().astype(np.int64),
-        "game_id": _str_take(gids, gid),
-        "counted": pd.array(list(_KINDS), dtype="str").take(kind.astype(np.int64)),
-        "play": play, "level": level, "levels_done": done})
+    steps = pd.DataFrame(block.T, columns=["step", "play", "level", "levels_done"],
+                         copy=False)
+    steps.insert(0, "recording", _str_take(names, rec_of))
+    steps.insert(2, "game_id", _str_take(gids, gid))
+    steps.insert(3, "counted", pd.array(list(_KINDS), dtype="str").take(kind))
     return cards, steps
+
+
+def _rows_of_plays(play: np.ndarray, gid: np.ndarray, first_play: np.ndarray):
+    """The steps of the plays, grouped by play (numbered over all games) and in order,
+    as ``(rows, play number)``: a slice of the steps when they are so already."""
+    rows = np.flatnonzero(play >= 0)
+    gp = first_play[gid[rows]] + play[rows]
+    order = _stable_order(gp)
+    if order is not None:
+        return rows[order], gp[order]
+    if len(rows) and rows[-1] - rows[0] + 1 == len(rows):
+        return slice(int(rows[0]), int(rows[-1]) + 1), gp
+    return rows, gp
+
+
+def _play_steps(plays: list, where, st: pd.DataFrame, counted, kind, lc, ended, over,
+                secs, first_of_rec, level, done) -> None:
+    """Each play's totals, level changes and per-level counts from its steps, and each
+    step's ``level`` and ``levels_done`` (filled in)."""
+    rows, gp = where
+    firsts = _run_firsts(gp)  # where each play's steps begin
+    ends = np.append(firsts[1:], len(gp)) - 1
+    c = counted[rows]
+    kr = kind[rows]
+    is_action = c & (kr == _ACTION)
+    is_lreset = c & (kr == _LEVEL_RESET)
+    spent = is_action | is_lreset  # one action of the play
+    actions = _segment_cumsum(spent, firsts)  # the play's actions so far
+    # a level change: levels_completed differs from the play's previous counted step's
+    # (0 before its first)
+    lcr = lc[rows]
+    if c.all():  # the previous step's
+        change = np.empty(len(c), dtype=bool)
+        change[1:] = lcr[1:] != lcr[:-1]
+        change[firsts] = lcr[firsts] != 0
+    else:
+        prev = _last_flagged(c, firsts, before=True)
+        change = c & (lcr != np.where(prev >= 0, lcr[prev], 0))
+    changes = _segment_cumsum(change, firsts)  # the play's level changes so far
+    done[rows] = changes
+    changes -= change  # the level (index from 0) the step was spent on
+    li = changes
+    level[rows] = li
+    level[rows] += 1
+
+    # per play: its totals at its last step, its level changes, its state
+    last_counted = _last_flagged(c, firsts)[ends]
+    last_ended = _last_flagged(c & ended[rows], firsts)[ends]
+    n_changes = done[rows][ends].tolist()
+    by_lc = lcr[change].tolist()
+    by_actions = actions[change].tolist()
+    totals = actions[ends].tolist()
+    resets = _segment_cumsum(is_lreset, firsts)[ends].tolist()
+    final_lc = lcr[last_counted].tolist()
+    at = 0
+    for k, p in enumerate(plays):
+        p.actions, p.resets, p.levels_completed = totals[k], resets[k], final_lc[k]
+        m = n_changes[k]
+        p.by_level = list(zip(by_lc[at:at + m], by_actions[at:at + m]))
+        at += m
+    # a play's state: the last GAME_OVER or WIN among its counted steps
+    has_end = np.flatnonzero(last_ended >= 0)
+    row_ids = np.arange(len(first_of_rec))[rows]
+    for k, v in zip(has_end.tolist(), st["state"].take(row_ids[last_ended[has_end]])
+                    .tolist()):
+        plays[k].state = v
+
+    # per level of each play: its (play, level) run of steps, one id each
+    pair = np.ones(len(gp), dtype=bool)
+    pair[1:] = (gp[1:] != gp[:-1]) | (li[1:] != li[:-1])
+    lid = np.cumsum(pair) - 1
+    m = int(lid[-1]) + 1
+    lid_play = gp[pair].tolist()
+    lid_level = li[pair].tolist()
+    fc = st["frame_changed"].to_numpy()[rows]
+    if fc.dtype == object:
+        known = np.array([not (isinstance(x, float) and math.isnan(x)) for x in fc],
+                         dtype=bool) & is_action
+        unchanged = known.copy()
+        unchanged[known] = [x == 0 for x in fc[known].tolist()]
+    else:
+        known = ~np.isnan(fc) & is_action  # an action with a frame on either side
+        unchanged = known & (fc == 0)
+    # seconds also go to the level a step after the game ended was sent on; a file's
+    # first step has none
+    timed = (spent | ~c) & ~first_of_rec[rows]
+    n_known = _level_count(known, lid, m)
+    sums = {
+        "level_resets": _level_count(is_lreset, lid, m),
+        "level_game_overs": _level_count(c & over[rows], lid, m),
+        "level_known_frames": n_known,
+        "level_unchanged": (n_known[0], _level_count(unchanged, lid, m)[1]),
+        "level_seconds": _level_sums(secs[rows], timed, lid, m),
+        "level_tokens": _level_sums(st["tokens"].to_numpy()[rows], spent, lid, m),
+        "level_cost": _level_sums(st["cost"].to_numpy()[rows], spent, lid, m),
+    }
+    for name, (present, values) in sums.items():
+        for j in np.flatnonzero(present).tolist():
+            getattr(plays[lid_play[j]], name)[lid_level[j]] = values[j]
 
 
 def _raw_levels(play: _Play) -> list[tuple[bool, int]]:
@@ -612,11 +650,12 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
         games = [str(g) for g in games]
         universe = list(dict.fromkeys(list(universe) + games))
         counted_games = list(dict.fromkeys(games))
+    # the most levels any step of a game says it has (only the two columns gathered)
     win_levels = {}
-    if len(run.recordings):
-        st = run.steps
-        if len(st):
-            win_levels = st.groupby("game_id")["win_levels"].max().to_dict()
+    tables = [r.steps[["game_id", "win_levels"]] for r in run.recordings if len(r.steps)]
+    if tables:
+        st = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+        win_levels = st.groupby("game_id")["win_levels"].max().to_dict()
     for gid in universe:
         plays = cards.get(gid, [])
         b = base.get(gid)
