@@ -245,3 +245,39 @@ def test_the_scorecard_is_the_reference_accountings(monkeypatch, seed):
                 for row in fast.games.itertuples(index=False):
                     if row.game_id in expect:
                         assert row.win_levels == int(expect[row.game_id])
+
+
+def _old_scorecard_faults(rec, steps):
+    """The scorecard-line check as it was (one filter of the steps per file)."""
+    out = []
+    mine = steps[steps["recording"] == rec.name]
+    for gid, card in rec.scorecard.items():
+        if not isinstance(card, dict) or not isinstance(card.get("actions"), list):
+            continue
+        theirs = sum(int(a) for a in card["actions"])
+        ours = int(mine[(mine["game_id"] == gid)
+                        & mine["counted"].isin(["action", "level reset"])].shape[0])
+        if theirs != ours:
+            out.append((str(rec.path), gid, theirs, ours))
+    return out
+
+
+def test_scorecard_lines_are_checked_as_before(tmp_path):
+    """Files with the agents' scorecard line, one file name in two folders, two games in
+    one file: the same faults as the per-file filter found."""
+    name = "hb01-00000001.agent.10.1234.recording.jsonl"
+    for folder, n, claims in (("a", 2, [5]), ("b", 3, [3]), ("c", 1, [1, 1])):
+        lines = G.level_walk([n, 1]) + G.level_walk([2], game="hb02-2", guid="other")
+        lines.append({"timestamp": "2026-03-25T13:00:00+00:00",
+                      "data": {"hb01-00000001": {"actions": claims},
+                               "hb02-2": {"actions": [2]}, "zz09-9": {"actions": [0]},
+                               "hb03-3": {"actions": [1]}}})
+        G.write_lines(tmp_path / folder / name, lines)
+    card = arc3.score(tmp_path, {"hb01-00000001": [2, 1]})
+    expect = [x for rec in card.run.recordings for x in _old_scorecard_faults(rec, card.steps)]
+    found = [(f["recording"], f["game_id"]) for f in card.faults
+             if f["kind"] == "recorded_scorecard_differs"]
+    assert found == [(path, gid) for path, gid, _, _ in expect] and len(found) >= 3
+    for f, (_, _, theirs, ours) in zip([f for f in card.faults
+                                        if f["kind"] == "recorded_scorecard_differs"], expect):
+        assert f"counts {theirs} actions, the recorded steps {ours}" in f["detail"]
