@@ -234,7 +234,8 @@ def _str_take(values: list, codes: np.ndarray):
     """``values[codes]`` as the column a DataFrame built from the values would infer."""
     if all(isinstance(v, str) for v in values):
         return pd.array(values, dtype="str").take(codes)
-    return np.asarray(values + [None], dtype=object)[:-1][codes]
+    # anything else (not what the reader gives): inferred as from a list of the values
+    return pd.Series(np.asarray(values + [None], dtype=object)[:-1][codes].tolist()).array
 
 
 def _level_count(mask: np.ndarray, lid: np.ndarray, m: int) -> tuple[np.ndarray, list]:
