@@ -173,8 +173,11 @@ def find_faults(run: Run, *, plays: pd.DataFrame, steps: pd.DataFrame, baselines
                               f"game {row.game_id} has no human baselines: it scores 0{hint}",
                               row.game_id))
     short = plays[plays["zero_because"] == "fewer baselines than levels played"]
+    named: dict[str, object] = {}  # the first recording of each file name
+    for r in run.recordings:
+        named.setdefault(r.name, r)
     for row in short.itertuples(index=False):
-        rec = next((r for r in run.recordings if r.name == row.recording), None)
+        rec = named.get(row.recording)
         b = baselines.get(row.game_id) or []
         out.append(_fault(rec, "baselines_short",
                           f"game {row.game_id} play {row.play + 1}: {len(b)} baselines but "

@@ -168,8 +168,9 @@ _MOVES = frozenset(ACTIONS[1:])
 
 def _recording_order(run: Run) -> list:
     def key(rec):
-        ts = rec.steps["timestamp"].dropna()
-        first = ts.iloc[0].value if len(ts) else np.iinfo(np.int64).max
+        ts = rec.steps["timestamp"]
+        known = ts.notna().to_numpy()  # the first recorded timestamp, without a copy
+        first = ts.iloc[int(known.argmax())].value if known.any() else np.iinfo(np.int64).max
         return (first, str(rec.path))
     return sorted(run.recordings, key=key)
 
@@ -284,15 +285,18 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
         return {}, pd.DataFrame([], columns=_STEP_COLUMNS)
     names = [r.name for r in recs]  # once per recording
     tables = [r.steps for r in recs if len(r.steps)]
-    st = tables[0] if len(tables) == 1 else pd.concat(
-        [t[["step", "game_id", "guid", "state", "levels_completed", "action", "full_reset",
-            "frame", "frame_changed", "tokens", "cost"]] for t in tables], ignore_index=True)
+    # every recording's steps in order, one table (one concat: many small files too)
+    st = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
     rec_of = np.repeat(np.arange(len(recs)), sizes)
-    # the first step of each recording has no time of its own (and no seconds are added)
-    secs = np.concatenate([r.steps["timestamp"].diff().dt.total_seconds().to_numpy(float)
-                           for r in recs if len(r.steps)])
     first_of_rec = np.zeros(n, dtype=bool)
     first_of_rec[np.cumsum(sizes)[sizes > 0] - sizes[sizes > 0]] = True
+    # the seconds since the step before in the same recording (none for its first step)
+    if len({t.dtypes["timestamp"] for t in tables}) == 1:
+        secs = st["timestamp"].diff().dt.total_seconds().to_numpy(float, copy=True)
+        secs[first_of_rec] = np.nan
+    else:  # (timestamps of several units: each file's own)
+        secs = np.concatenate([t["timestamp"].diff().dt.total_seconds().to_numpy(float)
+                               for t in tables])
     gid, gids = pd.factorize(st["game_id"], use_na_sentinel=False)
     guid, _ = pd.factorize(st["guid"], use_na_sentinel=False)
     gids = gids.tolist()
@@ -653,9 +657,11 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
         counted_games = list(dict.fromkeys(games))
     # the most levels any step of a game says it has (only the two columns gathered)
     win_levels = {}
-    tables = [r.steps[["game_id", "win_levels"]] for r in run.recordings if len(r.steps)]
+    tables = [r.steps for r in run.recordings if len(r.steps)]
     if tables:
-        st = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+        st = tables[0] if len(tables) == 1 else pd.DataFrame({
+            c: np.concatenate([t[c].to_numpy() for t in tables])
+            for c in ("game_id", "win_levels")})
         win_levels = st.groupby("game_id")["win_levels"].max().to_dict()
     for gid in universe:
         plays = cards.get(gid, [])
