@@ -564,6 +564,8 @@ def random_run(seed: int) -> Run:
         if rng.random() < 0.1:
             steps["timestamp"] = pd.NaT
             steps["timestamp"] = pd.to_datetime(steps["timestamp"], utc=True)
+        if rng.random() < 0.1:  # timestamps of another unit than the other files'
+            steps["timestamp"] = steps["timestamp"].astype("datetime64[ms, UTC]")
         if rng.random() < 0.1:  # a hand-built table's own index: the steps count by position
             steps.index = np.arange(len(steps))[::-1] * 3 + 7
         recs.append(_recording(Path(f"/nowhere/r{rng.randint(0, 9)}-{r}.jsonl"), steps))
