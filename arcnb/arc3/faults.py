@@ -110,12 +110,18 @@ def _recording_faults(rec, run: Run) -> list[dict]:
     return out
 
 
-def _scorecard_faults(rec, steps: pd.DataFrame) -> list[dict]:
+def _spent_by_file(steps: pd.DataFrame) -> dict:
+    """``{(recording name, game_id): steps counted as actions}`` (a level reset counts as
+    one), over the scorer's ``steps`` table at once."""
+    spent = steps[steps["counted"].isin(["action", "level reset"])]
+    return spent.groupby(["recording", "game_id"]).size().to_dict() if len(spent) else {}
+
+
+def _scorecard_faults(rec, spent: dict) -> list[dict]:
     card_line = rec.scorecard
     if not isinstance(card_line, dict):
         return []
     out = []
-    mine = steps[steps["recording"] == rec.name]
     for gid, card in card_line.items():
         if not isinstance(card, dict) or not isinstance(card.get("actions"), list):
             continue
@@ -123,8 +129,7 @@ def _scorecard_faults(rec, steps: pd.DataFrame) -> list[dict]:
             theirs = sum(int(a) for a in card["actions"])
         except (TypeError, ValueError):
             continue
-        ours = int(mine[(mine["game_id"] == gid)
-                        & mine["counted"].isin(["action", "level reset"])].shape[0])
+        ours = int(spent.get((rec.name, gid), 0))
         if theirs != ours:
             out.append(_fault(rec, "recorded_scorecard_differs",
                               f"game {gid}: the recorder's scorecard line counts {theirs} "
@@ -140,9 +145,12 @@ def find_faults(run: Run, *, plays: pd.DataFrame, steps: pd.DataFrame, baselines
     and ``games`` tables) and its ``baselines``."""
     out: list[dict] = []
     by_game: dict[str, list] = {}
+    # the steps each file's scorecard line is checked against, counted once for all
+    spent = _spent_by_file(steps) if any(isinstance(r.scorecard, dict)
+                                         for r in run.recordings) else {}
     for rec in run.recordings:
         out += _recording_faults(rec, run)
-        out += _scorecard_faults(rec, steps)
+        out += _scorecard_faults(rec, spent)
         for gid in rec.game_ids:
             by_game.setdefault(gid, []).append(rec)
     for row in games.itertuples(index=False):
@@ -165,8 +173,11 @@ def find_faults(run: Run, *, plays: pd.DataFrame, steps: pd.DataFrame, baselines
                               f"game {row.game_id} has no human baselines: it scores 0{hint}",
                               row.game_id))
     short = plays[plays["zero_because"] == "fewer baselines than levels played"]
+    named: dict[str, object] = {}  # the first recording of each file name
+    for r in run.recordings:
+        named.setdefault(r.name, r)
     for row in short.itertuples(index=False):
-        rec = next((r for r in run.recordings if r.name == row.recording), None)
+        rec = named.get(row.recording)
         b = baselines.get(row.game_id) or []
         out.append(_fault(rec, "baselines_short",
                           f"game {row.game_id} play {row.play + 1}: {len(b)} baselines but "

@@ -137,7 +137,8 @@ class Recording:
     @property
     def game_ids(self) -> list[str]:
         """The games it holds, in order of first appearance."""
-        return list(dict.fromkeys(self.steps["game_id"]))
+        # Series.unique keeps the order of first appearance (no Python loop over steps)
+        return self.steps["game_id"].unique().tolist() if len(self.steps) else []
 
     @property
     def has_frames(self) -> bool:

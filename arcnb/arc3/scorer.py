@@ -168,8 +168,9 @@ _MOVES = frozenset(ACTIONS[1:])
 
 def _recording_order(run: Run) -> list:
     def key(rec):
-        ts = rec.steps["timestamp"].dropna()
-        first = ts.iloc[0].value if len(ts) else np.iinfo(np.int64).max
+        ts = rec.steps["timestamp"]
+        known = ts.notna().to_numpy()  # the first recorded timestamp, without a copy
+        first = ts.iloc[int(known.argmax())].value if known.any() else np.iinfo(np.int64).max
         return (first, str(rec.path))
     return sorted(run.recordings, key=key)
 
@@ -180,89 +181,291 @@ def _add(d: dict, k, v) -> None:
     d[k] = d.get(k, 0) + v
 
 
+# the kinds of ``account``'s ``counted`` column, by code
+_KINDS = ("", "action", "level reset", "full reset", "no action", "not counted: game ended",
+          "not counted: no play")
+_ACTION, _LEVEL_RESET, _FULL_RESET, _NO_ACTION, _GAME_ENDED, _NO_PLAY = range(1, 7)
+_STEP_COLUMNS = ["recording", "step", "game_id", "counted", "play", "level", "levels_done"]
+
+
+def _run_firsts(key: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of ``key`` begins (``key`` sorted by group)."""
+    return np.concatenate(([0], np.flatnonzero(key[1:] != key[:-1]) + 1))
+
+
+def _per_step(firsts: np.ndarray, values: np.ndarray, n: int):
+    """``values`` (one per run) spread over the ``n`` steps of the runs beginning at
+    ``firsts`` (a scalar when there is one run)."""
+    if len(firsts) == 1:
+        return values[0]
+    return np.repeat(values, np.diff(np.append(firsts, n)))
+
+
+def _last_flagged(flag: np.ndarray, firsts: np.ndarray, *, before: bool = False
+                  ) -> np.ndarray:
+    """Per step i, the last step j <= i (j < i when ``before``) of i's run (runs begin
+    at ``firsts``) where ``flag`` holds; -1 when none."""
+    n = len(flag)
+    idx = np.arange(n)
+    idx[~flag] = -1
+    np.maximum.accumulate(idx, out=idx)
+    if before:
+        idx[1:] = idx[:-1].copy()
+        idx[:1] = -1
+    idx[idx < _per_step(firsts, firsts, n)] = -1
+    return idx
+
+
+def _segment_cumsum(x: np.ndarray, firsts: np.ndarray) -> np.ndarray:
+    """The running sum of ``x`` (bools or ints) within each run (inclusive), runs
+    beginning at ``firsts``."""
+    cs = np.cumsum(x, dtype=np.int64)
+    cs -= _per_step(firsts, cs[firsts] - x[firsts], len(cs))
+    return cs
+
+
+def _stable_order(key: np.ndarray) -> np.ndarray | None:
+    """A stable sort of ``key``, or None when it is sorted already."""
+    if len(key) < 2 or bool((key[1:] >= key[:-1]).all()):
+        return None
+    return np.argsort(key, kind="stable")
+
+
+def _str_take(values: list, codes: np.ndarray):
+    """``values[codes]`` as the column a DataFrame built from the values would infer."""
+    if all(isinstance(v, str) for v in values):
+        return pd.array(values, dtype="str").take(codes)
+    # anything else (not what the reader gives): inferred as from a list of the values
+    return pd.Series(np.asarray(values + [None], dtype=object)[:-1][codes].tolist()).array
+
+
+def _level_count(mask: np.ndarray, lid: np.ndarray, m: int) -> tuple[np.ndarray, list]:
+    """Per level id (0..m-1): whether any step of ``mask`` is on it, and how many."""
+    counts = np.bincount(lid[mask], minlength=m)
+    return counts > 0, counts.tolist()
+
+
+def _level_sums(values: np.ndarray, mask: np.ndarray, lid: np.ndarray, m: int
+                ) -> tuple[np.ndarray, list]:
+    """Per level id (0..m-1): whether a value was added (as ``_add`` adds: None and NaN
+    are skipped), and the sum of the values of the steps in ``mask``, added in step
+    order as ``_add`` adds them (ints stay ints)."""
+    if values.dtype.kind == "f":
+        mask = mask & ~np.isnan(values)
+        present = np.bincount(lid[mask], minlength=m) > 0
+        return present, np.bincount(lid[mask], weights=values[mask], minlength=m).tolist()
+    if values.dtype.kind in "iub":
+        present = np.bincount(lid[mask], minlength=m) > 0
+        sums = np.zeros(m, dtype=np.int64)
+        np.add.at(sums, lid[mask], values[mask].astype(np.int64))
+        return present, sums.tolist()
+    acc: dict = {}  # anything else: added one by one
+    for k, v in zip(lid[mask].tolist(), values[mask].tolist()):
+        _add(acc, k, v)
+    return np.isin(np.arange(m), list(acc)), [acc.get(k, 0) for k in range(m)]
+
+
 def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFrame]:
     """The scorecard's accounting of ``run``: ``({game_id: [play, ...]}, steps)`` where
     ``steps`` says for every recorded step how it counted (``counted``: ``action``,
     ``level reset``, ``full reset``, ``not counted: game ended`` (an empty frame),
     ``not counted: no play`` (before the first full reset)), its ``play`` (from 0, -1
     when none), ``level`` (the level it was spent on, from 1; 0 when none) and
-    ``levels_done`` (the levels its play had completed after it)."""
+    ``levels_done`` (the levels its play had completed after it).
+
+    The step-by-step rules of the module's docstring, computed over every step at once:
+    the steps of all recordings (in recording order) are grouped by game, by game and
+    guid, and by play with stable sorts, and each rule is a running count or a "last
+    step before this one that ..." within its group."""
     rule = get_rule(rule)
-    cards: dict[str, list[_Play]] = {}
-    rows = []
-    for rec in _recording_order(run):
-        s = rec.steps
-        cols = {c: s[c].tolist() for c in ("step", "game_id", "guid", "state",
-                                           "levels_completed", "action", "full_reset",
-                                           "frame", "frame_changed", "tokens", "cost")}
-        ts = s["timestamp"]
-        secs = ts.diff().dt.total_seconds().tolist() if len(ts) else []
-        prev_state: dict[str, str] = {}
-        for i in range(len(s)):
-            gid, guid, state = cols["game_id"][i], cols["guid"][i], cols["state"][i]
-            action, frame = cols["action"][i], cols["frame"][i]
-            empty = frame == "empty" or (frame == "absent" and action != "RESET"
-                                         and prev_state.get(gid) in _ENDED)
-            if frame != "empty":
-                prev_state[gid] = state
-            plays = cards.setdefault(gid, [])
-            kind, play_i, level, done_levels = "", -1, 0, 0
-            if empty and not rule.count_empty:
-                kind = "not counted: game ended"
-                if plays:  # on its play's level, where its time still went
-                    play_i = next((k for k in range(len(plays) - 1, -1, -1)
-                                   if plays[k].guid == guid), len(plays) - 1)
-                    p = plays[play_i]
-                    if i:
-                        _add(p.level_seconds, len(p.by_level), secs[i])
-                    level, done_levels = len(p.by_level) + 1, len(p.by_level)
-            else:
-                if action == "RESET" and cols["full_reset"][i]:
-                    plays.append(_Play(gid, guid, rec.name, int(cols["step"][i])))
-                if not plays:
-                    kind = "not counted: no play"
-                else:
-                    play_i = next((k for k in range(len(plays) - 1, -1, -1)
-                                   if plays[k].guid == guid), len(plays) - 1)
-                    p = plays[play_i]
-                    li = len(p.by_level)
-                    if action == "RESET":
-                        if cols["full_reset"][i]:
-                            kind = "full reset"
-                        else:
-                            kind = "level reset"
-                            p.resets += 1
-                            p.actions += 1
-                            _add(p.level_resets, li, 1)
-                    elif action in _MOVES:
-                        kind = "action"
-                        p.actions += 1
-                        ch = cols["frame_changed"][i]
-                        if not (isinstance(ch, float) and math.isnan(ch)):
-                            _add(p.level_known_frames, li, 1)
-                            _add(p.level_unchanged, li, int(ch == 0))
-                    else:
-                        kind = "no action"
-                    if kind in ("action", "level reset"):
-                        _add(p.level_seconds, li, secs[i] if i else None)
-                        _add(p.level_tokens, li, cols["tokens"][i])
-                        _add(p.level_cost, li, cols["cost"][i])
-                    if state == "GAME_OVER":
-                        p.state = "GAME_OVER"
-                        _add(p.level_game_overs, li, 1)
-                    elif state == "WIN":
-                        p.state = "WIN"
-                    lc = cols["levels_completed"][i]
-                    if lc != p.levels_completed:
-                        p.by_level.append((lc, p.actions))
-                    p.levels_completed = lc
-                    level = li + 1
-                    done_levels = len(p.by_level)
-            rows.append((rec.name, int(cols["step"][i]), gid, kind, play_i, level,
-                         done_levels))
-    steps = pd.DataFrame(rows, columns=["recording", "step", "game_id", "counted", "play",
-                                        "level", "levels_done"])
+    recs = _recording_order(run)
+    sizes = np.array([len(r.steps) for r in recs], dtype=np.int64)
+    n = int(sizes.sum())
+    if n == 0:
+        return {}, pd.DataFrame([], columns=_STEP_COLUMNS)
+    names = [r.name for r in recs]  # once per recording
+    tables = [r.steps for r in recs if len(r.steps)]
+    # every recording's steps in order, one table (one concat: many small files too)
+    st = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    rec_of = np.repeat(np.arange(len(recs)), sizes)
+    first_of_rec = np.zeros(n, dtype=bool)
+    first_of_rec[np.cumsum(sizes)[sizes > 0] - sizes[sizes > 0]] = True
+    # the seconds since the step before in the same recording (none for its first step)
+    if len({t.dtypes["timestamp"] for t in tables}) == 1:
+        secs = st["timestamp"].diff().dt.total_seconds().to_numpy(float, copy=True)
+        secs[first_of_rec] = np.nan
+    else:  # (timestamps of several units: each file's own)
+        secs = np.concatenate([t["timestamp"].diff().dt.total_seconds().to_numpy(float)
+                               for t in tables])
+    gid, gids = pd.factorize(st["game_id"], use_na_sentinel=False)
+    guid, _ = pd.factorize(st["guid"], use_na_sentinel=False)
+    gids = gids.tolist()
+    action, frame, state = st["action"], st["frame"], st["state"]
+    is_reset = (action == "RESET").to_numpy(bool)
+    is_move = action.isin(list(_MOVES)).to_numpy(bool)
+    full = st["full_reset"].to_numpy().astype(bool)
+    frame_empty = (frame == "empty").to_numpy(bool)
+    over = (state == "GAME_OVER").to_numpy(bool)
+    ended = over | (state == "WIN").to_numpy(bool)
+    lc = st["levels_completed"].to_numpy()
+
+    # empty steps: an empty frame, or no frame after the game ended; "ended" is the state
+    # of the game's last step with a non-empty frame before it in the same recording
+    key = rec_of * len(gids) + gid
+    order = _stable_order(key)
+    o = slice(None) if order is None else order
+    last = _last_flagged(~frame_empty[o], _run_firsts(key[o]), before=True)
+    prev_ended = np.zeros(n, dtype=bool)
+    prev_ended[o] = ended[o][last] & (last >= 0)
+    empty = frame_empty | ((frame == "absent").to_numpy(bool) & ~is_reset & prev_ended)
+    skip = empty & (not rule.count_empty)  # "not counted: game ended"
+    counted = ~skip
+    new = counted & is_reset & full  # a full reset: a new play of its game
+
+    # each step's play: the game's latest play of the step's guid, else its latest play
+    order = _stable_order(gid)
+    o = slice(None) if order is None else order
+    latest = np.empty(n, dtype=np.int64)  # the game's latest play so far, -1 when none
+    latest[o] = _segment_cumsum(new[o], _run_firsts(gid[o])) - 1
+    key = gid * (int(guid.max()) + 1) + guid
+    order = _stable_order(key)
+    o = slice(None) if order is None else order
+    mine = _last_flagged(new[o], _run_firsts(key[o]))  # the guid's latest full reset
+    play = latest.copy()
+    play[o] = np.where(mine >= 0, latest[o][mine], latest[o])
+
+    kind = np.full(n, _NO_ACTION, dtype=np.int64)
+    kind[is_move] = _ACTION
+    kind[is_reset] = np.where(full[is_reset], _FULL_RESET, _LEVEL_RESET)
+    kind[counted & (play < 0)] = _NO_PLAY
+    kind[skip] = _GAME_ENDED
+    # the table's int columns, written in place: step, play, level, levels_done
+    block = np.zeros((4, n), dtype=np.int64)
+    block[0] = st["step"].to_numpy()
+    block[1] = play
+    level, done = block[2], block[3]
+
+    # the plays: numbered over all games (each game's in the order they started)
+    n_plays = np.bincount(gid[new], minlength=len(gids))
+    first_play = np.concatenate([[0], np.cumsum(n_plays)[:-1]])
+    cards: dict[str, list[_Play]] = {g: [] for g in gids}
+    if n_plays.sum():
+        opening = np.flatnonzero(new)
+        opening = opening[np.argsort(first_play[gid[opening]] + play[opening],
+                                     kind="stable")]
+        plays = [_Play(gids[g], u, names[r], int(s)) for g, u, r, s in zip(
+            gid[opening].tolist(), st["guid"].take(opening).tolist(),
+            rec_of[opening].tolist(), st["step"].take(opening).tolist())]
+        for p in plays:
+            cards[p.game_id].append(p)
+        _play_steps(plays, _rows_of_plays(play, gid, first_play), st, counted, kind,
+                    lc, ended, over, secs, first_of_rec, level, done)
+
+    steps = pd.DataFrame(block.T, columns=["step", "play", "level", "levels_done"],
+                         copy=False)
+    steps.insert(0, "recording", _str_take(names, rec_of))
+    steps.insert(2, "game_id", _str_take(gids, gid))
+    steps.insert(3, "counted", pd.array(list(_KINDS), dtype="str").take(kind))
     return cards, steps
+
+
+def _rows_of_plays(play: np.ndarray, gid: np.ndarray, first_play: np.ndarray):
+    """The steps of the plays, grouped by play (numbered over all games) and in order,
+    as ``(rows, play number)``: a slice of the steps when they are so already."""
+    rows = np.flatnonzero(play >= 0)
+    gp = first_play[gid[rows]] + play[rows]
+    order = _stable_order(gp)
+    if order is not None:
+        return rows[order], gp[order]
+    if len(rows) and rows[-1] - rows[0] + 1 == len(rows):
+        return slice(int(rows[0]), int(rows[-1]) + 1), gp
+    return rows, gp
+
+
+def _play_steps(plays: list, where, st: pd.DataFrame, counted, kind, lc, ended, over,
+                secs, first_of_rec, level, done) -> None:
+    """Each play's totals, level changes and per-level counts from its steps, and each
+    step's ``level`` and ``levels_done`` (filled in)."""
+    rows, gp = where
+    firsts = _run_firsts(gp)  # where each play's steps begin
+    ends = np.append(firsts[1:], len(gp)) - 1
+    c = counted[rows]
+    kr = kind[rows]
+    is_action = c & (kr == _ACTION)
+    is_lreset = c & (kr == _LEVEL_RESET)
+    spent = is_action | is_lreset  # one action of the play
+    actions = _segment_cumsum(spent, firsts)  # the play's actions so far
+    # a level change: levels_completed differs from the play's previous counted step's
+    # (0 before its first)
+    lcr = lc[rows]
+    if c.all():  # the previous step's
+        change = np.empty(len(c), dtype=bool)
+        change[1:] = lcr[1:] != lcr[:-1]
+        change[firsts] = lcr[firsts] != 0
+    else:
+        prev = _last_flagged(c, firsts, before=True)
+        change = c & (lcr != np.where(prev >= 0, lcr[prev], 0))
+    changes = _segment_cumsum(change, firsts)  # the play's level changes so far
+    done[rows] = changes
+    changes -= change  # the level (index from 0) the step was spent on
+    li = changes
+    level[rows] = li
+    level[rows] += 1
+
+    # per play: its totals at its last step, its level changes, its state
+    last_counted = _last_flagged(c, firsts)[ends]
+    last_ended = _last_flagged(c & ended[rows], firsts)[ends]
+    n_changes = done[rows][ends].tolist()
+    by_lc = lcr[change].tolist()
+    by_actions = actions[change].tolist()
+    totals = actions[ends].tolist()
+    resets = _segment_cumsum(is_lreset, firsts)[ends].tolist()
+    final_lc = lcr[last_counted].tolist()
+    at = 0
+    for k, p in enumerate(plays):
+        p.actions, p.resets, p.levels_completed = totals[k], resets[k], final_lc[k]
+        m = n_changes[k]
+        p.by_level = list(zip(by_lc[at:at + m], by_actions[at:at + m]))
+        at += m
+    # a play's state: the last GAME_OVER or WIN among its counted steps
+    has_end = np.flatnonzero(last_ended >= 0)
+    row_ids = np.arange(len(first_of_rec))[rows]
+    for k, v in zip(has_end.tolist(), st["state"].take(row_ids[last_ended[has_end]])
+                    .tolist()):
+        plays[k].state = v
+
+    # per level of each play: its (play, level) run of steps, one id each
+    pair = np.ones(len(gp), dtype=bool)
+    pair[1:] = (gp[1:] != gp[:-1]) | (li[1:] != li[:-1])
+    lid = np.cumsum(pair) - 1
+    m = int(lid[-1]) + 1
+    lid_play = gp[pair].tolist()
+    lid_level = li[pair].tolist()
+    fc = st["frame_changed"].to_numpy()[rows]
+    if fc.dtype == object:
+        known = np.array([not (isinstance(x, float) and math.isnan(x)) for x in fc],
+                         dtype=bool) & is_action
+        unchanged = known.copy()
+        unchanged[known] = [x == 0 for x in fc[known].tolist()]
+    else:
+        known = ~np.isnan(fc) & is_action  # an action with a frame on either side
+        unchanged = known & (fc == 0)
+    # seconds also go to the level a step after the game ended was sent on; a file's
+    # first step has none
+    timed = (spent | ~c) & ~first_of_rec[rows]
+    n_known = _level_count(known, lid, m)
+    sums = {
+        "level_resets": _level_count(is_lreset, lid, m),
+        "level_game_overs": _level_count(c & over[rows], lid, m),
+        "level_known_frames": n_known,
+        "level_unchanged": (n_known[0], _level_count(unchanged, lid, m)[1]),
+        "level_seconds": _level_sums(secs[rows], timed, lid, m),
+        "level_tokens": _level_sums(st["tokens"].to_numpy()[rows], spent, lid, m),
+        "level_cost": _level_sums(st["cost"].to_numpy()[rows], spent, lid, m),
+    }
+    for name, (present, values) in sums.items():
+        for j in np.flatnonzero(present).tolist():
+            getattr(plays[lid_play[j]], name)[lid_level[j]] = values[j]
 
 
 def _raw_levels(play: _Play) -> list[tuple[bool, int]]:
@@ -452,11 +655,14 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
         games = [str(g) for g in games]
         universe = list(dict.fromkeys(list(universe) + games))
         counted_games = list(dict.fromkeys(games))
+    # the most levels any step of a game says it has (only the two columns gathered)
     win_levels = {}
-    if len(run.recordings):
-        st = run.steps
-        if len(st):
-            win_levels = st.groupby("game_id")["win_levels"].max().to_dict()
+    tables = [r.steps for r in run.recordings if len(r.steps)]
+    if tables:
+        st = tables[0] if len(tables) == 1 else pd.DataFrame({
+            c: np.concatenate([t[c].to_numpy() for t in tables])
+            for c in ("game_id", "win_levels")})
+        win_levels = st.groupby("game_id")["win_levels"].max().to_dict()
     for gid in universe:
         plays = cards.get(gid, [])
         b = base.get(gid)
