@@ -183,20 +183,18 @@ def test_explore_notebook_has_its_parameters():
     assert {"run", "selection", "taxonomy", "compare"} <= set(params)
 
 
-def test_explore_notebook_runs_headless_on_a_compared_pair(runs, tmp_path):
-    """papermill (no display, no browser): the notebook builds the browser on two runs."""
-    import nbformat
-    import papermill as pm
+def test_explore_notebook_builds_the_browser_on_a_compared_pair(runs):
+    """The notebook's own cells in this process (no display, no kernel: it executes in a
+    real kernel in JupyterLab in tests/test_explore_browser.py): the browser on two runs,
+    on the outputs they disagree on."""
+    from _notebook_cells import notebook_cells_here
 
-    out = tmp_path / "explore.ipynb"
-    pm.execute_notebook(str(ROOT / "notebooks" / "explore.ipynb"), str(out),
-                        parameters={"run": str(runs[0]), "compare": [str(runs[1])],
-                                    "selection": "disagree"},
-                        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
-    nb = nbformat.read(str(out), as_version=4)
-    shown = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in shown)
-    assert any("runs disagree" in o.get("data", {}).get("text/plain", "") for o in shown)
+    shown = notebook_cells_here("explore", {"run": str(runs[0]), "compare": [str(runs[1])],
+                                            "selection": "disagree"})
+    bundle = shown[0]._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "runs disagree" in bundle["text/plain"]
+    assert len(shown[1]) == min(20, len(shown[0].items))  # the table cell: the first rows
 
 
 # ------------------------------------------------------------------ selections
