@@ -23,7 +23,7 @@ import _arc3_game as G
 from _arc3_naive_account import PLAY_FIELDS, naive_account
 from arcnb import arc3
 from arcnb.arc3 import scorer
-from arcnb.arc3.reader import ACTIONS, STATES, Recording, Run, _Where, read_run
+from arcnb.arc3.reader import ACTIONS, STATES, Recording, Run, _Where, read_run, step_table
 from arcnb.arc3.scorer import RULES, level_score, play_score
 from arcnb.errors import ArcnbError, ParameterError
 
@@ -530,18 +530,7 @@ def _random_steps(rng: random.Random, games, guids, n, start) -> pd.DataFrame:
             "reasoning_chars": 0,
             "tokens": np.nan if rng.random() < 0.3 else float(rng.randint(0, 500)),
             "cost": np.nan if rng.random() < 0.5 else rng.random() / 7})
-    df = pd.DataFrame(rows, columns=["step", "line", "timestamp", "game_id", "guid", "state",
-                                     "levels_completed", "win_levels", "action", "x", "y",
-                                     "full_reset", "frame", "n_layers", "frame_changed",
-                                     "reasoning_chars", "tokens", "cost"])
-    df["timestamp"] = pd.to_datetime(df["timestamp"], utc=True)
-    for col in ("step", "line", "levels_completed", "win_levels", "n_layers",
-                "reasoning_chars"):
-        df[col] = df[col].astype("int64")
-    for col in ("x", "y", "frame_changed", "tokens", "cost"):
-        df[col] = df[col].astype("float64")
-    df["full_reset"] = df["full_reset"].astype(bool)
-    return df
+    return step_table(rows)  # the reader's column types
 
 
 def _recording(path: Path, steps: pd.DataFrame) -> Recording:

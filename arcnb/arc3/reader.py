@@ -45,7 +45,7 @@ from ..io import MAX_LINE_BYTES, iter_lines, no_duplicate_keys, read_json, read_
 
 __all__ = ["ACTIONS", "STATES", "Recording", "Run", "read_recording", "read_run",
            "read_runs", "find_recordings", "MAX_RECORDING_BYTES", "MAX_STEPS", "MAX_FILES",
-           "FRAME_SIZE", "N_COLOURS", "STEP_COLUMNS"]
+           "FRAME_SIZE", "N_COLOURS", "STEP_COLUMNS", "step_table"]
 
 #: Action names by number, as the toolkit numbers them: RESET (0), ACTION1-5, ACTION6 (a
 #: click at x, y in 0-63), ACTION7 (undo).
@@ -439,15 +439,23 @@ class _Table:
         c["cost"].append(_number(extra.get("cost")))
 
     def frame(self) -> pd.DataFrame:
-        df = pd.DataFrame(self.cols)
-        df["timestamp"] = pd.to_datetime(df["timestamp"], utc=True)
-        for col in ("step", "line", "levels_completed", "win_levels", "n_layers",
-                    "reasoning_chars"):
-            df[col] = df[col].astype("int64")
-        for col in ("x", "y", "frame_changed", "tokens", "cost"):
-            df[col] = df[col].astype("float64")
-        df["full_reset"] = df["full_reset"].astype(bool)
-        return df
+        return step_table(self.cols)
+
+
+def step_table(data) -> pd.DataFrame:
+    """A recording's steps table from ``data`` (columns as a dict of lists, or rows as
+    a list of dicts, with the keys of :data:`STEP_COLUMNS`), its columns in the reader's
+    types: the timestamps in UTC, the counts as int64, coordinates, changes, tokens and
+    cost as float64 (NaN where absent), ``full_reset`` as bool."""
+    df = pd.DataFrame(data, columns=list(STEP_COLUMNS))
+    df["timestamp"] = pd.to_datetime(df["timestamp"], utc=True)
+    for col in ("step", "line", "levels_completed", "win_levels", "n_layers",
+                "reasoning_chars"):
+        df[col] = df[col].astype("int64")
+    for col in ("x", "y", "frame_changed", "tokens", "cost"):
+        df[col] = df[col].astype("float64")
+    df["full_reset"] = df["full_reset"].astype(bool)
+    return df
 
 
 # ---------------------------------------------------------------- the layouts
