@@ -8,6 +8,7 @@ game-over states), under every rule; and the same scorecard."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import shutil
@@ -23,7 +24,8 @@ import _arc3_game as G
 from _arc3_naive_account import PLAY_FIELDS, naive_account
 from arcnb import arc3
 from arcnb.arc3 import scorer
-from arcnb.arc3.reader import ACTIONS, STATES, Recording, Run, _Where, read_run, step_table
+from arcnb.arc3.reader import (ACTIONS, STATES, STEP_COLUMNS, Recording, Run, _Where, read_run,
+                               step_table)
 from arcnb.arc3.scorer import RULES, level_score, play_score
 from arcnb.errors import ArcnbError, ParameterError
 
@@ -538,6 +540,19 @@ def _recording(path: Path, steps: pd.DataFrame) -> Recording:
     return Recording(path=path, layout="toolkit", steps=steps,
                      _where=_Where([path], np.zeros(n, int), np.zeros(n, int),
                                    np.zeros(n, int)))
+
+
+def test_a_run_of_recordings_without_steps_scores_nothing_and_says_so(tmp_path):
+    """No step in any recording: no game was played, so the run's score and its interval
+    are NaN over no games (never 0), under every rule, beside the accounting of no step."""
+    empty = step_table({k: [] for k in STEP_COLUMNS})
+    run = Run("empty", [_recording(tmp_path / "a.jsonl", empty),
+                        _recording(tmp_path / "b.jsonl", empty.copy())])
+    for rule in RULE_NAMES:
+        s = arc3.score(run, {"g-1": [10]}, rule=rule).summary()
+        assert s["n_games"] == 0 and s["games"] == {}
+        assert math.isnan(s["score"]) and all(math.isnan(x) for x in s["ci95"])
+        assert_same_accounting(run, rule)
 
 
 def random_run(seed: int) -> Run:

@@ -713,7 +713,8 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
     levels_df = pd.DataFrame(level_rows, columns=[
         "game_id", "play", "level", "completed", "actions", "baseline", "ratio", "score",
         "resets", "game_overs", "unchanged_actions", "seconds", "tokens", "cost"])
-    counted = games_df[games_df["counted"]]
+    # as bool: the column of no games is empty and untyped (a mask, not column names)
+    counted = games_df[games_df["counted"].astype(bool)]
     run_score = _mean(counted["score"]) if len(counted) else math.nan
     first = _mean(counted["first_play_score"]) if len(counted) else math.nan
     ci = bootstrap_ci(counted["score"].to_numpy(float), n_boot=n_boot, seed=seed)
