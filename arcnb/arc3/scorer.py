@@ -162,7 +162,6 @@ class _Play:
     level_known_frames: dict = field(default_factory=dict)
 
 
-_ENDED = ("WIN", "GAME_OVER")
 _MOVES = frozenset(ACTIONS[1:])
 
 
