@@ -70,11 +70,6 @@ def sweep(checkpoints, dataset, out, *, options: EvalOptions | None = None, arch
                            estimator=o.estimator, n_boot=n_boot,
                            checkpoint_sha256=e.checkpoint_sha256)
 
-    # every shard records the whole plan (the same bytes), so that --collect knows
-    # which checkpoints are still missing
-    runs.write({f"{e.name}{ENTRY_SUFFIX}": json_bytes(e.to_json()) for e in entries},
-               overwrite=True)
-
     def one(e: SweepEntry):
         rd = runs.folder(e.name).path  # never a link out of the sweep folder
         if is_finished(rd) and not overwrite:
@@ -89,6 +84,13 @@ def sweep(checkpoints, dataset, out, *, options: EvalOptions | None = None, arch
     # group cannot be made again once destroyed
     rank, world, created = distributed_setup(dev)
     try:
+        if rank == 0:
+            # every shard records the whole plan (the same bytes), so that --collect
+            # knows which checkpoints are still missing; under torchrun only rank 0
+            # writes it (two processes writing one file clear each other's temporary
+            # file as left over from a killed write)
+            runs.write({f"{e.name}{ENTRY_SUFFIX}": json_bytes(e.to_json()) for e in entries},
+                       overwrite=True)
         if int(jobs) == 1 or len(mine) <= 1 or world > 1:
             for e in mine:
                 results[e.name] = one(e)
