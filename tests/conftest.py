@@ -71,46 +71,72 @@ _SLOW_CODE = re.compile(r"papermill|nbconvert|run_notebook|export_html|playwrigh
 _NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
-_SOURCES: dict = {}
-
-
 def _source(fn) -> str:
-    """``fn``'s source without in-process reports, read once per function (fixtures
-    and helpers are shared by many tests: reading them again took most of the
-    collection's time)."""
-    key = getattr(fn, "__code__", None) or fn
-    try:
-        if key not in _SOURCES:
-            _SOURCES[key] = _without_in_process_reports(inspect.getsource(fn))
-        return _SOURCES[key]
-    except (OSError, TypeError):
+    """``fn``'s source without in-process reports (:func:`_without_in_process_reports`),
+    for a function defined in ``tests/``; "" for any other (pytest's own fixtures,
+    other plugins': they start no kernel). Each file is parsed once (reading every
+    fixture and helper anew with ``inspect.getsource`` took most of the collection's
+    time, in every test process)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or Path(code.co_filename).parent != _TESTS:
         return ""
+    return _file_functions(code.co_filename).get(code.co_firstlineno, "")
 
 
-def _without_in_process_reports(src: str) -> str:
-    """``src`` without the calls that build a report in this process (a call given
-    ``"--no-notebook"`` or ``notebook=False``, and not ``evaluate_in_process=False``: no
-    kernel starts), so that only what else the code does can make it slow."""
+_TESTS = Path(__file__).parent
+
+
+@functools.lru_cache(maxsize=None)
+def _file_functions(filename: str) -> dict:
+    """``first line -> source`` of every function of a tests file (from its first
+    decorator, as ``co_firstlineno`` counts), with the in-process reports blanked."""
     import ast
-    import textwrap
 
-    src = textwrap.dedent(src)
     try:
-        tree = ast.parse(src)
-    except SyntaxError:
+        text = Path(filename).read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, SyntaxError):
+        return {}
+    lines = _without_in_process_reports(text, tree).splitlines(keepends=True)
+    out = {}
+    for node in _definitions(tree.body):
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        out.setdefault(first, "".join(lines[first - 1:node.end_lineno]))
+    return out
+
+
+def _definitions(body):
+    """The function definitions among the statements ``body``, nested ones included
+    (the statements only: a walk of every expression node took seconds)."""
+    import ast
+
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            sub = getattr(node, field, None)
+            if isinstance(sub, list):
+                yield from _definitions(sub)
+
+
+def _without_in_process_reports(src: str, tree) -> str:
+    """``src`` (parsed: ``tree``) without the calls that build a report in this process
+    (a call given ``"--no-notebook"`` or ``notebook=False``, and not
+    ``evaluate_in_process=False``: no kernel starts), so that only what else the code
+    does can make it slow."""
+    import ast
+
+    if "--no-notebook" not in src and not re.search(r"\bnotebook\s*=\s*False", src):
         return src
     lines = src.splitlines(keepends=True)
-    spans = []
     for node in ast.walk(tree):
         false = {k.arg for k in getattr(node, "keywords", ())
                  if isinstance(k.value, ast.Constant) and k.value.value is False}
         if isinstance(node, ast.Call) and "evaluate_in_process" not in false and (
                 any(isinstance(a, ast.Constant) and a.value == "--no-notebook" for a in node.args)
                 or "notebook" in false):
-            spans.append((node.lineno, node.end_lineno))
-    for first, last in spans:
-        for i in range(first - 1, last):
-            lines[i] = "\n"
+            for i in range(node.lineno - 1, node.end_lineno):
+                lines[i] = "\n"
     return "".join(lines)
 
 
