@@ -768,48 +768,58 @@ def _readme_block(heading: str) -> str:
     return section[start:section.index("```", start)]
 
 
-def test_readme_papermill_commands_run_as_written(tmp_path):
-    """The user guide's batch and figures commands (docs/guide/reports.md), run as
-    written in a fresh folder holding a copy of notebooks/: bash reads the script (its
-    quoting, its line continuations) and runs its other commands; each
-    ``.venv/bin/papermill`` command's arguments, as bash split them, go in order to
-    papermill's own command line (this venv's), all in one Python process (papermill's
-    import, about 2.6 s, is paid once, not once a command)."""
+def _papermill_request(args: list[str]) -> dict:
+    """What papermill's own command line makes of ``args`` (its options parsed, each
+    ``-p`` value typed, ``-y`` read as YAML): the ``execute_notebook`` call it would make,
+    caught before a kernel starts."""
+    import papermill.cli as pm_cli
+
+    seen = {}
+    original = pm_cli.execute_notebook
+    pm_cli.execute_notebook = lambda **kw: seen.update(kw)
+    try:
+        pm_cli.papermill.main(args, prog_name="papermill", standalone_mode=False)
+    finally:
+        pm_cli.execute_notebook = original
+    return seen
+
+
+def test_readme_papermill_commands_run_as_written(tmp_path, monkeypatch):
+    """The user guide's batch and figures commands (docs/guide/reports.md), as written,
+    in a fresh folder holding a copy of notebooks/: each command line split as a shell
+    splits it, each papermill command parsed by papermill's own command line, and the
+    notebook it names run with exactly the parameters papermill would inject, its cells
+    in this process (each notebook runs in a real kernel in the documentation build's
+    test; here the guide's commands and their parameters are what is tested)."""
+    import shlex
     import shutil
 
+    from _notebook_cells import notebook_cells_here
+
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    monkeypatch.chdir(tmp_path)
     script = _readme_block("## Batch reports with papermill") + \
         _readme_block("## Figures for papers")
-    commands = [line.split()[0] for line in script.replace("\\\n", " ").splitlines()
-                if line.strip() and not line.lstrip().startswith("#")]
-    # the papermill commands run after the script: nothing else may need their output
-    assert set(commands) == {"mkdir", ".venv/bin/papermill"}, commands
-    calls = tmp_path / "papermill-calls"
-    calls.mkdir()
-    record = ('papermill() { n=$(( $(ls "$PM_CALLS" | wc -l) + 1 )); '
-              'printf "%s\\0" "$@" > "$PM_CALLS/$n"; }\n')
-    r = subprocess.run(["bash", "-e", "-c", record + script.replace(".venv/bin/papermill",
-                                                                     "papermill")],
-                       cwd=tmp_path, env=dict(os.environ, PM_CALLS=str(calls)),
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert len(list(calls.iterdir())) == commands.count(".venv/bin/papermill")
-    runner = ("import os, sys\n"
-              "from papermill.cli import papermill\n"
-              "calls = sys.argv[1]\n"
-              "for n in sorted(os.listdir(calls), key=int):\n"
-              "    with open(os.path.join(calls, n), encoding='utf-8') as fh:\n"
-              "        args = fh.read().split('\\0')[:-1]\n"
-              "    papermill.main(args, prog_name='papermill', standalone_mode=False)\n")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", runner, str(calls)], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=1200)
-    assert r.returncode == 0, r.stderr[-3000:]
-    for f in ("out/eval-copy.ipynb", "out/eval-example.ipynb", "out/report.ipynb",
-              "out/cmp.ipynb", "out/cmp/summary.json", "out/figures.ipynb",
-              "runs/copy-input/metrics.json", "runs/example/metrics.json",
-              "runs/copy-input/figures/headline.tex"):
+    commands = [shlex.split(line, comments=True)
+                for line in script.replace("\\\n", " ").splitlines()]
+    ran = []
+    for argv in filter(None, commands):
+        if argv[:2] == ["mkdir", "-p"]:
+            for folder in argv[2:]:
+                os.makedirs(folder, exist_ok=True)
+            continue
+        assert argv[0] == ".venv/bin/papermill", f"the test knows mkdir and papermill: {argv}"
+        request = _papermill_request(argv[1:])
+        assert request["kernel_name"] == "python3"
+        assert Path(request["output_path"]).parent.is_dir(), request["output_path"]
+        shown = notebook_cells_here(request["input_path"], request["parameters"])
+        for value in shown:  # what the kernel would display
+            if hasattr(value, "_repr_html_"):
+                assert value._repr_html_() is not None
+        ran.append(Path(request["input_path"]).stem)
+    assert ran == ["evaluate", "evaluate", "report", "compare", "figures"]
+    for f in ("out/cmp/summary.json", "runs/copy-input/metrics.json",
+              "runs/example/metrics.json", "runs/copy-input/figures/headline.tex"):
         assert (tmp_path / f).is_file(), f
     summary = json.loads((tmp_path / "out/cmp/summary.json").read_text())
     assert [x["run"] for x in summary["runs"]] == ["example", "copy-input"]

@@ -388,11 +388,28 @@ def test_a_logger_without_images_is_skipped_with_one_info_line(caplog, tmp_path)
 
 
 # ------------------------------------------------------------------ the page
-def test_sweep_page_through_papermill(cli_sweep):
-    from bs4 import BeautifulSoup
+def test_the_sweep_page_of_a_collected_sweep(cli_sweep, monkeypatch):
+    """``collect(report=True)`` hands the sweep notebook its sweep folder; the
+    notebook's cells, run here in the folder its kernel starts in (the notebook runs in
+    a real kernel in the documentation build's test), show the sweep table, the
+    selection and its figures."""
+    import contextlib
 
+    from bs4 import BeautifulSoup
+    from _notebook_cells import notebook_cells_here
+
+    from arcnb.sweep import tables
+
+    shown = []
+
+    def cells_here(notebook, output, parameters=None, *, cwd=None, **kw):
+        with contextlib.chdir(cwd):
+            shown.extend(notebook_cells_here(str(notebook), dict(parameters or {})))
+        return output
+
+    monkeypatch.setattr(tables, "run_notebook", cells_here)
     sw = S.collect(cli_sweep, report=True)
-    html = (cli_sweep / S.SWEEP_HTML).read_text(encoding="utf-8")
+    html = "\n".join(v._repr_html_() for v in shown if hasattr(v, "_repr_html_"))
     soup = BeautifulSoup(html, "html.parser")
     assert soup.find(id="arcnb-sweep-table") is not None
     para = soup.find(id="arcnb-sweep-selection").get_text()
