@@ -38,7 +38,7 @@ report: setup
 # (they mostly wait on the processes they start; a file's tests share its fixtures)
 test: setup
 	$(PY) -m pytest -m "not slow" -n auto --maxprocesses=4
-	$(PY) -m pytest -m slow -n 2 --dist loadfile
+	$(PY) -m pytest -m slow -n 2 --dist loadfile --no-loadscope-reorder
 
 test-fast: setup
 	$(PY) -m pytest -m "not slow" -n auto --maxprocesses=4
