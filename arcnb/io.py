@@ -444,20 +444,26 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool 
     if path.exists() and not overwrite:
         raise refuse_overwrite(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+    for again in (True, False):
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
-            os.unlink(tmp)
+            os.chmod(tmp, 0o666 & ~_umask())
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+            return path
         except FileNotFoundError:
-            pass
-        raise
+            # another process writing the same file (the shards of a sweep each record
+            # the whole plan) took this temporary file for a killed write's leftover
+            # and removed it: written once more, from the start
+            if not again or os.path.exists(tmp) or not path.parent.is_dir():
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     return path
 
 

@@ -197,3 +197,39 @@ def test_csv_reader_reads_like_pandas_and_refuses_fifos_and_big_files(tmp_path):
         read_csv(fifo)
     with pytest.raises(InputFileError):
         read_csv(p, max_bytes=10)
+
+
+def test_an_atomic_write_whose_temporary_file_another_process_removed_is_written_again(
+        tmp_path, monkeypatch):
+    """Two processes writing the same file (the shards of a sweep each record the whole
+    plan) each clear what looks like a killed write's leftover beside it: a temporary
+    file removed before its rename is written again, not a failed write."""
+    import arcnb.io as io_mod
+    from arcnb.runs import OutputFolder
+
+    real = os.replace
+    removed = []
+
+    def replace_after_another_cleared(src, dst):
+        if not removed:  # the other process's clean-up, between the write and the rename
+            removed.extend(OutputFolder(tmp_path).clean_temporary(["plan.json"]))
+        return real(src, dst)
+
+    monkeypatch.setattr(io_mod.os, "replace", replace_after_another_cleared)
+    io_mod.atomic_write_bytes(tmp_path / "plan.json", b'{"a": 1}\n', overwrite=True)
+    assert len(removed) == 1 and not removed[0].exists()
+    assert (tmp_path / "plan.json").read_bytes() == b'{"a": 1}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
+    # a folder removed under the write is still an error, not a loop
+    monkeypatch.setattr(io_mod.os, "replace", real)
+    gone = tmp_path / "gone"
+
+    def replace_into_a_removed_folder(src, dst):
+        os.unlink(src)
+        os.rmdir(gone)
+        return real(src, dst)
+
+    gone.mkdir()
+    monkeypatch.setattr(io_mod.os, "replace", replace_into_a_removed_folder)
+    with pytest.raises(FileNotFoundError):
+        io_mod.atomic_write_bytes(gone / "plan.json", b"{}", overwrite=True)
