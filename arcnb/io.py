@@ -464,7 +464,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool 
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-    return path
+    raise AssertionError("unreachable: the second attempt returns or raises")
 
 
 def _umask() -> int:

@@ -36,3 +36,20 @@ def notebook_cells_here(name: str, params: dict, *, only=()) -> list:
         shown.append(None if last is None else
                      eval(compile(ast.Expression(last.value), f"{name}.ipynb", "eval"), scope))
     return shown
+
+
+def run_notebook_here(ran: list):
+    """A stand-in for :func:`arcnb.report.notebooks.run_notebook` (monkeypatch it where a
+    command calls it) that runs the notebook's cells in this process, in the folder its
+    kernel would start in (``cwd``), with the parameters papermill would inject; each
+    call appends ``(notebook, output, shown)`` to ``ran`` (``shown``: what its cells
+    display) and returns ``output``, as ``run_notebook`` does."""
+    import contextlib
+
+    def run(notebook, output, parameters=None, *, cwd=None, **kw):
+        with contextlib.chdir(cwd or "."):
+            shown = notebook_cells_here(str(notebook), dict(parameters or {}))
+        ran.append((notebook, output, shown))
+        return output
+
+    return run

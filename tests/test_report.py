@@ -451,9 +451,7 @@ def test_the_evaluate_notebook_takes_the_checkpoint_options(tmp_path, monkeypatc
     page is then made from the sections in this process. The notebook's cells run here,
     in the folder a kernel would start in, with the parameters the build hands
     papermill (the notebook runs in a real kernel in the documentation build's test)."""
-    import contextlib
-
-    from _notebook_cells import notebook_cells_here
+    from _notebook_cells import run_notebook_here
 
     from arcnb.front import CheckpointSource
     from arcnb.report import build as BLD
@@ -462,14 +460,7 @@ def test_the_evaluate_notebook_takes_the_checkpoint_options(tmp_path, monkeypatc
     from arcnb.runs import USER_PATHS_ENV
 
     ran = []
-
-    def cells_here(notebook, output, parameters=None, *, cwd=None, **kw):
-        with contextlib.chdir(cwd):
-            notebook_cells_here(str(notebook), dict(parameters or {}))
-        ran.append((notebook, output))
-        return output
-
-    monkeypatch.setattr(BLD, "run_notebook", cells_here)
+    monkeypatch.setattr(BLD, "run_notebook", run_notebook_here(ran))
 
     work, (ckpt,), raw = _checkpoint_work(tmp_path, 1)
     monkeypatch.chdir(work)
@@ -481,7 +472,8 @@ def test_the_evaluate_notebook_takes_the_checkpoint_options(tmp_path, monkeypatc
     result = build_report(source, dataset="arc-agi-1:evaluation", out=work / "rep",
                           tasks="tasks.txt", progress=False, evaluate_in_process=False,
                           notebook=False)
-    assert ran == [("evaluate", work / "rep" / "evaluate.ipynb")] and result.notebook is None
+    assert [r[:2] for r in ran] == [("evaluate", work / "rep" / "evaluate.ipynb")]
+    assert result.notebook is None
     _check_checkpoint_runs([work / "rep"], raw)
 
 

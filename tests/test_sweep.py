@@ -393,23 +393,16 @@ def test_the_sweep_page_of_a_collected_sweep(cli_sweep, monkeypatch):
     notebook's cells, run here in the folder its kernel starts in (the notebook runs in
     a real kernel in the documentation build's test), show the sweep table, the
     selection and its figures."""
-    import contextlib
-
     from bs4 import BeautifulSoup
-    from _notebook_cells import notebook_cells_here
+    from _notebook_cells import run_notebook_here
 
     from arcnb.sweep import tables
 
-    shown = []
-
-    def cells_here(notebook, output, parameters=None, *, cwd=None, **kw):
-        with contextlib.chdir(cwd):
-            shown.extend(notebook_cells_here(str(notebook), dict(parameters or {})))
-        return output
-
-    monkeypatch.setattr(tables, "run_notebook", cells_here)
+    ran = []
+    monkeypatch.setattr(tables, "run_notebook", run_notebook_here(ran))
     sw = S.collect(cli_sweep, report=True)
-    html = "\n".join(v._repr_html_() for v in shown if hasattr(v, "_repr_html_"))
+    assert [notebook for notebook, *_ in ran] == ["sweep"]
+    html = "\n".join(v._repr_html_() for v in ran[0][2] if hasattr(v, "_repr_html_"))
     soup = BeautifulSoup(html, "html.parser")
     assert soup.find(id="arcnb-sweep-table") is not None
     para = soup.find(id="arcnb-sweep-selection").get_text()
