@@ -1,10 +1,14 @@
 """arcnb installs and works anywhere: a real wheel in a fresh venv, outside the checkout.
 
-Builds the sdist and, from it, the wheel (``python -m build``); installs the wheel into
-a new venv (``torch==2.13.0``, the CPU build, first; the other dependencies from the
-package index or the local cache) with the ``python3`` kernelspec inside that venv;
-then, from an empty folder outside the checkout, with PYTHONPATH unset and no user
-site-packages, runs the commands a new user runs:
+Builds the sdist and, from it, the wheel (``python -m build``); installs the wheel with
+pip into a new venv, with the ``python3`` kernelspec inside that venv. The wheel's
+dependencies are the ones installed in the test environment (``make`` installed them from
+the package index, from the same list in pyproject.toml): every file of their records is
+taken into the venv (modules as hard links, scripts made to run the venv's python), and
+``pip check`` in the venv says they meet the wheel's own list; an environment that lacks
+one installs them from the package index instead (torch pinned first). Then, from an empty
+folder outside the checkout, with PYTHONPATH unset and no user site-packages, runs the
+commands a new user runs:
 
 - ``arcnb report --default --out R``: R/report.html holds the headline numbers, which
   equal ``arcnb score`` of R/predictions.json in the same venv and a plain-Python
@@ -13,14 +17,11 @@ site-packages, runs the commands a new user runs:
 - ``arcnb compare R E --report``;
 - ``arcnb notebooks D``, then papermill on D/report.ipynb (kernel python3).
 
-Slow (a venv with jupyterlab, torch and pandas): marked ``wheel``, deselect with
-``-m "not wheel"``. Outside CI the venv is kept in the temp folder, keyed by the
-dependency list, and only arcnb is reinstalled; under CI (``CI`` set) it is always new.
-Set ARCNB_WHEEL_TIMES=1 and ``-s`` to print the time of each step.
+Slow (a wheel build, a venv, a kernel): marked ``wheel``, deselect with
+``-m "not wheel"``. Set ARCNB_WHEEL_TIMES=1 and ``-s`` to print the time of each step.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -28,9 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -108,12 +107,6 @@ def html_metric(html: str, name: str) -> float:
 
 
 # ------------------------------------------------------------------ build + venv
-def _deps_key() -> str:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    text = json.dumps([sys.version_info[:2], TORCH, sorted(deps)])
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
 def _clean_env(venv: Path, home: Path) -> dict:
     """The environment of a user who installed the wheel into ``venv``: its bin first on
     PATH (and neither the checkout's nor the test runner's venv), no PYTHONPATH, no user
@@ -130,8 +123,8 @@ def _clean_env(venv: Path, home: Path) -> dict:
                      ("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "mpl")):
         (home / sub).mkdir(parents=True, exist_ok=True)
         env[key] = str(home / sub)
-    # modules are compiled once, on first import, as in a user's venv (the wheel's venv
-    # is installed with --no-compile: see _make_venv)
+    # arcnb's modules are compiled on first import, as in a user's venv (pip installs the
+    # wheel with --no-compile); Python may write them (PYTHONDONTWRITEBYTECODE dropped)
     env.update(PYTHONNOUSERSITE="1", PYTHONWARNINGS="ignore")
     return env
 
@@ -155,14 +148,103 @@ def _pip_into(venv: Path) -> list:
             "--no-compile", "--disable-pip-version-check"]
 
 
+def _requirements(wheel: Path) -> list[str]:
+    """The wheel's own dependency list (``Requires-Dist`` of its METADATA)."""
+    import zipfile
+    from email.parser import Parser
+
+    with zipfile.ZipFile(wheel) as zf:
+        meta = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        assert len(meta) == 1, meta
+        text = zf.read(meta[0]).decode("utf-8")
+    return Parser().parsestr(text).get_all("Requires-Dist") or []
+
+
+def _closure(requirements: list[str]) -> list | None:
+    """The distributions of this environment that installing ``requirements`` needs (what
+    they require in turn, with the extras they name; no extra of arcnb's own), or None
+    where one of them is missing here or lives outside this environment's prefix."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    todo = [(r, frozenset()) for r in requirements]
+    extras_of: dict[str, frozenset] = {}
+    dists: dict[str, object] = {}
+    while todo:
+        text, parent_extras = todo.pop()
+        req = Requirement(text)
+        envs = [{"extra": e} for e in sorted({""} | set(parent_extras))]
+        if req.marker is not None and not any(req.marker.evaluate(e) for e in envs):
+            continue
+        key = canonicalize_name(req.name)
+        try:
+            dist = dists.get(key) or distribution(req.name)
+        except PackageNotFoundError:
+            return None
+        if not req.specifier.contains(dist.version, prereleases=True):
+            return None
+        extras = frozenset(req.extras)
+        if key in dists and extras <= extras_of[key]:
+            continue
+        dists[key], extras_of[key] = dist, extras_of.get(key, frozenset()) | extras
+        todo.extend((r, extras_of[key]) for r in dist.requires or [])
+    prefix = Path(sys.prefix)
+    for dist in dists.values():
+        if dist.files is None or not all(
+                Path(os.path.normpath(f.locate())).is_relative_to(prefix) for f in dist.files):
+            return None
+    return list(dists.values())
+
+
+def _copy_installed(dists: list, venv: Path) -> None:
+    """Install ``dists`` into ``venv`` as pip installed them here: every file of their
+    records, at the same place under the venv's prefix. Modules are hard links (read,
+    never written in place: Python writes a compiled module beside it, under a new name);
+    scripts, data and the rest are copies, scripts pointing at the venv's python."""
+    prefix = Path(sys.prefix)
+    # a script's first lines name the python it runs with (pip writes this environment's)
+    here = re.compile(re.escape((prefix / "bin").as_posix().encode()) + rb"/python[0-9.]*")
+    python = (venv / "bin" / "python").as_posix().encode()
+    for dist in dists:
+        for f in dist.files:
+            src = Path(os.path.normpath(f.locate()))
+            rel = src.relative_to(prefix)
+            dst = venv / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if rel.parts[0] == "bin":
+                data = src.read_bytes()
+                if data.startswith(b"#!"):
+                    data = here.sub(python, data[:512]) + data[512:]
+                dst.write_bytes(data)
+                dst.chmod(src.stat().st_mode)
+            elif rel.parts[0] == "lib":
+                try:
+                    os.link(src, dst)
+                except OSError:  # another file system
+                    shutil.copy2(src, dst)
+            else:
+                shutil.copy2(src, dst)
+
+
 def _make_venv(venv: Path, wheel: Path, cwd: Path) -> None:
+    """A fresh venv (no pip of its own) with the wheel installed by pip. Its dependencies
+    are those installed here (``make`` installed them from the package index, from the
+    same list), taken file by file into the venv, then ``pip check`` in the venv says
+    that they meet the wheel's list; where this environment lacks one, pip installs them
+    from the package index (torch pinned first)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    # no pip of its own (this venv's pip installs into it) and nothing compiled ahead
-    # (torch's thousands of modules): a fresh venv in seconds less, the same packages
     _run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=cwd, env=env)
     py = venv / "bin" / "python"
-    _run(_pip_into(venv) + [TORCH], cwd=cwd, env=env)
-    _run(_pip_into(venv) + [wheel], cwd=cwd, env=env)
+    dists = _closure(_requirements(wheel))
+    if dists is not None:
+        _copy_installed(dists, venv)
+        _run(_pip_into(venv) + ["--no-deps", wheel], cwd=cwd, env=env)
+        _run([sys.executable, "-m", "pip", "--python", py, "check"], cwd=cwd, env=env)
+    else:
+        _run(_pip_into(venv) + [TORCH], cwd=cwd, env=env)
+        _run(_pip_into(venv) + [wheel], cwd=cwd, env=env)
     _run([py, "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3",
           "--display-name", "Python 3 (arcnb)"], cwd=cwd, env=env)
 
@@ -170,7 +252,7 @@ def _make_venv(venv: Path, wheel: Path, cwd: Path) -> None:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """Build the sdist and the wheel, install the wheel into a venv outside the checkout
-    and return ``(venv, env, workdir)``."""
+    and return ``(venv, env, workdir, wheel, sdist)``."""
     base = _outside(tmp_path_factory.mktemp("wheel"))
     dist = base / "dist"
     with _Timer("build sdist + wheel"):
@@ -183,29 +265,14 @@ def installed(tmp_path_factory):
              cwd=base, env=env)
     wheels, sdists = list(dist.glob("arcnb-*.whl")), list(dist.glob("arcnb-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list(dist.iterdir())
-    wheel = wheels[0]
-    if os.environ.get("CI"):
-        venv = base / "venv"
-    else:  # kept between sessions on this machine, never inside the checkout
-        venv = Path(tempfile.gettempdir()) / f"arcnb-wheel-test-venv-{_deps_key()}"
-    venv = _outside(venv)
-    # one test session at a time uses a kept venv (another would reinstall arcnb in it)
-    with open(f"{venv}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        with _Timer("venv + install"):
-            ready = venv / ".arcnb-deps-installed"
-            if not ready.exists():
-                shutil.rmtree(venv, ignore_errors=True)
-                _make_venv(venv, wheel, base)
-                ready.write_text(wheel.name)
-            else:
-                _run(_pip_into(venv) + ["--force-reinstall", "--no-deps", wheel], cwd=base)
-        work = base / "empty"
-        work.mkdir()
-        yield venv, _clean_env(venv, base / "home"), work, wheel, sdists[0]
-    if os.environ.get("CI"):
-        shutil.rmtree(venv, ignore_errors=True)  # 1.6 GB
-        Path(f"{venv}.lock").unlink(missing_ok=True)
+    venv = _outside(base / "venv")
+    with _Timer("venv + install"):
+        _make_venv(venv, wheels[0], base)
+    work = base / "empty"
+    work.mkdir()
+    # the venv is left to pytest's temporary folders (the last three sessions' are kept):
+    # its modules are links, its own files a few megabytes
+    return venv, _clean_env(venv, base / "home"), work, wheels[0], sdists[0]
 
 
 def test_wheel_and_sdist_hold_the_shipped_files(installed):
@@ -240,6 +307,11 @@ def test_the_installed_package_is_the_wheel_not_the_checkout(installed):
     assert root == "None" and Path(reports) == work / "reports"
     assert Path(ckpt) == site / "arcnb" / "resources" / "checkpoints" / "baseline.pt"
     assert str(ROOT) not in path
+    # every command of the venv (jupyter, papermill, arcnb) runs the venv's python
+    runner = Path(sys.prefix).as_posix().encode()
+    scripts = [p for p in (venv / "bin").iterdir() if p.is_file() and not p.is_symlink()]
+    assert {"arcnb", "jupyter", "papermill"} <= {p.name for p in scripts}
+    assert not [p.name for p in scripts if runner in p.read_bytes()[:512]]
     # the kernel papermill starts is the venv's own python
     spec = json.loads(_run([venv / "bin" / "jupyter", "kernelspec", "list", "--json"],
                            cwd=work, env=env).stdout)["kernelspecs"]["python3"]
