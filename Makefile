@@ -33,12 +33,12 @@ $(STAMP): pyproject.toml
 report: setup
 	$(VENV)/bin/arcnb report --default --out $(REPORT_OUT) --overwrite
 
-# every test: the unit tests spread over the cores, then the slow ones (kernels, a
-# browser, the wheel, the docs, other processes) two at a time, a test file per worker
-# (they mostly wait on the processes they start; a file's tests share its fixtures)
+# every test, the unit tests and the slow ones (kernels, a browser, the wheel, the docs,
+# other processes) in one run over the cores, a test file per worker, the longest files
+# first (a file's tests share its fixtures; while a slow test waits on the process it
+# started, the other workers go on)
 test: setup
-	$(PY) -m pytest -m "not slow" -n auto --maxprocesses=4
-	$(PY) -m pytest -m slow -n 2 --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -n auto --maxprocesses=4 --dist loadfile --no-loadscope-reorder
 
 test-fast: setup
 	$(PY) -m pytest -m "not slow" -n auto --maxprocesses=4

@@ -198,19 +198,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _is_slow(item):
             item.add_marker(pytest.mark.slow)
-    # the longest files first: the slow tier runs a file per worker (--dist loadfile,
-    # with --no-loadscope-reorder: pytest-xdist otherwise hands out the files with the
-    # most tests first, whatever their length), in this order, so that a long file
-    # started last does not run alone at the end
+    # the longest files first: `make test` runs a file per worker (--dist loadfile, with
+    # --no-loadscope-reorder: pytest-xdist otherwise hands out the files with the most
+    # tests first, whatever their length), in this order, so that a long file started
+    # last does not run alone at the end
     first = {name: i for i, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: first.get(item.path.name, len(first)))
 
 
-#: The files whose slow tests take longest, longest first (their slow tests' seconds
-#: under CI on a 2-core machine: the wheel in a fresh venv 128, the docs build 102, the
-#: explorer in JupyterLab 35, the fuzzing 33, the command line end to end 33, the report
-#: notebooks 28, the program search 23, the ARC-AGI-3 toolkit 23, torchrun 23).
-LONGEST_FILES = ["test_wheel.py", "test_docs.py", "test_explore_browser.py", "test_fuzz.py",
-                 "test_robust.py", "test_report_notebooks.py", "test_baselines.py",
-                 "test_arc3_scorer.py", "test_evaluate.py", "test_sweep.py",
-                 "test_report_browser.py", "test_hostile.py", "test_report.py"]
+#: The files that take longest, longest first (seconds of their tests, fast and slow, on
+#: a 2-core machine under CI: the docs build 96, the figure checks 57, the wheel in a
+#: fresh venv 53, the sweeps 47, the ARC-AGI-3 scorer 43, the command line end to end 36,
+#: the explorer in JupyterLab 35, the program search 35, the fuzzing 30, evaluation 30,
+#: the report 27, the report notebooks 24); then the other files with more than 8 s.
+LONGEST_FILES = ["test_docs.py", "test_plot_check.py", "test_wheel.py", "test_sweep.py",
+                 "test_arc3_scorer.py", "test_robust.py", "test_explore_browser.py",
+                 "test_baselines.py", "test_fuzz.py", "test_evaluate.py", "test_report.py",
+                 "test_report_notebooks.py", "test_compare.py", "test_repeats.py",
+                 "test_breakdown.py", "test_hostile.py", "test_report_browser.py",
+                 "test_report_sections.py", "test_overlap.py", "test_candidates.py"]
