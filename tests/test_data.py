@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from arcnb.data import DATASETS, load_dataset, load_task_ids, normalize_task_id
+from arcnb.data import DATASETS, check_dataset, load_dataset, load_task_ids, normalize_task_id
 from arcnb.errors import DatasetError, GridError
 
 # (tasks, test outputs) per named dataset: the table, the rest read off the
@@ -159,6 +159,23 @@ def test_demonstration_errors_and_bad_json(tmp_path):
         load_dataset("arc-agi-3:evaluation")
     with pytest.raises(DatasetError, match="unknown split"):
         load_dataset("arc-agi-1:test")
+
+
+def test_check_dataset_refuses_what_load_dataset_calls_unknown_and_reads_nothing(tmp_path):
+    for spec in ("arc-agi-3:evaluation", "arc-agi-1:test", "no-such-dataset",
+                 tmp_path / "missing", str(tmp_path / "missing.json")):
+        with pytest.raises(DatasetError) as checked:
+            check_dataset(spec)
+        with pytest.raises(DatasetError) as loaded:
+            load_dataset(spec)
+        assert str(checked.value) == str(loaded.value)
+    # what exists is passed on to its reader unread: a broken file, a dangling link, a
+    # folder, a bundled name (even beside a folder of that name)
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "nowhere.json")
+    for spec in (tmp_path / "broken.json", tmp_path / "dangling.json", tmp_path,
+                 *DATASETS):
+        assert check_dataset(spec) is None
 
 
 def test_duplicate_ids_in_folder(tmp_path):

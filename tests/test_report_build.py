@@ -32,8 +32,28 @@ def _check(name: str, params: dict) -> None:
         assert isinstance(value, want), (name, key, value)
 
 
+class _NoKernel:
+    """Stands for the report's warm kernel (no kernel is started: the notebook is not run
+    here); ``run_notebook`` then starts its own, as when a warm start failed."""
+
+    started = 0
+
+    def __init__(self, *args, **kwargs):
+        _NoKernel.started += 1
+
+    def ready(self):
+        return None
+
+    def close(self):
+        pass
+
+
 def _capture(monkeypatch, stop_after: str):
     seen = {}
+    # neither the warm kernel nor the exporter's preparation (a thread importing the
+    # notebook libraries while this one goes on): the notebook is not run here
+    monkeypatch.setattr(BLD, "WarmKernel", _NoKernel)
+    monkeypatch.setattr(BLD, "prepare_export", lambda: None)
 
     def fake_run(notebook, output, parameters=None, **kw):
         key = str(notebook)
@@ -123,3 +143,23 @@ def test_a_report_without_a_notebook_of_a_hidden_set_and_over_an_old_one(tmp_pat
     r = cli(*args, "--overwrite")
     assert r.returncode == 0, r.stderr[-3000:]
     assert not (out / "report.ipynb").exists() and (out / "report.html").is_file()
+
+
+@pytest.mark.parametrize("dataset", ["no-such-dataset", "arc-agi-1:evaluaton"])
+def test_an_unknown_dataset_is_refused_before_a_kernel_starts(tmp_path, monkeypatch,
+                                                               dataset):
+    from arcnb.errors import DatasetError
+    from arcnb.resources import example
+
+    _NoKernel.started = 0
+    seen = _capture(monkeypatch, "report")
+    with pytest.raises(DatasetError, match="unknown (dataset|split)"):
+        BLD.build_report(PredictionsSource(str(example())), dataset=dataset,
+                         out=tmp_path / "r", progress=False)
+    assert _NoKernel.started == 0 and not seen and not (tmp_path / "r").exists()
+    # the same call with a real dataset gets as far as the notebook, its kernel started
+    with pytest.raises(_Stop):
+        BLD.build_report(PredictionsSource(str(example())), dataset="arc-agi-1:evaluation",
+                         out=tmp_path / "r", progress=False)
+    assert _NoKernel.started == 1 and "report" in seen
+

@@ -25,6 +25,7 @@ from typing import Mapping, Sequence
 from urllib.parse import quote
 
 from ..columns import label as column_label
+from ..data import check_dataset
 from ..errors import ArcnbError, refuse_overwrite
 from ..io import atomic_write_text
 from ..options import EvalOptions
@@ -257,6 +258,8 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         source.open(ks=(1, 2))
     if taxonomy and str(taxonomy) not in ("structural", "folder"):
         load_taxonomy(taxonomy)  # a malformed taxonomy is one line before any work
+    if not isinstance(source, RunDirSource) and dataset:
+        check_dataset(dataset)  # so is an unknown dataset (before the kernel starts)
     created = not out.exists()
     t0 = time.perf_counter()
     kernel = None
