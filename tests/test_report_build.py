@@ -36,7 +36,7 @@ class _NoKernel:
     """Stands for the report's warm kernel (no kernel is started: the notebook is not run
     here); ``run_notebook`` then starts its own, as when a warm start failed."""
 
-    started = 0
+    started = 0  # how many were made since the last _capture
 
     def __init__(self, *args, **kwargs):
         _NoKernel.started += 1
@@ -50,6 +50,7 @@ class _NoKernel:
 
 def _capture(monkeypatch, stop_after: str):
     seen = {}
+    _NoKernel.started = 0
     # neither the warm kernel nor the exporter's preparation (a thread importing the
     # notebook libraries while this one goes on): the notebook is not run here
     monkeypatch.setattr(BLD, "WarmKernel", _NoKernel)
@@ -151,7 +152,6 @@ def test_an_unknown_dataset_is_refused_before_a_kernel_starts(tmp_path, monkeypa
     from arcnb.errors import DatasetError
     from arcnb.resources import example
 
-    _NoKernel.started = 0
     seen = _capture(monkeypatch, "report")
     with pytest.raises(DatasetError, match="unknown (dataset|split)"):
         BLD.build_report(PredictionsSource(str(example())), dataset=dataset,
@@ -162,4 +162,3 @@ def test_an_unknown_dataset_is_refused_before_a_kernel_starts(tmp_path, monkeypa
         BLD.build_report(PredictionsSource(str(example())), dataset="arc-agi-1:evaluation",
                          out=tmp_path / "r", progress=False)
     assert _NoKernel.started == 1 and "report" in seen
-
