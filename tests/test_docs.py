@@ -217,8 +217,9 @@ def test_undocumented_name_check_fires(site):
 
 
 def test_broken_reference_fails_a_strict_build(tmp_path):
-    """A page naming an arcnb function that does not exist fails the build; one naming
-    a numpy type (unresolvable offline) and a real arcnb function does not."""
+    """A page naming an arcnb function that does not exist fails the build, naming it
+    on that page; one naming a numpy type (unresolvable offline) and a real arcnb
+    function gets no warning (both pages in one build)."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(
@@ -228,13 +229,13 @@ def test_broken_reference_fails_a_strict_build(tmp_path):
         "arcnb_check_documented = False\n"
         "nitpicky = True\n")
     (src / "index.rst").write_text(
-        "Test\n====\n\n.. py:function:: arcnb.scoring.score(dataset, predictions)\n\n"
+        "Test\n====\n\n.. toctree::\n\n   bad\n\n"
+        ".. py:function:: arcnb.scoring.score(dataset, predictions)\n\n"
         "See :func:`arcnb.scoring.score` and :class:`numpy.ndarray`.\n")
-    ok = _sphinx(src, tmp_path / "ok", tmp_path / "ok-dt", timeout=300)
-    assert ok.returncode == 0, ok.stderr[-3000:]
-    (src / "index.rst").write_text(
-        "Test\n====\n\n.. py:function:: arcnb.scoring.score(dataset, predictions)\n\n"
-        "See :func:`arcnb.scoring.no_such_function`.\n")
-    bad = _sphinx(src, tmp_path / "bad", tmp_path / "bad-dt", timeout=300)
-    assert bad.returncode != 0
-    assert "arcnb.scoring.no_such_function" in bad.stderr
+    (src / "bad.rst").write_text(
+        "Bad\n===\n\nSee :func:`arcnb.scoring.no_such_function`.\n")
+    build = _sphinx(src, tmp_path / "out", tmp_path / "dt", timeout=300)
+    assert build.returncode != 0
+    warnings = [line for line in build.stderr.splitlines() if "WARNING" in line]
+    assert len(warnings) == 1, build.stderr[-3000:]
+    assert "bad.rst" in warnings[0] and "arcnb.scoring.no_such_function" in warnings[0]

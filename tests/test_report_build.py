@@ -162,3 +162,26 @@ def test_an_unknown_dataset_is_refused_before_a_kernel_starts(tmp_path, monkeypa
         BLD.build_report(PredictionsSource(str(example())), dataset="arc-agi-1:evaluation",
                          out=tmp_path / "r", progress=False)
     assert _NoKernel.started == 1 and "report" in seen
+
+
+def test_a_task_filter_naming_unknown_ids_is_refused_before_a_kernel_starts(tmp_path,
+                                                                            monkeypatch):
+    """--tasks naming an id that the bundled set lacks: one line before the kernel
+    starts (the error of the dataset's filter, counting the unknown ids); a filter of
+    known ids gets as far as the notebook."""
+    from arcnb.errors import DatasetError
+    from arcnb.resources import example
+
+    seen = _capture(monkeypatch, "report")
+    bad = tmp_path / "ids.txt"
+    bad.write_text("00576224\nno-such-task\nnor-this-one\n")
+    with pytest.raises(DatasetError, match="2 of the 3 task ids in .*ids.txt are not in"):
+        BLD.build_report(PredictionsSource(str(example())), dataset="arc-agi-1:evaluation",
+                         tasks=str(bad), out=tmp_path / "r", progress=False)
+    assert _NoKernel.started == 0 and not seen and not (tmp_path / "r").exists()
+    good = tmp_path / "good.txt"
+    good.write_text("00576224\n009d5c81\n")
+    with pytest.raises(_Stop):
+        BLD.build_report(PredictionsSource(str(example())), dataset="arc-agi-1:evaluation",
+                         tasks=str(good), out=tmp_path / "r", progress=False)
+    assert _NoKernel.started == 1 and "report" in seen
