@@ -12,6 +12,7 @@ scoring, writing), under each augmentation mode, in a fresh process each:
 * ratio = the baseline's time / copy-input's time in the same mode.
 
     python benchmarks/bench_evaluate.py [--threads 2] [--batch-size 64] [--repeats 3]
+    python benchmarks/bench_evaluate.py --device cuda      # the model on the GPU
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ import time
 MODES = ("none", "dihedral", "dihedral+colors")
 
 
-def child(model: str, augment: str, batch_size: int, threads: int, repeats: int) -> None:
+def child(model: str, augment: str, batch_size: int, threads: int, repeats: int,
+          device: str) -> None:
     import torch
 
     torch.set_num_threads(threads)
@@ -41,7 +43,7 @@ def child(model: str, augment: str, batch_size: int, threads: int, repeats: int)
         with tempfile.TemporaryDirectory() as d:
             t0 = time.perf_counter()
             res = evaluate(model, ds, os.path.join(d, "run"), augment=augment,
-                           batch_size=batch_size, device="cpu", progress=False)
+                           batch_size=batch_size, device=device, progress=False)
             times.append(time.perf_counter() - t0)
     dt = min(times)
     n_views = int(res.votes["n_views"].iloc[0])
@@ -57,21 +59,23 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--device", default="cpu", help="where the model runs (cpu, cuda, cuda:N)")
     ap.add_argument("--child", nargs=2, metavar=("MODEL", "AUGMENT"))
     args = ap.parse_args()
     if args.child:
-        child(*args.child, args.batch_size, args.threads, args.repeats)
+        child(*args.child, args.batch_size, args.threads, args.repeats, args.device)
         return
     rows = []
     for augment in MODES:
         for model in ("copy-input", "baseline"):
             out = subprocess.run([sys.executable, __file__, "--child", model, augment,
                                   "--batch-size", str(args.batch_size), "--threads",
-                                  str(args.threads), "--repeats", str(args.repeats)],
+                                  str(args.threads), "--repeats", str(args.repeats),
+                                  "--device", args.device],
                                  capture_output=True, text=True, check=True)
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"arcnb evaluate on arc-agi-1:evaluation (419 test inputs), CPU, "
-          f"{args.threads} threads, batch size {args.batch_size}, best of {args.repeats}")
+    print(f"arcnb evaluate on arc-agi-1:evaluation (419 test inputs), {args.device}, "
+          f"{args.threads} CPU threads, batch size {args.batch_size}, best of {args.repeats}")
     print(f"{'model':<11} {'augment':<16} {'inputs':>6} {'seconds':>8} {'grids/s':>8} "
           f"{'x copy':>7} {'peak MB':>8} {'+MB':>6} {'pass@2':>7}")
     ref = {r["augment"]: r["seconds"] for r in rows if r["model"] == "copy-input"}

@@ -12,10 +12,13 @@ Ratios are against the floor and against the loops. The floor and
 ``grid_metrics`` are timed alternately, ``--repeats`` times each, and the best of
 each is kept (on a shared machine both get the quiet moments); the loops are the
 best of ``--naive-repeats`` runs. The load average is printed with the figures.
-Usage::
+With ``--device cuda`` the tensors live on the GPU and every timing waits for the
+device to finish (``torch.cuda.synchronize``); the naive loop stays numpy on the CPU
+(that is what it is) and the per-grid torch loop runs on the GPU. Usage::
 
     .venv/bin/python benchmarks/bench_metrics.py            # 100,000 grids
     .venv/bin/python benchmarks/bench_metrics.py --n 20000 --threads 1
+    python benchmarks/bench_metrics.py --device cuda
 """
 from __future__ import annotations
 
@@ -55,11 +58,19 @@ def make_batch(n: int, seed: int = 0, size: int = 30):
     return pred, target, source
 
 
+def _sync() -> None:
+    """Wait for queued GPU work (a no-op on the CPU), so a timing covers the work."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
 def best_of(fn, repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
+        _sync()
         t0 = time.perf_counter()
         fn()
+        _sync()
         best = min(best, time.perf_counter() - t0)
     return best
 
@@ -90,15 +101,23 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--naive-repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    ap.add_argument("--device", default="cpu", help="where the tensors live (cpu, cuda, cuda:N)")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
 
-    pred, target, source = make_batch(args.n)
+    pred, target, source = (x.to(device) for x in make_batch(args.n))
+    where = (torch.cuda.get_device_name(device) if device.type == "cuda"
+             else f"{torch.get_num_threads()} threads, "
+                  f"{platform.processor() or platform.machine()}")
     print(f"arcnb grid_metrics benchmark: {args.n:,} grids 30x30 int64 "
           f"({pred.numel() * 8 / 1e6:.0f} MB per tensor), torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+          f"{device.type}: {where}, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.2f}")
+    if device.type == "cuda":  # the first calls pay for CUDA's own start-up
+        grid_metrics(pred[:64], target[:64], source=source[:64])
+        _sync()
 
     # interleaved, best of each: on a shared machine both get the quiet moments
     floor = ours = float("inf")
@@ -107,7 +126,7 @@ def main(argv=None) -> int:
         ours = min(ours, best_of(lambda: grid_metrics(pred, target, source=source), 1))
 
     k = min(args.naive_n, args.n)
-    p_np, t_np, s_np = pred[:k].numpy(), target[:k].numpy(), source[:k].numpy()
+    p_np, t_np, s_np = (x[:k].cpu().numpy() for x in (pred, target, source))
     naive = best_of(lambda: naive_grid_metrics(p_np, t_np, s_np), args.naive_repeats) * args.n / k
     tloop = best_of(lambda: torch_loop(pred[:k], target[:k], source[:k]),
                     args.naive_repeats) * args.n / k

@@ -14,6 +14,7 @@ scaled by its own small seeded noise, saved with a step by
   reported on its own: the target is sweep <= 1.10 x baseline, plus one page.
 
     python benchmarks/bench_sweep.py [--tasks 400] [--checkpoints 10] [--threads 2]
+    python benchmarks/bench_sweep.py --device cuda --no-page   # the models on the GPU
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def main() -> None:
     ap.add_argument("--checkpoints", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-page", action="store_true", help="skip the notebook run")
+    ap.add_argument("--device", default="cpu", help="where the models run (cpu, cuda, cuda:N)")
     args = ap.parse_args()
 
     import torch
@@ -57,18 +59,19 @@ def main() -> None:
         ckpts = sorted((tmp / "ckpt").glob("*.pt"))
         t0 = time.perf_counter()
         for c in ckpts:
-            evaluate(str(c), ds, tmp / "separate" / c.stem, progress=False, device="cpu")
+            evaluate(str(c), ds, tmp / "separate" / c.stem, progress=False,
+                     device=args.device)
         t_sum = time.perf_counter() - t0
         t0 = time.perf_counter()
         sw = S.sweep([tmp / "ckpt"], ds, tmp / "sweep", report=False, progress=False,
-                     device="cpu")
+                     device=args.device)
         t_sweep = time.perf_counter() - t0
         t_page = None
         if not args.no_page:
             t0 = time.perf_counter()
             sw.write(report=True)
             t_page = time.perf_counter() - t0
-        print(json.dumps({"n_checkpoints": len(ckpts), "n_tasks": len(ds),
+        print(json.dumps({"device": args.device, "n_checkpoints": len(ckpts), "n_tasks": len(ds),
                           "sum_of_evaluations_s": round(t_sum, 2),
                           "sweep_s": round(t_sweep, 2),
                           "overhead": round(t_sweep / t_sum - 1, 4),
