@@ -102,6 +102,8 @@ def main(argv=None) -> int:
     ap.add_argument("--naive-repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
     ap.add_argument("--device", default="cpu", help="where the tensors live (cpu, cuda, cuda:N)")
+    ap.add_argument("--batch", type=int, default=256,
+                    help="grids in one training-loop batch (the small-batch line)")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -131,6 +133,14 @@ def main(argv=None) -> int:
     tloop = best_of(lambda: torch_loop(pred[:k], target[:k], source[:k]),
                     args.naive_repeats) * args.n / k
 
+    # one training-loop batch: what a metric costs per step, per-call overhead included
+    b = min(args.batch, args.n)
+    step = float("inf")
+    for _ in range(args.repeats):
+        step = min(step, best_of(lambda: grid_metrics(pred[:b], target[:b], source=source[:b]),
+                                 1))
+    step_loop = best_of(lambda: torch_loop(pred[:b], target[:b], source[:b]), args.naive_repeats)
+
     # same numbers (sanity): the fast path against the naive reference on the subset
     fast = grid_metrics(pred[:k], target[:k], source=source[:k])
     ref = naive_grid_metrics(p_np, t_np, s_np)
@@ -143,6 +153,8 @@ def main(argv=None) -> int:
           f"{naive / ours:7.0f}x slower than grid_metrics")
     print(f"  per-grid torch loop (scaled)       {tloop * 1e3:9.1f} ms   "
           f"{tloop / ours:7.0f}x slower than grid_metrics")
+    print(f"  one batch of {b:<5} grid_metrics       {step * 1e3:9.2f} ms   "
+          f"per-grid torch loop {step_loop * 1e3:.1f} ms ({step_loop / step:.0f}x slower)")
     print(f"  max |fast - naive| on the subset   {worst:.1e}")
     print(f"  load average at the end            {os.getloadavg()[0]:.2f}")
     return 0

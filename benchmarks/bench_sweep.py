@@ -57,6 +57,9 @@ def main() -> None:
                             config={"hidden": 32, "blocks": 3, "prior": True},
                             step=1000 * (k + 1))
         ckpts = sorted((tmp / "ckpt").glob("*.pt"))
+        # warm-up outside the timings (a GPU's context, the first model load)
+        evaluate(str(ckpts[0]), ds.select(ds.task_ids[:2]), tmp / "warm-up", progress=False,
+                 device=args.device)
         t0 = time.perf_counter()
         for c in ckpts:
             evaluate(str(c), ds, tmp / "separate" / c.stem, progress=False,
