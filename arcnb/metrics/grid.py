@@ -16,7 +16,7 @@ from ..errors import ParameterError
 from ..grids import check_pad_token
 from ._tensors import (_as_tensor, _check_batch, _check_same_shape, _first_device,
                        _float_dtype, _out, _ratio, _torch)
-from .grid_kernel import CELL_KEYS
+from .grid_kernel import CELL_KEYS, CHANGE_KEYS
 from .grid_numpy import count_numpy
 from .grid_torch import count_torch
 
@@ -119,12 +119,11 @@ def grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     with_source = source is not None
     names = grid_count_names(tols, with_source, reference)
     fdt = _float_dtype(device)
-    acc = {n: torch.zeros((), dtype=fdt if n.startswith("sum_") else torch.int64,
-                          device=device)
-           for n in names}
     B = target.shape[0]
-    acc["n_total"] += B
     if B == 0 or target.numel() == 0:
+        acc = {n: torch.zeros((), dtype=fdt if n.startswith("sum_") else torch.int64,
+                              device=device) for n in names}
+        acc["n_total"] += B
         return acc
     columns = target.dim() != 2
     # [B, L]: one row per grid, no columns counted; [B, ..., H, W]: extra dims fold
@@ -140,93 +139,112 @@ def grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                           threads=torch.get_num_threads(), **opts)
     else:
         raw = count_torch(pred, target, source, **opts)
-    _add_kernel_counts(acc, raw, tols, target.shape[1] * target.shape[2])
-    return acc
+    acc = _kernel_counts(raw, tols, target.shape[1] * target.shape[2], B, device, fdt)
+    return {n: acc[n] for n in names}
 
 
-def _add_kernel_counts(acc: dict, raw: Mapping[str, Any], tols, cells: int) -> None:
-    """Add a kernel's counts ``raw`` to the counts ``acc`` of :func:`grid_update`,
-    deriving the counts the kernels leave out."""
-    for key in CELL_KEYS:
-        if key in acc:
-            acc[key] += raw[key]
-    acc["n_valid_correct"] += raw["n_valid"] - raw["n_wrong"]
+def _kernel_counts(raw: Mapping[str, Any], tols, cells: int, n_total: int, device,
+                   fdt) -> dict:
+    """The counts of :func:`grid_update` from a kernel's counts ``raw``, deriving the
+    counts the kernels leave out: int64 (``sum_*``: ``fdt``) 0-dim tensors on
+    ``device``, made without a host-device copy (a kernel's tensors are used as they
+    are; a number becomes a filled tensor)."""
+    torch = _torch()
+
+    def count(x):
+        if isinstance(x, torch.Tensor):
+            return x.to(torch.int64)
+        return torch.full((), int(x), dtype=torch.int64, device=device)
+
+    acc = {key: count(raw[key]) for key in CELL_KEYS}
+    acc["n_total"] = count(n_total)
+    acc["n_valid_correct"] = acc["n_valid"] - acc["n_wrong"]
     for k, tl in enumerate(tols):
-        acc["n_" + tolerance_name(tl)] += raw["n_tol"][k]
-    if "n_tgt_change" not in acc:
-        return
-    n_tc, n_both, n_cc = raw["n_tgt_change"], raw["n_both_change"], raw["n_change_correct"]
-    acc["n_tgt_change"] += n_tc
-    acc["n_both_change"] += n_both
-    acc["n_change_correct"] += n_cc
+        acc["n_" + tolerance_name(tl)] = count(raw["n_tol"][k])
+    if "n_tgt_change" not in raw:
+        return acc
+    n_tc, n_both, n_cc = (count(raw[k]) for k in CHANGE_KEYS)
+    acc["n_tgt_change"], acc["n_both_change"], acc["n_change_correct"] = n_tc, n_both, n_cc
     # valid cells with pred != src: where tgt != src, the n_both cells; where
     # tgt == src, exactly the wrong cells, n_wrong - (n_tc - n_cc) of them
-    acc["n_pred_change"] += n_both + raw["n_wrong"] - n_tc + n_cc
-    if "sum_ref_recall" in acc:
+    acc["n_pred_change"] = n_both + acc["n_wrong"] - n_tc + n_cc
+    if "ref_per_grid" in raw:
         # the reference code: per grid, over every cell (padding included)
-        torch = _torch()
-        fdt = acc["sum_ref_recall"].dtype
-        device = acc["sum_ref_recall"].device
         flags = torch.as_tensor(raw["ref_per_grid"], device=device).to(fdt)  # [3, B]
         tc_g, pc_g, both_g = flags[0], flags[1], flags[2]
         one = torch.ones((), dtype=fdt, device=device)
         rec = torch.where(tc_g > 0, both_g / tc_g.clamp_min(1), one)
         prec = torch.where(pc_g > 0, both_g / pc_g.clamp_min(1), one)
         f1 = 2.0 * prec * rec / (prec + rec + 1e-8)
-        acc["sum_ref_copy_rate"] += ((cells - pc_g) / cells).sum()
-        acc["sum_ref_recall"] += rec.sum()
-        acc["sum_ref_precision"] += prec.sum()
-        acc["sum_ref_f1"] += f1.sum()
+        acc["sum_ref_copy_rate"] = ((cells - pc_g) / cells).sum()
+        acc["sum_ref_recall"] = rec.sum()
+        acc["sum_ref_precision"] = prec.sum()
+        acc["sum_ref_f1"] = f1.sum()
+    return acc
 
 
 def grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
                  weights=DEFAULT_WEIGHTS, convention: str = "arcnb") -> dict:
-    """Ratios of :func:`grid_metrics` from the counts of :func:`grid_update`."""
+    """Ratios of :func:`grid_metrics` from the counts of :func:`grid_update`.
+
+    Every ratio is taken at once on stacked numerators and denominators (a handful of
+    tensor operations whatever the number of metrics: on a GPU each operation is a
+    kernel launch, and a training loop calls this every step)."""
     torch = _torch()
     convention = check_convention(convention)
     tols = check_tolerances(tolerances)
     w_cell, w_tol, w_exact = check_weights(weights)
     ref = convention == "reference"
+    change = "n_tgt_change" in counts
+    if change and ref and "sum_ref_recall" not in counts:
+        raise ParameterError("counts lack the reference change sums (update with reference=True)")
     grids = counts["n_total"] if ref else counts["n_grids"]
-    out = {
-        "grid_accuracy": _ratio(counts["n_correct"], grids),
-        "exact_match": _ratio(counts["n_exact"], grids),
-        "cell_accuracy": _ratio(counts["n_valid_correct"], counts["n_valid"]),
-    }
-    for tl in tols:
-        out[tolerance_name(tl)] = _ratio(counts["n_" + tolerance_name(tl)], grids)
-    out["row_all_correct_rate"] = _ratio(counts["n_rows_correct"], counts["n_rows"])
-    out["col_all_correct_rate"] = _ratio(counts["n_cols_correct"], counts["n_cols"])
-    tol95 = _ratio(counts["n_" + tolerance_name(0.95)], grids)
-    terms = [(w_cell, out["cell_accuracy"]), (w_tol, tol95), (w_exact, out["grid_accuracy"])]
-    dense = torch.zeros_like(out["cell_accuracy"])
+    # (metric, numerator, denominator), in the order of the result
+    pairs = [("grid_accuracy", counts["n_correct"], grids),
+             ("exact_match", counts["n_exact"], grids),
+             ("cell_accuracy", counts["n_valid_correct"], counts["n_valid"])]
+    pairs += [(tolerance_name(tl), counts["n_" + tolerance_name(tl)], grids) for tl in tols]
+    pairs += [("row_all_correct_rate", counts["n_rows_correct"], counts["n_rows"]),
+              ("col_all_correct_rate", counts["n_cols_correct"], counts["n_cols"]),
+              ("tol95", counts["n_" + tolerance_name(0.95)], grids)]
+    if change:
+        if ref:
+            n = counts["n_total"]
+            pairs += [("change_recall", counts["sum_ref_recall"], n),
+                      ("change_precision", counts["sum_ref_precision"], n),
+                      ("transformation_f1", counts["sum_ref_f1"], n),
+                      ("copy_rate", counts["sum_ref_copy_rate"], n)]
+        else:
+            pairs += [("change_recall", counts["n_both_change"], counts["n_tgt_change"]),
+                      ("change_precision", counts["n_both_change"], counts["n_pred_change"]),
+                      ("copy_rate", counts["n_valid"] - counts["n_pred_change"],
+                       counts["n_valid"])]
+        # no counterpart in the reference code: pooled over valid cells in both
+        pairs.append(("change_accuracy", counts["n_change_correct"], counts["n_tgt_change"]))
+    r = dict(zip([k for k, _, _ in pairs],
+                 _ratio(torch.stack([a for _, a, _ in pairs]),
+                        torch.stack([b for _, _, b in pairs])).unbind()))
+    terms = [(w_cell, r["cell_accuracy"]), (w_tol, r.pop("tol95")),
+             (w_exact, r["grid_accuracy"])]
+    dense = torch.zeros_like(r["cell_accuracy"])
     for w, m in terms:
         if w != 0.0:  # a zero weight drops its term (0 * NaN would poison the sum)
             dense = dense + w * m
+    out = {k: r[k] for k in list(r)[:5 + len(tols)]}
     out["dense_grid_objective"] = dense
-    out["n_grids"] = grids.to(out["cell_accuracy"].dtype)
-    if "n_tgt_change" in counts:
-        if ref:
-            if "sum_ref_recall" not in counts:
-                raise ParameterError("counts lack the reference change sums (update with reference=True)")
-            n = counts["n_total"]
-            out["change_recall"] = _ratio(counts["sum_ref_recall"], n)
-            out["change_precision"] = _ratio(counts["sum_ref_precision"], n)
-            out["transformation_f1"] = _ratio(counts["sum_ref_f1"], n)
-            out["copy_rate"] = _ratio(counts["sum_ref_copy_rate"], n)
-        else:
-            rec = _ratio(counts["n_both_change"], counts["n_tgt_change"])
-            prec = _ratio(counts["n_both_change"], counts["n_pred_change"])
+    out["n_grids"] = grids.to(dense.dtype)
+    if change:
+        rec, prec = r["change_recall"], r["change_precision"]
+        if not ref:
             s = prec + rec
-            f1 = torch.where(s > 0, 2 * prec * rec / torch.where(s > 0, s, torch.ones_like(s)),
-                             torch.where(torch.isnan(s), s, torch.zeros_like(s)))
-            out["change_recall"] = rec
-            out["change_precision"] = prec
-            out["transformation_f1"] = f1
-            out["copy_rate"] = _ratio(counts["n_valid"] - counts["n_pred_change"], counts["n_valid"])
-        # no counterpart in the reference code: pooled over valid cells in both
-        out["change_accuracy"] = _ratio(counts["n_change_correct"], counts["n_tgt_change"])
-    return {k: _out(v) for k, v in out.items()}
+            r["transformation_f1"] = torch.where(
+                s > 0, 2 * prec * rec / torch.where(s > 0, s, torch.ones_like(s)),
+                torch.where(torch.isnan(s), s, torch.zeros_like(s)))
+        for k in ("change_recall", "change_precision", "transformation_f1", "copy_rate",
+                  "change_accuracy"):
+            out[k] = r[k]
+    # the final form: float32 on the input's device, one conversion for all
+    return dict(zip(out, _out(torch.stack(list(out.values()))).unbind()))
 
 
 def prepare_grid_inputs(pred, target, source, pad_token):

@@ -29,11 +29,11 @@ def count_torch(pred, target, source=None, *, pad_token, tols, columns: bool,
     out = _cell_counts(job, parts, tols)
     if source is not None:
         torch = _torch()
-        chg = torch.stack([r["chg"] for r in parts]).sum(0)
+        chg = parts[0]["chg"] if len(parts) == 1 else torch.stack([r["chg"] for r in parts]).sum(0)
         out["n_tgt_change"], out["n_both_change"], out["n_change_correct"] = \
             chg[0], chg[1], chg[2]
         if job.reference:
-            out["ref_per_grid"] = torch.cat([r["ref"] for r in parts], dim=1)
+            out["ref_per_grid"] = _cat([r["ref"] for r in parts], dim=1)
     return out
 
 
@@ -149,6 +149,12 @@ def _chunk_changes(job: _Job, buf: _Buffers, a: int, b: int, eq, v) -> dict:
     return res
 
 
+def _cat(xs: list, dim: int = 0):
+    """``torch.cat`` of the chunks' tensors; one chunk's tensor as it is (a small batch
+    is one chunk, and every skipped copy is a kernel launch less on a GPU)."""
+    return xs[0] if len(xs) == 1 else _torch().cat(xs, dim=dim)
+
+
 def _unpack(x):
     """float32 ``valid + 32 * wrong`` (exact small integers) -> ``(valid, wrong)``;
     float arithmetic is vectorised where int64 bit operations are not."""
@@ -165,7 +171,7 @@ def _cell_counts(job: _Job, parts: list, tols) -> dict:
     fdt = _float_dtype(job.device)
 
     def cat(key):
-        return torch.cat([r[key] for r in parts])
+        return _cat([r[key] for r in parts])
 
     out = dict.fromkeys(("n_rows", "n_rows_correct", "n_cols", "n_cols_correct"), 0)
     if job.packed:
