@@ -445,6 +445,7 @@ TESTS = ROOT / "tests"
 #: reason. Every other ``tests/test_*.py`` is named after the module it tests (see
 #: :func:`module_test_names`); ARCHITECTURE.md's "Tests" section lists these same files.
 CROSS_CUTTING = {
+    "test_cuda.py": "the metrics, a breakdown and an evaluation on a CUDA device (skipped without)",
     "test_docs.py": "the strict, offline documentation build",
     "test_environment.py": "environment.yml and pyproject.toml list the same packages",
     "test_explore_browser.py": "the explore notebook in a real JupyterLab and browser",
