@@ -69,7 +69,15 @@ def naive(pred, tgt, src):
     return ok / n_grid, right / cells, caught / changed
 
 
-def test_callback_logs_metrics_and_checkpoint_monitors_grid_accuracy(tmp_path):
+GPU = pytest.param("gpu", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                  reason="no CUDA device"))
+
+
+@pytest.mark.parametrize("accelerator", ["cpu", GPU])
+def test_callback_logs_metrics_and_checkpoint_monitors_grid_accuracy(tmp_path, accelerator,
+                                                                     monkeypatch):
+    if accelerator == "gpu":  # full float32 products: the recount below sees the same logits
+        monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
     ds = load_dataset("arc-agi-1:training", tasks=TASKS)
     pairs = [p for t in ds for p in t.train + t.test if p.input.shape == p.output.shape]
     src = pad_batch([p.input for p in pairs])
@@ -82,15 +90,16 @@ def test_callback_logs_metrics_and_checkpoint_monitors_grid_accuracy(tmp_path):
     arc_cb, rec = ArcMetricsCallback(prefix="val_"), Recorder()
     ckpt_cb = ModelCheckpoint(dirpath=tmp_path / "ckpt", monitor="val_grid_accuracy",
                               mode="max", save_top_k=1)
-    trainer = L.Trainer(max_epochs=25, accelerator="cpu", devices=1, logger=False,
+    trainer = L.Trainer(max_epochs=25, accelerator=accelerator, devices=1, logger=False,
                         enable_progress_bar=False, enable_model_summary=False,
                         num_sanity_val_steps=0, default_root_dir=tmp_path,
                         callbacks=[arc_cb, rec, ckpt_cb])
     trainer.fit(model, train, val)
     # the last epoch's logged values equal a naive recount over the whole validation set
     model.eval()
+    device = torch.device("cuda" if accelerator == "gpu" else "cpu")
     with torch.no_grad():
-        pred = model(src).argmax(1)
+        pred = model.to(device)(src.to(device)).argmax(1).cpu()
     g, c, r = naive(pred, tgt, src)
     last = rec.history[-1]
     for name in ("val_grid_accuracy", "val_cell_accuracy", "val_change_recall",
