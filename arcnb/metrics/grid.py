@@ -199,14 +199,15 @@ def grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
     if change and ref and "sum_ref_recall" not in counts:
         raise ParameterError("counts lack the reference change sums (update with reference=True)")
     grids = counts["n_total"] if ref else counts["n_grids"]
-    # (metric, numerator, denominator), in the order of the result
-    pairs = [("grid_accuracy", counts["n_correct"], grids),
-             ("exact_match", counts["n_exact"], grids),
-             ("cell_accuracy", counts["n_valid_correct"], counts["n_valid"])]
-    pairs += [(tolerance_name(tl), counts["n_" + tolerance_name(tl)], grids) for tl in tols]
-    pairs += [("row_all_correct_rate", counts["n_rows_correct"], counts["n_rows"]),
-              ("col_all_correct_rate", counts["n_cols_correct"], counts["n_cols"]),
-              ("tol95", counts["n_" + tolerance_name(0.95)], grids)]
+    # (metric, numerator, denominator): the ratios before the dense objective in the
+    # order of the result, the 0.95 tolerance the objective uses, the change ratios
+    head = [("grid_accuracy", counts["n_correct"], grids),
+            ("exact_match", counts["n_exact"], grids),
+            ("cell_accuracy", counts["n_valid_correct"], counts["n_valid"])]
+    head += [(tolerance_name(tl), counts["n_" + tolerance_name(tl)], grids) for tl in tols]
+    head += [("row_all_correct_rate", counts["n_rows_correct"], counts["n_rows"]),
+             ("col_all_correct_rate", counts["n_cols_correct"], counts["n_cols"])]
+    pairs = head + [("tol95", counts["n_" + tolerance_name(0.95)], grids)]
     if change:
         if ref:
             n = counts["n_total"]
@@ -230,7 +231,7 @@ def grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
     for w, m in terms:
         if w != 0.0:  # a zero weight drops its term (0 * NaN would poison the sum)
             dense = dense + w * m
-    out = {k: r[k] for k in list(r)[:5 + len(tols)]}
+    out = {k: r[k] for k, _, _ in head}
     out["dense_grid_objective"] = dense
     out["n_grids"] = grids.to(dense.dtype)
     if change:
