@@ -89,6 +89,36 @@ def test_streaming_grid_metrics_on_cuda_over_batches_equal_the_naive_loop_on_all
                                             np.concatenate(ss)))
 
 
+def test_a_training_step_of_metrics_never_waits_for_the_gpu():
+    """grid_metrics, GridMetrics.update (the training-loop metrics), token accuracy and
+    the latent diagnostics queue their work and return: no host-device synchronisation
+    (no copy from host memory, no ``.item()``), which would stall a training loop until
+    the GPU caught up. CUDA's sync debug mode turns any such wait into an error."""
+    from arcnb.metrics.streaming import GridMetrics
+
+    p, t, s = (_on_cuda(x) for x in random_batch(np.random.default_rng(5), B=64,
+                                                  size=(30, 30)))
+    m = GridMetrics().to(CUDA)
+    logits = torch.randn(4, 50, 11, device=CUDA)
+    tokens = torch.randint(0, 11, (4, 50), device=CUDA)
+    mu, logvar = torch.randn(64, 8, device=CUDA), torch.randn(64, 8, device=CUDA)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for convention in ("arcnb", "reference"):
+            grid_metrics(p, t, source=s, convention=convention)
+        grid_metrics(p, t)
+        m.update(p, t, s)
+        m.update(p, t, s)
+        token_accuracy(logits, tokens, ignore_index=-100)
+        latent_diagnostics(mu, logvar)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    # and the numbers are the ones the naive loop gives
+    want = naive_grid_metrics(*(x.cpu().numpy() for x in (p, t, s)))
+    _assert_matches(grid_metrics(p, t, source=s), want)
+
+
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory):
     """The bundled baseline on 40 ARC-AGI-1 evaluation tasks, on the CPU and on CUDA."""

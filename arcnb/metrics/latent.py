@@ -24,7 +24,8 @@ def latent_update(mu, logvar) -> dict:
     logvar = logvar.to(fdt)
     var = logvar.exp()
     kl = -0.5 * (1 + logvar - mu.pow(2) - var)
-    return {"n": torch.tensor(mu.shape[0], device=mu.device), "sum_kl": kl.sum(0),
+    return {"n": torch.full((), mu.shape[0], dtype=torch.int64, device=mu.device),
+            "sum_kl": kl.sum(0),
             "sum_mu": mu.sum(0), "sum_mu2": mu.pow(2).sum(0), "sum_var": var.sum(0)}
 
 
@@ -43,7 +44,7 @@ def latent_compute(counts, *, active_threshold=ACTIVE_DIM_THRESHOLD) -> dict:
         "kl_total": kl_per_dim.sum(),
         "n_active_dims": torch.where(n > 0, active.sum().to(kl_per_dim.dtype),
                                      torch.full_like(kl_per_dim.sum(), math.nan)),
-        "n_dims": torch.tensor(float(kl_per_dim.shape[0]), device=kl_per_dim.device),
+        "n_dims": torch.full((), float(kl_per_dim.shape[0]), device=kl_per_dim.device),
         "latent_std": torch.sqrt(var_mu + mean_var).mean(),
         "mu_variance_per_dim": var_mu,
     }

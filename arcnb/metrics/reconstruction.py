@@ -29,12 +29,7 @@ def _confusion_counts(pred, target, pad_token):
     """
     torch = _torch()
     device = target.device
-    if pad_token is None:
-        v = None
-        n_valid = torch.tensor(target.numel(), device=device)
-    else:
-        v = target != pad_token
-        n_valid = v.sum()
+    v = None if pad_token is None else target != pad_token
     t_colour = (target >= 0) & (target <= 9)
     bad_t = (v & ~t_colour) if v is not None else ~t_colour
     if bool(bad_t.any()):
@@ -48,7 +43,6 @@ def _confusion_counts(pred, target, pad_token):
     if v is not None:
         idx = torch.where(v, idx, torch.full((), dump, device=device, dtype=torch.long))
     counts = torch.bincount(idx.reshape(-1), minlength=dump + 1)[:dump]
-    del n_valid
     return counts.reshape(N_COLORS, PREDICTED_CODES)
 
 
