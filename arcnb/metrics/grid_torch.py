@@ -202,8 +202,8 @@ def _cell_counts(job: _Job, parts: list, tols) -> dict:
     out["n_correct"] = (nonempty & (g_wrong == 0)).sum()
     out["n_exact"] = (nonempty & (cat("exact") > 0)).sum()
     g_acc = (g_valid - g_wrong).to(fdt) / g_valid.clamp_min(1).to(fdt)
-    # the tolerances as Python numbers, never a tensor copied to the device (a copy
-    # from host memory waits for the device's queued work)
+    # the tolerances as Python numbers: no tensor copied from host memory to the
+    # device on every call
     tol_counts = (torch.stack([g_acc >= t for t in tols], dim=1) & nonempty[:, None]).sum(0)
     out["n_tol"] = [tol_counts[k] for k in range(len(tols))]
     return out
