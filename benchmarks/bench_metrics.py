@@ -135,10 +135,7 @@ def main(argv=None) -> int:
 
     # one training-loop batch: what a metric costs per step, per-call overhead included
     b = min(args.batch, args.n)
-    step = float("inf")
-    for _ in range(args.repeats):
-        step = min(step, best_of(lambda: grid_metrics(pred[:b], target[:b], source=source[:b]),
-                                 1))
+    step = best_of(lambda: grid_metrics(pred[:b], target[:b], source=source[:b]), args.repeats)
     step_loop = best_of(lambda: torch_loop(pred[:b], target[:b], source[:b]), args.naive_repeats)
 
     # same numbers (sanity): the fast path against the naive reference on the subset

@@ -50,8 +50,11 @@ def test_grid_metrics_on_cuda_match_the_naive_loop(convention):
 
 def test_grid_metrics_on_cuda_on_full_size_grids_many_chunks():
     """30x30 grids, enough of them that the device kernel works in several chunks."""
+    from arcnb.metrics.grid_kernel import chunks
+
     rng = np.random.default_rng(7)
-    p, t, s = random_batch(rng, B=3000, size=(30, 30))
+    p, t, s = random_batch(rng, B=10_000, size=(30, 30))
+    assert len(list(chunks(10_000, 30 * 30, "cuda"))) > 1
     got = grid_metrics(_on_cuda(p), _on_cuda(t), source=_on_cuda(s))
     _assert_matches(got, naive_grid_metrics(p, t, s))
 
