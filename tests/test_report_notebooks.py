@@ -8,6 +8,7 @@ JSON, never read back from arcnb.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -442,17 +443,20 @@ def test_the_warm_kernel_reads_only_a_bundled_dataset_and_keeps_its_categories()
     assert [references.reference_run(r, ds) for r in bundled] == kept
 
 
-def test_the_exporter_made_ready_in_the_background_exports_as_a_fresh_one(tmp_path):
-    """``prepare_export`` readies nbconvert in a thread while a kernel works; pages
-    exported after it, from several threads at once, are the page of the same notebook
-    exported in a fresh process."""
+def test_the_report_helper_exports_as_a_fresh_process_and_leaves_failures_here(tmp_path,
+                                                                               monkeypatch):
+    """The report's helper process exports the page a fresh process makes of the same
+    notebook, and so do exports here from several threads at once; a helper that cannot
+    start, or an export that fails in it, leaves the export to this process, which
+    raises its own error."""
     import subprocess
     import sys
     import threading
 
     import nbformat
 
-    from arcnb.report.notebooks import export_html, prepare_export
+    from arcnb.errors import ArcnbError
+    from arcnb.report.notebooks import ReportHelper, export_html
 
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("## <b>one</b> section"),
@@ -467,14 +471,44 @@ def test_the_exporter_made_ready_in_the_background_exports_as_a_fresh_one(tmp_pa
     subprocess.run([sys.executable, "-c", "import sys; from arcnb.report.notebooks import "
                     "export_html; export_html(sys.argv[1], sys.argv[2], title='t')",
                     str(src), str(fresh)], check=True, cwd=tmp_path)
-    prepare_export().join()
+    want = fresh.read_text()
+    assert "&lt;two&gt;" in want and 'href="#' in want  # the output and a contents link
+
+    helper = ReportHelper(share=False)
+    proc = helper.proc
+    assert proc is not None and helper.kernel_env == {}
+    assert helper.export(src, tmp_path / "h.html", title="t") == tmp_path / "h.html"
+    assert (tmp_path / "h.html").read_text() == want
+    assert proc.poll() is not None  # it exited once it had answered
+
     threads = [threading.Thread(target=export_html, args=(src, tmp_path / f"{i}.html"),
                                 kwargs={"title": "t"}) for i in range(3)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    want = fresh.read_text()
-    assert "&lt;two&gt;" in want and 'href="#' in want  # the output and a contents link
     for i in range(3):
         assert (tmp_path / f"{i}.html").read_text() == want
+
+    # an export that fails in the helper is done again here: the error is this one's
+    # (a page that exists, without overwrite)
+    with pytest.raises(ArcnbError) as here:
+        export_html(src, tmp_path / "h.html")
+    helper = ReportHelper(share=False)
+    with pytest.raises(ArcnbError) as there:
+        helper.export(src, tmp_path / "h.html")
+    assert type(there.value) is type(here.value) and str(there.value) == str(here.value)
+    assert (tmp_path / "h.html").read_text() == want
+    # a helper that cannot start: the page is exported here
+    with monkeypatch.context() as m:
+        m.setattr(sys, "executable", str(tmp_path / "no-python"))
+        helper = ReportHelper(share=False)
+    assert helper.proc is None
+    helper.export(src, tmp_path / "n.html", title="t")
+    assert (tmp_path / "n.html").read_text() == want
+    # one never used is stopped and leaves no folder behind
+    helper = ReportHelper()
+    folder, proc = helper.folder, helper.proc
+    helper.close()
+    helper.close()
+    assert proc.poll() is not None and not os.path.exists(folder)
