@@ -455,8 +455,22 @@ def test_the_report_helper_exports_as_a_fresh_process_and_leaves_failures_here(t
 
     import nbformat
 
+    import time
+
     from arcnb.errors import ArcnbError
+    from arcnb.report import notebooks as NB
     from arcnb.report.notebooks import ReportHelper, export_html
+
+    here_calls = []  # the exports done in this process
+    monkeypatch.setattr(NB, "export_html", lambda *a, **k: here_calls.append(a) or
+                        export_html(*a, **k))
+
+    def ready(helper):
+        for _ in range(1200):
+            if (Path(helper.folder) / helper.READY).exists():
+                return helper
+            time.sleep(0.05)
+        raise AssertionError("the helper never got ready")
 
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("## <b>one</b> section"),
@@ -474,11 +488,11 @@ def test_the_report_helper_exports_as_a_fresh_process_and_leaves_failures_here(t
     want = fresh.read_text()
     assert "&lt;two&gt;" in want and 'href="#' in want  # the output and a contents link
 
-    helper = ReportHelper(share=False)
+    helper = ready(ReportHelper(share=False))
     proc = helper.proc
     assert proc is not None and helper.kernel_env == {}
     assert helper.export(src, tmp_path / "h.html", title="t") == tmp_path / "h.html"
-    assert (tmp_path / "h.html").read_text() == want
+    assert (tmp_path / "h.html").read_text() == want and here_calls == []
     assert proc.poll() is not None  # it exited once it had answered
 
     threads = [threading.Thread(target=export_html, args=(src, tmp_path / f"{i}.html"),
@@ -494,18 +508,26 @@ def test_the_report_helper_exports_as_a_fresh_process_and_leaves_failures_here(t
     # (a page that exists, without overwrite)
     with pytest.raises(ArcnbError) as here:
         export_html(src, tmp_path / "h.html")
-    helper = ReportHelper(share=False)
+    here_calls.clear()
+    helper = ready(ReportHelper(share=False))
     with pytest.raises(ArcnbError) as there:
         helper.export(src, tmp_path / "h.html")
     assert type(there.value) is type(here.value) and str(there.value) == str(here.value)
-    assert (tmp_path / "h.html").read_text() == want
-    # a helper that cannot start: the page is exported here
+    assert (tmp_path / "h.html").read_text() == want and len(here_calls) == 1
+    # a helper that cannot start, or is not ready yet: the page is exported here
     with monkeypatch.context() as m:
         m.setattr(sys, "executable", str(tmp_path / "no-python"))
         helper = ReportHelper(share=False)
     assert helper.proc is None
     helper.export(src, tmp_path / "n.html", title="t")
-    assert (tmp_path / "n.html").read_text() == want
+    assert (tmp_path / "n.html").read_text() == want and len(here_calls) == 2
+    with monkeypatch.context() as m:
+        m.setattr(ReportHelper, "READY", "never")
+        helper = ReportHelper(share=False)
+        proc = helper.proc
+        helper.export(src, tmp_path / "r.html", title="t")
+    assert (tmp_path / "r.html").read_text() == want and len(here_calls) == 3
+    assert proc.poll() is not None
     # one never used is stopped and leaves no folder behind
     helper = ReportHelper()
     folder, proc = helper.folder, helper.proc

@@ -399,6 +399,7 @@ def test_a_section_handed_over_by_the_helper_is_the_section_computed_here(tmp_pa
     folder.mkdir()
     monkeypatch.setenv(H.ENV, str(folder))
     monkeypatch.setattr(H, "_ATTACHED", [])
+    monkeypatch.setattr(H, "_KERNEL", {"started": None, "longest": 0.0})
     shared = [S.Failures, S.PassAtK, S.Colours]
     rc = {"figure.dpi": 72, "font.size": 9.0}  # the kernel's settings: they change the figures
     with matplotlib.rc_context(rc):
@@ -451,6 +452,13 @@ def test_a_section_handed_over_by_the_helper_is_the_section_computed_here(tmp_pa
     assert not H.adopt(section("Left"))
     # while a section the helper finished is still taken as it is
     assert H.adopt(section("Colours")) is True
+    # a helper too slow for its section (starved of the cores): computed here after
+    # a while, and the helper is told to start no other
+    (folder / "helper.pid").write_text(str(__import__("os").getpid()))  # alive
+    (folder / "Slow.claim").touch()
+    monkeypatch.setattr(H, "MIN_WAIT_S", 0.3)
+    assert not (folder / "stop").exists()
+    assert not H.adopt(section("Slow")) and (folder / "stop").exists()
     # a second run opened in the same kernel turns the hand-over off
     S.open_report(n_boot=200)
     assert not H.adopt(section("Colours"))

@@ -425,17 +425,21 @@ class ReportHelper:
     error is the one :func:`export_html` raises. ``share=False``: export only.
     :meth:`close` stops it and removes its folder."""
 
+    #: the file the helper writes in its folder once it is ready to export
+    READY = "ready"
+
     def __init__(self, dataset: str | None = None, *, share: bool = True):
         import subprocess
 
-        self.folder = tempfile.mkdtemp(prefix="arcnb-sections-") \
-            if share and os.name != "nt" else None
+        self.folder = tempfile.mkdtemp(prefix="arcnb-helper-")
+        self.sharing = bool(share) and os.name != "nt"
         # the helper imports what this process imports (this arcnb), from this process's
         # module path
         path = [p for p in sys.path if p not in ("", ".")]
         code = ("import os, sys; hasattr(os, 'nice') and os.nice(19); "
                 f"sys.path[:] = {path!r}; from arcnb.report.notebooks import _helper_main; "
-                f"_helper_main({self.folder!r}, {str(dataset) if dataset else None!r})")
+                f"_helper_main({self.folder!r}, {str(dataset) if dataset else None!r}, "
+                f"{self.sharing!r})")
         # not another report's hand-over (a report built from a report's kernel)
         env = {k: v for k, v in os.environ.items() if k != HANDOVER_ENV}
         try:
@@ -448,25 +452,28 @@ class ReportHelper:
     @property
     def kernel_env(self) -> dict:
         """What the report's kernel gets in its environment to share sections."""
-        return {HANDOVER_ENV: self.folder} if self.folder and self.proc is not None else {}
+        return {HANDOVER_ENV: self.folder} if self.sharing and self.proc is not None else {}
 
     def shared(self) -> list[str]:
         """The sections the helper handed over to the kernel, in the report's order."""
-        if not self.folder or not os.path.isdir(self.folder):
+        if not self.sharing or not os.path.isdir(self.folder):
             return []
         done = {p.stem for p in Path(self.folder).glob("*.pickle")}
         return [cls.__name__ for cls in REPORT if cls.__name__ in done]
 
     def notebook_done(self) -> None:
         """The notebook has run: the helper starts no other section."""
-        if self.folder:
-            stop(self.folder)
+        stop(self.folder)
 
     def export(self, notebook: str | os.PathLike, html_path: str | os.PathLike, *,
                overwrite: bool = False, title: str | None = None) -> Path:
         """:func:`export_html` (same arguments and result), done by the helper."""
         proc, self.proc = self.proc, None
         self.notebook_done()
+        if proc is not None and not os.path.exists(os.path.join(self.folder, self.READY)):
+            # not ready yet (other work held the cores): exported here rather than waited for
+            _stop(proc, wait=False)
+            proc = None
         if proc is not None:
             import json
 
@@ -491,8 +498,7 @@ class ReportHelper:
         proc, self.proc = self.proc, None
         if proc is not None:
             _stop(proc, wait=False)
-        if self.folder:
-            shutil.rmtree(self.folder, ignore_errors=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _stop(proc, *, wait: bool) -> None:
@@ -514,22 +520,23 @@ def _stop(proc, *, wait: bool) -> None:
         proc.wait()
 
 
-def _helper_main(folder: str | None, dataset: str | None) -> None:
-    """The :class:`ReportHelper` process: ready the report's modules and nbconvert,
-    share the report's sections through ``folder`` until the notebook is done, then
-    read one export request (a JSON line: ``notebook``, ``html``, ``overwrite``,
-    ``title``) on stdin, export it and answer ``ok`` or ``error`` on stdout; exit at
-    once."""
+def _helper_main(folder: str, dataset: str | None, sharing: bool) -> None:
+    """The :class:`ReportHelper` process: ready nbconvert (and, ``sharing``, the report's
+    modules and ``dataset``), say so in ``folder``, share the report's sections through
+    it until the notebook is done, then read one export request (a JSON line:
+    ``notebook``, ``html``, ``overwrite``, ``title``) on stdin, export it and answer
+    ``ok`` or ``error`` on stdout; exit at once."""
     import json
 
     reply, sys.stdout = sys.stdout, sys.stderr  # nothing else reaches the answer stream
-    if folder and dataset:
+    if sharing and dataset:
         try:
             warm_up(dataset)  # the dataset read, the first figure's fonts loaded
         except Exception:  # noqa: BLE001 - open_report reads it again, or fails there
             pass
     _warm_export()
-    if folder:
+    Path(folder, ReportHelper.READY).touch()
+    if sharing:
         try:
             share(folder, REPORT, open_report)
         except Exception:  # noqa: BLE001 - the kernel computes what is left

@@ -34,9 +34,14 @@ __all__ = ["ENV", "attach", "adopt", "share", "stop"]
 ENV = "ARCNB_SECTIONS_HANDOVER"
 
 _SETUP, _PID, _STOP = "setup.pickle", "helper.pid", "stop"
-#: how long the kernel waits for a section the helper claimed before computing it itself
-WAIT_S = 300.0
+#: the kernel waits for a section the helper claimed at most this many times as long as
+#: its own longest section took, and at least :data:`MIN_WAIT_S`; then it computes the
+#: section itself and the helper starts no other (a helper starved of the cores by
+#: other work never holds the report up for long)
+WAIT_FACTOR, MIN_WAIT_S = 3.0, 2.0
 _POLL_S = 0.005
+#: when the kernel started computing its last section, and its longest so far (s)
+_KERNEL = {"started": None, "longest": 0.0}
 #: the kernel's setup cell's run and options (``id`` of the run, the run, the options)
 _ATTACHED: list = []
 _NOT_SHARED = {"backend", "backend_fallback", "interactive", "toolbar"}
@@ -93,21 +98,28 @@ def adopt(section) -> bool:
     if folder is None or not _ATTACHED or _ATTACHED[1] is None \
             or section.run is not _ATTACHED[1] or section.options != _ATTACHED[2]:
         return False
+    now = time.monotonic()
+    if _KERNEL["started"] is not None:  # the kernel's previous section has been computed
+        _KERNEL["longest"] = max(_KERNEL["longest"], now - _KERNEL["started"])
+        _KERNEL["started"] = None
     name = type(section).__name__
     if _claim(folder, name):
+        _KERNEL["started"] = now
         return False
-    state = _wait(folder, name)
+    state = _wait(folder, name, max(MIN_WAIT_S, WAIT_FACTOR * _KERNEL["longest"]))
     if state is None:
+        _KERNEL["started"] = time.monotonic()
         return False
     section.__dict__.update(state)
     return True
 
 
-def _wait(folder: Path, name: str):
+def _wait(folder: Path, name: str, patience: float):
     """The state of section ``name`` once the helper has written it; None when it
-    failed there, the helper is gone, or after :data:`WAIT_S`."""
+    failed there, the helper is gone, or after ``patience`` seconds (then the helper is
+    told to start no other section)."""
     done, failed = folder / f"{name}.pickle", folder / f"{name}.failed"
-    deadline = time.monotonic() + WAIT_S
+    deadline = time.monotonic() + patience
     pid = None
     while time.monotonic() < deadline:
         if done.exists():
@@ -127,6 +139,7 @@ def _wait(folder: Path, name: str):
                 return None
             continue
         time.sleep(_POLL_S)
+    stop(folder)
     return None
 
 
