@@ -462,3 +462,20 @@ def test_a_section_handed_over_by_the_helper_is_the_section_computed_here(tmp_pa
     # a second run opened in the same kernel turns the hand-over off
     S.open_report(n_boot=200)
     assert not H.adopt(section("Colours"))
+
+
+def test_a_setup_the_helper_cannot_have_leaves_every_section_to_the_kernel(tmp_path,
+                                                                           monkeypatch):
+    """When the kernel cannot hand its setup over (a full disk), the notebook goes on and
+    the kernel computes every section itself, claiming none."""
+    from arcnb.report.sections import handover as H
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setenv(H.ENV, str(tmp_path))
+    monkeypatch.setattr(H, "_ATTACHED", [])
+    monkeypatch.setattr(H, "_write", full)
+    run, options = S.open_report(n_boot=50)
+    section = S.PassAtK(run, options)
+    assert section.tables["pass_at_k"] is not None and list(tmp_path.iterdir()) == []

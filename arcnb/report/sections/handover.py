@@ -86,8 +86,12 @@ def attach(run, options, arguments: dict) -> None:
 
     # the figures' settings; not the kernel's display (its backend, interactive mode)
     rc = {k: v for k, v in matplotlib.rcParams.items() if k not in _NOT_SHARED}
+    try:
+        _write(folder / _SETUP, {"arguments": dict(arguments), "options": options, "rc": rc})
+    except Exception:  # noqa: BLE001 - nothing the helper can use: the kernel does it all
+        _ATTACHED[:] = [None, None, None]
+        return
     _ATTACHED[:] = [id(run), run, options]
-    _write(folder / _SETUP, {"arguments": dict(arguments), "options": options, "rc": rc})
 
 
 def adopt(section) -> bool:
@@ -106,7 +110,10 @@ def adopt(section) -> bool:
     if _claim(folder, name):
         _KERNEL["started"] = now
         return False
-    state = _wait(folder, name, max(MIN_WAIT_S, WAIT_FACTOR * _KERNEL["longest"]))
+    try:
+        state = _wait(folder, name, max(MIN_WAIT_S, WAIT_FACTOR * _KERNEL["longest"]))
+    except Exception:  # noqa: BLE001 - a state that cannot be read: computed here
+        state = None
     if state is None:
         _KERNEL["started"] = time.monotonic()
         return False
