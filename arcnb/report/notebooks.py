@@ -502,7 +502,7 @@ class ReportHelper:
 
 
 def _stop(proc, *, wait: bool) -> None:
-    """End the worker process ``proc``: let it exit (``wait``: it has answered) or kill
+    """End the helper process ``proc``: let it exit (``wait``: it has answered) or kill
     it, and reap it."""
     import subprocess
 

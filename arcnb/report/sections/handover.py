@@ -42,7 +42,7 @@ WAIT_FACTOR, MIN_WAIT_S = 3.0, 2.0
 _POLL_S = 0.005
 #: when the kernel started computing its last section, and its longest so far (s)
 _KERNEL = {"started": None, "longest": 0.0}
-#: the kernel's setup cell's run and options (``id`` of the run, the run, the options)
+#: the kernel's setup cell's run and options (both None: nothing is handed over)
 _ATTACHED: list = []
 _NOT_SHARED = {"backend", "backend_fallback", "interactive", "toolbar"}
 
@@ -80,7 +80,7 @@ def attach(run, options, arguments: dict) -> None:
     if (folder / _SETUP).exists():
         # a second run opened in the same kernel: the helper's sections are the first
         # one's, so none is handed over from now on
-        _ATTACHED[:] = [None, None, None]
+        _ATTACHED[:] = [None, None]
         return
     import matplotlib
 
@@ -89,9 +89,9 @@ def attach(run, options, arguments: dict) -> None:
     try:
         _write(folder / _SETUP, {"arguments": dict(arguments), "options": options, "rc": rc})
     except Exception:  # noqa: BLE001 - nothing the helper can use: the kernel does it all
-        _ATTACHED[:] = [None, None, None]
+        _ATTACHED[:] = [None, None]
         return
-    _ATTACHED[:] = [id(run), run, options]
+    _ATTACHED[:] = [run, options]
 
 
 def adopt(section) -> bool:
@@ -99,8 +99,8 @@ def adopt(section) -> bool:
     it, when the helper claimed it; False when the kernel is to compute it (no helper,
     another run or options than the setup cell's, or the kernel claimed it first)."""
     folder = _folder()
-    if folder is None or not _ATTACHED or _ATTACHED[1] is None \
-            or section.run is not _ATTACHED[1] or section.options != _ATTACHED[2]:
+    if folder is None or not _ATTACHED or _ATTACHED[0] is None \
+            or section.run is not _ATTACHED[0] or section.options != _ATTACHED[1]:
         return False
     now = time.monotonic()
     if _KERNEL["started"] is not None:  # the kernel's previous section has been computed
