@@ -386,6 +386,7 @@ def test_a_section_handed_over_by_the_helper_is_the_section_computed_here(tmp_pa
     section of other options or another run is computed in place, and so is one the
     helper failed on or left behind when it died."""
     import dataclasses
+    import os
     import subprocess
     import sys
     import types
@@ -406,11 +407,11 @@ def test_a_section_handed_over_by_the_helper_is_the_section_computed_here(tmp_pa
         run, options = S.open_report(figures_dir=str(tmp_path / "there"), n_boot=200)
     assert (folder / "setup.pickle").exists()
     # the helper (a process of its own, started without the kernel's environment)
-    env = {k: v for k, v in __import__("os").environ.items() if k != H.ENV}
+    env = {k: v for k, v in os.environ.items() if k != H.ENV}
     done = subprocess.run(
         [sys.executable, "-c", "import sys; from arcnb.report import sections as S; "
-         "from arcnb.report.sections import handover as H; "
-         "print(H.share(sys.argv[1], [S.Failures, S.PassAtK, S.Colours], S.open_report))", str(folder)],
+         "from arcnb.report.sections import handover as H; print(H.share(sys.argv[1], "
+         "[S.Failures, S.PassAtK, S.Colours], S.open_report))", str(folder)],
         env=env, capture_output=True, text=True, check=True)
     # every section, from the last one backwards (nothing was claimed here)
     assert done.stdout.split() == ["['Colours',", "'PassAtK',", "'Failures']"]
@@ -454,7 +455,7 @@ def test_a_section_handed_over_by_the_helper_is_the_section_computed_here(tmp_pa
     assert H.adopt(section("Colours")) is True
     # a helper too slow for its section (starved of the cores): computed here after
     # a while, and the helper is told to start no other
-    (folder / "helper.pid").write_text(str(__import__("os").getpid()))  # alive
+    (folder / "helper.pid").write_text(str(os.getpid()))  # alive
     (folder / "Slow.claim").touch()
     monkeypatch.setattr(H, "MIN_WAIT_S", 0.3)
     assert not (folder / "stop").exists()
