@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from ...io import atomic_write_bytes, atomic_write_text
+
 __all__ = ["ENV", "attach", "adopt", "share", "stop"]
 
 #: The environment variable naming the hand-over folder in a report's kernel.
@@ -48,10 +50,9 @@ _NOT_SHARED = {"backend", "backend_fallback", "interactive", "toolbar"}
 
 
 def _write(path: Path, obj) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)
+    """``obj`` pickled into ``path``, whole or not at all (the other process polls it)."""
+    atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL),
+                       overwrite=True)
 
 
 def _claim(folder: Path, name: str) -> bool:
@@ -161,8 +162,7 @@ def share(folder: str | os.PathLike, sections: Sequence[type], open_report) -> l
 
     folder = Path(folder)
     os.environ.pop(ENV, None)  # this process hands over; it takes nothing itself
-    (folder / ".pid").write_text(str(os.getpid()))
-    os.replace(folder / ".pid", folder / _PID)
+    atomic_write_text(folder / _PID, str(os.getpid()), overwrite=True)
     setup = None
     while setup is None:
         if (folder / _STOP).exists():
