@@ -24,7 +24,8 @@ from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
 from .text import dataset_line, fmt_interval, fmt_number
 from .evaluate import evaluate
-from .front import CheckpointSource, PredictionsSource, RunDirSource
+from .front import (CheckpointSource, PredictionsSource, RunDirSource, open_run, parse_source,
+                    task_set)
 from .io import to_jsonable
 from .models.loading import CHECKPOINT_SUFFIXES
 from .options import EvalOptions
@@ -35,7 +36,7 @@ from .repeats import repeats as analyse_repeats
 from .report.build import SWEEP_FOLDER
 from .report.references import COPY_INPUT
 from .resources import copy_notebooks, notebook_names
-from .runs import (FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
+from .runs import (Run, FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
                    OutputFolder, finished_runs,
                    SUBMISSION, TASKS_CSV, USER_PATHS_ENV, absolute_path, compact_line, is_scored,
                    ks_of, summary_of)
@@ -175,7 +176,8 @@ _OPTIONS: tuple[_Option, ...] = (
             ("score", "candidates", "evaluate", "report", "sweep", "compare", "repeats"),
             is_path=True),
     _Option("--tasks", "tasks", _TASKS_HELP,
-            ("score", "candidates", "evaluate", "report", "sweep", "repeats", "overlap"),
+            ("score", "candidates", "compare", "evaluate", "report", "sweep", "repeats",
+             "overlap"),
             is_path=True),
     _Option("--out", "out", "output folder", (*_RUN_COMMANDS, "arc3", "overlap"), is_path=True),
     _Option("--overwrite", "overwrite", "replace existing output files",
@@ -278,13 +280,26 @@ def _add_score(sub) -> None:
     _add(p, "score", "json")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 2) instead of warning when the predictions look made for "
-                        "another dataset or hold test outputs the dataset lacks")
+                        "another dataset, hold test outputs the dataset lacks, or leave some "
+                        "of the scored tasks without predictions")
     p.set_defaults(func=_run_score)
 
 
+def _scored_input(args):
+    """The task set (:func:`arcnb.front.task_set`: ``--tasks``, else the tasks a run
+    directory records, else the whole dataset) and what ``--predictions`` names: a run
+    directory is opened through the front door (its recorded numbers checked) and its
+    :class:`~arcnb.runs.Run` given; anything else as the path it is."""
+    ds = task_set([args.predictions], args.dataset, args.tasks)
+    if isinstance(parse_source(args.predictions), RunDirSource):
+        return ds, open_run(args.predictions, dataset=args.dataset)
+    return ds, args.predictions
+
+
 def _run_score(args) -> int:
-    res = score(args.dataset, args.predictions, tasks=args.tasks, ks=[1, 2, *args.k],
-                estimator=args.estimator)
+    ds, given = _scored_input(args)
+    res = score(ds, given.results.predictions if isinstance(given, Run) else given,
+                ks=[1, 2, *args.k], estimator=args.estimator)
     warnings = res.summary.get("warnings", [])
     if warnings and args.strict:
         return _fail(f"{warnings[0]} (--strict)")
@@ -345,6 +360,9 @@ def _add_compare(sub) -> None:
                                     "--dataset also submission files or benchmarking-harness "
                                     "run folders")
     _add(p, "compare", "out", required=True, help="output folder for the tables and summary.json")
+    _add(p, "compare", "tasks", help="file of task ids: score every run on these tasks of its "
+                                     "dataset (a task a run has no predictions for counts as "
+                                     "wrong)")
     p.add_argument("--common-tasks", action="store_true",
                    help="compare on the tasks the runs share instead of refusing different "
                         "task sets")
@@ -374,9 +392,10 @@ def _run_compare(args) -> int:
         raise ParameterError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
-                  taxonomy=_compare_taxonomy(args),
-                  dataset=args.dataset, n_boot=args.n_boot,
-                  seed=args.seed)
+                  taxonomy=_compare_taxonomy(args), dataset=args.dataset, n_boot=args.n_boot,
+                  seed=args.seed, tasks=args.tasks)
+    for w in cmp.summary["warnings"]:
+        _say("warning", w)
     cmp.write(args.out, overwrite=args.overwrite, latex=not args.no_latex)
     print(f"compared {len(cmp.runs)} runs on {len(cmp.task_ids)} tasks"
           + (" (common tasks only)" if cmp.summary["common_tasks_only"] else ""))
@@ -471,7 +490,8 @@ def _run_report(args) -> int:
     elif args.checkpoint:
         sources = [CheckpointSource(c, opts) for c in args.checkpoint]
     elif args.predictions:
-        sources = [PredictionsSource(f) for f in args.predictions]
+        sources = [RunDirSource(f) if isinstance(parse_source(f), RunDirSource) else
+                   PredictionsSource(f) for f in args.predictions]
     else:
         sources = [RunDirSource(d) for d in args.run]
     if not dataset and not args.run:
@@ -484,6 +504,8 @@ def _run_report(args) -> int:
                               estimator=args.estimator, references=references,
                               notebook=not args.no_notebook, **_train_data_parameters(args))
     for r in results:
+        for w in summary_of(r.metrics).get("warnings", []):
+            _say("warning", w)
         print(f"report: {r.html}")
         print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)
               else format_unscored(summary_of(r.metrics)))
@@ -712,13 +734,18 @@ def _add_candidates(sub) -> None:
 
 
 def _run_candidates(args) -> int:
-    res = candidates(args.dataset, args.predictions, tasks=args.tasks, rank_by=args.rank_by,
-                     axis=args.axis)
+    ds, given = _scored_input(args)
+    if isinstance(given, Run):
+        given = given.candidates()
+        if given is None:
+            raise ArcnbError(f"{printable(args.predictions)} holds no candidate pool: its run "
+                             "has no candidates file and at most 2 attempts per test output")
+    res = candidates(ds, given, rank_by=args.rank_by, axis=args.axis)
     s = res.summary
-    for w in s["warnings"]:
-        print(f"arcnb: warning: {w}", file=sys.stderr)
     if args.out:
         res.write(args.out, overwrite=args.overwrite)
+    for w in s["warnings"]:
+        _say("warning", w)
     if args.json:
         print(json.dumps(to_jsonable({k: v for k, v in s.items() if k != "definitions"}),
                          sort_keys=True))
@@ -824,6 +851,8 @@ def _run_repeats(args) -> int:
     rep = analyse_repeats(args.sources, dataset=args.dataset, tasks=args.tasks,
                           groups=args.groups, group_by=group_by, n_boot=args.n_boot,
                           seed=args.seed, score=args.score)
+    for w in rep.summary.get("warnings", []):
+        _say("warning", w)
     if args.out:
         rep.write(args.out, overwrite=args.overwrite,
                   html=R.sections.repeats_page(rep) if args.report else None)

@@ -55,7 +55,7 @@ from .front import PredictionsSource, RunDirSource, parse_source
 from .harness_logs import run_log_rates
 from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
 from .runs import METRICS, Run, RunDirError, check_out_path, unique_labels
-from .scoring import Results, score, task_means
+from .scoring import Results, missing_tasks_warning, score, task_means
 from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
 from .plot import leaderboard, save
@@ -93,11 +93,11 @@ def load_run(run_dir: str | os.PathLike, *, dataset=None, label: str | None = No
 
 
 def _open(source, *, dataset, label: str | None, n_boot: int, seed: int,
-          cache: dict | None) -> Run:
+          cache: dict | None, tasks=None) -> Run:
     """A scored run from a typed source's ``open``; its errors as :class:`CompareError`."""
     try:
-        run = source.open(dataset=dataset, label=label, ks=(1, 2), n_boot=n_boot, seed=seed,
-                          cache=cache)
+        run = source.open(dataset=dataset, tasks=tasks, label=label, ks=(1, 2), n_boot=n_boot,
+                          seed=seed, cache=cache)
     except CompareError:
         raise
     except RunDirError as exc:
@@ -109,7 +109,7 @@ def _open(source, *, dataset, label: str | None, n_boot: int, seed: int,
 
 
 def _load_one(r, i: int, lab: str | None, *, dataset, n_boot: int, seed: int,
-              cache: dict) -> Run:
+              cache: dict, tasks=None) -> Run:
     """One of :func:`compare`'s runs as a scored Run: a Run, a Results, or a path
     :func:`arcnb.front.parse_source` reads as a run directory or predictions."""
     if isinstance(r, Run) and r.results is not None:
@@ -134,7 +134,8 @@ def _load_one(r, i: int, lab: str | None, *, dataset, n_boot: int, seed: int,
     if not isinstance(source, (RunDirSource, PredictionsSource)):
         raise CompareError(f"{r} is not a run directory or predictions (a submission file "
                            "or a benchmarking-harness run folder): it cannot be compared")
-    return _open(source, dataset=dataset, label=lab, n_boot=n_boot, seed=seed, cache=cache)
+    return _open(source, dataset=dataset, label=lab, n_boot=n_boot, seed=seed, cache=cache,
+                 tasks=tasks)
 
 
 # ---------------------------------------------------------------------- comparison
@@ -253,7 +254,7 @@ def _check_truths(runs: Sequence[Run], task_ids: list[str]) -> None:
 
 
 def _load_all(runs: Sequence, labels, *, dataset, n_boot: int, seed: int,
-              common_only: bool) -> tuple[list[Run], list[str], list[set], bool]:
+              common_only: bool, tasks=None) -> tuple[list[Run], list[str], list[set], bool]:
     """Load, label and restrict the runs: ``(runs, common task ids, each run's task
     set, restricted)``."""
     if len(runs) < 2:
@@ -262,7 +263,8 @@ def _load_all(runs: Sequence, labels, *, dataset, n_boot: int, seed: int,
         raise CompareError(f"{len(labels)} labels for {len(runs)} runs")
     cache: dict = {}  # each dataset is loaded once
     loaded = [_load_one(r, i, labels[i] if labels is not None else None, dataset=dataset,
-                        n_boot=n_boot, seed=seed, cache=cache) for i, r in enumerate(runs)]
+                        n_boot=n_boot, seed=seed, cache=cache, tasks=tasks)
+              for i, r in enumerate(runs)]
     _labels(loaded)
     sets = [set(r.results.tasks["task_id"]) for r in loaded]
     common = sorted(set.intersection(*sets))
@@ -270,8 +272,10 @@ def _load_all(runs: Sequence, labels, *, dataset, n_boot: int, seed: int,
     if restricted and not common_only:
         sizes = ", ".join(f"{r.label}: {len(s)}" for r, s in zip(loaded, sets))
         raise CompareError(f"the runs cover different task sets ({sizes}; {len(common)} in "
-                           "common); pass common_only=True / --common-tasks to compare them "
-                           "on their common tasks")
+                           "common); pass tasks= / --tasks FILE to score them all on the same tasks (a "
+                           "task a run has no predictions for counts as wrong), or "
+                           "common_only=True / --common-tasks to compare them on their common "
+                           "tasks")
     if not common:
         raise CompareError("the runs have no task in common")
     _check_truths(loaded, common)
@@ -357,7 +361,7 @@ def _estimator_notes(loaded: Sequence[Run]) -> list[str]:
 
 def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only: bool = False,
             taxonomy="structural", dataset=None, n_boot: int = 1000, seed: int = 0,
-            level: float = 0.95) -> Comparison:
+            level: float = 0.95, tasks=None) -> Comparison:
     """Compare two or more runs (run directories, :class:`~arcnb.runs.Run` or
     :class:`~arcnb.scoring.Results`; with ``dataset``, also predictions: a submission
     file or a benchmarking-harness run folder, scored on it in memory).
@@ -371,11 +375,17 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
     (whether the run is on the Pareto front of cost per task and pass@2; False for
     every run when some run has no cost); ``summary["leaderboard"]`` says whether the
     leaderboard picture can be drawn, and ``summary["notes"]`` how to read the numbers.
+    ``tasks`` (a task-id file or list) scores every run on those tasks of its dataset
+    (a task a run has no predictions for counts as wrong; the rule of
+    :func:`arcnb.front.task_set`); without it each run directory keeps the tasks it
+    records, and runs made on different tasks are refused (or, with ``common_only``,
+    compared on the tasks they share). ``summary["warnings"]`` names the runs scored
+    with tasks they have no predictions for.
     """
     n_boot = check_n_boot(n_boot)  # before any run is loaded
     loaded, common, sets, restricted = _load_all(runs, labels, dataset=dataset,
                                                  n_boot=n_boot, seed=seed,
-                                                 common_only=common_only)
+                                                 common_only=common_only, tasks=tasks)
     run_rows = [_run_row(r, n_boot=n_boot, seed=seed, level=level) for r in loaded]
     runs_table = pd.DataFrame(run_rows)
     all_cost = all(r.results.has_cost for r in loaded)
@@ -421,6 +431,9 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
         "definitions": _DEFINITIONS,
         "leaderboard": _leaderboard_summary(loaded, runs_table),
         "notes": _estimator_notes(loaded),
+        "warnings": [f"run {r.label}: {w}" for r in loaded
+                     for w in [missing_tasks_warning(r.results.dataset,
+                                                     r.results.predictions.task_ids)] if w],
     }
     if mem is not None:
         summary["taxonomy"] = {"name": tax_info["grouping"], "level": tax_info["level"],

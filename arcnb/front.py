@@ -41,12 +41,12 @@ from .resources import examples_dir
 from .io import read_json
 from .models.loading import CHECKPOINT_SUFFIXES
 from .runs import (Run, attempt_ks, file_sha256_or_none, is_run_dir, predictions_provenance,
-                   refuse_finished, run_provenance)
+                   recorded_task_ids, refuse_finished, run_provenance)
 from .scoring import Results, score
 
 __all__ = ["PredictionsSource", "RunDirSource", "CheckpointSource", "BaselineSource",
            "DatasetSource", "Source", "SOURCE_KINDS", "BASELINES", "parse_source",
-           "open_run", "score_to_run_dir", "is_task_file"]
+           "open_run", "score_to_run_dir", "is_task_file", "task_set", "recorded_tasks"]
 
 #: The reference baselines :class:`BaselineSource` names.
 BASELINES = ("copy-input", "program-search")
@@ -107,15 +107,23 @@ class RunDirSource:
              overwrite: bool = False, cache: dict | None = None) -> Run:
         """Re-opened and re-scored with its recorded estimator on its recorded dataset (or
         ``dataset``); every recorded number must hold (:meth:`arcnb.runs.Run.open`).
-        ``ks`` defaults to ``"attempts"``; ``tasks`` and ``estimator`` are the recorded
-        ones (the arguments are ignored); ``out`` is refused (it is already a run
-        directory)."""
+        ``ks`` defaults to ``"attempts"``; the estimator is the recorded one (the
+        argument is ignored); the tasks are the recorded ones unless ``tasks`` is given:
+        the run is then scored on those tasks of the dataset, a task it has no
+        predictions for counted wrong (:meth:`arcnb.runs.Run.on_tasks`; the rule of
+        :func:`task_set`). ``out`` is refused (it is already a run directory)."""
         if out is not None:
             raise ArcnbError(f"{self.path} is already a run directory (out= is for sources "
                              "that are scored or evaluated)")
-        return Run.open(self.path, dataset=dataset, label=label,
-                        ks="attempts" if ks is None else ks, n_boot=n_boot, seed=seed,
-                        cache=cache)
+        run = Run.open(self.path, dataset=dataset, label=label,
+                       ks="attempts" if ks is None else ks, n_boot=n_boot, seed=seed,
+                       cache=cache)
+        if tasks is None or run.results is None:
+            return run
+        if not isinstance(tasks, Dataset):
+            full = dataset if dataset is not None else run.results.summary["dataset"]["name"]
+            tasks = _dataset(full, tasks, cache)
+        return run.on_tasks(tasks, n_boot=n_boot, seed=seed)
 
 
 @dataclass(frozen=True)
@@ -303,6 +311,8 @@ def _dataset(dataset, tasks, cache: dict | None, *, require_truth: bool = True) 
     if dataset is None:
         raise ArcnbError("a dataset is needed to score predictions (dataset= / --dataset, "
                          "e.g. 'arc-agi-1:evaluation')")
+    if isinstance(tasks, Dataset):  # a task set already made (task_set)
+        return tasks
     if isinstance(dataset, Dataset):
         return dataset if tasks is None else load_dataset(dataset, tasks=tasks)
     key = (str(dataset), str(tasks), require_truth)
@@ -312,6 +322,56 @@ def _dataset(dataset, tasks, cache: dict | None, *, require_truth: bool = True) 
     if cache is not None:
         cache[key] = ds
     return ds
+
+
+def recorded_tasks(source) -> tuple[str, ...] | None:
+    """The task ids ``source`` records having been made on, sorted: a run directory's
+    recorded filter (:func:`arcnb.runs.recorded_task_ids`), or ``("*",)`` for a run
+    directory made on its whole dataset; None for a source that records nothing (a
+    predictions file or folder, a baseline, a checkpoint)."""
+    src = source if isinstance(source, Run) else parse_source(source)
+    path = src.run_dir if isinstance(src, Run) else (
+        src.path if isinstance(src, RunDirSource) else None)
+    if path is None:
+        return None
+    ids = recorded_task_ids(path)
+    return ("*",) if ids is None else tuple(ids)
+
+
+def task_set(sources, dataset, tasks=None, *, cache: dict | None = None) -> Dataset:
+    """The tasks every command scores its sources on (the denominator), by one rule:
+
+    1. ``tasks`` (a task-id file or list) when given: those tasks of ``dataset``;
+    2. else the tasks the sources record (run directories made with ``--tasks``): all
+       must record the same set, else :class:`~arcnb.errors.ArcnbError` asking for
+       ``--tasks`` (a run made on the whole dataset records all of its tasks);
+    3. else every task of ``dataset``.
+
+    A source without predictions for some of these tasks is scored with them counted
+    wrong (the dataset is the denominator); the scoring summary's first warning says
+    how many and how to restrict (:func:`arcnb.scoring.score`). ``score``,
+    ``candidates``, ``repeats``, ``compare`` and ``report`` all ask here.
+    """
+    if tasks is not None:
+        return _dataset(dataset, tasks, cache)
+    recorded = {}
+    for s in ([sources] if isinstance(sources, (str, os.PathLike, Run)) else sources):
+        ids = recorded_tasks(s)
+        if ids is not None:
+            recorded.setdefault(ids, []).append(s.label if isinstance(s, Run) else
+                                                Path(str(getattr(s, "path", s))).name)
+    ds = _dataset(dataset, None, cache)
+    if len(recorded) > 1:
+        sizes = "; ".join(f"{', '.join(names[:3])}{' ...' if len(names) > 3 else ''}: "
+                          + (f"all {len(ds)} tasks" if ids == ("*",) else f"{len(ids)} tasks")
+                          for ids, names in recorded.items())
+        raise ArcnbError(f"the runs were made on different tasks ({sizes}): pass --tasks FILE "
+                         "(task ids, one a line) to score them all on the same tasks")
+    if not recorded or next(iter(recorded)) == ("*",):
+        return ds
+    ids = next(iter(recorded))
+    return ds.select(ids, label=f"the {len(ids)} tasks {next(iter(recorded.values()))[0]} "
+                                "records")
 
 
 def _bundled_program_search(ds: Dataset) -> Path:

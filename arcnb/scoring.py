@@ -706,12 +706,30 @@ def _extra_outputs(ds: Dataset, preds: Predictions) -> int:
                    for t in preds.task_ids if t in ds))
 
 
+def missing_tasks_warning(ds: Dataset, covered) -> str | None:
+    """The one warning that a source covers fewer of the scored tasks than given
+    (``covered``: the task ids it has predictions for): how many count as wrong and how
+    to restrict. None when it covers them all, or none of them (then the predictions
+    look made for another dataset, which :func:`score` says instead). Every command
+    that scores runs shows it first."""
+    n_absent = len(set(ds.task_ids) - set(covered))
+    if not n_absent or n_absent == len(ds):
+        return None
+    return (f"{n_absent} of the {len(ds)} tasks of {ds.name} have no predictions and count "
+            f"as wrong (the dataset is the denominator); to score only the "
+            f"{len(ds) - n_absent} tasks the predictions cover, pass --tasks FILE (their "
+            "ids, one a line)")
+
+
 def _warnings(ds: Dataset, preds: Predictions, summary: dict) -> list[str]:
     """Plain-words warnings that the numbers may not mean what they seem."""
     out = []
     n_sub = len(preds.task_ids)
     n_foreign = summary["n_extra_tasks"]
-    if n_sub and n_foreign / n_sub > FOREIGN_TASKS_WARNING:
+    foreign = n_sub and n_foreign / n_sub > FOREIGN_TASKS_WARNING
+    if not foreign and missing_tasks_warning(ds, preds.task_ids):
+        out.append(missing_tasks_warning(ds, preds.task_ids))
+    if foreign:
         msg = (f"{n_foreign} of the {n_sub} submitted tasks are not in {ds.name}: the "
                "predictions look made for another dataset")
         better = _better_dataset(preds.task_ids, exclude=ds.name)

@@ -135,7 +135,7 @@ def test_the_registrys_path_marks_are_the_paths_each_command_resolves():
         "evaluate": {"checkpoint", "dataset", "tasks", "out"},
         "report": {"checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
                    "train_data", "out"},
-        "compare": {"runs", "dataset", "taxonomy", "out"},
+        "compare": {"runs", "dataset", "taxonomy", "out", "tasks"},
         "sweep": {"checkpoints", "dataset", "tasks", "collect", "out"},
         "candidates": {"dataset", "predictions", "tasks", "out"},
         "repeats": {"dataset", "tasks", "groups", "out"},

@@ -262,3 +262,131 @@ def test_one_opener():
                and node.name == "open_run"]
     assert defined == ["front.py"]
     assert arcnb.open is open_run
+
+
+# ------------------------------------------------------------- the one task-set rule
+@pytest.fixture(scope="module")
+def runs_on_tasks(tmp_path_factory, arc1_eval):
+    """Two run directories made with --tasks (the same 6 tasks; the program search with
+    6 attempts holds a candidate pool), one made on every task, the task-id file and a
+    predictions file covering the 6 tasks only."""
+    from _cli import cli
+
+    root = tmp_path_factory.mktemp("taskset")
+    ids = arc1_eval.task_ids[:6]
+    (root / "ids.txt").write_text("\n".join(ids))
+    for name, ckpt, extra in (("pool", "program-search", ["--attempts", "6"]),
+                              ("copy", "copy-input", [])):
+        r = cli("evaluate", "--checkpoint", ckpt, "--dataset", "arc-agi-1:evaluation",
+                "--tasks", root / "ids.txt", "--out", root / name, "--no-progress", *extra)
+        assert r.returncode == 0, r.stderr
+    r = cli("evaluate", "--checkpoint", "copy-input", "--dataset", "arc-agi-1:evaluation",
+            "--out", root / "all", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    return root, ids
+
+
+def test_a_run_made_with_tasks_is_scored_on_them_by_every_command(runs_on_tasks):
+    """``score``, ``candidates``, ``repeats``, ``compare`` and ``report`` take the tasks a
+    run directory records (not the dataset's 400): the same pass@2 everywhere, computed
+    here by hand from the run's own per-output table."""
+    import pandas as pd
+    from _cli import cli
+
+    root, ids = runs_on_tasks
+    table = pd.read_csv(root / "pool" / "results.csv", dtype={"task_id": str})
+    assert sorted(set(table["task_id"])) == sorted(ids)
+    by_hand = float(table.groupby("task_id")["solved@2"].mean().mean())
+    d = "arc-agi-1:evaluation"
+
+    r = cli("score", "--dataset", d, "--predictions", root / "pool", "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["n_tasks"] == 6 and s["pass@2"] == pytest.approx(by_hand)
+    assert "filter" in s["dataset"] and "6 tasks" in s["dataset"]["filter"]
+
+    r = cli("candidates", "--dataset", d, "--predictions", root / "pool", "--json")
+    assert r.returncode == 0, r.stderr
+    c = json.loads(r.stdout)
+    assert c["n_tasks"] == 6 and c["warnings"] == []
+    # coverage: a right grid among the 6 attempts, per task then averaged, by hand
+    pool = json.loads((root / "pool" / "predictions.json").read_text())
+    tasks = {t.id: t for t in load_dataset(d)}
+    cov = []
+    for t in ids:
+        per = [any(a is not None and np.array_equal(np.asarray(a), tasks[t].test[i].output)
+                   for a in entry.values()) for i, entry in enumerate(pool[t])]
+        cov.append(sum(per) / len(per))
+    assert c["coverage"] == pytest.approx(sum(cov) / len(cov))
+
+    r = cli("repeats", "--dataset", d, root / "pool", root / "copy", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["n_tasks"] == 6
+
+    r = cli("compare", root / "pool", root / "copy", "--out", root / "cmp", "--no-latex")
+    assert r.returncode == 0, r.stderr
+    cmp = json.loads((root / "cmp" / "summary.json").read_text())
+    assert cmp["n_tasks"] == 6
+    assert {x["run"]: x["pass@2"] for x in cmp["runs"]}["pool"] == pytest.approx(by_hand)
+
+    r = cli("report", "--run", root / "pool", "--out", root / "rep", "--no-notebook",
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "tasks: 6 " in r.stdout
+
+
+def test_runs_made_on_different_tasks_are_refused_with_the_way_out(runs_on_tasks):
+    """A run made on 6 tasks beside one made on all 400: refused in one line that names
+    ``--tasks``; with ``--tasks`` both are scored on those tasks, a task the second run
+    has no predictions for counted wrong."""
+    from _cli import cli, one_line_refusal
+
+    root, ids = runs_on_tasks
+    d = "arc-agi-1:evaluation"
+    for args in (("repeats", "--dataset", d, root / "pool", root / "all"),
+                 ("compare", root / "pool", root / "all", "--out", root / "c2")):
+        r = cli(*args)
+        one_line_refusal(r.returncode, r.stderr, "--tasks")
+    r = cli("repeats", "--dataset", d, root / "pool", root / "all", "--tasks", root / "ids.txt",
+            "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["n_tasks"] == 6
+    # the other way: the 6-task run scored on 12 tasks; its 6 missing tasks count wrong
+    (root / "ids12.txt").write_text("\n".join(load_dataset(d).task_ids[:12]))
+    r = cli("score", "--dataset", d, "--predictions", root / "copy", "--tasks",
+            root / "ids12.txt", "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["n_tasks"] == 12
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("arcnb: warning: 6 of the 12 tasks") and "--tasks" in first
+
+
+def test_a_file_covering_fewer_tasks_counts_the_rest_wrong_and_says_so_first(runs_on_tasks):
+    """A predictions file of 6 tasks scored on the whole dataset: the 400 tasks are the
+    denominator (pass@2 = solved share of the 6, times 6/400) and the first line of
+    every command's output says how many are missing and names ``--tasks``."""
+    import pandas as pd
+    from _cli import cli
+
+    root, ids = runs_on_tasks
+    d = "arc-agi-1:evaluation"
+    table = pd.read_csv(root / "pool" / "results.csv", dtype={"task_id": str})
+    on_six = float(table.groupby("task_id")["solved@2"].mean().sum())
+    for args in (("score", "--dataset", d, "--predictions", root / "pool" / "predictions.json"),
+                 ("candidates", "--dataset", d, "--predictions",
+                  root / "pool" / "predictions.json"),
+                 ("repeats", "--dataset", d, root / "pool" / "predictions.json"),
+                 ("compare", root / "pool" / "predictions.json", root / "all", "--dataset", d,
+                  "--out", root / "c3", "--no-latex")):
+        r = cli(*args)
+        assert r.returncode == 0, (args, r.stderr)
+        first = r.stderr.splitlines()[0]
+        assert "394 of the 400 tasks" in first and "--tasks" in first, (args[0], first)
+    r = cli("score", "--dataset", d, "--predictions", root / "pool" / "predictions.json",
+            "--json")
+    assert json.loads(r.stdout)["pass@2"] == pytest.approx(on_six / 400)
+    r = cli("candidates", "--dataset", d, "--predictions", root / "pool" / "predictions.json",
+            "--json")
+    c = json.loads(r.stdout)
+    assert c["n_tasks"] == 400 and "394 of the 400 tasks" in c["warnings"][0]

@@ -351,7 +351,11 @@ def test_too_few_attempts_is_nan_with_a_note(ds):
     assert math.isnan(s["pass@5"])  # every output has at most 4 attempts
     assert any("pass@2" in n and "1 test outputs" in n for n in s["notes"])
     assert any("pass@5" in n for n in s["notes"])
-    assert s["warnings"] == []  # a note, not a warning: --strict does not fail on it
+    # the too-few-attempts case is a note (--strict does not fail on it); the one warning
+    # is the task without predictions, counted wrong
+    assert len(s["warnings"]) == 1
+    assert s["warnings"][0].startswith("1 of the 8 tasks of arc-agi-1:evaluation have no "
+                                       "predictions and count as wrong")
 
 
 def test_cli_estimator(tmp_path, ds):

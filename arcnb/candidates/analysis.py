@@ -16,6 +16,7 @@ from ..data import Dataset, load_dataset
 from ..errors import ParameterError
 from ..io import csv_text, to_jsonable
 from ..runs import OutputFolder
+from ..scoring import missing_tasks_warning
 from ..stats import (bootstrap_ci, bootstrap_indices, check_n_boot, check_seed, mcnemar_table,
                      paired_bootstrap_ci, percentile_interval, ratio_bootstrap_ci)
 from ..taxonomy import load_taxonomy
@@ -580,7 +581,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     reliability, cal = calibration(share[voted], top_right[voted], task_of[voted], bins=bins,
                                    n_boot=n_boot, seed=seed)
 
-    warnings = []
+    warnings = [w for w in [missing_tasks_warning(ds, np.asarray(ds.task_ids)[task_of[has]])] if w]
     single_share = float((n_distinct == 1).mean())
     if has.any() and n_distinct.max() == 1:
         warnings.append("every test output has a single distinct candidate: pass@K is the "

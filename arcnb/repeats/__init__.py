@@ -92,11 +92,11 @@ import pandas as pd
 
 from ..data import Dataset, load_dataset
 from ..errors import RepeatsError
-from ..front import PredictionsSource, RunDirSource, parse_source, open_run
+from ..front import PredictionsSource, RunDirSource, open_run, parse_source, task_set
 from ..harness_logs import run_log_rates
 from ..io import csv_text, read_text, to_jsonable
 from ..runs import OutputFolder, Run
-from ..scoring import pass_at_k_unbiased
+from ..scoring import missing_tasks_warning, pass_at_k_unbiased
 from ..stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, check_seed,
                     percentile_interval)
 from ..text import fmt_number, fmt_percent, printable
@@ -780,13 +780,13 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                            f"{score!r}")
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     entries = find_runs(sources)
-    ds = dataset if isinstance(dataset, Dataset) and tasks is None else load_dataset(
-        dataset, tasks=tasks)
+    full = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    ds = task_set([e.source for e in entries], full, tasks)  # the one task-set rule
     keys = [(t.id, i) for t in ds for i in range(len(t.test))]
     ids = set(ds.task_ids)
-    cols, kept, skipped, preds, graded, info = [], [], [], [], {}, []
+    cols, kept, skipped, preds, graded, info, warned = [], [], [], [], {}, [], []
     for e in entries:
-        run = open_run(e.source, dataset=ds, label=e.name, cache=cache)
+        run = open_run(e.source, dataset=full, tasks=ds, label=e.name, cache=cache)
         res = run.results
         if res is None:
             raise RepeatsError(f"run {printable(e.name)} is not scored (no truth); repeats "
@@ -797,9 +797,13 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
         out = res.outputs
         got = list(zip(out["task_id"], out["test_index"].astype(int)))
         if got != keys:
-            raise RepeatsError(f"run {printable(e.name)} was scored on other tasks than "
-                               f"{printable(str(ds.name))} ({len(got)} test outputs, "
-                               f"expected {len(keys)})")
+            raise RepeatsError(f"run {printable(e.name)} was scored on other test outputs "
+                               f"than {printable(str(ds.name))} holds ({len(got)} test "
+                               f"outputs, expected {len(keys)}): another version of the "
+                               "dataset?")
+        missing = missing_tasks_warning(ds, res.predictions.task_ids)
+        if missing:
+            warned.append(f"run {printable(e.name)}: {missing}")
         cols.append(out["solved@2"].to_numpy(dtype=float))
         for m, v in _graded_values(out).items():
             graded.setdefault(m, []).append(v)
@@ -825,13 +829,15 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                                               [scores[r] for r in rs])
         ensembles.append(e)
     task_pos = {t: i for i, t in enumerate(t.id for t in ds)}
-    return analyse(np.stack(cols, axis=1), [task_pos[t] for t, _ in keys],
+    rep = analyse(np.stack(cols, axis=1), [task_pos[t] for t, _ in keys],
                    [t.id for t in ds], [e.name for e in kept], [c for c, _ in pairs],
                    seeds=[s for _, s in pairs], test_index=[i for _, i in keys],
                    n_boot=n_boot, seed=seed, n_splits=n_splits, skipped=skipped,
                    ensembles=ensembles, score=score,
                    graded={m: np.stack(v, axis=1) for m, v in graded.items()},
                    run_info=info)
+    rep.summary["warnings"] = warned
+    return rep
 
 
 class _CallableModule(types.ModuleType):

@@ -360,6 +360,23 @@ class Run:
         _check_version(metrics, ds, rd, dataset)
         return cls(res, metrics, rd, label or rd.name)
 
+    def on_tasks(self, dataset, *, n_boot: int = 1000, seed: int = 0,
+                 label: str | None = None) -> "Run":
+        """This run scored on another task set: ``dataset`` (a
+        :class:`~arcnb.data.Dataset`, usually a selection of the run's dataset) is the
+        denominator, so a task the run has no predictions for counts as wrong (the
+        scoring summary warns how many). The same run when it already covers exactly
+        those tasks. Its predictions, estimator and K are kept."""
+        res = self.results
+        if res is None:
+            raise RunDirError(f"run {self.label} is not scored (no truth): it cannot be "
+                              "scored on other tasks")
+        if list(res.tasks["task_id"]) == list(dataset.task_ids):
+            return self
+        return Run(score(dataset, res.predictions, ks=res.ks, n_boot=n_boot, seed=seed,
+                         estimator=res.estimator), self.metrics, self.run_dir,
+                   label or self.label)
+
     @classmethod
     def _open_unscored(cls, rd: Path, metrics: dict, *, dataset, label, cache) -> "Run":
         ds = _recorded_tasks(metrics, rd, dataset, cache, require_truth=False)
@@ -604,6 +621,24 @@ def _recorded_tasks(metrics: dict, rd: Path, dataset, cache: dict | None, *,
     if use_tasks is not None:
         ds = ds.select(use_tasks, label=str(tasks) if not isinstance(tasks, list) else None)
     return ds
+
+
+def recorded_task_ids(run_dir: str | os.PathLike) -> list[str] | None:
+    """The task ids a run directory records having been made on (a run made with
+    ``--tasks`` / ``tasks=``): its recorded list or task filter file, else the task ids
+    of its tables; None when it records no filter (the whole recorded dataset).
+    :class:`RunDirError` when a recorded filter can be found nowhere."""
+    rd = Path(run_dir)
+    _, tasks, _ = recorded_dataset(read_metrics(rd))
+    if tasks is None:
+        return None
+    ids = _resolve_tasks(tasks, rd)
+    if ids is None:
+        ids = _table_task_ids(rd)
+    if ids is None:
+        raise RunDirError(f"{rd}: the recorded task filter {tasks!r} cannot be found and "
+                          f"there is no {RESULTS_CSV} listing the tasks")
+    return sorted({str(t) for t in ids})
 
 
 def _findable(spec: str, version) -> str:
