@@ -618,7 +618,7 @@ def _add_sweep(sub) -> None:
                                    "pattern) on one dataset, each into DIR/runs/ (a finished "
                                    "checkpoint is not redone), then write DIR/sweep.csv (one row "
                                    "per checkpoint, ordered by training step, with pass@2 and "
-                                   "the graded metrics and their 95%% intervals) and the sweep "
+                                   "the graded metrics and their 95% intervals) and the sweep "
                                    "page DIR/sweep.html. The step comes from the checkpoint, "
                                    "else its file name, else the order given. With --shard I/N "
                                    "only every N-th checkpoint is evaluated (one job of a job "

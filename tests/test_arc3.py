@@ -118,3 +118,37 @@ def test_the_command_in_a_real_process(card_dir):
     assert json.loads(res.stdout)["n_games"] == 4
     res = run_arcnb("arc3", "score", tmp / "recordings")
     assert res.returncode == 2 and "--baselines" in res.stderr
+
+
+def test_each_path_is_a_run_and_a_merge_is_asked_for(tmp_path):
+    """``arcnb arc3 score a/ b/`` scores two runs (as ``arc3 report`` does), each exactly
+    as it scores alone; the two agents' plays are one scorecard only with ``--merge``,
+    whose plays are the sum of both (the bundled example: agent-a's first-play score is
+    17.78 alone, 13.89 once agent-b's plays of the same games are merged in)."""
+    from _cli import cli
+
+    from arcnb.resources import examples_dir
+
+    root = examples_dir() / "arc3"
+    a, b, base = root / "agent-a", root / "agent-b", root / "baselines.csv"
+    alone = [json.loads(cli("arc3", "score", p, "--baselines", base, "--json").stdout)
+             for p in (a, b)]
+    r = cli("arc3", "score", a, b, "--baselines", base, "--json")
+    assert r.returncode == 0, r.stderr
+    both = json.loads(r.stdout)["runs"]
+    assert [x["label"] for x in both] == ["agent-a", "agent-b"]
+    for got, want in zip(both, alone):
+        assert got["score"] == want["score"]
+        assert got["first_play_score"] == want["first_play_score"]
+    assert round(both[0]["first_play_score"], 2) == 17.78
+    r = cli("arc3", "score", a, b, "--merge", "--baselines", base, "--json")
+    merged = json.loads(r.stdout)
+    assert round(merged["first_play_score"], 2) == 13.89
+    plays = lambda s: sum(g["plays"] for g in s["games"].values())  # noqa: E731
+    assert plays(merged) == plays(alone[0]) + plays(alone[1])
+    # --out: one folder per run
+    r = cli("arc3", "score", a, b, "--baselines", base, "--out", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    for name, want in zip(("agent-a", "agent-b"), alone):
+        s = json.loads((tmp_path / "o" / name / "summary.json").read_text())
+        assert s["score"] == want["score"]

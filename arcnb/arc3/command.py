@@ -7,9 +7,9 @@ import json
 import sys
 
 from ..io import to_jsonable
-from ..runs import REPORT_HTML
+from ..runs import REPORT_HTML, OutputFolder, unique_labels
 from .report import build_report
-from .scorer import score
+from .scorer import OUTPUT_FILES, score
 
 __all__ = ["add_command", "run"]
 
@@ -50,12 +50,16 @@ def add_command(sub, parser_class, add) -> None:
     s = cmds.add_parser("score", help="score recordings with the official rule (RHAE)",
                         description="Re-score recordings exactly as the toolkit's scorecard "
                                     "does: per level, play, game and run, the best play of "
-                                    "each game, the first play alone, a 95%% bootstrap "
+                                    "each game, the first play alone, a 95% bootstrap "
                                     "interval over games, and the recorder's faults, named "
                                     "and never repaired.")
     s.add_argument("recordings", nargs="+", metavar="PATH",
-                   help="a recording (.jsonl), a harness run folder (run_meta.json and "
-                        "step_NNN.json files) or a folder of them; all together are one run")
+                   help="one run each, as in 'arcnb arc3 report': a recording (.jsonl), a "
+                        "harness run folder (run_meta.json and step_NNN.json files) or a "
+                        "folder of them; several PATHs give one scorecard each")
+    s.add_argument("--merge", action="store_true",
+                   help="score all the PATHs as one run (one scorecard: their plays add up) "
+                        "instead of one run each")
     s.add_argument("--baselines", required=True,
                    help="human baselines: a folder of game metadata.json files "
                         "(<game>/<version>/metadata.json or <game_id>/metadata.json) or a CSV "
@@ -97,16 +101,30 @@ def run(args) -> int:
                             overwrite=args.overwrite)
         print(f"wrote {html}")
         return 0
-    card = score(args.recordings, args.baselines, rule=args.rule, cap=args.cap,
-                      all_games=args.all_games, n_boot=args.n_boot, seed=args.seed,
-                      competition=True if args.competition else None,
-                      max_actions=args.max_actions)
-    if args.out:
-        card.write(args.out, overwrite=args.overwrite)
-    if args.json:
-        print(json.dumps(to_jsonable(card.summary()), sort_keys=True))
+    # each PATH is a run (as in 'arc3 report'); one scorecard of them all only when asked
+    runs = [args.recordings] if args.merge else [[p] for p in args.recordings]
+    cards = [score(r, args.baselines, rule=args.rule, cap=args.cap, all_games=args.all_games,
+                   n_boot=args.n_boot, seed=args.seed,
+                   competition=True if args.competition else None,
+                   max_actions=args.max_actions) for r in runs]
+    if len(cards) == 1:
+        if args.out:
+            cards[0].write(args.out, overwrite=args.overwrite)
+        print(json.dumps(to_jsonable(cards[0].summary()), sort_keys=True) if args.json
+              else cards[0].text())
     else:
-        print(card.text())
+        names = unique_labels([c.label for c in cards], sep="_")
+        if args.out:  # one folder per run, all claimed before any is written
+            folders = [OutputFolder(args.out).folder(n) for n in names]
+            for folder in folders:
+                folder.claim(OUTPUT_FILES, overwrite=args.overwrite)
+            for card, folder in zip(cards, folders):
+                card.write(folder.path, overwrite=args.overwrite)
+        if args.json:
+            print(json.dumps(to_jsonable({"runs": [c.summary() for c in cards]}),
+                             sort_keys=True))
+        else:
+            print("\n\n".join(c.text() for c in cards))
     if args.out:
         print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
     return 0
