@@ -54,7 +54,7 @@ from .errors import CompareError, refuse_overwrite
 from .front import PredictionsSource, RunDirSource, parse_source
 from .harness_logs import run_log_rates
 from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
-from .runs import METRICS, Run, RunDirError, check_out_path, unique_labels
+from .runs import METRICS, Run, RunDirError, check_out_path, provenance_block, unique_labels
 from .scoring import Results, missing_tasks_warning, score, task_means
 from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
@@ -431,6 +431,9 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
         "definitions": _DEFINITIONS,
         "leaderboard": _leaderboard_summary(loaded, runs_table),
         "notes": _estimator_notes(loaded),
+        "provenance": provenance_block(
+            loaded[0].results.dataset, estimator="/".join(sorted({r.results.estimator
+                                                                 for r in loaded}))),
         "warnings": [f"run {r.label}: {w}" for r in loaded
                      for w in [missing_tasks_warning(r.results.dataset,
                                                      r.results.predictions.task_ids)] if w],

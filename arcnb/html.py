@@ -45,20 +45,40 @@ def table(df, *, table_id: str | None = None, caption: str | None = None,
     a small value as many more as keep two significant digits (:func:`arcnb.text.fmt_number`:
     0.00004 is ``0.000040``, never ``0.0000``), NaN as ``NaN``; at most ``max_rows`` rows
     (a note says how many were left out)."""
-    shown = df if max_rows is None or len(df) <= max_rows else df.head(max_rows)
-    shown = _printable_frame(shown)
+    cut = max_rows is not None and len(df) > max_rows
+    shown = _printable_frame(df.head(max_rows) if cut else df)
     fmt = (lambda x: "NaN" if pd.isna(x) else fmt_number(x, least=digits, most=max(digits, 8)))
     text = shown.to_html(escape=True, index=index, na_rep="NaN", float_format=fmt,
                          classes=classes, border=0,
                          table_id=table_id if table_id else None)
+    text = _left_align_text(text, shown, index=index)
     out = []
     if caption:
         out.append(f"<p class='arcnb-note'>{escape(caption)}</p>")
     out.append(text)
-    if shown is not df:
+    if cut:
         out.append(f"<p class='arcnb-note'>{len(df) - len(shown)} more rows not shown.</p>")
     return "\n".join(out)
 
+
+
+def _left_align_text(text: str, df, *, index: bool) -> str:
+    """``text`` (``df.to_html``) with the cells of ``df``'s text columns (words, ids,
+    rules: any column holding a string) marked ``arcnb-text``, so
+    prose reads from the left while numbers stay aligned on the right."""
+    cols = [i for i in range(df.shape[1])
+            if any(isinstance(v, str) for v in df.iloc[:, i].head(50))]
+    if not cols or df.empty or df.columns.nlevels > 1:
+        return text
+    wanted = set(cols)
+
+    def row(m):
+        cells = iter(range(10 ** 9))
+        return re.sub(r"<td>", lambda c: "<td class='arcnb-text'>" if next(cells) in wanted
+                      else c.group(0), m.group(0))
+
+    head, sep, body = text.partition("<tbody>")
+    return head + sep + re.sub(r"<tr>.*?</tr>", row, body, flags=re.S) if sep else text
 
 
 def _printable_frame(df):

@@ -52,3 +52,18 @@ def test_a_page_carries_the_policy_and_refuses_what_could_load_or_run():
         with pytest.raises(ArcnbError, match="internal error"):
             check_self_contained(bad)
     check_self_contained("<img src='data:image/png;base64,AAAA'><a href='#top'>t</a>")
+
+
+def test_table_notes_a_cut_only_when_rows_are_left_out_and_prose_reads_from_the_left():
+    import re
+
+    df = pd.DataFrame({"rule": ["votes", "order", "first"], "pass@1": [0.5, 0.25, 0.0],
+                       "words": ["a tie broken at random", None, "x"]})
+    whole = table(df)
+    assert "more rows not shown" not in whole  # never "0 more rows not shown."
+    assert "1 more rows not shown." in table(df, max_rows=2)
+    rows = re.findall(r"<tr>(.*?)</tr>", whole.split("<tbody>")[1], flags=re.S)
+    assert len(rows) == 3
+    for r in rows:  # words from the left, numbers on the right (the page's default)
+        cells = re.findall(r"<td( class='arcnb-text')?>", r)
+        assert cells == [" class='arcnb-text'", "", " class='arcnb-text'"]

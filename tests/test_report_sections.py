@@ -480,3 +480,57 @@ def test_a_setup_the_helper_cannot_have_leaves_every_section_to_the_kernel(tmp_p
     run, options = S.open_report(n_boot=50)
     section = S.PassAtK(run, options)
     assert section.tables["pass_at_k"] is not None and list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------- one provenance block on every page
+def _block_rows(html: str) -> dict:
+    import re
+
+    return dict(re.findall(r"<th class='arcnb-text'>([^<]*)</th><td class='arcnb-text' "
+                           r"data-key='[^']*'>([^<]*)</td>", html))
+
+
+def test_every_page_and_summary_names_dataset_version_filter_arcnb_and_rules(runs, ds, tmp_path,
+                                                                          tasks_file):
+    """The run report, a comparison, many runs, a candidate pool, a sweep summary and
+    ARC-AGI-3 scorecards each carry the same block: the dataset (an ``arc-agi`` name),
+    its version, the task filter, the arcnb version and the rules they follow."""
+    from arcnb.compare import compare
+    from arcnb.repeats import repeats
+    from arcnb.arc3 import score as arc3_score
+    from arcnb.arc3 import sections as A
+    from arcnb.candidates import candidates
+    from arcnb.resources import examples_dir
+
+    full, ids = ds
+    want = {"dataset": DATASET, "dataset_version": full.version,
+            "arcnb_version": arcnb.__version__}
+    cmp = compare([runs["copy"], runs["three"]], n_boot=20)
+    rep = repeats([runs["copy"].run_dir or _write(runs["copy"], tmp_path / "a"),
+                   _write(runs["three"], tmp_path / "b")], dataset=DATASET,
+                  tasks=str(tasks_file), n_boot=20)
+    pool = candidates(DATASET, runs["three"].predictions, tasks=str(tasks_file), n_boot=20)
+    for what in (cmp.summary, rep.summary, pool.summary):
+        block = what["provenance"]
+        for k, v in want.items():
+            assert block[k] == v, (k, block)
+        assert block["task_filter"] and block["rules"]["scoring"] == "arc-prize/ranked"
+        json.dumps(block)  # plain JSON
+    # the pages: the block's rows as the reader sees them
+    for data, page in ((runs["copy"], S.REPORT), (cmp, S.COMPARE), (rep, S.REPEATS)):
+        assert page[-1] is S.Provenance
+        rows = _block_rows(S.Provenance(data, OPTS).to_html())
+        assert DATASET in rows.get("dataset", rows.get("dataset_name", "")), rows
+        assert rows.get("arcnb_version") == arcnb.__version__, rows
+        assert rows["scoring rule"] == "arc-prize/ranked", rows
+    root = examples_dir() / "arc3"
+    card = arc3_score([root / "agent-a"], root / "baselines.csv", n_boot=20)
+    assert card.summary()["provenance"]["rules"] == {"arc3": card.rule.name}
+    assert A.ARC3[-1] is S.Provenance
+    rows = _block_rows(S.Provenance(A.ScoredRuns([card]), OPTS).to_html())
+    assert rows["arc3 rule"] == card.rule.name and rows["arcnb_version"] == arcnb.__version__
+
+
+def _write(run, folder):
+    run.write(folder)
+    return folder

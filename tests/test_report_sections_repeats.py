@@ -22,7 +22,7 @@ def rep():
 
 def test_the_page_lists_the_sections():
     assert S.REPEATS == [S.RepeatsConfigs, S.RepeatsFlips, S.RepeatsComparisons,
-                         S.RepeatsUnion]
+                         S.RepeatsUnion, S.Provenance]
 
 
 def test_sections_hold_the_numbers(rep):

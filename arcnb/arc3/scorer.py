@@ -44,7 +44,7 @@ import pandas as pd
 from ..errors import ParameterError, printable
 from ..html import escape, note, table
 from ..io import csv_text, to_jsonable
-from ..runs import OutputFolder
+from ..runs import OutputFolder, provenance_block
 from ..stats import bootstrap_ci
 from .baselines import read_baselines
 from .faults import faults_table, find_faults
@@ -578,7 +578,8 @@ class Scorecard:
                 "n_games": self.n_games, "first_play_score": self.first_play_score,
                 "first_play_ci95": list(self.first_play_ci95),
                 "bootstrap": {"n_boot": self.n_boot, "seed": self.seed, "over": "games"},
-                "games": games, "faults": list(self.faults)}
+                "games": games, "faults": list(self.faults),
+                "provenance": provenance_block(arc3_rule=self.rule.name)}
 
     def text(self) -> str:
         """The result as lines for a terminal: the rule, the score with its interval,

@@ -28,6 +28,7 @@ from ..errors import ParameterError, printable
 from ..html import escape, note
 from ..html import table as _table
 from ..report.sections.base import Figure, Options, Section
+from ..report.sections.run import Provenance
 from ..resources import arc3_example
 from . import figures as F
 from .compare import Comparison, compare
@@ -38,7 +39,7 @@ from .scorer import Scorecard, score
 from .tables import game_table, level_table, run_table
 
 __all__ = ["Options", "ScoredRuns", "report_inputs", "scored_runs", "Scores", "Games", "Levels",
-           "Faults", "KeyFrames", "Comparisons", "Files", "ARC3"]
+           "Faults", "KeyFrames", "Comparisons", "Files", "Provenance", "ARC3"]
 
 
 @dataclass
@@ -378,4 +379,4 @@ class Files(_Arc3Section):
 
 
 #: The ARC-AGI-3 report, in order (one notebook cell per section).
-ARC3 = [Scores, Games, Levels, Faults, KeyFrames, Comparisons, Files]
+ARC3 = [Scores, Games, Levels, Faults, KeyFrames, Comparisons, Files, Provenance]

@@ -15,7 +15,7 @@ import pandas as pd
 from ..data import Dataset, load_dataset
 from ..errors import ParameterError
 from ..io import csv_text, to_jsonable
-from ..runs import OutputFolder
+from ..runs import OutputFolder, provenance_block
 from ..scoring import missing_tasks_warning
 from ..stats import (bootstrap_ci, bootstrap_indices, check_n_boot, check_seed, mcnemar_table,
                      paired_bootstrap_ci, percentile_interval, ratio_bootstrap_ci)
@@ -644,6 +644,8 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
         "warnings": warnings, "definitions": CANDIDATE_DEFINITIONS,
         **extra,
     }
+    summary["provenance"] = provenance_block(ds, estimator="ranked",
+                                             tie=summary.get("anytime", {}).get("tie"))
     return CandidateAnalysis(summary, outputs, pool_df, pass_at_k, reliability, by_category,
                              comparisons, warnings, ds, cs, extra_tables.get("anytime"),
                              extra_tables.get("steps"),

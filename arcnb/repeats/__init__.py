@@ -95,7 +95,7 @@ from ..errors import RepeatsError
 from ..front import PredictionsSource, RunDirSource, open_run, parse_source, task_set
 from ..harness_logs import run_log_rates
 from ..io import csv_text, read_text, to_jsonable
-from ..runs import OutputFolder, Run
+from ..runs import OutputFolder, Run, provenance_block
 from ..scoring import missing_tasks_warning, pass_at_k_unbiased
 from ..stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, check_seed,
                     percentile_interval)
@@ -837,6 +837,8 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                    graded={m: np.stack(v, axis=1) for m, v in graded.items()},
                    run_info=info)
     rep.summary["warnings"] = warned
+    rep.summary["provenance"] = provenance_block(ds, estimator="ranked",
+                                                 tie=rep.summary.get("tie"))
     return rep
 
 

@@ -28,7 +28,7 @@ from ..text import fmt_fraction, fmt_number
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
            "BREAKDOWN_METRICS", "breakdown_html", "graded_table_html", "lead_html",
-           "note_html", "reference_html", "cost_html", "provenance_html", "show",
+           "note_html", "reference_html", "cost_html", "provenance_html", "provenance_block_html", "show",
            "show_figure", "file_table", "run_files", "cut_note", "summary_html",
            "percent_text", "PAGE_CSS"]
 
@@ -234,9 +234,29 @@ def cost_html(summary: Mapping) -> str:
             + "</tbody></table>")
 
 
-def provenance_html(metrics: Mapping, *, run_dir=None, metric: str = "pass@2") -> str:
-    """Provenance as an escaped key/value table followed by the compact reporting line."""
+def provenance_block_html(block: Mapping) -> str:
+    """The one provenance block of a page (:func:`arcnb.runs.provenance_block`: the
+    dataset, its version and task filter, the arcnb version, the rules) as an escaped
+    key/value table, words read from the left; an empty dataset line is left out."""
+    rows = []
+    for k, v in block.items():
+        if k == "rules":
+            for rule, name in v.items():
+                rows.append((f"{rule} rule", name))
+        elif v is not None:
+            rows.append((k, json.dumps(v, sort_keys=True) if isinstance(v, (dict, list))
+                         else v))
+    body = "".join(f"<tr><th class='arcnb-text'>{_esc(k)}</th><td class='arcnb-text' "
+                   f"data-key='{_esc(k)}'>{_esc(v)}</td></tr>" for k, v in rows)
+    return f"<table class='arcnb-table' id='arcnb-provenance'><tbody>{body}</tbody></table>"
+
+
+def provenance_html(metrics: Mapping, *, run_dir=None, metric: str = "pass@2",
+                    rules: Mapping | None = None) -> str:
+    """Provenance as an escaped key/value table followed by the compact reporting line;
+    ``rules`` (the block's ``rules``) adds a row per rule."""
     p = flat_provenance(metrics, run_dir=run_dir)
+    p.update({f"{rule} rule": name for rule, name in (rules or {}).items()})
     rows = []
     for k, v in p.items():
         if isinstance(v, (dict, list)):

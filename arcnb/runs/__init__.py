@@ -103,7 +103,7 @@ from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILL
                      finished_runs, is_finished, is_run_dir, refuse_finished,
                      require_finished, user_paths)
 from .provenance import file_sha256_or_none, predictions_provenance, run_provenance
-from .provenance import options_sha256, same_run_problem
+from .provenance import options_sha256, provenance_block, same_run_problem
 from .run import Run, candidates_file, recorded_task_ids, unique_labels, write_run_dir
 
 __all__ = [
@@ -118,5 +118,5 @@ __all__ = [
     "predictions_table", "predictions_provenance", "CANDIDATES", "record_training_overlap",
     "TRAINING_OVERLAP_KEY", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
     "options_sha256", "same_run_problem", "PROBE_PREDICTIONS", "PROBES_CSV", "PROXY_CSV",
-    "PROXY_PREDICTIONS", "is_run_dir", "finished_runs", "recorded_task_ids",
+    "PROXY_PREDICTIONS", "is_run_dir", "finished_runs", "recorded_task_ids", "provenance_block",
 ]

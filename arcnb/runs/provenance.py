@@ -102,3 +102,36 @@ def same_run_problem(metrics: dict, options: dict, *, ignore: tuple = ()) -> str
     key = diff[0] if diff else "options"
     return (f"its {key.replace('_', ' ')} is {json.dumps(theirs.get(key), default=str)[:80]}"
             f", not {json.dumps(mine.get(key), default=str)[:80]}")
+
+
+#: The rules a number depends on, each by a name that changes when the rule does: the
+#: scoring rule of ARC-AGI-1/2 (with the estimator of pass@K), the tie rule of votes
+#: and the ARC-AGI-3 scoring rule (by toolkit version).
+SCORING_RULE = "arc-prize"
+SCORING_RULE_WORDS = ("per task, the share of its test outputs solved within K attempts; "
+                      "the mean over tasks")
+
+
+def provenance_block(dataset=None, *, estimator: str | None = None, tie: str | None = None,
+                     arc3_rule: str | None = None, **extra) -> dict:
+    """The one provenance block every page and every ``summary.json`` carries: the
+    dataset, its version and task filter (``dataset``: a
+    :class:`~arcnb.data.Dataset` or its recorded ``{"name", "version", "filter"}``;
+    None for ARC-AGI-3 games), the arcnb version, and the rules the numbers follow
+    (``rules``: ``scoring`` (``arc-prize/<estimator>``), ``tie`` (how votes break
+    ties), ``arc3`` (the ARC-AGI-3 rule), the ones given). ``extra`` keys are added
+    (the run labels, the games' baselines, ...)."""
+    info = getattr(dataset, "info", dataset) if dataset is not None else None
+    info = dict(info) if isinstance(info, dict) else {}
+    rules = {}
+    if estimator is not None:
+        rules["scoring"] = f"{SCORING_RULE}/{estimator}"
+    if tie is not None:
+        rules["tie"] = str(tie)
+    if arc3_rule is not None:
+        rules["arc3"] = str(arc3_rule)
+    block = {"dataset": info.get("name"), "dataset_version": info.get("version"),
+             "task_filter": info.get("filter"), "arcnb_version": __version__,
+             "rules": rules}
+    block.update(extra)
+    return block

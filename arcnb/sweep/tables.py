@@ -15,7 +15,7 @@ from ..columns import NEAR_MISS, is_near_miss
 from ..errors import ArcnbError, printable
 from ..io import csv_text
 from ..report.notebooks import run_notebook
-from ..runs import Run, read_metrics, same_run_problem
+from ..runs import Run, provenance_block, read_metrics, same_run_problem
 from ..stats import check_n_boot, check_seed, ratio_bootstrap_ci
 from ..taxonomy import structural_taxonomy
 from .layout import (CATEGORIES_CSV, CHANGES_CSV, RUNS_DIR, SOLVED_CSV, SWEEP_CSV, SWEEP_HTML,
@@ -246,6 +246,7 @@ class Sweep:
         return {
             "kind": "arcnb-sweep",
             "dataset": dict(self.dataset.info),
+            "provenance": provenance_block(self.dataset, estimator=self.results[0].estimator),
             "n_tasks": int(len(self.results[0].tasks)),
             "n_outputs": int(len(self.results[0].outputs)),
             "n_checkpoints": len(self.entries),

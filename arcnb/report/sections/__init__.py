@@ -91,13 +91,13 @@ EVALUATE = [Headline, PredictionsOnly, Probes, RunFiles]
 
 #: The comparison page of several runs.
 COMPARE = [CompareRuns, Leaderboard, CompareDifferences, CompareOnlyOne, CompareCategories,
-           CompareFiles]
+           CompareFiles, Provenance]
 
 #: The page of a checkpoint sweep.
-SWEEP = [SweepCurves, SweepSelection, SweepChanges, SweepSolved, SweepCategories]
+SWEEP = [SweepCurves, SweepSelection, SweepChanges, SweepSolved, SweepCategories, Provenance]
 
 #: The page of many runs (``arcnb.repeats``).
-REPEATS = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion]
+REPEATS = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion, Provenance]
 
 #: The figures and tables for a paper (PDF / SVG, booktabs LaTeX).
 FIGURES = [PassAtK, Colours, PaperBreakdowns, PaperGallery, PaperTables, CandidatePool,

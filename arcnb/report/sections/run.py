@@ -16,13 +16,15 @@ from ...html import note, table
 from ..candidates import candidate_pool, candidates_html
 from ..cost import cost_results
 from ..html import (breakdown_html, cost_html, cut_note, definitions_html, graded_table_html,
-                    headline_html, lead_html, provenance_html, reference_html, run_files,
+                    headline_html, lead_html, provenance_block_html, provenance_html,
+                    reference_html, run_files,
                     summary_html)
 from ..overlap import overlap_check, overlap_section_html, overlap_split
 from ..references import reference_categories, reference_runs, reference_table
 from ..sources import resolve_references
 from ..unscored import no_truth_html, predictions_gallery
 from ...text import fmt_number, fmt_percent
+from ...runs import provenance_block
 from .base import Figure, Section
 
 __all__ = ["Summary", "PredictionsOnly", "Headline", "AlmostWorks", "References", "PassAtK",
@@ -495,23 +497,58 @@ class RunFiles(Section):
                 provenance_html(self.run.metrics, run_dir=self.run.run_dir)]
 
 
+def provenance_of(data) -> dict:
+    """The provenance block (:func:`arcnb.runs.provenance_block`) of what a page shows:
+    a run (its dataset and scoring rule), or a comparison, a sweep, many runs, a
+    candidate pool or ARC-AGI-3 scorecards, each of which carries its block in its
+    summary (a list of them: the first one's, with every run's label)."""
+    if isinstance(getattr(data, "cards", None), list):  # ARC-AGI-3 scored runs
+        data = data.cards
+    if isinstance(data, (list, tuple)) and data:
+        blocks = [provenance_of(d) for d in data]
+        labels = [getattr(d, "label", None) for d in data]
+        return {**blocks[0], **({"runs": labels} if all(labels) else {})}
+    summary = getattr(data, "summary", None)
+    summary = summary() if callable(summary) else summary
+    if isinstance(summary, dict) and isinstance(summary.get("provenance"), dict):
+        return summary["provenance"]
+    results = getattr(data, "results", None)
+    info = summary.get("dataset") if isinstance(summary, dict) else None
+    return provenance_block(info, estimator=getattr(results, "estimator", None))
+
+
 class Provenance(Section):
-    """Where the numbers come from and the compact line to quote them with."""
+    """Where the numbers come from (the one provenance block every page ends with) and,
+    for one run, the compact line to quote them with. Takes what the page shows: a run,
+    a comparison, a sweep, many runs or ARC-AGI-3 scorecards."""
 
     title = "11. Provenance"
     anchor = "arcnb-section-provenance"
-    intro = ("Where these numbers come from, and the compact line to quote them with: the "
-             "metric and its value, the checkpoint's SHA-256, the dataset and its version, the "
-             "task filter, and the arcnb version and commit.")
+    intro = ("Where these numbers come from: the dataset, its version and the task filter, "
+             "the arcnb version and the rules the numbers follow (the scoring rule, how "
+             "votes break ties, the ARC-AGI-3 rule); for one run also the checkpoint's "
+             "SHA-256, the commit and the compact line to quote beside the number.")
     needs_truth = False
 
     def compute(self):
-        self.tables["provenance"] = pd.DataFrame(
-            [{"key": k, "value": v} for k, v in self.run.flat_provenance().items()])
-        self.numbers = {"compact_line": self.run.compact_line()}
+        self.block = provenance_of(self.run)
+        one_run = hasattr(self.run, "flat_provenance")
+        if not one_run:  # the last section of a page of other sections, unnumbered
+            self.title = "Provenance"
+        rows = (self.run.flat_provenance() if one_run else
+                {k: v for k, v in self.block.items() if k != "rules"})
+        rows.update({f"{k} rule": v for k, v in self.block["rules"].items()})
+        self.tables["provenance"] = pd.DataFrame([{"key": k, "value": v}
+                                                  for k, v in rows.items()])
+        self.numbers = {"provenance": self.block}
+        if one_run:
+            self.numbers["compact_line"] = self.run.compact_line()
 
     def body(self):
-        return [provenance_html(self.run.metrics, run_dir=self.run.run_dir)]
+        if hasattr(self.run, "flat_provenance"):
+            return [provenance_html(self.run.metrics, run_dir=self.run.run_dir,
+                                    rules=self.block["rules"])]
+        return [provenance_block_html(self.block)]
 
 
 class CandidatePool(Section):
