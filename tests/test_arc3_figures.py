@@ -130,6 +130,13 @@ def test_compare_scores_pairs_the_games(made):
     assert a_scores["tw01-0a1b2c3d"] == 100.0 and a_scores["tw02-1b2c3d4e"] == 27.5
     b_y = {names[int(y)]: x for x, y in pts["agent B"]}
     assert b_y["tw01-0a1b2c3d"] == pytest.approx(100 / 4)
+    # agent B never played tw03 and tw04: no marker of B there (not a 0 it never scored),
+    # no line from A's score; the axis label says what a missing marker means
+    assert set(b_y) == {"tw01-0a1b2c3d", "tw02-1b2c3d4e"}
+    assert len(a_scores) == 4
+    segments = [s for c in ax.collections for s in getattr(c, "get_segments", list)()]
+    assert len(segments) == 2
+    assert "did not play" in ax.get_xlabel()
 
 
 def test_figures_with_nothing_to_show_say_so(made):

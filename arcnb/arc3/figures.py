@@ -307,7 +307,8 @@ def action_mix(source, ax=None, *, by: str = "game"):
 def compare_scores(a: Scorecard, b: Scorecard, ax=None, *, labels: Sequence[str] | None = None):
     """Two runs' per-game scores side by side: one row per game (every game either run
     counts), a line from one score to the other, sorted by the difference. A game a run
-    did not play is drawn at 0 with a hollow marker. Returns the Axes."""
+    did not play has no marker of that run (never a 0 it did not score) and no line; the
+    axis label says so. Returns the Axes."""
     a, b = _cards(a), _cards(b)
     la, lb = labels or (a.label, b.label)
     if la == lb:
@@ -323,22 +324,22 @@ def compare_scores(a: Scorecard, b: Scorecard, ax=None, *, labels: Sequence[str]
         return _nothing(ax, "no game in either run")
     sa = np.array([ga.get(g, math.nan) for g in games], dtype=float)
     sb = np.array([gb.get(g, math.nan) for g in games], dtype=float)
-    order = np.argsort(-(np.nan_to_num(sb) - np.nan_to_num(sa)), kind="stable")
+    both = ~np.isnan(sa) & ~np.isnan(sb)
+    # games both played by the difference, then the games only one played
+    order = np.lexsort((np.where(both, -(sb - sa), 0.0), ~both))
     y = np.arange(len(games))
-    sa, sb = sa[order], sb[order]
+    sa, sb, both = sa[order], sb[order], both[order]
     names = [games[i] for i in order]
-    ax.hlines(y, np.nan_to_num(sa), np.nan_to_num(sb), color="#bbbbbb", lw=1.0, zorder=1)
+    ax.hlines(y[both], sa[both], sb[both], color="#bbbbbb", lw=1.0, zorder=1)
     for vals, label, colour, marker in ((sa, la, "#0072B2", "o"), (sb, lb, "#E69F00", "s")):
         played = ~np.isnan(vals)
         ax.scatter(vals[played], y[played], color=colour, marker=marker, s=16, zorder=3,
                    label=plain_label(label))
-        if (~played).any():
-            ax.scatter(np.zeros((~played).sum()), y[~played], facecolors="none",
-                       edgecolors=colour, marker=marker, s=16, zorder=3)
     ax.set_yticks(y)
     ax.set_yticklabels([plain_label(n) for n in names])
     ax.invert_yaxis()
     ax.set_xlim(-3, 103)
-    ax.set_xlabel("game score (RHAE, 0-100)")
+    ax.set_xlabel("game score (RHAE, 0-100)" if both.all() else
+                  "game score (RHAE, 0-100)\nno marker: the run did not play the game")
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
     return ax
