@@ -67,7 +67,7 @@ def _left_align_text(text: str, df, *, index: bool) -> str:
     rules: any column holding a string) marked ``arcnb-text``, so
     prose reads from the left while numbers stay aligned on the right."""
     cols = [i for i in range(df.shape[1])
-            if any(isinstance(v, str) for v in df.iloc[:, i].head(50))]
+            if any(isinstance(v, str) and v != "NaN" for v in df.iloc[:, i].head(50))]
     if not cols or df.empty or df.columns.nlevels > 1:
         return text
     wanted = set(cols)
@@ -89,6 +89,16 @@ def _printable_frame(df):
         return printable(v, keep="\n\t") if isinstance(v, str) else v
 
     out = df.rename(columns=clean, index=clean)
+    # a missing value of a nullable column (pd.NA: a seed, a count) is spelt as every
+    # other missing value, NaN, never <NA>
+    nullable = [i for i, d in enumerate(out.dtypes) if isinstance(d, pd.api.extensions.ExtensionDtype)
+                and not isinstance(d, (pd.StringDtype, pd.CategoricalDtype))]
+    if nullable:
+        out = out.copy()
+        for i in nullable:
+            col = out.iloc[:, i]
+            out.isetitem(i, pd.Series([v if pd.notna(v) else "NaN" for v in col],
+                                      index=col.index, dtype=object))
     text = [i for i, d in enumerate(out.dtypes)
             if pd.api.types.is_object_dtype(d) or isinstance(d, pd.StringDtype)]
     if text:

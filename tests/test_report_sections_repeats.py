@@ -121,3 +121,20 @@ def test_configs_section_shows_graded_metrics_in_their_own_table():
     assert "cell_accuracy_mean" not in sec.tables["configs"]
     assert "arcnb-repeats-graded" in sec.to_html()
     assert rep.runs.set_index("run")["cell_accuracy"].tolist() == pytest.approx([0.625, 0.5])
+
+
+def test_a_seed_is_shown_as_the_whole_number_it_is():
+    """The runs table's seed column holds whole numbers (1, not 1.0000), missing for a
+    run without a seed."""
+    import re
+
+    solved = np.array([[1, 0, 1], [0, 0, 1]], dtype=float)
+    rep = R.analyse(solved, [0, 1], ["t1", "t2"], ["A-seed1", "A-seed2", "B"],
+                    ["A", "A", "B"], seeds=[1, 2, None], n_boot=20)
+    assert rep.runs["seed"].tolist()[:2] == [1, 2]
+    html = S.RepeatsConfigs(rep).to_html()
+    runs = html[html.index("arcnb-repeats-runs"):].split("</table>")[0]
+    col = re.findall(r"<th>([^<]*)</th>", runs).index("seed")
+    seeds = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[col]
+             for row in re.findall(r"<tr>(.*?)</tr>", runs.split("<tbody>")[1], flags=re.S)]
+    assert seeds == ["1", "2", "NaN"]

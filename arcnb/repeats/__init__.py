@@ -731,6 +731,10 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
         [np.asarray(task_ids, dtype=object)[codes], np.asarray(test_index)],
         names=["task_id", "test_index"]))
     runs_df = pd.DataFrame(summary["runs"])
+    seeds_col = pd.to_numeric(runs_df["seed"], errors="coerce") if "seed" in runs_df else None
+    if seeds_col is not None and runs_df["seed"].notna().sum() == seeds_col.notna().sum() \
+            and (seeds_col.dropna() % 1 == 0).all():
+        runs_df["seed"] = seeds_col.astype("Int64")  # whole numbers (1, not 1.0000)
     flips_df = pd.DataFrame(flips, columns=["config", "task_id", "solve_rate", "runs_solving",
                                             "n_runs"])
     rep = Repeats(summary, matrix, solved_df, runs_df, flips_df)
