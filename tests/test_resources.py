@@ -282,3 +282,16 @@ def test_report_cells_are_the_report_page():
     no_truth = [c.__name__ for c in S.REPORT_NO_TRUTH]
     assert [c for c in called if c in page] == page
     assert set(called) <= set(page) | set(no_truth)
+
+
+def test_the_quick_start_counts_and_names_every_shipped_notebook():
+    """The quick start says how many notebooks ``arcnb notebooks`` copies and names each
+    one: the words and the package agree (it once said six while seven were copied)."""
+    words = ("zero one two three four five six seven eight nine ten eleven twelve").split()
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "quickstart.md"
+            ).read_text()
+    names = resources.notebook_names()
+    said = re.search(r"copies the (\w+) shipped notebooks, (.*?) \(`\.ipynb`\)", text, re.S)
+    assert said, "the quick start no longer says what arcnb notebooks copies"
+    assert said.group(1) == words[len(names)]
+    assert sorted(re.findall(r"`(\w+)`", said.group(2))) == sorted(names)
