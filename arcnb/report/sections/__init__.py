@@ -36,7 +36,7 @@ from .run import (AlmostWorks, CandidatePool, Categories, Colours, Cost, Failure
                   SecondAttempt, Summary, TrainingOverlap)
 from .sweep import (SweepCategories, SweepChanges, SweepCurves, SweepSelection,
                     SweepSolved)
-from .repeats import (RepeatsComparisons, RepeatsConfigs, RepeatsFlips, RepeatsUnion,
+from .repeats import (REPEATS, RepeatsComparisons, RepeatsConfigs, RepeatsFlips, RepeatsUnion,
                       repeats_page)
 from .probes import Probes
 from .paper import PaperBreakdowns, PaperFiles, PaperGallery, PaperTables, paper_files
@@ -96,8 +96,6 @@ COMPARE = [CompareRuns, Leaderboard, CompareDifferences, CompareOnlyOne, Compare
 #: The page of a checkpoint sweep.
 SWEEP = [SweepCurves, SweepSelection, SweepChanges, SweepSolved, SweepCategories, Provenance]
 
-#: The page of many runs (``arcnb.repeats``).
-REPEATS = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion, Provenance]
 
 #: The figures and tables for a paper (PDF / SVG, booktabs LaTeX).
 FIGURES = [PassAtK, Colours, PaperBreakdowns, PaperGallery, PaperTables, CandidatePool,

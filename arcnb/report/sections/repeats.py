@@ -9,6 +9,7 @@ from ...html import note, table
 from ...repeats import GRADED
 from ...text import fmt_interval, fmt_number, fmt_percent
 from .base import Figure, Options, Section, page_of
+from .run import Provenance
 
 __all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
            "repeats_page"]
@@ -182,8 +183,11 @@ class RepeatsUnion(Section):
         return parts
 
 
+#: The page of many runs (``arcnb.repeats``), ending with the provenance block.
+REPEATS = [RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion, Provenance]
+
+
 def repeats_page(rep, options: Options | None = None, *, title: str = "Many runs") -> str:
     """The page of many runs as one self-contained HTML page (every section of
-    ``REPEATS``, figures embedded): what ``arcnb repeats --report`` writes."""
-    return page_of([RepeatsConfigs, RepeatsFlips, RepeatsComparisons, RepeatsUnion], rep,
-                   options, title=title)
+    :data:`REPEATS`, figures embedded): what ``arcnb repeats --report`` writes."""
+    return page_of(REPEATS, rep, options, title=title)
