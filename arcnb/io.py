@@ -382,22 +382,7 @@ def read_json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
     for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            out.append((n, json.loads(line, object_pairs_hook=no_duplicate_keys,
-                                      parse_float=_finite_float)))
-        except HugeNumberError as huge:
-            raise JSONInputError(f"{what} {path} line {n} holds the number "
-                                 f"{one_line(huge.text, 40)}, beyond the range of a float") from None
-        except DuplicateKeyError as dup:
-            raise JSONInputError(f"{what} {path} line {n}: the key "
-                                 f"{one_line(repr(dup.key), 64)} appears more than once in "
-                                 "one object") from None
-        except json.JSONDecodeError as exc:
-            raise JSONInputError(f"{what} {path} is not valid JSON Lines: line {n}: "
-                                 f"{exc.msg} at column {exc.colno}") from None
-        except (RecursionError, MemoryError):
-            raise JSONInputError(f"{what} {path} line {n} is too deeply nested or too "
-                                 "large") from None
+        out.append((n, parse_json_line(line, what=what, path=path, line=n, scanned=True)))
     return out
 
 
@@ -605,3 +590,55 @@ def read_range(path: str | os.PathLike, offset: int, length: int, *, what: str =
 
 
 __all__ += ["iter_lines", "read_range", "MAX_LINE_BYTES"]
+
+
+def parse_json_line(raw: bytes | str, *, what: str, path, line: int,
+                    max_depth: int = MAX_JSON_DEPTH, max_containers: int = MAX_JSON_CONTAINERS,
+                    scanned: bool = False) -> Any:
+    """One JSON value of a line (a recording's step, a journal record), by the rules of
+    :func:`read_json`: nesting deeper than ``max_depth``, more than ``max_containers``
+    arrays and objects, a number of more than :data:`MAX_JSON_DIGITS` digits (an
+    integer of 4,300 digits included) or beyond a float's range, a key given twice and
+    text that is not Unicode (invalid UTF-8, a lone surrogate such as ``"\\ud800"``)
+    refused with a one-line :class:`JSONInputError` naming ``what``, ``path`` and the
+    ``line`` number (from 1). The one parser of a JSON line: :func:`read_json_lines` and the
+    ARC-AGI-3 reader use it. ``scanned``: the caller scanned the whole file already
+    (nesting, containers and digits), only the parse is left."""
+    where = f"{what} {path} line {line}"
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    try:
+        depth, containers, long_number = (0, 0, False) if scanned else _json_scan(data)
+    except MemoryError:
+        raise JSONInputError(f"{where} is too large to check") from None
+    if depth > max_depth:
+        raise JSONInputError(f"{where} is too deeply nested: arrays/objects {depth} levels "
+                             f"deep; ARC data never needs more than {max_depth}")
+    if containers > max_containers:
+        raise JSONInputError(f"{where} holds {containers} arrays and objects, more than the "
+                             f"{max_containers} arcnb reads from one line")
+    if long_number:
+        raise JSONInputError(f"{where} holds a number of more than {MAX_JSON_DIGITS} digits")
+    try:
+        text = data.decode("utf-8") if isinstance(raw, bytes) else raw
+        value = json.loads(text, object_pairs_hook=no_duplicate_keys,
+                           parse_float=_finite_float)
+        if "\\u" in text:  # an escaped lone surrogate is no text: refuse it here
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeError as exc:
+        raise JSONInputError(f"{where} is not Unicode text (byte {getattr(exc, 'start', 0)}: "
+                             "invalid UTF-8 or a lone surrogate)") from None
+    except HugeNumberError as huge:
+        raise JSONInputError(f"{where} holds the number {one_line(huge.text, 40)}, beyond the "
+                             "range of a float") from None
+    except DuplicateKeyError as dup:
+        raise JSONInputError(f"{where}: the key {one_line(repr(dup.key), 64)} appears more "
+                             "than once in one object") from None
+    except json.JSONDecodeError as exc:
+        raise JSONInputError(f"{what} {path} is not valid JSON Lines: line {line}: "
+                             f"{exc.msg} at column {exc.colno}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise JSONInputError(f"{where} is too deeply nested or too large") from None
+
+
+__all__ += ["parse_json_line"]

@@ -88,6 +88,7 @@ def test_out_writes_the_tables_and_refuses_to_overwrite(card_dir, capsys):
 @pytest.mark.parametrize("extra, needle", [
     (["--rule", "2.0"], "unknown scoring rule '2.0'"),
     (["--cap", "-1"], "the action cap must be a number > 0"),
+    (["--cap", "1e308"], "at most 1e+06"),  # was an OverflowError traceback
     (["--n-boot", "0"], "bootstrap resamples"),
 ])
 def test_bad_options_are_one_line(card_dir, capsys, extra, needle):

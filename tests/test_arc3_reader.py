@@ -146,6 +146,17 @@ def test_a_harness_run_folder(tmp_path):
     assert rec.frame(2).shape == (64, 64)
 
 
+def test_a_step_file_numbered_beyond_int64_is_one_line(tmp_path):
+    """``step_<20 digits>.json`` overflowed the steps table's 64-bit line column (a
+    traceback); it is refused, naming the file."""
+    _harness(tmp_path / "run")
+    big = tmp_path / "run" / f"step_{2 ** 70}.json"
+    big.write_text((tmp_path / "run" / "step_000.json").read_text())
+    with pytest.raises(RecordingError) as e:
+        read_recording(tmp_path / "run")
+    assert "numbered beyond" in _one_line(e) and big.name in _one_line(e)
+
+
 def test_a_folder_of_recordings_is_one_run(tmp_path):
     G.scenario(tmp_path / "card")
     _harness(tmp_path / "card" / "harness" / "run-1")
@@ -204,6 +215,14 @@ def test_malformed_frames_are_refused_in_one_line(tmp_path, frame, needle):
     (json.dumps(G.step("ACTION1", lc=-3, colour=0)).encode(), "not a whole number 0-10000"),
     (b'{"data": {"state": "WIN", "state": "WIN"}}', "appears more than once"),
     (b"[" * 100_000 + b"]" * 100_000, "too deeply nested"),
+    # an integer of 5,000 digits (Python's int parser refuses past 4,300: a ValueError
+    # traceback before), a lone surrogate in a game id or a guid (a pyarrow traceback)
+    (b'{"data": {"state": "WIN", "levels_completed": 1' + b"0" * 5000 + b"}}",
+     "more than 32 digits"),
+    (json.dumps({"data": {**G.step("RESET")["data"], "game_id": "g\ud800"}}).encode(),
+     "lone surrogate"),
+    (json.dumps({"data": {**G.step("RESET")["data"], "guid": "\udfff"}}).encode(),
+     "lone surrogate"),
 ])
 def test_damaged_lines_are_refused_in_one_line(tmp_path, line, needle):
     path = G.write_lines(tmp_path / "r.jsonl", [G.step("RESET", full=True), line])

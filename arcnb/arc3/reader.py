@@ -40,8 +40,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import DuplicateKeyError, RecordingError, one_line
-from ..io import MAX_LINE_BYTES, iter_lines, no_duplicate_keys, read_json, read_range
+from ..errors import RecordingError, one_line
+from ..io import (MAX_LINE_BYTES, JSONInputError, iter_lines, parse_json_line, read_json,
+                  read_range)
 
 __all__ = ["ACTIONS", "STATES", "Recording", "Run", "read_recording", "read_run",
            "read_runs", "find_recordings", "MAX_RECORDING_BYTES", "MAX_STEPS", "MAX_FILES",
@@ -234,19 +235,10 @@ def _parse_line(raw: bytes, path: Path, line: int) -> Any:
                              f"{exc.start})", file=str(path), line=line) from None
     if line == 1 and text.startswith("\ufeff"):
         text = text[1:]
-    try:
-        return json.loads(text, object_pairs_hook=no_duplicate_keys)
-    except DuplicateKeyError as dup:
-        raise RecordingError(f"recording {path} line {line}: the key "
-                             f"{one_line(repr(dup.key), 64)} appears more than once in one "
-                             "object", file=str(path), line=line) from None
-    except json.JSONDecodeError as exc:
-        raise RecordingError(f"recording {path} is not valid JSON Lines: line {line}: "
-                             f"{exc.msg} at column {exc.colno}", file=str(path),
-                             line=line) from None
-    except (RecursionError, MemoryError):
-        raise RecordingError(f"recording {path} line {line} is too deeply nested or too "
-                             "large", file=str(path), line=line) from None
+    try:  # the one parser of a JSON line (bounded, Unicode only, no duplicate key)
+        return parse_json_line(text, what="recording", path=path, line=line)
+    except JSONInputError as exc:
+        raise RecordingError(str(exc), file=str(path), line=line) from None
 
 
 def _text(value) -> str:
@@ -589,6 +581,10 @@ def _read_harness(folder: Path, *, max_steps: int) -> Recording:
                                  "files", file=str(folder))
         m = _STEP_FILE.match(entry.name)
         if m and entry.is_file():
+            if len(m.group(1).lstrip("0")) > 12:  # a step number, not a 64-bit overflow
+                raise RecordingError(f"harness step file {Path(entry.path)} is numbered beyond "
+                                     "any step a run takes (at most 12 digits)",
+                                     file=str(entry.path))
             numbered.append((int(m.group(1)), Path(entry.path)))
     numbered.sort()
     if len(numbered) > max_steps:

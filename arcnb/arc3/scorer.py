@@ -104,6 +104,10 @@ RULES = {
 #: The rule used unless another is asked for: the current toolkit's.
 DEFAULT_RULE = "0.9.9"
 
+#: The largest action cap, as a multiple of the human baseline (the verified leaderboard
+#: uses 5): beyond it a cap stops no play and its actions overflow a whole number.
+MAX_CAP = 1e6
+
 
 def get_rule(rule: str | Rule | None) -> Rule:
     """A :class:`Rule` from its name (``"0.9.9"``, ``"0.9.6"``, ``"0.9.1"``)."""
@@ -629,9 +633,9 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
     rule = get_rule(rule)
     if cap is not None:
         if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0 \
-                or not math.isfinite(cap):
-            raise ParameterError(f"the action cap must be a number > 0 (a multiple of the "
-                                 f"human baseline), got {cap!r}")
+                or not math.isfinite(cap) or cap > MAX_CAP:
+            raise ParameterError(f"the action cap must be a number > 0 and at most {MAX_CAP:g} "
+                                 f"(a multiple of the human baseline), got {cap!r}")
         cap = float(cap)
     # the baselines first: a bad file is refused before gigabytes of recordings are read
     base = read_baselines(baselines) if baselines is not None else {}
