@@ -153,3 +153,46 @@ def test_report_inputs_default_to_the_bundled_example(tmp_path):
         S.report_inputs(["a/"], "")
     with pytest.raises(ParameterError, match="without runs"):
         S.report_inputs([], "b.csv")
+
+
+def test_recordings_are_keyed_by_a_name_unique_in_their_run(tmp_path):
+    """Two recordings named ``rec.jsonl`` in two folders of one run stay two (their
+    steps, plays and replays apart), and names that differ only in punctuation (``a b``,
+    ``a_b``, ``a&b``) get three replay files, not one."""
+    base = G.scenario(tmp_path / "card")
+    for sub, gid in (("x", "tw01-0a1b2c3d"), ("y", "tw02-1b2c3d4e")):
+        g = G.Game(gid) if gid.startswith("tw01") else G.Game(gid, G.GAME_B_LEVELS)
+        G.play(tmp_path / "same" / sub / "rec.jsonl", G.agent(g), game=g, guid=sub)
+    for name, gid in (("a b", "tw01-0a1b2c3d"), ("a_b", "tw02-1b2c3d4e"),
+                      ("a&b", "tw01-0a1b2c3d")):
+        g = G.Game(gid) if gid.startswith("tw01") else G.Game(gid, G.GAME_B_LEVELS)
+        G.play(tmp_path / "punct" / f"{name}.jsonl", G.agent(g), game=g, guid=name)
+    runs = S.scored_runs([tmp_path / "same", tmp_path / "punct"], base, n_boot=20)
+    same = runs.cards[0]
+    assert sorted(r.name for r in same.run.recordings) == ["x/rec.jsonl", "y/rec.jsonl"]
+    assert sorted(same.plays["recording"].unique()) == ["x/rec.jsonl", "y/rec.jsonl"]
+    sec = S.Files(runs, S.Options(figures_dir=tmp_path / "out"))
+    replays = sec.tables["files"]
+    replays = replays[replays["what"].str.startswith("replay")]["file"].tolist()
+    assert len(replays) == len(set(replays)) == 5
+    assert all((tmp_path / "out" / f).is_file() for f in replays)
+
+
+def test_a_link_planted_in_the_reports_folder_is_never_written_through(tmp_path):
+    """``OUT/<run>`` or ``OUT/replays/<run>`` planted as a symbolic link to a folder
+    outside: refused in one line, and nothing is written there (with or without
+    overwrite)."""
+    from arcnb.errors import ArcnbError
+
+    base = G.scenario(tmp_path / "card")
+    runs = S.scored_runs([tmp_path / "card"], base, labels=["agent"], n_boot=20)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for planted in (("agent",), ("replays", "agent")):
+        out = tmp_path / f"out{len(planted)}"
+        link = out.joinpath(*planted)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(elsewhere, target_is_directory=True)
+        with pytest.raises(ArcnbError, match="symbolic link"):
+            S.Files(runs, S.Options(figures_dir=out)).write(out, overwrite=True)
+        assert list(elsewhere.iterdir()) == []

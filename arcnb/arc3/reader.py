@@ -129,11 +129,15 @@ class Recording:
     scorecard: dict | None = field(default=None, repr=False)
     agent: str | None = None
     declared: dict = field(default_factory=dict)
+    key: str | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
-        """The recording's file (or folder) name."""
-        return self.path.name
+        """The recording's name, unique within its run: its file (or folder) name, or,
+        when another recording of the run has the same file name, its path from the
+        folder they share (``a/rec.jsonl``, ``b/rec.jsonl``): the tables, the faults and
+        the replays key recordings by it."""
+        return self.key or self.path.name
 
     @property
     def game_ids(self) -> list[str]:
@@ -670,6 +674,7 @@ def read_run(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
                 continue
             seen.add(key)
             recs.append(read_recording(f, **bounds))
+    _unique_names(recs)
     if competition is None:
         claims = {r.declared["competition_mode"] for r in recs if "competition_mode" in r.declared}
         competition = True if True in claims else (False if claims else None)
@@ -683,6 +688,20 @@ def read_run(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
         label = agents[0] if len(agents) == 1 else Path(paths[0]).name or str(paths[0])
     return Run(label=str(label), recordings=recs, paths=paths, competition=competition,
                max_actions=max_actions)
+
+
+def _unique_names(recs: list[Recording]) -> None:
+    """Give recordings that share a file name their path from the folder they share."""
+    by_name: dict[str, list[Recording]] = {}
+    for r in recs:
+        by_name.setdefault(r.path.name, []).append(r)
+    for same in by_name.values():
+        if len(same) < 2:
+            continue
+        paths = [Path(os.path.abspath(r.path)) for r in same]
+        root = Path(os.path.commonpath([str(p) for p in paths]))
+        for r, p in zip(same, paths):
+            r.key = p.relative_to(root).as_posix() if p != root else str(p)
 
 
 def read_runs(runs: Iterable, *, labels: Sequence[str] | None = None, **kw) -> list[Run]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 import pandas as pd
@@ -30,6 +29,7 @@ from ..html import table as _table
 from ..report.sections.base import Figure, Options, Section
 from ..report.sections.run import Provenance
 from ..resources import arc3_example
+from ..runs import OutputFolder, unique_labels
 from . import figures as F
 from .compare import Comparison, compare
 from .faults import faults_table
@@ -317,13 +317,16 @@ class Comparisons(_Arc3Section):
                 self.image("compare_scores")]
 
 
+#: The longest file or folder name the report makes of a label or a game id (a file
+#: system allows 255 bytes; the rest is left for ``_2`` and ``.html``).
+MAX_NAME = 120
+
+
 def _folder_names(labels: Sequence[str]) -> list[str]:
-    out, seen = [], {}
-    for lab in labels:
-        base = re.sub(r"[^A-Za-z0-9._-]+", "_", lab).strip("._") or "run"
-        seen[base] = seen.get(base, 0) + 1
-        out.append(base if seen[base] == 1 else f"{base}_{seen[base]}")
-    return out
+    """Labels as file and folder names: safe characters only, at most
+    :data:`MAX_NAME` long, and unique (:func:`arcnb.runs.unique_labels`, ``_2``)."""
+    return unique_labels([re.sub(r"[^A-Za-z0-9._-]+", "_", lab).strip("._")[:MAX_NAME] or "run"
+                          for lab in labels], sep="_")
 
 
 class Files(_Arc3Section):
@@ -342,25 +345,32 @@ class Files(_Arc3Section):
         return []
 
     def write(self, folder, *, overwrite=True):
-        folder = Path(folder)
+        # every file through the one guarded output folder: a link planted at OUT/<run>/
+        # or OUT/replays/<run>/ is refused, never written through
+        out = OutputFolder(folder)
+        folder = out.path
         paths, rows = [], []
         for name, card in zip(_folder_names(self.run.labels), self.run.cards):
-            written = card.write(folder / name, overwrite=overwrite)
+            written = card.write(out.folder(name).path, overwrite=overwrite)
             paths += written
             rows += [{"run": card.label, "file": str(p.relative_to(folder)), "what": "table"}
                      for p in written]
-            for rec in (card.run.recordings if card.run else []):
-                for gid in rec.game_ids:
-                    stem = _folder_names([f"{rec.name}-{gid}" if len(rec.game_ids) > 1
-                                          else rec.name])[0]
-                    target = folder / "replays" / name / f"{stem}.html"
-                    if target.exists() and not overwrite:
-                        raise ParameterError(f"{target} exists (set overwrite)")
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    p = replay(card, rec, game_id=gid).write(target, overwrite=True)
-                    paths.append(p)
-                    rows.append({"run": card.label, "file": str(p.relative_to(folder)),
-                                 "what": f"replay of {gid}"})
+            plays = [(rec, gid) for rec in (card.run.recordings if card.run else [])
+                     for gid in rec.game_ids]
+            # the names of one run's replays made together: "a b", "a_b" and "a&b" are
+            # three files, never one
+            stems = _folder_names([f"{rec.name}-{gid}" if len(rec.game_ids) > 1 else rec.name
+                                   for rec, gid in plays])
+            replays = out.folder("replays").folder(name) if plays else None
+            for (rec, gid), stem in zip(plays, stems):
+                target = replays.target(f"{stem}.html")
+                if target.exists() and not overwrite:
+                    raise ParameterError(f"{target} exists (set overwrite)")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                p = replay(card, rec, game_id=gid).write(target, overwrite=True)
+                paths.append(p)
+                rows.append({"run": card.label, "file": str(p.relative_to(folder)),
+                             "what": f"replay of {gid}"})
         self.tables["files"] = pd.DataFrame(rows, columns=["run", "file", "what"])
         return paths
 
