@@ -170,3 +170,19 @@ def test_the_slider_and_the_arrow_keys_in_a_browser(scenario, tmp_path):
         finally:
             browser.close()
     assert all(u == url or u.startswith("data:") for u in requests), requests
+
+
+def test_frames_of_the_same_bytes_and_another_shape_are_two_images(tmp_path):
+    """A 32 x 16 frame of zeros and a 16 x 32 frame of zeros hold the same bytes: the
+    replay shows each step its own frame (two images), never the other's."""
+    lines = [G.step("RESET", full=True, frame=[[[0] * 16 for _ in range(32)]]),
+             G.step("ACTION1", frame=[[[0] * 32 for _ in range(16)]])]
+    G.write_lines(tmp_path / "r.jsonl", lines)
+    card = arc3.score(tmp_path / "r.jsonl", {"hb01-00000001": [2] * 6})
+    r = replay(card)
+    decoded = _images(r.html)
+    assert r.n_images == len(decoded) == 2
+    assert sorted(d.shape for d in decoded) == [(16, 32), (32, 16)]
+    rules = dict(re.findall(r"#r\w+s(\d+):checked~\.view \.i(\d+),", r.html))
+    assert decoded[int(rules["0"])].shape == (32, 16)
+    assert decoded[int(rules["1"])].shape == (16, 32)

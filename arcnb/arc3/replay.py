@@ -17,6 +17,7 @@ as escapes (``\\u202e``).
 from __future__ import annotations
 
 import base64
+import hashlib
 import math
 import os
 import struct
@@ -180,7 +181,7 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
     win = int(s["win_levels"].iloc[rows].max()) if len(rows) else 0
     uid = "r" + uuid.uuid5(uuid.NAMESPACE_URL, str(rec.path) + "|" + str(gid)).hex[:8]
 
-    images: dict[int, int] = {}       # frame digest -> image index
+    images: dict[tuple, int] = {}     # (shape, frame digest) -> image index
     img_tags: list[str] = []
     radios, texts, rules = [], [], []
     actions_in_play: dict[int, int] = {}
@@ -195,7 +196,9 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
         wanted = row["frame"] == "present" or row["reasoning_chars"] > 0
         frame, why = rec.step_view(i) if wanted else (None, "")
         if frame is not None:
-            key = hash(frame.tobytes())
+            # the same frame is its shape and its bytes (a 32 x 64 and a 64 x 32 frame
+            # of the same bytes are two frames), by a digest, not Python's hash
+            key = (frame.shape, hashlib.sha256(np.ascontiguousarray(frame).tobytes()).digest())
             if key not in images:
                 images[key] = len(img_tags)
                 data = base64.b64encode(png_bytes(frame)).decode("ascii")
