@@ -283,3 +283,19 @@ def test_blank_lines_and_crlf_are_accepted(tmp_path):
     rec = read_recording(path)
     assert len(rec) == 3 and list(rec.steps["line"]) == [1, 2, 3]
     assert rec.frame(2).shape == (64, 64)
+
+
+def test_a_scorecard_line_is_only_the_last_line(tmp_path):
+    """A line that is a dict of dicts is the agents' recorder's scorecard only at the end
+    of the file; before a step it is refused (it was silently skipped as the scorecard),
+    and a file of a scorecard line alone holds no game step."""
+    card = {"data": {"hb01-00000001": {"actions": [3]}}}
+    ok = G.write_lines(tmp_path / "ok.jsonl", [G.step("RESET", full=True), card])
+    assert read_recording(ok).scorecard == card["data"]
+    for name, lines, needle in (("first", [card, G.step("RESET", full=True)],
+                                 "line 1 is not a game step"),
+                                ("alone", [card], "only a scorecard line"),
+                                ("empty", [], "it is empty")):
+        with pytest.raises(RecordingError) as e:
+            read_recording(G.write_lines(tmp_path / f"{name}.jsonl", lines))
+        assert needle in _one_line(e)

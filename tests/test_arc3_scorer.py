@@ -24,6 +24,7 @@ import _arc3_game as G
 from _arc3_naive_account import PLAY_FIELDS, naive_account
 from arcnb import arc3
 from arcnb.arc3 import scorer
+from arcnb.errors import RecordingError
 from arcnb.arc3.reader import (ACTIONS, STATES, STEP_COLUMNS, Recording, Run, _Where, read_run,
                                step_table)
 from arcnb.arc3.scorer import RULES, level_score, play_score
@@ -632,8 +633,12 @@ def test_random_plays_of_the_game_are_accounted_as_the_reference(tmp_path, seed)
 
 
 def test_hand_built_corner_cases_are_accounted_as_the_reference(tmp_path):
+    # an empty recording (or one holding only a scorecard line) is refused when read: it
+    # once scored NaN with exit status 0
+    G.write_lines(tmp_path / "empty" / "empty.jsonl", [])
+    with pytest.raises(RecordingError, match="holds no game step"):
+        read_run(tmp_path / "empty")
     cases = {
-        "empty": [],
         "no-play": [G.step("ACTION1"), G.step("RESET"), G.step("ACTION1", frame="empty")],
         "ended": [G.step("RESET", full=True, frame="absent"),
                   G.step("ACTION1", 0, state="GAME_OVER", frame="absent"),

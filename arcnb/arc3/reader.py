@@ -470,7 +470,7 @@ def read_recording(path: str | os.PathLike, *, max_bytes: int = MAX_RECORDING_BY
                              "(give it to read_run to read the recordings inside)",
                              file=str(path))
     table = _Table()
-    scorecard = None
+    scorecard = scorecard_line = None
     for line, offset, raw in iter_lines(path, what="recording", max_bytes=max_bytes,
                                         max_line_bytes=max_line_bytes, error=RecordingError):
         if not raw.strip():
@@ -480,9 +480,13 @@ def read_recording(path: str | os.PathLike, *, max_bytes: int = MAX_RECORDING_BY
             raise RecordingError(f"recording {path} line {line} is not a JSON object",
                                  file=str(path), line=line)
         data = obj.get("data", obj) if "data" in obj else obj
+        if scorecard_line is not None:
+            raise RecordingError(f"recording {path} line {scorecard_line} is not a game step: "
+                                 "a scorecard line ({game_id: card}) is only the last line",
+                                 file=str(path), line=scorecard_line)
         if not _is_step(data):
             if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
-                scorecard = data  # the agents' recorder's last line: {game_id: card}
+                scorecard, scorecard_line = data, line  # the agents' recorder's last line
                 continue
             raise RecordingError(f"recording {path} line {line} is not a game step (no "
                                  "'state', 'action_input' or 'frame')", file=str(path),
@@ -494,6 +498,10 @@ def read_recording(path: str | os.PathLike, *, max_bytes: int = MAX_RECORDING_BY
         table.file_of.append(0)
         table.offset.append(offset)
         table.length.append(len(raw))
+    if not table.cols["step"]:
+        raise RecordingError(f"recording {path} holds no game step"
+                             + (" (only a scorecard line)" if scorecard is not None else
+                                " (it is empty)"), file=str(path))
     m = _AGENTS_NAME.match(path.name)
     layout = "agents" if m else "toolkit"
     return Recording(path=path, layout=layout, steps=table.frame(),
