@@ -725,3 +725,26 @@ def test_scorecard_lines_are_checked_as_before(tmp_path):
     for f, (_, _, theirs, ours) in zip([f for f in card.faults
                                         if f["kind"] == "recorded_scorecard_differs"], expect):
         assert f"counts {theirs} actions, the recorded steps {ours}" in f["detail"]
+
+
+def test_the_terminal_table_escapes_ids_and_counts_repeated_faults(tmp_path):
+    """A newline in a game id shows as ``\\n`` (one row per game, never a forged one);
+    twelve recordings without frames give five fault lines and a count of the rest,
+    while the JSON keeps all twelve."""
+    forged = "hb01\nforged  99.99  3/3"
+    G.write_lines(tmp_path / "r" / "evil.jsonl",
+                  G.level_walk([2], game=forged))
+    for k in range(12):
+        G.write_lines(tmp_path / "r" / f"bare{k:02d}.jsonl",
+                      [dict(G.step("RESET", full=True, frame="absent", guid=f"g{k}"))])
+    card = arc3.score(read_run(tmp_path / "r"), {forged: [2]})
+    text = card.text()
+    table = text.split("\n")
+    rows = [ln for ln in table if ln.startswith("hb01")]
+    assert len(rows) == 2  # two games, two rows
+    assert any(r.startswith("hb01\\nforged  99.99  3/3") for r in rows)
+    assert not any(ln.startswith("forged") for ln in table)
+    bare = [ln for ln in table if ln.startswith("  no_frames:")]
+    assert len(bare) == 5
+    assert "  ... and 7 more no_frames faults" in text  # 12 recordings without frames
+    assert sum(f["kind"] == "no_frames" for f in card.summary()["faults"]) == 12

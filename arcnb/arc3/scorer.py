@@ -104,6 +104,10 @@ RULES = {
 #: The rule used unless another is asked for: the current toolkit's.
 DEFAULT_RULE = "0.9.9"
 
+#: Faults of one kind listed in the terminal; the rest are counted (all are in the JSON
+#: and in faults.csv).
+FAULTS_SHOWN = 5
+
 #: The largest action cap, as a multiple of the human baseline (the verified leaderboard
 #: uses 5): beyond it a cap stops no play and its actions overflow a whole number.
 MAX_CAP = 1e6
@@ -747,27 +751,36 @@ def _text(self) -> str:
     """The result as lines for a terminal."""
     lo, hi = self.ci95
     flo, fhi = self.first_play_ci95
-    lines = [f"{self.label}: {self.rule.words}"
+    # every string from a recording is escaped (text.printable): a newline in a game id
+    # or a label shows as \n and never forges a row of the table
+    lines = [f"{printable(self.label)}: {self.rule.words}"
              + (f"; every play stopped past {self.cap:g} x the human baseline on a level"
                 if self.cap is not None else ""),
              f"score: {_fmt(self.score)} [{_fmt(lo)}, {_fmt(hi)}] over {self.n_games} games "
              "(mean over games, 0-100; 95% bootstrap interval over games)",
              f"first play alone: {_fmt(self.first_play_score)} [{_fmt(flo)}, {_fmt(fhi)}] "
              "(what one play per game, as in competition mode, scores)"]
-    width = max([len("game")] + [len(g) for g in self.games["game_id"]])
+    ids = [printable(g) for g in self.games["game_id"]]
+    width = max([len("game")] + [len(g) for g in ids])
     lines.append(f"{'game':<{width}}  {'score':>6}  {'levels':>7}  {'actions':>7}  "
                  f"{'baseline':>8}  {'resets':>6}  {'plays':>5}  first play")
-    for row in self.games.itertuples(index=False):
+    for gid, row in zip(ids, self.games.itertuples(index=False)):
         levels = f"{row.levels_completed}/{row.win_levels}"
         base = sum(row.baseline_actions) if row.baseline_actions else "-"
         mark = "" if row.counted else "  (not counted: no play)"
-        lines.append(f"{row.game_id:<{width}}  {_fmt(row.score):>6}  {levels:>7}  "
+        lines.append(f"{gid:<{width}}  {_fmt(row.score):>6}  {levels:>7}  "
                      f"{row.actions:>7}  {base!s:>8}  {row.resets:>6}  {row.plays:>5}  "
                      f"{_fmt(row.first_play_score)}{mark}")
     if self.faults:
         lines.append(f"faults: {len(self.faults)} (the score counts the steps as recorded)")
-        for f in self.faults:
-            lines.append(f"  {f['kind']}: {f['detail']} ({f['recording']})")
+        shown: dict[str, int] = {}
+        for f in self.faults:  # a few of each kind: 20,000 recordings give no 20,000 lines
+            shown[f["kind"]] = shown.get(f["kind"], 0) + 1
+            if shown[f["kind"]] <= FAULTS_SHOWN:
+                lines.append(f"  {f['kind']}: {printable(f['detail'])} "
+                             f"({printable(f['recording'])})")
+        lines += [f"  ... and {n - FAULTS_SHOWN} more {kind} faults (every fault: --json, or "
+                  "faults.csv with --out)" for kind, n in shown.items() if n > FAULTS_SHOWN]
     else:
         lines.append("faults: none found")
     return "\n".join(lines)
