@@ -139,3 +139,32 @@ def test_fault_details_are_one_line_and_every_kind_is_described(tmp_path):
         assert "\n" not in f["detail"] and "\u202e" not in f["detail"]
     df = faults_table(card.faults)
     assert list(df.columns) == ["recording", "game_id", "kind", "detail"]
+
+
+def test_levels_beyond_the_game_falling_levels_and_a_session_recorded_twice(tmp_path):
+    """Each named once, with its line: a step with more levels completed than the game
+    has; levels that fall without a RESET while the game runs (not a step sent after it
+    ended, which answers 0); one game session (guid) in two recordings."""
+    from arcnb.arc3.reader import read_run
+
+    lines = [G.step("RESET", 0, full=True), G.step("ACTION1", 1), G.step("ACTION1", 2),
+             G.step("ACTION1", 1),  # line 4: a fall while the game runs
+             G.step("ACTION1", 7, win=6),  # line 5: 7 of 6 levels
+             G.step("ACTION1", 7, win=6, state="GAME_OVER"),
+             G.step("ACTION1", 0, frame="empty")]  # sent after the game ended
+    G.write_lines(tmp_path / "r" / "one.jsonl", lines)
+    twin = [G.step("RESET", 0, full=True, guid="s"), G.step("ACTION1", 1, guid="s")]
+    G.write_lines(tmp_path / "r" / "a.jsonl", twin)
+    G.write_lines(tmp_path / "r" / "b.jsonl", twin)
+    card = arc3.score(read_run(tmp_path / "r"), {"hb01-00000001": [2] * 6})
+    kinds = {}
+    for f in card.faults:
+        kinds.setdefault(f["kind"], []).append(f["detail"])
+    assert len(kinds["levels_beyond_win"]) == 1 and "line 5" in kinds["levels_beyond_win"][0]
+    assert "(2 steps so)" in kinds["levels_beyond_win"][0]
+    assert len(kinds["levels_fall"]) == 1 and "line 4" in kinds["levels_fall"][0]
+    assert "(1 steps so)" in kinds["levels_fall"][0]  # the answer after GAME_OVER is not one
+    assert len(kinds["same_session_twice"]) == 1
+    assert "a.jsonl" in kinds["same_session_twice"][0]
+    assert "b.jsonl" in kinds["same_session_twice"][0]
+    assert set(kinds) <= set(FAULT_KINDS)

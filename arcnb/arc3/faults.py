@@ -21,12 +21,18 @@ game saw. The kinds (:data:`FAULT_KINDS`):
 * ``never_started``: a game whose steps hold no full reset: no play starts, and the
   scorecard leaves the game out;
 * ``recorded_scorecard_differs``: the scorecard line the agents' recorder appended
-  counts other actions than the recorded steps give.
+  counts other actions than the recorded steps give;
+* ``levels_beyond_win``: a step records more levels completed than the game has;
+* ``levels_fall``: the levels completed fall without a RESET while the game runs (a
+  game never takes back a level it gave; a step sent after it ended is not counted);
+* ``same_session_twice``: two recordings hold steps of the same game session (one
+  guid): the same plays, recorded twice, count twice.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from ..errors import one_line
@@ -45,6 +51,9 @@ FAULT_KINDS = {
     "baselines_short": "fewer baselines than the levels a play went through (it scores 0)",
     "never_started": "no full reset starts a play (the scorecard leaves the game out)",
     "recorded_scorecard_differs": "the recorder's scorecard line counts other actions",
+    "levels_beyond_win": "more levels completed than the game has",
+    "levels_fall": "the levels completed fall without a RESET",
+    "same_session_twice": "two recordings of one game session (its plays count twice)",
 }
 
 
@@ -81,6 +90,7 @@ def _recording_faults(rec, run: Run) -> list[dict]:
                               "recorder lost the actions, and the scorecard of these steps "
                               "counts level resets, not the actions played",
                               rec.game_ids[0] if rec.game_ids else None))
+    out += _level_faults(rec, s)
     if (s["frame"] == "absent").all():
         out.append(_fault(rec, "no_frames",
                           "recorded without frames: no frame to show, actions that left the "
@@ -108,6 +118,51 @@ def _recording_faults(rec, run: Run) -> list[dict]:
                                   "competition mode: each starts another play, which "
                                   "competition mode does not allow", gid))
     return out
+
+
+def _level_faults(rec, s: pd.DataFrame) -> list[dict]:
+    """More levels completed than the game has, and levels that fall without a RESET,
+    each named once per game with its first line."""
+    out = []
+    lc, win = s["levels_completed"].to_numpy(), s["win_levels"].to_numpy()
+    for gid, idx in s.groupby("game_id", sort=False).indices.items():
+        beyond = idx[(win[idx] > 0) & (lc[idx] > win[idx])]
+        if len(beyond):
+            i = beyond[0]
+            out.append(_fault(rec, "levels_beyond_win",
+                              f"game {gid}: line {s['line'].iloc[i]} records {lc[i]} levels "
+                              f"completed of {win[i]} ({len(beyond)} steps so)", gid))
+        if len(idx) > 1:
+            prev, cur = idx[:-1], idx[1:]
+            # a step sent after the game ended (GAME_OVER, WIN) answers with nothing: not
+            # a fall the game made
+            ended = np.isin(s["state"].to_numpy()[prev], ("GAME_OVER", "WIN"))
+            fall = cur[(lc[cur] < lc[prev]) & (s["action"].to_numpy()[cur] != "RESET")
+                       & ~ended]
+            if len(fall):
+                i = fall[0]
+                out.append(_fault(rec, "levels_fall",
+                                  f"game {gid}: line {s['line'].iloc[i]} records "
+                                  f"{lc[i]} levels completed after more, without a RESET "
+                                  f"({len(fall)} steps so)", gid))
+    return out
+
+
+def _session_faults(run: Run) -> list[dict]:
+    """A game session (game id and guid) whose steps are in two or more recordings."""
+    where: dict[tuple, list] = {}
+    for rec in run.recordings:
+        s = rec.steps
+        if not len(s):
+            continue
+        for key in s[["game_id", "guid"]].drop_duplicates().itertuples(index=False):
+            if key.guid:
+                where.setdefault((key.game_id, key.guid), []).append(rec)
+    return [_fault(recs[1], "same_session_twice",
+                   f"game {gid}: session {guid} is in {len(recs)} recordings "
+                   f"({', '.join(r.name for r in recs[:3])}{', ...' if len(recs) > 3 else ''}): "
+                   "its plays count once per recording", gid)
+            for (gid, guid), recs in where.items() if len(recs) > 1]
 
 
 def _spent_by_file(steps: pd.DataFrame) -> dict:
@@ -148,6 +203,7 @@ def find_faults(run: Run, *, plays: pd.DataFrame, steps: pd.DataFrame, baselines
     # the steps each file's scorecard line is checked against, counted once for all
     spent = _spent_by_file(steps) if any(isinstance(r.scorecard, dict)
                                          for r in run.recordings) else {}
+    out += _session_faults(run)
     for rec in run.recordings:
         out += _recording_faults(rec, run)
         out += _scorecard_faults(rec, spent)
