@@ -49,6 +49,28 @@ def bootstrap_indices(n: int, *, n_boot: int = 1000, seed: int = 0) -> np.ndarra
     return rng.integers(0, n, size=(n_boot, n))
 
 
+#: Resampled values held at once by :func:`bootstrap_means` (8 bytes each, and as many
+#: indices): about 64 MB, whatever the number of units.
+BOOTSTRAP_CHUNK = 4_000_000
+
+
+def bootstrap_means(values, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """The ``n_boot`` means of ``values`` resampled by :func:`bootstrap_indices` (the
+    same draws), computed a block of resamples at a time: memory stays near
+    :data:`BOOTSTRAP_CHUNK` values (300,000 units x 1,000 resamples: about 64 MB, not
+    4.8 GB); time is ``n_boot x n``."""
+    v = np.asarray(values, dtype=float)
+    n = v.size
+    rng = np.random.default_rng(check_seed(seed))
+    step = max(1, BOOTSTRAP_CHUNK // max(n, 1))
+    out = np.empty(n_boot)
+    for start in range(0, n_boot, step):
+        rows = min(step, n_boot - start)
+        # drawn in order from one generator: the same indices as bootstrap_indices
+        out[start:start + rows] = v[rng.integers(0, n, size=(rows, n))].mean(axis=1)
+    return out
+
+
 def percentile_interval(samples, level: float = 0.95, axis: int = 0):
     """The central ``level`` percentile interval ``(low, high)`` of bootstrap
     ``samples`` along ``axis``."""
@@ -69,7 +91,7 @@ def bootstrap_ci(values, *, n_boot: int = 1000, seed: int = 0,
     v = v[~np.isnan(v)]
     if v.size == 0:
         return (float("nan"), float("nan"))
-    means = v[bootstrap_indices(v.size, n_boot=n_boot, seed=seed)].mean(axis=1)
+    means = bootstrap_means(v, n_boot=n_boot, seed=seed)
     lo, hi = percentile_interval(means, level)
     # a constant input must give exactly that constant, free of rounding
     if np.all(v == v[0]):

@@ -663,6 +663,7 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
         games = [str(g) for g in games]
         universe = list(dict.fromkeys(list(universe) + games))
         counted_games = list(dict.fromkeys(games))
+    counted_set = set(counted_games)  # a set: 300,000 games of baselines are no list scan
     # the most levels any step of a game says it has (only the two columns gathered)
     win_levels = {}
     tables = [r.steps for r in run.recordings if len(r.steps)]
@@ -709,7 +710,7 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
             "baseline_actions": list(b) if b else [],
             "first_play_score": float(results[0]["score"]) if results else 0.0,
             "won": any(p.state == "WIN" for p in plays),
-            "counted": gid in counted_games,
+            "counted": gid in counted_set,
         })
     games_df = pd.DataFrame(game_rows, columns=[
         "game_id", "score", "levels_completed", "win_levels", "actions", "resets", "plays",
