@@ -91,3 +91,18 @@ def test_n_boot_is_bounded():
     assert check_n_boot(MAX_N_BOOT) == MAX_N_BOOT
     with pytest.raises(ParameterError, match="from 1 to 100000, got 1000000000"):
         check_n_boot(10 ** 9)
+
+
+def test_bootstrap_means_in_blocks_draws_what_one_block_draws(monkeypatch):
+    """The means are computed a block of resamples at a time (bounded memory for
+    300,000 units) from the same draws as :func:`bootstrap_indices` at once: equal to
+    the plain computation, exactly, whatever the block size."""
+    import numpy as np
+
+    from arcnb import stats
+
+    v = np.random.default_rng(1).random(997)
+    plain = v[stats.bootstrap_indices(v.size, n_boot=301, seed=4)].mean(axis=1)
+    for block in (1, 997, 5000, 10 ** 9):
+        monkeypatch.setattr(stats, "BOOTSTRAP_CHUNK", block)
+        np.testing.assert_array_equal(stats.bootstrap_means(v, n_boot=301, seed=4), plain)
