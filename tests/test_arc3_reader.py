@@ -299,3 +299,26 @@ def test_a_scorecard_line_is_only_the_last_line(tmp_path):
         with pytest.raises(RecordingError) as e:
             read_recording(G.write_lines(tmp_path / f"{name}.jsonl", lines))
         assert needle in _one_line(e)
+
+
+def test_the_reader_bounds_memory_before_it_parses(tmp_path):
+    """A frame of 1,002 layers is refused; a line of 200,000 one-cell layers is refused
+    by counting its arrays before it is parsed (a 30 MB line of them took 1.5 GB), and
+    the step bound stands (two million by default)."""
+    from arcnb.arc3.reader import LINE_CONTAINERS, MAX_LAYERS, MAX_STEPS
+
+    assert MAX_LAYERS == 1_001 and MAX_STEPS == 2_000_000
+    many = G.step("ACTION1", frame=[[[0] * 4] * 4] * (MAX_LAYERS + 1))
+    path = G.write_lines(tmp_path / "layers.jsonl", [G.step("RESET", full=True), many])
+    with pytest.raises(RecordingError) as e:
+        read_recording(path)
+    assert "1002 layers" in _one_line(e) and "line 2" in _one_line(e)
+    cells = b'{"data": {"state": "NOT_FINISHED", "frame": [' + b",".join(
+        [b"[[0]]"] * 200_000) + b"]}}"
+    (tmp_path / "cells.jsonl").write_bytes(cells + b"\n")
+    with pytest.raises(RecordingError) as e:
+        read_recording(tmp_path / "cells.jsonl")
+    assert f"more than the {LINE_CONTAINERS}" in _one_line(e)
+    steps = [G.step("RESET", full=True)] + [G.step("ACTION1")] * 5
+    with pytest.raises(RecordingError, match="more than 4 steps"):
+        read_recording(G.write_lines(tmp_path / "steps.jsonl", steps), max_steps=4)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from array import array
 import math
 import os
 import re
@@ -61,12 +62,21 @@ N_COLOURS = 16
 
 #: Largest recording file read (8 GiB): a recording with frames can be hundreds of MB.
 MAX_RECORDING_BYTES = 8 * 1024 ** 3
-#: Most steps read from one recording (ten million).
-MAX_STEPS = 10_000_000
+#: Most steps read from one recording (two million): its table takes about 500 bytes a
+#: step while it is read (about 1 GB at the bound; 400,000 steps: 0.2 GB, 20 s on 2 cores).
+MAX_STEPS = 2_000_000
 #: Most recording files (and harness run folders) one folder may hold.
 MAX_FILES = 100_000
 #: Largest ``run_meta.json`` or ``step_NNN.json`` of a harness run (64 MiB).
 MAX_STEP_FILE_BYTES = 64 * 1024 ** 2
+
+#: Most layers in one step's frame (an animation of the step; 64 x 64 each).
+MAX_LAYERS = 1_001
+
+#: Most arrays and objects one recording line may hold, checked before it is parsed:
+#: a frame of MAX_LAYERS layers of FRAME_SIZE rows, and room for the step's other
+#: objects (the action, its data, the reasoning).
+LINE_CONTAINERS = MAX_LAYERS * (64 + 1) + 1_000
 
 #: The columns of ``Recording.steps``, one row per recorded step, with their words.
 STEP_COLUMNS = {
@@ -240,7 +250,10 @@ def _parse_line(raw: bytes, path: Path, line: int) -> Any:
     if line == 1 and text.startswith("\ufeff"):
         text = text[1:]
     try:  # the one parser of a JSON line (bounded, Unicode only, no duplicate key)
-        return parse_json_line(text, what="recording", path=path, line=line)
+        # at most MAX_LAYERS layers of 64 rows (and a few objects more) before parsing: a
+        # 30 MB line of 5 million one-cell layers never reaches json.loads (1.5 GB)
+        return parse_json_line(text, what="recording", path=path, line=line,
+                               max_containers=LINE_CONTAINERS)
     except JSONInputError as exc:
         raise RecordingError(str(exc), file=str(path), line=line) from None
 
@@ -268,6 +281,9 @@ def _frame_array(frame, path: Path, line: int) -> np.ndarray | None:
                              line=line)
     if not frame:
         return np.zeros((0, FRAME_SIZE, FRAME_SIZE), dtype=np.uint8)
+    if len(frame) > MAX_LAYERS:
+        raise RecordingError(f"{where}: the frame has {len(frame)} layers, more than the "
+                             f"{MAX_LAYERS} a step shows", file=str(path), line=line)
     try:
         arr = np.array(frame)
     except (ValueError, TypeError):
@@ -387,9 +403,20 @@ class _Table:
     """Columns of the steps table, filled one step at a time."""
 
     def __init__(self):
-        self.cols = {k: [] for k in STEP_COLUMNS}
-        self.file_of, self.offset, self.length = [], [], []
+        # numbers in typed arrays, the few distinct strings shared, a timestamp as its
+        # microseconds: about 150 bytes a step (Python objects took about 700)
+        self.cols = {k: (array("q") if k in _INT_COLUMNS or k == "timestamp" else
+                         array("d") if k in _FLOAT_COLUMNS else
+                         bytearray() if k == "full_reset" else [])
+                     for k in STEP_COLUMNS}
+        self.file_of, self.offset, self.length = array("q"), array("q"), array("q")
         self.prev_digest = None
+        self._strings: dict[str, str] = {}
+
+    def _shared(self, text: str) -> str:
+        if len(self._strings) < 100_000:
+            return self._strings.setdefault(text, text)
+        return text
 
     def add(self, data: dict, ts, path: Path, line: int, extra: dict | None = None) -> None:
         c = self.cols
@@ -403,15 +430,17 @@ class _Table:
         guid = data.get("guid")
         c["step"].append(len(c["step"]))
         c["line"].append(line)
-        c["timestamp"].append(ts)
-        c["game_id"].append(game_id if isinstance(game_id, str) else _text(game_id))
-        c["guid"].append(guid if isinstance(guid, str) else ("" if guid is None else _text(guid)))
-        c["state"].append(_state(data, path, line))
+        c["timestamp"].append(_NAT if ts is pd.NaT else int(ts.as_unit("us").asm8.view("int64")))
+        c["game_id"].append(self._shared(game_id if isinstance(game_id, str)
+                                         else _text(game_id)))
+        c["guid"].append(self._shared(guid if isinstance(guid, str) else
+                                      ("" if guid is None else _text(guid))))
+        c["state"].append(self._shared(_state(data, path, line)))
         c["levels_completed"].append(_int(data, ("levels_completed", "score"), path, line))
         c["win_levels"].append(_int(data, ("win_levels", "win_score"), path, line))
-        c["action"].append(name)
-        c["x"].append(x)
-        c["y"].append(y)
+        c["action"].append(self._shared(name))
+        c["x"].append(math.nan if x is None else x)
+        c["y"].append(math.nan if y is None else y)
         c["full_reset"].append(data.get("full_reset") is True)
         if frames is None:
             c["frame"].append("absent")
@@ -450,18 +479,28 @@ def step_table(data) -> pd.DataFrame:
     cols = {}
     for col in STEP_COLUMNS:
         v = data[col]
-        if col == "timestamp":
+        if col == "timestamp" and isinstance(v, array):  # microseconds (the reader's table)
+            cols[col] = pd.DatetimeIndex(np.frombuffer(v, dtype=np.int64).view("M8[us]")
+                                         ).tz_localize("UTC")
+        elif col == "timestamp":
             cols[col] = pd.to_datetime(pd.Series(v, dtype=object), utc=True)
         elif col in _INT_COLUMNS:
-            cols[col] = np.asarray(v, dtype=np.int64)
+            cols[col] = (np.frombuffer(v, dtype=np.int64).copy() if isinstance(v, array)
+                         else np.asarray(v, dtype=np.int64))
         elif col in _FLOAT_COLUMNS:
-            cols[col] = np.asarray([math.nan if x is None else x for x in v], dtype=np.float64)
+            cols[col] = (np.frombuffer(v, dtype=np.float64).copy() if isinstance(v, array)
+                         else np.asarray([math.nan if x is None else x for x in v],
+                                         dtype=np.float64))
         elif col == "full_reset":
-            cols[col] = np.asarray(v, dtype=bool)
+            cols[col] = (np.frombuffer(bytes(v), dtype=np.uint8).astype(bool)
+                         if isinstance(v, bytearray) else np.asarray(v, dtype=bool))
         else:
             cols[col] = pd.array(list(v), dtype="str")
     return pd.DataFrame(cols)
 
+
+#: A missing timestamp in the reader's table (numpy's NaT as an int64).
+_NAT = np.iinfo(np.int64).min
 
 _INT_COLUMNS = frozenset({"step", "line", "levels_completed", "win_levels", "n_layers",
                           "reasoning_chars"})
