@@ -389,7 +389,7 @@ def _bin_number(label: str) -> tuple:
 
 def _human_summary(human: pd.DataFrame) -> dict:
     both = human.dropna(subset=["difficulty", "solve_rate"])
-    rho = (float(both["difficulty"].rank().corr(both["solve_rate"].rank()))
+    rho = (float(both["difficulty"].round(6).rank().corr(both["solve_rate"].rank()))
            if len(both) >= 3 else float("nan"))
     return {"n_tasks": int(len(both)), "spearman": rho,
             "note": "Spearman rank correlation between the fitted task difficulty and the "
