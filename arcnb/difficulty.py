@@ -181,12 +181,17 @@ def _solve(g_theta, g_items, A, C, D):
     return x, z
 
 
-def _centred_var(cov, weights: np.ndarray) -> np.ndarray:
+def _centred_var(cov, weights: np.ndarray | None) -> np.ndarray:
     """The posterior variance of ``weights^T b - mean(b)`` for each column of
-    ``weights`` (items x combinations); ``cov`` is ``(Dinv_bb, E, Sinv)`` with
-    ``E`` the difficulty column of ``C D^-1``."""
+    ``weights`` (items x combinations; None: each item alone); ``cov`` is
+    ``(Dinv_bb, E, Sinv)`` with ``E`` the difficulty column of ``C D^-1``."""
     dinv, E, Sinv = cov
-    L = weights - 1.0 / len(dinv)  # centring: minus the mean difficulty
+    n = len(dinv)
+    if weights is None:  # L = I - 1/n: its products in closed form
+        EL = E - E.mean(axis=1, keepdims=True)
+        dterm = dinv * (1 - 2.0 / n) + dinv.sum() / n ** 2
+        return dterm + (EL * (Sinv @ EL)).sum(axis=0)
+    L = weights - 1.0 / n  # centring: minus the mean difficulty
     EL = E @ L
     return (dinv[:, None] * L * L).sum(axis=0) + (EL * (Sinv @ EL)).sum(axis=0)
 
@@ -245,10 +250,9 @@ def fit_irt(successes, trials=None, *, model: str = "rasch", prior_sd: float = P
     Dinv, CD, Sinv = _schur(A, C, D)
     cov = (Dinv[:, 0, 0].copy(), CD[:, :, 0].copy(), Sinv)
     shift = b.mean()
-    eye = np.eye(ni)
     return IRTFit(model, float(prior_sd), theta - shift, b - shift, np.exp(la),
                   np.sqrt(np.maximum(_ability_var(cov), 0.0)),
-                  np.sqrt(np.maximum(_centred_var(cov, eye), 0.0)), it, converged, lp, cov)
+                  np.sqrt(np.maximum(_centred_var(cov, None), 0.0)), it, converged, lp, cov)
 
 
 # ---------------------------------------------------------------------------- derived
