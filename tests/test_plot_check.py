@@ -420,7 +420,9 @@ def test_every_figure_of_the_compare_notebook_passes_the_check(runs, monkeypatch
     out = tmp_path / "compared"
     found = _run_in_process("compare", {"runs": rds, "n_boot": N_BOOT, "out": str(out)},
                             monkeypatch, tmp_path, paper=False)
-    assert len(found) == 2, sorted(found)  # the leaderboard and one paired comparison
+    # the leaderboard, one paired comparison, the difficulty's abilities and curves
+    assert sorted(found) == ["compare_0", "difficulty_abilities", "difficulty_accuracy",
+                             "leaderboard"], sorted(found)
     assert (out / "leaderboard.png").is_file() and (out / "leaderboard.pdf").is_file()
     _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures shown")
 
