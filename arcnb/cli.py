@@ -438,7 +438,9 @@ def _run_compare(args) -> int:
         html = R.build_compare_report(args.runs, args.out, labels=labels, dataset=args.dataset,
                                       taxonomy=_compare_taxonomy(args),
                                       common_tasks=args.common_tasks, n_boot=args.n_boot,
-                                      seed=args.seed, overwrite=args.overwrite)
+                                      seed=args.seed, overwrite=args.overwrite,
+                                      difficulty_model=args.difficulty_model, pool=args.pool,
+                                      human_solve_rates=args.human_solve_rates)
         print(f"report: {html}")
     return 0
 

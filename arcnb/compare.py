@@ -380,7 +380,7 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
     (whether the run is on the Pareto front of cost per task and pass@2; False for
     every run when some run has no cost); ``summary["leaderboard"]`` says whether the
     leaderboard picture can be drawn, and ``summary["notes"]`` how to read the numbers.
-    ``difficulty`` (``"rasch"``, ``"2pl"`` or None) fits task difficulty across the runs
+    ``difficulty`` (``"rasch"``, ``"2pl"``, or None / ``"none"``) fits task difficulty across the runs
     (:func:`arcnb.difficulty.fit_difficulty` with ``prior_sd``, ``pool`` and
     ``solve_rates``): ``summary["difficulty"]`` and ``difficulty.csv``.
     """
@@ -441,7 +441,7 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
                                "note": ("multi-label: a task counts in each of its categories"
                                         if tax_info["multi_label"] else "single-label")}
     fit = (fit_difficulty(loaded, model=difficulty, prior_sd=prior_sd, pool=pool,
-                          solve_rates=solve_rates) if difficulty is not None else None)
+                          solve_rates=solve_rates) if difficulty not in (None, "none") else None)
     if fit is not None:
         summary["difficulty"] = fit.summary()
     return Comparison(loaded, common, summary, tables, difficulty=fit)

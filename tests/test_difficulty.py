@@ -303,13 +303,18 @@ def test_solve_rates_are_read_checked_and_correlated(cmp, tmp_path):
 
 
 # ---------------------------------------------------------------------------- command line
-def test_cli_compare_writes_difficulty_and_report_refuses_a_bad_file(tmp_path):
+def _predictions(tmp_path):
     ds = load_dataset("arc-agi-1:evaluation")
     runs = []
     for kind, seed in (("mixed", 0), ("mixed", 1), ("copy", 0)):
         p = tmp_path / f"{kind}{seed}.json"
         p.write_text(json.dumps(synthetic_submission(ds, kind, seed)))
         runs.append(p)
+    return runs
+
+
+def test_cli_compare_writes_difficulty(tmp_path):
+    runs = _predictions(tmp_path)
     out = tmp_path / "cmp"
     r = cli("compare", *runs, "--dataset", "arc-agi-1:evaluation", "--out", out,
             "--n-boot", 50, "--taxonomy", "none", "--difficulty-model", "2pl")
@@ -322,9 +327,6 @@ def test_cli_compare_writes_difficulty_and_report_refuses_a_bad_file(tmp_path):
     assert (out / "difficulty.csv").is_file()
     bad = tmp_path / "bad.csv"
     bad.write_text("task_id,solve_rate\nt1,0.5\n")
-    r = cli("report", "--predictions", runs[0], "--dataset", "arc-agi-1:evaluation",
-            "--difficulty", bad, "--out", tmp_path / "rep", "--no-notebook")
-    one_line_refusal(r.returncode, r.stderr, "difficulty file", "task_difficulty")
     r = cli("compare", *runs[:2], "--dataset", "arc-agi-1:evaluation", "--out",
             tmp_path / "c2", "--human-solve-rates", bad)
     assert r.returncode == 0, r.stderr  # a good solve-rate file
@@ -332,3 +334,20 @@ def test_cli_compare_writes_difficulty_and_report_refuses_a_bad_file(tmp_path):
     r = cli("compare", *runs[:2], "--dataset", "arc-agi-1:evaluation", "--out",
             tmp_path / "c3", "--human-solve-rates", bad)
     one_line_refusal(r.returncode, r.stderr, "solve_rate")
+
+
+def test_report_refuses_a_bad_difficulty_file_in_one_line(tmp_path):
+    runs = _predictions(tmp_path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("task_id,solve_rate\nt1,0.5\n")
+    r = cli("report", "--predictions", runs[0], "--dataset", "arc-agi-1:evaluation",
+            "--difficulty", bad, "--out", tmp_path / "rep", "--no-notebook")
+    one_line_refusal(r.returncode, r.stderr, "difficulty file", "task_difficulty")
+    assert not (tmp_path / "rep").exists()  # refused before any work
+    good = tmp_path / "cmp"
+    assert cli("compare", *runs, "--dataset", "arc-agi-1:evaluation", "--out", good,
+               "--n-boot", 20, "--taxonomy", "none").returncode == 0
+    r = cli("report", "--predictions", runs[0], "--dataset", "arc-agi-1:evaluation",
+            "--difficulty", good / "difficulty.csv", "--taxonomy", bad, "--out",
+            tmp_path / "rep", "--no-notebook")
+    one_line_refusal(r.returncode, r.stderr, "--difficulty or --taxonomy")
