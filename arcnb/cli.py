@@ -391,10 +391,14 @@ def _difficulty_line(summary: dict) -> str | None:
     if not d:
         return None
     n = sum(len(v) for v in d["surprises"].values())
+    items = sorted(d["systems"].items(), key=lambda kv: -kv[1]["ability"])
+    shown = items if len(items) <= 8 else items[:3] + items[-3:]
+    words = [f"{k} {v['ability']:.2f}" for k, v in shown]
+    if len(items) > 8:
+        words.insert(3, "...")
     return (f"difficulty: {d['model']} fit over {d['n_systems']} systems and {d['n_outputs']} "
-            f"outputs (prior SD {d['prior_sd']:g}); abilities "
-            + ", ".join(f"{k} {v['ability']:.2f}" for k, v in d["systems"].items())
-            + f"; {n} surprises; {DIFFICULTY_FILE}")
+            f"outputs (prior SD {d['prior_sd']:g}); abilities, highest first: "
+            + ", ".join(words) + f"; {n} surprises; {DIFFICULTY_FILE}")
 
 
 def _compare_taxonomy(args):
