@@ -316,6 +316,7 @@ class Difficulty:
 
     @property
     def model(self) -> str:
+        """The model fitted: ``"rasch"`` or ``"2pl"``."""
         return self.fit.model
 
     def surprises_of(self, system: str, kind: str = "surprise") -> pd.DataFrame:
