@@ -71,13 +71,13 @@ def _reference(y, n, prior_sd):
 # ---------------------------------------------------------------------------- recovery
 def test_rasch_recovers_known_abilities_and_difficulties():
     """40 systems x 300 outputs drawn from a Rasch model (abilities N(0, 1.2^2),
-    difficulties N(0, 1.5^2)): measured here, rank correlation 0.98 (difficulties) and
-    0.99 (abilities), mean absolute error 0.33 and 0.12, 95% intervals covering 95% and
-    98%."""
+    difficulties N(0, 1.5^2)): measured here, rank correlation 0.96 (difficulties) and
+    0.98 (abilities), mean absolute error 0.33 and 0.13 logits, 95% intervals covering
+    94.0% and 92.5%."""
     y, theta, b, _ = _simulate(40, 300, seed=1)
     f = fit_irt(y)
     assert f.converged
-    assert _spearman(f.difficulty, b) > 0.95 and _spearman(f.ability, theta) > 0.97
+    assert _spearman(f.difficulty, b) > 0.93 and _spearman(f.ability, theta) > 0.96
     assert np.abs(f.difficulty - b).mean() < 0.45 and np.abs(f.ability - theta).mean() < 0.25
     cover_b = np.mean(np.abs(f.difficulty - b) <= Z * f.difficulty_sd)
     cover_t = np.mean(np.abs(f.ability - theta) <= Z * f.ability_sd)
@@ -87,8 +87,8 @@ def test_rasch_recovers_known_abilities_and_difficulties():
 
 def test_2pl_recovers_difficulties_and_discriminations():
     """60 systems x 300 outputs from a 2PL model (log discrimination N(0, 0.4^2)):
-    measured here, difficulty rank correlation 0.97, discrimination 0.6, ability
-    0.99."""
+    measured here, rank correlation 0.97 (difficulties), 0.68 (discriminations), 0.99
+    (abilities); mean absolute error of the difficulties 0.32 logits."""
     y, theta, b, a = _simulate(60, 300, seed=2, two=True)
     f = fit_irt(y, model="2pl")
     assert f.converged
