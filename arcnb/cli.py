@@ -435,6 +435,8 @@ def _run_compare(args) -> int:
         print(board["note"])
     if _difficulty_line(cmp.summary):
         print(_difficulty_line(cmp.summary))
+        for note in cmp.summary["difficulty"]["notes"][1:]:  # the first is in the guide
+            _say("note", "difficulty: " + note)
     for note in cmp.summary.get("notes", []):
         _say("note", note)
     print(f"wrote {args.out}")
