@@ -83,4 +83,5 @@ def surprise_gallery(results, outputs, *, title: str | None = None, max_items: i
     order = {(t, int(i)): k for k, (t, i) in enumerate(zip(keys["task_id"], keys["test_index"]))}
     rows = rows.iloc[np.argsort([order[(t, int(i))] for t, i in
                                  zip(rows["task_id"], rows["test_index"])], kind="stable")]
-    return gallery(results, "all", rows=rows, title=title)
+    # three triples wide at least, so that the header (title, panels) fits above one
+    return gallery(results, "all", rows=rows, title=title, ncols=min(5, max(3, len(rows))))

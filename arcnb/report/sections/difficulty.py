@@ -55,8 +55,7 @@ class Difficulty(Section):
         rows = self.tables["unexpected"]
         rows = rows[(rows["system"] == system) & (rows["kind"] == "surprise")]
         return PD.surprise_gallery(res, rows, max_items=self.options.gallery_size or 24,
-                                   title=f"{system}: surprises (truth | prediction | "
-                                         "difference)")
+                                   title=f"surprises of {system}")
 
     def figures(self):
         figs = [Figure("difficulty_abilities",
