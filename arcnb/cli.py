@@ -20,6 +20,7 @@ from . import sweep as S
 from ._version import __version__
 from .candidates import candidates
 from .compare import compare
+from .difficulty import DIFFICULTY_FILE, MODELS as DIFFICULTY_MODELS, read_difficulty
 from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
 from .text import dataset_line, fmt_interval, fmt_number
@@ -189,6 +190,9 @@ _OPTIONS: tuple[_Option, ...] = (
             {"action": "store_true"}),
     _Option("--jobs", "jobs", "how many at once", ("report", "sweep"), {"type": int}),
     _Option("--taxonomy", "taxonomy", "categories", ("compare", "report"), is_path=True),
+    _Option("--difficulty", "difficulty", "a difficulty.csv written by arcnb compare: its tasks' "
+            "difficulty bins as the report's user taxonomy (instead of --taxonomy)",
+            ("report",), is_path=True),
     _Option("--checkpoint", "checkpoint", "checkpoint", ("evaluate", "report"), is_path=True),
     _Option("checkpoints", "checkpoints", "checkpoint files, folders of checkpoints, glob "
             "patterns (quoted), 'baseline' or model names", ("sweep",),
@@ -378,7 +382,41 @@ def _add_compare(sub) -> None:
     _add(p, "compare", "overwrite")
     p.add_argument("--report", action="store_true",
                    help="also run arcnb's compare notebook and export OUT/compare.html")
+    _add_difficulty_options(p)
     p.set_defaults(func=_run_compare)
+
+
+def _add_difficulty_options(p) -> None:
+    """compare's task difficulty across the runs (:mod:`arcnb.difficulty`)."""
+    p.add_argument("--difficulty-model", choices=(*DIFFICULTY_MODELS, "none"), default="rasch",
+                   help="item response model of task difficulty across the runs, written to "
+                        f"summary.json and {DIFFICULTY_FILE}: rasch (default), 2pl, or none")
+    p.add_argument("--pool", action="store_true",
+                   help="difficulty: runs given the same --labels label are one system")
+    p.add_argument("--human-solve-rates", metavar="CSV",
+                   help="difficulty: a CSV of task_id,solve_rate (people's solve rates) drawn "
+                        "against the fitted task difficulty")
+
+
+def _difficulty_kwargs(args) -> dict:
+    model = args.difficulty_model
+    return {"difficulty": None if model == "none" else model, "pool": True if args.pool else None,
+            "solve_rates": args.human_solve_rates}
+
+
+def _difficulty_line(summary: dict) -> str | None:
+    d = summary.get("difficulty")
+    if not d:
+        return None
+    n = sum(len(v) for v in d["surprises"].values())
+    items = sorted(d["systems"].items(), key=lambda kv: -kv[1]["ability"])
+    shown = items if len(items) <= 8 else items[:3] + items[-3:]
+    words = [f"{k} {v['ability']:.2f}" for k, v in shown]
+    if len(items) > 8:
+        words.insert(3, "...")
+    return (f"difficulty: {d['model']} fit over {d['n_systems']} systems and {d['n_outputs']} "
+            f"outputs (prior SD {d['prior_sd']:g}); abilities, highest first: "
+            + ", ".join(words) + f"; {n} surprises; {DIFFICULTY_FILE}")
 
 
 def _compare_taxonomy(args):
@@ -393,7 +431,7 @@ def _run_compare(args) -> int:
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
                   taxonomy=_compare_taxonomy(args), dataset=args.dataset, n_boot=args.n_boot,
-                  seed=args.seed, tasks=args.tasks)
+                  seed=args.seed, tasks=args.tasks, **_difficulty_kwargs(args))
     for w in cmp.summary["warnings"]:
         _say("warning", w)
     cmp.write(args.out, overwrite=args.overwrite, latex=not args.no_latex)
@@ -414,6 +452,10 @@ def _run_compare(args) -> int:
               + "; Pareto front: " + ", ".join(board["pareto_front"]))
     else:
         print(board["note"])
+    if _difficulty_line(cmp.summary):
+        print(_difficulty_line(cmp.summary))
+        for note in cmp.summary["difficulty"]["notes"][1:]:  # the first is in the guide
+            _say("note", "difficulty: " + note)
     for note in cmp.summary.get("notes", []):
         _say("note", note)
     print(f"wrote {args.out}")
@@ -421,7 +463,10 @@ def _run_compare(args) -> int:
         html = R.build_compare_report(args.runs, args.out, labels=labels, dataset=args.dataset,
                                       taxonomy=_compare_taxonomy(args),
                                       common_tasks=args.common_tasks, n_boot=args.n_boot,
-                                      seed=args.seed, overwrite=args.overwrite)
+                                      seed=args.seed, overwrite=args.overwrite,
+                                      difficulty_model=args.difficulty_model, pool=args.pool,
+                                      human_solve_rates=args.human_solve_rates,
+                                      tasks=args.tasks)
         print(f"report: {html}")
     return 0
 
@@ -450,6 +495,7 @@ def _add_report(sub) -> None:
                                       "overrides the recorded one)")
     _add(p, "report", "taxonomy", help="user taxonomy (.csv task_id,category or .json) added to "
                                        "the automatic one")
+    _add(p, "report", "difficulty")
     _add(p, "report", "tasks")
     _add(p, "report", "out", required=True, help=f"output folder (run files, {REPORT_NOTEBOOK}, "
                                                  f"{REPORT_HTML}, {FIGURES}/)")
@@ -498,7 +544,14 @@ def _run_report(args) -> int:
         raise ParameterError("--dataset is required with --checkpoint / --predictions")
     if args.reference:
         references = _references(args.reference)
-    results = R.build_reports(sources, dataset=dataset, out=args.out, taxonomy=args.taxonomy,
+    taxonomy = args.taxonomy
+    if args.difficulty:  # checked here: a bad file is one line before any work
+        if taxonomy:
+            raise ParameterError("give --difficulty or --taxonomy, not both (the report takes "
+                                 "one user taxonomy)")
+        read_difficulty(args.difficulty)
+        taxonomy = args.difficulty
+    results = R.build_reports(sources, dataset=dataset, out=args.out, taxonomy=taxonomy,
                               tasks=args.tasks, overwrite=args.overwrite,
                               progress=not args.no_progress, max_workers=args.jobs,
                               estimator=args.estimator, references=references,

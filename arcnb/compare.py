@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from .breakdown import group_membership, latex_table
+from .difficulty import DIFFICULTY_FILE, PRIOR_SD, Difficulty, fit_difficulty
 from .errors import CompareError, refuse_overwrite
 from .front import PredictionsSource, RunDirSource, parse_source
 from .harness_logs import run_log_rates
@@ -148,6 +149,8 @@ class Comparison:
     task_ids: list[str]
     summary: dict
     tables: dict[str, pd.DataFrame]
+    #: Task difficulty across the runs (:mod:`arcnb.difficulty`); None when not fitted.
+    difficulty: Difficulty | None = None
 
     @property
     def has_cost(self) -> bool:
@@ -179,6 +182,8 @@ class Comparison:
                 targets.append(out / f"{name}.tex")
         if self.has_cost:
             targets += [out / f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS]
+        if self.difficulty is not None:
+            targets.append(out / DIFFICULTY_FILE)
         existing = [p for p in targets if p.exists()]
         if existing and not overwrite:
             raise refuse_overwrite(existing[0])
@@ -196,6 +201,9 @@ class Comparison:
                 for fmt in LEADERBOARD_FORMATS:
                     track(out / f"{LEADERBOARD}.{fmt}")
                 written += self._write_leaderboard(out)
+            if self.difficulty is not None:
+                written.append(self.difficulty.write_csv(track(out / DIFFICULTY_FILE),
+                                                         overwrite=True))
             written.append(atomic_write_json(track(out / SUMMARY_FILE), self.summary,
                                              overwrite=True))
         return written
@@ -361,7 +369,8 @@ def _estimator_notes(loaded: Sequence[Run]) -> list[str]:
 
 def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only: bool = False,
             taxonomy="structural", dataset=None, n_boot: int = 1000, seed: int = 0,
-            level: float = 0.95, tasks=None) -> Comparison:
+            level: float = 0.95, tasks=None, difficulty: str | None = "rasch",
+            prior_sd: float = PRIOR_SD, pool=None, solve_rates=None) -> Comparison:
     """Compare two or more runs (run directories, :class:`~arcnb.runs.Run` or
     :class:`~arcnb.scoring.Results`; with ``dataset``, also predictions: a submission
     file or a benchmarking-harness run folder, scored on it in memory).
@@ -381,6 +390,9 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
     records, and runs made on different tasks are refused (or, with ``common_only``,
     compared on the tasks they share). ``summary["warnings"]`` names the runs scored
     with tasks they have no predictions for.
+    ``difficulty`` (``"rasch"``, ``"2pl"``, or None / ``"none"``) fits task difficulty across the runs
+    (:func:`arcnb.difficulty.fit_difficulty` with ``prior_sd``, ``pool`` and
+    ``solve_rates``): ``summary["difficulty"]`` and ``difficulty.csv``.
     """
     n_boot = check_n_boot(n_boot)  # before any run is loaded
     loaded, common, sets, restricted = _load_all(runs, labels, dataset=dataset,
@@ -444,7 +456,11 @@ def compare(runs: Sequence, *, labels: Sequence[str] | None = None, common_only:
                                "coverage": tax_info.get("coverage"),
                                "note": ("multi-label: a task counts in each of its categories"
                                         if tax_info["multi_label"] else "single-label")}
-    return Comparison(loaded, common, summary, tables)
+    fit = (fit_difficulty(loaded, model=difficulty, prior_sd=prior_sd, pool=pool,
+                          solve_rates=solve_rates) if difficulty not in (None, "none") else None)
+    if fit is not None:
+        summary["difficulty"] = fit.summary()
+    return Comparison(loaded, common, summary, tables, difficulty=fit)
 
 
 _DEFINITIONS = {

@@ -134,7 +134,7 @@ def test_the_registrys_path_marks_are_the_paths_each_command_resolves():
     expected = {
         "evaluate": {"checkpoint", "dataset", "tasks", "out"},
         "report": {"checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
-                   "train_data", "out"},
+                   "train_data", "out", "difficulty"},
         "compare": {"runs", "dataset", "taxonomy", "out", "tasks"},
         "sweep": {"checkpoints", "dataset", "tasks", "collect", "out"},
         "candidates": {"dataset", "predictions", "tasks", "out"},

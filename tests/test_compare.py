@@ -193,7 +193,7 @@ def test_cli_writes_tables_and_refuses_to_overwrite(rundirs, tmp_path, capsys):
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted([f"{t}.{e}" for t in ("runs", "differences", "only_one_solved",
                                                   "categories") for e in ("csv", "tex")]
-                           + ["summary.json"])
+                           + ["summary.json", "difficulty.csv"])
     summary = json.loads((out / "summary.json").read_text())
     diff = pd.read_csv(out / "differences.csv")
     assert diff.loc[0, "difference"] == pytest.approx(summary["pairs"][0]["difference"])
@@ -214,7 +214,7 @@ def test_cli_writes_tables_and_refuses_to_overwrite(rundirs, tmp_path, capsys):
     assert main(argv2 + ["--common-tasks"]) == 0
     assert not list((tmp_path / "c2").glob("*.tex"))
     assert sorted(p.name for p in (tmp_path / "c2").iterdir()) == [
-        "differences.csv", "only_one_solved.csv", "runs.csv", "summary.json"]
+        "differences.csv", "difficulty.csv", "only_one_solved.csv", "runs.csv", "summary.json"]
 
 
 def test_cli_with_a_difficulty_taxonomy(rundirs, tmp_path):
@@ -579,7 +579,9 @@ def test_compare_page_shows_the_leaderboard_or_says_why_not(cost_rundirs, tmp_pa
         assert [type(v) for v in sections] == S.COMPARE  # every section, one cell each
         html = "\n".join(v._repr_html_() for v in sections)
         text = "\n".join(repr(v) for v in values if v is not None) + html
-        return text, html.count("data:image/png;base64,")
+        # the pictures outside the Difficulty section (tested in its own file)
+        others = "\n".join(v._repr_html_() for v in sections if not isinstance(v, S.Difficulty))
+        return text, others.count("data:image/png;base64,")
 
     base = {"taxonomy": "", "n_boot": 50, "labels": [], "dataset": "", "common_tasks": False,
             "seed": 0, "overwrite": False}

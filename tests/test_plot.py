@@ -524,6 +524,8 @@ PUBLIC += "seed_spread union_coverage solve_matrix winners_curse".split()
 PUBLIC += "anytime_curve verifier_confusion first_right_step_histogram".split()
 # memorisation and invariance probes
 PUBLIC += "probe_scores probe_drops probe_consistency proxy_vs_true probe_gallery lost_outputs".split()
+# task difficulty across systems
+PUBLIC += "ability_intervals accuracy_by_difficulty difficulty_vs_human surprise_gallery".split()
 
 
 def test_every_public_name_is_importable_from_arcnb_plot():
@@ -740,7 +742,7 @@ NOT_DRAWING = {"grid_image", "diff_mask", "gallery_items", "paper_style", "figsi
                "check_figure", "paper_width", "lost_outputs"}
 #: The figure-level functions: they make a figure of their own (several panels).
 FIGURE_LEVEL = {"pair", "task", "gallery", "gallery_pages", "learning_curves",
-                "breakdown_panels", "cost_by_outcome", "probe_gallery"}
+                "breakdown_panels", "cost_by_outcome", "probe_gallery", "surprise_gallery"}
 
 
 def test_every_plot_function_takes_ax_none_or_is_a_documented_figure_level_one():

@@ -296,7 +296,27 @@ FIGURES = {
         o["probed"], labels=["memoriser", "copy the input"], ax=ax), size=(3.5, 3.5)),
     "probe_gallery": lambda r, o: _styled(lambda: P.probe_gallery(o["probed"][0],
                                                                   max_items=6)),
+    # task difficulty across systems (the same comparison whatever the run)
+    "ability_intervals": lambda r, o: _with_ax(lambda ax: P.ability_intervals(
+        _difficulty(o).abilities, ax=ax)),
+    "accuracy_by_difficulty": lambda r, o: _with_ax(lambda ax: P.accuracy_by_difficulty(
+        _difficulty(o).curves, ax=ax)),
+    "difficulty_vs_human": lambda r, o: _with_ax(lambda ax: P.difficulty_vs_human(
+        _difficulty(o).tasks.assign(solve_rate=lambda t: 1 / (1 + np.exp(t["difficulty"]))),
+        ax=ax)),
+    "surprise_gallery": lambda r, o: _styled(lambda: P.surprise_gallery(
+        r, r.outputs.head(6), title="surprises")),
 }
+
+
+def _difficulty(o):
+    """Task difficulty across three runs (copy the input, the truth, the example
+    predictions), fitted once."""
+    if "difficulty" not in o:
+        o["difficulty"] = C.compare([o["nothing"], o["everything"], o["default"]],
+                                    labels=["copy the input", "the truth", "example"],
+                                    taxonomy=None, n_boot=N_BOOT).difficulty
+    return o["difficulty"]
 # public callables of arcnb.plot that draw no figure of their own
 NOT_FIGURES = {"grid_image", "diff_mask", "pairs_image", "gallery_items", "gallery_pages",
                "paper_style", "lost_outputs",
@@ -400,7 +420,9 @@ def test_every_figure_of_the_compare_notebook_passes_the_check(runs, monkeypatch
     out = tmp_path / "compared"
     found = _run_in_process("compare", {"runs": rds, "n_boot": N_BOOT, "out": str(out)},
                             monkeypatch, tmp_path, paper=False)
-    assert len(found) == 2, sorted(found)  # the leaderboard and one paired comparison
+    # the leaderboard, one paired comparison, the difficulty's abilities and curves
+    assert sorted(found) == ["compare_0", "difficulty_abilities", "difficulty_accuracy",
+                             "leaderboard"], sorted(found)
     assert (out / "leaderboard.png").is_file() and (out / "leaderboard.pdf").is_file()
     _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures shown")
 

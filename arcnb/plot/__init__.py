@@ -52,6 +52,9 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
   :func:`candidate_strip`
 * ``repeats``: :func:`seed_spread`, :func:`union_coverage`, :func:`solve_matrix`,
   :func:`winners_curse` (many runs analysed together, :mod:`arcnb.repeats`)
+* ``difficulty``: :func:`ability_intervals`, :func:`accuracy_by_difficulty`,
+  :func:`difficulty_vs_human`, :func:`surprise_gallery` (task difficulty across systems,
+  :mod:`arcnb.difficulty`)
 * ``probes``: :func:`probe_scores`, :func:`probe_drops`, :func:`probe_consistency`,
   :func:`proxy_vs_true`, :func:`probe_gallery`, :func:`lost_outputs` (the memorisation
   and invariance probes, :mod:`arcnb.probes`)
@@ -112,3 +115,8 @@ from .probes import (lost_outputs, probe_consistency, probe_drops, probe_gallery
                      probe_scores, proxy_vs_true)
 __all__ += ["probe_scores", "probe_drops", "probe_consistency", "proxy_vs_true",
             "probe_gallery", "lost_outputs"]
+# task difficulty across systems (arcnb.difficulty)
+from .difficulty import (ability_intervals, accuracy_by_difficulty,  # noqa: E402
+                         difficulty_vs_human, surprise_gallery)
+__all__ += ["ability_intervals", "accuracy_by_difficulty", "difficulty_vs_human",
+            "surprise_gallery"]

@@ -348,10 +348,14 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
                          labels: Sequence[str] | None = None, dataset: str | None = None,
                          taxonomy: str | None = "structural", common_tasks: bool = False,
                          n_boot: int = 1000, seed: int = 0, overwrite: bool = False,
-                         progress: bool = True) -> Path:
+                         progress: bool = True, difficulty_model: str = "rasch",
+                         pool: bool = False, human_solve_rates: str | None = None,
+                         tasks: str | None = None) -> Path:
     """Execute ``compare.ipynb`` on ``runs`` into ``out/compare.ipynb`` and export
-    ``out/compare.html`` (same export rules and failure handling as the report).
-    Returns the HTML path."""
+    ``out/compare.html`` (same export rules and failure handling as the report);
+    ``difficulty_model``, ``pool`` and ``human_solve_rates`` are compare's task
+    difficulty options (:mod:`arcnb.difficulty`); ``tasks`` (a task-id file) scores
+    every run on those tasks (:func:`arcnb.front.task_set`). Returns the HTML path."""
     out = check_out_path(out)
     log = _printer("compare")
     timings: dict = {}
@@ -363,7 +367,9 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
               "taxonomy": str(Path(taxonomy).resolve()) if taxonomy and Path(taxonomy).exists()
               else (taxonomy or ""),
               "common_tasks": bool(common_tasks), "n_boot": int(n_boot), "seed": int(seed),
-              "out": ""}
+              "out": "", "difficulty_model": str(difficulty_model), "pool": bool(pool),
+              "human_solve_rates": absolute_path(human_solve_rates) or "",
+              "tasks": absolute_path(tasks) or ""}
     with _stage(timings, f"{nb_path.name} (papermill)", log):
         run_notebook("compare", nb_path, params, progress=progress, overwrite=True, cwd=out,
                      html=html_path, html_on_success=False, title="arcnb comparison")

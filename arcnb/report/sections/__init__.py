@@ -31,6 +31,7 @@ from . import handover
 from .compare import (CompareCategories, CompareFiles, CompareDifferences, CompareOnlyOne, CompareRuns,
                       Leaderboard)
 from .candidates import CandidateBudget, CandidateChecks
+from .difficulty import Difficulty
 from .run import (AlmostWorks, CandidatePool, Categories, Colours, Cost, Failures,
                   GridSizeAndShape, Headline, PassAtK, PredictionsOnly, Provenance, References, RunFiles,
                   SecondAttempt, Summary, TrainingOverlap)
@@ -91,7 +92,7 @@ EVALUATE = [Headline, PredictionsOnly, Probes, RunFiles]
 
 #: The comparison page of several runs.
 COMPARE = [CompareRuns, Leaderboard, CompareDifferences, CompareOnlyOne, CompareCategories,
-           CompareFiles, Provenance]
+           Difficulty, CompareFiles, Provenance]
 
 #: The page of a checkpoint sweep.
 SWEEP = [SweepCurves, SweepSelection, SweepChanges, SweepSolved, SweepCategories, Provenance]
@@ -102,7 +103,7 @@ FIGURES = [PassAtK, Colours, PaperBreakdowns, PaperGallery, PaperTables, Candida
            CandidateBudget, CandidateChecks]
 
 __all__ = ["Options", "Section", "Figure", "NO_TRUTH", "page_of", "open_report", "report_page",
-           "REPORT", "REPORT_NO_TRUTH", "EVALUATE", "COMPARE",
+           "REPORT", "REPORT_NO_TRUTH", "EVALUATE", "COMPARE", "Difficulty",
            "SWEEP", "FIGURES", "REPEATS", "Summary", "PredictionsOnly", "Headline", "TrainingOverlap",
            "AlmostWorks", "References", "PassAtK", "Failures", "SecondAttempt", "Colours",
            "Categories", "GridSizeAndShape", "Cost", "CandidatePool", "CandidateBudget",
