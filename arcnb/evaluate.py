@@ -263,7 +263,9 @@ def _solve_unit(model, tasks, views: list[View], *, attempts: int):
                                  "input(s); expected one list of attempts per test input")
             for i, grids in enumerate(out):
                 grids = list(grids)[:attempts] if isinstance(grids, (list, tuple)) else [grids]
-                for g in grids:
+                # no attempt for a test input (a search that found nothing): one invalid
+                # attempt, so the output counts wrong (it was a KeyError)
+                for g in grids or [None]:
                     g = as_grid_or_none(g)
                     cands.setdefault((ti, i), []).append(None if g is None else view.invert(g))
                     confs.setdefault((ti, i), []).append(0.0)

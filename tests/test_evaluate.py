@@ -695,3 +695,30 @@ def test_resume_sweeps_temporary_files_and_a_killed_overwrite_is_resumable(eval_
     assert again.summary == first.summary
     assert not list(out.glob(".*.tmp"))
     assert json.loads((out / METRICS).read_text())["provenance"]["run"]["resumed"]
+
+
+def test_a_solver_that_finds_nothing_counts_wrong(tmp_path):
+    """A solver model whose ``solve`` returns no attempt for a test input (a search that
+    found nothing: ``[[]]``) is evaluated: that output is an invalid attempt, counted
+    wrong (it was a ``KeyError: (0, 0)``); the others are scored as usual."""
+    from arcnb.data import load_dataset
+    from arcnb.evaluate import evaluate
+    from arcnb.models.interface import ModelAdapter
+
+    ds = load_dataset("arc-agi-1:evaluation")[:3]
+    first = ds.task_ids[0]
+
+    class FindsNothingOnTheFirst:
+        def solve(self, task, attempts=2):
+            if task.id == first:
+                return [[] for _ in task.test]
+            return [[p.input.tolist()] for p in task.test]
+
+    run = evaluate(ModelAdapter(FindsNothingOnTheFirst()), ds, tmp_path / "run",
+                   progress=False, n_boot=10)
+    out = run.results.outputs
+    mine = out[out["task_id"] == first]
+    assert len(mine) == len(ds[first].test) and (mine["solved@2"] == 0).all()
+    copy = out[out["task_id"] != first]
+    want = [float(np.array_equal(p.input, p.output)) for t in list(ds)[1:] for p in t.test]
+    assert copy["solved@2"].tolist() == want
