@@ -1,0 +1,200 @@
+"""The intervals and the test of many runs (``arcnb repeats``), from a task x run matrix
+of pass@2 per configuration: closed form, vectorised over any leading axes (a
+simulation passes ``[experiments, tasks, runs]`` and gets one answer per experiment).
+
+A run's pass@2 on a task mixes three things: the task (some are easy), the run (a seed
+that moves every task of that run: sampling temperature, colour permutations, bf16
+nondeterminism) and the luck of that run on that task. The two-way analysis of
+variance of the ``T x n`` matrix of one configuration estimates them without a model:
+
+* ``var_runs``, the variance over its runs of a run's pass@2 (the mean over tasks): the
+  seed's shift plus the luck averaged over the tasks;
+* ``ms_resid``, the mean square of the task x run residual (the matrix minus its task
+  means and run means, plus its grand mean): the luck of one run on one task;
+* ``var_tasks``, the variance over tasks of the per-task solve rate (the mean over
+  runs): the task's difficulty plus the luck averaged over the runs.
+
+**One configuration's mean** (``config_interval``): its variance over new tasks and new
+runs is ``max(0, var_tasks - ms_resid / n) / T`` (the tasks) plus ``var_runs / n`` (the
+runs), the usual unbiased estimate of a crossed design. The 95 % interval is the mean
+plus or minus ``q`` standard errors, where ``q`` weighs the t quantile of each part by
+its share of the variance (Cochran and Cox): ``T - 1`` degrees of freedom for the tasks,
+``n - 1`` for the runs. With one run the run-to-run spread cannot be estimated and the
+interval is NaN.
+
+**The difference of two configurations** (``compare``, ``b - a`` on the same tasks): a
+t-test whose variance has two parts, the task-by-configuration interaction
+``max(0, var_d - ms_a / n_a - ms_b / n_b) / T`` (``var_d``: the variance over tasks of
+the per-task difference of the solve rates, less the luck it holds) and the run-to-run
+spread ``v_p (1 / n_a + 1 / n_b)`` (``v_p``: ``var_runs`` pooled over the two
+configurations with ``n_a + n_b - 2`` degrees of freedom), with Satterthwaite's degrees
+of freedom. The p-value (two-sided), the interval (``diff`` plus or minus the 97.5 %
+t quantile times the standard error) and the power numbers (``mde80``: the difference
+this test detects with 80 % power at the 5 % level, ``(t_0.975 + t_0.8)`` standard
+errors; ``runs_needed``) all come from that one standard error and those degrees of
+freedom. It needs two runs of each configuration; when nothing varies (every task the
+same in every run of both) there is no spread to test against and every number but
+``diff`` is NaN, with the reason in ``note``.
+
+``docs/guide/repeats.md`` shows by simulation (``benchmarks/bench_repeats_tests.py``)
+that the test keeps its 5 % level with and without seed effects, 2 to 5 runs each.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..stats import t_quantile, t_sf
+
+__all__ = ["TEST", "TEST_NAME", "POWER_DIFFS", "MAX_RUNS_NEEDED", "two_way",
+           "config_interval", "compare", "runs_needed", "NOTE_ONE_RUN", "NOTE_NO_SPREAD",
+           "NOTE_ONE_TASK"]
+
+#: The test between two configurations, by name (each comparison's ``test``).
+TEST_NAME = "two-level t-test (tasks and runs)"
+#: The test in words.
+TEST = ("t-test of the difference of the means: its variance is the task-by-configuration "
+        "interaction over tasks plus the run-to-run spread pooled over the two "
+        "configurations, Satterthwaite's degrees of freedom; two-sided")
+#: The differences (in pass@2) each comparison says how many runs would detect.
+POWER_DIFFS = (0.01, 0.02, 0.05, 0.1)
+#: The most runs per configuration ``runs_needed`` says; a difference that needs more
+#: gets None (more tasks are needed, not more runs).
+MAX_RUNS_NEEDED = 10_000
+NOTE_ONE_RUN = ("needs at least two runs of each configuration to estimate the "
+                "run-to-run spread")
+NOTE_NO_SPREAD = ("nothing varies between the tasks or the runs: there is no spread to "
+                  "test against")
+NOTE_ONE_TASK = "needs at least two tasks"
+
+
+def _var(x: np.ndarray, axis: int) -> np.ndarray:
+    n = x.shape[axis]
+    if n < 2:
+        return np.full(np.delete(x.shape, axis % x.ndim), np.nan)
+    return x.var(axis=axis, ddof=1)
+
+
+def two_way(P) -> dict:
+    """The two-way decomposition of ``P`` (``[..., tasks, runs]``): ``mean``,
+    ``task_means`` (the per-task solve rates), ``var_tasks``, ``var_runs`` and
+    ``ms_resid`` (see the module docstring; NaN where fewer than two tasks or runs)."""
+    P = np.asarray(P, dtype=float)
+    t, n = P.shape[-2:]
+    task_means, run_means = P.mean(axis=-1), P.mean(axis=-2)
+    mean = P.mean(axis=(-2, -1))
+    if t > 1 and n > 1:
+        resid = P - task_means[..., None] - run_means[..., None, :] + mean[..., None, None]
+        ms = (resid ** 2).sum(axis=(-2, -1)) / ((t - 1) * (n - 1))
+    else:
+        ms = np.full(mean.shape, np.nan)
+    return {"mean": mean, "task_means": task_means, "var_tasks": _var(task_means, -1),
+            "var_runs": _var(run_means, -1), "ms_resid": ms}
+
+
+def config_interval(P, level: float = 0.95) -> dict:
+    """One configuration's mean with its interval over tasks and runs (Cochran and Cox's
+    weighted t quantile; see the module docstring). ``P``: ``[..., tasks, runs]``.
+    Returns arrays ``mean``, ``low``, ``high``, ``var_tasks`` (the tasks' part of the
+    mean's variance), ``var_runs`` (the runs' part) and ``note`` (a sentence when the
+    interval cannot be given, else None). A constant matrix gives its constant."""
+    P = np.asarray(P, dtype=float)
+    t, n = P.shape[-2:]
+    w = two_way(P)
+    mean = w["mean"]
+    if n < 2 or t < 2:
+        nan = np.full(mean.shape, np.nan)
+        v_tasks = w["var_tasks"] / t if n < 2 else nan
+        return {"mean": mean, "low": nan, "high": nan, "var_tasks": v_tasks,
+                "var_runs": nan, "note": NOTE_ONE_RUN if n < 2 else NOTE_ONE_TASK}
+    v_tasks = np.maximum(w["var_tasks"] - w["ms_resid"] / n, 0.0) / t
+    v_runs = w["var_runs"] / n
+    # both parts 0 while the tasks differ: the tasks' spread alone, unsplit
+    v_tasks = np.where((v_tasks + v_runs == 0) & (w["var_tasks"] > 0), w["var_tasks"] / t,
+                       v_tasks)
+    total = v_tasks + v_runs
+    upper = 1.0 - (1.0 - level) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = (v_tasks * t_quantile(upper, t - 1) + v_runs * t_quantile(upper, n - 1)) / total
+        half = np.where(total > 0, q * np.sqrt(total), 0.0)
+    return {"mean": mean, "low": mean - half, "high": mean + half, "var_tasks": v_tasks,
+            "var_runs": v_runs, "note": None}
+
+
+def _df(parts: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    """Satterthwaite's degrees of freedom of a sum of variance estimates, each given as
+    ``(estimate, its degrees of freedom)``."""
+    total = sum(v for v, _ in parts)
+    den = sum(v ** 2 / df for v, df in parts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, total ** 2 / np.where(den > 0, den, 1.0), np.nan)
+
+
+def compare(Pa, Pb, level: float = 0.95) -> dict:
+    """The difference ``mean(b) - mean(a)`` of two configurations on the same tasks
+    (``Pa``: ``[..., tasks, runs_a]``, ``Pb``: ``[..., tasks, runs_b]``) and its
+    t-test (see the module docstring). Returns arrays ``diff``, ``se``, ``df``,
+    ``low``, ``high``, ``p``, ``mde80`` (NaN where the test cannot be made), the
+    variance parts ``var_interaction`` (of the per-task differences, not divided by
+    the tasks) and ``var_run`` (of one run's pass@2, pooled) that ``runs_needed``
+    projects, and ``note``: None, or why the test cannot be made (when it cannot for
+    every leading index, as with a single comparison)."""
+    Pa, Pb = np.asarray(Pa, dtype=float), np.asarray(Pb, dtype=float)
+    t, na = Pa.shape[-2:]
+    nb = Pb.shape[-1]
+    a, b = two_way(Pa), two_way(Pb)
+    d = b["task_means"] - a["task_means"]
+    diff = d.mean(axis=-1)
+    nan = np.full(diff.shape, np.nan)
+    out = {"diff": diff, "se": nan, "df": nan, "low": nan, "high": nan, "p": nan,
+           "mde80": nan, "var_interaction": nan, "var_run": nan, "note": None}
+    if na < 2 or nb < 2 or t < 2:
+        out["note"] = NOTE_ONE_TASK if t < 2 else NOTE_ONE_RUN
+        return out
+    var_d = _var(d, -1)
+    inter = var_d - a["ms_resid"] / na - b["ms_resid"] / nb
+    keep = inter > 0
+    v_run = ((na - 1) * a["var_runs"] + (nb - 1) * b["var_runs"]) / (na + nb - 2)
+    c_int = np.where(keep, inter, 0.0) / t
+    c_run = v_run * (1.0 / na + 1.0 / nb)
+    var = c_int + c_run
+    zero = np.where(keep, 0.0, np.nan)  # the interaction's terms count only when kept
+    df = _df([(c_run, na + nb - 2), (np.where(keep, var_d / t, 0.0), t - 1),
+              (np.nan_to_num(zero + a["ms_resid"] / (t * na)), (t - 1) * (na - 1)),
+              (np.nan_to_num(zero + b["ms_resid"] / (t * nb)), (t - 1) * (nb - 1))])
+    ok = var > 0
+    se = np.where(ok, np.sqrt(np.where(ok, var, 1.0)), np.nan)
+    df = np.where(ok, df, np.nan)
+    upper = 1.0 - (1.0 - level) / 2.0
+    q, q80 = t_quantile(upper, df), t_quantile(0.8, df)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(ok, np.minimum(1.0, 2.0 * t_sf(np.abs(diff) / se, df)), np.nan)
+    out.update({"se": se, "df": df, "low": diff - q * se, "high": diff + q * se, "p": p,
+                "mde80": (q + q80) * se, "var_interaction": np.where(keep, inter, 0.0),
+                "var_run": v_run})
+    if not np.any(ok):
+        out["note"] = NOTE_NO_SPREAD
+    return out
+
+
+def runs_needed(var_interaction: float, var_run: float, n_tasks: int,
+                deltas=POWER_DIFFS) -> dict:
+    """Per difference of ``deltas``, the fewest runs per configuration (2 at least) with
+    which the test of :func:`compare` detects it with 80 % power at the 5 % level, the
+    variance parts held at their estimates: ``var_interaction / T + 2 var_run / n``
+    with Satterthwaite's degrees of freedom. None when even endless runs would not (the
+    task-by-configuration interaction alone is too large: more tasks are needed) or
+    more than :data:`MAX_RUNS_NEEDED` are; NaN when the parts are unknown or both 0."""
+    keys = [str(x) for x in deltas]
+    if not (np.isfinite(var_interaction) and np.isfinite(var_run)) \
+            or var_interaction + var_run <= 0:
+        return {k: float("nan") for k in keys}
+    n = np.arange(2, MAX_RUNS_NEEDED + 1, dtype=float)
+    c_int, c_run = var_interaction / n_tasks, 2.0 * var_run / n
+    df = _df([(np.full(n.shape, c_int), n_tasks - 1), (c_run, 2 * n - 2)])
+    mde = (t_quantile(0.975, df) + t_quantile(0.8, df)) * np.sqrt(c_int + c_run)
+    floor = (t_quantile(0.975, n_tasks - 1) + t_quantile(0.8, n_tasks - 1)) * np.sqrt(c_int)
+    out = {}
+    for k, delta in zip(keys, deltas):
+        hit = np.flatnonzero(mde <= delta * (1 + 1e-12))
+        out[k] = None if hit.size == 0 or (c_int > 0 and floor > delta) else int(n[hit[0]])
+    return out
