@@ -758,6 +758,11 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
     truths = [t.test[i].output for t in ds for i in range(len(t.test))]
     attempts = [[p.get(t, i) for t, i in keys] for p in preds]
     scores = None if score is None else [attempt_scores(p, keys, score) for p in preds]
+    if scores is not None and not any(v == v for s in scores for row in s for v in row):
+        raise RepeatsError(f"no attempt of any run carries a score named "
+                           f"{printable(score)} (a number in its metadata, or under "
+                           f"metadata['scores']); leave out the score to break vote ties "
+                           f"by first appearance")
     names = list(dict.fromkeys(c for c, _ in pairs))
     members = {name: [r for r, (c, _) in enumerate(pairs) if c == name] for name in names}
     if len(names) > 1 and "all" not in names:  # a configuration named "all" keeps its name

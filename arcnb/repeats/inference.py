@@ -36,7 +36,7 @@ freedom. It needs two runs of each configuration; when nothing varies (every tas
 same in every run of both) there is no spread to test against and every number but
 ``diff`` is NaN, with the reason in ``note``.
 
-``docs/guide/repeats.md`` shows by simulation (``benchmarks/bench_repeats_tests.py``)
+``docs/guide/repeats.md`` shows by simulation (``scripts/repeats_simulation.py``)
 that the test keeps its 5 % level with and without seed effects, 2 to 5 runs each.
 """
 from __future__ import annotations
@@ -91,12 +91,14 @@ def two_way(P) -> dict:
             "var_runs": _var(run_means, -1), "ms_resid": ms}
 
 
-def config_interval(P, level: float = 0.95) -> dict:
+def config_interval(P, level: float = 0.95, bounds=(0.0, 1.0)) -> dict:
     """One configuration's mean with its interval over tasks and runs (Cochran and Cox's
     weighted t quantile; see the module docstring). ``P``: ``[..., tasks, runs]``.
     Returns arrays ``mean``, ``low``, ``high``, ``var_tasks`` (the tasks' part of the
     mean's variance), ``var_runs`` (the runs' part) and ``note`` (a sentence when the
-    interval cannot be given, else None). A constant matrix gives its constant."""
+    interval cannot be given, else None). A constant matrix gives its constant; the
+    ends are kept within ``bounds`` (pass@2 lies in [0, 1])."""
+    lo, hi = bounds
     P = np.asarray(P, dtype=float)
     t, n = P.shape[-2:]
     w = two_way(P)
@@ -116,14 +118,14 @@ def config_interval(P, level: float = 0.95) -> dict:
     with np.errstate(invalid="ignore", divide="ignore"):
         q = (v_tasks * t_quantile(upper, t - 1) + v_runs * t_quantile(upper, n - 1)) / total
         half = np.where(total > 0, q * np.sqrt(total), 0.0)
-    return {"mean": mean, "low": mean - half, "high": mean + half, "var_tasks": v_tasks,
-            "var_runs": v_runs, "note": None}
+    return {"mean": mean, "low": np.clip(mean - half, lo, hi),
+            "high": np.clip(mean + half, lo, hi), "var_tasks": v_tasks, "var_runs": v_runs,
+            "note": None}
 
 
-def _df(parts: list[tuple[np.ndarray, float]]) -> np.ndarray:
-    """Satterthwaite's degrees of freedom of a sum of variance estimates, each given as
-    ``(estimate, its degrees of freedom)``."""
-    total = sum(v for v, _ in parts)
+def _df(total, parts: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    """Satterthwaite's degrees of freedom of a variance estimate ``total`` made of mean
+    squares, each given as ``(its coefficient times it, its degrees of freedom)``."""
     den = sum(v ** 2 / df for v, df in parts)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, total ** 2 / np.where(den > 0, den, 1.0), np.nan)
@@ -133,7 +135,8 @@ def compare(Pa, Pb, level: float = 0.95) -> dict:
     """The difference ``mean(b) - mean(a)`` of two configurations on the same tasks
     (``Pa``: ``[..., tasks, runs_a]``, ``Pb``: ``[..., tasks, runs_b]``) and its
     t-test (see the module docstring). Returns arrays ``diff``, ``se``, ``df``,
-    ``low``, ``high``, ``p``, ``mde80`` (NaN where the test cannot be made), the
+    ``low``, ``high`` (kept within [-1, 1]), ``p``, ``mde80`` (NaN where the test
+    cannot be made), the
     variance parts ``var_interaction`` (of the per-task differences, not divided by
     the tasks) and ``var_run`` (of one run's pass@2, pooled) that ``runs_needed``
     projects, and ``note``: None, or why the test cannot be made (when it cannot for
@@ -158,7 +161,7 @@ def compare(Pa, Pb, level: float = 0.95) -> dict:
     c_run = v_run * (1.0 / na + 1.0 / nb)
     var = c_int + c_run
     zero = np.where(keep, 0.0, np.nan)  # the interaction's terms count only when kept
-    df = _df([(c_run, na + nb - 2), (np.where(keep, var_d / t, 0.0), t - 1),
+    df = _df(var, [(c_run, na + nb - 2), (np.where(keep, var_d / t, 0.0), t - 1),
               (np.nan_to_num(zero + a["ms_resid"] / (t * na)), (t - 1) * (na - 1)),
               (np.nan_to_num(zero + b["ms_resid"] / (t * nb)), (t - 1) * (nb - 1))])
     ok = var > 0
@@ -168,7 +171,8 @@ def compare(Pa, Pb, level: float = 0.95) -> dict:
     q, q80 = t_quantile(upper, df), t_quantile(0.8, df)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(ok, np.minimum(1.0, 2.0 * t_sf(np.abs(diff) / se, df)), np.nan)
-    out.update({"se": se, "df": df, "low": diff - q * se, "high": diff + q * se, "p": p,
+    out.update({"se": se, "df": df, "low": np.maximum(diff - q * se, -1.0),
+                "high": np.minimum(diff + q * se, 1.0), "p": p,
                 "mde80": (q + q80) * se, "var_interaction": np.where(keep, inter, 0.0),
                 "var_run": v_run})
     if not np.any(ok):
@@ -190,7 +194,7 @@ def runs_needed(var_interaction: float, var_run: float, n_tasks: int,
         return {k: float("nan") for k in keys}
     n = np.arange(2, MAX_RUNS_NEEDED + 1, dtype=float)
     c_int, c_run = var_interaction / n_tasks, 2.0 * var_run / n
-    df = _df([(np.full(n.shape, c_int), n_tasks - 1), (c_run, 2 * n - 2)])
+    df = _df(c_int + c_run, [(np.full(n.shape, c_int), n_tasks - 1), (c_run, 2 * n - 2)])
     mde = (t_quantile(0.975, df) + t_quantile(0.8, df)) * np.sqrt(c_int + c_run)
     floor = (t_quantile(0.975, n_tasks - 1) + t_quantile(0.8, n_tasks - 1)) * np.sqrt(c_int)
     out = {}
