@@ -28,7 +28,9 @@ t-test whose variance has two parts, the task-by-configuration interaction
 the per-task difference of the solve rates, less the luck it holds) and the run-to-run
 spread ``v_p (1 / n_a + 1 / n_b)`` (``v_p``: ``var_runs`` pooled over the two
 configurations with ``n_a + n_b - 2`` degrees of freedom), with Satterthwaite's degrees
-of freedom. The p-value (two-sided), the interval (``diff`` plus or minus the 97.5 %
+of freedom. (Runs whose pass@2 agree exactly, which happens with few runs, count the
+spread of a run's mean as ``ms_resid / T``, the luck of its tasks, which it cannot be
+below.) The p-value (two-sided), the interval (``diff`` plus or minus the 97.5 %
 t quantile times the standard error) and the power numbers (``mde80``: the difference
 this test detects with 80 % power at the 5 % level, ``(t_0.975 + t_0.8)`` standard
 errors; ``runs_needed``) all come from that one standard error and those degrees of
@@ -109,14 +111,16 @@ def config_interval(P, level: float = 0.95, bounds=(0.0, 1.0)) -> dict:
         return {"mean": mean, "low": nan, "high": nan, "var_tasks": v_tasks,
                 "var_runs": nan, "note": NOTE_ONE_RUN if n < 2 else NOTE_ONE_TASK}
     v_tasks = np.maximum(w["var_tasks"] - w["ms_resid"] / n, 0.0) / t
-    v_runs = w["var_runs"] / n
+    floor = w["var_runs"] <= 0  # runs that agree exactly: the luck of the tasks at least
+    v_runs = np.where(floor, w["ms_resid"] / t, w["var_runs"]) / n
+    df_runs = np.where(floor, (t - 1) * (n - 1), n - 1)
     # both parts 0 while the tasks differ: the tasks' spread alone, unsplit
     v_tasks = np.where((v_tasks + v_runs == 0) & (w["var_tasks"] > 0), w["var_tasks"] / t,
                        v_tasks)
     total = v_tasks + v_runs
     upper = 1.0 - (1.0 - level) / 2.0
     with np.errstate(invalid="ignore", divide="ignore"):
-        q = (v_tasks * t_quantile(upper, t - 1) + v_runs * t_quantile(upper, n - 1)) / total
+        q = (v_tasks * t_quantile(upper, t - 1) + v_runs * t_quantile(upper, df_runs)) / total
         half = np.where(total > 0, q * np.sqrt(total), 0.0)
     return {"mean": mean, "low": np.clip(mean - half, lo, hi),
             "high": np.clip(mean + half, lo, hi), "var_tasks": v_tasks, "var_runs": v_runs,
@@ -157,11 +161,17 @@ def compare(Pa, Pb, level: float = 0.95) -> dict:
     inter = var_d - a["ms_resid"] / na - b["ms_resid"] / nb
     keep = inter > 0
     v_run = ((na - 1) * a["var_runs"] + (nb - 1) * b["var_runs"]) / (na + nb - 2)
+    # runs whose pass@2 agree exactly (few runs, few tasks): the spread of a run's mean
+    # is still at least the luck of its tasks, the residual mean square over the tasks
+    ms = ((na - 1) * a["ms_resid"] + (nb - 1) * b["ms_resid"]) / (na + nb - 2)
+    floor = v_run <= 0
+    v_run = np.where(floor, ms / t, v_run)
+    df_run = np.where(floor, (t - 1) * (na + nb - 2), na + nb - 2)
     c_int = np.where(keep, inter, 0.0) / t
     c_run = v_run * (1.0 / na + 1.0 / nb)
     var = c_int + c_run
     zero = np.where(keep, 0.0, np.nan)  # the interaction's terms count only when kept
-    df = _df(var, [(c_run, na + nb - 2), (np.where(keep, var_d / t, 0.0), t - 1),
+    df = _df(var, [(c_run, df_run), (np.where(keep, var_d / t, 0.0), t - 1),
               (np.nan_to_num(zero + a["ms_resid"] / (t * na)), (t - 1) * (na - 1)),
               (np.nan_to_num(zero + b["ms_resid"] / (t * nb)), (t - 1) * (nb - 1))])
     ok = var > 0
