@@ -4,7 +4,7 @@ after table of docs/guide/repeats.md.
 Two configurations A and B run on 80 tasks drawn afresh in every experiment. A task's
 difficulty is drawn on the logit scale (normal, mean -1, SD 2: about a third of the
 tasks solved, many never or always); a run's seed shifts every task of that run by one
-draw (normal, SD 0 or 0.5 on the logit scale); each run solves each task with
+draw (normal, SD 0, 0.5 or 1 on the logit scale); each run solves each task with
 probability ``expit(difficulty + seed shift [+ effect for B])``. Under the null A and B
 are the same model. Per scenario (seed SD, runs per configuration) the table gives, over
 the experiments:
@@ -130,7 +130,7 @@ def main(argv=None) -> None:
     print("| seed SD | runs | method | p < 0.05 | diff covers | mean covers | power |")
     print("|---|---|---|---|---|---|---|")
     started = time.perf_counter()
-    for seed_sd in (0.0, 0.5):
+    for seed_sd in (0.0, 0.5, 1.0):
         true_a, _ = truths(seed_sd, 0.0)
         _, true_eff = truths(seed_sd, EFFECT)
         for n in (2, 3, 5):
