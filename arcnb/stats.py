@@ -13,7 +13,8 @@ from .errors import ParameterError
 
 __all__ = ["bootstrap_indices", "percentile_interval", "bootstrap_ci", "ratio_bootstrap_ci",
            "paired_bootstrap_ci", "mcnemar_exact", "mcnemar_table", "pareto_front",
-           "check_n_boot", "check_seed", "MAX_N_BOOT", "MAX_SEED", "t_sf", "t_quantile"]
+           "check_n_boot", "check_seed", "MAX_N_BOOT", "MAX_SEED", "t_sf", "t_quantile",
+           "t_isf"]
 
 #: Most bootstrap resamples arcnb draws (100,000): the resamples of 1,000 tasks then
 #: take 800 MB; the default 1,000 is plenty for a 95 % interval.
@@ -259,18 +260,33 @@ def t_quantile(q, df):
     """The ``q`` quantile of Student's t with ``df`` degrees of freedom (any df > 0;
     ``inf``: the normal one), elementwise: Newton's method on ``log t`` against
     :func:`t_sf`, kept inside a shrinking bracket (a bisection step when Newton's leaves
-    it), to about 1e-12 relative. NaN where ``df`` is NaN or not positive or ``q`` is
+    it), to about 1e-10 relative. NaN where ``df`` is NaN or not positive or ``q`` is
     outside (0, 1).
 
     >>> round(float(t_quantile(0.975, 10)), 3)   # the table's 2.228
     2.228
     """
     q, df = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(df, dtype=float))
+    x = t_isf(np.minimum(q, 1.0 - q), df)
+    out = np.where(q >= 0.5, x, -x)
+    return out if out.ndim else float(out)
+
+
+def t_isf(p, df):
+    """The ``t`` with ``P(T >= t) = p`` for Student's t with ``df`` degrees of freedom
+    (the upper-tail inverse: exact also for tails far below 1e-16, where ``1 - p`` is 1
+    in floating point), elementwise. NaN where ``df`` is NaN or not positive or ``p`` is
+    outside (0, 1).
+
+    >>> round(float(t_isf(0.025, 10)), 3)
+    2.228
+    """
+    q, df = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(df, dtype=float))
     ok = (df > 0) & (q > 0) & (q < 1) & ~np.isnan(df)
-    tail = np.where(ok, 1.0 - (np.abs(q - 0.5) + 0.5), 0.25)       # upper tail, <= 0.5
+    tail = np.where(ok, np.minimum(q, 1.0 - q), 0.25)              # upper tail, <= 0.5
     v = np.where(ok, np.minimum(df, 1e10), 1.0)
     const = _t_logpdf_const(v)
-    lo, hi = np.full(q.shape, -30.0), np.full(q.shape, 30.0)     # log t, exp(+-30)
+    lo, hi = np.full(q.shape, -50.0), np.full(q.shape, 700.0)    # log t
     z = np.vectorize(lambda a: -NormalDist().inv_cdf(a) if 0 < a < 0.5 else 0.0,
                      otypes=[float])(tail)
     y = np.log(np.maximum(z, 1e-3))                               # t >= z: from the left
@@ -281,13 +297,13 @@ def t_quantile(q, df):
         dens = np.exp(const - (v + 1.0) / 2.0 * np.log1p(x * x / v)) * x
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             step = y + g / dens
-        bad = ~np.isfinite(step) | (step <= lo) | (step >= hi)
+        bad = ~np.isfinite(step) | (step < lo) | (step > hi)
         new = np.where(bad, (lo + hi) / 2.0, step)
-        done = np.abs(new - y) < 1e-13
+        done = (~bad & (np.abs(step - y) < 1e-12)) | (hi - lo < 1e-12) | (g == 0)
         y = new
         if np.all(done | ~ok):
             break
     y = np.where(df > 1e7, np.log(np.maximum(z, 1e-300)), y)      # normal beyond 1e7
-    x = np.where(q == 0.5, 0.0, np.where(q > 0.5, np.exp(y), -np.exp(y)))
+    x = np.where(q == 0.5, 0.0, np.where(q < 0.5, np.exp(y), -np.exp(y)))
     out = np.where(ok, x, np.nan)
     return out if out.ndim else float(out)

@@ -147,7 +147,8 @@ def test_hand_computed_two_configs_three_seeds(hand):
     assert (c["a"], c["b"]) == ("A", "B")
     assert c["diff"] == pytest.approx(2.2 / 3 - 0.5)
     assert c["test"] == R.TEST_NAME and c["note"] is None
-    assert c["se"] == pytest.approx(2 / 15) and c["df"] == pytest.approx(4)
+    # (the interaction's share 0: the critical values are those of t with 4 df)
+    assert c["se"] == pytest.approx(2 / 15) and c["share_tasks"] == 0
     # two-sided p of t = 1.75 on 4 df, from the closed form of the t distribution's CDF
     # with 4 df: 1/2 + 3/8 u (1 - t^2 / (12 (1 + t^2/4))), u = t / sqrt(1 + t^2/4)
     u = 1.75 / math.sqrt(1 + 1.75 ** 2 / 4)

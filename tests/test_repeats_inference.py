@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 from arcnb import repeats as R
-from arcnb.repeats.inference import (NOTE_ONE_RUN, compare, config_interval, runs_needed,
-                                     two_way)
+from arcnb.repeats.inference import (NOTE_ONE_RUN, compare, config_interval, mixed_p,
+                                     mixed_quantile, runs_needed, two_way)
 from arcnb.stats import t_quantile, t_sf
 
 N_EXP, N_TASKS = 1000, 80
@@ -80,30 +80,41 @@ def test_the_arithmetic_against_a_plain_loop():
     assert (ci["var_tasks"], ci["var_runs"]) == pytest.approx((vt, vr))
     assert (ci["low"], ci["high"]) == pytest.approx(
         (max(0.0, m - q * math.sqrt(vt + vr)), min(1.0, m + q * math.sqrt(vt + vr))))
-    # the difference: the interaction (kept when positive), the pooled run spread,
-    # Satterthwaite's degrees of freedom over the mean squares that make them
+    # the difference: the interaction (kept when positive) and the pooled run spread;
+    # the critical value weighs the t quantiles of 11 (tasks) and 5 (runs) degrees of
+    # freedom by the two parts' shares
     d = [b - a for a, b in zip(tma, tmb)]
     vd = statistics.variance(d)
-    inter = vd - msa / 3 - msb / 4
-    pooled = (2 * vra + 3 * vrb) / 5
-    c_run = pooled * (1 / 3 + 1 / 4)
-    c_int = max(0.0, inter) / 12
-    den = c_run ** 2 / 5
-    if inter > 0:
-        den += (vd / 12) ** 2 / 11 + (msa / 36) ** 2 / 22 + (msb / 48) ** 2 / 33
+    c_int = max(0.0, vd - msa / 3 - msb / 4) / 12
+    c_run = (2 * vra + 3 * vrb) / 5 * (1 / 3 + 1 / 4)
     var = c_int + c_run
-    df = var ** 2 / den
+    w = c_int / var
     diff = statistics.fmean(d)
     c = compare(Pa, Pb)
     assert c["diff"] == pytest.approx(diff) and c["se"] == pytest.approx(math.sqrt(var))
-    assert c["df"] == pytest.approx(df)
-    assert c["p"] == pytest.approx(2 * t_sf(abs(diff) / math.sqrt(var), df))
-    q = t_quantile(0.975, df)
+    assert c["share_tasks"] == pytest.approx(w)
+
+    def crit(level):
+        return w * t_quantile(level, 11) + (1 - w) * t_quantile(level, 5)
+
+    q = crit(0.975)
     assert (c["low"], c["high"]) == pytest.approx((diff - q * math.sqrt(var),
                                                    diff + q * math.sqrt(var)))
-    assert c["mde80"] == pytest.approx((q + t_quantile(0.8, df)) * math.sqrt(var))
+    assert c["mde80"] == pytest.approx((q + crit(0.8)) * math.sqrt(var))
+    # the p-value is the level whose critical value is |diff| / se
+    assert crit(1 - c["p"] / 2) == pytest.approx(abs(diff) / math.sqrt(var), rel=1e-8)
     # the p-value and the interval describe one test: 0 is outside exactly when p < .05
     assert (c["p"] < 0.05) == (not c["low"] <= 0 <= c["high"])
+
+
+def test_mixed_p_inverts_mixed_quantile():
+    w = np.array([0.0, 0.2, 0.5, 0.9, 1.0])
+    for tail in (0.4, 0.025, 1e-4, 1e-15):
+        x = mixed_quantile(tail, w, 79, 3)
+        assert mixed_p(x, w, 79, 3) == pytest.approx(np.full(5, 2 * tail), rel=1e-7)
+    # between the two t distributions' own p-values
+    p = mixed_p(2.5, 0.5, 79, 2)
+    assert 2 * t_sf(2.5, 79) < p < 2 * t_sf(2.5, 2)
 
 
 def test_the_command_calls_these_functions():
@@ -122,8 +133,8 @@ def test_the_command_calls_these_functions():
     assert cmp["runs_needed"] == runs_needed(float(c["var_interaction"]),
                                              float(c["var_run"]), N_TASKS)
     row = rep.comparisons.iloc[0]
-    assert (row["p"], row["mde80"], row["df"]) == pytest.approx(
-        (float(c["p"]), float(c["mde80"]), float(c["df"])))
+    assert (row["p"], row["mde80"], row["se"]) == pytest.approx(
+        (float(c["p"]), float(c["mde80"]), float(c["se"])))
 
 
 def test_too_few_runs_or_tasks_are_said_not_guessed():

@@ -108,7 +108,7 @@ def test_student_t_against_closed_forms_and_the_table():
         assert t_quantile(0.975, df) == pytest.approx(q975, abs=5e-4)
         assert t_quantile(0.8, df) == pytest.approx(q80, abs=5e-4)
     # 1 df in closed form: tan(pi (q - 1/2)); the quantile inverts the tail, also for
-    # degrees of freedom that are not whole numbers (Satterthwaite's)
+    # degrees of freedom that are not whole numbers
     qs = np.array([0.01, 0.2, 0.5, 0.9, 0.999])
     assert t_quantile(qs, 1) == pytest.approx(np.tan(math.pi * (qs - 0.5)), abs=1e-9)
     df = np.array([0.6, 1.7, 3.3, 17.5, 250.0])
@@ -118,3 +118,14 @@ def test_student_t_against_closed_forms_and_the_table():
     # no degrees of freedom, or a level outside (0, 1): NaN
     assert math.isnan(t_quantile(0.975, 0)) and math.isnan(t_quantile(1.0, 5))
     assert math.isnan(t_sf(1.0, float("nan")))
+
+
+def test_student_t_upper_tail_inverse_keeps_tiny_tails():
+    from arcnb.stats import t_isf
+    # 2 df: P(T >= t) = 1/2 - t / (2 sqrt(2 + t^2)), so t = (1 - 2p) sqrt(2 / (4p(1 - p)))
+    for p in (0.3, 0.025, 1e-6, 1e-30):
+        assert t_isf(p, 2) == pytest.approx((1 - 2 * p) * math.sqrt(2 / (4 * p * (1 - p))),
+                                            rel=1e-8)
+    assert t_isf(0.025, 10) == pytest.approx(2.228, abs=5e-4)
+    assert t_isf(0.975, 10) == pytest.approx(-2.228, abs=5e-4)
+    assert t_isf(0.5, 7) == 0.0 and math.isnan(t_isf(0.0, 7))

@@ -39,7 +39,8 @@ output x run twin (``Repeats.solved``):
 * between configurations (each pair, ``b - a``): the difference of the means and one
   t-test (:func:`arcnb.repeats.inference.compare`): its variance is the
   task-by-configuration interaction over tasks plus the run-to-run spread pooled over
-  the two configurations, with Satterthwaite's degrees of freedom; ``ci95``, ``p``
+  the two configurations, critical values weighted between the two parts' t quantiles
+  (Cochran and Cox); ``ci95``, ``p``
   (two-sided), ``mde80`` (the smallest difference it detects with 80 % power at the
   5 % level) and ``runs_needed[delta]`` (the runs per configuration with which it
   detects ``delta``; null when the interaction alone is too large: more tasks are
@@ -191,10 +192,11 @@ def _comparison(a: str, b: str, Pa: np.ndarray, Pb: np.ndarray) -> dict:
     """One entry of ``comparisons``: ``b - a`` and its test
     (:func:`arcnb.repeats.inference.compare`), NaN where the test cannot be made."""
     c = compare(Pa, Pb)
-    f = {k: float(c[k]) for k in ("diff", "low", "high", "p", "mde80", "se", "df",
+    f = {k: float(c[k]) for k in ("diff", "low", "high", "p", "mde80", "se", "share_tasks",
                                   "var_interaction", "var_run")}
     return {"a": a, "b": b, "diff": f["diff"], "ci95": [f["low"], f["high"]], "p": f["p"],
-            "test": TEST_NAME, "se": f["se"], "df": f["df"], "mde80": f["mde80"],
+            "test": TEST_NAME, "se": f["se"], "share_tasks": f["share_tasks"],
+            "mde80": f["mde80"],
             "runs_needed": runs_needed(f["var_interaction"], f["var_run"], Pa.shape[0]),
             "note": c["note"]}
 
@@ -449,11 +451,11 @@ class Repeats:
     @property
     def comparisons(self) -> pd.DataFrame:
         """One row per pair of configurations: ``diff = b - a``, its interval, ``p``,
-        ``mde80`` and the test's degrees of freedom ``df`` (NaN where the test cannot be
+        ``mde80`` and the standard error ``se`` of the test (NaN where the test cannot be
         made: each comparison's ``note`` in ``summary`` says why)."""
-        cols = ["a", "b", "diff", "ci95_low", "ci95_high", "p", "mde80", "df"]
+        cols = ["a", "b", "diff", "ci95_low", "ci95_high", "p", "mde80", "se"]
         rows = [{"a": c["a"], "b": c["b"], "diff": c["diff"], "ci95_low": c["ci95"][0],
-                 "ci95_high": c["ci95"][1], "p": c["p"], "mde80": c["mde80"], "df": c["df"]}
+                 "ci95_high": c["ci95"][1], "p": c["p"], "mde80": c["mde80"], "se": c["se"]}
                 for c in self.summary["comparisons"]]
         return pd.DataFrame(rows, columns=cols).astype(
             {k: float for k in cols[2:]})
