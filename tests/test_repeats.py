@@ -271,7 +271,7 @@ def test_single_run_and_constant_edges():
     assert rep.summary["configs"]["p"]["pass@2"]["ci95"] == [1.0, 1.0]
     (cmp,) = rep.summary["comparisons"]
     assert cmp["diff"] == 0.0 and cmp["note"] == NOTE_NO_SPREAD
-    assert all(math.isnan(cmp[k]) for k in ("p", "mde80", "se", "df"))
+    assert all(math.isnan(cmp[k]) for k in ("p", "mde80", "se", "share_tasks"))
     assert all(math.isnan(x) for x in cmp["ci95"])
     assert all(math.isnan(v) for v in cmp["runs_needed"].values())
     assert "NaN" in rep.text() and NOTE_NO_SPREAD in rep.text()

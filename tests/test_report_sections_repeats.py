@@ -139,7 +139,7 @@ def test_untestable_comparisons_and_one_run_intervals_are_said_in_words():
     assert row["diff"] == pytest.approx(solved[:, 1:].mean() - solved[:, 0].mean())
     assert np.isnan(row["p"]) and np.isnan(row["mde80"])
     assert all(comp.tables["comparisons"][c].dtype == float
-               for c in ("diff", "ci95_low", "ci95_high", "p", "mde80", "df"))
+               for c in ("diff", "ci95_low", "ci95_high", "p", "mde80", "se"))
     html = comp.to_html()
     assert "arcnb-repeats-untested" in html and "two runs of each configuration" in html
     assert ">NaN<" in html and ">nan<" not in html and ">None<" not in html
