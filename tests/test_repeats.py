@@ -250,7 +250,7 @@ def test_winners_curse_over_every_half_by_a_naive_loop(hand):
 
 
 def test_single_run_and_constant_edges():
-    from arcnb.repeats.inference import NOTE_NO_SPREAD, NOTE_ONE_RUN
+    from arcnb.repeats.inference import NOTE_NO_SPREAD, NOTE_ONE_RUN, NOTE_ONE_RUN_CONFIG
     # one run: SD, the run share and the interval over tasks and runs are NaN (no
     # run-to-run spread to estimate), and the note says so; the one-run interval is there
     rep = R.analyse(np.array([[1.0], [0.0], [1.0]]), [0, 1, 2], ["a", "b", "c"], ["r"], ["c"],
@@ -259,7 +259,7 @@ def test_single_run_and_constant_edges():
     assert math.isnan(c["pass@2"]["sd"]) and math.isnan(c["variance"]["runs_share"])
     assert c["pass@2"]["mean"] == pytest.approx(2 / 3)
     assert all(math.isnan(x) for x in c["pass@2"]["ci95"])
-    assert c["pass@2"]["ci95_note"] == NOTE_ONE_RUN
+    assert c["pass@2"]["ci95_note"] == NOTE_ONE_RUN_CONFIG
     assert not any(math.isnan(x) for x in c["pass@2"]["ci95_single_run"])
     assert "no interval over tasks and runs" in rep.text()
     # every run solves everything: a configuration's interval is exactly 1; between the
@@ -798,7 +798,7 @@ def test_cli_on_real_arc_tasks_end_to_end(tmp_path):
     from arcnb.baselines.references import heuristic_submission
     from arcnb.data import load_dataset
     from arcnb.predictions import submission_bytes
-    from arcnb.repeats.inference import NOTE_ONE_RUN, compare
+    from arcnb.repeats.inference import NOTE_ONE_RUN, NOTE_ONE_RUN_CONFIG, compare
 
     ds = load_dataset("arc-agi-1:evaluation")
     ids = sorted(ds.task_ids)[:80]
@@ -848,7 +848,7 @@ def test_cli_on_real_arc_tasks_end_to_end(tmp_path):
     assert h["p"] is None and h["mde80"] is None and h["ci95"] == [None, None]
     assert h["note"] == NOTE_ONE_RUN and isinstance(h["diff"], float)
     assert s["configs"]["heuristic"]["pass@2"]["ci95"] == [None, None]
-    assert s["configs"]["heuristic"]["pass@2"]["ci95_note"] == NOTE_ONE_RUN
+    assert s["configs"]["heuristic"]["pass@2"]["ci95_note"] == NOTE_ONE_RUN_CONFIG
     # a score no attempt carries: one line, exit 2
     proc = run_arcnb("repeats", *files[:2], "--dataset", "arc-agi-1:evaluation",
                      "--tasks", str(tmp_path / "ids.txt"), "--score", "logprob")

@@ -22,8 +22,9 @@ import numpy as np
 import pytest
 
 from arcnb import repeats as R
-from arcnb.repeats.inference import (NOTE_ONE_RUN, compare, config_interval, mixed_p,
-                                     mixed_quantile, runs_needed, two_way)
+from arcnb.repeats.inference import (NOTE_ONE_RUN, NOTE_ONE_RUN_CONFIG, compare,
+                                     config_interval, mixed_p, mixed_quantile, runs_needed,
+                                     two_way)
 from arcnb.stats import t_quantile, t_sf
 
 N_EXP, N_TASKS = 1000, 80
@@ -142,7 +143,7 @@ def test_too_few_runs_or_tasks_are_said_not_guessed():
     assert c["note"] == NOTE_ONE_RUN and math.isnan(c["p"]) and math.isnan(c["mde80"])
     assert c["diff"] == pytest.approx(P.mean() - P[:, 0].mean())
     one = config_interval(P[:, :1])
-    assert one["note"] == NOTE_ONE_RUN and math.isnan(one["low"])
+    assert one["note"] == NOTE_ONE_RUN_CONFIG and math.isnan(one["low"])
     assert math.isnan(compare(P[:1], P[:1])["p"])  # one task
 
 

@@ -51,7 +51,8 @@ from ..stats import t_isf, t_quantile, t_sf
 
 __all__ = ["TEST", "TEST_NAME", "POWER_DIFFS", "MAX_RUNS_NEEDED", "two_way",
            "mixed_quantile", "mixed_p",
-           "config_interval", "compare", "runs_needed", "NOTE_ONE_RUN", "NOTE_NO_SPREAD",
+           "config_interval", "compare", "runs_needed", "NOTE_ONE_RUN", "NOTE_ONE_RUN_CONFIG",
+           "NOTE_NO_SPREAD",
            "NOTE_ONE_TASK"]
 
 #: The test between two configurations, by name (each comparison's ``test``).
@@ -68,6 +69,7 @@ POWER_DIFFS = (0.01, 0.02, 0.05, 0.1)
 MAX_RUNS_NEEDED = 10_000
 NOTE_ONE_RUN = ("needs at least two runs of each configuration to estimate the "
                 "run-to-run spread")
+NOTE_ONE_RUN_CONFIG = "needs at least two runs to estimate the run-to-run spread"
 NOTE_NO_SPREAD = ("nothing varies between the tasks or the runs: there is no spread to "
                   "test against")
 NOTE_ONE_TASK = "needs at least two tasks"
@@ -113,7 +115,7 @@ def config_interval(P, level: float = 0.95, bounds=(0.0, 1.0)) -> dict:
         nan = np.full(mean.shape, np.nan)
         v_tasks = w["var_tasks"] / t if n < 2 else nan
         return {"mean": mean, "low": nan, "high": nan, "var_tasks": v_tasks,
-                "var_runs": nan, "note": NOTE_ONE_RUN if n < 2 else NOTE_ONE_TASK}
+                "var_runs": nan, "note": NOTE_ONE_RUN_CONFIG if n < 2 else NOTE_ONE_TASK}
     v_tasks = np.maximum(w["var_tasks"] - w["ms_resid"] / n, 0.0) / t
     floor = w["var_runs"] <= 0  # runs that agree exactly: the luck of the tasks at least
     v_runs = np.where(floor, w["ms_resid"] / t, w["var_runs"]) / n
