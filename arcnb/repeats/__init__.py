@@ -27,10 +27,10 @@ column is exactly the per-task pass@2 of :func:`arcnb.score`, ranked rule) and i
 output x run twin (``Repeats.solved``):
 
 * per configuration: pass@2 mean over runs, between-run SD (n - 1), min, max; the 95 %
-  interval of the mean over tasks and runs (:func:`arcnb.repeats.inference.
-  config_interval`: the variance of a crossed tasks x runs design, a t quantile
-  weighted between the tasks' and the runs' degrees of freedom; NaN with one run, and
-  ``ci95_note`` says why) beside the single-run interval (the configuration's first
+  interval of the mean over tasks and runs
+  (:func:`arcnb.repeats.inference.config_interval`: the variance of a crossed tasks x
+  runs design, a t quantile weighted between the tasks' and the runs' degrees of
+  freedom; NaN with one run, and ``ci95_note`` says why) beside the single-run interval (the configuration's first
   run, resampling tasks: the interval :func:`arcnb.score` gives); the variance split:
   the variance of the mean from task sampling and from the runs, the two parts of that
   interval; per task the solve rate (mean over runs of its pass@2); tasks always solved
@@ -40,9 +40,8 @@ output x run twin (``Repeats.solved``):
   t-test (:func:`arcnb.repeats.inference.compare`): its variance is the
   task-by-configuration interaction over tasks plus the run-to-run spread pooled over
   the two configurations, critical values weighted between the two parts' t quantiles
-  (Cochran and Cox); ``ci95``, ``p``
-  (two-sided), ``mde80`` (the smallest difference it detects with 80 % power at the
-  5 % level) and ``runs_needed[delta]`` (the runs per configuration with which it
+  (Cochran and Cox); ``ci95``, ``p`` (two-sided), ``mde80`` (the smallest difference it
+  detects with 80 % power at the 5 % level) and ``runs_needed[delta]`` (the runs per configuration with which it
   detects ``delta``; null when the interaction alone is too large: more tasks are
   needed, not more runs) all describe that test; ``test`` names it. With fewer than two
   runs of either configuration, or nothing varying, they are NaN / null and ``note``
