@@ -28,7 +28,7 @@ output x run twin (``Repeats.solved``):
 
 * per configuration: pass@2 mean over runs, between-run SD (n - 1), min, max; the 95 %
   interval of the mean over tasks and runs
-  (:func:`arcnb.repeats.inference.config_interval`: the variance of a crossed tasks x
+  (``arcnb.repeats.inference.config_interval``: the variance of a crossed tasks x
   runs design, a t quantile weighted between the tasks' and the runs' degrees of
   freedom; NaN with one run, and ``ci95_note`` says why) beside the single-run interval (the configuration's first
   run, resampling tasks: the interval :func:`arcnb.score` gives); the variance split:
@@ -37,7 +37,7 @@ output x run twin (``Repeats.solved``):
   (pass@2 = 1 in every run), never solved (0 in every run), flipping (its pass@2
   differs between runs) and steady partial (the rest);
 * between configurations (each pair, ``b - a``): the difference of the means and one
-  t-test (:func:`arcnb.repeats.inference.compare`): its variance is the
+  t-test (``arcnb.repeats.inference.compare``): its variance is the
   task-by-configuration interaction over tasks plus the run-to-run spread pooled over
   the two configurations, critical values weighted between the two parts' t quantiles
   (Cochran and Cox); ``ci95``, ``p`` (two-sided), ``mde80`` (the smallest difference it
@@ -189,7 +189,7 @@ def _pairs(solved: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def _comparison(a: str, b: str, Pa: np.ndarray, Pb: np.ndarray) -> dict:
     """One entry of ``comparisons``: ``b - a`` and its test
-    (:func:`arcnb.repeats.inference.compare`), NaN where the test cannot be made."""
+    (``arcnb.repeats.inference.compare``), NaN where the test cannot be made."""
     c = compare(Pa, Pb)
     f = {k: float(c[k]) for k in ("diff", "low", "high", "p", "mde80", "se", "share_tasks",
                                   "var_interaction", "var_run")}
