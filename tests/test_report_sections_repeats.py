@@ -138,3 +138,25 @@ def test_a_seed_is_shown_as_the_whole_number_it_is():
     seeds = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[col]
              for row in re.findall(r"<tr>(.*?)</tr>", runs.split("<tbody>")[1], flags=re.S)]
     assert seeds == ["1", "2", "NaN"]
+
+
+def test_untestable_comparisons_and_one_run_intervals_are_said_in_words():
+    # X has one run, Y two: no interval over tasks and runs for X, no test of Y - X; the
+    # tables hold numbers, NaN spelled as everywhere in the report
+    solved = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1], [0, 0, 1]], dtype=float)
+    rep = R.analyse(solved, [0, 1, 2, 3], ["t1", "t2", "t3", "t4"], ["x", "y1", "y2"],
+                    ["X", "Y", "Y"], n_boot=50, n_splits=10)
+    configs = S.RepeatsConfigs(rep)
+    t = configs.tables["configs"].set_index("config")
+    assert np.isnan(t.loc["X", "ci95_low"]) and not np.isnan(t.loc["Y", "ci95_low"])
+    html = configs.to_html()
+    assert "arcnb-repeats-one-run" in html and "No interval over tasks and runs for X" in html
+    comp = S.RepeatsComparisons(rep)
+    row = comp.tables["comparisons"].iloc[0]
+    assert row["diff"] == pytest.approx(solved[:, 1:].mean() - solved[:, 0].mean())
+    assert np.isnan(row["p"]) and np.isnan(row["mde80"])
+    assert all(comp.tables["comparisons"][c].dtype == float
+               for c in ("diff", "ci95_low", "ci95_high", "p", "mde80", "se"))
+    html = comp.to_html()
+    assert "arcnb-repeats-untested" in html and "two runs of each configuration" in html
+    assert ">NaN<" in html and ">nan<" not in html and ">None<" not in html

@@ -97,8 +97,6 @@ def test_bootstrap_means_in_blocks_draws_what_one_block_draws(monkeypatch):
     """The means are computed a block of resamples at a time (bounded memory for
     300,000 units) from the same draws as :func:`bootstrap_indices` at once: equal to
     the plain computation, exactly, whatever the block size."""
-    import numpy as np
-
     from arcnb import stats
 
     v = np.random.default_rng(1).random(997)
@@ -106,3 +104,41 @@ def test_bootstrap_means_in_blocks_draws_what_one_block_draws(monkeypatch):
     for block in (1, 997, 5000, 10 ** 9):
         monkeypatch.setattr(stats, "BOOTSTRAP_CHUNK", block)
         np.testing.assert_array_equal(stats.bootstrap_means(v, n_boot=301, seed=4), plain)
+
+
+def test_student_t_against_closed_forms_and_the_table():
+    from arcnb.stats import t_quantile, t_sf
+    ts = np.array([-3.0, -0.5, 0.0, 0.7, 2.0, 12.0])
+    # 1 df is Cauchy: P(T >= t) = 1/2 - atan(t) / pi; 2 df: 1/2 - t / (2 sqrt(2 + t^2))
+    assert t_sf(ts, 1) == pytest.approx(0.5 - np.arctan(ts) / math.pi, abs=1e-12)
+    assert t_sf(ts, 2) == pytest.approx(0.5 - ts / (2 * np.sqrt(2 + ts ** 2)), abs=1e-12)
+    # infinite df is the normal: P(Z >= 1.96) = 0.0249979
+    assert t_sf(1.96, math.inf) == pytest.approx(0.024997895, abs=1e-9)
+    # the t table's 97.5 % and 80 % points
+    table = {1: (12.706, 1.376), 2: (4.303, 1.061), 4: (2.776, 0.941), 10: (2.228, 0.879),
+             30: (2.042, 0.854), math.inf: (1.960, 0.842)}
+    for df, (q975, q80) in table.items():
+        assert t_quantile(0.975, df) == pytest.approx(q975, abs=5e-4)
+        assert t_quantile(0.8, df) == pytest.approx(q80, abs=5e-4)
+    # 1 df in closed form: tan(pi (q - 1/2)); the quantile inverts the tail, also for
+    # degrees of freedom that are not whole numbers
+    qs = np.array([0.01, 0.2, 0.5, 0.9, 0.999])
+    assert t_quantile(qs, 1) == pytest.approx(np.tan(math.pi * (qs - 0.5)), abs=1e-9)
+    df = np.array([0.6, 1.7, 3.3, 17.5, 250.0])
+    x = t_quantile(0.975, df)
+    assert t_sf(x, df) == pytest.approx(np.full(5, 0.025), abs=1e-12)
+    assert np.all(np.diff(x) < 0)  # more degrees of freedom, a smaller quantile
+    # no degrees of freedom, or a level outside (0, 1): NaN
+    assert math.isnan(t_quantile(0.975, 0)) and math.isnan(t_quantile(1.0, 5))
+    assert math.isnan(t_sf(1.0, float("nan")))
+
+
+def test_student_t_upper_tail_inverse_keeps_tiny_tails():
+    from arcnb.stats import t_isf
+    # 2 df: P(T >= t) = 1/2 - t / (2 sqrt(2 + t^2)), so t = (1 - 2p) sqrt(2 / (4p(1 - p)))
+    for p in (0.3, 0.025, 1e-6, 1e-30):
+        assert t_isf(p, 2) == pytest.approx((1 - 2 * p) * math.sqrt(2 / (4 * p * (1 - p))),
+                                            rel=1e-8)
+    assert t_isf(0.025, 10) == pytest.approx(2.228, abs=5e-4)
+    assert t_isf(0.975, 10) == pytest.approx(-2.228, abs=5e-4)
+    assert t_isf(0.5, 7) == 0.0 and math.isnan(t_isf(0.0, 7))

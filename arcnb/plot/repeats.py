@@ -14,8 +14,9 @@ __all__ = ["seed_spread", "union_coverage", "solve_matrix", "winners_curse"]
 
 def seed_spread(summary: dict, *, ax=None):
     """Per configuration (``summary["configs"]`` of :class:`arcnb.repeats.Repeats`): a
-    point per run, the mean with a bar of one SD either side, and the 95 % two-level
-    interval as a thin line beside it. Returns the Axes."""
+    point per run, the mean with a bar of one SD either side, and the 95 % interval over
+    tasks and runs as a thin line beside it (none for a configuration of one run).
+    Returns the Axes."""
     configs = summary["configs"]
     ax = axes_or_new(ax, figsize=(max(3.0, 0.9 * len(configs) + 1.6), 3.0))
     scores = {r["run"]: r["pass@2"] for r in summary["runs"]}

@@ -27,26 +27,25 @@ column is exactly the per-task pass@2 of :func:`arcnb.score`, ranked rule) and i
 output x run twin (``Repeats.solved``):
 
 * per configuration: pass@2 mean over runs, between-run SD (n - 1), min, max; the 95 %
-  two-level bootstrap interval (each resample draws the tasks with replacement, then the
-  configuration's runs with replacement, and takes the mean of pass@2 over both) beside
-  the single-run interval (the configuration's first run, resampling tasks: the interval
-  :func:`arcnb.score` gives); the variance split: the variance of the mean from task
-  sampling (variance over tasks of the per-task solve rate / tasks) and from run-to-run
-  noise (variance over runs of pass@2 / runs); per task the solve rate (mean over runs of
-  its pass@2); tasks always solved (pass@2 = 1 in every run), never solved (0 in every
-  run), flipping (its pass@2 differs between runs) and steady partial (the rest);
-* between configurations (each pair, ``b - a``): the difference of the means with the
-  two-level interval (the tasks drawn once for both, each configuration's runs drawn on
-  their own), and a paired sign-flip permutation test over tasks on the per-task solve
-  rates: the statistic is the sum of the per-task differences, every task's sign flipped
-  at random; exact (all 2^n sign patterns of the n tasks whose difference is not 0) when
-  n <= 16, else 10,000 seeded draws with p = (k + 1) / (draws + 1); two-sided; power
-  (normal approximation): the standard error of the difference is the square root of the
-  variance over tasks of the per-task differences / tasks plus SD_a^2 / runs_a +
-  SD_b^2 / runs_b; ``mde80`` is :data:`POWER_Z` (2.80) times it, the smallest difference
-  detected at 80 % power by a two-sided 5 % test; ``runs_needed[delta]`` is the runs per
-  configuration for which ``delta`` reaches that (null when the task sampling alone is
-  too large: more tasks are needed, not more runs);
+  interval of the mean over tasks and runs
+  (``arcnb.repeats.inference.config_interval``: the variance of a crossed tasks x
+  runs design, a t quantile weighted between the tasks' and the runs' degrees of
+  freedom; NaN with one run, and ``ci95_note`` says why) beside the single-run interval (the configuration's first
+  run, resampling tasks: the interval :func:`arcnb.score` gives); the variance split:
+  the variance of the mean from task sampling and from the runs, the two parts of that
+  interval; per task the solve rate (mean over runs of its pass@2); tasks always solved
+  (pass@2 = 1 in every run), never solved (0 in every run), flipping (its pass@2
+  differs between runs) and steady partial (the rest);
+* between configurations (each pair, ``b - a``): the difference of the means and one
+  t-test (``arcnb.repeats.inference.compare``): its variance is the
+  task-by-configuration interaction over tasks plus the run-to-run spread pooled over
+  the two configurations, critical values weighted between the two parts' t quantiles
+  (Cochran and Cox); ``ci95``, ``p`` (two-sided), ``mde80`` (the smallest difference it
+  detects with 80 % power at the 5 % level) and ``runs_needed[delta]`` (the runs per configuration with which it
+  detects ``delta``; null when the interaction alone is too large: more tasks are
+  needed, not more runs) all describe that test; ``test`` names it. With fewer than two
+  runs of either configuration, or nothing varying, they are NaN / null and ``note``
+  says why;
 * the winner's curse per configuration: a random public half of the tasks (``T // 2``
   of them; every such half when there are at most ``n_splits``), the run with the best
   public pass@2 picked (the first on ties); ``public`` is its public pass@2 and
@@ -82,7 +81,6 @@ import os
 import re
 import sys
 import types
-from statistics import NormalDist
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -100,23 +98,12 @@ from ..scoring import missing_tasks_warning, pass_at_k_unbiased
 from ..stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, check_seed,
                     percentile_interval)
 from ..text import fmt_number, fmt_percent, printable
+from .inference import POWER_DIFFS, TEST, TEST_NAME, compare, config_interval, runs_needed
 from .runs import MAX_DEPTH, MAX_RUNS, RunEntry, find_runs, group_runs
 
 __all__ = ["Repeats", "repeats", "analyse", "vote_ensemble", "find_runs", "group_runs",
-           "RunEntry", "MAX_RUNS", "TEST", "POWER_DIFFS", "POWER_Z", "ENSEMBLE_RULE",
+           "RunEntry", "MAX_RUNS", "TEST", "TEST_NAME", "POWER_DIFFS", "ENSEMBLE_RULE",
            "attempt_scores", "GRADED"]
-
-#: The paired test between configurations, in words.
-TEST = ("paired sign-flip permutation test over tasks on the per-task solve rates "
-        "(exact up to 16 tasks that differ, else 10,000 seeded draws), two-sided")
-#: The differences (in pass@2) each comparison says how many runs would detect.
-POWER_DIFFS = (0.01, 0.02, 0.05, 0.1)
-#: z_{0.975} + z_{0.8}: a difference this many standard errors away is detected by a
-#: two-sided test at the 5 % level with 80 % power (normal approximation).
-POWER_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
-_EXACT_UP_TO = 16
-_N_PERM = 10_000
-
 
 # ------------------------------------------------------------------ the numbers
 def _counts(idx: np.ndarray, n: int) -> np.ndarray:
@@ -130,15 +117,6 @@ def _run_seed(seed: int, k: int) -> int:
     return (seed + 1 + k) % (MAX_SEED + 1)
 
 
-def _two_level_samples(P: np.ndarray, task_counts: np.ndarray, n_boot: int,
-                       seed: int) -> np.ndarray:
-    """Per resample: the mean of ``P`` over the resampled tasks (``task_counts``) and
-    the runs drawn with ``seed``."""
-    t, r = P.shape
-    w = _counts(bootstrap_indices(r, n_boot=n_boot, seed=seed), r)
-    return ((task_counts @ P) * w).sum(axis=1) / (t * r)
-
-
 def _interval(samples: np.ndarray, point: float) -> list[float]:
     if samples.size == 0 or not np.isfinite(point):
         return [float("nan"), float("nan")]
@@ -150,32 +128,6 @@ def _interval(samples: np.ndarray, point: float) -> list[float]:
 
 def _sd(x: np.ndarray) -> float:
     return float(np.std(x, ddof=1)) if x.size > 1 else float("nan")
-
-
-def _var(x: np.ndarray) -> float:
-    return float(np.var(x, ddof=1)) if x.size > 1 else float("nan")
-
-
-def _sign_flip(absd: np.ndarray, obs: float, seed: int) -> float:
-    n = absd.size
-    tol = 1e-9 * max(1.0, obs)
-    if n <= _EXACT_UP_TO:
-        bits = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(float)
-        sums = (1.0 - 2.0 * bits) @ absd
-        return float(np.mean(np.abs(sums) >= obs - tol))
-    rng = np.random.default_rng(check_seed(seed))
-    hits = 0
-    for start in range(0, _N_PERM, 1000):
-        signs = rng.choice((-1.0, 1.0), size=(min(1000, _N_PERM - start), n))
-        hits += int(np.sum(np.abs(signs @ absd) >= obs - tol))
-    return (hits + 1) / (_N_PERM + 1)
-
-
-def _paired_p(d: np.ndarray, seed: int) -> float:
-    d = d[d != 0]
-    if d.size == 0:
-        return 1.0
-    return _sign_flip(np.abs(d), abs(float(d.sum())), seed)
 
 
 def _splits(t: int, n_splits: int, seed: int) -> np.ndarray:
@@ -235,23 +187,17 @@ def _pairs(solved: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return jaccard, union
 
 
-def _power(d: np.ndarray, sd_a: float, n_a: int, sd_b: float, n_b: int) -> dict:
-    """The smallest difference detectable at 80 % power and the runs per configuration
-    a difference of :data:`POWER_DIFFS` needs (see the module docstring)."""
-    v_tasks = _var(d) / d.size
-    v_runs = sd_a ** 2 / n_a + sd_b ** 2 / n_b
-    se = math.sqrt(v_tasks + v_runs) if v_tasks + v_runs >= 0 else float("nan")
-    needed = {}
-    for delta in POWER_DIFFS:
-        room = (delta / POWER_Z) ** 2 - v_tasks
-        spread = sd_a ** 2 + sd_b ** 2
-        if not (math.isfinite(room) and math.isfinite(spread)):
-            needed[str(delta)] = float("nan")
-        elif room <= 0:
-            needed[str(delta)] = None  # no number of runs is enough on these tasks
-        else:
-            needed[str(delta)] = max(1, math.ceil(spread / room - 1e-12))
-    return {"mde80": POWER_Z * se, "runs_needed": needed}
+def _comparison(a: str, b: str, Pa: np.ndarray, Pb: np.ndarray) -> dict:
+    """One entry of ``comparisons``: ``b - a`` and its test
+    (``arcnb.repeats.inference.compare``), NaN where the test cannot be made."""
+    c = compare(Pa, Pb)
+    f = {k: float(c[k]) for k in ("diff", "low", "high", "p", "mde80", "se", "share_tasks",
+                                  "var_interaction", "var_run")}
+    return {"a": a, "b": b, "diff": f["diff"], "ci95": [f["low"], f["high"]], "p": f["p"],
+            "test": TEST_NAME, "se": f["se"], "share_tasks": f["share_tasks"],
+            "mde80": f["mde80"],
+            "runs_needed": runs_needed(f["var_interaction"], f["var_run"], Pa.shape[0]),
+            "note": c["note"]}
 
 
 #: The graded metrics of a run over runs, each a graded breakdown column of
@@ -503,13 +449,15 @@ class Repeats:
 
     @property
     def comparisons(self) -> pd.DataFrame:
-        """One row per pair of configurations: ``diff = b - a``, its interval, ``p``."""
+        """One row per pair of configurations: ``diff = b - a``, its interval, ``p``,
+        ``mde80`` and the standard error ``se`` of the test (NaN where the test cannot be
+        made: each comparison's ``note`` in ``summary`` says why)."""
+        cols = ["a", "b", "diff", "ci95_low", "ci95_high", "p", "mde80", "se"]
         rows = [{"a": c["a"], "b": c["b"], "diff": c["diff"], "ci95_low": c["ci95"][0],
-                 "ci95_high": c["ci95"][1], "p": c["p"]} for c in self.summary["comparisons"]]
-        for row, c in zip(rows, self.summary["comparisons"]):
-            row["mde80"] = c["mde80"]
-        return pd.DataFrame(rows, columns=["a", "b", "diff", "ci95_low", "ci95_high", "p",
-                                           "mde80"])
+                 "ci95_high": c["ci95"][1], "p": c["p"], "mde80": c["mde80"], "se": c["se"]}
+                for c in self.summary["comparisons"]]
+        return pd.DataFrame(rows, columns=cols).astype(
+            {k: float for k in cols[2:]})
 
     @property
     def union(self) -> pd.DataFrame:
@@ -522,7 +470,7 @@ class Repeats:
         s = self.summary
 
         def f(x):
-            return "nan" if x is None or x != x else fmt_number(x, least=4)
+            return "NaN" if x is None or x != x else fmt_number(x, least=4)
 
         lines = [f"tasks: {s['n_tasks']}  runs: {len(self.runs)}  configurations: "
                  f"{len(s['configs'])}"]
@@ -546,7 +494,12 @@ class Repeats:
         for c in s["comparisons"]:
             lines.append(f"{c['b']} - {c['a']}: {f(c['diff'])} [{f(c['ci95'][0])}, "
                          f"{f(c['ci95'][1])}]  p = {f(c['p'])}  smallest difference "
-                         f"detectable (80% power): {f(c['mde80'])}")
+                         f"detectable (80% power): {f(c['mde80'])}"
+                         + (f"  ({c['note']})" if c.get("note") else ""))
+        for name, c in s["configs"].items():
+            if c["pass@2"].get("ci95_note"):
+                lines.append(f"{name}: no interval over tasks and runs "
+                             f"({c['pass@2']['ci95_note']})")
         for name, w in s["winners_curse"].items():
             lines.append(f"best of {s['configs'][name]['n_runs']} runs of {name} picked on a "
                          f"public half: public {f(w['public'])}, private {f(w['private'])}, "
@@ -634,7 +587,7 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     cols = {c: np.flatnonzero(np.asarray(configs, dtype=object) == c) for c in order}
     task_counts = _counts(bootstrap_indices(n_t, n_boot=n_boot, seed=seed), n_t)
     mask = _splits(n_t, n_splits, seed)
-    samples, out_configs, flips, curse = {}, {}, [], {}
+    out_configs, flips, curse = {}, [], {}
     parts = {}
     for m, v in (graded or {}).items():
         if m not in GRADED:
@@ -650,11 +603,11 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
         Pc = P[:, idx]
         scores = run_score[idx]
         mean = float(scores.mean())
-        samples[name] = _two_level_samples(Pc, task_counts, n_boot, _run_seed(seed, k))
+        ci = config_interval(Pc)
         rate = Pc.mean(axis=1)
         lo_t, hi_t = Pc.min(axis=1), Pc.max(axis=1)
         always, never, flip = lo_t == 1, hi_t == 0, hi_t > lo_t
-        v_tasks, v_runs = _var(rate) / n_t, _var(scores) / len(idx)
+        v_tasks, v_runs = float(ci["var_tasks"]), float(ci["var_runs"])
         total = v_tasks + v_runs
         out_configs[name] = {
             "n_runs": int(len(idx)),
@@ -662,7 +615,8 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
             "seeds": None if seeds is None else [to_jsonable(seeds[i]) for i in idx],
             "pass@2": {"mean": mean, "sd": _sd(scores), "min": float(scores.min()),
                        "max": float(scores.max()),
-                       "ci95": _interval(samples[name], mean),
+                       "ci95": [float(ci["low"]), float(ci["high"])],
+                       "ci95_note": ci["note"],
                        "ci95_single_run": list(bootstrap_ci(Pc[:, 0], n_boot=n_boot,
                                                             seed=seed))},
             "always_solved": int(always.sum()), "never_solved": int(never.sum()),
@@ -680,16 +634,8 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
                    "runs_solving": int((Pc[i] == 1).sum()), "n_runs": int(len(idx))}
                   for i in np.flatnonzero(flip)]
         curse[name] = _winners_curse(Pc, mask)
-    comparisons = []
-    for (i, a), (j, b) in itertools.combinations(enumerate(order), 2):
-        ma, mb = out_configs[a]["pass@2"]["mean"], out_configs[b]["pass@2"]["mean"]
-        diff = mb - ma
-        d = P[:, cols[b]].mean(axis=1) - P[:, cols[a]].mean(axis=1)
-        pa, pb = out_configs[a]["pass@2"], out_configs[b]["pass@2"]
-        comparisons.append({"a": a, "b": b, "diff": diff,
-                            "ci95": _interval(samples[b] - samples[a], diff),
-                            "p": _paired_p(d, seed), "test": TEST,
-                            **_power(d, pa["sd"], len(cols[a]), pb["sd"], len(cols[b]))})
+    comparisons = [_comparison(a, b, P[:, cols[a]], P[:, cols[b]])
+                   for a, b in itertools.combinations(order, 2)]
     c_all = S.sum(axis=1)
     unique = ((S > 0) & (c_all == 1)[:, None]).sum(axis=0)
     jaccard, pair_union = _pairs(S, 1.0 / (n_out[codes] * n_t))
@@ -722,6 +668,7 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
         "bootstrap": {"n_boot": n_boot, "seed": seed, "level": 0.95,
                       "unit": "task, then run"},
         "test": TEST,
+        "test_name": TEST_NAME,
     }
     matrix = pd.DataFrame(P, columns=list(run_names),
                           index=pd.Index(list(task_ids), name="task_id"))
@@ -820,6 +767,11 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
     truths = [t.test[i].output for t in ds for i in range(len(t.test))]
     attempts = [[p.get(t, i) for t, i in keys] for p in preds]
     scores = None if score is None else [attempt_scores(p, keys, score) for p in preds]
+    if scores is not None and not any(v == v for s in scores for row in s for v in row):
+        raise RepeatsError(f"no attempt of any run carries a score named "
+                           f"{printable(score)} (a number in its metadata, or under "
+                           f"metadata['scores']); leave out the score to break vote ties "
+                           f"by first appearance")
     names = list(dict.fromkeys(c for c, _ in pairs))
     members = {name: [r for r, (c, _) in enumerate(pairs) if c == name] for name in names}
     if len(names) > 1 and "all" not in names:  # a configuration named "all" keeps its name

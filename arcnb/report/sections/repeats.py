@@ -22,10 +22,11 @@ class RepeatsConfigs(Section):
     anchor = "arcnb-section-repeats-configs"
     intro = ("pass@2 of each configuration as the mean over its runs, with the SD between "
              "runs, the lowest and highest run, and two 95% intervals: one over tasks and "
-             "runs (each resample draws the tasks, then the runs), and one from a single run "
-             "(its tasks resampled, as a score of one run gives it). When runs disagree the "
-             "single-run interval is too narrow. The variance columns split the uncertainty "
-             "of the mean into task sampling and run-to-run noise. The graded metrics "
+             "runs (a t interval whose variance adds the task sampling and the run-to-run "
+             "spread; it needs two runs), and one from a single run (its tasks resampled, as "
+             "a score of one run gives it). When runs disagree the single-run interval is too "
+             "narrow. The variance columns are the two parts of the first interval's "
+             "variance: task sampling and run-to-run spread. The graded metrics "
              "(shape accuracy, cell accuracy over the outputs with a right-shaped attempt, "
              "partial credit) get the same numbers in a table of their own.")
     needs_truth = False
@@ -46,10 +47,16 @@ class RepeatsConfigs(Section):
 
     def body(self):
         n = self.numbers
+        alone = [name for name, c in self.run.summary["configs"].items()
+                 if c["pass@2"].get("ci95_note")]
+        one_run = [note("No interval over tasks and runs for " + ", ".join(alone)
+                        + ": one run gives no run-to-run spread to estimate (NaN); the "
+                        "one-run interval is beside it.", note_id="arcnb-repeats-one-run")]
         return [note(f"{n['n_runs']} runs in {n['n_configs']} configurations on "
                      f"{n['n_tasks']} tasks", note_id="arcnb-repeats-count"),
                 self.image("seed_spread"),
                 table(self.tables["configs"], table_id="arcnb-repeats-configs")] + (
+            one_run if alone else []) + (
             [] if self.tables["graded"].empty else
             [note("Graded metrics over runs: mean, SD, lowest and highest run, and the 95% "
                   "interval over tasks and runs."),
@@ -92,8 +99,13 @@ class RepeatsComparisons(Section):
     title = "Differences between configurations"
     anchor = "arcnb-section-repeats-comparisons"
     intro = ("For each pair of configurations, the difference of their mean pass@2 (b - a) "
-             "with a 95% interval over tasks and runs, and the p-value of a paired sign-flip "
-             "permutation test over tasks on the per-task solve rates. Below, the winner's "
+             "and one t-test of it: its variance adds the task-by-configuration interaction "
+             "over tasks and the run-to-run spread pooled over the two configurations "
+             "(critical values between the t quantiles of the two parts, weighted by their "
+             "shares). The 95% interval, the two-sided "
+             "p-value and mde80, the smallest difference the test finds with 80% power at "
+             "the 5% level, all come from that test; it needs two runs of each "
+             "configuration, and NaN says it could not be made. Below, the winner's "
              "curse: the run with the best pass@2 on a random half of the tasks, its score "
              "on that half and on the other half (averaged over many halves), beside the "
              "configuration's mean.")
@@ -115,6 +127,11 @@ class RepeatsComparisons(Section):
             parts.append(note("A single configuration: nothing to compare."))
         else:
             parts.append(table(self.tables["comparisons"], table_id="arcnb-repeats-comparisons"))
+            untested = [f"{c['b']} - {c['a']}: {c['note']}"
+                        for c in self.run.summary["comparisons"] if c.get("note")]
+            if untested:
+                parts.append(note("No test for " + "; ".join(untested) + ".",
+                                  note_id="arcnb-repeats-untested"))
         parts.append(self.image("winners_curse"))
         parts.append(table(self.tables["winners_curse"], table_id="arcnb-repeats-curse"))
         return parts
