@@ -41,7 +41,8 @@ from .resources import examples_dir
 from .io import read_json
 from .models.loading import CHECKPOINT_SUFFIXES
 from .runs import (Run, attempt_ks, file_sha256_or_none, is_run_dir, predictions_provenance,
-                   recorded_task_ids, refuse_finished, run_provenance)
+                   read_metrics, recorded_dataset, recorded_task_ids, refuse_finished,
+                   run_provenance)
 from .scoring import Results, score
 
 __all__ = ["PredictionsSource", "RunDirSource", "CheckpointSource", "BaselineSource",
@@ -352,10 +353,12 @@ def task_set(sources, dataset, tasks=None, *, cache: dict | None = None) -> Data
     how many and how to restrict (:func:`arcnb.scoring.score`). ``score``,
     ``candidates``, ``repeats``, ``compare`` and ``report`` all ask here.
     """
+    sources = [sources] if isinstance(sources, (str, os.PathLike, Run)) else list(sources)
+    _same_dataset(sources, dataset)
     if tasks is not None:
         return _dataset(dataset, tasks, cache)
     recorded = {}
-    for s in ([sources] if isinstance(sources, (str, os.PathLike, Run)) else sources):
+    for s in sources:
         ids = recorded_tasks(s)
         if ids is not None:
             recorded.setdefault(ids, []).append(s.label if isinstance(s, Run) else
@@ -372,6 +375,24 @@ def task_set(sources, dataset, tasks=None, *, cache: dict | None = None) -> Data
     ids = next(iter(recorded))
     return ds.select(ids, label=f"the {len(ids)} tasks {next(iter(recorded.values()))[0]} "
                                 "records")
+
+
+def _same_dataset(sources, dataset) -> None:
+    """A run directory made on another bundled dataset than ``dataset`` is refused,
+    naming both (not blamed for its tasks)."""
+    name = dataset.name if isinstance(dataset, Dataset) else str(dataset)
+    if name not in DATASETS:
+        return
+    for s in sources:
+        src = s if isinstance(s, Run) else parse_source(s)
+        path = src.run_dir if isinstance(src, Run) else (
+            src.path if isinstance(src, RunDirSource) else None)
+        if path is None:
+            continue
+        made_on = recorded_dataset(read_metrics(path))[0]
+        if made_on in DATASETS and made_on != name:
+            raise ArcnbError(f"run {Path(str(path)).name} was made on {made_on}, not {name}: "
+                             f"give runs of one dataset (or --dataset {made_on})")
 
 
 def _bundled_program_search(ds: Dataset) -> Path:

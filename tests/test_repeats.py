@@ -853,3 +853,83 @@ def test_cli_on_real_arc_tasks_end_to_end(tmp_path):
     proc = run_arcnb("repeats", *files[:2], "--dataset", "arc-agi-1:evaluation",
                      "--tasks", str(tmp_path / "ids.txt"), "--score", "logprob")
     one_line_refusal(proc.returncode, proc.stderr, "logprob")
+
+
+# ------------------------------------------------------------- hostile names and sizes
+def test_two_roots_of_one_layout_are_qualified_by_their_root(tmp_path):
+    """Two copies of one harness layout (``a/model-a/v1/public`` and
+    ``b/model-a/v1/public``) are eight runs named by their root too, grouped by the
+    path below it (they were refused: "two runs are named ...", each given once)."""
+    import shutil
+
+    ds_dir, root, flags = _submissions_tree(tmp_path)
+    shutil.copytree(root, tmp_path / "again")
+    entries = R.find_runs([str(root), str(tmp_path / "again")])
+    assert len(entries) == 16 and len({e.name for e in entries}) == 16
+    assert entries[0].name == "submissions/model-a/v1/public"
+    assert entries[8].name == "again/model-a/v1/public"
+    rep = R.repeats([str(root), str(tmp_path / "again")], dataset=str(ds_dir), n_boot=20)
+    assert {k: len(v["runs"]) for k, v in rep.summary["configs"].items()} == {
+        "model-a": 4, "model-b": 4}
+
+
+def test_a_configuration_named_all_and_a_newline_in_a_name(hand):
+    """A configuration named ``all`` keeps its name and the ensemble of every run is
+    ``all#2`` (it was silently dropped); a newline in a configuration's name shows as
+    ``\\n`` in the terminal, never as a row of its own."""
+    from pathlib import Path
+
+    ds_dir, files = hand
+    groups = {f: (("all" if Path(f).stem.startswith("A") else "B\nforged 1.0"), None)
+              for f in files}
+    rep = R.repeats(files, dataset=str(ds_dir), groups=groups, n_boot=20, n_splits=10)
+    names = list(rep.summary["ensemble"]["sets"])
+    assert "all" in names and "all#2" in names and len(names) == 3
+    lines = rep.text().splitlines()
+    assert not any(ln.startswith("forged") for ln in lines)
+    assert any(ln.startswith("B\\nforged 1.0") for ln in lines)
+
+
+def test_runs_that_agree_have_an_sd_of_exactly_zero():
+    """Per-run numbers that agree up to rounding (the same outputs summed in another
+    order: 1e-16 apart) have an SD of 0, not 1.4e-16."""
+    x = np.array([0.1 + 0.2, 0.3, 0.3 + 1e-16 * 3])
+    assert np.std(x, ddof=1) > 0 and R._sd(x) == 0.0
+    assert R._sd(np.array([0.2, 0.3])) == pytest.approx(np.std([0.2, 0.3], ddof=1))
+    assert np.isnan(R._sd(np.array([0.5])))
+
+
+def test_pairs_of_runs_are_bounded(monkeypatch):
+    """Past MAX_PAIR_RUNS runs the pairs (Jaccard, best pair) are not computed (their
+    memory grows with the square of the runs): said in a note, jaccard left empty."""
+    solved = np.array([[1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 0, 0]], dtype=float)
+    args = ([0, 1, 2], ["t1", "t2", "t3"], ["r1", "r2", "r3", "r4"], ["A", "A", "B", "B"])
+    full = R.analyse(solved, *args, n_boot=20)
+    assert full.jaccard.shape == (4, 4) and len(full.summary["best_pair"]["runs"]) == 2
+    monkeypatch.setattr(R, "MAX_PAIR_RUNS", 3)
+    cut = R.analyse(solved, *args, n_boot=20)
+    assert cut.jaccard.empty and cut.summary["best_pair"]["runs"] == []
+    assert "at most 3 runs" in cut.summary["best_pair"]["note"]
+    assert cut.summary["configs"] == full.summary["configs"]
+
+
+def test_a_run_of_another_dataset_is_named_as_such(tmp_path):
+    """A run directory made on ARC-AGI-2 among ARC-AGI-1 runs: the message names both
+    datasets (it blamed the run's tasks)."""
+    from _cli import cli, one_line_refusal
+    from arcnb.data import load_dataset
+
+    ds2 = tmp_path / "ids2.txt"
+    ds2.write_text("\n".join(load_dataset("arc-agi-2:evaluation").task_ids[:3]))
+    for name, d, ids in (("one", "arc-agi-1:evaluation", None), ("two", "arc-agi-2:evaluation",
+                                                                 ds2)):
+        args = ["evaluate", "--checkpoint", "copy-input", "--dataset", d, "--out",
+                tmp_path / name, "--no-progress"] + (["--tasks", ids] if ids else [])
+        if name == "one":
+            (tmp_path / "ids1.txt").write_text(
+                "\n".join(load_dataset(d).task_ids[:3]))
+            args += ["--tasks", tmp_path / "ids1.txt"]
+        assert cli(*args).returncode == 0
+    r = cli("repeats", "--dataset", "arc-agi-1:evaluation", tmp_path / "one", tmp_path / "two")
+    one_line_refusal(r.returncode, r.stderr, "made on arc-agi-2:evaluation",
+                     "not arc-agi-1:evaluation")

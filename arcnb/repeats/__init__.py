@@ -93,7 +93,7 @@ from ..errors import RepeatsError
 from ..front import PredictionsSource, RunDirSource, open_run, parse_source, task_set
 from ..harness_logs import run_log_rates
 from ..io import csv_text, read_text, to_jsonable
-from ..runs import OutputFolder, Run, provenance_block
+from ..runs import OutputFolder, Run, provenance_block, unique_labels
 from ..scoring import missing_tasks_warning, pass_at_k_unbiased
 from ..stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, check_seed,
                     percentile_interval)
@@ -126,8 +126,18 @@ def _interval(samples: np.ndarray, point: float) -> list[float]:
     return [float(lo), float(hi)]
 
 
+#: Runs whose values differ by less than this (relative to their size) agree: the SD
+#: between them is 0, not the 1.4e-16 of summing the same numbers in another order.
+SD_AGREE = 1e-12
+
+
 def _sd(x: np.ndarray) -> float:
-    return float(np.std(x, ddof=1)) if x.size > 1 else float("nan")
+    """The SD between runs (NaN with fewer than two); exactly 0 when they agree to
+    :data:`SD_AGREE`."""
+    if x.size < 2:
+        return float("nan")
+    sd = float(np.std(x, ddof=1))
+    return 0.0 if sd <= SD_AGREE * max(1.0, float(np.max(np.abs(x)))) else sd
 
 
 def _splits(t: int, n_splits: int, seed: int) -> np.ndarray:
@@ -171,6 +181,11 @@ def _union(solved: np.ndarray, starts: np.ndarray, n_out: np.ndarray) -> dict:
 
     by_k = [per_task(pass_at_k_unbiased(np.full(c.shape, n), c, k)) for k in range(1, n + 1)]
     return {"pass@2": per_task((c > 0).astype(float)), "by_n_runs": by_k}
+
+
+#: Most runs whose pairs are compared (the Jaccard index and the best pair): memory and
+#: time grow with the square of the runs.
+MAX_PAIR_RUNS = 1_000
 
 
 def _pairs(solved: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -472,48 +487,51 @@ class Repeats:
         def f(x):
             return "NaN" if x is None or x != x else fmt_number(x, least=4)
 
+        def nm(x):  # a run or configuration name, escaped: a newline never forges a row
+            return printable(str(x))
+
         lines = [f"tasks: {s['n_tasks']}  runs: {len(self.runs)}  configurations: "
                  f"{len(s['configs'])}"]
         if s.get("skipped"):
-            lines.append(f"left out (none of the dataset's tasks): {', '.join(s['skipped'])}")
+            lines.append(f"left out (none of the dataset's tasks): {', '.join(map(nm, s['skipped']))}")
         lines.append(f"{'configuration':<24} {'runs':>4} {'pass@2 mean':>11} {'sd':>7} "
                      f"{'min':>7} {'max':>7}  {'95% (tasks and runs)':<20}  "
                      f"{'95% (one run)':<18} {'always':>6} {'never':>6} {'flip':>5}")
         for name, c in s["configs"].items():
             p = c["pass@2"]
-            lines.append(f"{name[:24]:<24} {c['n_runs']:>4} {f(p['mean']):>11} {f(p['sd']):>7} "
+            lines.append(f"{nm(name)[:24]:<24} {c['n_runs']:>4} {f(p['mean']):>11} {f(p['sd']):>7} "
                          f"{f(p['min']):>7} {f(p['max']):>7}  "
                          f"[{f(p['ci95'][0])}, {f(p['ci95'][1])}]  "
                          f"[{f(p['ci95_single_run'][0])}, {f(p['ci95_single_run'][1])}] "
                          f"{c['always_solved']:>6} {c['never_solved']:>6} {c['flipping']:>5}")
         for name, c in s["configs"].items():
             for m, g in c.get("graded", {}).items():
-                lines.append(f"{name[:24]:<24} {m}: mean {f(g['mean'])}, sd {f(g['sd'])}, "
+                lines.append(f"{nm(name)[:24]:<24} {m}: mean {f(g['mean'])}, sd {f(g['sd'])}, "
                              f"min {f(g['min'])}, max {f(g['max'])}, 95% (tasks and runs) "
                              f"[{f(g['ci95'][0])}, {f(g['ci95'][1])}]")
         for c in s["comparisons"]:
-            lines.append(f"{c['b']} - {c['a']}: {f(c['diff'])} [{f(c['ci95'][0])}, "
+            lines.append(f"{nm(c['b'])} - {nm(c['a'])}: {f(c['diff'])} [{f(c['ci95'][0])}, "
                          f"{f(c['ci95'][1])}]  p = {f(c['p'])}  smallest difference "
                          f"detectable (80% power): {f(c['mde80'])}"
                          + (f"  ({c['note']})" if c.get("note") else ""))
         for name, c in s["configs"].items():
             if c["pass@2"].get("ci95_note"):
-                lines.append(f"{name}: no interval over tasks and runs "
+                lines.append(f"{nm(name)}: no interval over tasks and runs "
                              f"({c['pass@2']['ci95_note']})")
         for name, w in s["winners_curse"].items():
-            lines.append(f"best of {s['configs'][name]['n_runs']} runs of {name} picked on a "
+            lines.append(f"best of {s['configs'][name]['n_runs']} runs of {nm(name)} picked on a "
                          f"public half: public {f(w['public'])}, private {f(w['private'])}, "
                          f"configuration mean {f(w['mean'])}")
         u = s["union"]
         lines.append(f"union of all runs: pass@2 {f(u['pass@2'])}; by number of runs: "
                      + ", ".join(f(x) for x in u["by_n_runs"]))
         lines.append("unique solves (test outputs no other run solves): "
-                     + ", ".join(f"{k}: {v}" for k, v in s["unique_solves"].items()))
+                     + ", ".join(f"{nm(k)}: {v}" for k, v in s["unique_solves"].items()))
         h = s["ensemble"]["held_out"]
         if h["n_splits"]:
             m, b = h["most_chosen"], h["best_run"]
             lines.append(f"ensemble chosen on a public half (most often: {m['kind']} "
-                         f"{m['name']}, {fmt_percent(m['share'], least=0)} of {h['n_splits']} halves): public "
+                         f"{nm(m['name'])}, {fmt_percent(m['share'], least=0)} of {h['n_splits']} halves): public "
                          f"{f(h['public'])}, private {f(h['private'])} "
                          f"[{f(h['ci95'][0])}, {f(h['ci95'][1])}]; the best run alone: "
                          f"private {f(b['private'])}")
@@ -638,8 +656,15 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
                    for a, b in itertools.combinations(order, 2)]
     c_all = S.sum(axis=1)
     unique = ((S > 0) & (c_all == 1)[:, None]).sum(axis=0)
-    jaccard, pair_union = _pairs(S, 1.0 / (n_out[codes] * n_t))
-    if n_r > 1:
+    # pairs of runs grow with the square of the runs: computed up to MAX_PAIR_RUNS runs
+    # (1,000: about 40 MB), not at the 10,000-run limit (gigabytes; jaccard.csv 720 MB)
+    jaccard, pair_union = (_pairs(S, 1.0 / (n_out[codes] * n_t)) if n_r <= MAX_PAIR_RUNS
+                           else (None, None))
+    if pair_union is None:
+        best_pair = {"runs": [], "pass@2": float("nan"),
+                     "note": f"pairs of runs are compared for at most {MAX_PAIR_RUNS} runs "
+                             f"({n_r} given): no best pair, and jaccard.csv is left empty"}
+    elif n_r > 1:
         upper = np.triu(np.ones((n_r, n_r), dtype=bool), k=1)
         best = np.flatnonzero(upper.ravel() & (pair_union.ravel()
                                                >= pair_union[upper].max() - 1e-12))[0]
@@ -685,7 +710,8 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     flips_df = pd.DataFrame(flips, columns=["config", "task_id", "solve_rate", "runs_solving",
                                             "n_runs"])
     rep = Repeats(summary, matrix, solved_df, runs_df, flips_df)
-    rep.jaccard = pd.DataFrame(jaccard, index=list(run_names), columns=list(run_names))
+    if jaccard is not None:
+        rep.jaccard = pd.DataFrame(jaccard, index=list(run_names), columns=list(run_names))
     return rep
 
 
@@ -774,8 +800,9 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                            f"by first appearance")
     names = list(dict.fromkeys(c for c, _ in pairs))
     members = {name: [r for r, (c, _) in enumerate(pairs) if c == name] for name in names}
-    if len(names) > 1 and "all" not in names:  # a configuration named "all" keeps its name
-        members["all"] = list(range(len(kept)))
+    if len(names) > 1:  # the ensemble of every run: "all", or "all#2" beside a
+        # configuration named "all" (unique_labels: it was silently dropped)
+        members[unique_labels([*names, "all"])[-1]] = list(range(len(kept)))
     ensembles = []
     for name, rs in members.items():
         e = {"name": name, "runs": [kept[r].name for r in rs],

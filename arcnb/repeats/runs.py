@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import RepeatsError
 from ..front import PredictionsSource, RunDirSource, parse_source
 from ..io import read_text
-from ..runs import Run
+from ..runs import Run, unique_labels
 from ..text import printable
 
 #: Most runs one analysis takes (a root holding more is refused, not walked forever).
@@ -37,11 +37,13 @@ class RunEntry:
     name: str
     source: object
     root: str | None = None
+    rel: str | None = None  # the path below the root, when the name is qualified by it
 
     @property
     def parts(self) -> tuple[str, ...]:
-        """The folders of the name (``a/v1/public`` -> ``("a", "v1", "public")``)."""
-        return Path(self.name).parts
+        """The folders of the path below the root (``a/v1/public`` -> ``("a", "v1",
+        "public")``): the folder levels grouping reads, whatever qualifies the name."""
+        return Path(self.rel or self.name).parts
 
 
 def _holds_task_files(path: Path) -> bool:
@@ -113,11 +115,27 @@ def find_runs(sources) -> list[RunEntry]:
             entries.append(RunEntry(label, src))
     if not entries:
         raise RepeatsError("no runs given")
+    entries = _qualified(entries)
     names = [e.name for e in entries]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
         raise RepeatsError(f"two runs are named {printable(dup)}: give each run once")
     return entries
+
+
+def _qualified(entries: list[RunEntry]) -> list[RunEntry]:
+    """Runs of two roots with the same path below them (two copies of one harness
+    layout: ``a/v1/e1`` and ``b/v1/e1``) named by their root too (``a/v1/e1``); their
+    grouping still reads the path below the root."""
+    names = [e.name for e in entries]
+    clash = {n for n in names if names.count(n) > 1}
+    roots = {e.root for e in entries if e.name in clash and e.root is not None}
+    if len(roots) < 2:
+        return entries
+    tags = dict(zip(sorted(roots), unique_labels([Path(r).name or r for r in sorted(roots)],
+                                                 sep="_")))
+    return [RunEntry(f"{tags[e.root]}/{e.name}", e.source, e.root, rel=e.name)
+            if e.name in clash and e.root in tags else e for e in entries]
 
 
 def _read_groups(groups) -> dict[str, tuple[str, object]]:
