@@ -23,6 +23,7 @@ from .compare import compare
 from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
 from .text import dataset_line, fmt_interval, fmt_number
+from .voting import TIE_RULES
 from .evaluate import evaluate
 from .front import CheckpointSource, PredictionsSource, RunDirSource
 from .io import to_jsonable
@@ -136,8 +137,9 @@ class _Option:
 
 #: The subcommands that take each evaluation option (:class:`arcnb.options.EvalOptions`).
 _EVAL_COMMANDS = {"estimator": ("score", "evaluate", "report", "sweep"),
-                  "seed": ("evaluate", "report", "sweep", "compare", "repeats", "arc3"),
-                  "n_boot": ("compare", "repeats", "arc3"), "probe": ("evaluate",),
+                  "seed": ("evaluate", "report", "sweep", "compare", "repeats", "arc3",
+                           "candidates"),
+                  "n_boot": ("compare", "repeats", "arc3", "candidates"), "probe": ("evaluate",),
                   "proxy": ("evaluate",)}
 _EVAL_DEFAULT_COMMANDS = ("evaluate", "report", "sweep")
 
@@ -158,6 +160,7 @@ def _eval_option(f) -> _Option:
         helps = {"report": meta["help"] + "; a --run directory keeps its recorded estimator"}
     elif f.name == "seed":
         helps.update(compare="bootstrap seed (default 0)", arc3="bootstrap seed (default 0)",
+                     candidates="bootstrap seed (default 0)",
                      repeats="seed of the resampling (default 0)")
     return _Option("--" + f.name.replace("_", "-"), f.name, meta["help"],
                    _EVAL_COMMANDS.get(f.name, _EVAL_DEFAULT_COMMANDS), kwargs, helps=helps)
@@ -705,6 +708,11 @@ def _add_candidates(sub) -> None:
     p.add_argument("--axis", choices=("sample", "view", "step", "iteration"),
                    help="the budget axis of the anytime curves (default: the first of "
                         "sample, view, step, iteration the candidates carry)")
+    p.add_argument("--tie", choices=TIE_RULES, default="random",
+                   help="how the rules that count votes break ties: 'random' (uniformly at "
+                        "random; pass@K is the exact expectation, default) or 'first' (first "
+                        "appearance)")
+    _add_eval_options(p, "candidates", "n_boot", "seed")
     _add(p, "candidates", "json")
     _add(p, "candidates", "out", help="folder for summary.json and the CSV tables")
     _add(p, "candidates", "overwrite")
@@ -713,7 +721,7 @@ def _add_candidates(sub) -> None:
 
 def _run_candidates(args) -> int:
     res = candidates(args.dataset, args.predictions, tasks=args.tasks, rank_by=args.rank_by,
-                     axis=args.axis)
+                     axis=args.axis, tie=args.tie, n_boot=args.n_boot, seed=args.seed)
     s = res.summary
     for w in s["warnings"]:
         print(f"arcnb: warning: {w}", file=sys.stderr)
@@ -757,7 +765,8 @@ def _budget_lines(s: dict) -> list[str]:
     if "anytime" in s:
         pts = s["anytime"]["points"]
         shown = sorted({n for n in (1, 2, 4, 8, 16, 64, 256, len(pts)) if n <= len(pts)})
-        lines.append(f"anytime ({s['anytime']['axis']}, votes in each subset): "
+        lines.append(f"anytime ({s['anytime']['axis']}, votes in each subset, ties "
+                     f"{s['anytime']['tie']}): "
                      + "; ".join(f"n={n} pass@1 {_fmt(pts[n - 1]['pass@1'])} pass@2 "
                                  f"{_fmt(pts[n - 1]['pass@2'])} coverage "
                                  f"{_fmt(pts[n - 1]['coverage'])}" for n in shown))

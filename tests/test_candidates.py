@@ -3,6 +3,7 @@ reference over random pools, calibration by construction, and the ``order`` rule
 against ``arcnb score`` on real benchmarking-harness runs."""
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -48,7 +49,7 @@ def hand_submission(ds):
 
 
 def test_hand_computed_pool(ds):
-    a = candidates(ds, hand_submission(ds))
+    a = candidates(ds, hand_submission(ds), tie="first")
     s = a.summary
     assert (s["n_tasks"], s["n_outputs"], s["n_invalid_attempts"]) == (4, 6, 1)
     # per task coverage: A 1, B 1/2, C 0, D 0
@@ -187,6 +188,60 @@ def _random_pool(ds, rng):
     return tasks
 
 
+def _naive_random_votes(ds, pool) -> dict:
+    """Per output: the probability that the right grid is among the top k = 1 .. 5 under
+    votes with ties broken uniformly at random, by enumerating every order of the
+    distinct grids (each equally likely) and sorting it stably by votes."""
+    out = {}
+    for t in ds:
+        for i, p in enumerate(t.test):
+            listed = pool.get(t.id, [])
+            distinct = []  # [grid, votes]
+            for c in (listed[i] if i < len(listed) else []):
+                if c["grid"] is None:
+                    continue
+                g = np.asarray(c["grid"])
+                for d in distinct:
+                    if d[0].shape == g.shape and np.array_equal(d[0], g):
+                        d[1] += c["votes"]
+                        break
+                else:
+                    distinct.append([g, c["votes"]])
+            hits = np.zeros(5)
+            perms = list(itertools.permutations(range(len(distinct))))
+            for perm in perms:
+                ranked = sorted(perm, key=lambda j: -distinct[j][1])
+                for k in range(1, 6):
+                    hits[k - 1] += any(distinct[j][0].shape == p.output.shape
+                                       and np.array_equal(distinct[j][0], p.output)
+                                       for j in ranked[:k])
+            out[(t.id, i)] = hits / len(perms)
+    return out
+
+
+def test_random_pools_random_ties_against_enumerated_orders():
+    ds = load_dataset("arc-agi-1:evaluation")[:12]
+    rng = np.random.default_rng(11)
+    n_per_task = {t.id: len(t.test) for t in ds}
+    for trial in range(4):
+        tasks = _random_pool(ds, rng)
+        a = candidates(ds, {"arcnb_candidates": 1, "tasks": tasks}, taxonomy=None, n_boot=20)
+        ref = _naive_random_votes(ds, tasks)
+        for k in range(1, 6):
+            want = np.mean([np.mean([ref[(t.id, i)][k - 1] for i in range(n_per_task[t.id])])
+                            for t in ds])
+            pak = a.pass_at_k[(a.pass_at_k["rule"] == "votes") & (a.pass_at_k["K"] == k)]
+            if len(pak):
+                assert pak["pass@K"].iloc[0] == pytest.approx(want), (trial, k)
+            if k <= 2:
+                assert a.summary["rankings"]["votes"][f"pass@{k}"] == pytest.approx(want)
+        # the expected counts of rank_of_correct are the differences of those probabilities
+        roc = a.summary["rank_of_correct"]
+        for k in range(1, 4):
+            want = sum(r[k - 1] - (r[k - 2] if k > 1 else 0) for r in ref.values())
+            assert roc.get(str(k), 0) == pytest.approx(want)
+
+
 def test_random_pools_against_naive_reference():
     ds = load_dataset("arc-agi-1:evaluation")[:12]
     rng = np.random.default_rng(7)
@@ -194,7 +249,7 @@ def test_random_pools_against_naive_reference():
         tasks = _random_pool(ds, rng)
         obj = {"arcnb_candidates": 1, "lower_is_better": ["l"], "tasks": tasks}
         for rule in ("order", "votes", "s", "l", PRODUCT_OF_EXPERTS):
-            a = candidates(ds, obj, rank_by=[rule], taxonomy=None, n_boot=50)
+            a = candidates(ds, obj, rank_by=[rule], taxonomy=None, n_boot=50, tie="first")
             ref = _naive(ds, tasks, rule, {"l"})
             out = a.outputs.set_index(["task_id", "test_index"])
             n_per_task = {t.id: len(t.test) for t in ds}
@@ -311,7 +366,7 @@ def test_cli_json_and_out(ds, tmp_path):
     tasks = tmp_path / "tasks.txt"
     tasks.write_text("\n".join(ds.task_ids))
     r = run_cli("candidates", "--dataset", "arc-agi-1:evaluation", "--tasks", tasks,
-                "--predictions", sub, "--json", "--out", tmp_path / "out")
+                "--predictions", sub, "--json", "--out", tmp_path / "out", "--tie", "first")
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     for key in ("n_tasks", "n_outputs", "coverage", "coverage_per_output", "rankings",
@@ -362,6 +417,32 @@ def test_module_is_callable_and_importable(ds):
     assert cs.n_samples == 7 + 2 + 3 and int((~cs.valid).sum()) == 1
 
 
+def test_hand_computed_pool_with_random_ties(ds):
+    # the default tie rule: B's test 0 ties W and T at one vote each, so T is first with
+    # probability 1/2; A's T leads with 3 votes
+    a = candidates(ds, hand_submission(ds))
+    s = a.summary
+    v = s["rankings"]["votes"]
+    assert s["tie"] == "random" and v["tie"] == "random" and "tie" not in s["rankings"]["order"]
+    assert v["pass@1"] == pytest.approx((1 + 0.5 / 2) / 4)
+    assert v["pass@2"] == pytest.approx((1 + 1 / 2) / 4)
+    assert v["pass@1_per_output"] == pytest.approx(1.5 / 6)
+    assert s["rankings"]["order"]["pass@2"] == pytest.approx(0.125)  # order has no ties
+    assert s["rank_of_correct"] == {"1": 1.5, "2": 0.5, "absent": 4}
+    # top vote shares: A 1/2 right, B 1/2 right with probability 1/2, D 1 wrong:
+    # bin 0.5 (accuracy 3/4, confidence 1/2), bin 1 (accuracy 0): ECE 2/3 * 1/4 + 1/3
+    assert s["ece"] == pytest.approx(0.5)
+    o = a.outputs.set_index(["task_id", "test_index"])
+    assert o.loc[(B, 0), "rank_votes"] == 1 and o.loc[(B, 0), "tied_votes"] == 2
+    assert o.loc[(A, 0), "tied_votes"] == 1
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from arcnb import plot as P
+    ax = P.rank_histogram(a)
+    assert [b.get_height() for b in ax.patches] == [1.5, 0.5, 4]
+
+
 # ------------------------------------------------------------------- figures
 def test_figures_draw_the_numbers(ds):
     import matplotlib
@@ -369,7 +450,7 @@ def test_figures_draw_the_numbers(ds):
     matplotlib.use("Agg")
     from arcnb import plot as P
 
-    a = candidates(ds, hand_submission(ds))
+    a = candidates(ds, hand_submission(ds), tie="first")
     ax = P.rank_histogram(a)
     assert [b.get_height() for b in ax.patches] == [1, 1, 4]  # ranks 1, 2, absent
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "absent"]

@@ -41,23 +41,35 @@ def _axes(ax, aspect=0.62):
 def rank_histogram(analysis, *, rule: str | None = None, max_rank: int = 10, ax=None):
     """Test outputs by the rank of their right candidate under ``rule`` (default: the
     analysis's first rule): ranks 1 ... ``max_rank``, then ``>max_rank``, then
-    ``absent`` (the right answer is not among the candidates)."""
+    ``absent`` (the right answer is not among the candidates). Under random ties a right
+    candidate tied with others counts equally at each of their ranks (expected counts,
+    as ``rank_of_correct``)."""
     rule = rule or analysis.summary["rank_by"]
-    ranks = analysis.outputs[f"rank_{rule}"].astype("float").to_numpy()
-    present = ranks[np.isfinite(ranks)].astype(int)
-    top = min(max_rank, int(present.max()) if present.size else 1)
-    counts = [int((present == r).sum()) for r in range(1, top + 1)]
+    o = analysis.outputs
+    ranks = o[f"rank_{rule}"].astype("float").to_numpy()
+    tied = (o[f"tied_{rule}"].astype("float").to_numpy() if f"tied_{rule}" in o
+            else np.ones(ranks.size))
+    ok = np.isfinite(ranks)
+    first, t = ranks[ok].astype(int), tied[ok].astype(int)
+    deepest = int((first + t - 1).max()) if first.size else 1
+    top = min(max_rank, deepest)
+    per_rank = np.zeros(deepest + 2)
+    np.add.at(per_rank, first, 1.0 / t)
+    np.add.at(per_rank, first + t, -1.0 / t)
+    per_rank = np.cumsum(per_rank)
+    counts = [float(per_rank[r]) for r in range(1, top + 1)]
     labels = [str(r) for r in range(1, top + 1)]
-    if (present > top).any():
-        counts.append(int((present > top).sum()))
+    if deepest > top:
+        counts.append(float(per_rank[top + 1:deepest + 1].sum()))
         labels.append(f">{top}")
-    counts.append(int((~np.isfinite(ranks)).sum()))
+    counts.append(float((~ok).sum()))
     labels.append("absent")
     with _axes(ax) as ax:
         colours = ["C0"] * (len(counts) - 1) + ["0.6"]
         bars = ax.bar(range(len(counts)), counts, color=colours)
         for b, c in zip(bars, counts):
-            ax.annotate(str(c), (b.get_x() + b.get_width() / 2, c), ha="center", va="bottom",
+            ax.annotate(fmt_number(c, least=1) if c != int(c) else str(int(c)),
+                        (b.get_x() + b.get_width() / 2, c), ha="center", va="bottom",
                         fontsize="small", xytext=(0, 1), textcoords="offset points")
         ax.set_xticks(range(len(counts)), labels)
         ax.set_xlabel(f"rank of the right candidate ({plain_label(rule)})")
