@@ -274,6 +274,91 @@ def test_random_pools_against_naive_reference():
                     assert a.summary["rankings"][rule][f"pass@{k}"] == pytest.approx(want)
 
 
+def _intervals(summary, prefix="") -> dict:
+    """Every interval of a summary (a key ending in ``_ci95``, or ``ci95``), by path."""
+    out = {}
+    items = (summary.items() if isinstance(summary, dict)
+             else enumerate(summary) if isinstance(summary, list) else [])
+    for k, v in items:
+        path = f"{prefix}.{k}"
+        if isinstance(k, str) and (k.endswith("_ci95") or k == "ci95"):
+            out[path] = tuple(v)
+        else:
+            out.update(_intervals(v, path))
+    return out
+
+
+def _budget_pool(ds, rng):
+    """Every test output with 6 draws over 4 grids (the truth among them), a score and
+    the demonstration checks: every kind of interval the analysis gives."""
+    tasks = {}
+    for t in ds:
+        outs = []
+        for p in t.test:
+            grids = [p.output.tolist()] + [wrong(p.output, k) for k in (1, 2, 3)]
+            labels = rng.integers(0, 4, size=6)
+            outs.append([{"grid": grids[g], "sample": np.flatnonzero(labels == g).tolist(),
+                          "scores": {"q_halt": float(rng.random())},
+                          "passes_train": bool(rng.random() < 0.5)}
+                         for g in range(4) if (labels == g).any()])
+        tasks[t.id] = outs
+    return {"arcnb_candidates": 1, "tasks": tasks}
+
+
+def test_every_interval_follows_n_boot_and_seed():
+    from arcnb.stats import bootstrap_ci
+
+    ds = load_dataset("arc-agi-1:evaluation")[:40]
+    pool = _budget_pool(ds, np.random.default_rng(3))
+    runs = {(nb, sd): candidates(ds, pool, n_boot=nb, seed=sd)
+            for nb, sd in ((1000, 0), (1000, 1), (1000, 2), (200, 0), (3000, 0))}
+    base = _intervals(runs[(1000, 0)].summary)
+    assert {".rankings.votes.pass@1_ci95", ".rankings.votes.selection_gap_ci95",
+            ".voting_gain.ci95", ".ece_ci95", ".confidence.ece_ci95",
+            ".anytime.points.0.pass@1_ci95"} <= set(base)
+    for path, value in base.items():
+        if value[0] == value[1]:
+            continue  # a constant: the same interval whatever the resampling
+        by_seed = {_intervals(runs[(1000, sd)].summary)[path] for sd in (0, 1, 2)}
+        by_n = {_intervals(runs[(nb, 0)].summary)[path] for nb in (200, 1000, 3000)}
+        assert len(by_seed) > 1 and len(by_n) > 1, path
+    # and they are the bootstrap of the per-task numbers with that n_boot and seed
+    for (nb, sd), a in runs.items():
+        o = a.outputs
+        per_task = o.assign(p1=(o["rank_votes"].astype(float) == 1) / o["tied_votes"]
+                            .astype(float)).groupby("task_id", sort=False)["p1"]
+        pt = per_task.apply(lambda v: v.fillna(0).mean()).to_numpy()
+        assert a.summary["rankings"]["votes"]["pass@1_ci95"] == pytest.approx(
+            list(bootstrap_ci(pt, n_boot=nb, seed=sd)))
+    a = runs[(1000, 0)].comparisons
+    b = runs[(1000, 1)].comparisons
+    assert not np.allclose(a[["ci_low", "ci_high"]], b[["ci_low", "ci_high"]])
+
+
+def test_cli_n_boot_and_seed_reach_the_intervals(ds, tmp_path):
+    path = tmp_path / "pool.json"
+    path.write_text(json.dumps(_budget_pool(ds, np.random.default_rng(5))))
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("\n".join(ds.task_ids))
+    got = {}
+    for extra in ([], ["--seed", "7"], ["--n-boot", "30"]):
+        r = run_cli("candidates", "--dataset", "arc-agi-1:evaluation", "--tasks", tasks,
+                    "--predictions", path, "--json", *extra)
+        assert r.returncode == 0, r.stderr
+        s = json.loads(r.stdout)
+        got[tuple(extra)] = s
+    for extra, (nb, sd) in (((), (1000, 0)), (("--seed", "7"), (1000, 7)),
+                            (("--n-boot", "30"), (30, 0))):
+        want = candidates(ds, _budget_pool(ds, np.random.default_rng(5)), n_boot=nb,
+                          seed=sd).summary
+        assert got[extra]["rankings"]["votes"]["pass@1_ci95"] == pytest.approx(
+            want["rankings"]["votes"]["pass@1_ci95"])
+        assert got[extra]["voting_gain"]["ci95"] == pytest.approx(want["voting_gain"]["ci95"])
+    bad = run_cli("candidates", "--dataset", "arc-agi-1:evaluation", "--tasks", tasks,
+                  "--predictions", path, "--n-boot", "0")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
 # ------------------------------------------------------------------ calibration
 def _voting_pool(ds, rng, miscalibrated: bool) -> dict:
     """Ten votes per output; the top candidate holds k of them and is the right answer
@@ -537,12 +622,44 @@ def test_candidate_strip_marks_the_right_one(ds):
     a = candidates(ds, hand_submission(ds), taxonomy=None)
     ax = P.candidate_strip(a, A, 0)  # votes: T (3), W1 (2), W2 (1)
     subs = [s for s in ax.figure.axes if s is not ax]
-    assert [s.get_title() for s in subs] == ["1: 3 votes\nright", "2: 2 votes", "3: 1 vote"]
+    assert [s.get_title() for s in subs] == ["1: 3 votes, right", "2: 2 votes", "3: 1 vote"]
     assert "3 candidates by votes" in ax.get_title()
     assert subs[0].get_images()[0].get_array().shape[:2] == ds[A].test[0].output.shape
     ax = P.candidate_strip(a, A, 0, rule="order", max_items=2)
     subs = [s for s in ax.figure.axes if s is not ax]
     assert [s.get_title() for s in subs] == ["1: 2 votes", "2: 1 vote"]
+
+
+def test_every_candidates_figure_passes_the_figure_check(ds):
+    # the figures of the guide's inputs: a pool with many candidates per output (the
+    # strip draws eight, four to a row), the budget axis and the checks
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from arcnb import plot as P
+    from arcnb.plot import check_figure
+
+    t = ds[A].test[0].output
+    pool = {"arcnb_candidates": 1, "tasks": {A: [[
+        {"grid": t.tolist() if k == 3 else wrong(t, k + (k < 3)), "votes": 12 - k,
+         "sample": list(range(10 * k, 10 * k + 12 - k)), "step": 1 + k % 3,
+         "passes_train": k % 2 == 0, "train_score": 1 - k / 10} for k in range(10)]]}}
+    a = candidates(ds, pool, taxonomy="structural", n_boot=50)
+    for draw in (P.rank_histogram, P.coverage_vs_pass, P.reliability_diagram,
+                 P.pass_at_k_by_rule, P.anytime_curve, P.verifier_confusion,
+                 P.first_right_step_histogram):
+        ax = draw(a)
+        assert check_figure(ax.figure) == [], draw.__name__
+        matplotlib.pyplot.close(ax.figure)
+    for n in (1, 3, 4, 5, 8):
+        ax = P.candidate_strip(a, A, 0, max_items=n)
+        assert check_figure(ax.figure) == [], n
+        subs = [s for s in ax.figure.axes if s is not ax]
+        assert len(subs) == n and len({round(s.get_position().y0, 3) for s in subs}) == \
+            -(-n // 4)  # four to a row
+        matplotlib.pyplot.close(ax.figure)
+    # pass@K by rule reaches the pool's largest K (10 distinct candidates), not one point
+    assert a.pass_at_k.groupby("rule")["K"].max().eq(10).all()
 
 
 # ------------------------------------------------------------------ hostile pools

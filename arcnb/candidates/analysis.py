@@ -14,11 +14,14 @@ import pandas as pd
 
 from ..data import Dataset, load_dataset
 from ..errors import ParameterError
+from ..html import note
+from ..html import table as html_table
 from ..io import csv_text, to_jsonable
 from ..runs import OutputFolder
 from ..stats import (bootstrap_ci, bootstrap_indices, check_n_boot, check_seed, mcnemar_table,
                      paired_bootstrap_ci, percentile_interval, ratio_bootstrap_ci)
 from ..taxonomy import load_taxonomy
+from ..text import fmt_interval, fmt_number
 from ..voting import VoteRanks, check_tie, majority_vote
 from .anytime import MAX_ANYTIME_DRAWS, anytime_curves, band, per_task, step_summary, step_table, verifier
 from .files import AXES, BUILTIN_RULES, CandidateSet, grid_codes, load_candidates
@@ -249,7 +252,7 @@ def _task_mean(values: np.ndarray, task_of: np.ndarray, n_per_task: np.ndarray) 
                        minlength=n_per_task.size) / n_per_task
 
 
-@dataclass
+@dataclass(repr=False)
 class CandidateAnalysis:
     """What :func:`candidates` measured.
 
@@ -257,14 +260,17 @@ class CandidateAnalysis:
     ``outputs``: one row per test output of the dataset (distinct candidates, votes,
     coverage, the rank of the right candidate under every rule, the top candidate's vote
     share). ``pool``: one row per distinct candidate (votes, first appearance, scores,
-    ``correct``, ``rank_<rule>``). ``pass_at_k``: pass@K for K = 1 ... the largest rank,
-    per rule (long table). ``reliability``: the calibration bins. ``by_category``:
+    ``correct``, ``rank_<rule>``: the listing rank, ties by first appearance).
+    ``pass_at_k``: pass@K for K = 1 ... the pool's largest K (the most distinct
+    candidates of an output), per rule (long table). ``reliability``: the calibration bins. ``by_category``:
     coverage beside pass@2 per category of the structural taxonomy. ``comparisons``:
     paired comparison of every two rules on pass@2. ``warnings``: what to know.
     ``anytime``: with a budget axis, pass@1 / pass@2 / coverage per number of draws
     ``n`` and rule (long table; the band of ``votes``); ``steps``: with refinement steps,
     the per-step shares; ``confidence_reliability``: with a confidence score, its
     calibration bins (see :mod:`arcnb.candidates`).
+
+    Shown, it is a few lines (``repr``) or, in Jupyter, a short HTML summary.
     """
 
     summary: dict
@@ -280,6 +286,38 @@ class CandidateAnalysis:
     anytime: pd.DataFrame | None = None
     steps: pd.DataFrame | None = None
     confidence_reliability: pd.DataFrame | None = None
+
+    def _lines(self) -> list[str]:
+        s = self.summary
+        lines = [f"{s['n_candidates']} distinct candidates from {s['n_samples']} samples, "
+                 f"{s['n_tasks']} tasks, {s['n_outputs']} test outputs; vote ties "
+                 f"{'at random' if s.get('tie') == 'random' else 'by first appearance'}",
+                 f"coverage {fmt_number(s['coverage'], least=4)} "
+                 f"{fmt_interval(*s['coverage_ci95'])}"]
+        for rule, r in s["rankings"].items():
+            lines.append(f"{rule}: pass@1 {fmt_number(r['pass@1'], least=4)}, pass@2 "
+                         f"{fmt_number(r['pass@2'], least=4)}, selection gap "
+                         f"{fmt_number(r['selection_gap'], least=4)}")
+        if "voting_gain" in s:
+            g = s["voting_gain"]
+            lines.append(f"anytime ({s['anytime']['axis']}): pass@1 "
+                         f"{fmt_number(g['pass@1_at_1'], least=4)} with 1 draw, "
+                         f"{fmt_number(g['pass@1_at_n'], least=4)} with {g['n']}")
+        return lines
+
+    def __repr__(self) -> str:
+        return "CandidateAnalysis(" + "\n  ".join(self._lines()) + ")"
+
+    def _repr_html_(self) -> str:
+        s = self.summary
+        rows = pd.DataFrame([{"rule": rule, "pass@1": r["pass@1"], "pass@2": r["pass@2"],
+                              "selection_gap": r["selection_gap"]}
+                             for rule, r in s["rankings"].items()])
+        lines = self._lines()
+        return (note(lines[0] + "; " + lines[1] + ".")
+                + html_table(rows, caption="per ranking rule (the analysis's summary, outputs, "
+                                      "pool and pass_at_k hold the rest)")
+                + ("".join(note(line + ".") for line in lines[len(rows) + 2:])))
 
     @property
     def rules(self) -> list[str]:
@@ -331,12 +369,13 @@ def _ci(values, n_boot: int, seed: int) -> list:
     return list(bootstrap_ci(values, n_boot=n_boot, seed=seed))
 
 
-def _pass_at_k_table(rules, places, task_of, n_per_task) -> pd.DataFrame:
-    """pass@K per ranking rule, for K from 1 to the deepest rank of a right candidate
-    (every K up to 50, then 40 steps on a log scale)."""
+def _pass_at_k_table(rules, places, task_of, n_per_task, largest: int) -> pd.DataFrame:
+    """pass@K per ranking rule, for K from 1 to the pool's largest K (``largest``: the
+    most distinct candidates of an output; every K up to 50, then 40 steps on a log
+    scale), where every rule reaches the coverage."""
     deepest = [int((a + t)[a != _ABSENT].max()) for a, t in places.values()
                if (a != _ABSENT).any()]
-    max_rank = int(max([1, *deepest]))
+    max_rank = int(max([1, int(largest), *deepest]))
     ks = np.unique(np.r_[np.arange(1, min(max_rank, 50) + 1),
                          np.geomspace(1, max_rank, 40).round().astype(int)])
     rows = []
@@ -655,7 +694,8 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
 
     ratio_lo, ratio_hi = ratio_bootstrap_ci(out_per_task, n_per_task, n_boot=n_boot, seed=seed,
                                             level=0.95)
-    pass_at_k = _pass_at_k_table(rules, places, task_of, n_per_task)
+    pass_at_k = _pass_at_k_table(rules, places, task_of, n_per_task,
+                                 int(n_distinct.max()) if n_distinct.size else 1)
     comparisons = _rule_comparisons(rules, rankings, per_task_pass2, solved2, n_boot, seed)
     by_category = _by_category(ds, taxonomy, cov_task, per_task_pass2[first_rule], n_boot, seed)
 

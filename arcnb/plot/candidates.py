@@ -157,14 +157,16 @@ def pass_at_k_by_rule(analysis, *, ax=None):
 def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | None = None,
                     max_items: int = 8, ax=None):
     """The candidates of one test output in rank order under ``rule`` (default: the
-    analysis's first rule), side by side, each titled with its rank and votes; the right
-    one is framed in green and titled "right". At most ``max_items`` are drawn (the
-    title says how many there are)."""
+    analysis's first rule), at most four to a row, each titled with its rank and votes;
+    the right one is framed in green and titled "right". At most ``max_items`` are drawn
+    (the title says how many there are). Ranks are the listing order (ties by first
+    appearance)."""
     rule = rule or analysis.summary["rank_by"]
     items = analysis.grids(task_id, test_index, rule=rule)
     shown = items[:max_items]
-    n = max(1, len(shown))
-    with _axes(ax, aspect=0.3) as ax:
+    per_row = max(1, min(len(shown), _STRIP_ROW))
+    n_rows = -(-max(1, len(shown)) // per_row)
+    with _axes(ax, aspect=0.12 + 0.3 * n_rows) as ax:
         ax.set_axis_off()
         ax.set_title(f"{plain_label(task_id)} output {test_index}: {len(items)} candidates "
                      f"by {plain_label(rule)}", fontsize="small")
@@ -174,9 +176,11 @@ def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | 
             return ax
         fig = ax.figure
         box = ax.get_position()
-        w = box.width / n
+        w, h = box.width / per_row, box.height / n_rows
         for j, (grid, votes, right) in enumerate(shown):
-            sub = fig.add_axes([box.x0 + j * w + w * 0.05, box.y0, w * 0.9, box.height * 0.62])
+            r, c = divmod(j, per_row)
+            sub = fig.add_axes([box.x0 + c * w + w * 0.1, box.y0 + (n_rows - 1 - r) * h,
+                                w * 0.8, h * 0.6])
             sub.imshow(grid_image(grid), interpolation="nearest")
             sub.set_xticks([])
             sub.set_yticks([])
@@ -185,8 +189,12 @@ def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | 
                 spine.set_color("#2ca02c" if right else "0.6")
                 spine.set_linewidth(2.5 if right else 0.6)
             sub.set_title(f"{j + 1}: {votes} vote{'s' if votes != 1 else ''}"
-                          + ("\nright" if right else ""), fontsize="small")
+                          + (", right" if right else ""), fontsize="small")
     return ax
+
+
+#: Candidates per row of :func:`candidate_strip` (their titles fit a single column).
+_STRIP_ROW = 4
 
 
 def _nothing(ax, words: str):

@@ -13,7 +13,7 @@ from ... import breakdown as B
 from ... import plot as P
 from ...harness_logs import run_log_rates
 from ...html import note, table
-from ..candidates import candidate_pool, candidates_html
+from ..candidates import candidate_pool, candidates_html, section_numbers
 from ..cost import cost_results
 from ..html import (breakdown_html, cost_html, cut_note, definitions_html, graded_table_html,
                     headline_html, lead_html, provenance_html, reference_html, run_files,
@@ -506,6 +506,8 @@ class Provenance(Section):
     needs_truth = False
 
     def compute(self):
+        # numbered after the optional sections the run shows (11 when it shows none)
+        self.title = f"{section_numbers(self.run, self.options)['Provenance']}. Provenance"
         self.tables["provenance"] = pd.DataFrame(
             [{"key": k, "value": v} for k, v in self.run.flat_provenance().items()])
         self.numbers = {"compact_line": self.run.compact_line()}
@@ -532,6 +534,7 @@ class CandidatePool(Section):
         if self.pool is None:
             self.empty = "No candidate pool: no test output has more than 2 distinct candidates."
             return
+        self.title = f"{section_numbers(self.run, o, self.pool)['CandidatePool']}. Candidate pool"
         self.tables.update({"outputs": self.pool.outputs, "rankings": pd.DataFrame(
             [{"rule": rule, **{k: v for k, v in r.items() if not isinstance(v, (list, tuple))}}
              for rule, r in self.pool.summary["rankings"].items()])})
@@ -554,7 +557,7 @@ class CandidatePool(Section):
                 + "\n".join(self.body()) + "</section>")
 
     def body(self):
-        return [candidates_html(self.pool), self.image("candidates_rank"),
+        return [candidates_html(self.pool, self.title), self.image("candidates_rank"),
                 self.image("candidates_pass_at_k")]
 
 
