@@ -744,8 +744,12 @@ def _run_candidates(args) -> int:
     for rule, r in s["rankings"].items():
         lines.append(f"{rule[:20]:<20} {_fmt(r['pass@1']):>8} {_fmt(r['pass@2']):>8} "
                      f"{_fmt(r['selection_gap']):>14}")
+    lines.append("ties between equal votes: " + (
+        "at random (pass@K is the exact expectation; --tie first: by first appearance)"
+        if s["tie"] == "random" else "by first appearance"))
     lines.append(f"rank of the right candidate ({s['rank_by']}): "
-                 + ", ".join(f"{k}: {v}" for k, v in s["rank_of_correct"].items()))
+                 + ", ".join(f"{k}: {v if isinstance(v, int) else fmt_number(v)}"
+                             for k, v in s["rank_of_correct"].items()))
     lines.append(f"distinct candidates per output: {_fmt(s['distinct_mean'])}  single-candidate "
                  f"share: {_fmt(s['single_candidate_share'])}")
     elo, ehi = s["ece_ci95"]

@@ -12,9 +12,11 @@ Anytime curves (:func:`anytime_curves`)
     counts 0), with a percentile bootstrap band over tasks (:mod:`arcnb.stats`).
 
     Within a subset, ``votes`` counts each grid's draws in the subset; grids with equal
-    counts keep the order in which they first appear along the axis (their first draw in
-    the whole pool; the order ``votes`` uses on the whole pool). A malformed draw is a
-    draw that votes for no grid. The other rules rank the grids present in the subset by
+    counts are ordered by the tie rule of the whole pool's ranking
+    (:mod:`arcnb.voting`): uniformly at random (``random``, the default; the exact
+    expectation, below), or by the order in which they first appear along the axis
+    (``first``: their first draw in the whole pool). A malformed draw is a draw that
+    votes for no grid. The other rules rank the grids present in the subset by
     their keys: a named score or ``order`` (first appearance) ignore the counts;
     ``passes_train`` puts grids that pass the demonstrations first, then counts the
     subset's votes, then ``train_score``; ``votes_then_<score>`` counts votes, then the
@@ -25,7 +27,9 @@ Anytime curves (:func:`anytime_curves`)
     in the subset and grid ``j`` drawn ``i`` times, ``r`` is top-ranked when every other
     grid stays below its threshold ``theta_j(k)`` (``k`` for a grid that wins ties
     against ``r``, ``k + 1`` for one that loses them, 1 for a grid that outranks ``r``
-    whenever present, none for one that never does). The number of subsets is the
+    whenever present, none for one that never does; under random ties, a rival that may
+    tie ``r`` (:data:`TIE`) has threshold ``k + 1`` with its ``x^k`` coefficient
+    weighted by ``u``). The number of subsets is the
     coefficient of ``x^(n - k)`` in ``prod_j T_j(x)`` where ``T_j`` is ``(1 + x)^m_j``
     truncated below degree ``theta_j(k)``; summed over ``k`` with ``C(m_r, k)`` and
     divided by ``C(N, n)``. ``pass@2`` (at most one grid above ``r``) is
@@ -37,6 +41,16 @@ Anytime curves (:func:`anytime_curves`)
     term is a sum of products of non-negative numbers: the result is exact up to
     floating-point rounding (about 1e-12), which the tests check against enumerating
     every subset.
+
+    Random ties, exactly: given the right grid's uniform tie-break value ``u``, each
+    tied rival falls below it with probability ``u``, and a right grid tied with ``T``
+    others is first with probability ``1/(T+1)``, the integral of ``u^T`` over [0, 1].
+    The products above, with the ``u`` weights, are polynomials in ``u`` of degree at
+    most ``d`` (the tied rivals that fit among the draws); they are integrated over
+    [0, 1] by Gauss-Legendre quadrature with ``d // 2 + 1`` nodes, which is exact for
+    that degree (each node is one more row of the batched products). pass@2 integrates
+    the same way. The tests check it against enumerating every subset with every order
+    of the tied grids.
 
 Refinement steps (:func:`step_table`)
     When draws carry ``step`` (or ``iteration``): the answer of an output at a step is
