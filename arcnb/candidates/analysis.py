@@ -591,6 +591,67 @@ def _rules(cs: CandidateSet, rank_by, axis) -> tuple[list[str], str, str | None]
             rank_by[0] if rank_by else "votes", confidence)
 
 
+def _pool_warnings(n_distinct: np.ndarray, counts: dict) -> list:
+    """What to know about the pool: a single distinct candidate everywhere, samples for
+    outputs the dataset lacks."""
+    warnings = []
+    if (n_distinct > 0).any() and n_distinct.max() == 1:
+        warnings.append("every test output has a single distinct candidate: pass@K is the "
+                        "same for every K, and ranking rules cannot differ")
+    if counts["n_outside_dataset"]:
+        warnings.append(f"{counts['n_outside_dataset']} samples are for tasks or test outputs "
+                        "the dataset lacks: ignored")
+    return warnings
+
+
+def _rankings(pool: _Pool, rules, places, tie, cov_task, task_of, n_per_task, n_boot, seed):
+    """Per rule: pass@1, pass@2 (the probability of a solve under the tie rule, per task
+    then the mean), their intervals and per-output forms, the selection gap; and per
+    rule the per-task pass@2 and the per-output probability of a solve."""
+    rankings, per_task_pass2, solved2 = {}, {}, {}
+    for rule in rules:
+        entry = {"tie": tie} if _counts_votes(rule, pool) else {}
+        for k in (1, 2):
+            solved = _solved(places[rule], k)
+            pt = _task_mean(solved, task_of, n_per_task)
+            entry[f"pass@{k}"] = float(pt.mean())
+            entry[f"pass@{k}_ci95"] = _ci(pt, n_boot, seed)
+            entry[f"pass@{k}_per_output"] = float(solved.mean())
+            if k == 2:
+                per_task_pass2[rule], solved2[rule] = pt, solved
+        gap = cov_task - per_task_pass2[rule]
+        entry["selection_gap"] = float(gap.mean())
+        entry["selection_gap_ci95"] = _ci(gap, n_boot, seed)
+        rankings[rule] = entry
+    return rankings, per_task_pass2, solved2
+
+
+def _tables(keys, pool: _Pool, rules, ranks, places, tie, per_output: dict):
+    """The outputs table (``per_output`` columns, then per rule the right candidate's
+    best rank and, under random ties, its tie group) and the pool table."""
+    out_tid = [k[0] for k in keys]
+    out_idx = [k[1] for k in keys]
+    outputs = pd.DataFrame({"task_id": out_tid, "test_index": out_idx, **per_output})
+    for rule in rules:
+        ahead, tied = places[rule]
+        absent = ahead == _ABSENT
+        outputs[f"rank_{rule}"] = pd.array(np.where(absent, 0, ahead + 1), dtype="Int64")
+        outputs.loc[absent, f"rank_{rule}"] = pd.NA
+        if tie == "random" and _counts_votes(rule, pool):
+            outputs[f"tied_{rule}"] = pd.array(np.where(absent, 0, tied), dtype="Int64")
+            outputs.loc[absent, f"tied_{rule}"] = pd.NA
+    tid_arr = np.asarray(out_tid, dtype=object)
+    # every column at once (one insert per score column is quadratic); no score can
+    # take a pool column's name (refused when read)
+    pool_cols = {"task_id": tid_arr[pool.out], "test_index": np.asarray(out_idx)[pool.out],
+                 "votes": pool.votes, "first": pool.first, "correct": pool.correct,
+                 "sample": pool.src}
+    pool_cols.update(pool.scores)
+    pool_cols.update(pool.fields)
+    pool_cols.update({f"rank_{rule}": ranks[rule].rank for rule in rules})
+    return outputs, pd.DataFrame(pool_cols)
+
+
 def _truth(ds: Dataset):
     """The dataset's test outputs in order: their ``(task id, index)`` keys, the index
     of each one's task, and their grids packed as ``(cells, offsets, heights, widths)``."""
@@ -652,22 +713,8 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     cov_task = _task_mean(covered, task_of, n_per_task)
     out_per_task = np.bincount(task_of, weights=covered.astype(float), minlength=n_tasks)
     coverage = float(cov_task.mean())
-    rankings, per_task_pass2, solved2 = {}, {}, {}
-    for rule in rules:
-        entry = {"tie": tie} if _counts_votes(rule, pool) else {}
-        for k in (1, 2):
-            solved = _solved(places[rule], k)
-            pt = _task_mean(solved, task_of, n_per_task)
-            entry[f"pass@{k}"] = float(pt.mean())
-            entry[f"pass@{k}_ci95"] = _ci(pt, n_boot, seed)
-            entry[f"pass@{k}_per_output"] = float(solved.mean())
-            if k == 2:
-                per_task_pass2[rule], solved2[rule] = pt, solved
-        gap = cov_task - per_task_pass2[rule]
-        entry["selection_gap"] = float(gap.mean())
-        entry["selection_gap_ci95"] = _ci(gap, n_boot, seed)
-        rankings[rule] = entry
-
+    rankings, per_task_pass2, solved2 = _rankings(pool, rules, places, tie, cov_task, task_of,
+                                                  n_per_task, n_boot, seed)
     rank_of_correct = _rank_counts(places[first_rule])
 
     # the top candidate under votes: its share of the output's votes (tied top
@@ -682,14 +729,8 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     reliability, cal = calibration(share[voted], top_right[voted], task_of[voted], bins=bins,
                                    n_boot=n_boot, seed=seed)
 
-    warnings = []
+    warnings = _pool_warnings(n_distinct, counts)
     single_share = float((n_distinct == 1).mean())
-    if has.any() and n_distinct.max() == 1:
-        warnings.append("every test output has a single distinct candidate: pass@K is the "
-                        "same for every K, and ranking rules cannot differ")
-    if counts["n_outside_dataset"]:
-        warnings.append(f"{counts['n_outside_dataset']} samples are for tasks or test outputs "
-                        "the dataset lacks: ignored")
     n_without = int((~has).sum())
 
     ratio_lo, ratio_hi = ratio_bootstrap_ci(out_per_task, n_per_task, n_boot=n_boot, seed=seed,
@@ -704,32 +745,11 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
         first_keys, tie, confidence, n_boot, seed, bins)
     warnings += extra_warnings
 
-    out_tid = [k[0] for k in keys]
-    out_idx = [k[1] for k in keys]
-    outputs = pd.DataFrame({"task_id": out_tid, "test_index": out_idx,
-                            "n_distinct": n_distinct, "n_votes": total_votes,
-                            "covered": covered, "top_vote_share": share,
-                            "top_correct": top_right})
-    for rule in rules:  # the right candidate's best rank, and its tie group under random ties
-        ahead, tied = places[rule]
-        absent = ahead == _ABSENT
-        outputs[f"rank_{rule}"] = pd.array(np.where(absent, 0, ahead + 1), dtype="Int64")
-        outputs.loc[absent, f"rank_{rule}"] = pd.NA
-        if tie == "random" and _counts_votes(rule, pool):
-            outputs[f"tied_{rule}"] = pd.array(np.where(absent, 0, tied), dtype="Int64")
-            outputs.loc[absent, f"tied_{rule}"] = pd.NA
+    outputs, pool_df = _tables(keys, pool, rules, ranks, places, tie, {
+        "n_distinct": n_distinct, "n_votes": total_votes, "covered": covered,
+        "top_vote_share": share, "top_correct": top_right})
     if "step_outputs" in extra_tables:
         outputs = pd.concat([outputs, extra_tables["step_outputs"]], axis=1)
-    tid_arr = np.asarray(out_tid, dtype=object)
-    # every column at once (one insert per score column is quadratic); no score can
-    # take a pool column's name (refused when read)
-    pool_cols = {"task_id": tid_arr[pool.out], "test_index": np.asarray(out_idx)[pool.out],
-                 "votes": pool.votes, "first": pool.first, "correct": pool.correct,
-                 "sample": pool.src}
-    pool_cols.update(pool.scores)
-    pool_cols.update(pool.fields)
-    pool_cols.update({f"rank_{rule}": ranks[rule].rank for rule in rules})
-    pool_df = pd.DataFrame(pool_cols)
 
     summary = {
         "dataset": ds.info, "source": cs.source, "format": cs.format,
