@@ -20,8 +20,9 @@ Voting (:func:`vote`): candidates are grouped by exact equality (shape and every
 cell). Groups are ranked by number of votes (descending), then by the mean
 confidence of their members (descending, rounded to 6 decimals so the order does not
 hang on the last float bits), then by the index of their first member (the view
-order), which makes the order fully deterministic. ``attempt_1`` and ``attempt_2``
-are the first two groups' grids.
+order), which makes the order fully deterministic (:func:`arcnb.voting.majority_vote`
+with the tie rule ``first``: a submission needs one grid per attempt). ``attempt_1`` and
+``attempt_2`` are the first two groups' grids.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from .errors import ParameterError
 from .grids import PAD_TOKEN
+from .voting import majority_vote
 
 __all__ = [
     "N_DIHEDRAL",
@@ -274,8 +276,11 @@ def vote(candidates: Sequence[Any], confidences: Sequence[float] | None = None, 
             groups[key] = [i, a, 0, 0.0]
         groups[key][2] += 1
         groups[key][3] += float(c)
-    ranked = sorted(groups.values(),
-                    key=lambda r: (-r[2], -round(r[3] / r[2], 6), r[0]))
+    items = list(groups.values())
+    ranks = majority_vote(np.zeros(len(items)), [r[2] for r in items],
+                          after=[[-round(r[3] / r[2], 6) for r in items]],
+                          order=[[r[0] for r in items]], tie="first").rank
+    ranked = [items[j] for j in np.argsort(ranks)]
     n_valid = sum(r[2] for r in ranked)
     grids, votes, conf = [], [], []
     for j in range(attempts):

@@ -24,6 +24,7 @@ from .difficulty import DIFFICULTY_FILE, MODELS as DIFFICULTY_MODELS, read_diffi
 from .data import DATASETS, load_dataset
 from .errors import ArcnbError, ParameterError, one_line, printable
 from .text import dataset_line, fmt_interval, fmt_number
+from .voting import TIE_RULES
 from .evaluate import evaluate
 from .front import (CheckpointSource, PredictionsSource, RunDirSource, open_run, parse_source,
                     task_set)
@@ -138,8 +139,9 @@ class _Option:
 
 #: The subcommands that take each evaluation option (:class:`arcnb.options.EvalOptions`).
 _EVAL_COMMANDS = {"estimator": ("score", "evaluate", "report", "sweep"),
-                  "seed": ("evaluate", "report", "sweep", "compare", "repeats", "arc3"),
-                  "n_boot": ("compare", "repeats", "arc3"), "probe": ("evaluate",),
+                  "seed": ("evaluate", "report", "sweep", "compare", "repeats", "arc3",
+                           "candidates"),
+                  "n_boot": ("compare", "repeats", "arc3", "candidates"), "probe": ("evaluate",),
                   "proxy": ("evaluate",)}
 _EVAL_DEFAULT_COMMANDS = ("evaluate", "report", "sweep")
 
@@ -160,6 +162,7 @@ def _eval_option(f) -> _Option:
         helps = {"report": meta["help"] + "; a --run directory keeps its recorded estimator"}
     elif f.name == "seed":
         helps.update(compare="bootstrap seed (default 0)", arc3="bootstrap seed (default 0)",
+                     candidates="bootstrap seed (default 0)",
                      repeats="seed of the resampling (default 0)")
     return _Option("--" + f.name.replace("_", "-"), f.name, meta["help"],
                    _EVAL_COMMANDS.get(f.name, _EVAL_DEFAULT_COMMANDS), kwargs, helps=helps)
@@ -185,6 +188,9 @@ _OPTIONS: tuple[_Option, ...] = (
             (*_RUN_COMMANDS, "notebooks", "overlap", "arc3"), {"action": "store_true"}),
     _Option("--no-progress", "no_progress", "no progress bars", ("evaluate", "report", "sweep"),
             {"action": "store_true"}, helps={"evaluate": "no progress bar"}),
+    _Option("--tie", "tie", "how votes break ties: 'random' (uniformly at random; the numbers "
+            "are the exact expectation, default) or 'first' (first appearance)",
+            ("candidates", "repeats"), {"choices": TIE_RULES, "default": "random"}),
     _Option("--json", "json", "print one JSON object on stdout",
             ("score", "evaluate", "candidates", "repeats", "overlap", "arc3"),
             {"action": "store_true"}),
@@ -780,6 +786,8 @@ def _add_candidates(sub) -> None:
     p.add_argument("--axis", choices=("sample", "view", "step", "iteration"),
                    help="the budget axis of the anytime curves (default: the first of "
                         "sample, view, step, iteration the candidates carry)")
+    _add(p, "candidates", "tie")
+    _add_eval_options(p, "candidates", "n_boot", "seed")
     _add(p, "candidates", "json")
     _add(p, "candidates", "out", help="folder for summary.json and the CSV tables")
     _add(p, "candidates", "overwrite")
@@ -793,7 +801,8 @@ def _run_candidates(args) -> int:
         if given is None:
             raise ArcnbError(f"{printable(args.predictions)} holds no candidate pool: its run "
                              "has no candidates file and at most 2 attempts per test output")
-    res = candidates(ds, given, rank_by=args.rank_by, axis=args.axis)
+    res = candidates(ds, given, rank_by=args.rank_by, axis=args.axis, tie=args.tie,
+                     n_boot=args.n_boot, seed=args.seed)
     s = res.summary
     if args.out:
         res.write(args.out, overwrite=args.overwrite)
@@ -816,8 +825,12 @@ def _run_candidates(args) -> int:
     for rule, r in s["rankings"].items():
         lines.append(f"{rule[:20]:<20} {_fmt(r['pass@1']):>8} {_fmt(r['pass@2']):>8} "
                      f"{_fmt(r['selection_gap']):>14}")
+    lines.append("ties between equal votes: " + (
+        "at random (pass@K is the exact expectation; --tie first: by first appearance)"
+        if s["tie"] == "random" else "by first appearance"))
     lines.append(f"rank of the right candidate ({s['rank_by']}): "
-                 + ", ".join(f"{k}: {v}" for k, v in s["rank_of_correct"].items()))
+                 + ", ".join(f"{k}: {v if isinstance(v, int) else fmt_number(v)}"
+                             for k, v in s["rank_of_correct"].items()))
     lines.append(f"distinct candidates per output: {_fmt(s['distinct_mean'])}  single-candidate "
                  f"share: {_fmt(s['single_candidate_share'])}")
     elo, ehi = s["ece_ci95"]
@@ -837,7 +850,8 @@ def _budget_lines(s: dict) -> list[str]:
     if "anytime" in s:
         pts = s["anytime"]["points"]
         shown = sorted({n for n in (1, 2, 4, 8, 16, 64, 256, len(pts)) if n <= len(pts)})
-        lines.append(f"anytime ({s['anytime']['axis']}, votes in each subset): "
+        lines.append(f"anytime ({s['anytime']['axis']}, votes in each subset, ties "
+                     f"{s['anytime']['tie']}): "
                      + "; ".join(f"n={n} pass@1 {_fmt(pts[n - 1]['pass@1'])} pass@2 "
                                  f"{_fmt(pts[n - 1]['pass@2'])} coverage "
                                  f"{_fmt(pts[n - 1]['coverage'])}" for n in shown))
@@ -886,6 +900,10 @@ def _add_repeats(sub) -> None:
     p.add_argument("--score", metavar="NAME",
                    help="a number in the attempts' metadata (higher is better) that breaks "
                         "vote ties in the ensembles, e.g. logprob")
+    _add(p, "repeats", "tie", help="how the ensembles break the ties left (after --score): "
+                                   "'random' (uniformly at random; their pass@2 is the exact "
+                                   "expectation, default) or 'first' (first appearance: run "
+                                   "order, then attempt order)")
     _add_eval_options(p, "repeats", "n_boot", "seed")
     _add(p, "repeats", "json")
     _add(p, "repeats", "out", help="folder for summary.json and the CSV tables")
@@ -903,7 +921,7 @@ def _run_repeats(args) -> int:
         group_by = int(group_by)
     rep = analyse_repeats(args.sources, dataset=args.dataset, tasks=args.tasks,
                           groups=args.groups, group_by=group_by, n_boot=args.n_boot,
-                          seed=args.seed, score=args.score)
+                          seed=args.seed, score=args.score, tie=args.tie)
     for w in rep.summary.get("warnings", []):
         _say("warning", w)
     if args.out:

@@ -255,6 +255,26 @@ def test_the_program_search_is_a_model_by_name():
     assert conf[0] > 0.99
 
 
+@pytest.mark.parametrize("config,needles", [
+    ('{"depth": 1}', ["'depth'", "its options are budget, max_depth, time_limit"]),
+    ('{"max_depth": 1, "budgt": 5, "x": 1}', ["'budgt', 'x'", "max_depth"]),
+    ('{"max_depth": 9}', ["max_depth=9 is outside 0..4"]),
+])
+def test_a_wrong_program_search_option_is_one_line_naming_the_valid_ones(tmp_path, config,
+                                                                         needles):
+    from _cli import cli, one_line_refusal
+    from arcnb.errors import ParameterError
+    from arcnb.models.loading import load_model
+
+    r = cli("evaluate", "--checkpoint", "program-search", "--config", config,
+            "--dataset", "arc-agi-1:evaluation", "--out", tmp_path / "run")
+    one_line_refusal(r.returncode, r.stderr, *needles)
+    assert not (tmp_path / "run").exists()
+    if "depth" in config and "max_depth" not in config:  # in Python: a ParameterError
+        with pytest.raises(ParameterError, match="its options are budget, max_depth"):
+            load_model("program-search", config={"depth": 1})
+
+
 def test_reference_predictions_script():
     spec = importlib.util.spec_from_file_location(
         "make_reference_predictions", ROOT / "scripts" / "make_reference_predictions.py")

@@ -3,6 +3,7 @@ reference over random pools, calibration by construction, and the ``order`` rule
 against ``arcnb score`` on real benchmarking-harness runs."""
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -48,7 +49,7 @@ def hand_submission(ds):
 
 
 def test_hand_computed_pool(ds):
-    a = candidates(ds, hand_submission(ds))
+    a = candidates(ds, hand_submission(ds), tie="first")
     s = a.summary
     assert (s["n_tasks"], s["n_outputs"], s["n_invalid_attempts"]) == (4, 6, 1)
     # per task coverage: A 1, B 1/2, C 0, D 0
@@ -187,6 +188,60 @@ def _random_pool(ds, rng):
     return tasks
 
 
+def _naive_random_votes(ds, pool) -> dict:
+    """Per output: the probability that the right grid is among the top k = 1 .. 5 under
+    votes with ties broken uniformly at random, by enumerating every order of the
+    distinct grids (each equally likely) and sorting it stably by votes."""
+    out = {}
+    for t in ds:
+        for i, p in enumerate(t.test):
+            listed = pool.get(t.id, [])
+            distinct = []  # [grid, votes]
+            for c in (listed[i] if i < len(listed) else []):
+                if c["grid"] is None:
+                    continue
+                g = np.asarray(c["grid"])
+                for d in distinct:
+                    if d[0].shape == g.shape and np.array_equal(d[0], g):
+                        d[1] += c["votes"]
+                        break
+                else:
+                    distinct.append([g, c["votes"]])
+            hits = np.zeros(5)
+            perms = list(itertools.permutations(range(len(distinct))))
+            for perm in perms:
+                ranked = sorted(perm, key=lambda j: -distinct[j][1])
+                for k in range(1, 6):
+                    hits[k - 1] += any(distinct[j][0].shape == p.output.shape
+                                       and np.array_equal(distinct[j][0], p.output)
+                                       for j in ranked[:k])
+            out[(t.id, i)] = hits / len(perms)
+    return out
+
+
+def test_random_pools_random_ties_against_enumerated_orders():
+    ds = load_dataset("arc-agi-1:evaluation")[:12]
+    rng = np.random.default_rng(11)
+    n_per_task = {t.id: len(t.test) for t in ds}
+    for trial in range(4):
+        tasks = _random_pool(ds, rng)
+        a = candidates(ds, {"arcnb_candidates": 1, "tasks": tasks}, taxonomy=None, n_boot=20)
+        ref = _naive_random_votes(ds, tasks)
+        for k in range(1, 6):
+            want = np.mean([np.mean([ref[(t.id, i)][k - 1] for i in range(n_per_task[t.id])])
+                            for t in ds])
+            pak = a.pass_at_k[(a.pass_at_k["rule"] == "votes") & (a.pass_at_k["K"] == k)]
+            if len(pak):
+                assert pak["pass@K"].iloc[0] == pytest.approx(want), (trial, k)
+            if k <= 2:
+                assert a.summary["rankings"]["votes"][f"pass@{k}"] == pytest.approx(want)
+        # the expected counts of rank_of_correct are the differences of those probabilities
+        roc = a.summary["rank_of_correct"]
+        for k in range(1, 4):
+            want = sum(r[k - 1] - (r[k - 2] if k > 1 else 0) for r in ref.values())
+            assert roc.get(str(k), 0) == pytest.approx(want)
+
+
 def test_random_pools_against_naive_reference():
     ds = load_dataset("arc-agi-1:evaluation")[:12]
     rng = np.random.default_rng(7)
@@ -194,7 +249,7 @@ def test_random_pools_against_naive_reference():
         tasks = _random_pool(ds, rng)
         obj = {"arcnb_candidates": 1, "lower_is_better": ["l"], "tasks": tasks}
         for rule in ("order", "votes", "s", "l", PRODUCT_OF_EXPERTS):
-            a = candidates(ds, obj, rank_by=[rule], taxonomy=None, n_boot=50)
+            a = candidates(ds, obj, rank_by=[rule], taxonomy=None, n_boot=50, tie="first")
             ref = _naive(ds, tasks, rule, {"l"})
             out = a.outputs.set_index(["task_id", "test_index"])
             n_per_task = {t.id: len(t.test) for t in ds}
@@ -217,6 +272,91 @@ def test_random_pools_against_naive_reference():
                     assert pak["pass@K"].iloc[0] == pytest.approx(want), (rule, k)
                 if k <= 2:
                     assert a.summary["rankings"][rule][f"pass@{k}"] == pytest.approx(want)
+
+
+def _intervals(summary, prefix="") -> dict:
+    """Every interval of a summary (a key ending in ``_ci95``, or ``ci95``), by path."""
+    out = {}
+    items = (summary.items() if isinstance(summary, dict)
+             else enumerate(summary) if isinstance(summary, list) else [])
+    for k, v in items:
+        path = f"{prefix}.{k}"
+        if isinstance(k, str) and (k.endswith("_ci95") or k == "ci95"):
+            out[path] = tuple(v)
+        else:
+            out.update(_intervals(v, path))
+    return out
+
+
+def _budget_pool(ds, rng):
+    """Every test output with 6 draws over 4 grids (the truth among them), a score and
+    the demonstration checks: every kind of interval the analysis gives."""
+    tasks = {}
+    for t in ds:
+        outs = []
+        for p in t.test:
+            grids = [p.output.tolist()] + [wrong(p.output, k) for k in (1, 2, 3)]
+            labels = rng.integers(0, 4, size=6)
+            outs.append([{"grid": grids[g], "sample": np.flatnonzero(labels == g).tolist(),
+                          "scores": {"q_halt": float(rng.random())},
+                          "passes_train": bool(rng.random() < 0.5)}
+                         for g in range(4) if (labels == g).any()])
+        tasks[t.id] = outs
+    return {"arcnb_candidates": 1, "tasks": tasks}
+
+
+def test_every_interval_follows_n_boot_and_seed():
+    from arcnb.stats import bootstrap_ci
+
+    ds = load_dataset("arc-agi-1:evaluation")[:40]
+    pool = _budget_pool(ds, np.random.default_rng(3))
+    runs = {(nb, sd): candidates(ds, pool, n_boot=nb, seed=sd)
+            for nb, sd in ((1000, 0), (1000, 1), (1000, 2), (200, 0), (3000, 0))}
+    base = _intervals(runs[(1000, 0)].summary)
+    assert {".rankings.votes.pass@1_ci95", ".rankings.votes.selection_gap_ci95",
+            ".voting_gain.ci95", ".ece_ci95", ".confidence.ece_ci95",
+            ".anytime.points.0.pass@1_ci95"} <= set(base)
+    for path, value in base.items():
+        if value[0] == value[1]:
+            continue  # a constant: the same interval whatever the resampling
+        by_seed = {_intervals(runs[(1000, sd)].summary)[path] for sd in (0, 1, 2)}
+        by_n = {_intervals(runs[(nb, 0)].summary)[path] for nb in (200, 1000, 3000)}
+        assert len(by_seed) > 1 and len(by_n) > 1, path
+    # and they are the bootstrap of the per-task numbers with that n_boot and seed
+    for (nb, sd), a in runs.items():
+        o = a.outputs
+        per_task = o.assign(p1=(o["rank_votes"].astype(float) == 1) / o["tied_votes"]
+                            .astype(float)).groupby("task_id", sort=False)["p1"]
+        pt = per_task.apply(lambda v: v.fillna(0).mean()).to_numpy()
+        assert a.summary["rankings"]["votes"]["pass@1_ci95"] == pytest.approx(
+            list(bootstrap_ci(pt, n_boot=nb, seed=sd)))
+    a = runs[(1000, 0)].comparisons
+    b = runs[(1000, 1)].comparisons
+    assert not np.allclose(a[["ci_low", "ci_high"]], b[["ci_low", "ci_high"]])
+
+
+def test_cli_n_boot_and_seed_reach_the_intervals(ds, tmp_path):
+    path = tmp_path / "pool.json"
+    path.write_text(json.dumps(_budget_pool(ds, np.random.default_rng(5))))
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("\n".join(ds.task_ids))
+    got = {}
+    for extra in ([], ["--seed", "7"], ["--n-boot", "30"]):
+        r = run_cli("candidates", "--dataset", "arc-agi-1:evaluation", "--tasks", tasks,
+                    "--predictions", path, "--json", *extra)
+        assert r.returncode == 0, r.stderr
+        s = json.loads(r.stdout)
+        got[tuple(extra)] = s
+    for extra, (nb, sd) in (((), (1000, 0)), (("--seed", "7"), (1000, 7)),
+                            (("--n-boot", "30"), (30, 0))):
+        want = candidates(ds, _budget_pool(ds, np.random.default_rng(5)), n_boot=nb,
+                          seed=sd).summary
+        assert got[extra]["rankings"]["votes"]["pass@1_ci95"] == pytest.approx(
+            want["rankings"]["votes"]["pass@1_ci95"])
+        assert got[extra]["voting_gain"]["ci95"] == pytest.approx(want["voting_gain"]["ci95"])
+    bad = run_cli("candidates", "--dataset", "arc-agi-1:evaluation", "--tasks", tasks,
+                  "--predictions", path, "--n-boot", "0")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
 # ------------------------------------------------------------------ calibration
@@ -311,7 +451,7 @@ def test_cli_json_and_out(ds, tmp_path):
     tasks = tmp_path / "tasks.txt"
     tasks.write_text("\n".join(ds.task_ids))
     r = run_cli("candidates", "--dataset", "arc-agi-1:evaluation", "--tasks", tasks,
-                "--predictions", sub, "--json", "--out", tmp_path / "out")
+                "--predictions", sub, "--json", "--out", tmp_path / "out", "--tie", "first")
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     for key in ("n_tasks", "n_outputs", "coverage", "coverage_per_output", "rankings",
@@ -362,6 +502,32 @@ def test_module_is_callable_and_importable(ds):
     assert cs.n_samples == 7 + 2 + 3 and int((~cs.valid).sum()) == 1
 
 
+def test_hand_computed_pool_with_random_ties(ds):
+    # the default tie rule: B's test 0 ties W and T at one vote each, so T is first with
+    # probability 1/2; A's T leads with 3 votes
+    a = candidates(ds, hand_submission(ds))
+    s = a.summary
+    v = s["rankings"]["votes"]
+    assert s["tie"] == "random" and v["tie"] == "random" and "tie" not in s["rankings"]["order"]
+    assert v["pass@1"] == pytest.approx((1 + 0.5 / 2) / 4)
+    assert v["pass@2"] == pytest.approx((1 + 1 / 2) / 4)
+    assert v["pass@1_per_output"] == pytest.approx(1.5 / 6)
+    assert s["rankings"]["order"]["pass@2"] == pytest.approx(0.125)  # order has no ties
+    assert s["rank_of_correct"] == {"1": 1.5, "2": 0.5, "absent": 4}
+    # top vote shares: A 1/2 right, B 1/2 right with probability 1/2, D 1 wrong:
+    # bin 0.5 (accuracy 3/4, confidence 1/2), bin 1 (accuracy 0): ECE 2/3 * 1/4 + 1/3
+    assert s["ece"] == pytest.approx(0.5)
+    o = a.outputs.set_index(["task_id", "test_index"])
+    assert o.loc[(B, 0), "rank_votes"] == 1 and o.loc[(B, 0), "tied_votes"] == 2
+    assert o.loc[(A, 0), "tied_votes"] == 1
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from arcnb import plot as P
+    ax = P.rank_histogram(a)
+    assert [b.get_height() for b in ax.patches] == [1.5, 0.5, 4]
+
+
 # ------------------------------------------------------------------- figures
 def test_figures_draw_the_numbers(ds):
     import matplotlib
@@ -369,7 +535,7 @@ def test_figures_draw_the_numbers(ds):
     matplotlib.use("Agg")
     from arcnb import plot as P
 
-    a = candidates(ds, hand_submission(ds))
+    a = candidates(ds, hand_submission(ds), tie="first")
     ax = P.rank_histogram(a)
     assert [b.get_height() for b in ax.patches] == [1, 1, 4]  # ranks 1, 2, absent
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "absent"]
@@ -456,12 +622,44 @@ def test_candidate_strip_marks_the_right_one(ds):
     a = candidates(ds, hand_submission(ds), taxonomy=None)
     ax = P.candidate_strip(a, A, 0)  # votes: T (3), W1 (2), W2 (1)
     subs = [s for s in ax.figure.axes if s is not ax]
-    assert [s.get_title() for s in subs] == ["1: 3 votes\nright", "2: 2 votes", "3: 1 vote"]
+    assert [s.get_title() for s in subs] == ["1: 3 votes, right", "2: 2 votes", "3: 1 vote"]
     assert "3 candidates by votes" in ax.get_title()
     assert subs[0].get_images()[0].get_array().shape[:2] == ds[A].test[0].output.shape
     ax = P.candidate_strip(a, A, 0, rule="order", max_items=2)
     subs = [s for s in ax.figure.axes if s is not ax]
     assert [s.get_title() for s in subs] == ["1: 2 votes", "2: 1 vote"]
+
+
+def test_every_candidates_figure_passes_the_figure_check(ds):
+    # the figures of the guide's inputs: a pool with many candidates per output (the
+    # strip draws eight, four to a row), the budget axis and the checks
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from arcnb import plot as P
+    from arcnb.plot import check_figure
+
+    t = ds[A].test[0].output
+    pool = {"arcnb_candidates": 1, "tasks": {A: [[
+        {"grid": t.tolist() if k == 3 else wrong(t, k + (k < 3)), "votes": 12 - k,
+         "sample": list(range(10 * k, 10 * k + 12 - k)), "step": 1 + k % 3,
+         "passes_train": k % 2 == 0, "train_score": 1 - k / 10} for k in range(10)]]}}
+    a = candidates(ds, pool, taxonomy="structural", n_boot=50)
+    for draw in (P.rank_histogram, P.coverage_vs_pass, P.reliability_diagram,
+                 P.pass_at_k_by_rule, P.anytime_curve, P.verifier_confusion,
+                 P.first_right_step_histogram):
+        ax = draw(a)
+        assert check_figure(ax.figure) == [], draw.__name__
+        matplotlib.pyplot.close(ax.figure)
+    for n in (1, 3, 4, 5, 8):
+        ax = P.candidate_strip(a, A, 0, max_items=n)
+        assert check_figure(ax.figure) == [], n
+        subs = [s for s in ax.figure.axes if s is not ax]
+        assert len(subs) == n and len({round(s.get_position().y0, 3) for s in subs}) == \
+            -(-n // 4)  # four to a row
+        matplotlib.pyplot.close(ax.figure)
+    # pass@K by rule reaches the pool's largest K (10 distinct candidates), not one point
+    assert a.pass_at_k.groupby("rule")["K"].max().eq(10).all()
 
 
 # ------------------------------------------------------------------ hostile pools

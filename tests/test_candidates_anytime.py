@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from arcnb.candidates import candidates, candidates_bytes, load_candidates
-from arcnb.candidates.anytime import ALWAYS, EARLY, LATE, NEVER, exact_curves
+from arcnb.candidates.anytime import ALWAYS, EARLY, LATE, NEVER, TIE, exact_curves
 from arcnb.data import load_dataset
 from arcnb.errors import ArcnbError
 
@@ -62,6 +62,32 @@ def subset_rates(draws, right, *, cls=None, tie=None, votes_matter=True, subsets
     return np.array(out).T
 
 
+def subset_rates_random_ties(draws, right, *, cls=None):
+    """pass@1, pass@2 and coverage of ``right`` over every subset of every size, with
+    votes counted in the subset and ties broken uniformly at random: every tie split
+    enumerated (each order of the subset's grids equally likely, then a stable sort by
+    ``cls`` (higher first) and votes), by plain counting."""
+    first, cls, _ = _order(draws, cls, None)
+    n_all = len(draws)
+    out = []
+    for n in range(1, n_all + 1):
+        subsets = list(itertools.combinations(range(n_all), n))
+        a = b = c = 0.0
+        for sub in subsets:
+            votes = {}
+            for i in sub:
+                if draws[i] is not None:
+                    votes[draws[i]] = votes.get(draws[i], 0) + 1
+            perms = list(itertools.permutations(votes))
+            for perm in perms:
+                ranked = sorted(perm, key=lambda g: (-cls[g], -votes[g]))
+                a += (ranked[:1] == [right]) / len(perms)
+                b += (right in ranked[:2]) / len(perms)
+            c += right in votes
+        out.append((a / len(subsets), b / len(subsets), c / len(subsets)))
+    return np.array(out).T
+
+
 def engine(draws, right, *, cls=None, tie=None, votes_matter=True):
     """The same pool through exact_curves (kinds written out here, per grid)."""
     first, cls, tie = _order(draws, cls, tie)
@@ -101,6 +127,63 @@ def test_exact_curves_equal_every_subset_enumerated():
             np.testing.assert_allclose(g, w, rtol=0, atol=1e-12)
         checked += 1
     assert checked > 200
+
+
+def test_random_ties_equal_every_subset_and_every_tie_split_enumerated():
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(120):
+        n = int(rng.integers(1, 9))
+        labels = int(rng.integers(1, 6))
+        draws = [None if rng.random() < 0.1 else int(rng.integers(labels)) for _ in range(n)]
+        present = sorted({g for g in draws if g is not None})
+        if not present:
+            continue
+        right = int(rng.choice(present))
+        cls = {g: int(rng.integers(2)) for g in present} if rng.random() < 0.3 else None
+        c = cls or {g: 0 for g in present}
+        others = [g for g in present if g != right]
+        kinds = [ALWAYS if c[g] > c[right] else NEVER if c[g] < c[right] else TIE
+                 for g in others]
+        got = exact_curves(draws.count(right), np.array([draws.count(g) for g in others],
+                                                        np.int64),
+                           np.array(kinds, np.int64), draws.count(None))
+        want = subset_rates_random_ties(draws, right, cls=cls)
+        for w, g in zip(want, got):
+            np.testing.assert_allclose(g, w, rtol=0, atol=1e-12)
+        checked += 1
+    assert checked > 100
+
+
+def test_random_ties_by_hand():
+    # R W R W: two draws {R, W} tie at one vote each: R first with probability 1/2
+    p1, p2, cov = exact_curves(2, np.array([2]), np.array([TIE]))
+    # subsets of 2: RW x4 (tie: 1/2), RR (1), WW (0): (4 / 2 + 1) / 6
+    assert p1[1] == pytest.approx(3 / 6) and p2[1] == pytest.approx(5 / 6)
+    assert p1[3] == pytest.approx(0.5) and p2[3] == 1.0  # the whole pool: a 2-2 tie
+    # four grids drawn once each: one draw is one grid; the whole pool is a 4-way tie
+    p1, p2, _ = exact_curves(1, np.array([1, 1, 1]), np.array([TIE] * 3))
+    assert p1 == pytest.approx([1 / 4] * 4) and p2 == pytest.approx([1 / 4, 1 / 2, 1 / 2, 1 / 2])
+
+
+def test_exact_random_ties_on_a_larger_pool_against_random_subsets():
+    # 40 draws of 6 grids: the exact curve against 4,000 random subsets per n, ties split
+    # by a random order (a sampled check where enumerating is out of reach)
+    rng = np.random.default_rng(2)
+    draws = list(rng.choice(6, size=40, p=[0.2, 0.2, 0.2, 0.15, 0.15, 0.1]))
+    m = np.bincount(draws, minlength=6)
+    p1, p2, _ = exact_curves(int(m[0]), m[1:], np.full(5, TIE))
+    for n in (2, 5, 13):
+        hits1 = hits2 = 0
+        trials = 4000
+        for _ in range(trials):
+            sub = rng.choice(40, size=n, replace=False)
+            votes = np.bincount(np.asarray(draws)[sub], minlength=6).astype(float)
+            order = np.lexsort((rng.random(6), -votes))
+            order = [g for g in order if votes[g] > 0]
+            hits1 += order[:1] == [0]
+            hits2 += 0 in order[:2]
+        assert abs(hits1 / trials - p1[n - 1]) < 0.03 and abs(hits2 / trials - p2[n - 1]) < 0.03
 
 
 def test_hand_computed_tie_and_pass_at_2():
@@ -170,7 +253,7 @@ def test_anytime_curve_of_a_pool_is_the_enumerated_mean_over_tasks(ds):
              (B, 0): ["T", "W1", "W1"],
              (B, 1): ["W2"],
              (D, 0): ["W1", "W2", "T", "W2"]}  # C and D's second output: nothing
-    a = candidates(ds, sample_pool(ds, draws), taxonomy=None, n_boot=20)
+    a = candidates(ds, sample_pool(ds, draws), taxonomy=None, n_boot=20, tie="first")
     pts = a.summary["anytime"]["points"]
     assert a.summary["anytime"]["axis"] == "sample" and [p["n"] for p in pts] == list(range(1, 7))
     n_tests = {A: 1, B: 2, C: 1, D: 2}
@@ -192,6 +275,41 @@ def test_anytime_curve_of_a_pool_is_the_enumerated_mean_over_tasks(ds):
     assert set(a.summary["anytime_by_rule"]) == {"order"}
     # at the whole pool, the curve under votes is the votes rule's pass@1
     assert pts[-1]["pass@1"] == pytest.approx(a.summary["rankings"]["votes"]["pass@1"])
+    assert a.summary["anytime"]["tie"] == a.summary["rankings"]["votes"]["tie"] == "first"
+    # random ties (the default): against every subset with every tie split
+    r = candidates(ds, sample_pool(ds, draws), taxonomy=None, n_boot=20)
+    want = np.zeros((3, 6))
+    for tid, k in n_tests.items():
+        for i in range(k):
+            labels = draws.get((tid, i))
+            if not labels or "T" not in labels:
+                continue
+            rates = subset_rates_random_ties(labels, "T")
+            full = np.concatenate([rates, np.repeat(rates[:, -1:], 6 - rates.shape[1], 1)], 1)
+            want += full / k / len(n_tests)
+    rp = r.summary["anytime"]["points"]
+    for j, name in enumerate(("pass@1", "pass@2", "coverage")):
+        np.testing.assert_allclose([p[name] for p in rp], want[j], atol=1e-12)
+    assert r.summary["anytime"]["tie"] == r.summary["rankings"]["votes"]["tie"] == "random"
+    assert rp[-1]["pass@1"] == pytest.approx(r.summary["rankings"]["votes"]["pass@1"])
+    assert rp[-1]["pass@2"] == pytest.approx(r.summary["rankings"]["votes"]["pass@2"])
+
+
+@pytest.mark.parametrize("tie,want", [("random", 0.5), ("first", 0.0)])
+def test_votes_ranking_and_curve_agree_when_listing_and_draw_order_differ(tmp_path, tie, want):
+    # the right grid is listed first but drawn second: one vote each, a tie
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "t.json").write_text(json.dumps({"train": [
+        {"input": [[0]], "output": [[1]]}], "test": [{"input": [[0]], "output": [[1]]}]}))
+    ds = load_dataset(tmp_path / "tasks")
+    pool = {"arcnb_candidates": 1, "tasks": {"t": [[{"grid": [[1]], "sample": [1]},
+                                                    {"grid": [[2]], "sample": [0]}]]}}
+    s = candidates(ds, pool, taxonomy=None, n_boot=20, tie=tie).summary
+    assert s["rankings"]["votes"]["pass@1"] == pytest.approx(want)
+    assert s["anytime"]["points"][-1]["pass@1"] == pytest.approx(want)
+    assert s["anytime"]["points"][0]["pass@1"] == pytest.approx(0.5)  # one draw: either
+    assert s["voting_gain"]["value"] == pytest.approx(want - 0.5)
+    assert s["anytime"]["tie"] == s["rankings"]["votes"]["tie"] == s["tie"] == tie
 
 
 def test_json_and_parquet_pools_read_alike(ds, tmp_path):
@@ -324,7 +442,9 @@ def test_confidence_head_calibration_and_votes_then_confidence(ds):
     a = candidates(ds, pool, taxonomy=None, n_boot=10)
     s = a.summary
     assert s["rankings"]["votes_then_q_halt"]["pass@1"] == pytest.approx(1 / 4)
-    assert s["rankings"]["votes"]["pass@1"] == 0  # the tie goes to the first listed
+    assert s["rankings"]["votes"]["pass@1"] == pytest.approx(1 / 8)  # a tie: 1/2 of 1/4
+    first = candidates(ds, pool, taxonomy=None, n_boot=10, tie="first").summary
+    assert first["rankings"]["votes"]["pass@1"] == 0  # the tie goes to the first listed
     conf = s["confidence"]
     assert conf["score"] == "q_halt" and conf["transform"] == "none"
     assert conf["n_outputs"] == 1 and conf["ece"] == pytest.approx(abs(1 - 0.9))
@@ -351,6 +471,7 @@ def test_cli_json_contract(ds, tmp_path, capsys):
     assert s["anytime"]["axis"] == "sample"
     assert [p["n"] for p in s["anytime"]["points"]] == [1, 2, 3]
     assert all({"n", "pass@1", "pass@2", "coverage"} <= set(p) for p in s["anytime"]["points"])
+    assert s["anytime"]["tie"] == "random" and s["n_tasks"] == 4
     assert set(s["anytime_by_rule"]) == {"order", "passes_train"}
     assert set(s["first_right_step"]) == {"0", "1", "never"}
     assert set(s["verifier"]) >= {"precision", "recall", "overfit_rate", "coverage_passers",

@@ -514,9 +514,16 @@ def test_vote_ensemble_by_hand():
     # X 2, T 2, Y 1: X and T
     assert R.vote_ensemble(truth, [[[g["X"], g["T"]]], [[g["X"], g["Y"]]],
                                    [[g["T"], None]]]).tolist() == [1.0]
-    # one vote each: the first two seen, in run order then attempt order
-    assert R.vote_ensemble(truth, [[[g["A"], g["T"]]], [[g["B"], g["Y"]]]]).tolist() == [1.0]
-    assert R.vote_ensemble(truth, [[[g["B"], g["Y"]]], [[g["A"], g["T"]]]]).tolist() == [0.0]
+    # one vote each, four grids: at random the truth is among the two picked with
+    # chance 2/4 (the default rule); by first appearance, the first two seen in run
+    # order then attempt order
+    assert R.vote_ensemble(truth, [[[g["A"], g["T"]]], [[g["B"], g["Y"]]]]).tolist() == [0.5]
+    assert R.vote_ensemble(truth, [[[g["A"], g["T"]]], [[g["B"], g["Y"]]]],
+                           tie="first").tolist() == [1.0]
+    assert R.vote_ensemble(truth, [[[g["B"], g["Y"]]], [[g["A"], g["T"]]]],
+                           tie="first").tolist() == [0.0]
+    # X 2, T 1, Y 1: X, then T or Y at random (1/2)
+    assert R.vote_ensemble(truth, [[[g["X"], g["T"]]], [[g["X"], g["Y"]]]]).tolist() == [0.5]
     # the same grid in another integer type pools its votes
     # (pooled: T 2, B 2, A 1 -> T and B; apart, B 2 then A would be picked)
     assert R.vote_ensemble(truth, [[[g["A"], g["T"].astype(np.int8)]],
@@ -622,8 +629,10 @@ def test_vote_ensemble_score_breaks_vote_ties():
     g = {k: np.full((1, 1), v) for k, v in zip("TXY", range(3))}
     truth = [g["T"]]
     runs = [[[g["X"], g["Y"]]], [[g["T"], g["X"]]], [[g["Y"], g["T"]]]]
-    # votes: X 2, Y 2, T 2; by first appearance X and Y: the truth is left out
-    assert R.vote_ensemble(truth, runs).tolist() == [0.0]
+    # votes: X 2, Y 2, T 2; by first appearance X and Y: the truth is left out; at
+    # random two of the three are picked: the truth with chance 2/3
+    assert R.vote_ensemble(truth, runs, tie="first").tolist() == [0.0]
+    assert R.vote_ensemble(truth, runs).tolist() == pytest.approx([2 / 3])
     # scores: X .1 and .2, Y .3 and NaN, T .9 and .5: a grid's best score ranks it
     sc = [[[0.1, 0.3]], [[0.9, 0.2]], [[np.nan, 0.5]]]
     assert R.vote_ensemble(truth, runs, sc).tolist() == [1.0]
@@ -634,8 +643,10 @@ def test_vote_ensemble_score_breaks_vote_ties():
     # a tie for second place (Y and T, one vote each) goes to the higher score
     runs3 = [[[g["X"], g["Y"]]], [[g["X"], g["T"]]]]
     assert R.vote_ensemble(truth, runs3, [[[0.0, 0.0]], [[0.0, 9.0]]]).tolist() == [1.0]
-    # without any score, grids rank by first appearance
-    assert R.vote_ensemble(truth, runs3, [[[np.nan] * 2], [[np.nan] * 2]]).tolist() == [0.0]
+    # without any score, the tie for second place goes by the tie rule
+    nan = [[[np.nan] * 2], [[np.nan] * 2]]
+    assert R.vote_ensemble(truth, runs3, nan, tie="first").tolist() == [0.0]
+    assert R.vote_ensemble(truth, runs3, nan).tolist() == [0.5]
 
 
 def test_repeats_reads_a_named_score_from_attempt_metadata(tmp_path):
@@ -659,11 +670,15 @@ def test_repeats_reads_a_named_score_from_attempt_metadata(tmp_path):
     rep = R.repeats(files, dataset=str(ds_dir), n_boot=50, score="logprob")
     e = rep.summary["ensemble"]
     # votes: w1 1, w2 (run 1) 1, w2' (run 2) 1, truth 1 -- w2 of run 1 is (c+1), of run 2
-    # (c+2): four distinct grids, one vote each; by first appearance w1 and w2: 0;
-    # by logprob: truth -0.5 and w1 -1.0: every output solved
-    assert e["sets"]["M"]["pass@2"] == 0.0
+    # (c+2): four distinct grids, one vote each; at random two of four: 1/2 (by first
+    # appearance w1 and w2: 0); by logprob: truth -0.5 and w1 -1.0: every output solved
+    assert e["sets"]["M"]["pass@2"] == 0.5
     assert e["sets"]["M"]["with_score"]["pass@2"] == 1.0
     assert e["score"] == "logprob" and "logprob" in e["rule"]
+    assert e["tie"] == "random" and rep.summary["provenance"]["rules"]["tie"] == "random"
+    first = R.repeats(files, dataset=str(ds_dir), n_boot=50, score="logprob", tie="first")
+    assert first.summary["ensemble"]["sets"]["M"]["pass@2"] == 0.0
+    assert "first appearance" in first.summary["ensemble"]["rule"]
     scores = R.attempt_scores(rep_preds := arcnb.open(files[1], dataset=str(ds_dir))
                               .results.predictions, KEYS[:1], "logprob")
     assert scores == [[-1.0, -0.5]] and rep_preds is not None

@@ -60,12 +60,12 @@ def test_budget_and_checks_against_hand_counts(with_pool):
     assert budget.numbers["stability"]["n_lost"] == 0
     assert budget.numbers["first_right_step"] == {"1": 1, "3": 1, "never": 1}
     html = budget.to_html()
-    assert "What more draws buy" in html and "data:image/png" in html
+    assert "12. What more draws buy" in html and "data:image/png" in html
     checks = S.CandidateChecks(None)
     v = checks.numbers["verifier"]
     # passers: A wrong, A right -> precision 1/2; right: A (passes), B (fails) -> recall 1/2
     assert v["precision"] == 0.5 and v["recall"] == 0.5 and v["overfit_rate"] == 0.5
-    assert "Passing the demonstrations" in checks.to_html()
+    assert "13. Passing the demonstrations" in checks.to_html()
 
 
 def test_sections_are_silent_without_the_fields(with_pool):
@@ -74,3 +74,26 @@ def test_sections_are_silent_without_the_fields(with_pool):
         section = cls(None)
         assert section.empty and section.to_html() == "" and section.figures() == []
     assert S.CandidateBudget in S.REPORT and S.CandidateChecks in S.REPORT
+
+
+def test_a_confidence_without_checks_shows_no_demonstration_section(ds, monkeypatch):
+    # a pool with a confidence score and no passes_train: no "Passing the demonstrations"
+    # section; the confidence's calibration is in the candidate pool's section, in words
+    # that name the score once
+    ta = ds[A].test[0].output
+    pool = {"arcnb_candidates": 1, "tasks": {A: [[
+        {"grid": wrong(ta), "votes": 2, "scores": {"confidence": 0.4}},
+        {"grid": ta.tolist(), "votes": 1, "scores": {"confidence": 0.9}},
+        {"grid": wrong(wrong(ta)), "votes": 1, "scores": {"confidence": 0.1}}]]}}
+    a = candidates(ds, pool, taxonomy=None, n_boot=20)
+    assert "confidence" in a.summary and "verifier" not in a.summary
+    monkeypatch.setattr(SC, "candidate_pool", lambda run, **k: a)
+    checks = S.CandidateChecks(None)
+    assert checks.empty and checks.to_html() == ""
+    from arcnb.report.candidates import candidates_html, section_numbers
+    html = candidates_html(a, "11. Candidate pool")
+    assert "Calibration of the score confidence of the top candidate" in html
+    assert "confidence confidence" not in html and "11. Candidate pool" in html
+    numbers = section_numbers(None, S.Options(), a)
+    assert numbers == {"CandidatePool": 11, "Provenance": 12}
+    assert section_numbers(None, S.Options(), None) == {"Provenance": 11}

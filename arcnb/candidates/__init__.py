@@ -24,7 +24,7 @@ Ranking rules (:data:`BUILTIN_RULES` plus every named score)
     ``order``: the attempts as given; a candidate's rank is the attempt number of its
     first appearance, so duplicates and malformed attempts use up places exactly as in
     :func:`arcnb.scoring.score` (pass@K under ``order`` is ``arcnb score``'s pass@K).
-    ``votes``: distinct grids by vote count, ties broken by first appearance.
+    ``votes``: distinct grids by vote count, ties under the tie rule (below).
     A named score: higher first (unless the file lists it as lower-is-better), ties by
     first appearance, candidates without the score last. ``product_of_experts``: the
     sum of a candidate's per-view log-probabilities (``view_logprobs``), higher first.
@@ -33,6 +33,16 @@ Ranking rules (:data:`BUILTIN_RULES` plus every named score)
     confidence ``q_halt``, else ``confidence``; or asked for with any score): votes, then
     the score.
 
+Ties (``tie=``, ``--tie``; :mod:`arcnb.voting`, the one home of majority voting)
+    The rules that count votes (``votes``, ``passes_train``, ``votes_then_<score>``)
+    break ties between grids equal on every key of the rule by one rule, named in the
+    output (``summary["tie"]``, ``rankings[rule]["tie"]``, ``anytime["tie"]``):
+    ``random`` (the default: uniformly at random; pass@K is the exact expectation over
+    the tie-breaking, ``rank_of_correct`` counts expected outputs) or ``first`` (first
+    appearance: the first draw along the budget axis, then the listing). The anytime
+    curves break ties within each subset by the same rule, so at the pool's full size
+    the curve of ``votes`` is that rule's pass@1 and pass@2 on the whole pool.
+
 Numbers
     The dataset is the denominator: a task or output without candidates counts as not
     covered, its right answer as ``absent``. ``coverage``: per task, the fraction of its
@@ -40,12 +50,13 @@ Numbers
     pass@K); ``coverage_per_output``: over all test outputs. Per rule: ``pass@1``,
     ``pass@2`` and ``selection_gap`` = coverage - pass@2 (what a perfect selector would
     add). ``rank_of_correct``: test outputs counted by the rank of the right candidate
-    under the first rule asked for (``"1"``, ``"2"``, ..., ``"absent"``).
+    under the first rule asked for (``"1"``, ``"2"``, ..., ``"absent"``; under random
+    ties a tied right candidate counts ``1/t`` at each of the ``t`` tied ranks).
     ``distinct_mean``: distinct candidates per test output (0 where there are none);
     ``single_candidate_share``: the fraction of test outputs with exactly one distinct
     candidate. ``ece``: expected calibration error of the top candidate's vote share
     (see :func:`calibration`). Every rate comes with a 95 % bootstrap interval over
-    tasks (:mod:`arcnb.stats`).
+    tasks (:mod:`arcnb.stats`), drawn with ``n_boot`` resamples from ``seed``.
 
 Budgets, refinement steps, verifier (the method in ``arcnb/candidates/anytime.py``)
     With per-draw ``sample``, ``view``, ``step`` or ``iteration``: ``anytime`` (pass@1,

@@ -14,12 +14,16 @@ import pandas as pd
 
 from ..data import Dataset, load_dataset
 from ..errors import ParameterError
+from ..html import note
+from ..html import table as html_table
 from ..io import csv_text, to_jsonable
 from ..runs import OutputFolder, provenance_block
 from ..scoring import missing_tasks_warning
 from ..stats import (bootstrap_ci, bootstrap_indices, check_n_boot, check_seed, mcnemar_table,
                      paired_bootstrap_ci, percentile_interval, ratio_bootstrap_ci)
 from ..taxonomy import load_taxonomy
+from ..text import fmt_interval, fmt_number
+from ..voting import VoteRanks, check_tie, majority_vote
 from .anytime import MAX_ANYTIME_DRAWS, anytime_curves, band, per_task, step_summary, step_table, verifier
 from .files import AXES, BUILTIN_RULES, CandidateSet, grid_codes, load_candidates
 
@@ -44,6 +48,8 @@ CANDIDATE_DEFINITIONS = {
 
 
 # ------------------------------------------------------------------------ analysis
+_ABSENT = np.iinfo(np.int64).max
+
 @dataclass
 class _Pool:
     """Distinct candidates aligned on a dataset's test outputs."""
@@ -113,47 +119,82 @@ def _score_key(pool: _Pool, name: str, lower: frozenset) -> np.ndarray:
     return np.where(np.isnan(s), np.inf, s if name in lower else -s)
 
 
-def _rank_keys(pool: _Pool, rule: str, lower: frozenset) -> list:
-    """The sort keys of ``rule``, most significant last (for ``np.lexsort``), without
-    the output and the first appearance."""
-    if rule == "votes":
-        return [-pool.votes.astype(float)]
+def _counts_votes(rule: str, pool: _Pool) -> bool:
+    """Whether ``rule`` counts votes (its ties then follow the tie rule)."""
+    return rule in ("votes", PASSES_TRAIN) or (
+        rule.startswith(VOTES_THEN) and rule[len(VOTES_THEN):] in pool.scores)
+
+
+def _rule_keys(pool: _Pool, rule: str, lower: frozenset) -> tuple[list, list]:
+    """The lower-first keys of ``rule`` before and after the votes (most significant
+    first); a rule that does not count votes has its keys in the first list."""
+    if rule in ("votes", "order"):
+        return [], []
     if rule == PASSES_TRAIN:
         passes = pool.fields[PASSES_TRAIN]
         ts = pool.fields.get("train_score", np.full(passes.size, np.nan))
-        return [np.where(np.isnan(ts), np.inf, -ts), -pool.votes.astype(float),
-                -np.where(np.isnan(passes), -1.0, passes)]
+        return [-np.where(np.isnan(passes), -1.0, passes)], [np.where(np.isnan(ts), np.inf, -ts)]
     if rule.startswith(VOTES_THEN) and rule[len(VOTES_THEN):] in pool.scores:
-        return [_score_key(pool, rule[len(VOTES_THEN):], lower), -pool.votes.astype(float)]
-    return [_score_key(pool, rule, lower)]
+        return [], [_score_key(pool, rule[len(VOTES_THEN):], lower)]
+    return [_score_key(pool, rule, lower)], []
 
 
-def _ranks(pool: _Pool, rule: str, lower: frozenset) -> np.ndarray:
-    """Rank (1 = top) of every candidate within its output under ``rule``."""
-    if rule == "order":
-        return pool.first + 1
-    order = np.lexsort((pool.first, *_rank_keys(pool, rule, lower), pool.out))
-    ranks = np.empty(order.size, np.int64)
-    o = pool.out[order]
-    start = np.r_[0, np.flatnonzero(o[1:] != o[:-1]) + 1] if o.size else np.zeros(0, np.int64)
-    group_start = np.repeat(start, np.diff(np.r_[start, o.size]))
-    ranks[order] = np.arange(order.size) - group_start + 1
-    return ranks
+def _ranks(pool: _Pool, rule: str, lower: frozenset, first_keys: list, tie: str) -> VoteRanks:
+    """Every candidate's place within its output under ``rule``
+    (:func:`arcnb.voting.majority_vote`): the listing rank, and what the tie rule makes
+    of ties (a rule that does not count votes breaks ties by first appearance)."""
+    if rule == "order":  # the attempts as given: the place of the first appearance
+        r = pool.first + 1
+        return VoteRanks(r, r - 1, np.ones_like(r), "first")
+    before, after = _rule_keys(pool, rule, lower)
+    if _counts_votes(rule, pool):
+        return majority_vote(pool.out, pool.votes, before=before, after=after,
+                             order=first_keys, tie=tie)
+    return majority_vote(pool.out, None, before=before, order=first_keys, tie="first")
 
 
-_ABSENT = np.iinfo(np.int64).max
-
-
-def _rank_of_correct(pool: _Pool, ranks: np.ndarray) -> np.ndarray:
-    r = np.full(pool.n_out, _ABSENT, np.int64)
+def _right_place(pool: _Pool, vr: VoteRanks) -> tuple[np.ndarray, np.ndarray]:
+    """Per output: ``(ahead, tied)`` of its right candidate (``ahead`` = _ABSENT when
+    the right answer is not among the candidates)."""
+    ahead = np.full(pool.n_out, _ABSENT, np.int64)
+    tied = np.ones(pool.n_out, np.int64)
     c = pool.correct
-    np.minimum.at(r, pool.out[c], ranks[c])
-    return r
+    ahead[pool.out[c]] = vr.ahead[c]
+    tied[pool.out[c]] = vr.tied[c]
+    return ahead, tied
+
+
+def _solved(place, k) -> np.ndarray:
+    """Per output: the probability that the right candidate is among the top ``k``."""
+    ahead, tied = place
+    present = ahead != _ABSENT
+    return np.where(present, np.clip((k - np.where(present, ahead, 0)) / tied, 0.0, 1.0), 0.0)
+
+
+def _rank_counts(place) -> dict:
+    """Test outputs by the rank of their right candidate (expected counts under random
+    ties: a right candidate tied with ``t - 1`` others takes each of their ranks with
+    probability ``1 / t``), and ``absent``."""
+    ahead, tied = place
+    present = ahead != _ABSENT
+    a, t = ahead[present], tied[present]
+    top = int((a + t).max()) if a.size else 0
+    diff = np.zeros(top + 2)
+    np.add.at(diff, a + 1, 1.0 / t)
+    np.add.at(diff, a + t + 1, -1.0 / t)
+    out = {}
+    for j, c in enumerate(np.cumsum(diff)[1:top + 1], start=1):
+        if c > 1e-12:
+            c = float(c)
+            out[str(j)] = int(round(c)) if abs(c - round(c)) < 1e-9 else c
+    out["absent"] = int((~present).sum())
+    return out
 
 
 def calibration(confidence, correct, task_codes, *, bins: int = 10, n_boot: int = 1000,
                 seed: int = 0, level: float = 0.95) -> tuple[pd.DataFrame, dict]:
-    """Reliability of a confidence in [0, 1] against right / wrong, over outputs.
+    """Reliability of a confidence in [0, 1] against right / wrong, over outputs
+    (``correct``: booleans, or the probability of being right, e.g. under random ties).
 
     Returns the reliability table (one row per equal-width bin: ``bin_low``,
     ``bin_high``, ``n``, ``confidence`` (mean), ``accuracy`` (fraction right) and its
@@ -164,7 +205,7 @@ def calibration(confidence, correct, task_codes, *, bins: int = 10, n_boot: int 
     clipped to [0, 1]: a calibrated pool gives an interval that reaches 0.
     """
     conf = np.asarray(confidence, float)
-    ok = np.asarray(correct, bool).astype(float)
+    ok = np.asarray(correct, float)
     codes = np.asarray(task_codes, np.int64)
     edges = np.linspace(0.0, 1.0, bins + 1)
     b = np.clip(np.searchsorted(edges, conf, side="right") - 1, 0, bins - 1)
@@ -212,7 +253,7 @@ def _task_mean(values: np.ndarray, task_of: np.ndarray, n_per_task: np.ndarray) 
                        minlength=n_per_task.size) / n_per_task
 
 
-@dataclass
+@dataclass(repr=False)
 class CandidateAnalysis:
     """What :func:`candidates` measured.
 
@@ -220,14 +261,17 @@ class CandidateAnalysis:
     ``outputs``: one row per test output of the dataset (distinct candidates, votes,
     coverage, the rank of the right candidate under every rule, the top candidate's vote
     share). ``pool``: one row per distinct candidate (votes, first appearance, scores,
-    ``correct``, ``rank_<rule>``). ``pass_at_k``: pass@K for K = 1 ... the largest rank,
-    per rule (long table). ``reliability``: the calibration bins. ``by_category``:
+    ``correct``, ``rank_<rule>``: the listing rank, ties by first appearance).
+    ``pass_at_k``: pass@K for K = 1 ... the pool's largest K (the most distinct
+    candidates of an output), per rule (long table). ``reliability``: the calibration bins. ``by_category``:
     coverage beside pass@2 per category of the structural taxonomy. ``comparisons``:
     paired comparison of every two rules on pass@2. ``warnings``: what to know.
     ``anytime``: with a budget axis, pass@1 / pass@2 / coverage per number of draws
     ``n`` and rule (long table; the band of ``votes``); ``steps``: with refinement steps,
     the per-step shares; ``confidence_reliability``: with a confidence score, its
     calibration bins (see :mod:`arcnb.candidates`).
+
+    Shown, it is a few lines (``repr``) or, in Jupyter, a short HTML summary.
     """
 
     summary: dict
@@ -243,6 +287,38 @@ class CandidateAnalysis:
     anytime: pd.DataFrame | None = None
     steps: pd.DataFrame | None = None
     confidence_reliability: pd.DataFrame | None = None
+
+    def _lines(self) -> list[str]:
+        s = self.summary
+        lines = [f"{s['n_candidates']} distinct candidates from {s['n_samples']} samples, "
+                 f"{s['n_tasks']} tasks, {s['n_outputs']} test outputs; vote ties "
+                 f"{'at random' if s.get('tie') == 'random' else 'by first appearance'}",
+                 f"coverage {fmt_number(s['coverage'], least=4)} "
+                 f"{fmt_interval(*s['coverage_ci95'])}"]
+        for rule, r in s["rankings"].items():
+            lines.append(f"{rule}: pass@1 {fmt_number(r['pass@1'], least=4)}, pass@2 "
+                         f"{fmt_number(r['pass@2'], least=4)}, selection gap "
+                         f"{fmt_number(r['selection_gap'], least=4)}")
+        if "voting_gain" in s:
+            g = s["voting_gain"]
+            lines.append(f"anytime ({s['anytime']['axis']}): pass@1 "
+                         f"{fmt_number(g['pass@1_at_1'], least=4)} with 1 draw, "
+                         f"{fmt_number(g['pass@1_at_n'], least=4)} with {g['n']}")
+        return lines
+
+    def __repr__(self) -> str:
+        return "CandidateAnalysis(" + "\n  ".join(self._lines()) + ")"
+
+    def _repr_html_(self) -> str:
+        s = self.summary
+        rows = pd.DataFrame([{"rule": rule, "pass@1": r["pass@1"], "pass@2": r["pass@2"],
+                              "selection_gap": r["selection_gap"]}
+                             for rule, r in s["rankings"].items()])
+        lines = self._lines()
+        return (note(lines[0] + "; " + lines[1] + ".")
+                + html_table(rows, caption="per ranking rule (the analysis's summary, outputs, "
+                                      "pool and pass_at_k hold the rest)")
+                + ("".join(note(line + ".") for line in lines[len(rows) + 2:])))
 
     @property
     def rules(self) -> list[str]:
@@ -294,37 +370,45 @@ def _ci(values, n_boot: int, seed: int) -> list:
     return list(bootstrap_ci(values, n_boot=n_boot, seed=seed))
 
 
-def _pass_at_k_table(rules, roc, task_of, n_per_task) -> pd.DataFrame:
-    """pass@K per ranking rule, for K from 1 to the deepest rank of a right candidate
-    (every K up to 50, then 40 steps on a log scale)."""
-    max_rank = int(max([1, *[int(r[r != _ABSENT].max()) for r in roc.values()
-                             if (r != _ABSENT).any()]]))
+def _pass_at_k_table(rules, places, task_of, n_per_task, largest: int) -> pd.DataFrame:
+    """pass@K per ranking rule, for K from 1 to the pool's largest K (``largest``: the
+    most distinct candidates of an output; every K up to 50, then 40 steps on a log
+    scale), where every rule reaches the coverage."""
+    deepest = [int((a + t)[a != _ABSENT].max()) for a, t in places.values()
+               if (a != _ABSENT).any()]
+    max_rank = int(max([1, int(largest), *deepest]))
     ks = np.unique(np.r_[np.arange(1, min(max_rank, 50) + 1),
                          np.geomspace(1, max_rank, 40).round().astype(int)])
     rows = []
     for rule in rules:
         for k in ks:
-            pt = _task_mean(roc[rule] <= k, task_of, n_per_task)
+            pt = _task_mean(_solved(places[rule], k), task_of, n_per_task)
             rows.append({"rule": rule, "K": int(k), "pass@K": float(pt.mean())})
     return pd.DataFrame(rows)
 
 
 def _rule_comparisons(rules, rankings, per_task_pass2, solved2, n_boot, seed) -> pd.DataFrame:
     """Every pair of ranking rules: the paired bootstrap difference in pass@2 over tasks
-    and the exact McNemar test on the outputs one rule solves and the other does not."""
+    and the exact McNemar test on the outputs one rule solves and the other does not
+    (``solved2``: per output the probability of a solve under the tie rule; the test
+    counts the outputs both rules decide, that no tie leaves to chance, and
+    ``n_tie_decided`` the others)."""
     rows = []
     for a_i, a in enumerate(rules):
         for b in rules[a_i + 1:]:
             diff, lo, hi = paired_bootstrap_ci(per_task_pass2[a], per_task_pass2[b],
                                                n_boot=n_boot, seed=seed)
-            mc = mcnemar_table(solved2[a], solved2[b])
+            sa, sb = solved2[a], solved2[b]
+            decided = ((sa == 0) | (sa == 1)) & ((sb == 0) | (sb == 1))
+            mc = mcnemar_table(sa[decided] == 1, sb[decided] == 1)
             rows.append({"rule_a": a, "rule_b": b, "pass@2_a": rankings[a]["pass@2"],
                          "pass@2_b": rankings[b]["pass@2"], "difference": diff,
                          "ci_low": lo, "ci_high": hi, "n_a_only": mc["n_a_only"],
-                         "n_b_only": mc["n_b_only"], "mcnemar_p": mc["p_value"]})
+                         "n_b_only": mc["n_b_only"], "mcnemar_p": mc["p_value"],
+                         "n_tie_decided": int((~decided).sum())})
     return pd.DataFrame(rows, columns=["rule_a", "rule_b", "pass@2_a", "pass@2_b", "difference",
                                        "ci_low", "ci_high", "n_a_only", "n_b_only",
-                                       "mcnemar_p"])
+                                       "mcnemar_p", "n_tie_decided"])
 
 
 def _by_category(ds, taxonomy, cov_task, pass2_task, n_boot, seed) -> pd.DataFrame:
@@ -353,30 +437,30 @@ def _by_category(ds, taxonomy, cov_task, pass2_task, n_boot, seed) -> pd.DataFra
 
 
 def _rank_of(*keys) -> np.ndarray:
-    """The position of every element in the order of ``keys`` (most significant first)."""
+    """The position of every element in the order of ``keys`` (most significant first);
+    equal keys share a position."""
+    if not keys[0].size:
+        return np.zeros(0)
     order = np.lexsort(tuple(reversed(keys)))
+    ks = np.stack([k[order] for k in keys])
+    new = np.r_[True, (ks[:, 1:] != ks[:, :-1]).any(axis=0)]
     rank = np.empty(order.size, float)
-    rank[order] = np.arange(order.size)
+    rank[order] = np.cumsum(new) - 1
     return rank
 
 
-def _anytime_keys(pool: _Pool, rule: str, lower: frozenset, first_axis: np.ndarray):
-    """``(cls, tie, votes_matter)`` of ``rule`` for :func:`.anytime.anytime_curves`."""
-    n = pool.out.size
-    zeros = np.zeros(n)
-    if rule == "order":
-        return zeros, _rank_of(first_axis, pool.first), False
-    if rule == "votes":
-        return zeros, _rank_of(first_axis, pool.first), True
-    if rule == PASSES_TRAIN:
-        passes = pool.fields[PASSES_TRAIN]
-        ts = pool.fields.get("train_score", np.full(n, np.nan))
-        return (np.where(np.isnan(passes), -1.0, passes),
-                _rank_of(np.where(np.isnan(ts), np.inf, -ts), first_axis, pool.first), True)
-    if rule.startswith(VOTES_THEN) and rule[len(VOTES_THEN):] in pool.scores:
-        key = _score_key(pool, rule[len(VOTES_THEN):], lower)
-        return zeros, _rank_of(key, first_axis, pool.first), True
-    return zeros, _rank_of(_score_key(pool, rule, lower), first_axis, pool.first), False
+def _anytime_keys(pool: _Pool, rule: str, lower: frozenset, first_keys: list, tie: str):
+    """``(cls, tie, votes_matter, random_ties)`` of ``rule`` for
+    :func:`.anytime.anytime_curves`: the same keys as the whole pool's ranking
+    (:func:`_ranks`), ties by ``first_keys`` or, for a rule that counts votes under
+    random ties, left equal (tied)."""
+    before, after = _rule_keys(pool, rule, lower)
+    counts = _counts_votes(rule, pool)
+    cls = -before[0] if (counts and before) else np.zeros(pool.out.size)
+    rest = after if counts else before
+    if counts and tie == "random":
+        return cls, _rank_of(*rest, np.zeros(pool.out.size)), True, True
+    return cls, _rank_of(*rest, *first_keys), counts, False
 
 
 def _points(n_max, metrics: dict, bands: dict | None = None) -> list:
@@ -389,11 +473,11 @@ def _points(n_max, metrics: dict, bands: dict | None = None) -> list:
     return pts
 
 
-def _budget_views(pool: _Pool, cs: CandidateSet, rules, lower, ranks, task_of, n_tasks,
-                  axis, confidence, n_boot, seed, bins):
-    """The anytime curves, refinement steps, verifier and confidence calibration of a
-    pool with those fields: ``(summary keys, tables, warnings)``."""
-    summary, tables, warnings = {}, {}, []
+def _first_keys(pool: _Pool, cs: CandidateSet, axis):
+    """The budget axis (the one asked for, else the first the draws carry; None: none)
+    and the first-appearance keys of every candidate: its first draw along that axis,
+    then its place in the listing (the ``first`` tie rule's order, and the listing order
+    of every rule)."""
     draws = cs.draws
     present = [a for a in AXES if draws is not None and a in draws
                and np.isfinite(draws[a]).any()]
@@ -401,18 +485,31 @@ def _budget_views(pool: _Pool, cs: CandidateSet, rules, lower, ranks, task_of, n
         raise ParameterError(f"the pool's draws carry no {axis!r} values "
                              f"(they carry: {', '.join(present) or 'none'})")
     axis = axis or (present[0] if present else None)
+    if axis is None:
+        return None, present, [pool.first.astype(float)]
+    d_cand = pool.cand_of_sample[draws["entry"]]
+    ok = d_cand >= 0
+    first_axis = np.full(pool.out.size, np.inf)
+    ax = draws[axis][ok]
+    np.minimum.at(first_axis, d_cand[ok], np.where(np.isnan(ax), np.inf, ax))
+    return axis, present, [first_axis, pool.first.astype(float)]
+
+
+def _budget_views(pool: _Pool, cs: CandidateSet, rules, lower, ranks, task_of, n_tasks,
+                  axes, first_keys, tie, confidence, n_boot, seed, bins):
+    """The anytime curves, refinement steps, verifier and confidence calibration of a
+    pool with those fields: ``(summary keys, tables, warnings)``."""
+    summary, tables, warnings = {}, {}, []
+    draws = cs.draws
+    axis, present = axes
     d_cand = pool.cand_of_sample[draws["entry"]] if draws is not None else None
     if axis is not None:
-        ok = d_cand >= 0
-        first_axis = np.full(pool.out.size, np.inf)
-        ax = draws[axis][ok]
-        np.minimum.at(first_axis, d_cand[ok], np.where(np.isnan(ax), np.inf, ax))
         rows, long = {}, []
         for rule in rules:
-            cls, tie, vm = _anytime_keys(pool, rule, lower, first_axis)
+            cls, tkey, vm, rt = _anytime_keys(pool, rule, lower, first_keys, tie)
             (p1, p2, cov), too_big = anytime_curves(pool.out, pool.votes, pool.correct,
-                                                     pool.n_out, pool.free, (cls, tie),
-                                                     votes_matter=vm)
+                                                     pool.n_out, pool.free, (cls, tkey),
+                                                     votes_matter=vm, random_ties=rt)
             rows[rule] = {k: per_task(v, task_of, n_tasks)
                           for k, v in (("pass@1", p1), ("pass@2", p2), ("coverage", cov))}
         if too_big.size:
@@ -423,7 +520,8 @@ def _budget_views(pool: _Pool, cs: CandidateSet, rules, lower, ranks, task_of, n
             means = {k: v.mean(axis=0) for k, v in r.items()}
             bands = ({k: band(v, n_boot=n_boot, seed=seed) for k, v in r.items()}
                      if rule == "votes" else None)
-            entry = {"axis": axis, "points": _points(n_max, means, bands)}
+            entry = {"axis": axis, "tie": tie if _counts_votes(rule, pool) else "first",
+                     "points": _points(n_max, means, bands)}
             if rule == "votes":
                 summary["anytime"] = entry
             else:
@@ -454,13 +552,15 @@ def _budget_views(pool: _Pool, cs: CandidateSet, rules, lower, ranks, task_of, n
         summary["verifier"] = verifier(pool.out, pool.fields[PASSES_TRAIN], pool.correct,
                                        task_of, pool.n_out)
     if confidence is not None:
-        top = ranks[f"{VOTES_THEN}{confidence}"] == 1
+        vr = ranks[f"{VOTES_THEN}{confidence}"]
+        top = vr.rank == 1  # tied top candidates share their votes and confidence
+        right_top = _solved(_right_place(pool, vr), 1)[pool.out[top]]
         conf = pool.scores[confidence][top]
         has = np.isfinite(conf)
         raw_ok = bool(has.any() and conf[has].min() >= 0 and conf[has].max() <= 1)
         with np.errstate(over="ignore"):  # a logit: read through the sigmoid
             value = conf if raw_ok else 1.0 / (1.0 + np.exp(-conf))
-        rel, cal = calibration(value[has], pool.correct[top][has],
+        rel, cal = calibration(value[has], right_top[has],
                                task_of[pool.out[top]][has], bins=bins, n_boot=n_boot,
                                seed=seed)
         summary["confidence"] = {"score": confidence,
@@ -492,6 +592,67 @@ def _rules(cs: CandidateSet, rank_by, axis) -> tuple[list[str], str, str | None]
             rank_by[0] if rank_by else "votes", confidence)
 
 
+def _pool_warnings(n_distinct: np.ndarray, counts: dict) -> list:
+    """What to know about the pool: a single distinct candidate everywhere, samples for
+    outputs the dataset lacks."""
+    warnings = []
+    if (n_distinct > 0).any() and n_distinct.max() == 1:
+        warnings.append("every test output has a single distinct candidate: pass@K is the "
+                        "same for every K, and ranking rules cannot differ")
+    if counts["n_outside_dataset"]:
+        warnings.append(f"{counts['n_outside_dataset']} samples are for tasks or test outputs "
+                        "the dataset lacks: ignored")
+    return warnings
+
+
+def _rankings(pool: _Pool, rules, places, tie, cov_task, task_of, n_per_task, n_boot, seed):
+    """Per rule: pass@1, pass@2 (the probability of a solve under the tie rule, per task
+    then the mean), their intervals and per-output forms, the selection gap; and per
+    rule the per-task pass@2 and the per-output probability of a solve."""
+    rankings, per_task_pass2, solved2 = {}, {}, {}
+    for rule in rules:
+        entry = {"tie": tie} if _counts_votes(rule, pool) else {}
+        for k in (1, 2):
+            solved = _solved(places[rule], k)
+            pt = _task_mean(solved, task_of, n_per_task)
+            entry[f"pass@{k}"] = float(pt.mean())
+            entry[f"pass@{k}_ci95"] = _ci(pt, n_boot, seed)
+            entry[f"pass@{k}_per_output"] = float(solved.mean())
+            if k == 2:
+                per_task_pass2[rule], solved2[rule] = pt, solved
+        gap = cov_task - per_task_pass2[rule]
+        entry["selection_gap"] = float(gap.mean())
+        entry["selection_gap_ci95"] = _ci(gap, n_boot, seed)
+        rankings[rule] = entry
+    return rankings, per_task_pass2, solved2
+
+
+def _tables(keys, pool: _Pool, rules, ranks, places, tie, per_output: dict):
+    """The outputs table (``per_output`` columns, then per rule the right candidate's
+    best rank and, under random ties, its tie group) and the pool table."""
+    out_tid = [k[0] for k in keys]
+    out_idx = [k[1] for k in keys]
+    outputs = pd.DataFrame({"task_id": out_tid, "test_index": out_idx, **per_output})
+    for rule in rules:
+        ahead, tied = places[rule]
+        absent = ahead == _ABSENT
+        outputs[f"rank_{rule}"] = pd.array(np.where(absent, 0, ahead + 1), dtype="Int64")
+        outputs.loc[absent, f"rank_{rule}"] = pd.NA
+        if tie == "random" and _counts_votes(rule, pool):
+            outputs[f"tied_{rule}"] = pd.array(np.where(absent, 0, tied), dtype="Int64")
+            outputs.loc[absent, f"tied_{rule}"] = pd.NA
+    tid_arr = np.asarray(out_tid, dtype=object)
+    # every column at once (one insert per score column is quadratic); no score can
+    # take a pool column's name (refused when read)
+    pool_cols = {"task_id": tid_arr[pool.out], "test_index": np.asarray(out_idx)[pool.out],
+                 "votes": pool.votes, "first": pool.first, "correct": pool.correct,
+                 "sample": pool.src}
+    pool_cols.update(pool.scores)
+    pool_cols.update(pool.fields)
+    pool_cols.update({f"rank_{rule}": ranks[rule].rank for rule in rules})
+    return outputs, pd.DataFrame(pool_cols)
+
+
 def _truth(ds: Dataset):
     """The dataset's test outputs in order: their ``(task id, index)`` keys, the index
     of each one's task, and their grids packed as ``(cells, offsets, heights, widths)``."""
@@ -513,7 +674,7 @@ def _truth(ds: Dataset):
 
 def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str | None = None,
                taxonomy="structural", bins: int = 10, n_boot: int = 1000,
-               seed: int = 0, axis: str | None = None) -> CandidateAnalysis:
+               seed: int = 0, axis: str | None = None, tie: str = "random") -> CandidateAnalysis:
     """Measure a candidate pool against ``dataset``'s truth.
 
     ``predictions``: anything :func:`load_candidates` reads. ``rank_by``: extra ranking
@@ -523,9 +684,13 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     budget axis of the anytime curves (default: the first of ``sample``, ``view``,
     ``step``, ``iteration`` the draws carry). A pool with ``passes_train`` adds the rule
     ``passes_train``; one with a confidence score (``q_halt``, else ``confidence``) the
-    rule ``votes_then_<score>``.
+    rule ``votes_then_<score>``. ``tie``: how the rules that count votes break ties
+    (:data:`arcnb.voting.TIE_RULES`): ``"random"`` (uniformly at random; pass@K is then
+    the exact expectation over the tie-breaking) or ``"first"`` (first appearance: the
+    first draw along the budget axis, then the listing); the same rule in the whole
+    pool's rankings and within the anytime curves' subsets.
     """
-    n_boot, seed = check_n_boot(n_boot), check_seed(seed)
+    n_boot, seed, tie = check_n_boot(n_boot), check_seed(seed), check_tie(tie)
     ds = load_dataset(dataset, tasks=tasks) if not isinstance(dataset, Dataset) else (
         dataset if tasks is None else load_dataset(dataset, tasks=tasks))
     cs = load_candidates(predictions, n_tests={t.id: len(t.test) for t in ds})
@@ -542,95 +707,58 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     # integer sums (votes are at most MAX_VOTES each: no sum can wrap, none is rounded)
     total_votes = np.zeros(n_out, np.int64)
     np.add.at(total_votes, pool.out, pool.votes)
-    ranks = {rule: _ranks(pool, rule, cs.lower_is_better) for rule in rules}
-    roc = {rule: _rank_of_correct(pool, ranks[rule]) for rule in rules}
+    axis, present_axes, first_keys = _first_keys(pool, cs, axis)
+    ranks = {rule: _ranks(pool, rule, cs.lower_is_better, first_keys, tie) for rule in rules}
+    places = {rule: _right_place(pool, ranks[rule]) for rule in rules}
 
     cov_task = _task_mean(covered, task_of, n_per_task)
     out_per_task = np.bincount(task_of, weights=covered.astype(float), minlength=n_tasks)
     coverage = float(cov_task.mean())
-    rankings, per_task_pass2, solved2 = {}, {}, {}
-    for rule in rules:
-        entry = {}
-        for k in (1, 2):
-            solved = roc[rule] <= k
-            pt = _task_mean(solved, task_of, n_per_task)
-            entry[f"pass@{k}"] = float(pt.mean())
-            entry[f"pass@{k}_ci95"] = _ci(pt, n_boot, seed)
-            entry[f"pass@{k}_per_output"] = float(solved.mean())
-            if k == 2:
-                per_task_pass2[rule], solved2[rule] = pt, solved
-        gap = cov_task - per_task_pass2[rule]
-        entry["selection_gap"] = float(gap.mean())
-        entry["selection_gap_ci95"] = _ci(gap, n_boot, seed)
-        rankings[rule] = entry
+    rankings, per_task_pass2, solved2 = _rankings(pool, rules, places, tie, cov_task, task_of,
+                                                  n_per_task, n_boot, seed)
+    rank_of_correct = _rank_counts(places[first_rule])
 
-    r0 = roc[first_rule]
-    present = r0[r0 != _ABSENT]
-    rank_of_correct = {str(int(k)): int(n) for k, n in zip(*np.unique(present, return_counts=True))}
-    rank_of_correct["absent"] = int((r0 == _ABSENT).sum())
-
-    # the top candidate under votes: its share of the output's votes
-    top = ranks["votes"] == 1
+    # the top candidate under votes: its share of the output's votes (tied top
+    # candidates share it) and whether it is right (its probability, under random ties)
+    top = ranks["votes"].rank == 1
     has = n_distinct > 0
     share = np.full(n_out, np.nan)
-    top_right = np.zeros(n_out, bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         share[pool.out[top]] = pool.votes[top] / total_votes[pool.out[top]]
-    top_right[pool.out[top]] = pool.correct[top]
+    top_right = _solved(places["votes"], 1)
     voted = np.isfinite(share)  # outputs with candidates and at least one vote
     reliability, cal = calibration(share[voted], top_right[voted], task_of[voted], bins=bins,
                                    n_boot=n_boot, seed=seed)
 
-    warnings = [w for w in [missing_tasks_warning(ds, np.asarray(ds.task_ids)[task_of[has]])] if w]
+    warnings = ([w for w in [missing_tasks_warning(ds, np.asarray(ds.task_ids)[task_of[has]])]
+                 if w] + _pool_warnings(n_distinct, counts))
     single_share = float((n_distinct == 1).mean())
-    if has.any() and n_distinct.max() == 1:
-        warnings.append("every test output has a single distinct candidate: pass@K is the "
-                        "same for every K, and ranking rules cannot differ")
-    if counts["n_outside_dataset"]:
-        warnings.append(f"{counts['n_outside_dataset']} samples are for tasks or test outputs "
-                        "the dataset lacks: ignored")
     n_without = int((~has).sum())
 
     ratio_lo, ratio_hi = ratio_bootstrap_ci(out_per_task, n_per_task, n_boot=n_boot, seed=seed,
                                             level=0.95)
-    pass_at_k = _pass_at_k_table(rules, roc, task_of, n_per_task)
+    pass_at_k = _pass_at_k_table(rules, places, task_of, n_per_task,
+                                 int(n_distinct.max()) if n_distinct.size else 1)
     comparisons = _rule_comparisons(rules, rankings, per_task_pass2, solved2, n_boot, seed)
     by_category = _by_category(ds, taxonomy, cov_task, per_task_pass2[first_rule], n_boot, seed)
 
     extra, extra_tables, extra_warnings = _budget_views(
-        pool, cs, rules, cs.lower_is_better, ranks, task_of, n_tasks, axis, confidence,
-        n_boot, seed, bins)
+        pool, cs, rules, cs.lower_is_better, ranks, task_of, n_tasks, (axis, present_axes),
+        first_keys, tie, confidence, n_boot, seed, bins)
     warnings += extra_warnings
 
-    out_tid = [k[0] for k in keys]
-    out_idx = [k[1] for k in keys]
-    outputs = pd.DataFrame({"task_id": out_tid, "test_index": out_idx,
-                            "n_distinct": n_distinct, "n_votes": total_votes,
-                            "covered": covered, "top_vote_share": share,
-                            "top_correct": top_right})
-    for rule in rules:
-        r = roc[rule]
-        outputs[f"rank_{rule}"] = pd.array(np.where(r == _ABSENT, 0, r), dtype="Int64")
-        outputs.loc[r == _ABSENT, f"rank_{rule}"] = pd.NA
+    outputs, pool_df = _tables(keys, pool, rules, ranks, places, tie, {
+        "n_distinct": n_distinct, "n_votes": total_votes, "covered": covered,
+        "top_vote_share": share, "top_correct": top_right})
     if "step_outputs" in extra_tables:
         outputs = pd.concat([outputs, extra_tables["step_outputs"]], axis=1)
-    tid_arr = np.asarray(out_tid, dtype=object)
-    # every column at once (one insert per score column is quadratic); no score can
-    # take a pool column's name (refused when read)
-    pool_cols = {"task_id": tid_arr[pool.out], "test_index": np.asarray(out_idx)[pool.out],
-                 "votes": pool.votes, "first": pool.first, "correct": pool.correct,
-                 "sample": pool.src}
-    pool_cols.update(pool.scores)
-    pool_cols.update(pool.fields)
-    pool_cols.update({f"rank_{rule}": ranks[rule] for rule in rules})
-    pool_df = pd.DataFrame(pool_cols)
 
     summary = {
         "dataset": ds.info, "source": cs.source, "format": cs.format,
         "n_tasks": n_tasks, "n_outputs": n_out,
         "n_outputs_without_candidates": n_without,
         "n_samples": counts["n_samples"], "n_invalid_attempts": counts["n_invalid"],
-        "n_candidates": int(pool.out.size),
+        "n_candidates": int(pool.out.size), "tie": tie,
         "coverage": coverage, "coverage_ci95": _ci(cov_task, n_boot, seed),
         "coverage_per_output": float(covered.mean()),
         "coverage_per_output_ci95": [ratio_lo, ratio_hi],

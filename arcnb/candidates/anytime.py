@@ -12,9 +12,11 @@ Anytime curves (:func:`anytime_curves`)
     counts 0), with a percentile bootstrap band over tasks (:mod:`arcnb.stats`).
 
     Within a subset, ``votes`` counts each grid's draws in the subset; grids with equal
-    counts keep the order in which they first appear along the axis (their first draw in
-    the whole pool; the order ``votes`` uses on the whole pool). A malformed draw is a
-    draw that votes for no grid. The other rules rank the grids present in the subset by
+    counts are ordered by the tie rule of the whole pool's ranking
+    (:mod:`arcnb.voting`): uniformly at random (``random``, the default; the exact
+    expectation, below), or by the order in which they first appear along the axis
+    (``first``: their first draw in the whole pool). A malformed draw is a draw that
+    votes for no grid. The other rules rank the grids present in the subset by
     their keys: a named score or ``order`` (first appearance) ignore the counts;
     ``passes_train`` puts grids that pass the demonstrations first, then counts the
     subset's votes, then ``train_score``; ``votes_then_<score>`` counts votes, then the
@@ -25,7 +27,9 @@ Anytime curves (:func:`anytime_curves`)
     in the subset and grid ``j`` drawn ``i`` times, ``r`` is top-ranked when every other
     grid stays below its threshold ``theta_j(k)`` (``k`` for a grid that wins ties
     against ``r``, ``k + 1`` for one that loses them, 1 for a grid that outranks ``r``
-    whenever present, none for one that never does). The number of subsets is the
+    whenever present, none for one that never does; under random ties, a rival that may
+    tie ``r`` (:data:`TIE`) has threshold ``k + 1`` with its ``x^k`` coefficient
+    weighted by ``u``). The number of subsets is the
     coefficient of ``x^(n - k)`` in ``prod_j T_j(x)`` where ``T_j`` is ``(1 + x)^m_j``
     truncated below degree ``theta_j(k)``; summed over ``k`` with ``C(m_r, k)`` and
     divided by ``C(N, n)``. ``pass@2`` (at most one grid above ``r``) is
@@ -37,6 +41,16 @@ Anytime curves (:func:`anytime_curves`)
     term is a sum of products of non-negative numbers: the result is exact up to
     floating-point rounding (about 1e-12), which the tests check against enumerating
     every subset.
+
+    Random ties, exactly: given the right grid's uniform tie-break value ``u``, each
+    tied rival falls below it with probability ``u``, and a right grid tied with ``T``
+    others is first with probability ``1/(T+1)``, the integral of ``u^T`` over [0, 1].
+    The products above, with the ``u`` weights, are polynomials in ``u`` of degree at
+    most ``d`` (the tied rivals that fit among the draws); they are integrated over
+    [0, 1] by Gauss-Legendre quadrature with ``d // 2 + 1`` nodes, which is exact for
+    that degree (each node is one more row of the batched products). pass@2 integrates
+    the same way. The tests check it against enumerating every subset with every order
+    of the tied grids.
 
 Refinement steps (:func:`step_table`)
     When draws carry ``step`` (or ``iteration``): the answer of an output at a step is
@@ -64,7 +78,7 @@ import pandas as pd
 from ..stats import bootstrap_indices, percentile_interval
 
 __all__ = ["MAX_ANYTIME_DRAWS", "exact_curves", "anytime_curves", "step_table", "verifier",
-           "ALWAYS", "EARLY", "LATE", "NEVER"]
+           "ALWAYS", "EARLY", "LATE", "NEVER", "TIE"]
 
 #: Most draws of one test output an anytime curve is computed for (beyond, the
 #: curve is left out with a warning: the scaled coefficients would leave a float's range).
@@ -72,8 +86,9 @@ MAX_ANYTIME_DRAWS = 2000
 
 #: How another grid ranks against the right one within a subset: above it whenever
 #: present (``ALWAYS``), above it with at least as many votes (``EARLY``: it wins ties),
-#: above it with more votes (``LATE``), never (``NEVER``).
-ALWAYS, EARLY, LATE, NEVER = 0, 1, 2, 3
+#: above it with more votes (``LATE``), never (``NEVER``), above it with more votes and
+#: tied with it at equal votes, the tie broken uniformly at random (``TIE``).
+ALWAYS, EARLY, LATE, NEVER, TIE = 0, 1, 2, 3, 4
 
 
 def _binomial_row(m: int) -> np.ndarray:
@@ -104,9 +119,55 @@ def _batched_conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = np.zeros((n_rows, p + q - 1))
     if q == 1:
         return a * b
-    for k in range(n_rows):  # one C-level convolution per row (faster than columns)
+    if n_rows > 2 * q:  # many rows (k values x tie weights): one shift per column of b
+        for j in range(q):
+            out[:, j:j + p] += a * b[:, j:j + 1]
+        return out
+    for k in range(n_rows):  # one C-level convolution per row
         out[k] = np.convolve(a[k], b[k])
     return out
+
+
+def _add(acc: dict, f: int, v: np.ndarray) -> None:
+    if f in acc:
+        acc[f] += v
+    else:
+        acc[f] = v.copy()
+
+
+def _block(ks, rm, rk, u, w, f_blk, rows, diagonal, acc1, acc2) -> None:
+    """The subsets of one block of ``k`` (the right grid's draws in the subset; one row
+    per ``k`` and tie weight) at tie weight ``u`` (per row: a tied rival loses the tie
+    with probability ``u``), weighted by ``w`` (per row), added to the pass@1
+    (``acc1``) and pass@2 (``acc2``) sums per free block."""
+    factors = []
+    for mj, kj in zip(rm, rk):
+        theta = (np.ones_like(ks) if kj == ALWAYS else ks if kj == EARLY else ks + 1)
+        width = int(theta.max())
+        row = rows(int(mj))[:width]
+        cols = np.arange(width)[None, :]
+        mat = np.where(cols < theta[:, None], row[None, :], 0.0)
+        if kj == TIE:  # drawn as often as the right grid: below it with probability u
+            mat = np.where(cols == ks[:, None], mat * u[:, None], mat)
+        factors.append(mat)
+    ones = w[:, None]
+    if not factors:
+        v = diagonal(ones, ks)
+        _add(acc1, f_blk, v)
+        _add(acc2, f_blk, v)
+        return
+    prefix = [ones]
+    for fm in factors:
+        prefix.append(_batched_conv(prefix[-1], fm))
+    v = diagonal(prefix[-1], ks)
+    _add(acc1, f_blk, v)
+    _add(acc2, f_blk, v * -(len(factors) - 1))
+    suffix = np.ones((ks.size, 1))
+    for j in range(len(factors) - 1, -1, -1):
+        loo = prefix[j] if j == len(factors) - 1 else _batched_conv(prefix[j], suffix)
+        _add(acc2, f_blk + int(rm[j]), diagonal(loo, ks))
+        if j:
+            suffix = _batched_conv(suffix, factors[j])
 
 
 def exact_curves(m_r: int, m: np.ndarray, kind: np.ndarray, free: int = 0,
@@ -114,7 +175,7 @@ def exact_curves(m_r: int, m: np.ndarray, kind: np.ndarray, free: int = 0,
     """One test output's exact ``pass@1``, ``pass@2`` and ``coverage`` for every subset
     size ``n = 1 .. N`` (index ``n - 1``): ``m_r`` draws of the right grid, ``m[j]``
     draws of each other grid with ``kind[j]`` (:data:`ALWAYS`, :data:`EARLY`,
-    :data:`LATE`, :data:`NEVER`), ``free`` draws that vote for no grid. See the module
+    :data:`LATE`, :data:`NEVER`, :data:`TIE`), ``free`` draws that vote for no grid. See the module
     docstring for the method."""
     rows = rows or _Rows()
     m = np.asarray(m, np.int64)
@@ -133,11 +194,10 @@ def exact_curves(m_r: int, m: np.ndarray, kind: np.ndarray, free: int = 0,
     free_all = int(free + m[~rival].sum())
     rm, rk = m[rival], kind[rival]
     # k (the right grid's draws in the subset) up to which each rival can stay a threat
-    lim = np.where(rk == ALWAYS, m_r, np.where(rk == EARLY, rm, rm - 1))
+    lim = np.where(rk == ALWAYS, m_r, np.where((rk == EARLY) | (rk == TIE), rm, rm - 1))
     lim = np.minimum(lim, m_r)
     keep = lim >= 1
     rm, rk, lim = rm[keep], rk[keep], lim[keep]
-    free_all += 0  # rivals that can never reach their threshold join the free block below
     row_r = rows(m_r)
     acc1: dict[int, np.ndarray] = {}
     acc2: dict[int, np.ndarray] = {}
@@ -148,12 +208,6 @@ def exact_curves(m_r: int, m: np.ndarray, kind: np.ndarray, free: int = 0,
         return np.bincount(idx.ravel(), weights=(q * row_r[ks][:, None]).ravel(),
                            minlength=n_total + 1)
 
-    def add(acc, f, v):
-        if f in acc:
-            acc[f] += v
-        else:
-            acc[f] = v.copy()
-
     bounds = np.unique(np.r_[lim, m_r])
     k0 = 1
     for k1 in bounds:
@@ -162,31 +216,16 @@ def exact_curves(m_r: int, m: np.ndarray, kind: np.ndarray, free: int = 0,
         ks = np.arange(k0, k1 + 1)
         active = lim >= k1  # constant over the block: lim is a block boundary
         f_blk = free_all + int(rm[~active].sum()) + int(m[rival][~keep].sum())
-        factors = []
-        for mj, kj in zip(rm[active], rk[active]):
-            theta = (np.ones_like(ks) if kj == ALWAYS else ks if kj == EARLY else ks + 1)
-            width = int(theta.max())
-            row = rows(int(mj))[:width]
-            mat = np.where(np.arange(width)[None, :] < theta[:, None], row[None, :], 0.0)
-            factors.append(mat)
-        ones = np.ones((ks.size, 1))
-        if not factors:
-            v = diagonal(ones, ks)
-            add(acc1, f_blk, v)
-            add(acc2, f_blk, v)
-        else:
-            prefix = [ones]
-            for fm in factors:
-                prefix.append(_batched_conv(prefix[-1], fm))
-            v = diagonal(prefix[-1], ks)
-            add(acc1, f_blk, v)
-            add(acc2, f_blk, v * -(len(factors) - 1))
-            suffix = ones
-            for j in range(len(factors) - 1, -1, -1):
-                loo = prefix[j] if j == len(factors) - 1 else _batched_conv(prefix[j], suffix)
-                add(acc2, f_blk + int(rm[active][j]), diagonal(loo, ks))
-                if j:
-                    suffix = _batched_conv(suffix, factors[j])
+        # random ties: the tie weight u integrated over [0, 1] by Gauss-Legendre, exact
+        # for the integrand's degree in u (at most the tied rivals that fit in the draws)
+        n_tie = int((rk[active] == TIE).sum())
+        deg = min(n_tie, (n_total - m_r - free) // int(k0)) if n_tie else 0
+        nodes, weights = np.polynomial.legendre.leggauss(deg // 2 + 1)
+        # every (node, k) pair is one row of the batched products
+        u = np.repeat((nodes + 1) / 2, ks.size)
+        w = np.repeat(weights / 2, ks.size)
+        _block(np.tile(ks, nodes.size), rm[active], rk[active], u, w, f_blk, rows, diagonal,
+               acc1, acc2)
         k0 = k1 + 1
     denom = rows(n_total)[1:]
     out = []
@@ -204,22 +243,27 @@ def exact_curves(m_r: int, m: np.ndarray, kind: np.ndarray, free: int = 0,
     return out[0], out[1], np.clip(cov, 0.0, 1.0)
 
 
-def _kinds(votes_matter: bool, cls: np.ndarray, tie: np.ndarray, r: int) -> np.ndarray:
-    """Each grid's :data:`ALWAYS` / :data:`EARLY` / :data:`LATE` / :data:`NEVER` against
-    grid ``r``: ``cls`` higher ranks first, then (when votes matter) the votes, then
-    ``tie`` lower first."""
+def _kinds(votes_matter: bool, cls: np.ndarray, tie: np.ndarray, r: int,
+           random_ties: bool = False) -> np.ndarray:
+    """Each grid's :data:`ALWAYS` / :data:`EARLY` / :data:`LATE` / :data:`NEVER` /
+    :data:`TIE` against grid ``r``: ``cls`` higher ranks first, then (when votes matter)
+    the votes, then ``tie`` lower first; with ``random_ties`` (votes matter), grids of
+    equal ``cls`` and equal ``tie`` are tied with ``r`` at equal votes (:data:`TIE`)."""
     above = (cls > cls[r]) | ((cls == cls[r]) & (tie < tie[r]))
     if not votes_matter:
         return np.where(above, ALWAYS, NEVER)
-    return np.where(cls > cls[r], ALWAYS, np.where(cls < cls[r], NEVER,
-                                                   np.where(tie < tie[r], EARLY, LATE)))
+    at_tie = TIE if random_ties else LATE
+    return np.where(cls > cls[r], ALWAYS, np.where(cls < cls[r], NEVER, np.where(
+        tie < tie[r], EARLY, np.where(tie == tie[r], at_tie, LATE))))
 
 
-def anytime_curves(out, votes, correct, n_out, free, keys, *, votes_matter=True):
+def anytime_curves(out, votes, correct, n_out, free, keys, *, votes_matter=True,
+                   random_ties=False):
     """Per test output (rows) and subset size (columns, ``n = 1 .. n_max``): exact
     ``pass@1``, ``pass@2`` and ``coverage`` arrays. ``out`` / ``votes`` / ``correct``:
     the distinct grids; ``free[o]``: draws of output ``o`` that vote for no grid;
-    ``keys``: ``(cls, tie)`` per grid (see :func:`_kinds`). Outputs with more than
+    ``keys``: ``(cls, tie)`` per grid (see :func:`_kinds`; with ``random_ties`` grids of
+    equal keys tie at equal votes, broken uniformly at random). Outputs with more than
     :data:`MAX_ANYTIME_DRAWS` draws are left at 0 and listed (second value)."""
     cls, tie = keys
     sizes = np.bincount(out, weights=votes, minlength=n_out).astype(np.int64) + free
@@ -240,7 +284,7 @@ def anytime_curves(out, votes, correct, n_out, free, keys, *, votes_matter=True)
         if right.size == 0:
             continue
         r = int(right[0])
-        kinds = _kinds(votes_matter, cls[idx], tie[idx], r)
+        kinds = _kinds(votes_matter, cls[idx], tie[idx], r, random_ties)
         others = np.arange(idx.size) != r
         a, b, c = exact_curves(int(votes[idx][r]), votes[idx][others], kinds[others],
                                int(free[o]), rows)

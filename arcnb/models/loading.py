@@ -365,6 +365,11 @@ def _build(arch, saved: dict, user: dict | None, path, *, trust: bool, user_arch
     if replace:
         facts["config_mode"] = "replace"
     where = f"checkpoint {path}" if path is not None else f"model {arch!r}"
+    unknown = [] if accepted is None else sorted(str(k) for k in (user or {}) if k not in accepted)
+    if unknown:  # a key the user gave that the builder does not take: name the ones it does
+        raise ParameterError(f"{where}: builder {_arch_name(arch)} has no option "
+                             f"{', '.join(map(repr, unknown))}; its options are "
+                             f"{', '.join(sorted(accepted)) or 'none'}")
     try:
         return builder(**config), facts
     except ArcnbError as exc:

@@ -121,6 +121,18 @@ PROGRAM_SEARCH_MAX_TIME_LIMIT = 600.0
 
 def _build_program_search(max_depth: int = 2, budget: int | None = None,
                           time_limit: float | None = None):
+    """The program search as a model (``program-search``; ``--config`` on the command
+    line, ``config=`` in Python). Its options, and nothing else (another key is refused
+    in one line that names these):
+
+    ``max_depth``
+        how many grid programs one candidate composes, 0 to 4 (default 2);
+    ``budget``
+        program applications per task, 1 to 10,000,000 (default 100,000; counted in
+        applications, not seconds, so the result is the same on every machine);
+    ``time_limit``
+        a safety stop in seconds per task, up to 600 (default 60; null: the default).
+    """
     import numbers
 
     max_depth = _int_in("max_depth", max_depth, *PROGRAM_SEARCH_BOUNDS["max_depth"])

@@ -41,23 +41,35 @@ def _axes(ax, aspect=0.62):
 def rank_histogram(analysis, *, rule: str | None = None, max_rank: int = 10, ax=None):
     """Test outputs by the rank of their right candidate under ``rule`` (default: the
     analysis's first rule): ranks 1 ... ``max_rank``, then ``>max_rank``, then
-    ``absent`` (the right answer is not among the candidates)."""
+    ``absent`` (the right answer is not among the candidates). Under random ties a right
+    candidate tied with others counts equally at each of their ranks (expected counts,
+    as ``rank_of_correct``)."""
     rule = rule or analysis.summary["rank_by"]
-    ranks = analysis.outputs[f"rank_{rule}"].astype("float").to_numpy()
-    present = ranks[np.isfinite(ranks)].astype(int)
-    top = min(max_rank, int(present.max()) if present.size else 1)
-    counts = [int((present == r).sum()) for r in range(1, top + 1)]
+    o = analysis.outputs
+    ranks = o[f"rank_{rule}"].astype("float").to_numpy()
+    tied = (o[f"tied_{rule}"].astype("float").to_numpy() if f"tied_{rule}" in o
+            else np.ones(ranks.size))
+    ok = np.isfinite(ranks)
+    first, t = ranks[ok].astype(int), tied[ok].astype(int)
+    deepest = int((first + t - 1).max()) if first.size else 1
+    top = min(max_rank, deepest)
+    per_rank = np.zeros(deepest + 2)
+    np.add.at(per_rank, first, 1.0 / t)
+    np.add.at(per_rank, first + t, -1.0 / t)
+    per_rank = np.cumsum(per_rank)
+    counts = [float(per_rank[r]) for r in range(1, top + 1)]
     labels = [str(r) for r in range(1, top + 1)]
-    if (present > top).any():
-        counts.append(int((present > top).sum()))
+    if deepest > top:
+        counts.append(float(per_rank[top + 1:deepest + 1].sum()))
         labels.append(f">{top}")
-    counts.append(int((~np.isfinite(ranks)).sum()))
+    counts.append(float((~ok).sum()))
     labels.append("absent")
     with _axes(ax) as ax:
         colours = ["C0"] * (len(counts) - 1) + ["0.6"]
         bars = ax.bar(range(len(counts)), counts, color=colours)
         for b, c in zip(bars, counts):
-            ax.annotate(str(c), (b.get_x() + b.get_width() / 2, c), ha="center", va="bottom",
+            ax.annotate(fmt_number(c, least=1) if c != int(c) else str(int(c)),
+                        (b.get_x() + b.get_width() / 2, c), ha="center", va="bottom",
                         fontsize="small", xytext=(0, 1), textcoords="offset points")
         ax.set_xticks(range(len(counts)), labels)
         ax.set_xlabel(f"rank of the right candidate ({plain_label(rule)})")
@@ -145,14 +157,16 @@ def pass_at_k_by_rule(analysis, *, ax=None):
 def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | None = None,
                     max_items: int = 8, ax=None):
     """The candidates of one test output in rank order under ``rule`` (default: the
-    analysis's first rule), side by side, each titled with its rank and votes; the right
-    one is framed in green and titled "right". At most ``max_items`` are drawn (the
-    title says how many there are)."""
+    analysis's first rule), at most four to a row, each titled with its rank and votes;
+    the right one is framed in green and titled "right". At most ``max_items`` are drawn
+    (the title says how many there are). Ranks are the listing order (ties by first
+    appearance)."""
     rule = rule or analysis.summary["rank_by"]
     items = analysis.grids(task_id, test_index, rule=rule)
     shown = items[:max_items]
-    n = max(1, len(shown))
-    with _axes(ax, aspect=0.3) as ax:
+    per_row = max(1, min(len(shown), _STRIP_ROW))
+    n_rows = -(-max(1, len(shown)) // per_row)
+    with _axes(ax, aspect=0.12 + 0.3 * n_rows) as ax:
         ax.set_axis_off()
         ax.set_title(f"{plain_label(task_id)} output {test_index}: {len(items)} candidates "
                      f"by {plain_label(rule)}", fontsize="small")
@@ -162,9 +176,11 @@ def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | 
             return ax
         fig = ax.figure
         box = ax.get_position()
-        w = box.width / n
+        w, h = box.width / per_row, box.height / n_rows
         for j, (grid, votes, right) in enumerate(shown):
-            sub = fig.add_axes([box.x0 + j * w + w * 0.05, box.y0, w * 0.9, box.height * 0.62])
+            r, c = divmod(j, per_row)
+            sub = fig.add_axes([box.x0 + c * w + w * 0.1, box.y0 + (n_rows - 1 - r) * h,
+                                w * 0.8, h * 0.6])
             sub.imshow(grid_image(grid), interpolation="nearest")
             sub.set_xticks([])
             sub.set_yticks([])
@@ -173,8 +189,12 @@ def candidate_strip(analysis, task_id: str, test_index: int = 0, *, rule: str | 
                 spine.set_color("#2ca02c" if right else "0.6")
                 spine.set_linewidth(2.5 if right else 0.6)
             sub.set_title(f"{j + 1}: {votes} vote{'s' if votes != 1 else ''}"
-                          + ("\nright" if right else ""), fontsize="small")
+                          + (", right" if right else ""), fontsize="small")
     return ax
+
+
+#: Candidates per row of :func:`candidate_strip` (their titles fit a single column).
+_STRIP_ROW = 4
 
 
 def _nothing(ax, words: str):

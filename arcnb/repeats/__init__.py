@@ -95,6 +95,7 @@ from ..harness_logs import run_log_rates
 from ..io import csv_text, read_text, to_jsonable
 from ..runs import OutputFolder, Run, provenance_block, unique_labels
 from ..scoring import missing_tasks_warning, pass_at_k_unbiased
+from ..voting import check_tie, majority_vote
 from ..stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, check_seed,
                     percentile_interval)
 from ..text import fmt_number, fmt_percent, printable
@@ -265,39 +266,50 @@ def _graded_numbers(num: np.ndarray, den: np.ndarray, task_counts: np.ndarray,
 
 
 def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list]],
-                  scores: Sequence[Sequence[list]] | None = None) -> np.ndarray:
-    """Per test output, whether the two-attempt vote ensemble of the runs solves it.
+                  scores: Sequence[Sequence[list]] | None = None, *,
+                  tie: str = "random") -> np.ndarray:
+    """Per test output, whether the two-attempt vote ensemble of the runs solves it: the
+    probability under random ties (``tie="random"``, the default: the one tie rule of
+    :func:`arcnb.voting.majority_vote`), 0/1 with ``tie="first"``.
 
     ``truths[o]`` is output o's truth, ``attempts[r][o]`` run r's attempts for it. Every
     attempt of every run is one vote for its grid (identical grids pool their votes; an
     invalid attempt votes for nothing); the two grids with the most votes are the
-    ensemble's attempts. Ties are broken by the named score when ``scores`` is given
-    (``scores[r][o][j]``: attempt j's score, NaN where it has none; a grid's score is
-    the highest of its attempts', higher first, grids without one after those with
-    one), then by first appearance (run order, then attempt order). Returns 0/1 per
-    output."""
-    out = np.zeros(len(truths))
+    ensemble's attempts. Ties in votes are broken by the named score when ``scores`` is
+    given (``scores[r][o][j]``: attempt j's score, NaN where it has none; a grid's score
+    is the highest of its attempts', higher first, grids without one after those with
+    one), then by the tie rule (``first``: first appearance, run order then attempt
+    order). One vote over every output at once."""
+    check_tie(tie)
+    group, votes, best, first, right = [], [], [], [], []
     for o, truth in enumerate(truths):
-        votes: dict = {}  # grid key -> [votes, -score, first appearance, grid]
+        seen: dict = {}  # grid key -> its index in the flat arrays
         for r, run in enumerate(attempts):
             run_scores = scores[r][o] if scores is not None else None
             for j, g in enumerate(run[o]):
                 if g is None:
                     continue
-                sc = np.nan
-                if run_scores is not None and j < len(run_scores):
-                    sc = float(run_scores[j])
+                sc = float(run_scores[j]) if run_scores is not None and j < len(run_scores) \
+                    else np.nan
                 key = (g.shape, np.ascontiguousarray(g, dtype=np.int64).tobytes())
-                if key in votes:
-                    v = votes[key]
-                    v[0] += 1
-                    if sc == sc and not (v[1] <= -sc):  # a higher score (or the first)
-                        v[1] = -sc
+                k = seen.get(key)
+                if k is None:
+                    seen[key] = len(group)
+                    group.append(o)
+                    votes.append(1)
+                    best.append(-sc if sc == sc else np.inf)
+                    first.append(len(seen))
+                    right.append(g.shape == truth.shape and np.array_equal(g, truth))
                 else:
-                    votes[key] = [1, -sc if sc == sc else np.inf, len(votes), g]
-        top = sorted(votes.values(), key=lambda v: (-v[0], v[1], v[2]))[:2]
-        out[o] = float(any(g.shape == truth.shape and np.array_equal(g, truth)
-                           for _, _, _, g in top))
+                    votes[k] += 1
+                    if sc == sc and -sc < best[k]:  # a higher score
+                        best[k] = -sc
+    out = np.zeros(len(truths))
+    if group:
+        ranks = majority_vote(group, votes, after=[best] if scores is not None else [],
+                              order=[first], tie=tie)
+        hit = np.asarray(right, bool)
+        np.add.at(out, np.asarray(group)[hit], ranks.top(2)[hit])
     return out
 
 
@@ -364,13 +376,16 @@ def _held_out(cand: np.ndarray, names: list[dict], mask: np.ndarray, n_boot: int
 
 #: The ensemble's rule in words (``{score}`` is the named score, when there is one).
 ENSEMBLE_RULE = ("every attempt of every run is a vote for its grid; the two grids with "
-                 "the most votes, ties broken by {score}first appearance (run order, then "
-                 "attempt order)")
+                 "the most votes, ties broken by {score}{tie}")
+
+#: The words of each tie rule in :data:`ENSEMBLE_RULE`.
+TIE_WORDS = {"random": "chance, uniformly (the pass@2 is the exact expectation)",
+             "first": "first appearance (run order, then attempt order)"}
 
 
 def _ensembles(ensembles, S: np.ndarray, P: np.ndarray, starts: np.ndarray,
                n_out: np.ndarray, run_names: Sequence[str], mask: np.ndarray, n_boot: int,
-               seed: int, score: str | None) -> dict:
+               seed: int, score: str | None, tie: str = "random") -> dict:
     """The ``ensemble`` document: each set's pass@2 and interval, and ``held_out``: the
     candidate (each run alone, each set's vote ensemble, by votes and, with a named
     score, by votes then the score) with the best pass@2 on a public half of the tasks,
@@ -399,8 +414,9 @@ def _ensembles(ensembles, S: np.ndarray, P: np.ndarray, starts: np.ndarray,
     both = _held_out(np.concatenate(cand, axis=1), names, mask, n_boot, seed)
     runs = _held_out(P, names[:P.shape[1]], mask, n_boot, seed)
     both["best_run"] = {k: runs[k] for k in ("public", "private", "ci95")}
-    words = ENSEMBLE_RULE.format(score=f"the highest {score}, then " if score else "")
-    return {"rule": words, "score": score, "sets": sets, "held_out": both}
+    words = ENSEMBLE_RULE.format(score=f"the highest {score}, then " if score else "",
+                                 tie=TIE_WORDS[tie])
+    return {"rule": words, "tie": tie, "score": score, "sets": sets, "held_out": both}
 
 
 # ------------------------------------------------------------------ the result
@@ -567,7 +583,7 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
             n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
             skipped: Sequence[str] = (), ensembles=None, score: str | None = None,
             graded: Mapping[str, np.ndarray] | None = None,
-            run_info: Sequence[Mapping] | None = None) -> Repeats:
+            run_info: Sequence[Mapping] | None = None, tie: str = "random") -> Repeats:
     """The analysis of a solve matrix: ``solved`` is ``[outputs, runs]`` (0/1 per test
     output, ranked pass@2), ``output_task`` each output's task position (outputs of a
     task contiguous, tasks in the order of ``task_ids``), ``configs`` each run's
@@ -580,8 +596,10 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
     ``ensemble``. ``graded``: per metric of :data:`GRADED`, its value per test output x
     run (NaN where an output has none); mean, SD, min, max and the two-level interval
     per configuration go under ``graded``. ``run_info``: per run, more numbers for its
-    entry of ``runs`` (its cost, its API log rates)."""
+    entry of ``runs`` (its cost, its API log rates). ``tie``: the tie rule the
+    ensembles were voted with, named in ``ensemble``."""
     n_boot, seed = check_n_boot(n_boot), check_seed(seed)
+    check_tie(tie)
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) \
             or not 1 <= n_splits <= 1_000_000:
         raise RepeatsError(f"n_splits must be a whole number from 1 to 1000000, got "
@@ -681,7 +699,7 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
         "winners_curse": curse,
         "best_pair": best_pair,
         "ensemble": _ensembles(ensembles, S, P, starts, n_out, run_names, mask, n_boot, seed,
-                               score),
+                               score, tie),
         "runs": [{"run": run_names[r], "config": configs[r],
                   "seed": None if seeds is None else to_jsonable(seeds[r]),
                   "pass@2": float(run_score[r]),
@@ -742,7 +760,8 @@ def _graded_values(out: pd.DataFrame) -> dict[str, np.ndarray]:
 
 def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
             n_boot: int = 1000, seed: int = 0, n_splits: int = 1000,
-            cache: dict | None = None, score: str | None = None) -> Repeats:
+            cache: dict | None = None, score: str | None = None,
+            tie: str = "random") -> Repeats:
     """Many runs on ``dataset`` analysed together (see the module docstring).
 
     ``sources``: anything :func:`arcnb.open` takes (one or a list), or root folders of
@@ -750,12 +769,14 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
     configurations. Every run is scored on the same tasks with the ranked rule.
     ``score``: the name of a number in the attempts' metadata (``metadata[score]`` or
     ``metadata["scores"][score]``, higher is better) that breaks vote ties in the
-    ensembles; each ensemble is then also tried with it.
+    ensembles; each ensemble is then also tried with it. ``tie``: how the ensembles
+    break the vote ties left (:data:`arcnb.voting.TIE_RULES`: ``"random"``, the
+    expectation over uniformly random ties, or ``"first"``: first appearance).
     """
     if score is not None and (not isinstance(score, str) or not score.strip()):
         raise RepeatsError(f"score must name a number in the attempts' metadata, got "
                            f"{score!r}")
-    n_boot, seed = check_n_boot(n_boot), check_seed(seed)
+    n_boot, seed, tie = check_n_boot(n_boot), check_seed(seed), check_tie(tie)
     entries = find_runs(sources)
     full = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     ds = task_set([e.source for e in entries], full, tasks)  # the one task-set rule
@@ -806,10 +827,10 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
     ensembles = []
     for name, rs in members.items():
         e = {"name": name, "runs": [kept[r].name for r in rs],
-             "solved": vote_ensemble(truths, [attempts[r] for r in rs])}
+             "solved": vote_ensemble(truths, [attempts[r] for r in rs], tie=tie)}
         if scores is not None:
             e["solved_score"] = vote_ensemble(truths, [attempts[r] for r in rs],
-                                              [scores[r] for r in rs])
+                                              [scores[r] for r in rs], tie=tie)
         ensembles.append(e)
     task_pos = {t: i for i, t in enumerate(t.id for t in ds)}
     rep = analyse(np.stack(cols, axis=1), [task_pos[t] for t, _ in keys],
@@ -818,10 +839,9 @@ def repeats(sources, *, dataset, tasks=None, groups=None, group_by="auto",
                    n_boot=n_boot, seed=seed, n_splits=n_splits, skipped=skipped,
                    ensembles=ensembles, score=score,
                    graded={m: np.stack(v, axis=1) for m, v in graded.items()},
-                   run_info=info)
+                   run_info=info, tie=tie)
     rep.summary["warnings"] = warned
-    rep.summary["provenance"] = provenance_block(ds, estimator="ranked",
-                                                 tie=rep.summary.get("tie"))
+    rep.summary["provenance"] = provenance_block(ds, estimator="ranked", tie=tie)
     return rep
 
 

@@ -56,6 +56,7 @@ PUBLIC_MODULES.append("arcnb.repeats")  # many runs
 PUBLIC_MODULES.append("arcnb.harness_logs")  # the harness's raw API logs
 PUBLIC_MODULES.append("arcnb.options")  # the evaluation options, defined once
 PUBLIC_MODULES.append("arcnb.difficulty")  # task difficulty across systems
+PUBLIC_MODULES.append("arcnb.voting")  # majority voting, the one rule
 
 #: Top-level modules of arcnb that are not in the API reference, and why.
 NOT_IN_API = {

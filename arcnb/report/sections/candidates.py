@@ -1,13 +1,14 @@
 """The sections of a candidate pool that carries a budget axis or demonstration checks
 (:mod:`arcnb.candidates`): what more draws buy, and how well passing the demonstrations
-predicts being right. Each shows only when the run's pool has those fields."""
+predicts being right. Each shows only when the run's pool has those fields, numbered
+after the candidate pool (:func:`arcnb.report.candidates.section_numbers`)."""
 from __future__ import annotations
 
 import pandas as pd
 
 from ... import plot as P
 from ...html import note, table
-from ..candidates import candidate_pool
+from ..candidates import candidate_pool, has_budget, has_checks, section_numbers
 from .base import Figure, Section
 
 __all__ = ["CandidateBudget", "CandidateChecks"]
@@ -36,11 +37,12 @@ class CandidateBudget(Section):
     def compute(self):
         o = self.options
         self.pool = candidate_pool(self.run, n_boot=o.n_boot, seed=o.seed)
-        s = self.pool.summary if self.pool is not None else {}
-        if "anytime" not in s and "first_right_step" not in s:
+        if not has_budget(self.pool):
             self.empty = ("The candidate pool has no budget axis (sample, view, step or "
                           "iteration per draw).")
             return
+        s = self.pool.summary
+        self.title = f"{section_numbers(self.run, o, self.pool)['CandidateBudget']}. {type(self).title}"
         if "anytime" in s:
             pts = s["anytime"]["points"]
             shown = [n for n in _SHOWN if n <= len(pts)] + (
@@ -50,6 +52,7 @@ class CandidateBudget(Section):
                 for n in shown])
             self.numbers["voting_gain"] = s["voting_gain"]
             self.numbers["axis"] = s["anytime"]["axis"]
+            self.numbers["tie"] = s["anytime"].get("tie", "first")
         if "first_right_step" in s:
             self.tables["steps"] = self.pool.steps
             self.numbers.update({k: s[k] for k in ("first_right_step", "stability")})
@@ -71,8 +74,10 @@ class CandidateBudget(Section):
         parts = []
         if "anytime" in self.tables:
             g = self.numbers["voting_gain"]
+            tie = ("ties at random, the exact expectation" if self.numbers["tie"] == "random"
+                   else "ties by first appearance")
             parts += [table(self.tables["anytime"], caption=f"per number of draws "
-                            f"({self.numbers['axis']}), rule votes"),
+                            f"({self.numbers['axis']}), rule votes ({tie})"),
                       note(f"Voting gain: pass@1 with all {g['n']} draws minus pass@1 with one "
                            f"draw = {_fmt(g['value'])} [{_fmt(g['ci95'][0])}, "
                            f"{_fmt(g['ci95'][1])}]."),
@@ -89,9 +94,10 @@ class CandidateBudget(Section):
 
 
 class CandidateChecks(Section):
-    """The verifier (precision, recall and overfit rate of ``passes_train`` as a
-    predictor of a right test answer, coverage among passing candidates) and the
-    calibration of a confidence head (``q_halt`` or ``confidence``)."""
+    """The verifier: precision, recall and overfit rate of ``passes_train`` as a
+    predictor of a right test answer, and coverage among passing candidates. Shown only
+    for a pool with demonstration checks (a confidence score's calibration is in the
+    candidate pool's section)."""
 
     title = "Passing the demonstrations"
     anchor = "arcnb-candidate-checks"
@@ -103,37 +109,22 @@ class CandidateChecks(Section):
     def compute(self):
         o = self.options
         self.pool = candidate_pool(self.run, n_boot=o.n_boot, seed=o.seed)
-        s = self.pool.summary if self.pool is not None else {}
-        if "verifier" not in s and "confidence" not in s:
-            self.empty = "The candidate pool has no demonstration checks or confidence."
+        if not has_checks(self.pool):
+            self.empty = "The candidate pool has no demonstration checks (passes_train)."
             return
-        if "verifier" in s:
-            v = s["verifier"]
-            self.numbers["verifier"] = v
-            self.tables["verifier"] = pd.DataFrame([
-                {"number": k, "value": _fmt(v[k])} for k in (
-                    "precision", "recall", "overfit_rate", "coverage_passers",
-                    "coverage_all")])
-        if "confidence" in s:
-            c = s["confidence"]
-            self.numbers["confidence"] = {k: c[k] for k in ("score", "ece", "ece_ci95")}
-            self.tables["confidence"] = self.pool.confidence_reliability
+        self.title = f"{section_numbers(self.run, o, self.pool)['CandidateChecks']}. {type(self).title}"
+        v = self.pool.summary["verifier"]
+        self.numbers["verifier"] = v
+        self.tables["verifier"] = pd.DataFrame([
+            {"number": k, "value": _fmt(v[k])} for k in (
+                "precision", "recall", "overfit_rate", "coverage_passers", "coverage_all")])
 
     def figures(self):
-        if self.empty is None and "verifier" in self.numbers:
+        if self.empty is None:
             return [Figure("candidates_verifier",
                            lambda ax: P.verifier_confusion(self.pool, ax=ax))]
         return []
 
     def body(self):
-        parts = []
-        if "verifier" in self.tables:
-            parts += [table(self.tables["verifier"], caption="distinct candidates with "
-                            "passes_train"), self.image("candidates_verifier")]
-        if "confidence" in self.numbers:
-            c = self.numbers["confidence"]
-            lo, hi = c["ece_ci95"]
-            parts.append(note(f"Calibration of the confidence {c['score']} of the top "
-                              f"candidate (votes, then {c['score']}): ECE {_fmt(c['ece'])} "
-                              f"[{_fmt(lo)}, {_fmt(hi)}]."))
-        return parts
+        return [table(self.tables["verifier"], caption="distinct candidates with "
+                      "passes_train"), self.image("candidates_verifier")]

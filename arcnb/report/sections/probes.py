@@ -8,6 +8,7 @@ from ... import plot as P
 from ...html import note, table
 from ...probes import PROBE_NAMES
 from ...text import fmt_interval
+from ..candidates import section_numbers
 from .base import Figure, Section
 
 __all__ = ["Probes"]
@@ -43,6 +44,8 @@ class Probes(Section):
         if not probes and not proxy:
             self.empty = "This run was evaluated without probes (arcnb evaluate --probe)."
             return
+        if getattr(run, "results", None) is not None:  # numbered in one run's report
+            self.title = f"{section_numbers(run, self.options)['Probes']}. {type(self).title}"
         rows = []
         for p, n in probes.items():
             rows.append({"probe": p, "views": n.get("n_views"),

@@ -13,7 +13,7 @@ from ... import breakdown as B
 from ... import plot as P
 from ...harness_logs import run_log_rates
 from ...html import note, table
-from ..candidates import candidate_pool, candidates_html
+from ..candidates import candidate_pool, candidates_html, section_numbers
 from ..cost import cost_results
 from ..html import (breakdown_html, cost_html, cut_note, definitions_html, graded_table_html,
                     headline_html, lead_html, provenance_block_html, provenance_html,
@@ -533,8 +533,10 @@ class Provenance(Section):
     def compute(self):
         self.block = provenance_of(self.run)
         one_run = hasattr(self.run, "flat_provenance")
-        if not one_run:  # the last section of a page of other sections, unnumbered
-            self.title = "Provenance"
+        # numbered after the optional sections a run's report shows (11 when it shows
+        # none); the last section of another page, unnumbered
+        self.title = (f"{section_numbers(self.run, self.options)['Provenance']}. Provenance"
+                      if one_run else "Provenance")
         rows = (self.run.flat_provenance() if one_run else
                 {k: v for k, v in self.block.items() if k != "rules"})
         rows.update({f"{k} rule": v for k, v in self.block["rules"].items()})
@@ -569,6 +571,7 @@ class CandidatePool(Section):
         if self.pool is None:
             self.empty = "No candidate pool: no test output has more than 2 distinct candidates."
             return
+        self.title = f"{section_numbers(self.run, o, self.pool)['CandidatePool']}. Candidate pool"
         self.tables.update({"outputs": self.pool.outputs, "rankings": pd.DataFrame(
             [{"rule": rule, **{k: v for k, v in r.items() if not isinstance(v, (list, tuple))}}
              for rule, r in self.pool.summary["rankings"].items()])})
@@ -591,7 +594,7 @@ class CandidatePool(Section):
                 + "\n".join(self.body()) + "</section>")
 
     def body(self):
-        return [candidates_html(self.pool), self.image("candidates_rank"),
+        return [candidates_html(self.pool, self.title), self.image("candidates_rank"),
                 self.image("candidates_pass_at_k")]
 
 
