@@ -515,6 +515,8 @@ def test_every_page_and_summary_names_dataset_version_filter_arcnb_and_rules(run
         for k, v in want.items():
             assert block[k] == v, (k, block)
         assert block["task_filter"] and block["rules"]["scoring"] == "arc-prize/ranked"
+    for what in (rep.summary, pool.summary):  # the vote's tie rule, named
+        assert what["provenance"]["rules"]["tie"] == "random"
         json.dumps(block)  # plain JSON
     # the pages: the block's rows as the reader sees them
     for data, page in ((runs["copy"], S.REPORT), (cmp, S.COMPARE), (rep, S.REPEATS)):

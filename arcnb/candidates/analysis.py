@@ -772,8 +772,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
         "warnings": warnings, "definitions": CANDIDATE_DEFINITIONS,
         **extra,
     }
-    summary["provenance"] = provenance_block(ds, estimator="ranked",
-                                             tie=summary.get("anytime", {}).get("tie"))
+    summary["provenance"] = provenance_block(ds, estimator="ranked", tie=tie)
     return CandidateAnalysis(summary, outputs, pool_df, pass_at_k, reliability, by_category,
                              comparisons, warnings, ds, cs, extra_tables.get("anytime"),
                              extra_tables.get("steps"),
