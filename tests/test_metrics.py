@@ -473,7 +473,7 @@ def no_host_transfer(monkeypatch):
     # the accelerator code path (torch ops only); on the CPU arcnb otherwise runs
     # the chunk passes as numpy ufuncs on zero-copy views
     import functools
-    monkeypatch.setattr(G, "grid_update", functools.partial(G.grid_update, _backend="torch"))
+    monkeypatch.setattr(G, "count_vector", functools.partial(G.count_vector, _backend="torch"))
     monkeypatch.setattr(torch.Tensor, "cpu", boom)
     monkeypatch.setattr(torch.Tensor, "numpy", boom)
     monkeypatch.setattr(torch.Tensor, "tolist", boom)

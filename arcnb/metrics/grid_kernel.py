@@ -63,6 +63,9 @@ from __future__ import annotations
 # cell of a chunk, stay near 250 MB.
 _CHUNK_CELLS_CPU = 1 << 17
 _CHUNK_CELLS_OTHER = 1 << 23
+# Cells per chunk of the torch kernel (:mod:`arcnb.metrics.grid_torch`): the whole
+# batch in one pass up to this many cells (about 40 bytes of work memory per cell).
+_CHUNK_CELLS_TORCH = 1 << 27
 
 #: Rows and columns shorter than this take the packed path (``valid + 32 * wrong``).
 PACK_LIMIT = 32
