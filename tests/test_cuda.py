@@ -58,7 +58,7 @@ def test_grid_metrics_on_cuda_on_full_size_grids_one_pass_and_chunks(monkeypatch
     for dtype in (torch.uint8, torch.int16, torch.int32, torch.int64):
         x = [_on_cuda(a).to(dtype) for a in (p, t, s)]
         _assert_matches(grid_metrics(x[0], x[1], source=x[2]), want)
-    monkeypatch.setattr(K, "_CHUNK_CELLS_TORCH", 3_000_000)  # four chunks
+    monkeypatch.setattr(K, "TORCH_CHUNK_CELLS", 3_000_000)  # four chunks
     _assert_matches(grid_metrics(_on_cuda(p), _on_cuda(t), source=_on_cuda(s)), want)
 
 

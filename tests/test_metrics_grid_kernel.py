@@ -161,7 +161,7 @@ def test_torch_kernel_chunks_add_up_to_one_pass(monkeypatch):
         p, t, s = random_batch(rng, B=int(rng.integers(2, 30)), size=(5, 6))
         for reference in (False, True):
             one = _both(p, t, s, reference=reference)
-            monkeypatch.setattr(K, "_CHUNK_CELLS_TORCH", 70)  # two grids a chunk
+            monkeypatch.setattr(K, "TORCH_CHUNK_CELLS", 70)  # two grids a chunk
             chunked = _both(p, t, s, reference=reference)
             monkeypatch.undo()
             assert_same(*one)

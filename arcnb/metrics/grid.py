@@ -16,7 +16,8 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..grids import check_pad_token
-from ._tensors import _as_tensor, _check_batch, _check_same_shape, _constant, _first_device, _torch
+from ._tensors import (_as_tensor, _check_batch, _check_same_shape, _constant, _first_device,
+                       _float_dtype, _torch)
 from .grid_kernel import CELL_KEYS, CHANGE_KEYS
 from .grid_numpy import count_numpy
 from .grid_torch import Layout
@@ -117,7 +118,7 @@ def count_vector(pred, target, source=None, *, pad_token: int | None = 10,
     B = target.shape[0]
     names = grid_count_names(tols, with_source, reference)
     if B == 0 or target.numel() == 0:
-        vec = torch.zeros(len(names), dtype=torch.float64, device=device)
+        vec = torch.zeros(len(names), dtype=_float_dtype(device), device=device)
         vec[0] = B  # n_total
         return vec, _identity_layout(tuple(_layout_names(names)))
     columns = target.dim() != 2
@@ -179,7 +180,7 @@ def grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     names = grid_count_names(tols, source is not None, reference)
     vec, lay = count_vector(pred, target, source, pad_token=pad_token, tolerances=tols,
                             reference=reference, _backend=_backend)
-    A = _constant(lay.matrix(tuple(_layout_names(names))), torch.float64, vec.device,
+    A = _constant(lay.matrix(tuple(_layout_names(names))), vec.dtype, vec.device,
                   ("counts", lay, tuple(names)))
     c = A @ vec
     ints = c.round().to(torch.int64).unbind()
@@ -318,8 +319,8 @@ def _ratios(vec, lay: Layout, tols, weights, convention) -> dict:
     torch = _torch()
     metrics, mat, bias, n = _ratio_constants(lay, tuple(tols), tuple(weights), convention)
     key = ("ratios", lay, tuple(tols), tuple(weights), convention)
-    M = _constant(mat, torch.float64, vec.device, key + ("M",))
-    b = _constant(bias, torch.float64, vec.device, key + ("bias",))
+    M = _constant(mat, vec.dtype, vec.device, key + ("M",))
+    b = _constant(bias, vec.dtype, vec.device, key + ("bias",))
     num, den = torch.addmv(b, M, vec).view(2, 3, n).unbind()
     out = (num / den).sum(0, dtype=torch.float32)
     return dict(zip(metrics, out.unbind()))
@@ -337,7 +338,8 @@ def grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
     if change and convention == "reference" and "sum_ref_recall" not in counts:
         raise ParameterError("counts lack the reference change sums (update with reference=True)")
     names = [n for n in counts]
-    vec = torch.stack([torch.as_tensor(counts[n]).to(torch.float64) for n in names])
+    fdt = _float_dtype(torch.as_tensor(counts[names[0]]).device)
+    vec = torch.stack([torch.as_tensor(counts[n]).to(fdt) for n in names])
     lay = _identity_layout(tuple(_layout_names(names)))
     # the counts of grid_update name every tolerance it counted; the requested ones
     # must be among them

@@ -33,7 +33,7 @@ How a batch becomes counts in about twenty operations whatever its size:
 
 Grids of ``2 ** F`` cells or more (``F = 10`` with ``source``: 1,023 cells; 30x30 is
 900) take the *wide* path: a one-hot of the class index summed per line (more memory,
-same results). Batches of more than :data:`arcnb.metrics.grid_kernel._CHUNK_CELLS_TORCH`
+same results). Batches of more than :data:`arcnb.metrics.grid_kernel.TORCH_CHUNK_CELLS`
 cells are counted in chunks whose count vectors are added.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import grid_kernel as K
-from ._tensors import _constant, _fits, _torch
+from ._tensors import _constant, _fits, _float_dtype, _torch
 
 # a threshold no line sum reaches (sums stay below 2 ** 63 - 2 ** 62)
 _NEVER = 1 << 62
@@ -189,8 +189,9 @@ def _grid_constants(spec: _Spec, device):
     thr = tuple((t,) for _, _, t in rows)
     torch = _torch()
     key = ("grid",) + spec.key()
-    M = _constant(m, torch.float64, device, key + ("M",))
-    T = _constant(thr, torch.float64, device, key + ("thr",))
+    fdt = _float_dtype(device)  # float64 (exact counts) but on mps, which lacks it
+    M = _constant(m, fdt, device, key + ("M",))
+    T = _constant(thr, fdt, device, key + ("thr",))
     S = _constant(tuple((spec.bits * k,) for k in range(spec.n_classes)), torch.int64, device,
                   key + ("shift",))
     return M, T, S
@@ -300,7 +301,7 @@ def _ref_rows(ref):
     """Per grid: the reference code's recall, precision and F1 (1 for an empty
     denominator, F1 = 2PR / (P + R + 1e-8)), then tc, pc, both; ``[6, B]``."""
     torch = _torch()
-    r = ref.to(torch.float64)
+    r = ref.to(_float_dtype(ref.device))
     rp = torch.nan_to_num(r[2] / r[:2], nan=1.0)          # both / tc, both / pc
     f1 = 2.0 * rp.prod(0) / (rp.sum(0) + 1e-8)
     return torch.cat([rp, f1[None], r])
@@ -308,7 +309,8 @@ def _ref_rows(ref):
 
 def count_vector(pred, target, source=None, *, pad_token, tols, columns: bool,
                  reference: bool):
-    """``(vector, layout, ref_per_grid)``: the raw count vector (float64 ``[K]`` on the
+    """``(vector, layout, ref_per_grid)``: the raw count vector (float64 ``[K]``, float32
+    on mps, on the
     input's device, exact integers but for the reference sums), its
     :class:`Layout`, and with ``reference`` the ``[3, B]`` per-grid counts of the
     contract (else None)."""
@@ -318,7 +320,7 @@ def count_vector(pred, target, source=None, *, pad_token, tols, columns: bool,
         source = None if source is None else source.flatten(1)
     spec = _Spec(target, source, pad_token=pad_token, tols=tols, columns=columns,
                  reference=reference)
-    step = max(1, K._CHUNK_CELLS_TORCH // max(1, spec.cells))
+    step = max(1, K.TORCH_CHUNK_CELLS // max(1, spec.cells))
     if spec.B <= step:
         vec, ref = _chunk_vector(spec, pred, target, source)
     else:  # a batch larger than the work buffers allow: chunks, their vectors added
@@ -336,7 +338,7 @@ def _chunk_vector(spec: _Spec, pred, target, source):
     counts = _packed_counts if spec.packed else _wide_counts
     classes, line_counts = counts(spec, ne, v, tc, pc)
     M, thr, _ = _grid_constants(spec, target.device)
-    per_grid = M @ classes.to(torch.float64)              # [k, B]
+    per_grid = M @ classes.to(M.dtype)                    # [k, B]
     flags = per_grid[0] / per_grid >= thr                 # [k, B]
     parts = [per_grid, flags, line_counts]
     ref = None
@@ -356,7 +358,7 @@ def count_torch(pred, target, source=None, *, pad_token, tols, columns: bool,
     names = list(K.CELL_KEYS) + [f"n_tol_{i}" for i in range(len(tols))]
     if source is not None:
         names += list(K.CHANGE_KEYS)
-    A = torch.tensor(lay.matrix(names), dtype=torch.float64, device=vec.device)
+    A = _constant(lay.matrix(tuple(names)), vec.dtype, vec.device, ("contract", lay))
     vals = (A @ vec).round().to(torch.int64).unbind()
     out = dict(zip(names, vals))
     out["n_tol"] = [out.pop(f"n_tol_{i}") for i in range(len(tols))]
