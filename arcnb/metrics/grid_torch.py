@@ -77,9 +77,11 @@ class _Spec:
     """The options of one call that fix the kernel's shapes and constants."""
 
     def __init__(self, target, source, *, pad_token, tols, columns, reference):
-        # [B, H, W] grids, or [B, L] sequences (no rows or columns counted)
-        self.B, self.H, self.W = ((int(target.shape[0]), 1, int(target.shape[1]))
-                                  if target.dim() == 2 else (int(x) for x in target.shape))
+        # [B, H, W] grids, or [B, L] sequences (no rows or columns counted). The sizes
+        # stay what torch gives (symbolic under torch.compile with dynamic shapes: no
+        # int() of them, so a new size is no new compilation)
+        self.B, self.H, self.W = ((target.shape[0], 1, target.shape[1])
+                                  if target.dim() == 2 else tuple(target.shape))
         self.cells = self.H * self.W
         self.source = source is not None
         self.reference = bool(reference) and self.source
@@ -90,28 +92,43 @@ class _Spec:
         self.n_classes = 6 if self.source else 3
         # first wrong class: c4 with source, the third without
         self.first_wrong = 3 if self.source else 2
-        self.bits = max(1, self.cells.bit_length())
-        self.packed = self.n_classes * self.bits <= 62
-        self.ref_bits = self.bits if 3 * self.bits <= 62 else None
+        # field width: 10 bits up to 1,023 cells a grid (30x30 is 900), 21 bits (three
+        # fields only) up to 2 ** 21 - 1; beyond, the wide path
+        self.bits = _field_bits(self.cells, self.n_classes)
+        self.packed = self.bits is not None
+        self.ref_bits = _field_bits(self.cells, 3)
 
     def key(self) -> tuple:
-        return (self.H, self.W, self.source, self.reference, self.columns, self.tols,
-                self.bits, self.packed)
+        """What the constants depend on (not the sizes)."""
+        return (self.source, self.reference, self.columns, self.tols, self.bits, self.packed,
+                self.first_wrong)
+
+
+def _field_bits(cells, n_fields: int):
+    """Bits a field for ``n_fields`` fields of counts up to ``cells`` in an int64, from
+    two widths (a size range, not a size: no new compilation per size); None: too
+    many cells."""
+    for bits in (10, 21):
+        if n_fields * bits <= 63 and cells < (1 << bits):
+            return bits
+    return None
 
 
 # --------------------------------------------------------------------------- #
 # the per-grid quantities, their thresholds and the raw vector's layout
 # --------------------------------------------------------------------------- #
 def _grid_rows(spec: _Spec) -> tuple:
-    """``(name, {class: coef}, threshold)`` of each per-grid quantity ``D``. The first
-    is the numerator of every per-grid ratio ``D[0] / D[i]``; a grid's flag ``i`` is
-    ``D[0] / D[i] >= threshold`` (NaN, never a flag, where ``D[i]`` is 0)."""
+    """``(name, {class: coef}, threshold)`` of each per-grid quantity ``D``: ``one`` (1
+    for every grid), then ``gvc``, the numerator of every per-grid ratio
+    ``D[1] / D[i]``; a grid's flag ``i`` is ``D[1] / D[i] >= threshold`` (NaN, never a
+    flag, where ``D[i]`` is 0)."""
     inf = float("inf")
     if spec.source:
         right, valid = {1: 1, 2: 1}, {k: 1 for k in range(1, 6)}
     else:
         right, valid = {1: 1}, {1: 1, 2: 1}
-    rows = [("gvc", right, inf),              # valid and right cells
+    rows = [("one", {}, inf),                 # 1 a grid (the bias of the product)
+            ("gvc", right, inf),              # valid and right cells
             ("gv", valid, 0.0),               # a flag: the grid has a valid cell
             ("gv_all", valid, 1.0)]           # every valid cell right
     rows += [(f"gv_t{i}", valid, t) for i, t in enumerate(spec.tols)]
@@ -125,11 +142,10 @@ def _grid_rows(spec: _Spec) -> tuple:
 
 
 def _line_rows(spec: _Spec) -> tuple:
-    return (("rows_valid", "rows_wrong", "cols_valid", "cols_wrong", "one")
-            if spec.columns else ("one",))
+    return ("rows_valid", "rows_wrong", "cols_valid", "cols_wrong") if spec.columns else ()
 
 
-_REF_ROWS = ("ref_rec", "ref_prec", "ref_f1", "ref_tc", "ref_pc", "ref_both")
+_REF_ROWS = ("ref_rec", "ref_prec", "ref_f1", "ref_copy", "ref_tc", "ref_pc", "ref_both")
 
 
 def layout(spec: _Spec) -> Layout:
@@ -176,43 +192,44 @@ def _build_layout(spec: _Spec) -> Layout:
         c["sum_ref_recall"] = (("ref_rec", 1.0),)
         c["sum_ref_precision"] = (("ref_prec", 1.0),)
         c["sum_ref_f1"] = (("ref_f1", 1.0),)
-        c["sum_ref_copy_rate"] = (("one", 1.0), ("ref_pc", -1.0 / spec.cells))
+        c["sum_ref_copy_rate"] = (("ref_copy", 1.0),)
     return Layout(rows, tuple(c.items()))
 
 
 def _grid_constants(spec: _Spec, device):
-    """``M`` (per-grid quantities from class counts, float64 ``[k, C]``), the flag
-    thresholds (``[k, 1]``) and the field shifts (``[C, 1]``)."""
+    """``M`` (per-grid quantities from class counts, float64 ``[k, C]``), its bias (``[k,
+    1]``: 1 in row ``one``), the flag thresholds (``[k, 1]``) and the field shifts
+    (``[C, 1]``)."""
     rows = _grid_rows(spec)
     m = tuple(tuple(float(coefs.get(k, 0)) for k in range(spec.n_classes))
               for _, coefs, _ in rows)
+    bias = tuple((1.0 if name == "one" else 0.0,) for name, _, _ in rows)
     thr = tuple((t,) for _, _, t in rows)
     torch = _torch()
     key = ("grid",) + spec.key()
     fdt = _float_dtype(device)  # float64 (exact counts) but on mps, which lacks it
     M = _constant(m, fdt, device, key + ("M",))
     T = _constant(thr, fdt, device, key + ("thr",))
-    S = _constant(tuple((spec.bits * k,) for k in range(spec.n_classes)), torch.int64, device,
-                  key + ("shift",))
-    return M, T, S
+    bias = _constant(bias, fdt, device, key + ("bias",))
+    S = (_constant(tuple((spec.bits * k,) for k in range(spec.n_classes)), torch.int64,
+                   device, key + ("shift",)) if spec.packed else None)
+    return M, bias, T, S
 
 
 def _line_thresholds(spec: _Spec, device):
-    """``[n, 1, H + W]`` int64 thresholds on the row sums then the column sums (packed
-    path): rows / columns holding a valid cell, a wrong cell, and one position a grid
-    (to count the grids)."""
+    """``[4, 1, H + W]`` int64 thresholds on the row sums then the column sums (packed
+    path): rows holding a valid cell, a wrong cell, then columns."""
     torch = _torch()
-    H, W, F = spec.H, spec.W, spec.bits
+    F = spec.bits
     valid, wrong = 1 << F, 1 << (F * spec.first_wrong)
-    if spec.columns:
-        n = H + W
-        rows = ([valid] * H + [_NEVER] * W, [wrong] * H + [_NEVER] * W,
-                [_NEVER] * H + [valid] * W, [_NEVER] * H + [wrong] * W,
-                [0] + [_NEVER] * (n - 1))
-        data = tuple((tuple(r),) for r in rows)
-    else:
-        data = ((0,),)
-    return _constant(data, torch.int64, device, ("lines",) + spec.key())
+    on_rows = ((valid,), (wrong,), (_NEVER,), (_NEVER,))
+    on_cols = ((_NEVER,), (_NEVER,), (valid,), (wrong,))
+    if torch.compiler.is_compiling():  # any H and W: no new compilation per size
+        r, c = (_constant(tuple((x,) for x in v), torch.int64, device, None)
+                for v in (on_rows, on_cols))
+        return torch.cat([r.expand(4, 1, spec.H), c.expand(4, 1, spec.W)], -1)
+    data = tuple(((v[0],) * spec.H + (w[0],) * spec.W,) for v, w in zip(on_rows, on_cols))
+    return _constant(data, torch.int64, device, ("lines", spec.H, spec.W) + spec.key())
 
 
 # --------------------------------------------------------------------------- #
@@ -249,16 +266,15 @@ def _packed_counts(spec: _Spec, ne, v, tc, pc):
     torch = _torch()
     F = spec.bits
     val = _class_tree(spec, ne, v, tc, pc, [1 << (F * k) for k in range(spec.n_classes)])
-    thr = _line_thresholds(spec, val.device)
+    line_counts = None
     if spec.columns:
         rows = val.sum(-1)                                # [B, H]
         grid = rows.sum(-1)                               # [B]
         lines = torch.cat([rows, val.sum(-2)], -1)        # [B, H + W]
-        line_counts = (lines >= thr).sum(-1)              # [n, B]
-    else:  # [B, L]: one line count, the grids
+        line_counts = (lines >= _line_thresholds(spec, val.device)).sum(-1)   # [4, B]
+    else:  # [B, L]: no lines
         grid = val.sum(-1)
-        line_counts = grid >= thr                         # [1, B]
-    _, _, shift = _grid_constants(spec, val.device)
+    shift = _grid_constants(spec, val.device)[3]
     classes = (grid >> shift) & ((1 << F) - 1)            # [C, B]
     return classes, line_counts
 
@@ -278,8 +294,7 @@ def _wide_counts(spec: _Spec, ne, v, tc, pc):
         for lines in (rows, onehot.sum(-2)):
             parts += [(lines[1:].sum(0) > 0).sum(-1),
                       (lines[spec.first_wrong:].sum(0) > 0).sum(-1)]
-    parts.append(torch.ones_like(classes[0]))
-    return classes, torch.stack(parts)
+    return classes, (torch.stack(parts) if parts else None)
 
 
 def _ref_counts(spec: _Spec, tc, pc):
@@ -297,14 +312,16 @@ def _ref_counts(spec: _Spec, tc, pc):
     return (val.sum(dims) >> shift) & ((1 << F) - 1)
 
 
-def _ref_rows(ref):
+def _ref_rows(ref, cells):
     """Per grid: the reference code's recall, precision and F1 (1 for an empty
-    denominator, F1 = 2PR / (P + R + 1e-8)), then tc, pc, both; ``[6, B]``."""
+    denominator, F1 = 2PR / (P + R + 1e-8)), copy rate ((cells - pc) / cells), then tc,
+    pc, both; ``[7, B]``."""
     torch = _torch()
     r = ref.to(_float_dtype(ref.device))
     rp = torch.nan_to_num(r[2] / r[:2], nan=1.0)          # both / tc, both / pc
     f1 = 2.0 * rp.prod(0) / (rp.sum(0) + 1e-8)
-    return torch.cat([rp, f1[None], r])
+    copy = (cells - r[1]) / cells
+    return torch.cat([rp, f1[None], copy[None], r])
 
 
 def count_vector(pred, target, source=None, *, pad_token, tols, columns: bool,
@@ -321,7 +338,7 @@ def count_vector(pred, target, source=None, *, pad_token, tols, columns: bool,
     spec = _Spec(target, source, pad_token=pad_token, tols=tols, columns=columns,
                  reference=reference)
     step = max(1, K.TORCH_CHUNK_CELLS // max(1, spec.cells))
-    if spec.B <= step:
+    if torch.compiler.is_compiling() or spec.B <= step:  # compiled code fuses the pass
         vec, ref = _chunk_vector(spec, pred, target, source)
     else:  # a batch larger than the work buffers allow: chunks, their vectors added
         parts = [_chunk_vector(spec, pred[a:a + step], target[a:a + step],
@@ -337,14 +354,14 @@ def _chunk_vector(spec: _Spec, pred, target, source):
     ne, v, tc, pc = _flags(spec, pred, target, source)
     counts = _packed_counts if spec.packed else _wide_counts
     classes, line_counts = counts(spec, ne, v, tc, pc)
-    M, thr, _ = _grid_constants(spec, target.device)
-    per_grid = M @ classes.to(M.dtype)                    # [k, B]
-    flags = per_grid[0] / per_grid >= thr                 # [k, B]
-    parts = [per_grid, flags, line_counts]
+    M, bias, thr, _ = _grid_constants(spec, target.device)
+    per_grid = torch.addmm(bias, M, classes.to(M.dtype))  # [k, B]
+    flags = per_grid[1] / per_grid >= thr                 # [k, B]
+    parts = [per_grid, flags] + ([] if line_counts is None else [line_counts])
     ref = None
     if spec.reference:
         ref = _ref_counts(spec, tc, pc)
-        parts.append(_ref_rows(ref))
+        parts.append(_ref_rows(ref, spec.cells))
     return torch.cat(parts).sum(1), ref
 
 
