@@ -425,8 +425,9 @@ def compiled(fn=None, **compile_options):
 
     ``grid_metrics`` compiles without a graph break on any device (its torch kernel
     has no data-dependent Python branch and never waits for the device); the first
-    call, and the first with a new batch shape, compile (tens of seconds), later calls
-    run the compiled kernels. Use it where eager ``grid_metrics`` shows in a profile::
+    call compiles (tens of seconds), the first with another batch or grid size once
+    more (then the sizes are dynamic), later calls run the compiled kernels. Use it
+    where eager ``grid_metrics`` shows in a profile::
 
         metrics = arcnb.metrics.compiled()            # once
         ...

@@ -13,17 +13,18 @@ How a batch becomes counts in about twenty operations whatever its size:
    ``c2`` / ``c3`` valid and right (target unchanged / changed), ``c4`` / ``c5`` /
    ``c6`` valid and wrong (target unchanged / changed and pred == src / changed and
    pred != src); without ``source`` only ``c1``, right and wrong. A padding cell
-   predicted right is in no class. Four ``torch.where`` give each cell the value
+   predicted right is in no class. Five ``torch.where`` give each cell the value
    ``2 ** (F * k)`` of its class ``k`` (``F`` bits a field): one int64 holds six
    class counts side by side.
 2. *Lines and grids.* One sum per row and one per column add those values: each field
    counts its class, and no field carries into the next (a grid has fewer than
    ``2 ** F`` cells). A line holds a valid cell when its sum reaches the first valid
-   class's value, a wrong cell when it reaches the first wrong class's: two
-   comparisons with per-position thresholds count both, rows and columns at once.
+   class's value, a wrong cell when it reaches the first wrong class's: one
+   comparison with per-position thresholds counts both, rows and columns at once.
    The rows' sums add up to the grid's.
-3. *Grids.* Two bit operations unpack a grid's class counts; one matrix product turns
-   them into the per-grid quantities (valid cells, right valid cells, ...); one
+3. *Grids.* Two bit operations unpack a grid's class counts; one matrix product (its
+   bias a 1 for every grid, which counts them) turns them into the per-grid quantities
+   (valid cells, right valid cells, ...); one
    division gives each grid's accuracy (NaN for a grid without a valid cell) and one
    comparison with the thresholds (0 for "is a grid", 1 for "all right", the
    tolerances, 1 on another ratio for "exact") gives the per-grid flags.
@@ -31,10 +32,13 @@ How a batch becomes counts in about twenty operations whatever its size:
    layout (:class:`Layout`) says how the counts of the contract follow from it (a
    linear map, applied by :func:`arcnb.metrics.grid` together with the ratios).
 
-Grids of ``2 ** F`` cells or more (``F = 10`` with ``source``: 1,023 cells; 30x30 is
-900) take the *wide* path: a one-hot of the class index summed per line (more memory,
-same results). Batches of more than :data:`arcnb.metrics.grid_kernel.TORCH_CHUNK_CELLS`
-cells are counted in chunks whose count vectors are added.
+A field has 10 bits up to 1,023 cells a grid (30x30 is 900), 21 bits (three fields,
+without ``source``) up to 2 ** 21 - 1 cells; larger grids take the *wide* path: a
+one-hot of the class index summed per line (more memory, same results). Nothing
+depends on the exact batch or grid size (only on those ranges), so under
+``torch.compile`` new sizes need no new compilation once the sizes are dynamic.
+Batches of more than :data:`arcnb.metrics.grid_kernel.TORCH_CHUNK_CELLS` cells are
+counted in chunks whose count vectors are added (eagerly; compiled code fuses them).
 """
 from __future__ import annotations
 
