@@ -164,6 +164,20 @@ def test_every_metric_on_every_integer_dtype_equals_int64_and_naive(backend, con
                         v.isnan() and results[torch.int64][k].isnan()), (dtype, k)
 
 
+def test_compute_takes_any_of_the_counted_tolerances_by_name():
+    # counts of the default tolerances, ratios of a subset in another order: each
+    # tolerance is found by its name, not by its place
+    rng = np.random.default_rng(4200)
+    p, t, s = (torch.from_numpy(x) for x in random_batch(rng, B=30))
+    for backend in ("numpy", "torch"):
+        counts = G.grid_update(p, t, s, tolerances=(0.9, 0.95, 0.99), _backend=backend)
+        got = G.grid_compute(counts, tolerances=(0.99, 0.9))
+        want = naive_grid_metrics(p.numpy(), t.numpy(), s.numpy(), tolerances=(0.99, 0.9))
+        assert_matches(got, want)
+        with pytest.raises(ValueError, match="0p5"):
+            G.grid_compute(counts, tolerances=(0.5,))
+
+
 def test_grid_metrics_built_with_pad_grids_on_real_shapes():
     truth = [np.array([[0, 1], [2, 3]]), np.array([[5]]), np.zeros((3, 4), dtype=np.int64)]
     preds = [np.array([[0, 1], [2, 3]]), np.array([[5, 5]]), np.zeros((3, 4), dtype=np.int64)]

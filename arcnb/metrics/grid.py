@@ -120,7 +120,7 @@ def count_vector(pred, target, source=None, *, pad_token: int | None = 10,
     if B == 0 or target.numel() == 0:
         vec = torch.zeros(len(names), dtype=_float_dtype(device), device=device)
         vec[0] = B  # n_total
-        return vec, _identity_layout(tuple(_layout_names(names)))
+        return vec, _identity_layout(tuple(names))
     columns = target.dim() != 2
     # [B, L]: one row per grid, no columns counted; [B, ..., H, W]: extra dims fold
     # into rows ([B, H, W] and, for the torch kernel, [B, L] are used as they are)
@@ -138,7 +138,7 @@ def count_vector(pred, target, source=None, *, pad_token: int | None = 10,
                       threads=torch.get_num_threads(), **opts)
     values = _numpy_counts(raw, tols, target.shape[1] * target.shape[2], B)
     vec = torch.tensor([float(values[n]) for n in names], dtype=torch.float64)
-    return vec, _identity_layout(tuple(_layout_names(names)))
+    return vec, _identity_layout(tuple(names))
 
 
 def _identity_layout(names: tuple) -> Layout:
@@ -180,7 +180,7 @@ def grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     names = grid_count_names(tols, source is not None, reference)
     vec, lay = count_vector(pred, target, source, pad_token=pad_token, tolerances=tols,
                             reference=reference, _backend=_backend)
-    A = _constant(lay.matrix(tuple(_layout_names(names))), vec.dtype, vec.device,
+    A = _constant(lay.matrix(tuple(_layout_names(names, lay))), vec.dtype, vec.device,
                   ("counts", lay, tuple(names)))
     c = A @ vec
     ints = c.round().to(torch.int64).unbind()
@@ -188,10 +188,11 @@ def grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     return {n: (floats[i] if n.startswith("sum_") else ints[i]) for i, n in enumerate(names)}
 
 
-def _layout_names(names) -> list:
-    """Count names as a layout names them (``n_grid_tol_0p95`` is ``n_tol_<i>``)."""
-    tols = [n for n in names if n.startswith("n_grid_tol_")]
-    return [f"n_tol_{tols.index(n)}" if n in tols else n for n in names]
+def _layout_names(names, lay: Layout) -> list:
+    """Count names as ``lay`` names them (the torch kernel's ``n_grid_tol_0p95`` is
+    ``n_tol_<i>``, ``i`` the tolerance's place in ``lay.tols``)."""
+    index = {"n_" + tolerance_name(t): f"n_tol_{i}" for i, t in enumerate(lay.tols)}
+    return [index.get(n, n) for n in names]
 
 
 def _numpy_counts(raw: Mapping[str, Any], tols, cells: int, n_total: int) -> dict:
@@ -294,7 +295,7 @@ def _build_ratio_constants(lay: Layout, tols: tuple, weights: tuple, convention:
     terms = _metric_terms(tuple(count_names), tols, weights, convention)
     n = len(terms)
     cn = tuple(count_names)
-    A = lay.matrix(tuple(_layout_names(cn)))   # counts from the raw vector
+    A = lay.matrix(tuple(_layout_names(cn, lay)))   # counts from the raw vector
     num_rows, den_rows = [], []
     bias_num, bias_den = [], []
     for k in range(3):
@@ -340,10 +341,11 @@ def grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
     names = [n for n in counts]
     fdt = _float_dtype(torch.as_tensor(counts[names[0]]).device)
     vec = torch.stack([torch.as_tensor(counts[n]).to(fdt) for n in names])
-    lay = _identity_layout(tuple(_layout_names(names)))
-    # the counts of grid_update name every tolerance it counted; the requested ones
-    # must be among them
-    return _ratios(vec, lay, tols, weights, convention)
+    # the counts name every tolerance they hold; the requested ones must be among them
+    missing = {"n_" + tolerance_name(t) for t in tolerances_for_update(tols)} - set(names)
+    if missing:
+        raise ParameterError(f"counts lack {sorted(missing)} (update with those tolerances)")
+    return _ratios(vec, _identity_layout(tuple(names)), tols, weights, convention)
 
 
 def prepare_grid_inputs(pred, target, source, pad_token):

@@ -63,6 +63,8 @@ class Layout:
 
     rows: tuple
     counts: tuple  # ((count name, ((row, coef), ...)), ...)
+    #: the tolerances ``n_tol_<i>`` counts, in order (empty: counts by their own names)
+    tols: tuple = ()
 
     def matrix(self, names) -> tuple:
         """The matrix (tuple of rows) mapping the vector to the counts ``names``."""
@@ -197,7 +199,7 @@ def _build_layout(spec: _Spec) -> Layout:
         c["sum_ref_precision"] = (("ref_prec", 1.0),)
         c["sum_ref_f1"] = (("ref_f1", 1.0),)
         c["sum_ref_copy_rate"] = (("ref_copy", 1.0),)
-    return Layout(rows, tuple(c.items()))
+    return Layout(rows, tuple(c.items()), spec.tols)
 
 
 def _grid_constants(spec: _Spec, device):
