@@ -184,9 +184,9 @@ def main(argv=None) -> int:
               f"   {'':13}{ms['read_b']:8.3f} {ms['ours_b']:8.3f} "
               f"{r['ours_b'] / r['read_b']:5.1f}x")
         if compiled is not None:
-            print(f"  {'  compiled':>30} {ms['comp']:9.2f} ms {r['comp'] / r['read']:5.2f}x "
-                  f"{r['comp'] / r['eq']:5.2f}x   {'':22}{ms['comp_b']:8.3f} "
-                  f"{r['comp_b'] / r['read_b']:5.1f}x")
+            print(f"  {'':6} {'compiled:':>26} {ms['comp']:9.2f} ms "
+                  f"{r['comp'] / r['read']:5.2f}x {r['comp'] / r['eq']:5.2f}x   {'':13}"
+                  f"{'':8} {ms['comp_b']:8.3f} {r['comp_b'] / r['read_b']:5.1f}x")
         del x
 
     pred, target, source = (y.to(device) for y in base)
