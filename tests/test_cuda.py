@@ -48,15 +48,46 @@ def test_grid_metrics_on_cuda_match_the_naive_loop(convention):
             _assert_matches(got, naive_grid_metrics(p, t, src, convention=convention))
 
 
-def test_grid_metrics_on_cuda_on_full_size_grids_many_chunks():
-    """30x30 grids, enough of them that the device kernel works in several chunks."""
-    from arcnb.metrics.grid_kernel import chunks
+def test_grid_metrics_on_cuda_on_full_size_grids_one_pass_and_chunks(monkeypatch):
+    """30x30 grids of every integer dtype in one pass, and in several chunks."""
+    import arcnb.metrics.grid_kernel as K
 
     rng = np.random.default_rng(7)
     p, t, s = random_batch(rng, B=10_000, size=(30, 30))
-    assert len(list(chunks(10_000, 30 * 30, "cuda"))) > 1
-    got = grid_metrics(_on_cuda(p), _on_cuda(t), source=_on_cuda(s))
-    _assert_matches(got, naive_grid_metrics(p, t, s))
+    want = naive_grid_metrics(p, t, s)
+    for dtype in (torch.uint8, torch.int16, torch.int32, torch.int64):
+        x = [_on_cuda(a).to(dtype) for a in (p, t, s)]
+        _assert_matches(grid_metrics(x[0], x[1], source=x[2]), want)
+    monkeypatch.setattr(K, "TORCH_CHUNK_CELLS", 3_000_000)  # four chunks
+    _assert_matches(grid_metrics(_on_cuda(p), _on_cuda(t), source=_on_cuda(s)), want)
+
+
+def test_grid_metrics_on_cuda_dispatch_at_most_30_operations():
+    from test_metrics_grid_kernel import MAX_OPS, _CountOps
+
+    p, t, s = (_on_cuda(x) for x in random_batch(np.random.default_rng(8), B=256,
+                                                  size=(30, 30)))
+    for kwargs in ({"source": s}, {}):
+        grid_metrics(p, t, **kwargs)
+        with _CountOps() as c:
+            grid_metrics(p, t, **kwargs)
+        assert len(c.ops) <= MAX_OPS, c.ops
+
+
+def test_compiled_grid_metrics_on_cuda_equal_eager_and_the_naive_loop():
+    from arcnb.metrics import compiled
+
+    metrics = compiled()
+    rng = np.random.default_rng(9)
+    for size, dtype in (((30, 30), torch.int64), ((30, 30), torch.uint8), ((7, 5), torch.int64)):
+        p, t, s = random_batch(rng, B=300, size=size)
+        x = [_on_cuda(a).to(dtype) for a in (p, t, s)]
+        for src in (x[2], None):
+            got = metrics(x[0], x[1], source=src)
+            _assert_matches(got, naive_grid_metrics(p, t, None if src is None else s))
+            eager = grid_metrics(x[0], x[1], source=src)
+            for k in eager:
+                assert close(got[k].item(), eager[k].item(), 1e-7), k
 
 
 def test_the_other_metric_families_on_cuda_match_the_naive_loops():

@@ -132,6 +132,52 @@ def test_grid_metrics_any_integer_dtype_and_input_type(dtype):
     assert_matches(grid_metrics(P, t, source=s), want)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("convention", ["arcnb", "reference"])
+def test_every_metric_on_every_integer_dtype_equals_int64_and_naive(backend, convention):
+    # uint8 / int16 / int32 inputs are read as they are (no upcast copy): each gives
+    # the int64 result and the naive per-grid reference, with and without source,
+    # on grids, on sequences and without padding
+    for seed in range(6):
+        rng = np.random.default_rng(4100 + seed)
+        p, t, s = random_batch(rng, B=int(rng.integers(1, 40)))
+        B = p.shape[0]
+        cases = [(p, t, s, 10), (p, t, None, 10), (p, t, s, None),
+                 (p.reshape(B, -1), t.reshape(B, -1), s.reshape(B, -1), 10)]
+        for pp, tt, ss, pad in cases:
+            want = naive_grid_metrics(pp, tt, ss, pad_token=pad, convention=convention)
+            results = {}
+            for dtype in (torch.uint8, torch.int16, torch.int32, torch.int64):
+                P, T = (torch.from_numpy(x).to(dtype) for x in (pp, tt))
+                S = None if ss is None else torch.from_numpy(ss).to(dtype)
+                vec, lay = G.count_vector(P, T, S, pad_token=pad,
+                                          reference=convention == "reference",
+                                          _backend=backend)
+                got = G._ratios(vec, lay, G.DEFAULT_TOLERANCES, G.DEFAULT_WEIGHTS,
+                                convention)
+                assert set(got) == set(want)
+                assert_matches(got, want)
+                results[dtype] = got
+            for dtype, got in results.items():
+                for k, v in got.items():
+                    assert torch.equal(v, results[torch.int64][k]) or (
+                        v.isnan() and results[torch.int64][k].isnan()), (dtype, k)
+
+
+def test_compute_takes_any_of_the_counted_tolerances_by_name():
+    # counts of the default tolerances, ratios of a subset in another order: each
+    # tolerance is found by its name, not by its place
+    rng = np.random.default_rng(4200)
+    p, t, s = (torch.from_numpy(x) for x in random_batch(rng, B=30))
+    for backend in ("numpy", "torch"):
+        counts = G.grid_update(p, t, s, tolerances=(0.9, 0.95, 0.99), _backend=backend)
+        got = G.grid_compute(counts, tolerances=(0.99, 0.9))
+        want = naive_grid_metrics(p.numpy(), t.numpy(), s.numpy(), tolerances=(0.99, 0.9))
+        assert_matches(got, want)
+        with pytest.raises(ValueError, match="0p5"):
+            G.grid_compute(counts, tolerances=(0.5,))
+
+
 def test_grid_metrics_built_with_pad_grids_on_real_shapes():
     truth = [np.array([[0, 1], [2, 3]]), np.array([[5]]), np.zeros((3, 4), dtype=np.int64)]
     preds = [np.array([[0, 1], [2, 3]]), np.array([[5, 5]]), np.zeros((3, 4), dtype=np.int64)]
@@ -473,7 +519,7 @@ def no_host_transfer(monkeypatch):
     # the accelerator code path (torch ops only); on the CPU arcnb otherwise runs
     # the chunk passes as numpy ufuncs on zero-copy views
     import functools
-    monkeypatch.setattr(G, "grid_update", functools.partial(G.grid_update, _backend="torch"))
+    monkeypatch.setattr(G, "count_vector", functools.partial(G.count_vector, _backend="torch"))
     monkeypatch.setattr(torch.Tensor, "cpu", boom)
     monkeypatch.setattr(torch.Tensor, "numpy", boom)
     monkeypatch.setattr(torch.Tensor, "tolist", boom)

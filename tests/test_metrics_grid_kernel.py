@@ -148,3 +148,129 @@ def test_kernels_hand_computed_counts():
     np.testing.assert_array_equal(b.pop("ref_per_grid"), [[1, 0, 0], [2, 0, 0], [1, 0, 0]])
     assert a == want
     assert b == want
+
+
+# --------------------------------------------------------------------------- #
+# the torch kernel: its chunks, its number of operations, torch.compile
+# --------------------------------------------------------------------------- #
+def test_torch_kernel_chunks_add_up_to_one_pass(monkeypatch):
+    # a batch larger than the torch kernel's work buffers is counted in chunks whose
+    # count vectors are added: the same counts as one pass and as the numpy kernel
+    for seed in range(6):
+        rng = np.random.default_rng(9100 + seed)
+        p, t, s = random_batch(rng, B=int(rng.integers(2, 30)), size=(5, 6))
+        for reference in (False, True):
+            one = _both(p, t, s, reference=reference)
+            monkeypatch.setattr(K, "TORCH_CHUNK_CELLS", 70)  # two grids a chunk
+            chunked = _both(p, t, s, reference=reference)
+            monkeypatch.undo()
+            assert_same(*one)
+            assert_same(one[1], chunked[1], f"seed {seed}")
+
+
+class _CountOps:
+    """Counts the aten operations dispatched inside its ``with`` block (views and
+    copies included: on a GPU each non-view operation is a kernel launch)."""
+
+    def __init__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        counter = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                counter.ops.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        self.ops: list = []
+        self.mode = Mode()
+
+    def __enter__(self):
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.mode.__exit__(*exc)
+
+
+#: The most aten operations one grid_metrics call may dispatch (the arcnb convention).
+MAX_OPS = 30
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_one_grid_metrics_call_dispatches_at_most_30_operations(monkeypatch, backend):
+    import functools
+
+    import arcnb.metrics.grid as G
+    from arcnb.metrics import grid_metrics
+
+    monkeypatch.setattr(G, "count_vector", functools.partial(G.count_vector, _backend=backend))
+    rng = np.random.default_rng(12)
+    p, t, s = (torch.from_numpy(x) for x in random_batch(rng, B=256, size=(30, 30)))
+    B = p.shape[0]
+    seq = [x.reshape(B, -1) for x in (p, t, s)]
+    u8 = [x.to(torch.uint8) for x in (p, t, s)]
+    calls = {"source": lambda: grid_metrics(p, t, source=s),
+             "no source": lambda: grid_metrics(p, t),
+             "uint8": lambda: grid_metrics(*u8[:2], source=u8[2]),
+             "sequences": lambda: grid_metrics(*seq[:2], source=seq[2]),
+             "no padding": lambda: grid_metrics(p, t, source=s, pad_token=None),
+             "two tolerances": lambda: grid_metrics(p, t, source=s, tolerances=(0.5, 0.8))}
+    for label, call in calls.items():
+        call()  # the first call of a shape makes its small constants, once
+        with _CountOps() as c:
+            call()
+        assert len(c.ops) <= MAX_OPS, (label, len(c.ops), c.ops)
+    if backend == "torch":
+        # one pass whatever the batch: 4 grids or 1,024 grids, the same operations
+        big = [x.repeat(4, 1, 1) for x in (p, t, s)]
+        small = [x[:4].clone() for x in (p, t, s)]
+        counts = []
+        for q in (big, small):
+            grid_metrics(*q[:2], source=q[2])
+            with _CountOps() as c:
+                grid_metrics(*q[:2], source=q[2])
+            counts.append(c.ops)
+        assert counts[0] == counts[1]
+
+
+def _compile_cases():
+    """(label, pred, target, source) batches of several batch and grid sizes (what a
+    compiled metric sees over a training run), then other dtypes."""
+    rng = np.random.default_rng(21)
+    for size, dtype in (((6, 7), torch.int64), ((9, 5), torch.int64), ((30, 30), torch.int64),
+                        ((3, 3), torch.int64), ((8, 8), torch.uint8), ((5, 9), torch.int32)):
+        p, t, s = (torch.from_numpy(x).to(dtype)
+                   for x in random_batch(rng, B=int(rng.integers(2, 20)), size=size))
+        yield f"{size} {dtype}", p, t, s
+
+
+@pytest.mark.slow  # Inductor compiles: about a minute in all on a 2-core machine
+def test_compiled_grid_metrics_equal_eager_on_fixed_and_mixed_grid_sizes():
+    from arcnb.metrics import compiled, grid_metrics
+
+    from naive_metrics import close
+
+    torch._dynamo.reset()
+    metrics = compiled()
+    for i, (label, p, t, s) in enumerate(_compile_cases()):
+        # after two sizes torch.compile makes the sizes dynamic: no compilation per size
+        for kwargs in ({"source": s}, {}) if i in (0, 1, 4) else ({"source": s},):
+            got, want = metrics(p, t, **kwargs), grid_metrics(p, t, **kwargs)
+            assert set(got) == set(want)
+            for k in want:
+                assert got[k].dtype == torch.float32 and got[k].dim() == 0, k
+                assert close(got[k], want[k], 1e-7), (label, k, float(got[k]), float(want[k]))
+
+
+@pytest.mark.slow  # dynamo traces each case: tens of seconds
+def test_grid_metrics_traces_as_one_graph_without_breaks():
+    # what torch.compile captures (the eager backend: no Inductor compile here)
+    from arcnb.metrics import grid_metrics
+
+    torch._dynamo.reset()
+    for label, p, t, s in list(_compile_cases())[:2]:
+        for kwargs in ({"source": s}, {"source": s, "convention": "reference"}, {}):
+            ex = torch._dynamo.explain(grid_metrics)(p, t, **kwargs)
+            assert ex.graph_break_count == 0, (label, ex.break_reasons)
+            assert ex.graph_count == 1, label

@@ -9,7 +9,9 @@ metrics for training loops live here too:
 * :func:`reconstruction_metrics`, :func:`color_confusion`, :func:`latent_diagnostics`
   (reconstruction and latent-space diagnostics);
 * :func:`token_accuracy` (the ignore index is required, never guessed);
-* :func:`palette_metrics` (whether each predicted grid uses the target's colours).
+* :func:`palette_metrics` (whether each predicted grid uses the target's colours);
+* :func:`compiled`: ``torch.compile`` of :func:`grid_metrics` (one graph) for a
+  training loop that logs it every step.
 
 Conventions. Batches are ``[B, H, W]`` grids (or ``[B, L]`` sequences) padded with
 ``pad_token`` (default 10; a value in 0-9 raises ValueError because colour 0 is black,
@@ -45,8 +47,8 @@ only calling a tensor metric does):
 from __future__ import annotations
 
 from .credit import partial_credit
-from .grid import (CHANGE_METRIC_NAMES, CONVENTIONS, GRID_METRIC_NAMES, grid_metrics,
-                   tolerance_name)
+from .grid import (CHANGE_METRIC_NAMES, CONVENTIONS, GRID_METRIC_NAMES, compiled,
+                   grid_metrics, tolerance_name)
 from .grid import DEFAULT_TOLERANCES, DEFAULT_WEIGHTS  # noqa: F401 (importable, not in __all__)
 from .latent import ACTIVE_DIM_THRESHOLD, latent_diagnostics
 from .palette import PALETTE_METRIC_NAMES, palette_metrics
@@ -56,6 +58,7 @@ from .token import token_accuracy
 __all__ = [
     "partial_credit",
     "grid_metrics",
+    "compiled",
     "reconstruction_metrics",
     "color_confusion",
     "latent_diagnostics",

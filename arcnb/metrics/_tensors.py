@@ -31,7 +31,8 @@ def _as_tensor(x: Any, name: str, device, *, integer: bool = True):
     """``x`` as a torch tensor on ``device`` (tensors already there stay untouched)."""
     torch = _torch()
     if isinstance(x, torch.Tensor):
-        t = x.detach()
+        # an integer tensor never requires grad: used as it is (a detach is an operation)
+        t = x.detach() if x.requires_grad else x
     else:
         if x is None:
             raise TensorError(f"{name} is None")
@@ -97,6 +98,32 @@ def _out(x):
     """Final form of a metric: float32 on the same device."""
     torch = _torch()
     return x.to(torch.float32)
+
+
+_CONSTANTS: dict = {}
+
+
+def _constant(data, dtype, device, key):
+    """A small constant tensor (``data``: nested tuples of numbers) on ``device``,
+    made once per ``(key, dtype, device)`` and kept.
+
+    Made without waiting for the device: on CUDA the numbers go through pinned
+    memory with a non-blocking copy (a plain copy from host memory waits for the
+    GPU). Under ``torch.compile`` the tensor is made in the graph instead (a
+    constant of the compiled code)."""
+    torch = _torch()
+    if torch.compiler.is_compiling():
+        return torch.tensor(data, dtype=dtype, device=device)
+    full = (key, dtype, str(device))
+    t = _CONSTANTS.get(full)
+    if t is None:
+        t = torch.tensor(data, dtype=dtype)
+        if device.type == "cuda":
+            t = t.pin_memory().to(device, non_blocking=True)
+        elif device.type != "cpu":
+            t = t.to(device)
+        _CONSTANTS[full] = t
+    return t
 
 
 def _fits(value: int, dtype) -> bool:

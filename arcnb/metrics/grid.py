@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from ..errors import ParameterError
 from ..grids import check_pad_token
-from ._tensors import (_as_tensor, _check_batch, _check_same_shape, _first_device,
-                       _float_dtype, _out, _ratio, _torch)
+from ._tensors import (_as_tensor, _check_batch, _check_same_shape, _constant, _first_device,
+                       _float_dtype, _torch)
 from .grid_kernel import CELL_KEYS, CHANGE_KEYS
 from .grid_numpy import count_numpy
-from .grid_torch import count_torch
+from .grid_torch import Layout
+from .grid_torch import count_vector as torch_count_vector
 
 #: ``convention=`` values of :func:`grid_metrics`.
 CONVENTIONS = ("arcnb", "reference")
@@ -93,6 +96,64 @@ def grid_count_names(tols: Sequence[float], with_source: bool, reference: bool) 
 
 
 
+def _use_numpy(device, backend: str | None) -> bool:
+    """Whether the numpy kernel counts: on the CPU, eagerly (``torch.compile`` traces
+    the torch kernel), unless ``backend`` ("torch" / "numpy") says otherwise."""
+    if backend is not None:
+        return backend == "numpy"
+    return device.type == "cpu" and not _torch().compiler.is_compiling()
+
+
+def count_vector(pred, target, source=None, *, pad_token: int | None = 10,
+                 tolerances: Sequence[float] = DEFAULT_TOLERANCES,
+                 reference: bool = False, _backend: str | None = None):
+    """``(vector, layout)``: one batch's counts as a float64 vector on the input's
+    device and its :class:`arcnb.metrics.grid_torch.Layout` (how the counts of
+    :func:`grid_update` follow from it, linearly). The numpy kernel's vector holds
+    the counts themselves; the torch kernel's, the sums its pass makes."""
+    torch = _torch()
+    tols = tolerances_for_update(tolerances)
+    device = target.device
+    with_source = source is not None
+    B = target.shape[0]
+    names = grid_count_names(tols, with_source, reference)
+    if B == 0 or target.numel() == 0:
+        vec = torch.zeros(len(names), dtype=_float_dtype(device), device=device)
+        vec[0] = B  # n_total
+        return vec, _identity_layout(tuple(names))
+    columns = target.dim() != 2
+    # [B, L]: one row per grid, no columns counted; [B, ..., H, W]: extra dims fold
+    # into rows ([B, H, W] and, for the torch kernel, [B, L] are used as they are)
+    numpy_kernel = _use_numpy(device, _backend)
+    if target.dim() > 3 or (numpy_kernel and not columns):
+        shp3 = (B, -1, target.shape[-1]) if columns else (B, 1, target.shape[1])
+        pred, target = pred.reshape(shp3), target.reshape(shp3)
+        source = source.reshape(shp3) if with_source else None
+    opts = dict(pad_token=pad_token, tols=tols, columns=columns, reference=reference)
+    if not numpy_kernel:
+        vec, lay, _ = torch_count_vector(pred, target, source, **opts)
+        return vec, lay
+    raw = count_numpy(pred.numpy(), target.numpy(),  # zero-copy views
+                      source.numpy() if with_source else None,
+                      threads=torch.get_num_threads(), **opts)
+    values = _numpy_counts(raw, tols, target.shape[1] * target.shape[2], B)
+    vec = torch.tensor([float(values[n]) for n in names], dtype=torch.float64)
+    return vec, _identity_layout(tuple(names))
+
+
+def _identity_layout(names: tuple) -> Layout:
+    """The layout of a vector holding the counts ``names`` themselves (one object per
+    names; plain dicts as caches: ``torch.compile`` traces them without a warning)."""
+    lay = _IDENTITY.get(names)
+    if lay is None:
+        lay = _IDENTITY[names] = Layout(names, tuple((n, ((n, 1.0),)) for n in names))
+    return lay
+
+
+_IDENTITY: dict = {}
+_RATIO_CONSTANTS: dict = {}
+
+
 def grid_update(pred, target, source=None, *, pad_token: int | None = 10,
                 tolerances: Sequence[float] = DEFAULT_TOLERANCES,
                 reference: bool = False, _backend: str | None = None) -> dict:
@@ -106,146 +167,185 @@ def grid_update(pred, target, source=None, *, pad_token: int | None = 10,
     ``n_pred_change`` (pred!=src), ``n_both_change`` (both), ``n_change_correct``
     (pred==tgt and tgt!=src); with ``reference=True`` also the sums over grids of the
     reference code's per-grid copy rate, recall, precision and F1 (every cell).
+    Counts are 0-dim int64 tensors, the ``sum_*`` float64.
 
     Inputs are tensors of the same shape on one device (the public functions
     convert and check). The cells are counted by a kernel
     (:mod:`arcnb.metrics.grid_kernel`): the numpy kernel on zero-copy views of CPU
     tensors, on ``torch.get_num_threads()`` threads; the torch kernel on any other
-    device (``_backend`` forces one: "torch" or "numpy").
+    device and under ``torch.compile`` (``_backend`` forces one: "torch" or "numpy").
     """
     torch = _torch()
     tols = tolerances_for_update(tolerances)
-    device = target.device
-    with_source = source is not None
-    names = grid_count_names(tols, with_source, reference)
-    fdt = _float_dtype(device)
-    B = target.shape[0]
-    if B == 0 or target.numel() == 0:
-        acc = {n: torch.zeros((), dtype=fdt if n.startswith("sum_") else torch.int64,
-                              device=device) for n in names}
-        acc["n_total"] += B
-        return acc
-    columns = target.dim() != 2
-    # [B, L]: one row per grid, no columns counted; [B, ..., H, W]: extra dims fold
-    # into rows
-    shp3 = (B, -1, target.shape[-1]) if columns else (B, 1, target.shape[1])
-    pred, target = pred.reshape(shp3), target.reshape(shp3)
-    source = source.reshape(shp3) if with_source else None
-    opts = dict(pad_token=pad_token, tols=tols, columns=columns, reference=reference)
-    use_numpy = (_backend == "numpy") if _backend is not None else device.type == "cpu"
-    if use_numpy:
-        raw = count_numpy(pred.numpy(), target.numpy(),  # zero-copy views
-                          source.numpy() if with_source else None,
-                          threads=torch.get_num_threads(), **opts)
-    else:
-        raw = count_torch(pred, target, source, **opts)
-    acc = _kernel_counts(raw, tols, target.shape[1] * target.shape[2], B, device, fdt)
-    return {n: acc[n] for n in names}
+    names = grid_count_names(tols, source is not None, reference)
+    vec, lay = count_vector(pred, target, source, pad_token=pad_token, tolerances=tols,
+                            reference=reference, _backend=_backend)
+    A = _constant(lay.matrix(tuple(_layout_names(names, lay))), vec.dtype, vec.device,
+                  ("counts", lay, tuple(names)))
+    c = A @ vec
+    ints = c.round().to(torch.int64).unbind()
+    floats = c.unbind()
+    return {n: (floats[i] if n.startswith("sum_") else ints[i]) for i, n in enumerate(names)}
 
 
-def _kernel_counts(raw: Mapping[str, Any], tols, cells: int, n_total: int, device,
-                   fdt) -> dict:
-    """The counts of :func:`grid_update` from a kernel's counts ``raw``, deriving the
-    counts the kernels leave out: int64 (``sum_*``: ``fdt``) 0-dim tensors on
-    ``device``, made without a host-device copy (a kernel's tensors are used as they
-    are; a number becomes a filled tensor)."""
-    torch = _torch()
+def _layout_names(names, lay: Layout) -> list:
+    """Count names as ``lay`` names them (the torch kernel's ``n_grid_tol_0p95`` is
+    ``n_tol_<i>``, ``i`` the tolerance's place in ``lay.tols``)."""
+    index = {"n_" + tolerance_name(t): f"n_tol_{i}" for i, t in enumerate(lay.tols)}
+    return [index.get(n, n) for n in names]
 
-    def count(x):
-        if isinstance(x, torch.Tensor):
-            return x.to(torch.int64)
-        return torch.full((), int(x), dtype=torch.int64, device=device)
 
-    acc = {key: count(raw[key]) for key in CELL_KEYS}
-    acc["n_total"] = count(n_total)
+def _numpy_counts(raw: Mapping[str, Any], tols, cells: int, n_total: int) -> dict:
+    """The counts of :func:`grid_update` (Python numbers) from the numpy kernel's
+    counts ``raw``, deriving the counts the kernels leave out."""
+    acc = {key: int(raw[key]) for key in CELL_KEYS}
+    acc["n_total"] = n_total
     acc["n_valid_correct"] = acc["n_valid"] - acc["n_wrong"]
     for k, tl in enumerate(tols):
-        acc["n_" + tolerance_name(tl)] = count(raw["n_tol"][k])
+        acc["n_" + tolerance_name(tl)] = int(raw["n_tol"][k])
     if "n_tgt_change" not in raw:
         return acc
-    n_tc, n_both, n_cc = (count(raw[k]) for k in CHANGE_KEYS)
+    n_tc, n_both, n_cc = (int(raw[k]) for k in CHANGE_KEYS)
     acc["n_tgt_change"], acc["n_both_change"], acc["n_change_correct"] = n_tc, n_both, n_cc
     # valid cells with pred != src: where tgt != src, the n_both cells; where
     # tgt == src, exactly the wrong cells, n_wrong - (n_tc - n_cc) of them
     acc["n_pred_change"] = n_both + acc["n_wrong"] - n_tc + n_cc
     if "ref_per_grid" in raw:
         # the reference code: per grid, over every cell (padding included)
-        flags = torch.as_tensor(raw["ref_per_grid"], device=device).to(fdt)  # [3, B]
-        tc_g, pc_g, both_g = flags[0], flags[1], flags[2]
-        one = torch.ones((), dtype=fdt, device=device)
-        rec = torch.where(tc_g > 0, both_g / tc_g.clamp_min(1), one)
-        prec = torch.where(pc_g > 0, both_g / pc_g.clamp_min(1), one)
+        tc_g, pc_g, both_g = np.asarray(raw["ref_per_grid"], dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rec = np.where(tc_g > 0, both_g / np.maximum(tc_g, 1), 1.0)
+            prec = np.where(pc_g > 0, both_g / np.maximum(pc_g, 1), 1.0)
         f1 = 2.0 * prec * rec / (prec + rec + 1e-8)
-        acc["sum_ref_copy_rate"] = ((cells - pc_g) / cells).sum()
-        acc["sum_ref_recall"] = rec.sum()
-        acc["sum_ref_precision"] = prec.sum()
-        acc["sum_ref_f1"] = f1.sum()
+        acc["sum_ref_copy_rate"] = float(((cells - pc_g) / cells).sum())
+        acc["sum_ref_recall"] = float(rec.sum())
+        acc["sum_ref_precision"] = float(prec.sum())
+        acc["sum_ref_f1"] = float(f1.sum())
     return acc
+
+
+def _metric_terms(names: tuple, tols: tuple, weights: tuple, convention: str) -> tuple:
+    """``(metric, ((weight, numerator, denominator), ...))`` for every metric of
+    :func:`grid_metrics`, in the order of its result; a numerator or denominator is a
+    count name (None: the number 1) and a metric is the sum of its terms'
+    ``weight * numerator / denominator`` (up to three)."""
+    ref = convention == "reference"
+    grids = "n_total" if ref else "n_grids"
+    out = [("grid_accuracy", ((1.0, "n_correct", grids),)),
+           ("exact_match", ((1.0, "n_exact", grids),)),
+           ("cell_accuracy", ((1.0, "n_valid_correct", "n_valid"),))]
+    out += [(tolerance_name(t), ((1.0, "n_" + tolerance_name(t), grids),)) for t in tols]
+    out += [("row_all_correct_rate", ((1.0, "n_rows_correct", "n_rows"),)),
+            ("col_all_correct_rate", ((1.0, "n_cols_correct", "n_cols"),))]
+    # a zero weight drops its term (0 * NaN would poison the sum)
+    dense = [(w, num, den) for w, (num, den) in zip(
+        weights, (("n_valid_correct", "n_valid"), ("n_" + tolerance_name(0.95), grids),
+                  ("n_correct", grids))) if w != 0.0]
+    out += [("dense_grid_objective", tuple(dense) or ((0.0, None, None),)),
+            ("n_grids", ((1.0, grids, None),))]
+    if "n_tgt_change" in names:
+        if ref:
+            n = "n_total"
+            out += [("change_recall", ((1.0, "sum_ref_recall", n),)),
+                    ("change_precision", ((1.0, "sum_ref_precision", n),)),
+                    ("transformation_f1", ((1.0, "sum_ref_f1", n),)),
+                    ("copy_rate", ((1.0, "sum_ref_copy_rate", n),))]
+        else:
+            # F1 = 2PR / (P + R) = 2 both / (pred changes + target changes); NaN where
+            # P or R is (the two zero-weight terms carry their NaN)
+            out += [("change_recall", ((1.0, "n_both_change", "n_tgt_change"),)),
+                    ("change_precision", ((1.0, "n_both_change", "n_pred_change"),)),
+                    ("transformation_f1", ((2.0, "n_both_change",
+                                            ("n_pred_change", "n_tgt_change")),
+                                           (0.0, "n_both_change", "n_tgt_change"),
+                                           (0.0, "n_both_change", "n_pred_change"))),
+                    ("copy_rate", ((1.0, ("n_valid", "-n_pred_change"), "n_valid"),))]
+        # no counterpart in the reference code: pooled over valid cells in both
+        out.append(("change_accuracy", ((1.0, "n_change_correct", "n_tgt_change"),)))
+    return tuple(out)
+
+
+def _combo(spec, names: tuple) -> list:
+    """The coefficients over ``names`` of a count name, a tuple of them (a sum; a
+    leading ``-`` subtracts) or None (zero)."""
+    row = [0.0] * len(names)
+    for item in (() if spec is None else (spec,) if isinstance(spec, str) else spec):
+        sign = -1.0 if item.startswith("-") else 1.0
+        row[names.index(item.lstrip("-"))] += sign
+    return row
+
+
+def _ratio_constants(lay: Layout, tols: tuple, weights: tuple, convention: str):
+    """:func:`_build_ratio_constants`, made once per options."""
+    key = (lay, tols, weights, convention)
+    out = _RATIO_CONSTANTS.get(key)
+    if out is None:
+        out = _RATIO_CONSTANTS[key] = _build_ratio_constants(*key)
+    return out
+
+
+def _build_ratio_constants(lay: Layout, tols: tuple, weights: tuple, convention: str):
+    """``(metrics, matrix, bias)``: numerators then denominators of every term of every
+    metric (``[2 * 3 * n]`` rows, term-major) as a linear map of the raw vector of
+    ``lay`` plus ``bias`` (a denominator of 1, a numerator of 0 for a missing term)."""
+    names = tuple(n for n, _ in lay.counts)
+    change = "n_tgt_change" in names
+    count_names = grid_count_names(tolerances_for_update(tols), change,
+                                   "sum_ref_recall" in names)
+    terms = _metric_terms(tuple(count_names), tols, weights, convention)
+    n = len(terms)
+    cn = tuple(count_names)
+    A = lay.matrix(tuple(_layout_names(cn, lay)))   # counts from the raw vector
+    num_rows, den_rows = [], []
+    bias_num, bias_den = [], []
+    for k in range(3):
+        for _, ts in terms:
+            w, num, den = ts[k] if k < len(ts) else (0.0, None, None)
+            num_rows.append([w * x for x in _combo(num, cn)])
+            bias_num.append(0.0)
+            den_rows.append(_combo(den, cn))
+            bias_den.append(1.0 if den is None else 0.0)
+    rows = num_rows + den_rows
+    width = len(lay.rows)
+    mat = tuple(tuple(sum(r[i] * A[i][j] for i in range(len(cn)) if r[i]) for j in range(width))
+                for r in rows)
+    return tuple(m for m, _ in terms), mat, tuple(bias_num + bias_den), n
+
+
+def _ratios(vec, lay: Layout, tols, weights, convention) -> dict:
+    """Every metric of :func:`grid_metrics` from a raw count vector: one affine map
+    gives every numerator and denominator, one division the ratios (NaN where a
+    denominator is 0: a numerator never exceeds its denominator), one sum the
+    metrics (float32)."""
+    torch = _torch()
+    metrics, mat, bias, n = _ratio_constants(lay, tuple(tols), tuple(weights), convention)
+    key = ("ratios", lay, tuple(tols), tuple(weights), convention)
+    M = _constant(mat, vec.dtype, vec.device, key + ("M",))
+    b = _constant(bias, vec.dtype, vec.device, key + ("bias",))
+    num, den = torch.addmv(b, M, vec).view(2, 3, n).unbind()
+    out = (num / den).sum(0, dtype=torch.float32)
+    return dict(zip(metrics, out.unbind()))
 
 
 def grid_compute(counts: Mapping[str, Any], *, tolerances=DEFAULT_TOLERANCES,
                  weights=DEFAULT_WEIGHTS, convention: str = "arcnb") -> dict:
-    """Ratios of :func:`grid_metrics` from the counts of :func:`grid_update`.
-
-    Every ratio is taken at once on stacked numerators and denominators (a handful of
-    tensor operations whatever the number of metrics: on a GPU each operation is a
-    kernel launch, and a training loop calls this every step)."""
+    """Ratios of :func:`grid_metrics` from the counts of :func:`grid_update` (summed
+    over batches by the streaming class)."""
     torch = _torch()
     convention = check_convention(convention)
     tols = check_tolerances(tolerances)
-    w_cell, w_tol, w_exact = check_weights(weights)
-    ref = convention == "reference"
+    weights = check_weights(weights)
     change = "n_tgt_change" in counts
-    if change and ref and "sum_ref_recall" not in counts:
+    if change and convention == "reference" and "sum_ref_recall" not in counts:
         raise ParameterError("counts lack the reference change sums (update with reference=True)")
-    grids = counts["n_total"] if ref else counts["n_grids"]
-    # (metric, numerator, denominator): the ratios before the dense objective in the
-    # order of the result, the 0.95 tolerance the objective uses, the change ratios
-    head = [("grid_accuracy", counts["n_correct"], grids),
-            ("exact_match", counts["n_exact"], grids),
-            ("cell_accuracy", counts["n_valid_correct"], counts["n_valid"])]
-    head += [(tolerance_name(tl), counts["n_" + tolerance_name(tl)], grids) for tl in tols]
-    head += [("row_all_correct_rate", counts["n_rows_correct"], counts["n_rows"]),
-             ("col_all_correct_rate", counts["n_cols_correct"], counts["n_cols"])]
-    pairs = head + [("tol95", counts["n_" + tolerance_name(0.95)], grids)]
-    if change:
-        if ref:
-            n = counts["n_total"]
-            pairs += [("change_recall", counts["sum_ref_recall"], n),
-                      ("change_precision", counts["sum_ref_precision"], n),
-                      ("transformation_f1", counts["sum_ref_f1"], n),
-                      ("copy_rate", counts["sum_ref_copy_rate"], n)]
-        else:
-            pairs += [("change_recall", counts["n_both_change"], counts["n_tgt_change"]),
-                      ("change_precision", counts["n_both_change"], counts["n_pred_change"]),
-                      ("copy_rate", counts["n_valid"] - counts["n_pred_change"],
-                       counts["n_valid"])]
-        # no counterpart in the reference code: pooled over valid cells in both
-        pairs.append(("change_accuracy", counts["n_change_correct"], counts["n_tgt_change"]))
-    r = dict(zip([k for k, _, _ in pairs],
-                 _ratio(torch.stack([a for _, a, _ in pairs]),
-                        torch.stack([b for _, _, b in pairs])).unbind()))
-    terms = [(w_cell, r["cell_accuracy"]), (w_tol, r.pop("tol95")),
-             (w_exact, r["grid_accuracy"])]
-    dense = torch.zeros_like(r["cell_accuracy"])
-    for w, m in terms:
-        if w != 0.0:  # a zero weight drops its term (0 * NaN would poison the sum)
-            dense = dense + w * m
-    out = {k: r[k] for k, _, _ in head}
-    out["dense_grid_objective"] = dense
-    out["n_grids"] = grids.to(dense.dtype)
-    if change:
-        rec, prec = r["change_recall"], r["change_precision"]
-        if not ref:
-            s = prec + rec
-            r["transformation_f1"] = torch.where(
-                s > 0, 2 * prec * rec / torch.where(s > 0, s, torch.ones_like(s)),
-                torch.where(torch.isnan(s), s, torch.zeros_like(s)))
-        for k in ("change_recall", "change_precision", "transformation_f1", "copy_rate",
-                  "change_accuracy"):
-            out[k] = r[k]
-    # the final form: float32 on the input's device, one conversion for all
-    return dict(zip(out, _out(torch.stack(list(out.values()))).unbind()))
+    names = [n for n in counts]
+    fdt = _float_dtype(torch.as_tensor(counts[names[0]]).device)
+    vec = torch.stack([torch.as_tensor(counts[n]).to(fdt) for n in names])
+    # the counts name every tolerance they hold; the requested ones must be among them
+    missing = {"n_" + tolerance_name(t) for t in tolerances_for_update(tols)} - set(names)
+    if missing:
+        raise ParameterError(f"counts lack {sorted(missing)} (update with those tolerances)")
+    return _ratios(vec, _identity_layout(tuple(names)), tols, weights, convention)
 
 
 def prepare_grid_inputs(pred, target, source, pad_token):
@@ -314,7 +414,28 @@ def grid_metrics(pred, target, *, pad_token: int | None = 10, source=None,
     convention = check_convention(convention)
     weights = check_weights(weights)
     pred, target, source, pad_token = prepare_grid_inputs(pred, target, source, pad_token)
-    counts = grid_update(pred, target, source, pad_token=pad_token, tolerances=tolerances,
-                         reference=convention == "reference")
-    return grid_compute(counts, tolerances=tolerances, weights=weights, convention=convention)
+    vec, lay = count_vector(pred, target, source, pad_token=pad_token, tolerances=tolerances,
+                            reference=convention == "reference")
+    return _ratios(vec, lay, tolerances, weights, convention)
 
+
+
+def compiled(fn=None, **compile_options):
+    """``torch.compile(fn, fullgraph=True, **compile_options)`` of a metric function
+    (default :func:`grid_metrics`): the whole call as one compiled graph, for a
+    training loop that logs metrics every step.
+
+    ``grid_metrics`` compiles without a graph break on any device (its torch kernel
+    has no data-dependent Python branch and never waits for the device); the first
+    call compiles (tens of seconds), the first with another batch or grid size once
+    more (then the sizes are dynamic), later calls run the compiled kernels. Use it
+    where eager ``grid_metrics`` shows in a profile::
+
+        metrics = arcnb.metrics.compiled()            # once
+        ...
+        self.log_dict(metrics(pred, target, source=inputs))   # every step
+
+    The results are those of ``grid_metrics`` (the tests compare the two)."""
+    torch = _torch()
+    return torch.compile(grid_metrics if fn is None else fn, fullgraph=True,
+                         **compile_options)

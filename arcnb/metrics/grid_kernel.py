@@ -5,8 +5,9 @@ two implementations of the same contract, each readable alone:
 
 * :func:`arcnb.metrics.grid_numpy.count_numpy`: the CPU kernel (numpy ufuncs on
   zero-copy views, cache-sized chunks, chunks on several threads);
-* :func:`arcnb.metrics.grid_torch.count_torch`: torch operations on any device (used
-  for every non-CPU device, and on the CPU when forced).
+* :func:`arcnb.metrics.grid_torch.count_torch`: torch operations on any device, one
+  pass (used for every non-CPU device, under ``torch.compile``, and on the CPU when
+  forced).
 
 ``tests/test_metrics_grid_kernel.py`` runs both on the same inputs and asserts identical
 counts.
@@ -47,22 +48,24 @@ Everything else (``n_valid_correct``, ``n_pred_change``, the reference conventio
 per-grid ratios, the ratios of :func:`arcnb.metrics.grid_metrics`) is derived from
 these counts in :mod:`arcnb.metrics.grid`, once, for both kernels.
 
-Both kernels scan the batch in chunks of grids (:func:`chunks`) into preallocated
-work buffers: small chunks on the CPU so that the passes over a chunk stay in the
-core's cache (each input is read from memory once), larger ones on accelerators
-(fewer kernel launches). Grids whose rows and columns are shorter than
-:data:`PACK_LIMIT` take the *packed* path: the per-cell value ``valid + 32 * wrong``
-is summed over every row and every column with float32 matrix-vector products
-(exact: a line of fewer than 32 cells cannot carry into the next field).
+The numpy kernel scans the batch in chunks of grids (:func:`chunks`) small enough
+that the passes over a chunk stay in the core's cache (each input is read from memory
+once); grids whose rows and columns are shorter than :data:`PACK_LIMIT` take its
+*packed* path (the per-cell value ``valid + 32 * wrong`` summed over every row and
+every column with float32 matrix-vector products). The torch kernel makes one pass
+over the whole batch (chunks only past :data:`TORCH_CHUNK_CELLS` cells): class-packed
+sums, described in :mod:`arcnb.metrics.grid_torch`; its
+:func:`~arcnb.metrics.grid_torch.count_vector` gives the counts as one vector, which
+:func:`arcnb.metrics.grid.grid_metrics` turns into every ratio at once.
 """
 from __future__ import annotations
 
-# Cells per chunk when scanning a batch: small on the CPU so that the passes over a
-# chunk stay in cache (each input is read from memory once); larger on
-# accelerators (fewer kernel launches) while the work buffers, about 30 bytes per
-# cell of a chunk, stay near 250 MB.
+# Cells per chunk of the numpy kernel: small, so that the passes over a chunk stay in
+# cache (each input is read from memory once).
 _CHUNK_CELLS_CPU = 1 << 17
-_CHUNK_CELLS_OTHER = 1 << 23
+#: Cells per chunk of the torch kernel (:mod:`arcnb.metrics.grid_torch`): the whole
+#: batch in one pass up to this many cells (about 40 bytes of work memory per cell).
+TORCH_CHUNK_CELLS = 1 << 27
 
 #: Rows and columns shorter than this take the packed path (``valid + 32 * wrong``).
 PACK_LIMIT = 32
@@ -76,7 +79,7 @@ CHANGE_KEYS = ("n_tgt_change", "n_both_change", "n_change_correct")
 
 def chunk_grids(cells_per_item: int, device_type: str) -> int:
     """Grids per chunk for grids of ``cells_per_item`` cells on ``device_type``."""
-    limit = _CHUNK_CELLS_CPU if device_type == "cpu" else _CHUNK_CELLS_OTHER
+    limit = _CHUNK_CELLS_CPU if device_type == "cpu" else TORCH_CHUNK_CELLS
     return max(1, limit // max(1, cells_per_item))
 
 
