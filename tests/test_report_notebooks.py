@@ -336,12 +336,15 @@ def test_several_reports_run_concurrently_bounded_by_workers(tmp_path, monkeypat
     assert "0.7500 (75.00%)" in page and "0.1250 (12.50%)" in page and "0.3750 (37.50%)" in page
 
 
-def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_where_it_was(
+def test_kernels_start_in_private_empty_folders_and_leave_the_process_where_it_was(
         tmp_path):
-    """Reports run from several threads at once (``arcnb report`` of several
-    checkpoints): each kernel starts in its own folder, and the process's working
+    """Notebooks run from several threads at once (``arcnb report`` of several
+    checkpoints): each kernel starts in a private, empty folder of its own (never the
+    output folder, nor this process's), with neither that folder nor the working
+    directory on ``sys.path``, without IPython's history, and the process's working
     directory never moves (a process-wide chdir would send relative paths, and the
     other threads' files, into another report's folder)."""
+    import json
     import os
     import threading
 
@@ -350,9 +353,15 @@ def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_w
     from arcnb.report.notebooks import run_notebook
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import os, time\n"
-                                          "open('where.txt', 'w').write(os.getcwd())\n"
-                                          "time.sleep(1.0)")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("where = ''", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            "import json, os, sys, time\n"
+            "ip = get_ipython()\n"
+            "json.dump({'cwd': os.getcwd(), 'listing': os.listdir('.'), 'path': sys.path,\n"
+            "           'safe': sys.flags.safe_path, 'history': ip.history_manager.enabled},\n"
+            "          open(where, 'w'))\n"
+            "time.sleep(1.0)")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     src = tmp_path / "where.ipynb"
@@ -361,6 +370,7 @@ def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_w
     folders = [tmp_path / n for n in ("a", "b")]
     for f in folders:
         f.mkdir()
+        (f / "pandas.py").write_text("raise ImportError('planted')\n")
     seen, done = set(), threading.Event()
 
     def watch():
@@ -371,7 +381,9 @@ def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_w
     watcher = threading.Thread(target=watch)
     watcher.start()
     runs = [threading.Thread(target=run_notebook, args=(src, f / "out.ipynb"),
-                             kwargs={"cwd": f, "progress": False}) for f in folders]
+                             kwargs={"progress": False,
+                                     "parameters": {"where": str(f / "where.json")}})
+            for f in folders]
     for t in runs:
         t.start()
     for t in runs:
@@ -379,8 +391,14 @@ def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_w
     done.set()
     watcher.join()
     assert seen == {here} and os.getcwd() == here
-    for f in folders:
-        assert Path((f / "where.txt").read_text()) == f.resolve()
+    kernels = [json.loads((f / "where.json").read_text()) for f in folders]
+    assert len({k["cwd"] for k in kernels}) == 2  # one folder each
+    for f, k in zip(folders, kernels):
+        cwd = Path(k["cwd"])
+        assert cwd.resolve() not in {f.resolve(), Path(here).resolve(), tmp_path.resolve()}
+        assert k["listing"] == [] and not cwd.exists()  # empty, and removed afterwards
+        assert "" not in k["path"] and "." not in k["path"] and k["cwd"] not in k["path"]
+        assert k["safe"] and k["history"] is False
 
 
 def test_table_and_headline_html_escape_and_format():

@@ -161,7 +161,7 @@ def _make_run_dir(source, dataset: str, out: Path, *, tasks, overwrite: bool,
                        for k, v in opts.items()})
         with _stage(timings, f"evaluate ({EVALUATE_NOTEBOOK})", log):
             run_notebook("evaluate", out / EVALUATE_NOTEBOOK, params, progress=progress,
-                         overwrite=True, cwd=out, html=out / EVALUATE_HTML,
+                         overwrite=True, html=out / EVALUATE_HTML,
                          html_on_success=False)
         return out
     raise ArcnbError(f"a report is made from a checkpoint, a predictions file or a run "
@@ -169,7 +169,7 @@ def _make_run_dir(source, dataset: str, out: Path, *, tasks, overwrite: bool,
 
 
 def _absolute(source):
-    """``source`` with its path made absolute (the kernels run in the output folder)."""
+    """``source`` with its path made absolute (the kernels run in a folder of their own)."""
     if isinstance(source, (PredictionsSource, RunDirSource)):
         return replace(source, path=absolute_path(source.path))
     if isinstance(source, CheckpointSource):
@@ -245,7 +245,7 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
     ``report.ipynb`` is written.
     """
     out = check_out_path(out)
-    # the kernels run in `out`: every path they get is absolute
+    # the kernels run in a private folder of their own: every path they get is absolute
     dataset, tasks = absolute_path(dataset), absolute_path(tasks)
     source = _absolute(parse_source(source))
     log = _printer(label)
@@ -276,7 +276,7 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         # the notebook runs, then exports it; papermill's libraries are imported in a
         # thread meanwhile
         helper = ReportHelper(dataset) if notebook else None
-        kernel = WarmKernel(out, dataset=dataset, references=references or (),
+        kernel = WarmKernel(dataset=dataset, references=references or (),
                             env=helper.kernel_env) if notebook else None
         if notebook:
             threading.Thread(target=notebook_libraries, kwargs={"papermill": True},
@@ -315,7 +315,7 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
                 source_nb = "report" if scored else _truncated_report(out)
                 try:
                     run_notebook(source_nb, nb_path, params, progress=progress, overwrite=True,
-                                 cwd=out, html=html_path, html_on_success=False,
+                                 html=html_path, html_on_success=False,
                                  title=label or out.name, kernel=kernel)
                 finally:
                     helper.notebook_done()
@@ -365,7 +365,7 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
               "common_tasks": bool(common_tasks), "n_boot": int(n_boot), "seed": int(seed),
               "out": ""}
     with _stage(timings, f"{nb_path.name} (papermill)", log):
-        run_notebook("compare", nb_path, params, progress=progress, overwrite=True, cwd=out,
+        run_notebook("compare", nb_path, params, progress=progress, overwrite=True,
                      html=html_path, html_on_success=False, title="arcnb comparison")
     with _stage(timings, "html export", log):
         export_html(nb_path, html_path, overwrite=True, title="arcnb comparison")

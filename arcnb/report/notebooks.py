@@ -9,6 +9,15 @@ dropped and a Content-Security-Policy forbids any script or remote resource).
 When a cell fails, the partly executed notebook and an HTML page showing the error
 are still written, and :class:`NotebookError` names the failing cell (its index,
 execution count, exception name and message).
+
+Every kernel arcnb starts (:func:`run_notebook`, :class:`WarmKernel`) starts in a
+private, empty working directory of its own (never the notebook's or the output
+folder, which may hold files someone else left there: a ``pandas.py`` there would be
+imported in place of pandas), with ``PYTHONSAFEPATH=1`` and IPython told not to put
+the working directory on ``sys.path`` (:data:`KERNEL_ENV`, :data:`KERNEL_ARGUMENTS`),
+and without IPython's history (which would write every cell, paths included, into
+the ``history.sqlite`` shared by every kernel of the user). The notebooks get every
+path as an absolute one.
 """
 from __future__ import annotations
 
@@ -36,8 +45,8 @@ from ..html import CSP, PAGE_CSS, check_self_contained as _check_self_contained
 from ..html import escape as _esc
 from ..html import insert_contents
 
-__all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
-           "cell_times", "export_html", "ReportHelper"]
+__all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "KERNEL_ENV", "KERNEL_ARGUMENTS",
+           "notebook_path", "run_notebook", "cell_times", "export_html", "ReportHelper"]
 
 #: The notebooks shipped in the package (``arcnb/resources/notebooks/``; name -> file name).
 NOTEBOOKS = {
@@ -52,6 +61,15 @@ NOTEBOOKS["arc3"] = "arc3.ipynb"  # ARC-AGI-3 recordings' report (arcnb.arc3.rep
 
 #: papermill always runs notebooks with this kernel.
 KERNEL_NAME = "python3"
+
+#: What every kernel arcnb starts gets in its environment: Python puts neither the
+#: working directory nor a script's folder on ``sys.path`` (Python 3.11 and later).
+KERNEL_ENV = {"PYTHONSAFEPATH": "1"}
+#: ... and on its command line: IPython adds no working directory to ``sys.path``
+#: either, and keeps no history (every cell, paths included, would go into
+#: ``~/.ipython/profile_default/history.sqlite``, outside the output folder and shared
+#: by every report run at once).
+KERNEL_ARGUMENTS = ("--InteractiveShellApp.ignore_cwd=True", "--HistoryManager.enabled=False")
 
 _TEMPLATE_NAME = "arcnb_report"
 
@@ -120,26 +138,23 @@ class WarmKernel:
     in it, while this process does other work (evaluating a checkpoint, scoring a
     predictions file): :func:`run_notebook` (``kernel=``) executes on it, so the
     kernel's start and imports overlap that work instead of following it. Started in
-    ``cwd`` (the notebook's folder), with ``env`` added to this process's environment
-    (a :class:`ReportHelper`'s :attr:`~ReportHelper.kernel_env`); :meth:`close` shuts
-    it down (``run_notebook`` does, once it has run)."""
+    a private working directory of its own (never the notebook's folder: see the
+    module docstring), with ``env`` added to this process's environment (a
+    :class:`ReportHelper`'s :attr:`~ReportHelper.kernel_env`); :meth:`close` shuts it
+    down and removes that folder (``run_notebook`` does, once it has run)."""
 
     #: what the kernel imports while it waits (``IPKernelApp.exec_lines``)
     PRELOAD = "import arcnb.report.sections, matplotlib.pyplot"
 
-    def __init__(self, cwd: str | os.PathLike, dataset: str | None = None,
-                 references: Sequence[str] = (), env: Mapping | None = None):
-        from jupyter_client.manager import AsyncKernelManager
-
+    def __init__(self, dataset: str | None = None, references: Sequence[str] = (),
+                 env: Mapping | None = None):
         self.preload = self.preload_for(dataset, references)
         self.env = {**os.environ, **dict(env or {})}
-
-        self.sockets = None if os.name == "nt" else tempfile.mkdtemp(prefix="arcnb-kernel-")
-        cls = _ipc_kernel_manager(self.sockets) if self.sockets else AsyncKernelManager
-        self.manager = cls(kernel_name=KERNEL_NAME)
+        self.folder = tempfile.mkdtemp(prefix="arcnb-kernel-")
+        self.manager = _kernel_manager(self.folder)(kernel_name=KERNEL_NAME)
         self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._start, args=(str(Path(cwd).resolve()),),
-                                        name="arcnb-warm-kernel", daemon=True)
+        self._thread = threading.Thread(target=self._start, name="arcnb-warm-kernel",
+                                        daemon=True)
         self._thread.start()
 
     @classmethod
@@ -153,11 +168,10 @@ class WarmKernel:
         return (f"{cls.PRELOAD}; import arcnb.report.notebooks as _n; "
                 f"_n.warm_up({str(dataset)!r}, {refs!r})")
 
-    def _start(self, cwd: str) -> None:
+    def _start(self) -> None:
         try:
             asyncio.run(self.manager.start_kernel(
-                cwd=cwd, env=self.env,
-                extra_arguments=[f"--IPKernelApp.exec_lines={self.preload}"]))
+                env=self.env, extra_arguments=[f"--IPKernelApp.exec_lines={self.preload}"]))
         except Exception as exc:  # noqa: BLE001 - then the notebook starts its own kernel
             self.error = exc
 
@@ -167,7 +181,7 @@ class WarmKernel:
         return self.manager if self.error is None and self.manager.has_kernel else None
 
     def close(self) -> None:
-        """Shut the kernel down (now) and remove its sockets; safe to call twice."""
+        """Shut the kernel down (now) and remove its folder; safe to call twice."""
         self._thread.join()
         if self.manager.has_kernel:
             # in a thread of its own: the caller may be inside a running event loop (Jupyter)
@@ -175,13 +189,11 @@ class WarmKernel:
                 self.manager.shutdown_kernel(now=True)), daemon=True)
             stop.start()
             stop.join()
-        if self.sockets:
-            shutil.rmtree(self.sockets, ignore_errors=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
-                 parameters: Mapping | None = None, *, cwd: str | os.PathLike | None = None,
-                 progress: bool = True, html: str | os.PathLike | None = None,
+                 parameters: Mapping | None = None, *, progress: bool = True, html: str | os.PathLike | None = None,
                  overwrite: bool = False, title: str | None = None,
                  html_on_success: bool = True, kernel=None) -> Path:
     """Execute ``notebook`` with papermill (kernel ``python3``) into ``output``, and export
@@ -191,10 +203,12 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     temporary file beside ``output``, renamed at the end). When a cell raises, the
     partial notebook and an error page (``html``) are still written, then
     :class:`NotebookError` names the failing cell. ``kernel``: a ``WarmKernel`` (this
-    module) started earlier in ``cwd`` to execute on (shut down here, whatever happens).
+    module) started earlier to execute on (shut down here, whatever happens). The
+    kernel starts in a private, empty working directory (see the module docstring):
+    give the notebook absolute paths.
     """
     try:
-        return _run_notebook(notebook, output, parameters, cwd=cwd, progress=progress,
+        return _run_notebook(notebook, output, parameters, progress=progress,
                              html=html, overwrite=overwrite, title=title,
                              html_on_success=html_on_success, kernel=kernel)
     finally:
@@ -202,7 +216,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
             kernel.close()
 
 
-def _run_notebook(notebook, output, parameters, *, cwd, progress, html, overwrite, title,
+def _run_notebook(notebook, output, parameters, *, progress, html, overwrite, title,
                   html_on_success, kernel) -> Path:
     notebook_libraries()
     import papermill as pm
@@ -218,19 +232,17 @@ def _run_notebook(notebook, output, parameters, *, cwd, progress, html, overwrit
     os.close(fd)
     failure: PapermillExecutionError | None = None
     other: Exception | None = None
-    sockets = None if os.name == "nt" else tempfile.mkdtemp(prefix="arcnb-kernel-")
+    # the kernel's own folder (its working directory, its sockets); papermill's `cwd=`
+    # is never used: it changes the whole process's directory, which notebooks run from
+    # several threads at once (``arcnb report`` of several checkpoints) would swap
+    # under each other
+    folder = tempfile.mkdtemp(prefix="arcnb-kernel-")
     try:
         try:
-            extra = {"kernel_manager_class": _ipc_kernel_manager(sockets)} if sockets else {}
+            extra = {"kernel_manager_class": _kernel_manager(folder)}
             warm = kernel.ready() if kernel is not None else None
             if warm is not None:
-                extra["km"] = warm  # started in `cwd`, the report's modules imported
-            if cwd:
-                # the kernel starts in `cwd` (nbclient's resources path); papermill's own
-                # `cwd=` changes the whole process's directory, which notebooks run from
-                # several threads at once (``arcnb report`` of several checkpoints) would
-                # swap under each other, leaving the process in another report's folder
-                extra["resources"] = {"metadata": {"path": str(Path(cwd).resolve())}}
+                extra["km"] = warm  # started the same way, the report's modules imported
             # saved once at the end (also after a failing cell), not after every cell:
             # a report's cells carry their figures, and rewriting them all each time
             # costs seconds
@@ -256,8 +268,7 @@ def _run_notebook(notebook, output, parameters, *, cwd, progress, html, overwrit
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        if sockets:
-            shutil.rmtree(sockets, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
     if not complete:
         cause = other if isinstance(other, OSError) else None
         raise NotebookError(_write_failure(output, cause), ename=type(cause).__name__
@@ -359,19 +370,33 @@ def _write_failure(path: Path, exc: OSError | None) -> str:
     return f"could not write {path} ({why}, in {folder}); nothing was replaced"
 
 
-def _ipc_kernel_manager(folder: str):
-    """A kernel manager class whose kernel talks over Unix sockets in ``folder`` (a
-    private temporary folder) instead of TCP on localhost: nothing listens on a port,
-    and the kernel has no reason to print its warning about unencrypted TCP."""
+def _kernel_manager(folder: str):
+    """A kernel manager class whose kernels start in ``folder/work`` (``folder``: a
+    private temporary folder; ``work`` is made empty), whatever working directory they
+    are asked for, with :data:`KERNEL_ENV` in their environment and
+    :data:`KERNEL_ARGUMENTS` on their command line, so that nothing is imported from
+    a folder of data or outputs; they talk over Unix sockets in ``folder`` instead of
+    TCP on localhost (not on Windows): nothing listens on a port, and the kernel has
+    no reason to print its warning about unencrypted TCP."""
     from jupyter_client.manager import AsyncKernelManager
 
-    class _IPCKernelManager(AsyncKernelManager):
+    work = os.path.join(folder, "work")
+    os.makedirs(work, mode=0o700, exist_ok=True)
+
+    class _SafeKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
-            kwargs.setdefault("transport", "ipc")
-            kwargs.setdefault("ip", os.path.join(folder, "kernel"))
+            if os.name != "nt":
+                kwargs.setdefault("transport", "ipc")
+                kwargs.setdefault("ip", os.path.join(folder, "kernel"))
             super().__init__(**kwargs)
 
-    return _IPCKernelManager
+        async def _async_pre_start_kernel(self, **kw):
+            kw["cwd"] = work
+            kw["env"] = {**(kw.get("env") or os.environ), **KERNEL_ENV}
+            kw["extra_arguments"] = [*KERNEL_ARGUMENTS, *(kw.get("extra_arguments") or ())]
+            return await super()._async_pre_start_kernel(**kw)
+
+    return _SafeKernelManager
 
 
 #: the HTML exporter, made once per process (its template is compiled once) and used

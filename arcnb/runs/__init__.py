@@ -99,7 +99,7 @@ from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILL
                      JOURNAL_GLOB, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK,
                      RESULTS_CSV, RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV,
                      USER_PATHS_ENV, OutputFolder, RunDirError, absolute_path, check_out_path,
-                     copy_run_files,
+                     COPIED_RUN_FILES, copy_run_files,
                      finished_runs, is_finished, is_run_dir, refuse_finished,
                      require_finished, user_paths)
 from .provenance import file_sha256_or_none, predictions_provenance, run_provenance
@@ -111,7 +111,8 @@ __all__ = [
     "RESULTS_PARQUET", "TASKS_CSV", "FIGURES", "REPORT_NOTEBOOK", "REPORT_HTML",
     "EVALUATE_NOTEBOOK", "EVALUATE_HTML", "JOURNAL", "JOURNAL_GLOB", "HEADLINE_KEYS",
     "write_run_dir", "read_metrics", "is_finished", "require_finished", "refuse_finished",
-    "copy_run_files", "check_out_path", "OutputFolder", "metrics_document", "summary_of", "ks_of", "attempt_ks",
+    "copy_run_files", "COPIED_RUN_FILES", "check_out_path", "OutputFolder",
+    "metrics_document", "summary_of", "ks_of", "attempt_ks",
     "recorded_dataset", "run_provenance", "file_sha256_or_none", "flat_provenance",
     "compact_line", "USER_PATHS_ENV", "absolute_path", "user_paths",
     "SUBMISSION", "FILLER", "is_scored", "unscored_summary", "kaggle_submission",
