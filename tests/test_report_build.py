@@ -48,31 +48,11 @@ class _NoKernel:
         pass
 
 
-class _NoHelper:
-    """Stands for the report's helper process (none is started): no section is shared
-    and the page is exported in this process."""
-
-    kernel_env: dict = {}
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def notebook_done(self):
-        pass
-
-    def export(self, *args, **kwargs):
-        return BLD.export_html(*args, **kwargs)
-
-    def close(self):
-        pass
-
-
 def _capture(monkeypatch, stop_after: str):
     seen = {}
     _NoKernel.started = 0
-    # neither the warm kernel nor the helper process: the notebook is not run here
+    # no warm kernel: the notebook is not run here
     monkeypatch.setattr(BLD, "WarmKernel", _NoKernel)
-    monkeypatch.setattr(BLD, "ReportHelper", _NoHelper)
 
     def fake_run(notebook, output, parameters=None, **kw):
         key = str(notebook)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -40,8 +39,8 @@ from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPO
                     unique_labels)
 from ..html import escape as _esc, page as html_page
 from .sections import open_report, report_page
-from .notebooks import (NOTEBOOKS, ReportHelper, WarmKernel, cell_times, export_html,
-                        notebook_libraries, notebook_path, run_notebook)
+from .notebooks import (NOTEBOOKS, WarmKernel, cell_times, export_html, notebook_libraries,
+                        notebook_path, prepare_export, run_notebook)
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
            "INDEX_HTML", "NO_TRUTH_TAG"]
@@ -266,33 +265,26 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
             load_dataset(dataset, tasks=tasks, require_truth=False)
     created = not out.exists()
     t0 = time.perf_counter()
-    kernel = helper = None
+    kernel = None
     try:
         _claim_outputs(out, _report_targets(out), overwrite=overwrite, log=log,
                        folders=(out / FIGURES,))
-        # the report's helper (at the lowest priority: on what the kernel and this
-        # process leave of the cores) and kernel start, and import what they need,
-        # while the run is made; the helper computes sections for the kernel while
-        # the notebook runs, then exports it; papermill's libraries are imported in a
-        # thread meanwhile
-        helper = ReportHelper(dataset) if notebook else None
-        kernel = WarmKernel(dataset=dataset, references=references or (),
-                            env=helper.kernel_env) if notebook else None
+        # the report's kernel starts, and imports what it needs, while the run is made;
+        # so do papermill's libraries and the HTML exporter, in a thread of this process
+        kernel = WarmKernel(dataset=dataset, references=references or ()) \
+            if notebook else None
         if notebook:
-            threading.Thread(target=notebook_libraries, kwargs={"papermill": True},
-                             daemon=True).start()
+            prepare_export()
         _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite,
                       progress=progress, log=log, timings=timings,
                       in_process=evaluate_in_process, estimator=estimator)
     except BaseException:
         if kernel is not None:
             kernel.close()
-        if helper is not None:
-            helper.close()
         if created:  # bad input found while making the run: leave no empty --out behind
             _remove_empty(out)
         raise
-    try:  # the warm kernel and the helper are shut down however this ends
+    try:  # the warm kernel is shut down however this ends (run_notebook uses it)
         scored = is_scored(read_metrics(out))
         params = {"run_dir": str(out.resolve()),
                   "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
@@ -318,25 +310,19 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
                                  html=html_path, html_on_success=False,
                                  title=label or out.name, kernel=kernel)
                 finally:
-                    helper.notebook_done()
                     if not scored:
                         Path(source_nb).unlink(missing_ok=True)
-        cells = cell_times(nb_path) if notebook else []
-        if cells:  # where the notebook's time went: the kernel, the setup, each section
-            rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
-            shared = helper.shared()
-            log("  in it: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in cells
-                                        if sec >= 0.05)
-                + f"; papermill itself {max(rest, 0):.1f} s"
-                + (f"; computed by the helper process: {', '.join(shared)}" if shared else ""))
-        if notebook:
-            with _stage(timings, "html export", log):
-                helper.export(nb_path, html_path, overwrite=True, title=label or out.name)
     finally:
         if kernel is not None:
             kernel.close()
-        if helper is not None:
-            helper.close()
+    cells = cell_times(nb_path) if notebook else []
+    if cells:  # where the notebook's time went: the kernel, the setup, each section
+        rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
+        log("  in it: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in cells
+                                    if sec >= 0.05) + f"; papermill itself {max(rest, 0):.1f} s")
+    if notebook:
+        with _stage(timings, "html export", log):
+            export_html(nb_path, html_path, overwrite=True, title=label or out.name)
     timings["total"] = time.perf_counter() - t0
     log(f"total: {timings['total']:.1f} s")
     metrics = read_metrics(out) if is_finished(out) else {}

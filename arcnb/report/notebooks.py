@@ -39,14 +39,12 @@ from ..plot.palette import pyplot
 from ..resources import notebook, templates_dir
 from ..taxonomy import structural_taxonomy
 from .references import bundled_reference, reference_run
-from .sections import REPORT, open_report
-from .sections.handover import ENV as HANDOVER_ENV, share, stop
 from ..html import CSP, PAGE_CSS, check_self_contained as _check_self_contained
 from ..html import escape as _esc
 from ..html import insert_contents
 
 __all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "KERNEL_ENV", "KERNEL_ARGUMENTS",
-           "notebook_path", "run_notebook", "cell_times", "export_html", "ReportHelper"]
+           "notebook_path", "run_notebook", "cell_times", "export_html", "prepare_export"]
 
 #: The notebooks shipped in the package (``arcnb/resources/notebooks/``; name -> file name).
 NOTEBOOKS = {
@@ -139,17 +137,14 @@ class WarmKernel:
     predictions file): :func:`run_notebook` (``kernel=``) executes on it, so the
     kernel's start and imports overlap that work instead of following it. Started in
     a private working directory of its own (never the notebook's folder: see the
-    module docstring), with ``env`` added to this process's environment (a
-    :class:`ReportHelper`'s :attr:`~ReportHelper.kernel_env`); :meth:`close` shuts it
-    down and removes that folder (``run_notebook`` does, once it has run)."""
+    module docstring); :meth:`close` shuts it down and removes that folder
+    (``run_notebook`` does, once it has run)."""
 
     #: what the kernel imports while it waits (``IPKernelApp.exec_lines``)
     PRELOAD = "import arcnb.report.sections, matplotlib.pyplot"
 
-    def __init__(self, dataset: str | None = None, references: Sequence[str] = (),
-                 env: Mapping | None = None):
+    def __init__(self, dataset: str | None = None, references: Sequence[str] = ()):
         self.preload = self.preload_for(dataset, references)
-        self.env = {**os.environ, **dict(env or {})}
         self.folder = tempfile.mkdtemp(prefix="arcnb-kernel-")
         self.manager = _kernel_manager(self.folder)(kernel_name=KERNEL_NAME)
         self.error: BaseException | None = None
@@ -171,7 +166,7 @@ class WarmKernel:
     def _start(self) -> None:
         try:
             asyncio.run(self.manager.start_kernel(
-                env=self.env, extra_arguments=[f"--IPKernelApp.exec_lines={self.preload}"]))
+                extra_arguments=[f"--IPKernelApp.exec_lines={self.preload}"]))
         except Exception as exc:  # noqa: BLE001 - then the notebook starts its own kernel
             self.error = exc
 
@@ -193,8 +188,9 @@ class WarmKernel:
 
 
 def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
-                 parameters: Mapping | None = None, *, progress: bool = True, html: str | os.PathLike | None = None,
-                 overwrite: bool = False, title: str | None = None,
+                 parameters: Mapping | None = None, *, progress: bool = True,
+                 html: str | os.PathLike | None = None, overwrite: bool = False,
+                 title: str | None = None,
                  html_on_success: bool = True, kernel=None) -> Path:
     """Execute ``notebook`` with papermill (kernel ``python3``) into ``output``, and export
     it to ``html`` when given.
@@ -421,164 +417,26 @@ def _export_body(nb) -> str:
     return body
 
 
-def _warm_export() -> None:
-    """Import papermill's libraries and nbconvert, compile the template and export a
-    one-cell notebook in memory, so that a real export does only its own work. An error
-    here is left for the real export to meet."""
-    try:
-        notebook_libraries()
-        import nbformat
-
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## arcnb"),
-                                             nbformat.v4.new_code_cell("1")])
-        insert_contents(_export_body(nb))
-    except Exception:  # noqa: BLE001 - the real export reports it
-        pass
-
-
-class ReportHelper:
-    """A report's helper process (:func:`arcnb.report.build_report`), started while the
-    run is made and running at the lowest priority, on what the kernel and this
-    process leave of the cores.
-
-    It imports the report's modules and readies nbconvert; while the notebook runs it
-    computes the report's sections from the last one backwards and hands them to the
-    kernel (:mod:`arcnb.report.sections.handover`: the kernel started with
-    :attr:`kernel_env` takes the sections the helper claimed); then :meth:`export`
-    has it export the executed notebook. When the helper cannot export (it did not
-    start, or the export failed there) :meth:`export` exports in this process, so an
-    error is the one :func:`export_html` raises. ``share=False``: export only.
-    :meth:`close` stops it and removes its folder."""
-
-    #: the file the helper writes in its folder once it is ready to export
-    READY = "ready"
-
-    def __init__(self, dataset: str | None = None, *, share: bool = True):
-        import subprocess
-
-        self.folder = tempfile.mkdtemp(prefix="arcnb-helper-")
-        self.sharing = bool(share) and os.name != "nt"
-        # the helper imports what this process imports (this arcnb), from this process's
-        # module path
-        path = [p for p in sys.path if p not in ("", ".")]
-        code = ("import os, sys; hasattr(os, 'nice') and os.nice(19); "
-                f"sys.path[:] = {path!r}; from arcnb.report.notebooks import _helper_main; "
-                f"_helper_main({self.folder!r}, {str(dataset) if dataset else None!r}, "
-                f"{self.sharing!r})")
-        # not another report's hand-over (a report built from a report's kernel)
-        env = {k: v for k, v in os.environ.items() if k != HANDOVER_ENV}
+def prepare_export() -> threading.Thread:
+    """Make the notebook libraries and the HTML exporter ready in a background thread
+    (import papermill's libraries and nbconvert, compile the template, export a
+    one-cell notebook in memory) while other work goes on (a report's run being made),
+    so that the export that follows does only its own work. Returns the thread; an
+    error there is left for the real export to meet."""
+    def work():
         try:
-            self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         text=True, encoding="utf-8", env=env)
-        except OSError:
-            self.proc = None
+            notebook_libraries(papermill=True)
+            import nbformat
 
-    @property
-    def kernel_env(self) -> dict:
-        """What the report's kernel gets in its environment to share sections."""
-        return {HANDOVER_ENV: self.folder} if self.sharing and self.proc is not None else {}
-
-    def shared(self) -> list[str]:
-        """The sections the helper handed over to the kernel, in the report's order."""
-        if not self.sharing or not os.path.isdir(self.folder):
-            return []
-        done = {p.stem for p in Path(self.folder).glob("*.pickle")}
-        return [cls.__name__ for cls in REPORT if cls.__name__ in done]
-
-    def notebook_done(self) -> None:
-        """The notebook has run: the helper starts no other section."""
-        stop(self.folder)
-
-    def export(self, notebook: str | os.PathLike, html_path: str | os.PathLike, *,
-               overwrite: bool = False, title: str | None = None) -> Path:
-        """:func:`export_html` (same arguments and result), done by the helper."""
-        proc, self.proc = self.proc, None
-        self.notebook_done()
-        if proc is not None and not os.path.exists(os.path.join(self.folder, self.READY)):
-            # not ready yet (other work held the cores): exported here rather than waited for
-            _stop(proc, wait=False)
-            proc = None
-        if proc is not None:
-            import json
-
-            try:
-                proc.stdin.write(json.dumps({"notebook": str(Path(notebook).resolve()),
-                                             "html": str(Path(html_path).resolve()),
-                                             "overwrite": bool(overwrite),
-                                             "title": title}) + "\n")
-                proc.stdin.close()
-                done = proc.stdout.readline().strip() == "ok"
-            except (OSError, ValueError):
-                done = False
-            finally:
-                _stop(proc, wait=True)
-            if done:
-                return Path(html_path)
-        return export_html(notebook, html_path, overwrite=overwrite, title=title)
-
-    def close(self) -> None:
-        """Stop the helper (if :meth:`export` did not) and remove its folder; safe to
-        call twice."""
-        proc, self.proc = self.proc, None
-        if proc is not None:
-            _stop(proc, wait=False)
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _stop(proc, *, wait: bool) -> None:
-    """End the helper process ``proc``: let it exit (``wait``: it has answered) or kill
-    it, and reap it."""
-    import subprocess
-
-    for stream in (proc.stdin, proc.stdout):
-        try:
-            stream.close()
-        except (OSError, ValueError):
+            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## arcnb"),
+                                                 nbformat.v4.new_code_cell("1")])
+            insert_contents(_export_body(nb))
+        except Exception:  # noqa: BLE001 - the real export reports it
             pass
-    if not wait:
-        proc.kill()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
-
-def _helper_main(folder: str, dataset: str | None, sharing: bool) -> None:
-    """The :class:`ReportHelper` process: ready nbconvert (and, ``sharing``, the report's
-    modules and ``dataset``), say so in ``folder``, share the report's sections through
-    it until the notebook is done, then read one export request (a JSON line:
-    ``notebook``, ``html``, ``overwrite``, ``title``) on stdin, export it and answer
-    ``ok`` or ``error`` on stdout; exit at once."""
-    import json
-
-    reply, sys.stdout = sys.stdout, sys.stderr  # nothing else reaches the answer stream
-    if sharing and dataset:
-        try:
-            warm_up(dataset)  # the dataset read, the first figure's fonts loaded
-        except Exception:  # noqa: BLE001 - open_report reads it again, or fails there
-            pass
-    _warm_export()
-    Path(folder, ReportHelper.READY).touch()
-    if sharing:
-        try:
-            share(folder, REPORT, open_report)
-        except Exception:  # noqa: BLE001 - the kernel computes what is left
-            pass
-    line = sys.stdin.readline()
-    answer = "error"
-    if line:
-        try:
-            req = json.loads(line)
-            export_html(req["notebook"], req["html"], overwrite=bool(req["overwrite"]),
-                        title=req["title"])
-            answer = "ok"
-        except BaseException:  # noqa: BLE001 - the caller exports again and reports it
-            pass
-    reply.write(answer + "\n")
-    reply.flush()
-    os._exit(0)  # the page is written and closed: no interpreter teardown
+    thread = threading.Thread(target=work, name="arcnb-prepare-export", daemon=True)
+    thread.start()
+    return thread
 
 
 def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,
