@@ -344,8 +344,6 @@ def test_kernels_start_in_private_empty_folders_and_leave_the_process_where_it_w
     directory on ``sys.path``, without IPython's history, and the process's working
     directory never moves (a process-wide chdir would send relative paths, and the
     other threads' files, into another report's folder)."""
-    import json
-    import os
     import threading
 
     import nbformat

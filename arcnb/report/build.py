@@ -28,14 +28,15 @@ from ..columns import label as column_label
 from ..data import DATASETS, check_dataset, load_dataset
 from ..errors import ArcnbError, refuse_overwrite
 from ..io import atomic_write_text
+from ..evaluate import checkpoint_kwargs, same_finished_run
 from ..options import EvalOptions
 from ..taxonomy import load_taxonomy
 from ..text import fmt_fraction
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, parse_source
-from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
+from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, METRICS, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, OutputFolder, absolute_path, check_out_path, copy_run_files,
                     is_finished,
-                    is_scored, read_metrics, require_finished, summary_of,
+                    is_scored, read_metrics, record_reuse, require_finished, summary_of,
                     unique_labels)
 from ..html import escape as _esc, page as html_page
 from .sections import open_report, report_page
@@ -137,6 +138,9 @@ def _make_run_dir(source, dataset: str, out: Path, *, tasks, overwrite: bool,
             source.open(dataset=dataset, tasks=tasks or None, out=out, overwrite=overwrite,
                         estimator=estimator)
         return out
+    if isinstance(source, CheckpointSource) and _reuse_evaluation(
+            source, dataset, out, tasks=tasks, estimator=estimator, log=log, timings=timings):
+        return out
     if isinstance(source, CheckpointSource) and in_process:
         opts = dict(source.options)
         opts.setdefault("progress", progress)
@@ -165,6 +169,29 @@ def _make_run_dir(source, dataset: str, out: Path, *, tasks, overwrite: bool,
         return out
     raise ArcnbError(f"a report is made from a checkpoint, a predictions file or a run "
                      f"directory, not {source!r}")
+
+
+def _reuse_evaluation(source: CheckpointSource, dataset, out: Path, *, tasks, estimator: str,
+                      log, timings: dict) -> bool:
+    """Take the finished run in ``out`` as it is when it is the evaluation asked for
+    (:func:`arcnb.evaluate.same_finished_run`: the same checkpoint bytes, dataset, task
+    ids, device type and options, by the same arcnb and torch): said in one line and
+    recorded in its provenance (:func:`arcnb.runs.record_reuse`). False: evaluate."""
+    if not is_finished(out):
+        return False
+    t0 = time.perf_counter()
+    kw = checkpoint_kwargs(source.options)
+    kw.setdefault("estimator", estimator)
+    options = EvalOptions(**{k: v for k, v in kw.items() if k in EvalOptions.names()})
+    if not same_finished_run(source.checkpoint, dataset, out, options=options,
+                             tasks=tasks or None):
+        return False
+    record_reuse(out, "arcnb report")
+    timings["reuse the finished evaluation"] = time.perf_counter() - t0
+    log(f"not evaluated again: {out} holds the finished evaluation of the same checkpoint, "
+        f"dataset and options, reused as it is (recorded in its {METRICS}; remove it to "
+        "evaluate again)")
+    return True
 
 
 def _absolute(source):

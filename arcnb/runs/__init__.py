@@ -89,9 +89,10 @@ beside :mod:`arcnb.evaluate`.
 """
 from __future__ import annotations
 
-from .document import (TRAINING_OVERLAP_KEY, attempt_ks, compact_line, flat_provenance,
+from .document import (REUSED_KEY, TRAINING_OVERLAP_KEY, attempt_ks, compact_line, flat_provenance,
                        is_scored, kaggle_submission, ks_of, metrics_document, predictions_table,
-                       read_metrics, record_training_overlap, recorded_dataset, summary_of,
+                       read_metrics, record_reuse, record_training_overlap, recorded_dataset,
+                       summary_of,
                        unscored_summary)
 from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILLER, HEADLINE_KEYS,
                      JOURNAL, OPTIONAL_RUN_FILES, PROBE_PREDICTIONS, PROBES_CSV,
@@ -117,7 +118,7 @@ __all__ = [
     "compact_line", "USER_PATHS_ENV", "absolute_path", "user_paths",
     "SUBMISSION", "FILLER", "is_scored", "unscored_summary", "kaggle_submission",
     "predictions_table", "predictions_provenance", "CANDIDATES", "record_training_overlap",
-    "TRAINING_OVERLAP_KEY", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
+    "TRAINING_OVERLAP_KEY", "REUSED_KEY", "record_reuse", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
     "options_sha256", "same_run_problem", "PROBE_PREDICTIONS", "PROBES_CSV", "PROXY_CSV",
     "PROXY_PREDICTIONS", "is_run_dir", "finished_runs",
 ]
