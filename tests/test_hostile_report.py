@@ -455,3 +455,35 @@ def test_the_arc3_report_never_imports_from_its_out_folder(tmp_path):
     assert (out / "report.html").is_file()
     assert not marker.exists(), marker.read_text()
     assert _histories(tmp_path) == []
+
+
+def test_a_run_copy_takes_the_run_files_only_and_leaves_no_other_runs_file(tmp_path):
+    """``copy_run_files``: only the names of ``COPIED_RUN_FILES`` are copied (a planted
+    script, a hidden file, a folder and an earlier report are not); an existing file
+    is refused without ``overwrite``, and with it an earlier run's optional file that
+    the copied run lacks is removed, never left beside the new run's files."""
+    from arcnb.errors import OutputExistsError
+    from arcnb.front import score_to_run_dir
+    from arcnb.runs import CANDIDATES, COPIED_RUN_FILES, RUN_FILES, copy_run_files
+
+    ds = _ds(2)
+    sub, tasks = tmp_path / "sub.json", tmp_path / "tasks.txt"
+    sub.write_text(json.dumps(_copy_sub(ds)))
+    tasks.write_text("\n".join(ds.task_ids))
+    run = tmp_path / "run"
+    score_to_run_dir(sub, "arc-agi-1:evaluation", run, tasks=str(tasks))
+    for name in ("pandas.py", ".hidden", "report.html", "notes.txt"):
+        (run / name).write_text("x")
+    (run / "figures").mkdir()
+    dest = tmp_path / "dest"
+    written = copy_run_files(run, dest, overwrite=False)
+    assert [p.name for p in written][-1] == "metrics.json"
+    assert sorted(p.name for p in dest.iterdir()) == sorted(RUN_FILES)
+    assert set(RUN_FILES) <= set(COPIED_RUN_FILES)
+    for name in RUN_FILES:
+        assert (dest / name).read_bytes() == (run / name).read_bytes()
+    with pytest.raises(OutputExistsError):
+        copy_run_files(run, dest, overwrite=False)
+    (dest / CANDIDATES).write_bytes(b"another run's pool")
+    copy_run_files(run, dest, overwrite=True)
+    assert sorted(p.name for p in dest.iterdir()) == sorted(RUN_FILES)

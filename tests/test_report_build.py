@@ -255,3 +255,22 @@ def test_a_second_report_reuses_the_finished_evaluation_and_a_changed_one_evalua
     tasks.write_text("\n".join(ids))
     assert report(seed=1) == [] and len(calls) == 4
     assert read_metrics(out)["n_tasks"] == 4
+
+
+def test_the_reuse_check_knows_the_device_type_without_importing_torch():
+    """``auto`` on a torch built without CUDA and ROCm is the CPU, read without importing
+    torch (seconds of a second report); the answer is the one ``resolve_device`` gives
+    once torch is imported, and an explicit device goes through ``resolve_device``."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from arcnb.evaluate import _device_type; t = _device_type('auto'); "
+            "before = 'torch' in sys.modules; from arcnb.evaluate import resolve_device; "
+            "print(t, before, resolve_device('auto').type, _device_type('cpu'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    import torch
+
+    gpu_build = torch.version.cuda is not None or getattr(torch.version, "hip", None)
+    assert out[0] == out[2] and out[3] == "cpu"
+    assert out[1] == str(bool(gpu_build))  # torch imported only where a GPU may be found
