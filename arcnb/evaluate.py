@@ -55,7 +55,8 @@ from .io import to_jsonable
 from .journal import (Journal, RunLock, journal_name, journal_paths, journal_record_problem,
                       read_journals)
 from .runs import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, RUN_FILES, OutputFolder, Run,
-                   check_out_path, options_sha256, refuse_finished, run_provenance, user_paths)
+                   check_out_path, options_sha256, read_metrics, refuse_finished,
+                   run_provenance, same_run_problem, user_paths)
 from .models import ReplaceConfig, load_model
 from .options import MAX_ATTEMPTS, MAX_COLOR_PERMS, EvalOptions, combine
 from .models.loading import checkpoint_path
@@ -69,7 +70,7 @@ from .models.loading import file_sha256
 from .predictions import Predictions, submission_bytes, to_submission
 
 __all__ = ["evaluate", "EvalOptions", "plan_units", "checkpoint_kwargs", "check_run_parameters",
-           "run_options", "MAX_ATTEMPTS", "MAX_COLOR_PERMS"]
+           "run_options", "same_finished_run", "MAX_ATTEMPTS", "MAX_COLOR_PERMS"]
 
 
 def checkpoint_kwargs(options) -> dict:
@@ -433,13 +434,10 @@ def evaluate(checkpoint, dataset, out, *, options: EvalOptions | None = None,
                          attempts=attempts, augment=augment, color_perms=o.color_perms,
                          arch=arch, config=config, seed=seed,
                          trust_checkpoint=o.trust_checkpoint)
-    options = run_options(checkpoint, ds, dev.type, batch_size=batch_size, attempts=attempts,
-                          augment=augment, color_perms=o.color_perms, arch=arch, config=config,
-                          seed=seed, estimator=estimator, n_boot=n_boot,
-                          checkpoint_sha256=params["checkpoint_sha256"])
+    options = _same_run_options(checkpoint, ds, dev.type, o, plan,
+                                checkpoint_sha256=params["checkpoint_sha256"])
     if plan:  # the probes are part of the run (its journal, the same-run check)
         params.update(plan.parameters())
-        options.update(plan.parameters())
     task_list = list(ds)
     counts = [len(t.test) * len(views) + (plan.n_inputs(t, len(views)) if plan else 0)
               for t in task_list]
@@ -557,6 +555,63 @@ def _claim_out_dir(out: Path, rank: int, world: int, *, resume: bool,
 def _arch_name(arch) -> str | None:
     return None if arch is None else str(arch) if isinstance(arch, str) \
         else f"{getattr(arch, '__module__', '?')}:{getattr(arch, '__qualname__', repr(arch))}"
+
+
+def _same_run_options(checkpoint, ds, device_type: str, o: EvalOptions, plan, *,
+                      checkpoint_sha256: str | None = None) -> dict:
+    """:func:`run_options` of an evaluation with options ``o``, with the probe ``plan``'s
+    parameters (the probes are part of the run)."""
+    options = run_options(checkpoint, ds, device_type, batch_size=o.batch_size,
+                          attempts=o.attempts, augment=o.augment, color_perms=o.color_perms,
+                          arch=o.arch, config=o.model_config, seed=o.seed,
+                          estimator=o.estimator, n_boot=o.n_boot,
+                          checkpoint_sha256=checkpoint_sha256)
+    return {**options, **(plan.parameters() if plan else {})}
+
+
+def _device_type(device: str) -> str:
+    """``resolve_device(device).type`` without importing torch (seconds) where the
+    answer is certain: ``cpu``, and ``auto`` with a torch built without CUDA and ROCm
+    (its ``torch/version.py`` read as text), which never finds a GPU."""
+    if device == "cpu":
+        return "cpu"
+    if device in (None, "auto") and "torch" not in sys.modules:
+        import importlib.util
+        import re
+
+        spec = importlib.util.find_spec("torch")
+        folders = list(spec.submodule_search_locations or []) if spec else []
+        try:
+            text = Path(folders[0], "version.py").read_text(encoding="utf-8")
+        except (IndexError, OSError, UnicodeDecodeError):
+            text = ""
+        if all(re.search(rf"^{name}\s*(:[^=\n]*)?=\s*None\s*$", text, re.M)
+               for name in ("cuda", "hip")):
+            return "cpu"
+    return resolve_device(device).type
+
+
+def same_finished_run(checkpoint, dataset, out, *, options: EvalOptions | None = None,
+                      tasks=None) -> bool:
+    """Whether ``out`` holds a finished run (every run file) of the very evaluation
+    ``evaluate(checkpoint, dataset, out, options=options, tasks=tasks)`` would make:
+    the same :func:`run_options` (the checkpoint's SHA-256, the dataset's version and
+    task ids, the device type, every option, the probes), compared by their hash
+    (:func:`arcnb.runs.same_run_problem`), made by the same arcnb and torch versions.
+    ``arcnb report`` reuses such a run instead of evaluating again."""
+    out = Path(out)
+    if not all((out / name).is_file() for name in RUN_FILES):
+        return False
+    metrics = read_metrics(out)
+    prov = metrics.get("provenance") if isinstance(metrics.get("provenance"), dict) else {}
+    now = run_provenance()
+    if any(prov.get(k) != now[k] for k in ("arcnb_version", "torch")):
+        return False
+    o = combine(options)
+    ds = load_dataset(dataset, tasks=tasks, require_truth=False)
+    wanted = _same_run_options(checkpoint, ds, _device_type(o.device), o,
+                               probe_plan(o.probe, o.proxy, ds, seed=o.seed))
+    return same_run_problem(metrics, wanted) is None
 
 
 def run_options(checkpoint, ds, device_type: str, *, batch_size: int = 64, attempts: int = 2,

@@ -63,23 +63,25 @@ def notebook_names() -> list[str]:
     return [n for n in ORDER if n in found] + [n for n in found if n not in ORDER]
 
 
-def parameters(name: str) -> dict:
-    """The embedded default: no parameter changed but where files are written
-    (relative to the notebook's working directory, ``docs/_build/notebooks/NAME``)."""
+def parameters(name: str, work: Path) -> dict:
+    """The embedded default: no parameter changed but where files are written (inside
+    ``work``, ``docs/_build/notebooks/NAME``; absolute, as a kernel starts in a private
+    folder of its own)."""
     return {
-        "evaluate": {"out": "run", "overwrite": True},
-        "figures": {"out": "figures", "overwrite": True},
-        "figures-page": {"out": "figures", "width": "page", "overwrite": True},
-        "compare": {"out": "tables", "overwrite": True},
-        "sweep": {"example_dir": "sweep-example"},
+        "evaluate": {"out": str(work / "run"), "overwrite": True},
+        "figures": {"out": str(work / "figures"), "overwrite": True},
+        "figures-page": {"out": str(work / "figures"), "width": "page", "overwrite": True},
+        "compare": {"out": str(work / "tables"), "overwrite": True},
+        "sweep": {"example_dir": str(work / "sweep-example")},
     }.get(name, {})
 
 
 def execute(name: str, given: Path | None = None) -> tuple[str, float]:
     """Execute page ``name`` into ``docs/examples/NAME.ipynb``, or take ``given`` (the
     notebook a run of the page's command in :data:`COMMANDS` wrote) as it."""
-    # arcnb's one way to run a notebook: its kernel starts in `work` without changing
-    # this process's directory (the notebooks run in threads, two at a time)
+    # arcnb's one way to run a notebook: its kernel starts in a private folder of its own
+    # without changing this process's directory (the notebooks run in threads, two at
+    # a time); what it writes goes into `work`
     from arcnb.report.notebooks import run_notebook
 
     t0 = time.perf_counter()
@@ -105,7 +107,7 @@ def execute(name: str, given: Path | None = None) -> tuple[str, float]:
     else:
         work.mkdir(parents=True, exist_ok=True)
         run_notebook(NOTEBOOKS_DIR / f"{VARIANTS.get(name, name)}.ipynb", out,
-                     parameters(name), cwd=work, progress=False, overwrite=True)
+                     parameters(name, work.resolve()), progress=False, overwrite=True)
     add_widget_pictures(out)
     relativize_paths(out, moved)
     return name, time.perf_counter() - t0

@@ -40,14 +40,17 @@ def notebook_cells_here(name: str, params: dict, *, only=()) -> list:
 
 def run_notebook_here(ran: list):
     """A stand-in for :func:`arcnb.report.notebooks.run_notebook` (monkeypatch it where a
-    command calls it) that runs the notebook's cells in this process, in the folder its
-    kernel would start in (``cwd``), with the parameters papermill would inject; each
-    call appends ``(notebook, output, shown)`` to ``ran`` (``shown``: what its cells
-    display) and returns ``output``, as ``run_notebook`` does."""
+    command calls it) that runs the notebook's cells in this process, in an empty
+    temporary folder (as its kernel starts in a private, empty folder), with the
+    parameters papermill would inject; each call appends ``(notebook, output, shown)``
+    to ``ran`` (``shown``: what its cells display) and returns ``output``, as
+    ``run_notebook`` does."""
     import contextlib
+    import tempfile
 
-    def run(notebook, output, parameters=None, *, cwd=None, **kw):
-        with contextlib.chdir(cwd or "."):
+    def run(notebook, output, parameters=None, **kw):
+        with tempfile.TemporaryDirectory(prefix="arcnb-kernel-") as work, \
+                contextlib.chdir(work):
             shown = notebook_cells_here(str(notebook), dict(parameters or {}))
         ran.append((notebook, output, shown))
         return output

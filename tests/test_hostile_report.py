@@ -372,3 +372,118 @@ def test_train_data_naming_a_fifo_says_so(tmp_path, capsys):
     assert rc == 2 and len(err) == 1, err
     assert f"{fifo} is a FIFO, not a regular file" in err[0]
     assert not (tmp_path / "R").exists()
+
+
+# ------------------------------------- a kernel never imports from a data or output folder
+def _plant(folder: Path, marker: Path) -> list[str]:
+    """Files that run code when a kernel imports from ``folder`` (or reads its
+    matplotlibrc): each appends its name to ``marker``, then fails."""
+    folder.mkdir(parents=True, exist_ok=True)
+    planted = {}
+    for name in ("pandas.py", "sitecustomize.py", "matplotlib.py"):
+        planted[name] = (f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n"
+                         "raise ImportError('planted')\n")
+    planted["matplotlibrc"] = "backend: module://pandas\n"
+    for name, text in planted.items():
+        (folder / name).write_text(text)
+    return sorted(planted)
+
+
+def _private_home(tmp_path: Path) -> dict:
+    """HOME and IPYTHONDIR in ``tmp_path`` (where IPython would keep its history);
+    matplotlib keeps its usual cache folder (a fresh one costs a font scan)."""
+    import matplotlib
+
+    home = tmp_path / "home"
+    home.mkdir()
+    return {"HOME": str(home), "IPYTHONDIR": str(home / ".ipython"),
+            "MPLCONFIGDIR": matplotlib.get_configdir()}
+
+
+def _histories(tmp_path: Path) -> list:
+    return sorted(str(p) for p in (tmp_path / "home").rglob("history.sqlite*"))
+
+
+def test_a_report_never_imports_from_its_run_or_its_out_folder(tmp_path):
+    """``arcnb report --run DIR --out OUT``: a ``pandas.py`` (and a
+    ``sitecustomize.py``, a ``matplotlib.py``, a ``matplotlibrc``) left in the shared
+    run directory or already in OUT is never imported or read by the report's kernel,
+    and is never copied into OUT (only the run's own files are); the kernel keeps no
+    IPython history."""
+    from _cli import cli
+
+    from arcnb.front import score_to_run_dir
+    from arcnb.runs import COPIED_RUN_FILES
+
+    ds = _ds(3)
+    sub, tasks = tmp_path / "sub.json", tmp_path / "tasks.txt"
+    sub.write_text(json.dumps(_copy_sub(ds)))
+    tasks.write_text("\n".join(ds.task_ids))
+    run, out, marker = tmp_path / "shared" / "run", tmp_path / "out", tmp_path / "imported"
+    score_to_run_dir(sub, "arc-agi-1:evaluation", run, tasks=str(tasks))
+    in_run = _plant(run, marker)
+    in_out = _plant(out, marker)
+    env = _private_home(tmp_path)
+    r = cli("report", "--run", run, "--out", out, "--no-progress", env=env)
+    assert r.returncode == 0, r.stderr
+    assert (out / "report.html").is_file() and "pass@2" in (out / "report.html").read_text()
+    assert not marker.exists(), marker.read_text()
+    # only the run's files were copied: what was planted in OUT is still the planted file
+    copied = {p.name for p in out.iterdir() if p.is_file()} - set(in_out)
+    assert copied <= set(COPIED_RUN_FILES) | {"report.ipynb", "report.html",
+                                              "failed_outputs.csv", "near_miss_outputs.csv"}
+    assert "ImportError('planted')" in (out / "pandas.py").read_text()
+    assert in_run == in_out
+    # and again over it (--overwrite): the run copied again, nothing planted read
+    r = cli("report", "--run", run, "--out", out, "--no-progress", "--overwrite", env=env)
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists(), marker.read_text()
+    assert "ImportError('planted')" in (out / "pandas.py").read_text()
+    assert _histories(tmp_path) == []
+
+
+def test_the_arc3_report_never_imports_from_its_out_folder(tmp_path):
+    """``arcnb arc3 report --out OUT`` with a ``pandas.py`` (and others) already in
+    OUT: the report is written and nothing planted is imported or read."""
+    from _cli import cli
+
+    out, marker = tmp_path / "out", tmp_path / "imported"
+    _plant(out, marker)
+    r = cli("arc3", "report", "--out", out, "--n-boot", "50", "--overwrite",
+            env=_private_home(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert (out / "report.html").is_file()
+    assert not marker.exists(), marker.read_text()
+    assert _histories(tmp_path) == []
+
+
+def test_a_run_copy_takes_the_run_files_only_and_leaves_no_other_runs_file(tmp_path):
+    """``copy_run_files``: only the names of ``COPIED_RUN_FILES`` are copied (a planted
+    script, a hidden file, a folder and an earlier report are not); an existing file
+    is refused without ``overwrite``, and with it an earlier run's optional file that
+    the copied run lacks is removed, never left beside the new run's files."""
+    from arcnb.errors import OutputExistsError
+    from arcnb.front import score_to_run_dir
+    from arcnb.runs import CANDIDATES, COPIED_RUN_FILES, RUN_FILES, copy_run_files
+
+    ds = _ds(2)
+    sub, tasks = tmp_path / "sub.json", tmp_path / "tasks.txt"
+    sub.write_text(json.dumps(_copy_sub(ds)))
+    tasks.write_text("\n".join(ds.task_ids))
+    run = tmp_path / "run"
+    score_to_run_dir(sub, "arc-agi-1:evaluation", run, tasks=str(tasks))
+    for name in ("pandas.py", ".hidden", "report.html", "notes.txt"):
+        (run / name).write_text("x")
+    (run / "figures").mkdir()
+    dest = tmp_path / "dest"
+    written = copy_run_files(run, dest, overwrite=False)
+    assert [p.name for p in written][-1] == "metrics.json"
+    assert sorted(p.name for p in dest.iterdir()) == sorted(RUN_FILES)
+    assert set(RUN_FILES) <= set(COPIED_RUN_FILES)
+    for name in RUN_FILES:
+        assert (dest / name).read_bytes() == (run / name).read_bytes()
+    with pytest.raises(OutputExistsError):
+        copy_run_files(run, dest, overwrite=False)
+    (dest / CANDIDATES).write_bytes(b"another run's pool")
+    copy_run_files(run, dest, overwrite=True)
+    assert sorted(p.name for p in dest.iterdir()) == sorted(RUN_FILES)

@@ -48,31 +48,11 @@ class _NoKernel:
         pass
 
 
-class _NoHelper:
-    """Stands for the report's helper process (none is started): no section is shared
-    and the page is exported in this process."""
-
-    kernel_env: dict = {}
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def notebook_done(self):
-        pass
-
-    def export(self, *args, **kwargs):
-        return BLD.export_html(*args, **kwargs)
-
-    def close(self):
-        pass
-
-
 def _capture(monkeypatch, stop_after: str):
     seen = {}
     _NoKernel.started = 0
-    # neither the warm kernel nor the helper process: the notebook is not run here
+    # no warm kernel: the notebook is not run here
     monkeypatch.setattr(BLD, "WarmKernel", _NoKernel)
-    monkeypatch.setattr(BLD, "ReportHelper", _NoHelper)
 
     def fake_run(notebook, output, parameters=None, **kw):
         key = str(notebook)
@@ -203,3 +183,94 @@ def test_a_task_filter_naming_unknown_ids_is_refused_before_a_kernel_starts(tmp_
         BLD.build_report(PredictionsSource(str(example())), dataset="arc-agi-1:evaluation",
                          tasks=str(good), out=tmp_path / "r", progress=False)
     assert _NoKernel.started == 1 and "report" in seen
+
+
+def test_a_second_report_reuses_the_finished_evaluation_and_a_changed_one_evaluates(
+        tmp_path, monkeypatch, capsys):
+    """A report over a folder holding the finished evaluation asked for (the same
+    checkpoint bytes, dataset, task ids and options) does not evaluate again, even with
+    --overwrite: it says so in one line and records it in the run's provenance (shown in
+    the page's provenance table). A changed option, checkpoint or task filter evaluates
+    again. Evaluations are counted by wrapping the one evaluate the reports call."""
+    import torch
+
+    from arcnb import front
+    from arcnb.data import load_dataset
+    from arcnb.models import load_model, save_checkpoint
+    from arcnb.runs import PREDICTIONS, flat_provenance, read_metrics
+
+    calls = []
+    real = front.evaluate
+    monkeypatch.setattr(front, "evaluate", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+
+    def no_evaluate_notebook(notebook, *a, **k):
+        raise AssertionError(f"{notebook} was run")
+
+    ids = load_dataset("arc-agi-1:evaluation").task_ids[:4]
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("\n".join(ids[:3]))
+    from arcnb.resources import checkpoint
+
+    config = torch.load(checkpoint(), weights_only=True)["config"]
+    net = load_model("baseline").model
+    ck = save_checkpoint(tmp_path / "m.pt", net, arch="demo-conv", config=config)
+    out = tmp_path / "rep"
+
+    def report(overwrite=True, **opts):
+        capsys.readouterr()
+        BLD.build_report(CheckpointSource(str(ck), {"device": "cpu", **opts}),
+                         dataset="arc-agi-1:evaluation", tasks=str(tasks), out=out,
+                         overwrite=overwrite, progress=False, notebook=False, **kw)
+        return [line for line in capsys.readouterr().err.splitlines()
+                if "not evaluated again" in line]
+
+    kw = {}
+    assert report(overwrite=False) == [] and len(calls) == 1
+    assert "reused" not in read_metrics(out)["provenance"]
+    predictions = (out / PREDICTIONS).read_bytes()
+    said = report()  # the same again, with --overwrite: reused
+    assert len(calls) == 1 and len(said) == 1 and str(out) in said[0]
+    assert (out / PREDICTIONS).read_bytes() == predictions
+    reused = read_metrics(out)["provenance"]["reused"]
+    assert reused["by"] == "arcnb report" and reused["times"] == 1
+    words = flat_provenance(read_metrics(out))["reused"]
+    assert "arcnb report" in words and "not evaluated again" in words
+    assert "not evaluated again" in (out / "report.html").read_text()
+    # the same through the evaluate notebook (several checkpoints): no notebook runs
+    monkeypatch.setattr(BLD, "run_notebook", no_evaluate_notebook)
+    kw = {"evaluate_in_process": False}
+    assert len(report()) == 1 and len(calls) == 1
+    assert read_metrics(out)["provenance"]["reused"]["times"] == 2
+    kw = {}
+    # another option: evaluated again, then reused
+    assert report(seed=1) == [] and len(calls) == 2
+    assert "reused" not in read_metrics(out)["provenance"]
+    assert len(report(seed=1)) == 1 and len(calls) == 2
+    # another checkpoint (one weight changed, the same path): evaluated again
+    with torch.no_grad():
+        next(net.parameters()).add_(0.5)
+    save_checkpoint(ck, net, arch="demo-conv", config=config, overwrite=True)
+    assert report(seed=1) == [] and len(calls) == 3
+    # another task filter: evaluated again
+    tasks.write_text("\n".join(ids))
+    assert report(seed=1) == [] and len(calls) == 4
+    assert read_metrics(out)["n_tasks"] == 4
+
+
+def test_the_reuse_check_knows_the_device_type_without_importing_torch():
+    """``auto`` on a torch built without CUDA and ROCm is the CPU, read without importing
+    torch (seconds of a second report); the answer is the one ``resolve_device`` gives
+    once torch is imported, and an explicit device goes through ``resolve_device``."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from arcnb.evaluate import _device_type; t = _device_type('auto'); "
+            "before = 'torch' in sys.modules; from arcnb.evaluate import resolve_device; "
+            "print(t, before, resolve_device('auto').type, _device_type('cpu'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    import torch
+
+    gpu_build = torch.version.cuda is not None or getattr(torch.version, "hip", None)
+    assert out[0] == out[2] and out[3] == "cpu"
+    assert out[1] == str(bool(gpu_build))  # torch imported only where a GPU may be found

@@ -336,13 +336,14 @@ def test_several_reports_run_concurrently_bounded_by_workers(tmp_path, monkeypat
     assert "0.7500 (75.00%)" in page and "0.1250 (12.50%)" in page and "0.3750 (37.50%)" in page
 
 
-def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_where_it_was(
+def test_kernels_start_in_private_empty_folders_and_leave_the_process_where_it_was(
         tmp_path):
-    """Reports run from several threads at once (``arcnb report`` of several
-    checkpoints): each kernel starts in its own folder, and the process's working
+    """Notebooks run from several threads at once (``arcnb report`` of several
+    checkpoints): each kernel starts in a private, empty folder of its own (never the
+    output folder, nor this process's), with neither that folder nor the working
+    directory on ``sys.path``, without IPython's history, and the process's working
     directory never moves (a process-wide chdir would send relative paths, and the
     other threads' files, into another report's folder)."""
-    import os
     import threading
 
     import nbformat
@@ -350,9 +351,15 @@ def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_w
     from arcnb.report.notebooks import run_notebook
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import os, time\n"
-                                          "open('where.txt', 'w').write(os.getcwd())\n"
-                                          "time.sleep(1.0)")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("where = ''", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            "import json, os, sys, time\n"
+            "ip = get_ipython()\n"
+            "json.dump({'cwd': os.getcwd(), 'listing': os.listdir('.'), 'path': sys.path,\n"
+            "           'safe': sys.flags.safe_path, 'history': ip.history_manager.enabled},\n"
+            "          open(where, 'w'))\n"
+            "time.sleep(1.0)")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     src = tmp_path / "where.ipynb"
@@ -361,6 +368,7 @@ def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_w
     folders = [tmp_path / n for n in ("a", "b")]
     for f in folders:
         f.mkdir()
+        (f / "pandas.py").write_text("raise ImportError('planted')\n")
     seen, done = set(), threading.Event()
 
     def watch():
@@ -371,7 +379,9 @@ def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_w
     watcher = threading.Thread(target=watch)
     watcher.start()
     runs = [threading.Thread(target=run_notebook, args=(src, f / "out.ipynb"),
-                             kwargs={"cwd": f, "progress": False}) for f in folders]
+                             kwargs={"progress": False,
+                                     "parameters": {"where": str(f / "where.json")}})
+            for f in folders]
     for t in runs:
         t.start()
     for t in runs:
@@ -379,8 +389,14 @@ def test_notebooks_in_threads_start_in_their_own_folders_and_leave_the_process_w
     done.set()
     watcher.join()
     assert seen == {here} and os.getcwd() == here
-    for f in folders:
-        assert Path((f / "where.txt").read_text()) == f.resolve()
+    kernels = [json.loads((f / "where.json").read_text()) for f in folders]
+    assert len({k["cwd"] for k in kernels}) == 2  # one folder each
+    for f, k in zip(folders, kernels):
+        cwd = Path(k["cwd"])
+        assert cwd.resolve() not in {f.resolve(), Path(here).resolve(), tmp_path.resolve()}
+        assert k["listing"] == [] and not cwd.exists()  # empty, and removed afterwards
+        assert "" not in k["path"] and "." not in k["path"] and k["cwd"] not in k["path"]
+        assert k["safe"] and k["history"] is False
 
 
 def test_table_and_headline_html_escape_and_format():
@@ -443,34 +459,18 @@ def test_the_warm_kernel_reads_only_a_bundled_dataset_and_keeps_its_categories()
     assert [references.reference_run(r, ds) for r in bundled] == kept
 
 
-def test_the_report_helper_exports_as_a_fresh_process_and_leaves_failures_here(tmp_path,
-                                                                               monkeypatch):
-    """The report's helper process exports the page a fresh process makes of the same
-    notebook, and so do exports here from several threads at once; a helper that cannot
-    start, or an export that fails in it, leaves the export to this process, which
-    raises its own error."""
+def test_exports_from_threads_equal_a_fresh_processs_and_the_prepared_exporter(tmp_path):
+    """The page is the one a fresh process makes of the same notebook, whether the
+    exporter was made ready beforehand (``prepare_export``, what a report does while its
+    run is made) or not, and when several threads export at once."""
     import subprocess
     import sys
     import threading
 
     import nbformat
 
-    import time
-
     from arcnb.errors import ArcnbError
-    from arcnb.report import notebooks as NB
-    from arcnb.report.notebooks import ReportHelper, export_html
-
-    here_calls = []  # the exports done in this process
-    monkeypatch.setattr(NB, "export_html", lambda *a, **k: here_calls.append(a) or
-                        export_html(*a, **k))
-
-    def ready(helper):
-        for _ in range(1200):
-            if (Path(helper.folder) / helper.READY).exists():
-                return helper
-            time.sleep(0.05)
-        raise AssertionError("the helper never got ready")
+    from arcnb.report.notebooks import export_html, prepare_export
 
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("## <b>one</b> section"),
@@ -488,13 +488,9 @@ def test_the_report_helper_exports_as_a_fresh_process_and_leaves_failures_here(t
     want = fresh.read_text()
     assert "&lt;two&gt;" in want and 'href="#' in want  # the output and a contents link
 
-    helper = ready(ReportHelper(share=False))
-    proc = helper.proc
-    assert proc is not None and helper.kernel_env == {}
-    assert helper.export(src, tmp_path / "h.html", title="t") == tmp_path / "h.html"
-    assert (tmp_path / "h.html").read_text() == want and here_calls == []
-    assert proc.poll() is not None  # it exited once it had answered
-
+    prepare_export().join()
+    assert export_html(src, tmp_path / "p.html", title="t") == tmp_path / "p.html"
+    assert (tmp_path / "p.html").read_text() == want
     threads = [threading.Thread(target=export_html, args=(src, tmp_path / f"{i}.html"),
                                 kwargs={"title": "t"}) for i in range(3)]
     for t in threads:
@@ -503,34 +499,7 @@ def test_the_report_helper_exports_as_a_fresh_process_and_leaves_failures_here(t
         t.join()
     for i in range(3):
         assert (tmp_path / f"{i}.html").read_text() == want
-
-    # an export that fails in the helper is done again here: the error is this one's
-    # (a page that exists, without overwrite)
-    with pytest.raises(ArcnbError) as here:
-        export_html(src, tmp_path / "h.html")
-    here_calls.clear()
-    helper = ready(ReportHelper(share=False))
-    with pytest.raises(ArcnbError) as there:
-        helper.export(src, tmp_path / "h.html")
-    assert type(there.value) is type(here.value) and str(there.value) == str(here.value)
-    assert (tmp_path / "h.html").read_text() == want and len(here_calls) == 1
-    # a helper that cannot start, or is not ready yet: the page is exported here
-    with monkeypatch.context() as m:
-        m.setattr(sys, "executable", str(tmp_path / "no-python"))
-        helper = ReportHelper(share=False)
-    assert helper.proc is None
-    helper.export(src, tmp_path / "n.html", title="t")
-    assert (tmp_path / "n.html").read_text() == want and len(here_calls) == 2
-    with monkeypatch.context() as m:
-        m.setattr(ReportHelper, "READY", "never")
-        helper = ReportHelper(share=False)
-        proc = helper.proc
-        helper.export(src, tmp_path / "r.html", title="t")
-    assert (tmp_path / "r.html").read_text() == want and len(here_calls) == 3
-    assert proc.poll() is not None
-    # one never used is stopped and leaves no folder behind
-    helper = ReportHelper()
-    folder, proc = helper.folder, helper.proc
-    helper.close()
-    helper.close()
-    assert proc.poll() is not None and not os.path.exists(folder)
+    # a page that exists is replaced only with overwrite
+    with pytest.raises(ArcnbError):
+        export_html(src, tmp_path / "p.html")
+    assert (tmp_path / "p.html").read_text() == want

@@ -272,16 +272,6 @@ def test_every_report_section_renders_with_headings_the_contents_link(runs):
     from arcnb.html import check_self_contained
 
     check_self_contained(body)
-    # what the helper process hands the kernel (every attribute but the run and the
-    # options) pickles, and renders the same section
-    import pickle
-
-    for sec in sections:
-        state = {k: v for k, v in vars(sec).items() if k not in ("run", "options")}
-        again = object.__new__(type(sec))
-        again.__dict__.update(pickle.loads(pickle.dumps(state)), run=sec.run,
-                              options=sec.options)
-        assert again.to_html() == sec.to_html(), type(sec).__name__
 
 
 def test_plot_returns_axes_and_files_are_written(runs, tmp_path):
@@ -375,111 +365,6 @@ def test_cell_times_name_the_kernel_setup_and_sections(tmp_path):
     path.write_text(nbformat.writes(nb))
     assert cell_times(path) == [("kernel start", 1.0), ("setup and Summary", 1.5),
                                 ("Colours", 0.25)]
-
-
-def test_a_section_handed_over_by_the_helper_is_the_section_computed_here(tmp_path,
-                                                                          monkeypatch):
-    """The report's helper process computes sections from the last one backwards with the
-    kernel's run, options and matplotlib settings and hands them over
-    (``arcnb.report.sections.handover``): a section taken from it equals the section
-    computed in place (tables, numbers, HTML with its figures, the files written); a
-    section of other options or another run is computed in place, and so is one the
-    helper failed on or left behind when it died."""
-    import dataclasses
-    import os
-    import subprocess
-    import sys
-    import types
-
-    import matplotlib
-    import pandas as pd
-
-    from arcnb.report.sections import handover as H
-
-    folder = tmp_path / "handover"
-    folder.mkdir()
-    monkeypatch.setenv(H.ENV, str(folder))
-    monkeypatch.setattr(H, "_ATTACHED", [])
-    monkeypatch.setattr(H, "_KERNEL", {"started": None, "longest": 0.0})
-    shared = [S.Failures, S.PassAtK, S.Colours]
-    rc = {"figure.dpi": 72, "font.size": 9.0}  # the kernel's settings: they change the figures
-    with matplotlib.rc_context(rc):
-        run, options = S.open_report(figures_dir=str(tmp_path / "there"), n_boot=200)
-    assert (folder / "setup.pickle").exists()
-    # the helper (a process of its own, started without the kernel's environment)
-    env = {k: v for k, v in os.environ.items() if k != H.ENV}
-    done = subprocess.run(
-        [sys.executable, "-c", "import sys; from arcnb.report import sections as S; "
-         "from arcnb.report.sections import handover as H; print(H.share(sys.argv[1], "
-         "[S.Failures, S.PassAtK, S.Colours], S.open_report))", str(folder)],
-        env=env, capture_output=True, text=True, check=True)
-    # every section, from the last one backwards (nothing was claimed here)
-    assert done.stdout.split() == ["['Colours',", "'PassAtK',", "'Failures']"]
-
-    here = dataclasses.replace(options, figures_dir=str(tmp_path / "here"))
-    for cls in shared:
-        with monkeypatch.context() as m:  # taken as computed there: nothing computed here
-            m.setattr(cls, "compute", lambda self: pytest.fail("computed in place"))
-            got = cls(run, options)
-        with matplotlib.rc_context(rc):
-            want = cls(run, here)  # other options: computed in place
-        assert list(got.tables) == list(want.tables) and want.tables
-        for name in want.tables:
-            pd.testing.assert_frame_equal(got.tables[name], want.tables[name])
-        assert repr(got.numbers) == repr(want.numbers) and got.empty == want.empty
-        assert got.to_html() == want.to_html()  # its words, tables and figures
-        assert [p.name for p in got.written] == [p.name for p in want.written] != []
-        for p, q in zip(got.written, want.written):
-            assert p.read_bytes() == q.read_bytes() and p.parent == tmp_path / "there"
-
-    # a section nobody claimed yet is claimed here, and computed here
-    def section(name, of=run):
-        made = type(name, (), {})()
-        made.run, made.options = of, options
-        return made
-
-    assert not H.adopt(section("Fresh")) and (folder / "Fresh.claim").exists()
-    # another run: computed here, nothing claimed
-    assert not H.adopt(section("Other", of=types.SimpleNamespace(scored=True)))
-    assert not (folder / "Other.claim").exists()
-    # a section the helper failed on, or left when it died: computed here (at once)
-    (folder / "Failed.claim").touch()
-    (folder / "Failed.failed").touch()
-    assert not H.adopt(section("Failed"))
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    (folder / "helper.pid").write_text(gone.stdout.strip())
-    (folder / "Left.claim").touch()
-    assert not H.adopt(section("Left"))
-    # while a section the helper finished is still taken as it is
-    assert H.adopt(section("Colours")) is True
-    # a helper too slow for its section (starved of the cores): computed here after
-    # a while, and the helper is told to start no other
-    (folder / "helper.pid").write_text(str(os.getpid()))  # alive
-    (folder / "Slow.claim").touch()
-    monkeypatch.setattr(H, "MIN_WAIT_S", 0.3)
-    assert not (folder / "stop").exists()
-    assert not H.adopt(section("Slow")) and (folder / "stop").exists()
-    # a second run opened in the same kernel turns the hand-over off
-    S.open_report(n_boot=200)
-    assert not H.adopt(section("Colours"))
-
-
-def test_a_setup_the_helper_cannot_have_leaves_every_section_to_the_kernel(tmp_path,
-                                                                           monkeypatch):
-    """When the kernel cannot hand its setup over (a full disk), the notebook goes on and
-    the kernel computes every section itself, claiming none."""
-    from arcnb.report.sections import handover as H
-
-    def full(*args):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setenv(H.ENV, str(tmp_path))
-    monkeypatch.setattr(H, "_ATTACHED", [])
-    monkeypatch.setattr(H, "_write", full)
-    run, options = S.open_report(n_boot=50)
-    section = S.PassAtK(run, options)
-    assert section.tables["pass_at_k"] is not None and list(tmp_path.iterdir()) == []
 
 
 # ------------------------------------------------- one provenance block on every page

@@ -60,7 +60,7 @@ def build_report(runs: Sequence, out: str | os.PathLike, *, baselines=None,
               "out": str(out.resolve()), "overwrite": bool(overwrite)}
     out.mkdir(parents=True, exist_ok=True)
     run_notebook("arc3", out / "arc3.ipynb", params, progress=progress, overwrite=True,
-                 cwd=out, html=out / REPORT_HTML, html_on_success=False,
+                 html=out / REPORT_HTML, html_on_success=False,
                  title="arcnb ARC-AGI-3 report")
     return export_html(out / "arc3.ipynb", out / REPORT_HTML, overwrite=True,
                        title="arcnb ARC-AGI-3 report")

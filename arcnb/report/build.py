@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -29,19 +28,20 @@ from ..columns import label as column_label
 from ..data import DATASETS, check_dataset, load_dataset
 from ..errors import ArcnbError, refuse_overwrite
 from ..io import atomic_write_text
+from ..evaluate import checkpoint_kwargs, same_finished_run
 from ..options import EvalOptions
 from ..taxonomy import load_taxonomy
 from ..text import fmt_fraction
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, parse_source
-from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, PREDICTIONS, REPORT_HTML,
+from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, METRICS, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, OutputFolder, absolute_path, check_out_path, copy_run_files,
                     is_finished,
-                    is_scored, read_metrics, require_finished, summary_of,
+                    is_scored, read_metrics, record_reuse, require_finished, summary_of,
                     unique_labels)
 from ..html import escape as _esc, page as html_page
 from .sections import open_report, report_page
-from .notebooks import (NOTEBOOKS, ReportHelper, WarmKernel, cell_times, export_html,
-                        notebook_libraries, notebook_path, run_notebook)
+from .notebooks import (NOTEBOOKS, WarmKernel, cell_times, export_html, notebook_libraries,
+                        notebook_path, prepare_export, run_notebook)
 
 __all__ = ["ReportResult", "build_report", "build_reports", "build_compare_report", "source_name",
            "INDEX_HTML", "NO_TRUTH_TAG"]
@@ -138,6 +138,9 @@ def _make_run_dir(source, dataset: str, out: Path, *, tasks, overwrite: bool,
             source.open(dataset=dataset, tasks=tasks or None, out=out, overwrite=overwrite,
                         estimator=estimator)
         return out
+    if isinstance(source, CheckpointSource) and _reuse_evaluation(
+            source, dataset, out, tasks=tasks, estimator=estimator, log=log, timings=timings):
+        return out
     if isinstance(source, CheckpointSource) and in_process:
         opts = dict(source.options)
         opts.setdefault("progress", progress)
@@ -161,15 +164,38 @@ def _make_run_dir(source, dataset: str, out: Path, *, tasks, overwrite: bool,
                        for k, v in opts.items()})
         with _stage(timings, f"evaluate ({EVALUATE_NOTEBOOK})", log):
             run_notebook("evaluate", out / EVALUATE_NOTEBOOK, params, progress=progress,
-                         overwrite=True, cwd=out, html=out / EVALUATE_HTML,
+                         overwrite=True, html=out / EVALUATE_HTML,
                          html_on_success=False)
         return out
     raise ArcnbError(f"a report is made from a checkpoint, a predictions file or a run "
                      f"directory, not {source!r}")
 
 
+def _reuse_evaluation(source: CheckpointSource, dataset, out: Path, *, tasks, estimator: str,
+                      log, timings: dict) -> bool:
+    """Take the finished run in ``out`` as it is when it is the evaluation asked for
+    (:func:`arcnb.evaluate.same_finished_run`: the same checkpoint bytes, dataset, task
+    ids, device type and options, by the same arcnb and torch): said in one line and
+    recorded in its provenance (:func:`arcnb.runs.record_reuse`). False: evaluate."""
+    if not is_finished(out):
+        return False
+    t0 = time.perf_counter()
+    kw = checkpoint_kwargs(source.options)
+    kw.setdefault("estimator", estimator)
+    options = EvalOptions(**{k: v for k, v in kw.items() if k in EvalOptions.names()})
+    if not same_finished_run(source.checkpoint, dataset, out, options=options,
+                             tasks=tasks or None):
+        return False
+    record_reuse(out, "arcnb report")
+    timings["reuse the finished evaluation"] = time.perf_counter() - t0
+    log(f"not evaluated again: {out} holds the finished evaluation of the same checkpoint, "
+        f"dataset and options, reused as it is (recorded in its {METRICS}; remove it to "
+        "evaluate again)")
+    return True
+
+
 def _absolute(source):
-    """``source`` with its path made absolute (the kernels run in the output folder)."""
+    """``source`` with its path made absolute (the kernels run in a folder of their own)."""
     if isinstance(source, (PredictionsSource, RunDirSource)):
         return replace(source, path=absolute_path(source.path))
     if isinstance(source, CheckpointSource):
@@ -245,7 +271,7 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
     ``report.ipynb`` is written.
     """
     out = check_out_path(out)
-    # the kernels run in `out`: every path they get is absolute
+    # the kernels run in a private folder of their own: every path they get is absolute
     dataset, tasks = absolute_path(dataset), absolute_path(tasks)
     source = _absolute(parse_source(source))
     log = _printer(label)
@@ -266,33 +292,26 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
             load_dataset(dataset, tasks=tasks, require_truth=False)
     created = not out.exists()
     t0 = time.perf_counter()
-    kernel = helper = None
+    kernel = None
     try:
         _claim_outputs(out, _report_targets(out), overwrite=overwrite, log=log,
                        folders=(out / FIGURES,))
-        # the report's helper (at the lowest priority: on what the kernel and this
-        # process leave of the cores) and kernel start, and import what they need,
-        # while the run is made; the helper computes sections for the kernel while
-        # the notebook runs, then exports it; papermill's libraries are imported in a
-        # thread meanwhile
-        helper = ReportHelper(dataset) if notebook else None
-        kernel = WarmKernel(out, dataset=dataset, references=references or (),
-                            env=helper.kernel_env) if notebook else None
+        # the report's kernel starts, and imports what it needs, while the run is made;
+        # so do papermill's libraries and the HTML exporter, in a thread of this process
+        kernel = WarmKernel(dataset=dataset, references=references or ()) \
+            if notebook else None
         if notebook:
-            threading.Thread(target=notebook_libraries, kwargs={"papermill": True},
-                             daemon=True).start()
+            prepare_export()
         _make_run_dir(source, dataset, out, tasks=tasks, overwrite=overwrite,
                       progress=progress, log=log, timings=timings,
                       in_process=evaluate_in_process, estimator=estimator)
     except BaseException:
         if kernel is not None:
             kernel.close()
-        if helper is not None:
-            helper.close()
         if created:  # bad input found while making the run: leave no empty --out behind
             _remove_empty(out)
         raise
-    try:  # the warm kernel and the helper are shut down however this ends
+    try:  # the warm kernel is shut down however this ends (run_notebook uses it)
         scored = is_scored(read_metrics(out))
         params = {"run_dir": str(out.resolve()),
                   "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
@@ -315,28 +334,22 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
                 source_nb = "report" if scored else _truncated_report(out)
                 try:
                     run_notebook(source_nb, nb_path, params, progress=progress, overwrite=True,
-                                 cwd=out, html=html_path, html_on_success=False,
+                                 html=html_path, html_on_success=False,
                                  title=label or out.name, kernel=kernel)
                 finally:
-                    helper.notebook_done()
                     if not scored:
                         Path(source_nb).unlink(missing_ok=True)
-        cells = cell_times(nb_path) if notebook else []
-        if cells:  # where the notebook's time went: the kernel, the setup, each section
-            rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
-            shared = helper.shared()
-            log("  in it: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in cells
-                                        if sec >= 0.05)
-                + f"; papermill itself {max(rest, 0):.1f} s"
-                + (f"; computed by the helper process: {', '.join(shared)}" if shared else ""))
-        if notebook:
-            with _stage(timings, "html export", log):
-                helper.export(nb_path, html_path, overwrite=True, title=label or out.name)
     finally:
         if kernel is not None:
             kernel.close()
-        if helper is not None:
-            helper.close()
+    cells = cell_times(nb_path) if notebook else []
+    if cells:  # where the notebook's time went: the kernel, the setup, each section
+        rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
+        log("  in it: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in cells
+                                    if sec >= 0.05) + f"; papermill itself {max(rest, 0):.1f} s")
+    if notebook:
+        with _stage(timings, "html export", log):
+            export_html(nb_path, html_path, overwrite=True, title=label or out.name)
     timings["total"] = time.perf_counter() - t0
     log(f"total: {timings['total']:.1f} s")
     metrics = read_metrics(out) if is_finished(out) else {}
@@ -371,7 +384,7 @@ def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLi
               "human_solve_rates": absolute_path(human_solve_rates) or "",
               "tasks": absolute_path(tasks) or ""}
     with _stage(timings, f"{nb_path.name} (papermill)", log):
-        run_notebook("compare", nb_path, params, progress=progress, overwrite=True, cwd=out,
+        run_notebook("compare", nb_path, params, progress=progress, overwrite=True,
                      html=html_path, html_on_success=False, title="arcnb comparison")
     with _stage(timings, "html export", log):
         export_html(nb_path, html_path, overwrite=True, title="arcnb comparison")

@@ -9,6 +9,15 @@ dropped and a Content-Security-Policy forbids any script or remote resource).
 When a cell fails, the partly executed notebook and an HTML page showing the error
 are still written, and :class:`NotebookError` names the failing cell (its index,
 execution count, exception name and message).
+
+Every kernel arcnb starts (:func:`run_notebook`, :class:`WarmKernel`) starts in a
+private, empty working directory of its own (never the notebook's or the output
+folder, which may hold files someone else left there: a ``pandas.py`` there would be
+imported in place of pandas), with ``PYTHONSAFEPATH=1`` and IPython told not to put
+the working directory on ``sys.path`` (:data:`KERNEL_ENV`, :data:`KERNEL_ARGUMENTS`),
+and without IPython's history (which would write every cell, paths included, into
+the ``history.sqlite`` shared by every kernel of the user). The notebooks get every
+path as an absolute one.
 """
 from __future__ import annotations
 
@@ -30,14 +39,12 @@ from ..plot.palette import pyplot
 from ..resources import notebook, templates_dir
 from ..taxonomy import structural_taxonomy
 from .references import bundled_reference, reference_run
-from .sections import REPORT, open_report
-from .sections.handover import ENV as HANDOVER_ENV, share, stop
 from ..html import CSP, PAGE_CSS, check_self_contained as _check_self_contained
 from ..html import escape as _esc
 from ..html import insert_contents
 
-__all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "notebook_path", "run_notebook",
-           "cell_times", "export_html", "ReportHelper"]
+__all__ = ["NotebookError", "NOTEBOOKS", "KERNEL_NAME", "KERNEL_ENV", "KERNEL_ARGUMENTS",
+           "notebook_path", "run_notebook", "cell_times", "export_html", "prepare_export"]
 
 #: The notebooks shipped in the package (``arcnb/resources/notebooks/``; name -> file name).
 NOTEBOOKS = {
@@ -52,6 +59,15 @@ NOTEBOOKS["arc3"] = "arc3.ipynb"  # ARC-AGI-3 recordings' report (arcnb.arc3.rep
 
 #: papermill always runs notebooks with this kernel.
 KERNEL_NAME = "python3"
+
+#: What every kernel arcnb starts gets in its environment: Python puts neither the
+#: working directory nor a script's folder on ``sys.path`` (Python 3.11 and later).
+KERNEL_ENV = {"PYTHONSAFEPATH": "1"}
+#: ... and on its command line: IPython adds no working directory to ``sys.path``
+#: either, and keeps no history (every cell, paths included, would go into
+#: ``~/.ipython/profile_default/history.sqlite``, outside the output folder and shared
+#: by every report run at once).
+KERNEL_ARGUMENTS = ("--InteractiveShellApp.ignore_cwd=True", "--HistoryManager.enabled=False")
 
 _TEMPLATE_NAME = "arcnb_report"
 
@@ -120,26 +136,20 @@ class WarmKernel:
     in it, while this process does other work (evaluating a checkpoint, scoring a
     predictions file): :func:`run_notebook` (``kernel=``) executes on it, so the
     kernel's start and imports overlap that work instead of following it. Started in
-    ``cwd`` (the notebook's folder), with ``env`` added to this process's environment
-    (a :class:`ReportHelper`'s :attr:`~ReportHelper.kernel_env`); :meth:`close` shuts
-    it down (``run_notebook`` does, once it has run)."""
+    a private working directory of its own (never the notebook's folder: see the
+    module docstring); :meth:`close` shuts it down and removes that folder
+    (``run_notebook`` does, once it has run)."""
 
     #: what the kernel imports while it waits (``IPKernelApp.exec_lines``)
     PRELOAD = "import arcnb.report.sections, matplotlib.pyplot"
 
-    def __init__(self, cwd: str | os.PathLike, dataset: str | None = None,
-                 references: Sequence[str] = (), env: Mapping | None = None):
-        from jupyter_client.manager import AsyncKernelManager
-
+    def __init__(self, dataset: str | None = None, references: Sequence[str] = ()):
         self.preload = self.preload_for(dataset, references)
-        self.env = {**os.environ, **dict(env or {})}
-
-        self.sockets = None if os.name == "nt" else tempfile.mkdtemp(prefix="arcnb-kernel-")
-        cls = _ipc_kernel_manager(self.sockets) if self.sockets else AsyncKernelManager
-        self.manager = cls(kernel_name=KERNEL_NAME)
+        self.folder = tempfile.mkdtemp(prefix="arcnb-kernel-")
+        self.manager = _kernel_manager(self.folder)(kernel_name=KERNEL_NAME)
         self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._start, args=(str(Path(cwd).resolve()),),
-                                        name="arcnb-warm-kernel", daemon=True)
+        self._thread = threading.Thread(target=self._start, name="arcnb-warm-kernel",
+                                        daemon=True)
         self._thread.start()
 
     @classmethod
@@ -153,10 +163,9 @@ class WarmKernel:
         return (f"{cls.PRELOAD}; import arcnb.report.notebooks as _n; "
                 f"_n.warm_up({str(dataset)!r}, {refs!r})")
 
-    def _start(self, cwd: str) -> None:
+    def _start(self) -> None:
         try:
             asyncio.run(self.manager.start_kernel(
-                cwd=cwd, env=self.env,
                 extra_arguments=[f"--IPKernelApp.exec_lines={self.preload}"]))
         except Exception as exc:  # noqa: BLE001 - then the notebook starts its own kernel
             self.error = exc
@@ -167,7 +176,7 @@ class WarmKernel:
         return self.manager if self.error is None and self.manager.has_kernel else None
 
     def close(self) -> None:
-        """Shut the kernel down (now) and remove its sockets; safe to call twice."""
+        """Shut the kernel down (now) and remove its folder; safe to call twice."""
         self._thread.join()
         if self.manager.has_kernel:
             # in a thread of its own: the caller may be inside a running event loop (Jupyter)
@@ -175,14 +184,13 @@ class WarmKernel:
                 self.manager.shutdown_kernel(now=True)), daemon=True)
             stop.start()
             stop.join()
-        if self.sockets:
-            shutil.rmtree(self.sockets, ignore_errors=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
-                 parameters: Mapping | None = None, *, cwd: str | os.PathLike | None = None,
-                 progress: bool = True, html: str | os.PathLike | None = None,
-                 overwrite: bool = False, title: str | None = None,
+                 parameters: Mapping | None = None, *, progress: bool = True,
+                 html: str | os.PathLike | None = None, overwrite: bool = False,
+                 title: str | None = None,
                  html_on_success: bool = True, kernel=None) -> Path:
     """Execute ``notebook`` with papermill (kernel ``python3``) into ``output``, and export
     it to ``html`` when given.
@@ -191,10 +199,12 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
     temporary file beside ``output``, renamed at the end). When a cell raises, the
     partial notebook and an error page (``html``) are still written, then
     :class:`NotebookError` names the failing cell. ``kernel``: a ``WarmKernel`` (this
-    module) started earlier in ``cwd`` to execute on (shut down here, whatever happens).
+    module) started earlier to execute on (shut down here, whatever happens). The
+    kernel starts in a private, empty working directory (see the module docstring):
+    give the notebook absolute paths.
     """
     try:
-        return _run_notebook(notebook, output, parameters, cwd=cwd, progress=progress,
+        return _run_notebook(notebook, output, parameters, progress=progress,
                              html=html, overwrite=overwrite, title=title,
                              html_on_success=html_on_success, kernel=kernel)
     finally:
@@ -202,7 +212,7 @@ def run_notebook(notebook: str | os.PathLike, output: str | os.PathLike,
             kernel.close()
 
 
-def _run_notebook(notebook, output, parameters, *, cwd, progress, html, overwrite, title,
+def _run_notebook(notebook, output, parameters, *, progress, html, overwrite, title,
                   html_on_success, kernel) -> Path:
     notebook_libraries()
     import papermill as pm
@@ -218,19 +228,17 @@ def _run_notebook(notebook, output, parameters, *, cwd, progress, html, overwrit
     os.close(fd)
     failure: PapermillExecutionError | None = None
     other: Exception | None = None
-    sockets = None if os.name == "nt" else tempfile.mkdtemp(prefix="arcnb-kernel-")
+    # the kernel's own folder (its working directory, its sockets); papermill's `cwd=`
+    # is never used: it changes the whole process's directory, which notebooks run from
+    # several threads at once (``arcnb report`` of several checkpoints) would swap
+    # under each other
+    folder = tempfile.mkdtemp(prefix="arcnb-kernel-")
     try:
         try:
-            extra = {"kernel_manager_class": _ipc_kernel_manager(sockets)} if sockets else {}
+            extra = {"kernel_manager_class": _kernel_manager(folder)}
             warm = kernel.ready() if kernel is not None else None
             if warm is not None:
-                extra["km"] = warm  # started in `cwd`, the report's modules imported
-            if cwd:
-                # the kernel starts in `cwd` (nbclient's resources path); papermill's own
-                # `cwd=` changes the whole process's directory, which notebooks run from
-                # several threads at once (``arcnb report`` of several checkpoints) would
-                # swap under each other, leaving the process in another report's folder
-                extra["resources"] = {"metadata": {"path": str(Path(cwd).resolve())}}
+                extra["km"] = warm  # started the same way, the report's modules imported
             # saved once at the end (also after a failing cell), not after every cell:
             # a report's cells carry their figures, and rewriting them all each time
             # costs seconds
@@ -256,8 +264,7 @@ def _run_notebook(notebook, output, parameters, *, cwd, progress, html, overwrit
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        if sockets:
-            shutil.rmtree(sockets, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
     if not complete:
         cause = other if isinstance(other, OSError) else None
         raise NotebookError(_write_failure(output, cause), ename=type(cause).__name__
@@ -359,19 +366,33 @@ def _write_failure(path: Path, exc: OSError | None) -> str:
     return f"could not write {path} ({why}, in {folder}); nothing was replaced"
 
 
-def _ipc_kernel_manager(folder: str):
-    """A kernel manager class whose kernel talks over Unix sockets in ``folder`` (a
-    private temporary folder) instead of TCP on localhost: nothing listens on a port,
-    and the kernel has no reason to print its warning about unencrypted TCP."""
+def _kernel_manager(folder: str):
+    """A kernel manager class whose kernels start in ``folder/work`` (``folder``: a
+    private temporary folder; ``work`` is made empty), whatever working directory they
+    are asked for, with :data:`KERNEL_ENV` in their environment and
+    :data:`KERNEL_ARGUMENTS` on their command line, so that nothing is imported from
+    a folder of data or outputs; they talk over Unix sockets in ``folder`` instead of
+    TCP on localhost (not on Windows): nothing listens on a port, and the kernel has
+    no reason to print its warning about unencrypted TCP."""
     from jupyter_client.manager import AsyncKernelManager
 
-    class _IPCKernelManager(AsyncKernelManager):
+    work = os.path.join(folder, "work")
+    os.makedirs(work, mode=0o700, exist_ok=True)
+
+    class _SafeKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
-            kwargs.setdefault("transport", "ipc")
-            kwargs.setdefault("ip", os.path.join(folder, "kernel"))
+            if os.name != "nt":
+                kwargs.setdefault("transport", "ipc")
+                kwargs.setdefault("ip", os.path.join(folder, "kernel"))
             super().__init__(**kwargs)
 
-    return _IPCKernelManager
+        async def _async_pre_start_kernel(self, **kw):
+            kw["cwd"] = work
+            kw["env"] = {**(kw.get("env") or os.environ), **KERNEL_ENV}
+            kw["extra_arguments"] = [*KERNEL_ARGUMENTS, *(kw.get("extra_arguments") or ())]
+            return await super()._async_pre_start_kernel(**kw)
+
+    return _SafeKernelManager
 
 
 #: the HTML exporter, made once per process (its template is compiled once) and used
@@ -396,164 +417,26 @@ def _export_body(nb) -> str:
     return body
 
 
-def _warm_export() -> None:
-    """Import papermill's libraries and nbconvert, compile the template and export a
-    one-cell notebook in memory, so that a real export does only its own work. An error
-    here is left for the real export to meet."""
-    try:
-        notebook_libraries()
-        import nbformat
-
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## arcnb"),
-                                             nbformat.v4.new_code_cell("1")])
-        insert_contents(_export_body(nb))
-    except Exception:  # noqa: BLE001 - the real export reports it
-        pass
-
-
-class ReportHelper:
-    """A report's helper process (:func:`arcnb.report.build_report`), started while the
-    run is made and running at the lowest priority, on what the kernel and this
-    process leave of the cores.
-
-    It imports the report's modules and readies nbconvert; while the notebook runs it
-    computes the report's sections from the last one backwards and hands them to the
-    kernel (:mod:`arcnb.report.sections.handover`: the kernel started with
-    :attr:`kernel_env` takes the sections the helper claimed); then :meth:`export`
-    has it export the executed notebook. When the helper cannot export (it did not
-    start, or the export failed there) :meth:`export` exports in this process, so an
-    error is the one :func:`export_html` raises. ``share=False``: export only.
-    :meth:`close` stops it and removes its folder."""
-
-    #: the file the helper writes in its folder once it is ready to export
-    READY = "ready"
-
-    def __init__(self, dataset: str | None = None, *, share: bool = True):
-        import subprocess
-
-        self.folder = tempfile.mkdtemp(prefix="arcnb-helper-")
-        self.sharing = bool(share) and os.name != "nt"
-        # the helper imports what this process imports (this arcnb), from this process's
-        # module path
-        path = [p for p in sys.path if p not in ("", ".")]
-        code = ("import os, sys; hasattr(os, 'nice') and os.nice(19); "
-                f"sys.path[:] = {path!r}; from arcnb.report.notebooks import _helper_main; "
-                f"_helper_main({self.folder!r}, {str(dataset) if dataset else None!r}, "
-                f"{self.sharing!r})")
-        # not another report's hand-over (a report built from a report's kernel)
-        env = {k: v for k, v in os.environ.items() if k != HANDOVER_ENV}
+def prepare_export() -> threading.Thread:
+    """Make the notebook libraries and the HTML exporter ready in a background thread
+    (import papermill's libraries and nbconvert, compile the template, export a
+    one-cell notebook in memory) while other work goes on (a report's run being made),
+    so that the export that follows does only its own work. Returns the thread; an
+    error there is left for the real export to meet."""
+    def work():
         try:
-            self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         text=True, encoding="utf-8", env=env)
-        except OSError:
-            self.proc = None
+            notebook_libraries(papermill=True)
+            import nbformat
 
-    @property
-    def kernel_env(self) -> dict:
-        """What the report's kernel gets in its environment to share sections."""
-        return {HANDOVER_ENV: self.folder} if self.sharing and self.proc is not None else {}
-
-    def shared(self) -> list[str]:
-        """The sections the helper handed over to the kernel, in the report's order."""
-        if not self.sharing or not os.path.isdir(self.folder):
-            return []
-        done = {p.stem for p in Path(self.folder).glob("*.pickle")}
-        return [cls.__name__ for cls in REPORT if cls.__name__ in done]
-
-    def notebook_done(self) -> None:
-        """The notebook has run: the helper starts no other section."""
-        stop(self.folder)
-
-    def export(self, notebook: str | os.PathLike, html_path: str | os.PathLike, *,
-               overwrite: bool = False, title: str | None = None) -> Path:
-        """:func:`export_html` (same arguments and result), done by the helper."""
-        proc, self.proc = self.proc, None
-        self.notebook_done()
-        if proc is not None and not os.path.exists(os.path.join(self.folder, self.READY)):
-            # not ready yet (other work held the cores): exported here rather than waited for
-            _stop(proc, wait=False)
-            proc = None
-        if proc is not None:
-            import json
-
-            try:
-                proc.stdin.write(json.dumps({"notebook": str(Path(notebook).resolve()),
-                                             "html": str(Path(html_path).resolve()),
-                                             "overwrite": bool(overwrite),
-                                             "title": title}) + "\n")
-                proc.stdin.close()
-                done = proc.stdout.readline().strip() == "ok"
-            except (OSError, ValueError):
-                done = False
-            finally:
-                _stop(proc, wait=True)
-            if done:
-                return Path(html_path)
-        return export_html(notebook, html_path, overwrite=overwrite, title=title)
-
-    def close(self) -> None:
-        """Stop the helper (if :meth:`export` did not) and remove its folder; safe to
-        call twice."""
-        proc, self.proc = self.proc, None
-        if proc is not None:
-            _stop(proc, wait=False)
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _stop(proc, *, wait: bool) -> None:
-    """End the helper process ``proc``: let it exit (``wait``: it has answered) or kill
-    it, and reap it."""
-    import subprocess
-
-    for stream in (proc.stdin, proc.stdout):
-        try:
-            stream.close()
-        except (OSError, ValueError):
+            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## arcnb"),
+                                                 nbformat.v4.new_code_cell("1")])
+            insert_contents(_export_body(nb))
+        except Exception:  # noqa: BLE001 - the real export reports it
             pass
-    if not wait:
-        proc.kill()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
-
-def _helper_main(folder: str, dataset: str | None, sharing: bool) -> None:
-    """The :class:`ReportHelper` process: ready nbconvert (and, ``sharing``, the report's
-    modules and ``dataset``), say so in ``folder``, share the report's sections through
-    it until the notebook is done, then read one export request (a JSON line:
-    ``notebook``, ``html``, ``overwrite``, ``title``) on stdin, export it and answer
-    ``ok`` or ``error`` on stdout; exit at once."""
-    import json
-
-    reply, sys.stdout = sys.stdout, sys.stderr  # nothing else reaches the answer stream
-    if sharing and dataset:
-        try:
-            warm_up(dataset)  # the dataset read, the first figure's fonts loaded
-        except Exception:  # noqa: BLE001 - open_report reads it again, or fails there
-            pass
-    _warm_export()
-    Path(folder, ReportHelper.READY).touch()
-    if sharing:
-        try:
-            share(folder, REPORT, open_report)
-        except Exception:  # noqa: BLE001 - the kernel computes what is left
-            pass
-    line = sys.stdin.readline()
-    answer = "error"
-    if line:
-        try:
-            req = json.loads(line)
-            export_html(req["notebook"], req["html"], overwrite=bool(req["overwrite"]),
-                        title=req["title"])
-            answer = "ok"
-        except BaseException:  # noqa: BLE001 - the caller exports again and reports it
-            pass
-    reply.write(answer + "\n")
-    reply.flush()
-    os._exit(0)  # the page is written and closed: no interpreter teardown
+    thread = threading.Thread(target=work, name="arcnb-prepare-export", daemon=True)
+    thread.start()
+    return thread
 
 
 def export_html(notebook: str | os.PathLike, html_path: str | os.PathLike, *,

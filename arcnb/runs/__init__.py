@@ -89,9 +89,10 @@ beside :mod:`arcnb.evaluate`.
 """
 from __future__ import annotations
 
-from .document import (TRAINING_OVERLAP_KEY, attempt_ks, compact_line, flat_provenance,
+from .document import (REUSED_KEY, TRAINING_OVERLAP_KEY, attempt_ks, compact_line, flat_provenance,
                        is_scored, kaggle_submission, ks_of, metrics_document, predictions_table,
-                       read_metrics, record_training_overlap, recorded_dataset, summary_of,
+                       read_metrics, record_reuse, record_training_overlap, recorded_dataset,
+                       summary_of,
                        unscored_summary)
 from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILLER, HEADLINE_KEYS,
                      JOURNAL, OPTIONAL_RUN_FILES, PROBE_PREDICTIONS, PROBES_CSV,
@@ -99,7 +100,7 @@ from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILL
                      JOURNAL_GLOB, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK,
                      RESULTS_CSV, RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV,
                      USER_PATHS_ENV, OutputFolder, RunDirError, absolute_path, check_out_path,
-                     copy_run_files,
+                     COPIED_RUN_FILES, copy_run_files,
                      finished_runs, is_finished, is_run_dir, refuse_finished,
                      require_finished, user_paths)
 from .provenance import file_sha256_or_none, predictions_provenance, run_provenance
@@ -111,12 +112,13 @@ __all__ = [
     "RESULTS_PARQUET", "TASKS_CSV", "FIGURES", "REPORT_NOTEBOOK", "REPORT_HTML",
     "EVALUATE_NOTEBOOK", "EVALUATE_HTML", "JOURNAL", "JOURNAL_GLOB", "HEADLINE_KEYS",
     "write_run_dir", "read_metrics", "is_finished", "require_finished", "refuse_finished",
-    "copy_run_files", "check_out_path", "OutputFolder", "metrics_document", "summary_of", "ks_of", "attempt_ks",
+    "copy_run_files", "COPIED_RUN_FILES", "check_out_path", "OutputFolder",
+    "metrics_document", "summary_of", "ks_of", "attempt_ks",
     "recorded_dataset", "run_provenance", "file_sha256_or_none", "flat_provenance",
     "compact_line", "USER_PATHS_ENV", "absolute_path", "user_paths",
     "SUBMISSION", "FILLER", "is_scored", "unscored_summary", "kaggle_submission",
     "predictions_table", "predictions_provenance", "CANDIDATES", "record_training_overlap",
-    "TRAINING_OVERLAP_KEY", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
+    "TRAINING_OVERLAP_KEY", "REUSED_KEY", "record_reuse", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
     "options_sha256", "same_run_problem", "PROBE_PREDICTIONS", "PROBES_CSV", "PROXY_CSV",
     "PROXY_PREDICTIONS", "is_run_dir", "finished_runs", "recorded_task_ids", "provenance_block",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from pathlib import Path
 from typing import Mapping
 
@@ -190,7 +191,8 @@ def read_metrics(run_dir: str | os.PathLike) -> dict:
 
 def flat_provenance(metrics: Mapping, *, run_dir=None) -> dict:
     """Flat provenance of a run: checkpoint path and SHA-256 (or the predictions file),
-    dataset name, version and filter, arcnb version and git commit, parameters."""
+    dataset name, version and filter, arcnb version and git commit, parameters, and
+    (``reused``) when the finished run was taken as it was instead of made again."""
     s = summary_of(metrics)
     prov = dict(metrics.get("provenance") or {})
     ds = prov.get("dataset") if isinstance(prov.get("dataset"), Mapping) else \
@@ -220,6 +222,7 @@ def flat_provenance(metrics: Mapping, *, run_dir=None) -> dict:
         "wall_time_s": run.get("wall_time_s"),
         "torch": prov.get("torch"),
         "parameters": prov.get("parameters"),
+        "reused": _reused_words(prov.get(REUSED_KEY)),
     }
     flat = {k: v for k, v in flat.items()
             if v is not None or k in ("checkpoint_sha256", "filter", "git_commit")}
@@ -279,3 +282,34 @@ def record_training_overlap(run_dir: str | os.PathLike, summary: Mapping) -> Non
     metrics = read_json(path, what="metrics file")
     metrics[TRAINING_OVERLAP_KEY] = dict(summary)
     atomic_write_json(path, metrics, overwrite=True)
+
+
+#: The provenance key recording that a finished run was reused instead of made again
+#: (``arcnb report`` over the same evaluation): ``{"by", "last", "times"}``.
+REUSED_KEY = "reused"
+
+
+def record_reuse(run_dir: str | os.PathLike, by: str) -> dict:
+    """Record in ``run_dir``'s ``metrics.json`` provenance that ``by`` (a command) took
+    this finished run as it is instead of making it again: ``provenance["reused"] =
+    {"by": by, "last": UTC time, "times": how many reuses so far}``, atomically; the
+    numbers and the rest of the provenance are left as they are. Returns the record."""
+    path = Path(run_dir) / METRICS
+    metrics = read_json(path, what="metrics file")
+    prov = metrics.get("provenance") if isinstance(metrics.get("provenance"), dict) else {}
+    old = prov.get(REUSED_KEY) if isinstance(prov.get(REUSED_KEY), Mapping) else {}
+    times = old.get("times") if isinstance(old.get("times"), int) else 0
+    record = {"by": str(by), "last": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "times": times + 1}
+    metrics["provenance"] = {**prov, REUSED_KEY: record}
+    atomic_write_json(path, metrics, overwrite=True)
+    return record
+
+
+def _reused_words(record) -> str | None:
+    """The flat provenance's words for a :data:`REUSED_KEY` record (None: never reused)."""
+    if not isinstance(record, Mapping):
+        return None
+    times = record.get("times")
+    return (f"taken as it was by {record.get('by')} {times} time{'s' if times != 1 else ''}, "
+            f"last at {record.get('last')} (not evaluated again)")

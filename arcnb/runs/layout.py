@@ -262,20 +262,29 @@ class OutputFolder:
         return written
 
 
+#: The files of a run directory that :func:`copy_run_files` copies (when present): the
+#: run files, the optional ones and the evaluate notebook and its page. Nothing else
+#: is ever copied: a folder of runs may be shared, and a file left there (a
+#: ``pandas.py``, a ``matplotlibrc``) has no business in another folder.
+COPIED_RUN_FILES = (*RUN_FILES, *OPTIONAL_RUN_FILES, EVALUATE_NOTEBOOK, EVALUATE_HTML)
+
+
 def copy_run_files(src: str | os.PathLike, dest: str | os.PathLike, *,
-                   overwrite: bool) -> None:
-    """Copy the files of run directory ``src`` into ``dest`` (atomically each), leaving
-    out hidden files and an earlier report's ``report.*``; folders are not copied.
-    An existing file in ``dest`` is only replaced with ``overwrite``."""
-    report_prefix = Path(REPORT_NOTEBOOK).stem + "."
-    dest = Path(dest)
-    for p in sorted(Path(src).iterdir()):
-        if not p.is_file() or p.name.startswith(".") or p.name.startswith(report_prefix):
-            continue
-        target = dest / p.name
-        if target.exists() and not overwrite:
-            raise refuse_overwrite(target, "pass --overwrite")
-        atomic_write_bytes(target, p.read_bytes(), overwrite=True)
+                   overwrite: bool) -> list[Path]:
+    """Copy the files of run directory ``src`` named by :data:`COPIED_RUN_FILES` into
+    the output folder ``dest`` (through :class:`OutputFolder`: never through a link,
+    each file atomically, ``metrics.json`` last); any other file, a hidden file, a
+    folder and an earlier report are left out. An existing file in ``dest`` is only
+    replaced with ``overwrite`` (all are checked before the first is written); then
+    the run files of an earlier run that ``src`` lacks are removed from ``dest``.
+    Returns the paths written."""
+    src = Path(src)
+    names = [n for n in COPIED_RUN_FILES if n != METRICS and (src / n).is_file()]
+    names.append(METRICS)
+    stale = [METRICS] + [n for n in COPIED_RUN_FILES if n not in names]
+    return OutputFolder(dest).write({n: (lambda p=src / n: p.read_bytes()) for n in names},
+                                    overwrite=overwrite, remove=stale if overwrite else (),
+                                    hint="pass --overwrite")
 
 
 # ========================================================== paths the user typed

@@ -281,7 +281,7 @@ class Sweep:
             run_notebook("sweep", out / SWEEP_NOTEBOOK,
                          {"sweep_dir": str(Path(out).resolve()), "seed": int(self.seed),
                           "n_boot": int(self.n_boot)},
-                         cwd=out, progress=False, html=out / SWEEP_HTML, overwrite=True,
+                         progress=False, html=out / SWEEP_HTML, overwrite=True,
                          title="Checkpoint sweep")
         return path
 

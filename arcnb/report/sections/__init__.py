@@ -27,7 +27,6 @@ from ...columns import NEAR_MISS
 from .. import sources
 
 from .base import NO_TRUTH, Figure, Options, Section, page_of
-from . import handover
 from .compare import (CompareCategories, CompareFiles, CompareDifferences, CompareOnlyOne, CompareRuns,
                       Leaderboard)
 from .candidates import CandidateBudget, CandidateChecks
@@ -68,12 +67,6 @@ def open_report(*, run_dir: str = "", predictions: str = "", dataset: str = "",
                       taxonomy=taxonomy, references=list(references),
                       train_data=list(train_data),
                       figures_dir=sources.figures_dir(figures_dir, run))
-    # in a report's kernel: the helper process opens the same run and shares sections
-    handover.attach(run, options, dict(
-        run_dir=run_dir, predictions=predictions, dataset=dataset, tasks=tasks,
-        taxonomy=taxonomy, references=list(references), figures_dir=figures_dir,
-        gallery_size=gallery_size, near_miss=near_miss, n_boot=n_boot, seed=seed,
-        train_data=list(train_data)))
     return run, options
 
 

@@ -19,7 +19,6 @@ from ...html import escape, heading, insert_contents, note, page
 from ...io import atomic_write_bytes
 from ...plot import paper_style
 from ...plot.paper import figure_bytes
-from . import handover
 
 __all__ = ["Options", "Section", "Figure", "NO_TRUTH"]
 
@@ -106,8 +105,6 @@ class Section:
         self.empty: str | None = None
         self._png: dict | None = None
         self.written: list[Path] = []
-        if handover.adopt(self):  # computed by a report's helper process: taken as is
-            return
         if self.needs_truth and not getattr(run, "scored", True):
             self.empty = NO_TRUTH
         else:
