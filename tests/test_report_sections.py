@@ -189,7 +189,7 @@ def test_colours_against_plain_loops(runs, subs, ds):
                 m = p.output == c
                 total[c] += m.sum()
                 right[c] += (m & (p.input == c)).sum()
-    col = S.Colours(runs["copy"], OPTS)
+    col = S.Colors(runs["copy"], OPTS)
     acc = col.tables["color_accuracy"]
     by_colour = dict(zip(acc["color"], acc["accuracy"]))
     for c in range(10):
@@ -284,11 +284,11 @@ def test_plot_returns_axes_and_files_are_written(runs, tmp_path):
     pk = S.PassAtK(runs["three"], OPTS)
     assert pk.plot(ax=ax) is ax
     plt.close("all")
-    sec = S.Colours(runs["copy"], OPTS, figures_dir=tmp_path, formats=("png", "svg"))
+    sec = S.Colors(runs["copy"], OPTS, figures_dir=tmp_path, formats=("png", "svg"))
     assert sorted(p.name for p in sec.written) == sorted(sec.files())
     assert all((tmp_path / n).stat().st_size > 0 for n in sec.files())
     with pytest.raises(arcnb.errors.ArcnbError, match="overwrite"):
-        S.Colours(runs["copy"], OPTS, figures_dir=tmp_path, overwrite=False)
+        S.Colors(runs["copy"], OPTS, figures_dir=tmp_path, overwrite=False)
     with pytest.raises(arcnb.errors.ArcnbError, match="no figure"):
         S.Headline(runs["copy"], OPTS).plot()
     no_cost = S.Cost(runs["copy"], OPTS)
@@ -355,7 +355,7 @@ def test_cell_times_name_the_kernel_setup_and_sections(tmp_path):
     cells = [("x: int = 1", ["parameters"], 0.01, "00:00:01"),
              ("from arcnb.report import sections as S\nrun = arcnb.open(source)\nS.Summary(run)", [],
               1.5, "00:00:02"),
-             ("S.Colours(run, options)  # colours", [], 0.25, "00:00:04")]
+             ("S.Colors(run, options)  # colours", [], 0.25, "00:00:04")]
     for src, tags, dur, start in cells:
         c = nbformat.v4.new_code_cell(src)
         c.metadata["tags"] = tags
@@ -364,7 +364,7 @@ def test_cell_times_name_the_kernel_setup_and_sections(tmp_path):
     path = tmp_path / "nb.ipynb"
     path.write_text(nbformat.writes(nb))
     assert cell_times(path) == [("kernel start", 1.0), ("setup and Summary", 1.5),
-                                ("Colours", 0.25)]
+                                ("Colors", 0.25)]
 
 
 # ------------------------------------------------- one provenance block on every page
@@ -421,3 +421,36 @@ def test_every_page_and_summary_names_dataset_version_filter_arcnb_and_rules(run
 def _write(run, folder):
     run.write(folder)
     return folder
+
+
+def test_a_section_given_a_path_opens_it_through_the_front_door(tmp_path, runs):
+    """A path instead of a run is opened by ``arcnb.open`` (it was an AttributeError),
+    a sweep folder by ``open_sweep``; a section of data a path alone does not make (a
+    comparison, many runs) says in one line what it is built from."""
+    from arcnb.errors import ParameterError
+
+    folder = tmp_path / "run"
+    runs["three"].write(folder)
+    by_path = S.PassAtK(str(folder), OPTS)
+    by_run = S.PassAtK(runs["three"], OPTS)
+    def exact(numbers):  # the intervals follow the run's own resamples
+        return {k: v for k, v in numbers.items() if "ci" not in k}
+
+    assert exact(by_path.numbers) == exact(by_run.numbers) != {}
+    assert by_path.tables.keys() == by_run.tables.keys()
+    for cls, words in ((S.CompareRuns, "a comparison"), (S.RepeatsConfigs, "many runs")):
+        with pytest.raises(ParameterError) as e:
+            cls(str(folder), OPTS)
+        assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_one_spelling_per_public_section_name():
+    """The colour section and its tables share one spelling (``Colors``,
+    ``color_accuracy``, ...): every public name of the sections module spells colour
+    the way the metrics and the plots do."""
+    import re
+
+    names = [n for n in S.__all__ if re.search("colou?r", n, re.I)]
+    assert names == ["Colors"]
+    sec_tables = S.Colors.compute.__code__.co_consts
+    assert not any(isinstance(c, str) and "colour" in c for c in sec_tables)

@@ -2,7 +2,7 @@
 self-contained HTML page.
 
 * :mod:`arcnb.report.sections`: **the sections**, one display object per view of a run
-  (``sections.Colours(run)`` shows itself in JupyterLab, holds its ``.tables``, draws
+  (``sections.Colors(run)`` shows itself in JupyterLab, holds its ``.tables``, draws
   with ``.plot(ax=None)``), and the pages as lists of sections (``sections.REPORT``,
   ``COMPARE``, ``SWEEP``, ``FIGURES``).
 * the verbs: :func:`build_report` (behind ``arcnb report``), :func:`build_reports`

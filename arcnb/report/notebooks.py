@@ -306,7 +306,7 @@ def cell_times(notebook: str | os.PathLike) -> list[tuple[str, float]]:
     """Where an executed notebook's time went, from papermill's records: ``("kernel
     start", s)`` (papermill's start to the first cell), then one ``(name, s)`` per code
     cell that ran: a section's class name for a cell that shows one
-    (``S.Colours(run, options)`` -> ``Colours``), ``setup`` for the cell that opens the
+    (``S.Colors(run, options)`` -> ``Colors``), ``setup`` for the cell that opens the
     run (imports included; ``setup and Summary`` when it also shows a section). Empty
     when the notebook holds no such records."""
     import datetime as dt

@@ -5,9 +5,9 @@ A section is built from a run (or several) in one call and computes once::
 
     from arcnb.report import sections as S
     run = arcnb.open("submission.json", dataset="arc-agi-1:evaluation")
-    S.Colours(run)                 # as the last line of a cell: the section itself
-    S.Colours(run).tables          # its DataFrames
-    S.Colours(run).plot()          # its main figure on a new Axes (or ax=...)
+    S.Colors(run)                 # as the last line of a cell: the section itself
+    S.Colors(run).tables          # its DataFrames
+    S.Colors(run).plot()          # its main figure on a new Axes (or ax=...)
 
 Every section takes the report-wide :class:`Options` (``n_boot``, ``seed``,
 ``near_miss``, ``gallery_size``, ``taxonomy``, ``references``, ``train_data``,
@@ -31,7 +31,7 @@ from .compare import (CompareCategories, CompareFiles, CompareDifferences, Compa
                       Leaderboard)
 from .candidates import CandidateBudget, CandidateChecks
 from .difficulty import Difficulty
-from .run import (AlmostWorks, CandidatePool, Categories, Colours, Cost, Failures,
+from .run import (AlmostWorks, CandidatePool, Categories, Colors, Cost, Failures,
                   GridSizeAndShape, Headline, PassAtK, PredictionsOnly, Provenance, References, RunFiles,
                   SecondAttempt, Summary, TrainingOverlap)
 from .sweep import (SweepCategories, SweepChanges, SweepCurves, SweepSelection,
@@ -43,7 +43,7 @@ from .paper import PaperBreakdowns, PaperFiles, PaperGallery, PaperTables, paper
 
 #: The report of one run, in order (the report notebook shows one cell per section).
 REPORT = [Summary, Headline, TrainingOverlap, AlmostWorks, References, PassAtK, SecondAttempt,
-          Failures, Colours, Categories, GridSizeAndShape, Cost, CandidatePool, CandidateBudget,
+          Failures, Colors, Categories, GridSizeAndShape, Cost, CandidatePool, CandidateBudget,
           CandidateChecks, Probes, Provenance]
 
 #: What the report shows for a run without truth (a hidden test set).
@@ -92,13 +92,13 @@ SWEEP = [SweepCurves, SweepSelection, SweepChanges, SweepSolved, SweepCategories
 
 
 #: The figures and tables for a paper (PDF / SVG, booktabs LaTeX).
-FIGURES = [PassAtK, Colours, PaperBreakdowns, PaperGallery, PaperTables, CandidatePool,
+FIGURES = [PassAtK, Colors, PaperBreakdowns, PaperGallery, PaperTables, CandidatePool,
            CandidateBudget, CandidateChecks]
 
 __all__ = ["Options", "Section", "Figure", "NO_TRUTH", "page_of", "open_report", "report_page",
            "REPORT", "REPORT_NO_TRUTH", "EVALUATE", "COMPARE", "Difficulty",
            "SWEEP", "FIGURES", "REPEATS", "Summary", "PredictionsOnly", "Headline", "TrainingOverlap",
-           "AlmostWorks", "References", "PassAtK", "Failures", "SecondAttempt", "Colours",
+           "AlmostWorks", "References", "PassAtK", "Failures", "SecondAttempt", "Colors",
            "Categories", "GridSizeAndShape", "Cost", "CandidatePool", "CandidateBudget",
            "CandidateChecks", "Provenance", "RunFiles",
            "CompareRuns", "Leaderboard", "CompareDifferences", "CompareOnlyOne",

@@ -13,12 +13,14 @@ from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 
+from ... import front
 from ...columns import NEAR_MISS
-from ...errors import ParameterError, refuse_overwrite
+from ...errors import ParameterError, printable, refuse_overwrite
 from ...html import escape, heading, insert_contents, note, page
 from ...io import atomic_write_bytes
 from ...plot import paper_style
 from ...plot.paper import figure_bytes
+from ...sweep import open_sweep
 
 __all__ = ["Options", "Section", "Figure", "NO_TRUTH"]
 
@@ -96,7 +98,15 @@ class Section:
     #: renders nothing when it is empty, rather than a sentence
     optional: ClassVar[bool] = False
 
+    #: What a path given instead of the data is opened as: ``"run"`` (the default:
+    #: through :func:`arcnb.open`, any source it takes), ``"sweep"`` (a sweep folder,
+    #: :func:`arcnb.sweep.open_sweep`), or the words of what to pass instead (a
+    #: comparison, many runs: data a path alone does not make).
+    built_from: ClassVar[str] = "run"
+
     def __init__(self, run, options: Options | None = None, **changes):
+        if isinstance(run, (str, os.PathLike)):
+            run = self._open_path(run)
         self.run = run
         opts = options if options is not None else Options()
         self.options = replace(opts, **changes) if changes else opts
@@ -111,6 +121,16 @@ class Section:
             self.compute()
         if self.options.figures_dir and self.empty is None:
             self.written = self.write(self.options.figures_dir, overwrite=self.options.overwrite)
+
+    @classmethod
+    def _open_path(cls, path):
+        """A path given instead of the data, opened by the one opener of its kind."""
+        if cls.built_from == "run":
+            return front.open_run(path)
+        if cls.built_from == "sweep":
+            return open_sweep(path)
+        raise ParameterError(f"the {cls.__name__} section is built from {cls.built_from}, "
+                             f"not a path ({printable(str(path))})")
 
     # ------------------------------------------------------------ for subclasses
     def compute(self) -> None:

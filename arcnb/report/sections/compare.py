@@ -13,6 +13,7 @@ __all__ = ["CompareRuns", "Leaderboard", "CompareDifferences", "CompareOnlyOne",
 
 class CompareRuns(Section):
     """The runs side by side on the same tasks, and the comparison's notes."""
+    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Runs"
     anchor = "arcnb-section-compare-runs"
@@ -29,6 +30,7 @@ class CompareRuns(Section):
 class Leaderboard(Section):
     """pass@2 with its interval against cost per task (log axis) and the Pareto front;
     says so when the runs carry no cost."""
+    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Score against cost"
     anchor = "arcnb-section-leaderboard"
@@ -54,6 +56,7 @@ class Leaderboard(Section):
 class CompareDifferences(Section):
     """The paired difference in pass@2 (B - A) with its bootstrap interval and the
     exact McNemar test, and a per-task picture for each pair of consecutive runs."""
+    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Paired differences"
     anchor = "arcnb-section-compare-differences"
@@ -77,6 +80,7 @@ class CompareDifferences(Section):
 
 class CompareOnlyOne(Section):
     """The test outputs that only one of the runs solved."""
+    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Outputs only one run solved"
     anchor = "arcnb-section-compare-only-one"
@@ -90,6 +94,7 @@ class CompareOnlyOne(Section):
 
 class CompareCategories(Section):
     """Per category, the differences between the runs."""
+    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Per category"
     anchor = "arcnb-section-compare-categories"
@@ -107,6 +112,7 @@ class CompareCategories(Section):
 class CompareFiles(Section):
     """With ``figures_dir`` (the compare page's ``out``): the comparison's tables (CSV,
     LaTeX, ``summary.json``) and leaderboard picture written there, listed."""
+    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Files written"
     anchor = "arcnb-section-compare-files"

@@ -18,6 +18,7 @@ class Difficulty(Section):
     """Each system's ability with its interval, accuracy by difficulty bin beside the
     other systems', people's solve rates against the fitted difficulty (when given) and
     the surprises: outputs a system fails although the model expected it to solve them."""
+    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Difficulty"
     anchor = "arcnb-section-difficulty"

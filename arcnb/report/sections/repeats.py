@@ -17,6 +17,7 @@ __all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion
 
 class RepeatsConfigs(Section):
     """pass@2 per configuration over its runs: mean, SD, min, max, both intervals."""
+    built_from = "many runs (arcnb.repeats([run, run, ...], dataset=...))"
 
     title = "Spread over runs"
     anchor = "arcnb-section-repeats-configs"
@@ -66,6 +67,7 @@ class RepeatsConfigs(Section):
 
 class RepeatsFlips(Section):
     """Tasks whose pass@2 differs between runs of one configuration."""
+    built_from = "many runs (arcnb.repeats([run, run, ...], dataset=...))"
 
     title = "Tasks that flip"
     anchor = "arcnb-section-repeats-flips"
@@ -95,6 +97,7 @@ class RepeatsFlips(Section):
 
 class RepeatsComparisons(Section):
     """Differences between configurations and the winner's curse."""
+    built_from = "many runs (arcnb.repeats([run, run, ...], dataset=...))"
 
     title = "Differences between configurations"
     anchor = "arcnb-section-repeats-comparisons"
@@ -139,6 +142,7 @@ class RepeatsComparisons(Section):
 
 class RepeatsUnion(Section):
     """Union coverage against the number of runs, and unique solves per run."""
+    built_from = "many runs (arcnb.repeats([run, run, ...], dataset=...))"
 
     title = "What more runs would add"
     anchor = "arcnb-section-repeats-union"

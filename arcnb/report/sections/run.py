@@ -2,7 +2,7 @@
 (:data:`arcnb.report.sections.REPORT`).
 
 Each is built from a :class:`arcnb.runs.Run` and the report's :class:`Options`
-(``Colours(run)`` as the last line of a notebook cell shows the section); see
+(``Colors(run)`` as the last line of a notebook cell shows the section); see
 :class:`~arcnb.report.sections.base.Section` for what every section offers.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ...runs import provenance_block
 from .base import Figure, Section
 
 __all__ = ["Summary", "PredictionsOnly", "Headline", "AlmostWorks", "References", "PassAtK",
-           "Failures", "SecondAttempt", "Colours", "Categories", "GridSizeAndShape", "Cost",
+           "Failures", "SecondAttempt", "Colors", "Categories", "GridSizeAndShape", "Cost",
            "Provenance", "RunFiles", "CandidatePool", "TrainingOverlap"]
 
 
@@ -312,7 +312,7 @@ class SecondAttempt(Section):
                 note(words, note_id="arcnb-second-attempt-note")]
 
 
-class Colours(Section):
+class Colors(Section):
     """Per-colour accuracy of attempt 1 (over the outputs whose attempt 1 has the
     truth's shape) and the colour confusion matrix."""
 
@@ -327,7 +327,7 @@ class Colours(Section):
         res = self.run.results
         self.tables["color_accuracy"] = B.color_accuracy(res)
         self.tables["color_confusion"] = B.color_confusion(res)
-        self.tables["color_confusion_normalised"] = B.color_confusion(res, normalize="true")
+        self.tables["color_confusion_normalized"] = B.color_confusion(res, normalize="true")
         acc = self.tables["color_accuracy"]
         self.numbers = {"n_used": acc.attrs.get("n_used"), "n_outputs": acc.attrs.get("n_outputs")}
 
@@ -348,7 +348,7 @@ class Colours(Section):
                       caption=f"{acc.attrs['n_used']} of {acc.attrs['n_outputs']} outputs used "
                               "(attempt 1 with the truth's shape)"),
                 self.image("color_accuracy"), self.image("color_confusion"),
-                table(self.tables["color_confusion_normalised"], index=True, digits=3,
+                table(self.tables["color_confusion_normalized"], index=True, digits=3,
                       table_id="arcnb-color-confusion")]
 
 
