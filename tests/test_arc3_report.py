@@ -138,3 +138,37 @@ def test_bad_inputs_are_refused_before_the_notebook_runs(inputs, tmp_path):
     assert not (tmp_path / "o3").exists()
     res = run_arcnb("arc3", "report", inputs / "agent-a", "--out", tmp_path / "o4")
     one_line_refusal(res.returncode, res.stderr, "baselines")
+
+
+def test_what_a_cell_would_find_is_refused_before_the_kernel(inputs, tmp_path, monkeypatch):
+    """A label count that is not the run count, a recording without steps, a folder at
+    OUT/report.html, a figure or a run's folder the report would replace: each is one
+    line before the notebook runs (the kernel is never started), as a bad recording
+    is; a label of 300 characters gives a folder name of at most 120."""
+    from arcnb.arc3 import sections as A
+    from arcnb.errors import ArcnbError
+
+    def no_kernel(*a, **k):
+        raise AssertionError("the notebook ran")
+
+    monkeypatch.setattr(R, "run_notebook", no_kernel)
+    base = inputs / "baselines.csv"
+    with pytest.raises(ParameterError, match="1 labels for 2 runs"):
+        build_report([inputs / "agent-a", inputs / "agent-b"], tmp_path / "a", baselines=base,
+                     labels=["one"])
+    G.write_lines(tmp_path / "empty" / "r.jsonl", [])
+    with pytest.raises(RecordingError, match="holds no game step"):
+        build_report([tmp_path / "empty"], tmp_path / "b", baselines=base)
+    (tmp_path / "c" / "report.html").mkdir(parents=True)
+    with pytest.raises(ArcnbError, match="is a folder where arcnb writes a file"):
+        build_report([inputs / "agent-a"], tmp_path / "c", baselines=base, overwrite=True)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "clicks.png").write_bytes(b"mine")
+    with pytest.raises(OutputExistsError, match="clicks.png"):
+        build_report([inputs / "agent-a"], tmp_path / "d", baselines=base)
+    (tmp_path / "e" / "agent").mkdir(parents=True)
+    (tmp_path / "e" / "agent" / "summary.json").write_text("{}")
+    with pytest.raises(OutputExistsError, match="agent"):
+        build_report([inputs / "agent-a"], tmp_path / "e", baselines=base, labels=["agent"])
+    assert (tmp_path / "d" / "clicks.png").read_bytes() == b"mine"
+    assert [len(n) for n in A.folder_names(["L" * 300, "a b"])] == [120, 3]

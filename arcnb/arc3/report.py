@@ -16,13 +16,32 @@ from ..runs import REPORT_HTML, OutputFolder, absolute_path, check_out_path
 from .baselines import read_baselines
 from .reader import find_recordings
 from .scorer import get_rule
-from .sections import report_inputs
+from .sections import ARC3, Options, folder_names, report_inputs, scored_runs
 
 __all__ = ["build_report", "REPORT_FILES"]
 
 #: The files the report writes at the top of its folder (besides the figures, the
 #: runs' tables and ``replays/``).
 REPORT_FILES = ("arc3.ipynb", REPORT_HTML)
+
+
+def _check_before_the_kernel(groups, baselines, out: Path, *, labels, rule, cap, all_games,
+                             competition, max_actions, seed, overwrite) -> None:
+    """What the notebook would find only in a cell, found here in one line before the
+    kernel starts: the runs read and scored as its setup cell scores them (a label count
+    that is not the run count, a recording without steps, an unknown rule), and, without
+    ``overwrite``, a figure, a run's tables or a replay folder the report would replace."""
+    scored = scored_runs(groups, baselines, labels=labels, rule=rule, cap=cap or None,
+                         all_games=all_games, competition=True if competition else None,
+                         max_actions=max_actions or None, n_boot=10, seed=seed)
+    if overwrite:
+        return
+    names = [f for cls in ARC3 for f in cls(scored, Options()).files()]
+    names += [n for n in folder_names(scored.labels) if (out / n).exists()]
+    if (out / "replays").exists():
+        names.append("replays")
+    OutputFolder(out).claim([n for n in names if not (out / n).is_dir()],
+                            folders=[n for n in names if (out / n).is_dir()], overwrite=False)
 
 
 def build_report(runs: Sequence, out: str | os.PathLike, *, baselines=None,
@@ -50,6 +69,10 @@ def build_report(runs: Sequence, out: str | os.PathLike, *, baselines=None,
     for group in groups:
         for p in group:
             find_recordings(p)
+    if not example:
+        _check_before_the_kernel(groups, baselines, out, labels=labels, rule=rule, cap=cap,
+                                 all_games=all_games, competition=competition,
+                                 max_actions=max_actions, seed=seed, overwrite=overwrite)
     # the example is left to the notebook (its parameters say "the bundled example")
     params = {"runs": [] if example else [[absolute_path(str(p)) for p in g] for g in groups],
               "labels": list(labels or []),

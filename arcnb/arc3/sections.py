@@ -322,7 +322,7 @@ class Comparisons(_Arc3Section):
 MAX_NAME = 120
 
 
-def _folder_names(labels: Sequence[str]) -> list[str]:
+def folder_names(labels: Sequence[str]) -> list[str]:
     """Labels as file and folder names: safe characters only, at most
     :data:`MAX_NAME` long, and unique (:func:`arcnb.runs.unique_labels`, ``_2``)."""
     return unique_labels([re.sub(r"[^A-Za-z0-9._-]+", "_", lab).strip("._")[:MAX_NAME] or "run"
@@ -350,7 +350,7 @@ class Files(_Arc3Section):
         out = OutputFolder(folder)
         folder = out.path
         paths, rows = [], []
-        for name, card in zip(_folder_names(self.run.labels), self.run.cards):
+        for name, card in zip(folder_names(self.run.labels), self.run.cards):
             written = card.write(out.folder(name).path, overwrite=overwrite)
             paths += written
             rows += [{"run": card.label, "file": str(p.relative_to(folder)), "what": "table"}
@@ -359,7 +359,7 @@ class Files(_Arc3Section):
                      for gid in rec.game_ids]
             # the names of one run's replays made together: "a b", "a_b" and "a&b" are
             # three files, never one
-            stems = _folder_names([f"{rec.name}-{gid}" if len(rec.game_ids) > 1 else rec.name
+            stems = folder_names([f"{rec.name}-{gid}" if len(rec.game_ids) > 1 else rec.name
                                    for rec, gid in plays])
             replays = out.folder("replays").folder(name) if plays else None
             for (rec, gid), stem in zip(plays, stems):

@@ -210,10 +210,16 @@ class OutputFolder:
 
     def claim(self, names: Iterable[str], *, overwrite: bool, folders: Iterable[str] = (),
               hint: str = "pass --overwrite / overwrite=True") -> list[Path]:
-        """The targets of ``names``, once none is a link and, without ``overwrite``,
-        none exists (nor is any of ``folders`` a non-empty folder)."""
+        """The targets of ``names``, once none is a link nor a folder (a file is written
+        there: a folder at ``OUT/report.html`` is refused, with or without
+        ``overwrite``) and, without ``overwrite``, none exists (nor is any of ``folders``
+        a non-empty folder)."""
         targets = [self.target(n) for n in names]
         subs = [self.target(f) for f in folders]
+        folder = next((p for p in targets if p.is_dir()), None)
+        if folder is not None:
+            raise ArcnbError(f"{folder} is a folder where arcnb writes a file; remove it or "
+                             f"choose another {self.what}")
         if not overwrite:
             taken = [p for p in targets if p.exists()]
             taken += [f for f in subs if f.is_dir() and any(f.iterdir())]
