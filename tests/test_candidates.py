@@ -996,3 +996,50 @@ def test_thousands_of_score_columns_are_bounded(ds, tmp_path, capsys):
     too_many = {f"s{i}": pa.array([1.0, 0.0]) for i in range(300)}
     _cli_refuses(capsys, _write_parquet(tmp_path / "300.parquet", _table(rows, **too_many)),
                  "300 score columns, more than the 256")
+
+
+@pytest.mark.parametrize("record, said", [
+    ({"train_score": float("nan")}, "train_score must be a number in [0, 1]"),
+    ({"view_logprobs": []}, "view_logprobs must be a non-empty list of finite numbers"),
+    ({"view_logprobs": [1e308, 1e308]}, "view_logprobs must be a non-empty list"),
+], ids=["nan-train-score", "empty-view-logprobs", "view-logprobs-overflow"])
+def test_json_and_parquet_pools_are_read_by_one_set_of_rules(ds, tmp_path, record, said):
+    """The same candidate written as JSON and as Parquet is refused by both, with the
+    same words (a NaN train_score and an empty view_logprobs were refused in JSON and
+    taken in Parquet; a sum of view_logprobs beyond a float was a traceback in JSON)."""
+    from arcnb.candidates import load_candidates
+    from arcnb.candidates.files import candidates_bytes
+    from arcnb.errors import PredictionsError
+
+    ta = ds[A].test[0].output.tolist()
+    rec = {"task_id": A, "test_index": 0, "grid": ta, **record}
+    for suffix in (".json", ".parquet"):
+        path = tmp_path / f"pool{suffix}"
+        try:
+            path.write_bytes(candidates_bytes(path, [rec]))
+        except (ValueError, TypeError, OverflowError):
+            continue  # the writer itself will not write it: nothing to read
+        with pytest.raises(PredictionsError) as e:
+            load_candidates(path)
+        assert said in str(e.value) and "\n" not in str(e.value), suffix
+
+
+def test_a_text_score_column_is_refused_in_parquet_as_in_json(ds, tmp_path):
+    """A score that is text: refused in a JSON pool's ``scores`` and, alike, as a text
+    column of a Parquet pool (it was silently dropped there)."""
+    import json as _json
+
+    import pyarrow as pa
+
+    from arcnb.candidates import load_candidates
+    from arcnb.errors import PredictionsError
+
+    ta = ds[A].test[0].output
+    t = _table([(A, 0, ta.tolist(), 1)]).append_column("logprob", pa.array(["-1.5"]))
+    with pytest.raises(PredictionsError, match="'logprob' holds string: a score column must"):
+        load_candidates(_write_parquet(tmp_path / "c.parquet", t))
+    obj = {"arcnb_candidates": 1, "lower_is_better": [],
+           "tasks": {A: [[{"grid": ta.tolist(), "votes": 1, "scores": {"logprob": "-1.5"}}]]}}
+    (tmp_path / "c.json").write_text(_json.dumps(obj))
+    with pytest.raises(PredictionsError, match="must be a number"):
+        load_candidates(tmp_path / "c.json")

@@ -35,6 +35,12 @@ AXES = ("sample", "view", "step", "iteration")
 VERIFIER_FIELDS = ("passes_train", "train_score")
 #: Largest value of an axis field (10^9).
 MAX_AXIS_VALUE = 10 ** 9
+#: The rules of the fields both formats carry, worded once (a JSON candidates file and
+#: a Parquet one are read by the same rules: the same file refused or taken by both).
+VIEW_LOGPROBS_RULE = ("view_logprobs must be a non-empty list of finite numbers whose sum "
+                      "is within a float's range (or absent)")
+TRAIN_SCORE_RULE = "train_score must be a number in [0, 1] (or absent)"
+
 _RESERVED = frozenset({"task_id", "test_index", "height", "width", "cells", "grid", "votes",
                        "view_logprobs", *AXES, *VERIFIER_FIELDS})
 #: The columns of the pool table (:attr:`CandidateAnalysis.pool`) besides the scores
@@ -255,10 +261,14 @@ def _from_candidates_obj(obj: Mapping, source: str | None) -> CandidateSet:
                 views = c.get("view_logprobs")
                 if views is not None:
                     if not isinstance(views, list) or not views:
-                        raise PredictionsError(f"{at}: view_logprobs must be a non-empty "
-                                               "list of numbers", file=source)
-                    sc[PRODUCT_OF_EXPERTS] = math.fsum(_number(v, "view_logprobs", at)
-                                                       for v in views)
+                        raise PredictionsError(f"{at}: {VIEW_LOGPROBS_RULE}", file=source)
+                    try:
+                        total = math.fsum(_number(v, "view_logprobs", at) for v in views)
+                    except OverflowError:
+                        total = math.inf
+                    if not math.isfinite(total):
+                        raise PredictionsError(f"{at}: {VIEW_LOGPROBS_RULE}", file=source)
+                    sc[PRODUCT_OF_EXPERTS] = total
                 votes, fields, draws = _json_budget(c, votes, at, source)
                 b.add((str(tid), i), j, as_grid_or_none(c.get("grid")), votes, sc, fields,
                       draws)
@@ -308,9 +318,8 @@ def _json_budget(c: Mapping, votes: int, at: str, source) -> tuple[int, dict, tu
     t = c.get("train_score")
     if t is not None:
         t = _number(t, "train_score", at)
-        if not 0.0 <= t <= 1.0:
-            raise PredictionsError(f"{at}: train_score must lie in [0, 1], got {t}",
-                                   file=source)
+        if not 0.0 <= t <= 1.0:  # NaN too
+            raise PredictionsError(f"{at}: {TRAIN_SCORE_RULE}, got {t}", file=source)
         fields["train_score"] = t
     return votes, fields, draws
 
@@ -429,6 +438,9 @@ def _from_parquet(path: Path) -> CandidateSet:
                 _refuse(where, problem)
             scores[name] = (col.to_numpy(zero_copy_only=False).astype(float) if n
                             else np.zeros(0))
+        elif not pa.types.is_null(col.type):  # as a JSON score that is not a number
+            _refuse(where, f"column {one_line(repr(name), 40)} holds {col.type}: a score "
+                           "column must hold numbers")
     if len(scores) > MAX_SCORES:
         _refuse(where, f"{len(scores)} score columns, more than the {MAX_SCORES} arcnb "
                        "measures")
@@ -441,10 +453,14 @@ def _from_parquet(path: Path) -> CandidateSet:
                            f"{lists.type}")
         flat = lists.flatten().to_numpy(zero_copy_only=False).astype(float)
         loff = lists.offsets.to_numpy().astype(np.int64)
-        sums = np.add.reduceat(np.append(flat, 0.0), np.minimum(loff[:-1], flat.size))
-        sums = np.where(np.diff(loff) > 0, sums, np.nan)
-        if lists.null_count:
-            sums = np.where(lists.is_null().to_numpy(zero_copy_only=False), np.nan, sums)
+        null = (lists.is_null().to_numpy(zero_copy_only=False) if lists.null_count
+                else np.zeros(len(lists), bool))
+        with np.errstate(over="ignore", invalid="ignore"):
+            sums = np.add.reduceat(np.append(flat, 0.0), np.minimum(loff[:-1], flat.size))
+        if ((np.diff(loff) == 0) & ~null).any() or not np.isfinite(flat).all() \
+                or not np.isfinite(sums[~null & (np.diff(loff) > 0)]).all():
+            _refuse(where, VIEW_LOGPROBS_RULE)
+        sums = np.where(null, np.nan, sums)
         scores[PRODUCT_OF_EXPERTS] = sums
     fields, draws = _parquet_budget(table, names, votes, where)
     # one block per (task, test_index); an output's rows keep the file's order. The
@@ -486,9 +502,12 @@ def _parquet_budget(table, names, votes, where: str) -> tuple[dict, dict | None]
         t = table.column("train_score").type
         if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
             _refuse(where, f"the train_score column must hold numbers, not {t}")
+        col = table.column("train_score")
         v = floats("train_score")
-        if ((v < 0) | (v > 1)).any():
-            _refuse(where, "the train_score column must lie in [0, 1]")
+        nulls = (col.is_null().to_numpy(zero_copy_only=False) if len(col) and col.null_count
+                 else np.zeros(len(v), bool))
+        if (~nulls & ~((v >= 0) & (v <= 1))).any():  # NaN (not a null) too
+            _refuse(where, TRAIN_SCORE_RULE)
         fields["train_score"] = v
     axes = {}
     for name in AXES:
