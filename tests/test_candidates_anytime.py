@@ -339,7 +339,7 @@ def test_json_and_parquet_pools_read_alike(ds, tmp_path):
     ({"sample": -1}, "sample must be an integer"),
     ({"step": [1.5]}, "step must be an integer"),
     ({"passes_train": 1}, "passes_train must be true or false"),
-    ({"train_score": 1.5}, "train_score must lie in [0, 1]"),
+    ({"train_score": 1.5}, "train_score must be a number in [0, 1]"),
 ])
 def test_bad_budget_fields_are_refused(ds, cand, said):
     pool = {"arcnb_candidates": 1,
