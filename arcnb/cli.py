@@ -26,7 +26,7 @@ from .errors import ArcnbError, ParameterError, one_line, printable
 from .text import dataset_line, fmt_interval, fmt_number
 from .voting import TIE_RULES
 from .evaluate import evaluate
-from .front import (CheckpointSource, PredictionsSource, RunDirSource, open_run, parse_source,
+from .front import (CheckpointSource, PredictionsSource, RunDirSource, open_run,
                     task_set)
 from .io import to_jsonable
 from .models.loading import CHECKPOINT_SUFFIXES
@@ -39,7 +39,7 @@ from .report.build import SWEEP_FOLDER
 from .report.references import COPY_INPUT
 from .resources import copy_notebooks, notebook_names
 from .runs import (Run, FIGURES, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK, RESULTS_CSV,
-                   OutputFolder, finished_runs,
+                   OutputFolder, finished_runs, is_run_dir,
                    SUBMISSION, TASKS_CSV, USER_PATHS_ENV, absolute_path, compact_line, is_scored,
                    ks_of, summary_of)
 from .scoring import cost_line, score
@@ -301,7 +301,7 @@ def _scored_input(args):
     directory is opened through the front door (its recorded numbers checked) and its
     :class:`~arcnb.runs.Run` given; anything else as the path it is."""
     ds = task_set([args.predictions], args.dataset, args.tasks)
-    if isinstance(parse_source(args.predictions), RunDirSource):
+    if is_run_dir(args.predictions):
         return ds, open_run(args.predictions, dataset=args.dataset)
     return ds, args.predictions
 
@@ -438,9 +438,9 @@ def _run_compare(args) -> int:
     cmp = compare(args.runs, labels=labels, common_only=args.common_tasks,
                   taxonomy=_compare_taxonomy(args), dataset=args.dataset, n_boot=args.n_boot,
                   seed=args.seed, tasks=args.tasks, **_difficulty_kwargs(args))
+    cmp.write(args.out, overwrite=args.overwrite, latex=not args.no_latex)
     for w in cmp.summary["warnings"]:
         _say("warning", w)
-    cmp.write(args.out, overwrite=args.overwrite, latex=not args.no_latex)
     print(f"compared {len(cmp.runs)} runs on {len(cmp.task_ids)} tasks"
           + (" (common tasks only)" if cmp.summary["common_tasks_only"] else ""))
     for pr in cmp.summary["pairs"]:
@@ -542,8 +542,8 @@ def _run_report(args) -> int:
     elif args.checkpoint:
         sources = [CheckpointSource(c, opts) for c in args.checkpoint]
     elif args.predictions:
-        sources = [RunDirSource(f) if isinstance(parse_source(f), RunDirSource) else
-                   PredictionsSource(f) for f in args.predictions]
+        sources = [RunDirSource(f) if is_run_dir(f) else PredictionsSource(f)
+                   for f in args.predictions]
     else:
         sources = [RunDirSource(d) for d in args.run]
     if not dataset and not args.run:

@@ -330,9 +330,7 @@ def recorded_tasks(source) -> tuple[str, ...] | None:
     recorded filter (:func:`arcnb.runs.recorded_task_ids`), or ``("*",)`` for a run
     directory made on its whole dataset; None for a source that records nothing (a
     predictions file or folder, a baseline, a checkpoint)."""
-    src = source if isinstance(source, Run) else parse_source(source)
-    path = src.run_dir if isinstance(src, Run) else (
-        src.path if isinstance(src, RunDirSource) else None)
+    path = _run_dir_of(source)
     if path is None:
         return None
     ids = recorded_task_ids(path)
@@ -377,6 +375,19 @@ def task_set(sources, dataset, tasks=None, *, cache: dict | None = None) -> Data
                                 "records")
 
 
+def _run_dir_of(source):
+    """The run directory ``source`` names (a path that is one, a :class:`RunDirSource`,
+    a Run read from one), else None: nothing else is opened here (a FIFO or a missing
+    file is left to the reader that says so in its own words)."""
+    if isinstance(source, Run):
+        return source.run_dir
+    if isinstance(source, RunDirSource):
+        return source.path
+    if isinstance(source, (str, os.PathLike)) and is_run_dir(Path(source)):
+        return source
+    return None
+
+
 def _same_dataset(sources, dataset) -> None:
     """A run directory made on another bundled dataset than ``dataset`` is refused,
     naming both (not blamed for its tasks)."""
@@ -384,9 +395,7 @@ def _same_dataset(sources, dataset) -> None:
     if name not in DATASETS:
         return
     for s in sources:
-        src = s if isinstance(s, Run) else parse_source(s)
-        path = src.run_dir if isinstance(src, Run) else (
-            src.path if isinstance(src, RunDirSource) else None)
+        path = _run_dir_of(s)
         if path is None:
             continue
         made_on = recorded_dataset(read_metrics(path))[0]

@@ -62,12 +62,19 @@ def table(df, *, table_id: str | None = None, caption: str | None = None,
 
 
 
+#: A cell that is a number written as text (``0.6667 [0.4, 0.9]``, ``12.5%``, ``NaN``,
+#: ``1,024``): aligned as numbers are, on the right.
+_NUMBER_TEXT = re.compile(r"^\s*(NaN|[-+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?%?)"
+                          r"(\s*\[[^\]]*\])?\s*$")
+
+
 def _left_align_text(text: str, df, *, index: bool) -> str:
     """``text`` (``df.to_html``) with the cells of ``df``'s text columns (words, ids,
-    rules: any column holding a string) marked ``arcnb-text``, so
+    rules: any column holding a string that is not a number written out) marked ``arcnb-text``, so
     prose reads from the left while numbers stay aligned on the right."""
     cols = [i for i in range(df.shape[1])
-            if any(isinstance(v, str) and v != "NaN" for v in df.iloc[:, i].head(50))]
+            if any(isinstance(v, str) and not _NUMBER_TEXT.match(v)
+                   for v in df.iloc[:, i].head(50))]
     if not cols or df.empty or df.columns.nlevels > 1:
         return text
     wanted = set(cols)

@@ -58,7 +58,8 @@ def test_table_notes_a_cut_only_when_rows_are_left_out_and_prose_reads_from_the_
     import re
 
     df = pd.DataFrame({"rule": ["votes", "order", "first"], "pass@1": [0.5, 0.25, 0.0],
-                       "words": ["a tie broken at random", None, "x"]})
+                       "words": ["a tie broken at random", None, "x"],
+                       "written": ["0.6667 [0.4000, 0.9000]", "NaN", "12.5%"]})
     whole = table(df)
     assert "more rows not shown" not in whole  # never "0 more rows not shown."
     assert "1 more rows not shown." in table(df, max_rows=2)
@@ -66,4 +67,5 @@ def test_table_notes_a_cut_only_when_rows_are_left_out_and_prose_reads_from_the_
     assert len(rows) == 3
     for r in rows:  # words from the left, numbers on the right (the page's default)
         cells = re.findall(r"<td( class='arcnb-text')?>", r)
-        assert cells == [" class='arcnb-text'", "", " class='arcnb-text'"]
+        # a number written as text (with its interval) stays with the numbers
+        assert cells == [" class='arcnb-text'", "", " class='arcnb-text'", ""]

@@ -453,7 +453,7 @@ def test_training_overlap_section_of_the_report(tmp_path):
     assert "arcnb-overlap-warning" in html and "3 of the 5 test outputs (60.0%)" in html
     split = html[html.index("arcnb-overlap-split"):]
     split = split[:split.index("</table>")]
-    cells = [c.strip() for c in re.findall(r"<td>([^<]*)</td>", split)]
+    cells = [c.strip() for c in re.findall(r"<td[^>]*>([^<]*)</td>", split)]
     # pass@2: clean 0 of 2 tasks; in the training data 2 of 3 (interval from the bootstrap)
     assert cells[:3] == ["pass@2", "0.0000 [0.0000, 0.0000]", "2"]
     assert cells[3].startswith("0.6667 [") and cells[4] == "3"

@@ -20,7 +20,6 @@ from ...html import escape, heading, insert_contents, note, page
 from ...io import atomic_write_bytes
 from ...plot import paper_style
 from ...plot.paper import figure_bytes
-from ...sweep import open_sweep
 
 __all__ = ["Options", "Section", "Figure", "NO_TRUTH"]
 
@@ -99,9 +98,8 @@ class Section:
     optional: ClassVar[bool] = False
 
     #: What a path given instead of the data is opened as: ``"run"`` (the default:
-    #: through :func:`arcnb.open`, any source it takes), ``"sweep"`` (a sweep folder,
-    #: :func:`arcnb.sweep.open_sweep`), or the words of what to pass instead (a
-    #: comparison, many runs: data a path alone does not make).
+    #: through :func:`arcnb.open`, any source it takes), or the words of what to pass
+    #: instead (a comparison, a sweep, many runs: data made by its own call).
     built_from: ClassVar[str] = "run"
 
     def __init__(self, run, options: Options | None = None, **changes):
@@ -127,8 +125,6 @@ class Section:
         """A path given instead of the data, opened by the one opener of its kind."""
         if cls.built_from == "run":
             return front.open_run(path)
-        if cls.built_from == "sweep":
-            return open_sweep(path)
         raise ParameterError(f"the {cls.__name__} section is built from {cls.built_from}, "
                              f"not a path ({printable(str(path))})")
 

@@ -36,7 +36,7 @@ def selection_text(sel: dict) -> str:
 
 class SweepCurves(Section):
     """Each metric at each checkpoint with its 95% bootstrap band, and the table."""
-    built_from = "sweep"
+    built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
 
     title = "Learning curves"
     anchor = "arcnb-section-sweep-curves"
@@ -74,7 +74,7 @@ class SweepCurves(Section):
 
 class SweepSelection(Section):
     """The best checkpoint chosen on one half of the tasks and reported on the other."""
-    built_from = "sweep"
+    built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
 
     title = "Best checkpoint, chosen honestly"
     anchor = "arcnb-section-sweep-selection"
@@ -90,7 +90,7 @@ class SweepSelection(Section):
 
 class SweepChanges(Section):
     """Test outputs gained and lost from one checkpoint to the next, with galleries."""
-    built_from = "sweep"
+    built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
 
     title = "Outputs gained and lost"
     anchor = "arcnb-section-sweep-changes"
@@ -127,7 +127,7 @@ class SweepChanges(Section):
 
 class SweepSolved(Section):
     """Each task's pass@2 at each checkpoint, for the tasks solved at some checkpoint."""
-    built_from = "sweep"
+    built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
 
     title = "Which tasks were solved when"
     anchor = "arcnb-section-sweep-solved"
@@ -150,7 +150,7 @@ class SweepSolved(Section):
 
 class SweepCategories(Section):
     """pass@2 and partial credit per structural category at each checkpoint."""
-    built_from = "sweep"
+    built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
 
     title = "Per structural category"
     anchor = "arcnb-section-sweep-categories"
