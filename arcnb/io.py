@@ -349,19 +349,34 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
     """
     path = Path(path)
     text = _checked_text(path, what, max_depth, max_bytes, first_value=True)
+    return _parse(text, f"{what} {path}", duplicate=" (a duplicated task id is ambiguous)",
+                  invalid=lambda exc: f"{what} {path} is not valid JSON: {exc.msg} at line "
+                                      f"{exc.lineno} column {exc.colno}")
+
+
+def _parse(text: str, where: str, *, invalid, duplicate: str = "") -> Any:
+    """The one parse of JSON text every reader ends with (its bounds checked before):
+    floats within range, no key twice, Unicode text only (an escaped lone surrogate is
+    refused); each failure one :class:`JSONInputError` line starting with ``where``
+    (``invalid(exc)`` words a syntax error)."""
     try:
-        return json.loads(text, object_pairs_hook=no_duplicate_keys, parse_float=_finite_float)
+        value = json.loads(text, object_pairs_hook=no_duplicate_keys, parse_float=_finite_float)
+        if "\\u" in text:  # an escaped lone surrogate is no text: refuse it here
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeError as exc:
+        raise JSONInputError(f"{where} is not Unicode text (byte {getattr(exc, 'start', 0)}: "
+                             "invalid UTF-8 or a lone surrogate)") from None
     except HugeNumberError as huge:
-        raise JSONInputError(f"{what} {path} holds the number {one_line(huge.text, 40)}, beyond "
-                             "the range of a float") from None
+        raise JSONInputError(f"{where} holds the number {one_line(huge.text, 40)}, beyond the "
+                             "range of a float") from None
     except DuplicateKeyError as dup:
-        raise JSONInputError(f"{what} {path}: the key {one_line(repr(dup.key), 64)} appears more than "
-                             "once in one object (a duplicated task id is ambiguous)") from None
+        raise JSONInputError(f"{where}: the key {one_line(repr(dup.key), 64)} appears more "
+                             f"than once in one object{duplicate}") from None
     except json.JSONDecodeError as exc:
-        raise JSONInputError(f"{what} {path} is not valid JSON: {exc.msg} at line "
-                             f"{exc.lineno} column {exc.colno}") from None
-    except (RecursionError, MemoryError):
-        raise JSONInputError(f"{what} {path} is too deeply nested or too large") from None
+        raise JSONInputError(invalid(exc)) from None
+    except (RecursionError, MemoryError, ValueError):
+        raise JSONInputError(f"{where} is too deeply nested or too large") from None
 
 
 def read_json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
@@ -620,25 +635,12 @@ def parse_json_line(raw: bytes | str, *, what: str, path, line: int,
         raise JSONInputError(f"{where} holds a number of more than {MAX_JSON_DIGITS} digits")
     try:
         text = data.decode("utf-8") if isinstance(raw, bytes) else raw
-        value = json.loads(text, object_pairs_hook=no_duplicate_keys,
-                           parse_float=_finite_float)
-        if "\\u" in text:  # an escaped lone surrogate is no text: refuse it here
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
-        return value
     except UnicodeError as exc:
-        raise JSONInputError(f"{where} is not Unicode text (byte {getattr(exc, 'start', 0)}: "
-                             "invalid UTF-8 or a lone surrogate)") from None
-    except HugeNumberError as huge:
-        raise JSONInputError(f"{where} holds the number {one_line(huge.text, 40)}, beyond the "
-                             "range of a float") from None
-    except DuplicateKeyError as dup:
-        raise JSONInputError(f"{where}: the key {one_line(repr(dup.key), 64)} appears more "
-                             "than once in one object") from None
-    except json.JSONDecodeError as exc:
-        raise JSONInputError(f"{what} {path} is not valid JSON Lines: line {line}: "
-                             f"{exc.msg} at column {exc.colno}") from None
-    except (RecursionError, MemoryError, ValueError):
-        raise JSONInputError(f"{where} is too deeply nested or too large") from None
+        raise JSONInputError(f"{where} is not Unicode text (byte {exc.start}: invalid UTF-8)"
+                             ) from None
+    return _parse(text, where, invalid=lambda exc: f"{what} {path} is not valid JSON Lines: "
+                                                   f"line {line}: {exc.msg} at column "
+                                                   f"{exc.colno}")
 
 
 __all__ += ["parse_json_line"]

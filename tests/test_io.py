@@ -233,3 +233,21 @@ def test_an_atomic_write_whose_temporary_file_another_process_removed_is_written
     monkeypatch.setattr(io_mod.os, "replace", replace_into_a_removed_folder)
     with pytest.raises(FileNotFoundError):
         io_mod.atomic_write_bytes(gone / "plan.json", b"{}", overwrite=True)
+
+
+def test_a_lone_surrogate_is_refused_by_every_json_reader(tmp_path):
+    """``"\\ud800"`` escapes no character: a task id or a game id holding one reached
+    pyarrow as a traceback. The one parse refuses it in one line in a JSON file, a JSON
+    Lines file and a single line; an escaped character that is one (``\\u00e9``) reads."""
+    from arcnb.io import JSONInputError, parse_json_line, read_json, read_json_lines
+
+    (tmp_path / "a.json").write_text('{"007bbfb7\\ud800": [1]}')
+    (tmp_path / "b.jsonl").write_text('{"task_id": "x"}\n{"task_id": "\\udfff"}\n')
+    for call in (lambda: read_json(tmp_path / "a.json"),
+                 lambda: read_json_lines(tmp_path / "b.jsonl"),
+                 lambda: parse_json_line(b'{"g": "\\ud800"}', what="recording", path="r",
+                                         line=1)):
+        with pytest.raises(JSONInputError, match="lone surrogate"):
+            call()
+    (tmp_path / "c.json").write_text('{"caf\\u00e9": 1}')
+    assert read_json(tmp_path / "c.json") == {"caf\u00e9": 1}
