@@ -454,9 +454,13 @@ class Predictions:
         return h.hexdigest()
 
     @classmethod
-    def from_obj(cls, obj: Any, *, source: str | None = None) -> "Predictions":
+    def from_obj(cls, obj: Any, *, source: str | None = None,
+                 consume: bool = False) -> "Predictions":
         """Parse a submission already read from JSON (``{task_id: [entry, ...]}``);
-        ``source`` names it in messages."""
+        ``source`` names it in messages. ``consume``: ``obj`` is this call's own (just
+        parsed from a file): each task's JSON is dropped once read, so the parsed file
+        and its arrays are not held at once (a file of millions of small grids: about
+        half the peak memory)."""
         if not isinstance(obj, dict):
             raise PredictionsError(
                 f"{source or 'predictions'}: expected a JSON object mapping task ids to lists "
@@ -464,7 +468,7 @@ class Predictions:
         reader = _Reader()
         parsed: dict[str, list[_Entry] | None] = {}
         for task_id in sorted(obj, key=str):
-            outs = obj[task_id]
+            outs = obj.pop(task_id) if consume else obj[task_id]
             tid = str(task_id)
             if isinstance(outs, dict) and (attempt_keys(outs) or bad_attempt_keys(outs)):
                 outs = [outs]  # a single test input given without the list
@@ -654,7 +658,7 @@ def load_predictions(spec: str | os.PathLike | Mapping | Predictions) -> Predict
         obj = read_json(path, what="predictions file")
     except JSONInputError as exc:
         raise PredictionsError(str(exc), file=str(path)) from None
-    return Predictions.from_obj(obj, source=str(path))
+    return Predictions.from_obj(obj, source=str(path), consume=True)
 
 
 def attempt_entry(grids: Sequence[Any], metadata: Sequence[dict | None] | None = None) -> dict:

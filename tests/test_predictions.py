@@ -647,3 +647,26 @@ def test_a_boolean_cell_is_a_malformed_attempt_never_colour_1(tmp_path):
     # the same grid with integers is solved: only the boolean made it wrong
     path.write_text('{"t": [{"attempt_1": [[1, 1]]}]}')
     assert score(ds, path, n_boot=10).summary["pass@2"] == 1.0
+
+
+def test_a_file_is_read_task_by_task_and_a_callers_dict_is_left_alone(tmp_path):
+    """A predictions file's parse is dropped task by task as it is read (the parse and
+    the arrays are not held at once: about half the peak memory for millions of small
+    grids); the same predictions come out, and a dict a caller passes is not emptied."""
+    import copy
+
+    from arcnb.predictions import Predictions, load_predictions
+
+    sub = {f"t{i}": [{"attempt_1": [[i % 10]], "attempt_2": [[1, 2]]},
+                     {"attempt_1": None, "attempt_2": [[3]]}] for i in range(5)}
+    path = tmp_path / "sub.json"
+    path.write_text(json.dumps(sub))
+    mine = copy.deepcopy(sub)
+    a, b = load_predictions(path), load_predictions(mine)
+    assert mine == sub  # not consumed
+    assert a.task_ids == b.task_ids
+    for t in a.task_ids:
+        for x, y in zip(a.attempts[t], b.attempts[t]):
+            assert [None if g is None else g.tolist() for g in x] == \
+                   [None if g is None else g.tolist() for g in y]
+    assert isinstance(a, Predictions)

@@ -217,7 +217,8 @@ def _number(x, what: str, where: str) -> float:
         raise PredictionsError(f"{where}: {what} is beyond the range of a float") from None
 
 
-def _from_candidates_obj(obj: Mapping, source: str | None) -> CandidateSet:
+def _from_candidates_obj(obj: Mapping, source: str | None, *,
+                         consume: bool = False) -> CandidateSet:
     where = source or "candidates"
     tasks = obj.get("tasks")
     if not isinstance(tasks, dict):
@@ -226,7 +227,10 @@ def _from_candidates_obj(obj: Mapping, source: str | None) -> CandidateSet:
     lower = _header(obj.get(FORMAT_KEY), obj.get("lower_is_better", []), where, source)
     b = _Builder()
     for tid in sorted(tasks, key=str):
-        outs = tasks[tid]
+        # a file's own parse is dropped task by task as it is read (consume): the JSON
+        # and the pool are not held at once
+        outs = tasks.pop(tid) if consume else tasks[tid]
+        tid_words = one_line(repr(str(tid)), 40)
         if not isinstance(outs, list):
             raise PredictionsError(f"{where}: task {one_line(repr(str(tid)), 40)}: expected a "
                                    "list with one list of candidates per test input",
@@ -240,7 +244,7 @@ def _from_candidates_obj(obj: Mapping, source: str | None) -> CandidateSet:
                 raise PredictionsError(f"{where}: task {one_line(repr(str(tid)), 40)}, test "
                                        f"input {i}: expected a list of candidates", file=source)
             for j, c in enumerate(cands):
-                at = f"{where}: task {one_line(repr(str(tid)), 40)}, test input {i}, candidate {j}"
+                at = f"{where}: task {tid_words}, test input {i}, candidate {j}"
                 if not isinstance(c, dict):
                     raise PredictionsError(f"{at}: expected an object with 'grid'",
                                            file=source)
@@ -560,7 +564,7 @@ def load_candidates(spec, *, n_tests: Mapping[str, int] | None = None) -> Candid
     except JSONInputError as exc:
         raise PredictionsError(str(exc), file=str(path)) from None
     if isinstance(obj, dict) and FORMAT_KEY in obj:
-        return _from_candidates_obj(obj, str(path))
+        return _from_candidates_obj(obj, str(path), consume=True)
     return _from_predictions(Predictions.from_obj(obj, source=str(path)), n_tests)
 
 
