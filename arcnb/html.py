@@ -63,9 +63,10 @@ def table(df, *, table_id: str | None = None, caption: str | None = None,
 
 
 #: A cell that is a number written as text (``0.6667 [0.4, 0.9]``, ``12.5%``, ``NaN``,
-#: ``1,024``): aligned as numbers are, on the right.
-_NUMBER_TEXT = re.compile(r"^\s*(NaN|[-+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?%?)"
-                          r"(\s*\[[^\]]*\])?\s*$")
+#: ``-3e-05``): aligned as numbers are, on the right. Digits alone written as text
+#: (``45737921``) are an id, read from the left as the ids beside it are.
+_NUMBER_TEXT = re.compile(r"^\s*(NaN|[-+]?\d[\d,]*(\.\d+|(\.\d+)?e[-+]?\d+|%|\.\d+%)"
+                          r"(\s*\[[^\]]*\])?)\s*$")
 
 
 def _left_align_text(text: str, df, *, index: bool) -> str:
@@ -92,8 +93,8 @@ def _printable_frame(df):
     """``df`` with every text cell, column name and index label passed through
     :func:`arcnb.text.printable` (``to_html`` escapes markup only: a direction override or
     an escape sequence in a task id or a label would reach the page as it is)."""
-    def clean(v):
-        return printable(v, keep="\n\t") if isinstance(v, str) else v
+    def clean(v):  # a missing text (None) is spelt as every missing value: NaN
+        return printable(v, keep="\n\t") if isinstance(v, str) else ("NaN" if v is None else v)
 
     out = df.rename(columns=clean, index=clean)
     # a missing value of a nullable column (pd.NA: a seed, a count) is spelt as every

@@ -69,3 +69,14 @@ def test_table_notes_a_cut_only_when_rows_are_left_out_and_prose_reads_from_the_
         cells = re.findall(r"<td( class='arcnb-text')?>", r)
         # a number written as text (with its interval) stays with the numbers
         assert cells == [" class='arcnb-text'", "", " class='arcnb-text'", ""]
+
+
+def test_ids_written_in_digits_read_from_the_left_and_a_missing_text_is_nan():
+    """A task id of digits only (``45737921``) is an id, aligned as the ids beside it,
+    not as a number; a missing text (None) is written NaN, the one spelling of a missing
+    value (it showed as ``None``)."""
+    import re
+
+    df = pd.DataFrame({"task_id": ["45737921"], "model": [None], "p": [0.5]})
+    cells = re.findall(r"<td( class='arcnb-text')?>([^<]*)</td>", table(df))
+    assert cells == [(" class='arcnb-text'", "45737921"), ("", "NaN"), ("", "0.5000")]
