@@ -156,7 +156,8 @@ table.arcnb-table,.arcnb-page table{border-collapse:collapse;font-size:13px;marg
 .arcnb-table td,.arcnb-table th,.arcnb-page td,.arcnb-page th{border:1px solid #ccc;\
 padding:3px 8px;text-align:right}
 .arcnb-table th,.arcnb-page th{background:#f3f3f3}
-.arcnb-table .arcnb-text,.arcnb-page .arcnb-text,td.arcnb-text,th.arcnb-text{text-align:left}
+.arcnb-table .arcnb-text,.arcnb-page .arcnb-text,td.arcnb-text,th.arcnb-text,\
+table.arcnb-table td.arcnb-text,table.arcnb-table th.arcnb-text{text-align:left}
 .arcnb-note{color:#555;font-size:12px}
 .arcnb-graded td,.arcnb-graded th{white-space:nowrap;font-size:12px;padding:3px 6px}
 .arcnb-graded thead th{white-space:normal}

@@ -73,6 +73,9 @@ def page_data(tmp_path_factory):
                   onAttrs: Array.from(document.querySelectorAll('*')).filter(
                       el => Array.from(el.attributes).some(a => a.name.startsWith('on'))).length,
                   pwned: typeof window.__pwned !== 'undefined',
+                  align: Array.from(document.querySelectorAll('table.arcnb-table td'))
+                      .map(td => ({text: td.classList.contains('arcnb-text'),
+                                   align: getComputedStyle(td).textAlign})),
                 };
             }""")
         finally:
@@ -95,6 +98,17 @@ def test_every_image_loaded(page_data):
     for i in imgs:
         assert i["complete"] and i["w"] > 0 and i["h"] > 0, i
         assert i["src"].startswith("data:image/"), i
+
+
+def test_prose_reads_from_the_left_and_numbers_from_the_right(page_data):
+    """In the exported notebook page, JupyterLab's own stylesheet right-aligns every
+    table cell more specifically than arcnb's rule did: words (the definitions, the
+    provenance, ids, rules) showed right-aligned. Every text cell now reads from the
+    left, every number from the right."""
+    cells = page_data["data"]["align"]
+    assert any(c["text"] for c in cells) and any(not c["text"] for c in cells)
+    assert {c["align"] for c in cells if c["text"]} == {"left"}
+    assert {c["align"] for c in cells if not c["text"]} <= {"right", "end"}
 
 
 def test_no_code_cell_is_shown(page_data):
