@@ -354,14 +354,17 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file",
                                       f"{exc.lineno} column {exc.colno}")
 
 
-def _parse(text: str, where: str, *, invalid, duplicate: str = "") -> Any:
+def _parse(text: str, where: str, *, invalid, duplicate: str = "",
+           unicode_only: bool = False) -> Any:
     """The one parse of JSON text every reader ends with (its bounds checked before):
-    floats within range, no key twice, Unicode text only (an escaped lone surrogate is
-    refused); each failure one :class:`JSONInputError` line starting with ``where``
-    (``invalid(exc)`` words a syntax error)."""
+    floats within range, no key twice and, with ``unicode_only``, Unicode text only (an
+    escaped lone surrogate refused: a game id or a guid; arcnb's own files may hold a
+    file name that is not UTF-8, escaped as ``\\udcff``); each failure one
+    :class:`JSONInputError` line starting with ``where`` (``invalid(exc)`` words a
+    syntax error)."""
     try:
         value = json.loads(text, object_pairs_hook=no_duplicate_keys, parse_float=_finite_float)
-        if "\\u" in text:  # an escaped lone surrogate is no text: refuse it here
+        if unicode_only and "\\u" in text:  # an escaped lone surrogate is no text
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         return value
     except UnicodeError as exc:
@@ -397,7 +400,8 @@ def read_json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
     for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
-        out.append((n, parse_json_line(line, what=what, path=path, line=n, scanned=True)))
+        out.append((n, parse_json_line(line, what=what, path=path, line=n, scanned=True,
+                                       unicode_only=False)))
     return out
 
 
@@ -609,13 +613,13 @@ __all__ += ["iter_lines", "read_range", "MAX_LINE_BYTES"]
 
 def parse_json_line(raw: bytes | str, *, what: str, path, line: int,
                     max_depth: int = MAX_JSON_DEPTH, max_containers: int = MAX_JSON_CONTAINERS,
-                    scanned: bool = False) -> Any:
+                    scanned: bool = False, unicode_only: bool = True) -> Any:
     """One JSON value of a line (a recording's step, a journal record), by the rules of
     :func:`read_json`: nesting deeper than ``max_depth``, more than ``max_containers``
     arrays and objects, a number of more than :data:`MAX_JSON_DIGITS` digits (an
     integer of 4,300 digits included) or beyond a float's range, a key given twice and
-    text that is not Unicode (invalid UTF-8, a lone surrogate such as ``"\\ud800"``)
-    refused with a one-line :class:`JSONInputError` naming ``what``, ``path`` and the
+    text that is not Unicode (invalid UTF-8; with ``unicode_only``, the default, a lone
+    surrogate such as ``"\\ud800"``, which no game id or guid holds) refused with a one-line :class:`JSONInputError` naming ``what``, ``path`` and the
     ``line`` number (from 1). The one parser of a JSON line: :func:`read_json_lines` and the
     ARC-AGI-3 reader use it. ``scanned``: the caller scanned the whole file already
     (nesting, containers and digits), only the parse is left."""
@@ -638,9 +642,9 @@ def parse_json_line(raw: bytes | str, *, what: str, path, line: int,
     except UnicodeError as exc:
         raise JSONInputError(f"{where} is not Unicode text (byte {exc.start}: invalid UTF-8)"
                              ) from None
-    return _parse(text, where, invalid=lambda exc: f"{what} {path} is not valid JSON Lines: "
-                                                   f"line {line}: {exc.msg} at column "
-                                                   f"{exc.colno}")
+    return _parse(text, where, unicode_only=unicode_only,
+                  invalid=lambda exc: f"{what} {path} is not valid JSON Lines: line {line}: "
+                                      f"{exc.msg} at column {exc.colno}")
 
 
 __all__ += ["parse_json_line"]

@@ -235,19 +235,19 @@ def test_an_atomic_write_whose_temporary_file_another_process_removed_is_written
         io_mod.atomic_write_bytes(gone / "plan.json", b"{}", overwrite=True)
 
 
-def test_a_lone_surrogate_is_refused_by_every_json_reader(tmp_path):
-    """``"\\ud800"`` escapes no character: a task id or a game id holding one reached
-    pyarrow as a traceback. The one parse refuses it in one line in a JSON file, a JSON
-    Lines file and a single line; an escaped character that is one (``\\u00e9``) reads."""
+def test_a_lone_surrogate_is_refused_in_a_recording_line_and_kept_in_a_file_name(tmp_path):
+    """``"\\ud800"`` escapes no character: a game id or a guid holding one reached
+    pyarrow as a traceback, and the one line parser (the ARC-AGI-3 reader's) refuses it
+    in one line. arcnb's own files may hold a file name that is not UTF-8 (escaped as
+    ``\\udcff``, as Python names such a file): a JSON file and JSON Lines still read it,
+    and an escaped character that is one (``\\u00e9``) reads everywhere."""
     from arcnb.io import JSONInputError, parse_json_line, read_json, read_json_lines
 
-    (tmp_path / "a.json").write_text('{"007bbfb7\\ud800": [1]}')
-    (tmp_path / "b.jsonl").write_text('{"task_id": "x"}\n{"task_id": "\\udfff"}\n')
-    for call in (lambda: read_json(tmp_path / "a.json"),
-                 lambda: read_json_lines(tmp_path / "b.jsonl"),
-                 lambda: parse_json_line(b'{"g": "\\ud800"}', what="recording", path="r",
-                                         line=1)):
-        with pytest.raises(JSONInputError, match="lone surrogate"):
-            call()
-    (tmp_path / "c.json").write_text('{"caf\\u00e9": 1}')
-    assert read_json(tmp_path / "c.json") == {"caf\u00e9": 1}
+    with pytest.raises(JSONInputError, match="lone surrogate"):
+        parse_json_line(b'{"g": "\\ud800"}', what="recording", path="r", line=1)
+    assert parse_json_line(b'{"g": "caf\\u00e9"}', what="recording", path="r",
+                           line=1) == {"g": "caf\u00e9"}
+    (tmp_path / "a.json").write_text('{"path": "ck\\udcff-10.pt"}')
+    assert read_json(tmp_path / "a.json") == {"path": "ck\udcff-10.pt"}
+    (tmp_path / "b.jsonl").write_text('{"path": "ck\\udcff"}\n')
+    assert read_json_lines(tmp_path / "b.jsonl") == [(1, {"path": "ck\udcff"})]
