@@ -619,9 +619,10 @@ def parse_json_line(raw: bytes | str, *, what: str, path, line: int,
     arrays and objects, a number of more than :data:`MAX_JSON_DIGITS` digits (an
     integer of 4,300 digits included) or beyond a float's range, a key given twice and
     text that is not Unicode (invalid UTF-8; with ``unicode_only``, the default, a lone
-    surrogate such as ``"\\ud800"``, which no game id or guid holds) refused with a one-line :class:`JSONInputError` naming ``what``, ``path`` and the
-    ``line`` number (from 1). The one parser of a JSON line: :func:`read_json_lines` and the
-    ARC-AGI-3 reader use it. ``scanned``: the caller scanned the whole file already
+    surrogate such as ``"\\ud800"``, which no game id or guid holds) refused with a
+    one-line :class:`JSONInputError` naming ``what``, ``path`` and the ``line`` number
+    (from 1). The one parser of a JSON line: :func:`read_json_lines` and the ARC-AGI-3
+    reader use it. ``scanned``: the caller scanned the whole file already
     (nesting, containers and digits), only the parse is left."""
     where = f"{what} {path} line {line}"
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
