@@ -296,6 +296,26 @@ def no_duplicate_keys(pairs):
     return seen
 
 
+def _check_scan(raw: bytes, where: str, max_depth: int, max_containers: int,
+                unit: str) -> None:
+    """The bounds every JSON input is checked against before it is parsed (one scan of
+    its bytes, :func:`_json_scan`): nesting, arrays and objects (the memory a parse
+    takes), digits of a number; each refused in one line starting with ``where``."""
+    try:
+        depth, containers, long_number = _json_scan(raw)
+    except MemoryError:
+        raise JSONInputError(f"{where} is too large to check") from None
+    if depth > max_depth:
+        raise JSONInputError(f"{where} nests arrays/objects {depth} levels deep (too deeply "
+                             f"nested); ARC data never needs more than {max_depth}")
+    if containers > max_containers:
+        raise JSONInputError(f"{where} holds {containers} arrays and objects, more than the "
+                             f"{max_containers} arcnb reads from {unit}")
+    if long_number:
+        raise JSONInputError(f"{where} holds a number of more than {MAX_JSON_DIGITS} digits; "
+                             "no count, index, vote or cost of ARC data needs one")
+
+
 def _checked_text(path: Path, what: str, max_depth: int, max_bytes: int, *,
                   first_value: bool) -> str:
     """The text of a JSON (or JSON Lines) input file, once it is known to be a regular
@@ -307,20 +327,8 @@ def _checked_text(path: Path, what: str, max_depth: int, max_bytes: int, *,
     if first_value and head and head[0] not in _JSON_START:
         raise JSONInputError(f"{what} {path} is not valid JSON: it does not start with a "
                              "JSON value")
-    try:
-        depth, containers, long_number = _json_scan(raw)
-    except MemoryError:
-        raise JSONInputError(f"{what} {path} is too large to check") from None
-    if depth > max_depth:
-        raise JSONInputError(f"{what} {path} nests arrays/objects {depth} levels deep; "
-                             f"ARC data never needs more than {max_depth}")
-    if containers > MAX_JSON_CONTAINERS:
-        raise JSONInputError(f"{what} {path} holds {containers} arrays and objects, more "
-                             f"than the {MAX_JSON_CONTAINERS} arcnb reads from one JSON file "
-                             "(a large candidate pool belongs in a Parquet candidates file)")
-    if long_number:
-        raise JSONInputError(f"{what} {path} holds a number of more than {MAX_JSON_DIGITS} "
-                             "digits; no count, index, vote or cost of ARC data needs one")
+    _check_scan(raw, f"{what} {path}", max_depth, MAX_JSON_CONTAINERS,
+                "one JSON file (a large candidate pool belongs in a Parquet candidates file)")
     try:
         return raw[start:].decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -626,18 +634,8 @@ def parse_json_line(raw: bytes | str, *, what: str, path, line: int,
     (nesting, containers and digits), only the parse is left."""
     where = f"{what} {path} line {line}"
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    try:
-        depth, containers, long_number = (0, 0, False) if scanned else _json_scan(data)
-    except MemoryError:
-        raise JSONInputError(f"{where} is too large to check") from None
-    if depth > max_depth:
-        raise JSONInputError(f"{where} is too deeply nested: arrays/objects {depth} levels "
-                             f"deep; ARC data never needs more than {max_depth}")
-    if containers > max_containers:
-        raise JSONInputError(f"{where} holds {containers} arrays and objects, more than the "
-                             f"{max_containers} arcnb reads from one line")
-    if long_number:
-        raise JSONInputError(f"{where} holds a number of more than {MAX_JSON_DIGITS} digits")
+    if not scanned:
+        _check_scan(data, where, max_depth, max_containers, "one line")
     try:
         text = data.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeError as exc:
