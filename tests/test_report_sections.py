@@ -454,3 +454,10 @@ def test_one_spelling_per_public_section_name():
     assert names == ["Colors"]
     sec_tables = S.Colors.compute.__code__.co_consts
     assert not any(isinstance(c, str) and "colour" in c for c in sec_tables)
+
+
+def test_the_provenance_writes_no_python_none(runs):
+    """A provenance value that is absent (no task filter, no commit) is written as the
+    compact line writes it, ``none``, never Python's ``None``."""
+    html = S.Provenance(runs["copy"], OPTS).to_html()
+    assert ">None<" not in html

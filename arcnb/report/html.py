@@ -261,6 +261,8 @@ def provenance_html(metrics: Mapping, *, run_dir=None, metric: str = "pass@2",
     for k, v in p.items():
         if isinstance(v, (dict, list)):
             v = json.dumps(v, sort_keys=True)
+        elif v is None:  # as the compact line writes it (filter=none), never Python's None
+            v = "none"
         rows.append(f"<tr><th class='arcnb-text'>{_esc(k)}</th>"
                     f"<td class='arcnb-text' data-key='{_esc(k)}'>{_esc(v)}</td></tr>")
     line = compact_line(metrics, metric)
