@@ -7,7 +7,12 @@ import os
 import re
 from pathlib import Path
 
+import matplotlib
 import pytest
+
+# the one place the tests choose matplotlib's backend: no window, in every test process
+# (before any test module imports pyplot)
+matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 

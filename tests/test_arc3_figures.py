@@ -3,9 +3,6 @@ known from the synthetic game), and every figure through the figure check at one
 two-column widths."""
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402

@@ -6,9 +6,6 @@ from __future__ import annotations
 import json
 import re
 
-import matplotlib
-
-matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402

@@ -520,9 +520,7 @@ def test_hand_computed_pool_with_random_ties(ds):
     o = a.outputs.set_index(["task_id", "test_index"])
     assert o.loc[(B, 0), "rank_votes"] == 1 and o.loc[(B, 0), "tied_votes"] == 2
     assert o.loc[(A, 0), "tied_votes"] == 1
-    import matplotlib
 
-    matplotlib.use("Agg")
     from arcnb import plot as P
     ax = P.rank_histogram(a)
     assert [b.get_height() for b in ax.patches] == [1.5, 0.5, 4]
@@ -530,9 +528,7 @@ def test_hand_computed_pool_with_random_ties(ds):
 
 # ------------------------------------------------------------------- figures
 def test_figures_draw_the_numbers(ds):
-    import matplotlib
 
-    matplotlib.use("Agg")
     from arcnb import plot as P
 
     a = candidates(ds, hand_submission(ds), tie="first")
@@ -614,9 +610,7 @@ def test_report_section_only_for_pools(ds, tmp_path):
 
 
 def test_candidate_strip_marks_the_right_one(ds):
-    import matplotlib
 
-    matplotlib.use("Agg")
     from arcnb import plot as P
 
     a = candidates(ds, hand_submission(ds), taxonomy=None)
@@ -635,7 +629,6 @@ def test_every_candidates_figure_passes_the_figure_check(ds):
     # strip draws eight, four to a row), the budget axis and the checks
     import matplotlib
 
-    matplotlib.use("Agg")
     from arcnb import plot as P
     from arcnb.plot import check_figure
 

@@ -455,9 +455,7 @@ def test_pareto_front_on_hand_made_points():
 
 
 def test_cost_vs_score_axes_hold_the_points_and_the_front():
-    import matplotlib
 
-    matplotlib.use("Agg")
     import pandas as pd
 
     from arcnb.plot import leaderboard as cost_vs_score
@@ -566,9 +564,7 @@ def test_compare_page_shows_the_leaderboard_or_says_why_not(cost_rundirs, tmp_pa
     section of ``S.COMPARE``): runs with a cost show the per-task picture and the
     leaderboard, and write leaderboard.pdf into ``out``; runs without a cost show the
     per-task picture and, instead of the leaderboard, the one line saying why."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     from _notebook_cells import notebook_cells_here
 
     from arcnb.report import sections as S

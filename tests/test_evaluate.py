@@ -548,9 +548,7 @@ def test_report_sections_of_a_hidden_set_show_the_predictions(case, hidden_run, 
     """The sections of the report of an unscored run (``S.REPORT_NO_TRUTH``), in-process:
     the predictions-only words and gallery (written with ``figures_dir``), and every
     section of the full report says it needs the truth instead of failing."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     from bs4 import BeautifulSoup
 
     from arcnb.report import sections as S
@@ -599,9 +597,7 @@ def test_evaluate_notebook_on_a_hidden_set(case, tmp_path):
     """The evaluate notebook's cells (its own code, run here in this process) on a
     hidden set: an unscored run, the predictions-only section instead of the headline,
     a Kaggle submission with one entry per test input."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     from _notebook_cells import notebook_cells_here
 
     out = tmp_path / "nb_run"

@@ -81,9 +81,7 @@ def test_colour_accuracy_is_the_float64_ratio_of_counts_and_its_chart_draws():
         else:
             assert np.isnan(df["accuracy"][c])
     # a value a rounding step outside its interval still draws (arms clipped at zero)
-    import matplotlib
 
-    matplotlib.use("Agg")
     bad = df.copy()
     bad.loc[0, "ci_high"] = bad.loc[0, "accuracy"] - 1e-9
     bad.loc[1, "ci_low"] = bad.loc[1, "accuracy"] + 1e-9

@@ -625,3 +625,12 @@ def test_every_module_has_its_test_file():
                 or (tests / f"test_{rel.parts[0].removesuffix('.py')}.py").is_file()):
             missing.append(str(rel))
     assert not missing, missing
+
+
+def test_the_tests_choose_matplotlibs_backend_in_one_place():
+    """``conftest.py`` sets matplotlib's backend once for every test process; no test
+    module sets it again (fifteen did)."""
+    tests = Path(__file__).resolve().parent
+    setters = sorted(p.name for p in tests.glob("*.py")
+                     if re.search(r"matplotlib\.use\(", p.read_text()))
+    assert setters == ["conftest.py"]

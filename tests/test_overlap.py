@@ -406,9 +406,7 @@ def test_training_overlap_section_of_the_report(tmp_path):
     notebook's own code and ``train_data`` parameter) on 5 one-output tasks of ARC-AGI-1
     evaluation, 3 of them in ARC-AGI-2 training (2 solved) and 2 not (unsolved): the
     section, the split with hand-computed values, metrics.json and the compact line."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     from arcnb.front import score_to_run_dir
     from arcnb.report import sections as S
     from arcnb.runs import compact_line

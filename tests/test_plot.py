@@ -7,7 +7,6 @@ import types
 
 import matplotlib
 
-matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402

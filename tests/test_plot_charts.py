@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib
 
-matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402

@@ -13,9 +13,6 @@ from __future__ import annotations
 import inspect
 import json
 
-import matplotlib
-
-matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402

@@ -1,8 +1,6 @@
 """The figures of task difficulty across systems (arcnb.plot.difficulty): what each
 draws, read back from the Axes, and no text problem (arcnb.plot.check_figure)."""
-import matplotlib
 
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402

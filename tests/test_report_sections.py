@@ -275,9 +275,7 @@ def test_every_report_section_renders_with_headings_the_contents_link(runs):
 
 
 def test_plot_returns_axes_and_files_are_written(runs, tmp_path):
-    import matplotlib
 
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     _, ax = plt.subplots()

@@ -1,8 +1,6 @@
 """The Difficulty section of the comparison page: its tables against plain loops over
 the runs' outputs, its figures checked, and its words when nothing was fitted."""
-import matplotlib
 
-matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 

@@ -2,9 +2,6 @@
 a model keyed on the task id (its drops are known by hand) and copy-the-input."""
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -16,8 +13,6 @@ from arcnb.report import sections as S  # noqa: E402
 from test_probes import IdMemoriser  # noqa: E402
 
 IDS = ["00576224", "009d5c81", "12997ef3", "1d398264"]
-
-
 
 
 @pytest.fixture(scope="module")

@@ -285,8 +285,6 @@ def test_a_second_evaluate_into_the_same_out_is_refused(tmp_path):
     assert s["n_tasks"] == 16 and s["pass@2"] == 0.0  # copy-input: the input is 0s
 
 
-
-
 def _copy_run(base: Path, *extra, out="run"):
     make_folder(base / "ds", ids=[f"t{i}" for i in range(6)])
     code, _, err = cli("evaluate", "--checkpoint", "copy-input", "--dataset", base / "ds",
@@ -593,9 +591,7 @@ def _drawn_texts(fig) -> list[str]:
 def test_odd_labels_are_drawn_escaped_in_every_figure(tmp_path):
     import warnings
 
-    import matplotlib
 
-    matplotlib.use("Agg")
     import pandas as pd
 
     from arcnb import plot as P
@@ -646,9 +642,7 @@ def test_odd_labels_are_drawn_escaped_in_every_figure(tmp_path):
 def _sections_html(page, rundir, options) -> str:
     """Every section of ``page`` (a list of section classes) on the run directory
     ``rundir``, rendered in this process as the report notebook's cells show them."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     import arcnb
     from arcnb.report.sections import page_of
 
