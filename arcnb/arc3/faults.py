@@ -35,10 +35,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..errors import one_line
+from ..errors import one_line, printable
 from .reader import Run
 
-__all__ = ["FAULT_KINDS", "find_faults", "faults_table"]
+__all__ = ["FAULT_KINDS", "find_faults", "faults_table", "fault_lines", "FAULTS_SHOWN"]
 
 #: Every fault kind, with what it means.
 FAULT_KINDS = {
@@ -247,6 +247,27 @@ def find_faults(run: Run, *, plays: pd.DataFrame, steps: pd.DataFrame, baselines
                           f"the play changed its levels completed {row.level_changes} times: "
                           "it scores 0", row.game_id))
     return out
+
+
+#: Faults of one kind listed in the terminal; the rest are counted (all are in the JSON
+#: and in faults.csv).
+FAULTS_SHOWN = 5
+
+
+def fault_lines(faults) -> list[str]:
+    """The faults as terminal lines: their count, then at most :data:`FAULTS_SHOWN` of
+    each kind (20,000 recordings give no 20,000 lines) and how many more, every string
+    escaped (:func:`arcnb.text.printable`)."""
+    if not faults:
+        return ["faults: none found"]
+    lines = [f"faults: {len(faults)} (the score counts the steps as recorded)"]
+    shown: dict[str, int] = {}
+    for f in faults:
+        shown[f["kind"]] = shown.get(f["kind"], 0) + 1
+        if shown[f["kind"]] <= FAULTS_SHOWN:
+            lines.append(f"  {f['kind']}: {printable(f['detail'])} ({printable(f['recording'])})")
+    return lines + [f"  ... and {n - FAULTS_SHOWN} more {kind} faults (every fault: --json, or "
+                    "faults.csv with --out)" for kind, n in shown.items() if n > FAULTS_SHOWN]
 
 
 def faults_table(faults) -> pd.DataFrame:

@@ -47,7 +47,7 @@ from ..io import csv_text, to_jsonable
 from ..runs import OutputFolder, provenance_block
 from ..stats import bootstrap_ci
 from .baselines import read_baselines
-from .faults import faults_table, find_faults
+from .faults import fault_lines, faults_table, find_faults
 from .reader import ACTIONS, Run, read_run
 
 __all__ = ["Rule", "RULES", "DEFAULT_RULE", "get_rule", "level_score", "play_score",
@@ -103,10 +103,6 @@ RULES = {
 }
 #: The rule used unless another is asked for: the current toolkit's.
 DEFAULT_RULE = "0.9.9"
-
-#: Faults of one kind listed in the terminal; the rest are counted (all are in the JSON
-#: and in faults.csv).
-FAULTS_SHOWN = 5
 
 #: The largest action cap, as a multiple of the human baseline (the verified leaderboard
 #: uses 5): beyond it a cap stops no play and its actions overflow a whole number.
@@ -772,19 +768,7 @@ def _text(self) -> str:
         lines.append(f"{gid:<{width}}  {_fmt(row.score):>6}  {levels:>7}  "
                      f"{row.actions:>7}  {base!s:>8}  {row.resets:>6}  {row.plays:>5}  "
                      f"{_fmt(row.first_play_score)}{mark}")
-    if self.faults:
-        lines.append(f"faults: {len(self.faults)} (the score counts the steps as recorded)")
-        shown: dict[str, int] = {}
-        for f in self.faults:  # a few of each kind: 20,000 recordings give no 20,000 lines
-            shown[f["kind"]] = shown.get(f["kind"], 0) + 1
-            if shown[f["kind"]] <= FAULTS_SHOWN:
-                lines.append(f"  {f['kind']}: {printable(f['detail'])} "
-                             f"({printable(f['recording'])})")
-        lines += [f"  ... and {n - FAULTS_SHOWN} more {kind} faults (every fault: --json, or "
-                  "faults.csv with --out)" for kind, n in shown.items() if n > FAULTS_SHOWN]
-    else:
-        lines.append("faults: none found")
-    return "\n".join(lines)
+    return "\n".join(lines + fault_lines(self.faults))
 
 
 def _write(self, out, *, overwrite: bool = False) -> list:
