@@ -78,11 +78,19 @@ def decimals(v, *, least: int = 3, most: int = 6) -> int:
     return int(min(most, max(least, math.ceil(-math.log10(a)) + 1)))
 
 
+#: How arcnb writes a missing number (NaN, an empty denominator) wherever a person reads
+#: it: the terminal, the tables of a page, the explorer.
+MISSING = "NaN"
+
+
 def fmt_number(v, *, least: int = 3, most: int = 6) -> str:
     """``v`` with :func:`decimals` decimals: ``fmt_number(0.25) == "0.250"``,
     ``fmt_number(0.0025) == "0.0025"``, ``fmt_number(0.00004, least=4) == "0.000040"``;
-    NaN and infinities as Python writes them (``nan``, ``inf``)."""
+    a missing value (NaN) as :data:`MISSING` (``NaN``: the one spelling arcnb writes in
+    every table, line and page), infinities as Python writes them (``inf``)."""
     v = float(v)
+    if math.isnan(v):
+        return MISSING
     return f"{v:.{decimals(v, least=least, most=most)}f}"
 
 
@@ -92,7 +100,7 @@ def fmt_percent(v, *, least: int = 2, most: int = 6) -> str:
     return f"{fmt_number(100 * float(v), least=least, most=most)}%"
 
 
-def fmt_fraction(v, *, missing: str = "NaN") -> str:
+def fmt_fraction(v, *, missing: str = MISSING) -> str:
     """A fraction with its percent: ``0.2500 (25.00%)``, a small one with two
     significant digits in both (``0.000040 (0.0040%)``); ``missing`` for None or NaN."""
     if v is None or (isinstance(v, float) and math.isnan(v)):

@@ -73,7 +73,7 @@ def test_each_kind_is_escaped(ch):
     (0.0, 3, 6, "0.000"), (1.0, 3, 6, "1.000"), (12.5, 3, 6, "12.500"),
     (0.00004, 4, 8, "0.000040"), (0.000012345, 3, 6, "0.000012"),  # capped at 6 decimals
     (1e-9, 3, 6, "0.000000"), (1e-9, 2, 8, "0.00000000"), (-0.0025, 3, 6, "-0.0025"),
-    (0.5, 2, 8, "0.50"), (0.05, 2, 8, "0.050"), (float("nan"), 4, 8, "nan"),
+    (0.5, 2, 8, "0.50"), (0.05, 2, 8, "0.050"), (float("nan"), 4, 8, "NaN"),
     (float("inf"), 3, 6, "inf"),
 ])
 def test_fmt_number_keeps_two_significant_digits_of_a_small_value(v, least, most, want):
@@ -109,7 +109,7 @@ def test_every_number_writer_follows_the_one_rule():
                "n_outputs": 1, "n_missing_outputs": 0, "n_invalid_attempts": 0,
                "n_extra_tasks": 0}
     text = format_summary(summary)
-    assert "\n  1  0.000040             0.1375                    nan\n" in text
+    assert "\n  1  0.000040             0.1375                    NaN\n" in text
     assert "\n  2    0.0000             1.0000                 0.5000\n" in text
     assert "[0.000040, 0.0025]" in text
     assert value_label(0.00004) == "0.000040" and value_label(0.5) == "0.50"
@@ -128,3 +128,14 @@ def test_the_dataset_line_names_the_dataset_its_version_and_its_filter():
     assert "\n" not in dataset_line({"name": "a\nb\u202e", "version": "v"})
     ds = load_dataset("arc-agi-1:evaluation")
     assert dataset_line(ds) == f"dataset: arc-agi-1:evaluation ({ds.version})"
+
+
+def test_a_missing_number_is_spelt_one_way_everywhere():
+    """NaN is written ``NaN`` by the number formatter every line and table uses, and by
+    the explorer (it was ``nan`` in the terminal and a dash in the explorer)."""
+    from arcnb.explorer.state import format_value
+    from arcnb.text import MISSING, fmt_number, fmt_fraction
+
+    assert MISSING == "NaN"
+    assert fmt_number(float("nan")) == fmt_fraction(None) == format_value(None) == MISSING
+    assert format_value(float("nan")) == MISSING and format_value(0.25) == "0.250"

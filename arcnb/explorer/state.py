@@ -13,6 +13,7 @@ import pandas as pd
 from ..errors import ArcnbError, ExploreError
 from ..front import PredictionsSource, RunDirSource, open_run, parse_source
 from ..grids import best_attempt
+from ..text import MISSING
 from ..report.sources import DEFAULT_DATASET, require_scored
 from ..resources import example
 from ..candidates import candidates
@@ -204,14 +205,14 @@ def shape_text(g) -> str:
 
 
 def format_value(v, digits: int = 3) -> str:
-    """A table value as the explorer writes it: a dash when missing, yes / no, or a
-    number with ``digits`` decimals."""
+    """A table value as the explorer writes it: NaN when missing (:data:`arcnb.text.MISSING`,
+    the one spelling), yes / no, or a number with ``digits`` decimals."""
     if v is None or v is pd.NA:
-        return "–"
+        return MISSING
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     if isinstance(v, (float, np.floating)):
-        return "–" if not np.isfinite(v) else f"{v:.{digits}f}"
+        return MISSING if not np.isfinite(v) else f"{v:.{digits}f}"
     return str(v)
 
 

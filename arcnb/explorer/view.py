@@ -17,7 +17,7 @@ from ..breakdown import group_membership
 from ..io import atomic_write_text
 
 from ..plot.tiles import diff_tile, grid_tile, hatch_tile
-from ..text import fmt_number
+from ..text import MISSING, fmt_number
 from .render import RIGHT_RGB, TEXT_RGB, WRONG_RGB, Panel, compose
 from .state import (SELECTION_LABELS, SELECTIONS, RunView, TasksOnly, attempt_words,
                     candidate_pool, choose_attempt, format_value, open_runs, shape_text,
@@ -493,16 +493,17 @@ class Explorer:
             d["truth"] = shape_text(truth)
             d["attempts"] = " / ".join(shape_text(a) if a is not None else "invalid"
                                        for a in attempts) or "missing"
-            d["shown"] = "–" if j is None else f"attempt {j + 1}"
+            d["shown"] = "none" if j is None else f"attempt {j + 1}"
             for c in extra_cols:
-                d[c] = format_value(row[c]) if c in row.index and not pd.isna(row[c]) else "–"
+                d[c] = (format_value(row[c]) if c in row.index and not pd.isna(row[c])
+                        else MISSING)
             rows.append(d)
             _, words = attempt_words(r.label if len(self.runs) > 1 else "", j, g, truth,
                                      len(attempts))
             if words:
                 notes.append(words)
         keys = list(dict.fromkeys(k for d in rows for k in d))
-        return [{k: d.get(k, "–") for k in keys} for d in rows], notes
+        return [{k: d.get(k, MISSING) for k in keys} for d in rows], notes
 
     # ------------------------------------------------------------ static gallery
     def gallery(self, **kwargs):
