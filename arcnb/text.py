@@ -86,7 +86,7 @@ MISSING = "NaN"
 def fmt_number(v, *, least: int = 3, most: int = 6) -> str:
     """``v`` with :func:`decimals` decimals: ``fmt_number(0.25) == "0.250"``,
     ``fmt_number(0.0025) == "0.0025"``, ``fmt_number(0.00004, least=4) == "0.000040"``;
-    a missing value (NaN) as :data:`MISSING` (``NaN``: the one spelling arcnb writes in
+    a missing value (NaN) as ``MISSING`` (``NaN``: the one spelling arcnb writes in
     every table, line and page), infinities as Python writes them (``inf``)."""
     v = float(v)
     if math.isnan(v):

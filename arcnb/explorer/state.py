@@ -205,7 +205,7 @@ def shape_text(g) -> str:
 
 
 def format_value(v, digits: int = 3) -> str:
-    """A table value as the explorer writes it: NaN when missing (:data:`arcnb.text.MISSING`,
+    """A table value as the explorer writes it: NaN when missing (``arcnb.text.MISSING``,
     the one spelling), yes / no, or a number with ``digits`` decimals."""
     if v is None or v is pd.NA:
         return MISSING
