@@ -105,17 +105,27 @@ def engine(draws, right, *, cls=None, tie=None, votes_matter=True):
                         draws.count(None))
 
 
+def _random_pool(rng, max_draws: int, max_labels: int):
+    """A small random pool for the enumeration tests: ``(draws, present, right)`` (an
+    invalid draw is None; ``right`` one of the grids drawn), or None when nothing valid
+    was drawn."""
+    n = int(rng.integers(1, max_draws + 1))
+    labels = int(rng.integers(1, max_labels + 1))
+    draws = [None if rng.random() < 0.1 else int(rng.integers(labels)) for _ in range(n)]
+    present = sorted({g for g in draws if g is not None})
+    if not present:
+        return None
+    return draws, present, int(rng.choice(present))
+
+
 def test_exact_curves_equal_every_subset_enumerated():
     rng = np.random.default_rng(3)
     checked = 0
     for _ in range(250):
-        n = int(rng.integers(1, 11))
-        labels = int(rng.integers(1, 5))
-        draws = [None if rng.random() < 0.1 else int(rng.integers(labels)) for _ in range(n)]
-        present = sorted({g for g in draws if g is not None})
-        if not present:
+        pool = _random_pool(rng, 10, 4)
+        if pool is None:
             continue
-        right = int(rng.choice(present))
+        draws, present, right = pool
         votes_matter = bool(rng.random() < 0.7)
         cls = ({g: int(rng.integers(2)) for g in present} if rng.random() < 0.4 else None)
         perm = rng.permutation(len(present))
@@ -133,13 +143,10 @@ def test_random_ties_equal_every_subset_and_every_tie_split_enumerated():
     rng = np.random.default_rng(5)
     checked = 0
     for _ in range(120):
-        n = int(rng.integers(1, 9))
-        labels = int(rng.integers(1, 6))
-        draws = [None if rng.random() < 0.1 else int(rng.integers(labels)) for _ in range(n)]
-        present = sorted({g for g in draws if g is not None})
-        if not present:
+        pool = _random_pool(rng, 8, 5)
+        if pool is None:
             continue
-        right = int(rng.choice(present))
+        draws, present, right = pool
         cls = {g: int(rng.integers(2)) for g in present} if rng.random() < 0.3 else None
         c = cls or {g: 0 for g in present}
         others = [g for g in present if g != right]

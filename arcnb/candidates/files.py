@@ -449,23 +449,7 @@ def _from_parquet(path: Path) -> CandidateSet:
         _refuse(where, f"{len(scores)} score columns, more than the {MAX_SCORES} arcnb "
                        "measures")
     if "view_logprobs" in names:
-        lists = table.column("view_logprobs").combine_chunks()
-        if not (pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type)) or not (
-                pa.types.is_integer(lists.type.value_type)
-                or pa.types.is_floating(lists.type.value_type)):
-            _refuse(where, "the view_logprobs column must hold lists of numbers, not "
-                           f"{lists.type}")
-        flat = lists.flatten().to_numpy(zero_copy_only=False).astype(float)
-        loff = lists.offsets.to_numpy().astype(np.int64)
-        null = (lists.is_null().to_numpy(zero_copy_only=False) if lists.null_count
-                else np.zeros(len(lists), bool))
-        with np.errstate(over="ignore", invalid="ignore"):
-            sums = np.add.reduceat(np.append(flat, 0.0), np.minimum(loff[:-1], flat.size))
-        if ((np.diff(loff) == 0) & ~null).any() or not np.isfinite(flat).all() \
-                or not np.isfinite(sums[~null & (np.diff(loff) > 0)]).all():
-            _refuse(where, VIEW_LOGPROBS_RULE)
-        sums = np.where(null, np.nan, sums)
-        scores[PRODUCT_OF_EXPERTS] = sums
+        scores[PRODUCT_OF_EXPERTS] = _parquet_view_logprobs(table, where)
     fields, draws = _parquet_budget(table, names, votes, where)
     # one block per (task, test_index); an output's rows keep the file's order. The
     # key cannot wrap: task codes are below the row bound, indices below MAX_TEST_INPUTS
@@ -482,6 +466,29 @@ def _from_parquet(path: Path) -> CandidateSet:
     return CandidateSet(keys, block.astype(np.int64), pos, votes, np.where(ok, h, 0),
                         np.where(ok, w, 0), cells, offsets, scores, lower, source=where,
                         format="parquet", fields=fields, draws=draws)
+
+
+def _parquet_view_logprobs(table, where: str) -> np.ndarray:
+    """Per row, the sum of the ``view_logprobs`` list (NaN for a null), by the rule of
+    the JSON form (:data:`VIEW_LOGPROBS_RULE`: a non-empty list of finite numbers whose
+    sum is within a float's range)."""
+    import pyarrow as pa
+
+    lists = table.column("view_logprobs").combine_chunks()
+    if not (pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type)) or not (
+            pa.types.is_integer(lists.type.value_type)
+            or pa.types.is_floating(lists.type.value_type)):
+        _refuse(where, f"the view_logprobs column must hold lists of numbers, not {lists.type}")
+    flat = lists.flatten().to_numpy(zero_copy_only=False).astype(float)
+    loff = lists.offsets.to_numpy().astype(np.int64)
+    null = (lists.is_null().to_numpy(zero_copy_only=False) if lists.null_count
+            else np.zeros(len(lists), bool))
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = np.add.reduceat(np.append(flat, 0.0), np.minimum(loff[:-1], flat.size))
+    if ((np.diff(loff) == 0) & ~null).any() or not np.isfinite(flat).all() \
+            or not np.isfinite(sums[~null & (np.diff(loff) > 0)]).all():
+        _refuse(where, VIEW_LOGPROBS_RULE)
+    return np.where(null, np.nan, sums)
 
 
 def _parquet_budget(table, names, votes, where: str) -> tuple[dict, dict | None]:

@@ -203,6 +203,27 @@ def _pairs(solved: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return jaccard, union
 
 
+def _pairs_of_runs(S: np.ndarray, weight: np.ndarray, run_names: Sequence[str]) -> tuple:
+    """``(jaccard, best_pair)``: :func:`_pairs` and the two runs whose union has the
+    highest pass@2 (the first such pair in run order). Pairs grow with the square of the
+    runs: computed up to :data:`MAX_PAIR_RUNS` runs (1,000: about 40 MB), not at the
+    10,000-run limit (gigabytes; jaccard.csv 720 MB): beyond, no Jaccard matrix (None)
+    and a note."""
+    n_r = S.shape[1]
+    if n_r > MAX_PAIR_RUNS:
+        return None, {"runs": [], "pass@2": float("nan"),
+                      "note": f"pairs of runs are compared for at most {MAX_PAIR_RUNS} runs "
+                              f"({n_r} given): no best pair, and jaccard.csv is left empty"}
+    jaccard, pair_union = _pairs(S, weight)
+    if n_r < 2:
+        return jaccard, {"runs": [], "pass@2": float("nan")}
+    upper = np.triu(np.ones((n_r, n_r), dtype=bool), k=1)
+    best = np.flatnonzero(upper.ravel() & (pair_union.ravel()
+                                           >= pair_union[upper].max() - 1e-12))[0]
+    i, j = divmod(int(best), n_r)
+    return jaccard, {"runs": [run_names[i], run_names[j]], "pass@2": float(pair_union[i, j])}
+
+
 def _comparison(a: str, b: str, Pa: np.ndarray, Pb: np.ndarray) -> dict:
     """One entry of ``comparisons``: ``b - a`` and its test
     (``arcnb.repeats.inference.compare``), NaN where the test cannot be made."""
@@ -674,22 +695,7 @@ def analyse(solved, output_task, task_ids: Sequence[str], run_names: Sequence[st
                    for a, b in itertools.combinations(order, 2)]
     c_all = S.sum(axis=1)
     unique = ((S > 0) & (c_all == 1)[:, None]).sum(axis=0)
-    # pairs of runs grow with the square of the runs: computed up to MAX_PAIR_RUNS runs
-    # (1,000: about 40 MB), not at the 10,000-run limit (gigabytes; jaccard.csv 720 MB)
-    jaccard, pair_union = (_pairs(S, 1.0 / (n_out[codes] * n_t)) if n_r <= MAX_PAIR_RUNS
-                           else (None, None))
-    if pair_union is None:
-        best_pair = {"runs": [], "pass@2": float("nan"),
-                     "note": f"pairs of runs are compared for at most {MAX_PAIR_RUNS} runs "
-                             f"({n_r} given): no best pair, and jaccard.csv is left empty"}
-    elif n_r > 1:
-        upper = np.triu(np.ones((n_r, n_r), dtype=bool), k=1)
-        best = np.flatnonzero(upper.ravel() & (pair_union.ravel()
-                                               >= pair_union[upper].max() - 1e-12))[0]
-        i, j = divmod(int(best), n_r)
-        best_pair = {"runs": [run_names[i], run_names[j]], "pass@2": float(pair_union[i, j])}
-    else:
-        best_pair = {"runs": [], "pass@2": float("nan")}
+    jaccard, best_pair = _pairs_of_runs(S, 1.0 / (n_out[codes] * n_t), run_names)
     summary = {
         "n_tasks": int(n_t), "n_outputs": int(codes.size), "n_runs": int(n_r),
         "configs": out_configs,
