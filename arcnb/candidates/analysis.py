@@ -592,10 +592,11 @@ def _rules(cs: CandidateSet, rank_by, axis) -> tuple[list[str], str, str | None]
             rank_by[0] if rank_by else "votes", confidence)
 
 
-def _pool_warnings(n_distinct: np.ndarray, counts: dict) -> list:
-    """What to know about the pool: a single distinct candidate everywhere, samples for
-    outputs the dataset lacks."""
-    warnings = []
+def _pool_warnings(n_distinct: np.ndarray, counts: dict, ds: Dataset, covered) -> list:
+    """What to know about the pool: first, tasks of ``ds`` it has no candidate for
+    (``covered``: the tasks it has; counted wrong, :func:`arcnb.scoring.missing_tasks_warning`),
+    then a single distinct candidate everywhere, samples for outputs the dataset lacks."""
+    warnings = [w for w in [missing_tasks_warning(ds, covered)] if w]
     if (n_distinct > 0).any() and n_distinct.max() == 1:
         warnings.append("every test output has a single distinct candidate: pass@K is the "
                         "same for every K, and ranking rules cannot differ")
@@ -730,8 +731,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
     reliability, cal = calibration(share[voted], top_right[voted], task_of[voted], bins=bins,
                                    n_boot=n_boot, seed=seed)
 
-    warnings = ([w for w in [missing_tasks_warning(ds, np.asarray(ds.task_ids)[task_of[has]])]
-                 if w] + _pool_warnings(n_distinct, counts))
+    warnings = _pool_warnings(n_distinct, counts, ds, np.asarray(ds.task_ids)[task_of[has]])
     single_share = float((n_distinct == 1).mean())
     n_without = int((~has).sum())
 
