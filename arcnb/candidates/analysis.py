@@ -732,9 +732,7 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
                                    n_boot=n_boot, seed=seed)
 
     warnings = _pool_warnings(n_distinct, counts, ds, np.asarray(ds.task_ids)[task_of[has]])
-    single_share = float((n_distinct == 1).mean())
-    n_without = int((~has).sum())
-
+    single_share, n_without = float((n_distinct == 1).mean()), int((~has).sum())
     ratio_lo, ratio_hi = ratio_bootstrap_ci(out_per_task, n_per_task, n_boot=n_boot, seed=seed,
                                             level=0.95)
     pass_at_k = _pass_at_k_table(rules, places, task_of, n_per_task,
@@ -769,10 +767,8 @@ def candidates(dataset, predictions, *, tasks=None, rank_by: Sequence[str] | str
         "comparisons": comparisons.to_dict(orient="records"),
         "by_category": by_category.to_dict(orient="records"),
         "scores": sorted(cs.scores), "lower_is_better": sorted(cs.lower_is_better),
-        "warnings": warnings, "definitions": CANDIDATE_DEFINITIONS,
-        **extra,
-    }
-    summary["provenance"] = provenance_block(ds, estimator="ranked", tie=tie)
+        "warnings": warnings, "definitions": CANDIDATE_DEFINITIONS, **extra,
+        "provenance": provenance_block(ds, estimator="ranked", tie=tie)}
     return CandidateAnalysis(summary, outputs, pool_df, pass_at_k, reliability, by_category,
                              comparisons, warnings, ds, cs, extra_tables.get("anytime"),
                              extra_tables.get("steps"),
