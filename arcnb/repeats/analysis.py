@@ -8,7 +8,6 @@ and calls :func:`analyse`; this module reads no file."""
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -19,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import RepeatsError
-from ..io import csv_text, to_jsonable
-from ..runs import OutputFolder
+from ..io import to_jsonable
+from ..runs import OutputFolder, write_result_folder
 from ..scoring import pass_at_k_unbiased
 from ..stats import (MAX_SEED, bootstrap_ci, bootstrap_indices, check_n_boot, check_seed,
                     percentile_interval)
@@ -434,26 +433,19 @@ class Repeats:
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
               html: str | None = None) -> Path:
-        """Write ``summary.json`` and the tables as CSV into ``out`` through the guarded
-        output folder (:class:`arcnb.runs.OutputFolder`): all files as one, atomically;
-        existing files are kept unless ``overwrite=True``. ``html``: a page written
-        with them as ``repeats.html`` (``arcnb.report.sections.repeats_page``)."""
+        """Write ``summary.json`` and the tables as CSV into ``out`` as one result folder
+        (:func:`arcnb.runs.write_result_folder`): all files as one, atomically, through
+        the guarded output folder; existing files are kept unless ``overwrite=True``.
+        ``html``: a page written with them as ``repeats.html``
+        (``arcnb.report.sections.repeats_page``)."""
         folder = OutputFolder(out)
-        summary = json.dumps(to_jsonable(self.summary), indent=2, sort_keys=True,
-                             allow_nan=False) + "\n"
-        files = {"summary.json": summary.encode()}
-        for name, table, index in (("runs.csv", self.runs, False),
-                                   ("configs.csv", self.configs, False),
-                                   ("graded.csv", self.graded, False),
-                                   ("solve_matrix.csv", self.matrix, True),
-                                   ("flips.csv", self.flips, False),
-                                   ("comparisons.csv", self.comparisons, False),
-                                   ("union.csv", self.union, False),
-                                   ("jaccard.csv", self.jaccard, True)):
-            files[name] = (lambda t=table, i=index: csv_text(t, index=i).encode())
-        if html is not None:
-            files["repeats.html"] = html.encode("utf-8")
-        folder.write(files, overwrite=overwrite)
+        tables = {"runs.csv": self.runs, "configs.csv": self.configs,
+                  "graded.csv": self.graded, "solve_matrix.csv": self.matrix,
+                  "flips.csv": self.flips, "comparisons.csv": self.comparisons,
+                  "union.csv": self.union, "jaccard.csv": self.jaccard}
+        extra = {"repeats.html": html.encode("utf-8")} if html is not None else None
+        write_result_folder(folder, self.summary, tables, overwrite=overwrite,
+                            indexed=("solve_matrix.csv", "jaccard.csv"), extra_files=extra)
         return folder.path
 
 
