@@ -780,10 +780,8 @@ def _games_table(games: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write(self, out, *, overwrite: bool = False) -> list:
-    """Write :data:`OUTPUT_FILES` into folder ``out`` as one result folder
-    (:func:`arcnb.runs.write_result_folder`: each atomically, all or none of the new
-    ones, the targets claimed before any work); existing files are refused unless
-    ``overwrite``."""
+    """Write :data:`OUTPUT_FILES` into folder ``out`` (:func:`arcnb.runs.write_result_folder`:
+    each atomically, all or none, claimed before any work; refused unless ``overwrite``)."""
     return write_result_folder(out, self.summary, {
         "games.csv": lambda: _games_table(self.games), "plays.csv": self.plays,
         "levels.csv": self.levels, "faults.csv": lambda: faults_table(self.faults)},
