@@ -51,15 +51,16 @@ import pandas as pd
 
 from .breakdown import group_membership, latex_table
 from .difficulty import DIFFICULTY_FILE, PRIOR_SD, Difficulty, fit_difficulty
-from .errors import CompareError, refuse_overwrite
+from .errors import CompareError
 from .front import PredictionsSource, RunDirSource, parse_source
 from .harness_logs import run_log_rates
-from .io import atomic_write_json, atomic_write_text, csv_text, take_back_on_failure
-from .runs import METRICS, Run, RunDirError, check_out_path, provenance_block, unique_labels
+from .runs import (METRICS, SUMMARY_JSON, Run, RunDirError, provenance_block, unique_labels,
+                   write_result_folder)
 from .scoring import Results, missing_tasks_warning, score, task_means
 from .stats import bootstrap_ci, check_n_boot, mcnemar_table, paired_bootstrap_ci, pareto_front
 from .taxonomy import UNCATEGORIZED
-from .plot import leaderboard, save
+from .plot import leaderboard
+from .plot.paper import figure_bytes
 from .plot.palette import pyplot
 
 __all__ = ["CompareError", "Comparison", "load_run", "compare", "TABLES",
@@ -70,7 +71,7 @@ TABLES = ("runs", "differences", "only_one_solved", "categories")
 
 
 #: The comparison's JSON summary, written beside the tables.
-SUMMARY_FILE = "summary.json"
+SUMMARY_FILE = SUMMARY_JSON
 
 #: The leaderboard picture's file name (without suffix) and formats, written beside
 #: the tables when every run has a cost.
@@ -168,54 +169,42 @@ class Comparison:
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False,
               latex: bool = True) -> list[Path]:
-        """Write ``<table>.csv`` (and ``.tex``) for every table, ``summary.json``
+        """Write ``<table>.csv`` (and ``.tex``) for every table, ``difficulty.csv``,
         and, when every run has a cost, the leaderboard picture (``leaderboard.png`` and
-        ``.pdf``) into ``out``, each file atomically; CSV cells a spreadsheet would run as
-        a formula get a leading ``'`` (:func:`arcnb.io.csv_text`). Nothing is written when
-        any target exists and ``overwrite`` is False; a write that fails (a full disk)
-        takes back the files it created."""
-        out = check_out_path(out)
-        targets = [out / SUMMARY_FILE]
-        for name in self.tables:
-            targets.append(out / f"{name}.csv")
-            if latex:
-                targets.append(out / f"{name}.tex")
-        if self.has_cost:
-            targets += [out / f"{LEADERBOARD}.{fmt}" for fmt in LEADERBOARD_FORMATS]
-        if self.difficulty is not None:
-            targets.append(out / DIFFICULTY_FILE)
-        existing = [p for p in targets if p.exists()]
-        if existing and not overwrite:
-            raise refuse_overwrite(existing[0])
-        written: list[Path] = []
-        # a full disk: take back the files this call created (no partial comparison)
-        with take_back_on_failure() as track:
+        ``.pdf``), then ``summary.json``, into ``out`` as one result folder
+        (:func:`arcnb.runs.write_result_folder`: through the guarded output folder, each
+        file atomically; CSV cells a spreadsheet would run as a formula get a leading
+        ``'``). Nothing is written when any target exists and ``overwrite`` is False; a
+        write that fails (a full disk) takes back the files it created."""
+        extra = {}
+        if latex:
             for name, df in self.tables.items():
-                written.append(atomic_write_text(track(out / f"{name}.csv"), csv_text(df),
-                                                 overwrite=True))
-                if latex:
-                    written.append(atomic_write_text(track(out / f"{name}.tex"),
-                                                     latex_table(df, caption=_CAPTIONS[name]),
-                                                     overwrite=True))
-            if self.has_cost:
-                for fmt in LEADERBOARD_FORMATS:
-                    track(out / f"{LEADERBOARD}.{fmt}")
-                written += self._write_leaderboard(out)
-            if self.difficulty is not None:
-                written.append(self.difficulty.write_csv(track(out / DIFFICULTY_FILE),
-                                                         overwrite=True))
-            written.append(atomic_write_json(track(out / SUMMARY_FILE), self.summary,
-                                             overwrite=True))
-        return written
+                extra[f"{name}.tex"] = (lambda n=name, d=df:
+                                        latex_table(d, caption=_CAPTIONS[n]).encode("utf-8"))
+        if self.has_cost:
+            pictures = self._leaderboard_pictures()
+            for fmt in LEADERBOARD_FORMATS:
+                extra[f"{LEADERBOARD}.{fmt}"] = (lambda f=fmt: pictures()[f])
+        tables = {f"{name}.csv": df for name, df in self.tables.items()}
+        if self.difficulty is not None:
+            tables[DIFFICULTY_FILE] = self.difficulty.csv_table
+        return write_result_folder(out, self.summary, tables, extra_files=extra,
+                                   overwrite=overwrite, hint="pass overwrite=True / --overwrite")
 
-    def _write_leaderboard(self, out: Path) -> list[Path]:
-        ax = self.leaderboard()
-        fig = ax.get_figure()
-        try:
-            return [save(fig, out / f"{LEADERBOARD}.{fmt}", overwrite=True)
-                    for fmt in LEADERBOARD_FORMATS]
-        finally:
-            pyplot().close(fig)
+    def _leaderboard_pictures(self):
+        """A function giving the leaderboard picture in each of
+        :data:`LEADERBOARD_FORMATS` (``{fmt: bytes}``), drawn once, at its first call."""
+        drawn: dict = {}
+
+        def pictures() -> dict:
+            if not drawn:
+                fig = self.leaderboard().get_figure()
+                try:
+                    drawn.update({fmt: figure_bytes(fig, fmt) for fmt in LEADERBOARD_FORMATS})
+                finally:
+                    pyplot().close(fig)
+            return drawn
+        return pictures
 
     def __repr__(self) -> str:
         return (f"Comparison(runs={[r.label for r in self.runs]}, tasks={len(self.task_ids)})")

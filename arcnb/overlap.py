@@ -40,7 +40,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,8 +52,7 @@ from .augment import N_DIHEDRAL, dihedral
 from .data import Dataset, load_dataset
 from .errors import ArcnbError, ParameterError
 from .text import dataset_line
-from .io import csv_text, to_jsonable
-from .runs import OutputFolder
+from .runs import write_result_folder
 
 __all__ = [
     "COLOR_MODES",
@@ -313,21 +311,20 @@ class Overlap:
 
     def write(self, out: str | os.PathLike, *, overwrite: bool = False) -> list[Path]:
         """Write the per-output table (``overlap.csv``, ``overlap.parquet``), the task
-        table (``overlap_tasks.csv``) and the summary (``overlap.json``) into ``out``,
-        each atomically, through the guarded output folder
-        (:class:`arcnb.runs.OutputFolder`). Nothing is written when any of them exists
+        table (``overlap_tasks.csv``) and the summary (``overlap.json``, last) into ``out``
+        as one result folder (:func:`arcnb.runs.write_result_folder`: each atomically,
+        through the guarded output folder). Nothing is written when any of them exists
         and ``overwrite`` is False; a write that fails takes back the files this call
         created."""
-        folder = OutputFolder(out)
-        buf = io.BytesIO()
-        self.outputs.to_parquet(buf, index=False, engine="pyarrow")
-        return folder.write({OUTPUTS_CSV: csv_text(self.outputs).encode("utf-8"),
-                             OUTPUTS_PARQUET: buf.getvalue(),
-                             TASKS_CSV: csv_text(self.tasks).encode("utf-8"),
-                             SUMMARY_JSON: (json.dumps(to_jsonable(self.summary), indent=2,
-                                                       sort_keys=True, allow_nan=False)
-                                            + "\n").encode("utf-8")},
-                            overwrite=overwrite)
+        def parquet() -> bytes:
+            buf = io.BytesIO()
+            self.outputs.to_parquet(buf, index=False, engine="pyarrow")
+            return buf.getvalue()
+
+        return write_result_folder(out, self.summary,
+                                   {OUTPUTS_CSV: self.outputs, TASKS_CSV: self.tasks},
+                                   summary_name=SUMMARY_JSON,
+                                   extra_files={OUTPUTS_PARQUET: parquet}, overwrite=overwrite)
 
     def line(self) -> str:
         """One line: the counts, for a log or a report's compact line."""

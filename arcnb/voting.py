@@ -23,7 +23,10 @@ higher-is-better score. Grids equal on all of those are *tied*. The tie rule
 which a pool's candidates are shown. The numbers (pass@K, the rank a right candidate
 takes) use :meth:`VoteRanks.top` and ``ahead`` / ``tied``, so they follow the tie rule.
 The candidate pools (:mod:`arcnb.candidates`: the rankings and the exact anytime curves)
-vote here; ties inside the anytime curves' subsets follow the same rule.
+vote here; ties inside the anytime curves' subsets follow the same rule. So do the vote
+ensembles of many runs (:func:`vote_ensemble`, which :mod:`arcnb.repeats` re-exports):
+every attempt of every run a vote, the two-attempt ensemble's chance of the right
+grid.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ import numpy as np
 
 from .errors import ParameterError
 
-__all__ = ["TIE_RULES", "VoteRanks", "majority_vote", "check_tie"]
+__all__ = ["TIE_RULES", "VoteRanks", "majority_vote", "check_tie", "vote_ensemble"]
 
 #: The tie rules of a vote: ``random`` (uniformly at random, the default) and ``first``
 #: (first appearance).
@@ -108,3 +111,52 @@ def majority_vote(group, votes, *, before: Sequence = (), after: Sequence = (),
     ahead[idx] = np.repeat(tstarts, sizes) - gstart
     tied[idx] = np.repeat(sizes, sizes)
     return VoteRanks(rank, ahead, tied, tie)
+
+
+def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list]],
+                  scores: Sequence[Sequence[list]] | None = None, *,
+                  tie: str = "random") -> np.ndarray:
+    """Per test output, whether the two-attempt vote ensemble of the runs solves it (the
+    ensembles of :mod:`arcnb.repeats`): the probability under random ties
+    (``tie="random"``, the default), 0/1 with ``tie="first"``; one
+    :func:`majority_vote` over every output at once.
+
+    ``truths[o]`` is output o's truth, ``attempts[r][o]`` run r's attempts for it. Every
+    attempt of every run is one vote for its grid (identical grids pool their votes; an
+    invalid attempt votes for nothing); the two grids with the most votes are the
+    ensemble's attempts. Ties in votes are broken by the named score when ``scores`` is
+    given (``scores[r][o][j]``: attempt j's score, NaN where it has none; a grid's score
+    is the highest of its attempts', higher first, grids without one after those with
+    one), then by the tie rule (``first``: first appearance, run order then attempt
+    order)."""
+    check_tie(tie)
+    group, votes, best, first, right = [], [], [], [], []
+    for o, truth in enumerate(truths):
+        seen: dict = {}  # grid key -> its index in the flat arrays
+        for r, run in enumerate(attempts):
+            run_scores = scores[r][o] if scores is not None else None
+            for j, g in enumerate(run[o]):
+                if g is None:
+                    continue
+                sc = float(run_scores[j]) if run_scores is not None and j < len(run_scores) \
+                    else np.nan
+                key = (g.shape, np.ascontiguousarray(g, dtype=np.int64).tobytes())
+                k = seen.get(key)
+                if k is None:
+                    seen[key] = len(group)
+                    group.append(o)
+                    votes.append(1)
+                    best.append(-sc if sc == sc else np.inf)
+                    first.append(len(seen))
+                    right.append(g.shape == truth.shape and np.array_equal(g, truth))
+                else:
+                    votes[k] += 1
+                    if sc == sc and -sc < best[k]:  # a higher score
+                        best[k] = -sc
+    out = np.zeros(len(truths))
+    if group:
+        ranks = majority_vote(group, votes, after=[best] if scores is not None else [],
+                              order=[first], tie=tie)
+        hit = np.asarray(right, bool)
+        np.add.at(out, np.asarray(group)[hit], ranks.top(2)[hit])
+    return out

@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import arcnb.runs as runs
@@ -189,3 +190,110 @@ def test_every_door_agrees_with_is_run_dir(folders, arc1_eval):
     with pytest.raises(RunDirError) as got:
         explore(str(folders / "unfinished"))
     assert str(got.value) == words
+
+
+# ============================================== result folders: one writer
+#: Calls that turn a table into CSV text for a file.
+CSV_MAKERS = {"csv_text", "csv_bytes", "to_csv"}
+#: Calls that turn a document into arcnb's JSON file text (indented; ``json.dumps`` of a
+#: cell or a hash, without ``indent``, is not a file's document).
+JSON_MAKERS = {"json_bytes", "atomic_write_json"}
+
+
+def _called(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+def _result_folder_by_hand(path: Path) -> list[tuple[int, str]]:
+    """Where ``path`` writes a result folder itself: it makes CSV files *and* a JSON
+    document (the summary-plus-tables set), or spells the result summary's file name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _docstrings(tree)
+    csv, js, found = [], [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _called(node)
+            if name in CSV_MAKERS:
+                csv.append(node.lineno)
+            if name in JSON_MAKERS or (name in ("dumps", "dump") and any(
+                    k.arg == "indent" for k in node.keywords)):
+                js.append(node.lineno)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in skip and Path(node.value).name == runs.SUMMARY_JSON:
+            found.append((node.lineno, runs.SUMMARY_JSON))
+    if csv and js:
+        found += [(line, "CSV tables beside a JSON document") for line in (csv[0], js[0])]
+    return found
+
+
+def test_result_folders_have_one_writer():
+    """A result folder (a JSON summary beside its CSV tables: compare, candidates,
+    repeats, overlap, a sweep, an ARC-AGI-3 scorecard) is written by
+    :func:`arcnb.runs.write_result_folder` only: no module outside ``arcnb/runs/`` (the
+    run directory and the result folder, the two folders arcnb writes) makes CSV files
+    and a JSON document itself, nor spells ``summary.json``; ``arcnb/io.py`` defines
+    the two serialisations (``csv_text``, ``atomic_write_json``) and writes no folder."""
+    found = _outside_runs(_result_folder_by_hand)
+    io_module = found.pop("arcnb/io.py", [])
+    assert found == {}
+    assert all(what != runs.SUMMARY_JSON for _, what in io_module)
+
+
+def test_the_result_folder_check_sees_a_writer_of_its_own(tmp_path):
+    """The check is not vacuous: the hand-made writers it replaced are each caught (the
+    CSV and JSON made in two functions of a module count too), a cell's JSON text and
+    a help text naming the file are not."""
+    p = tmp_path / "m.py"
+    p.write_text('"""Writes summary.json."""\n'
+                 "def tables(df):\n    return csv_text(df)\n"
+                 "def summary(s):\n    return json.dumps(to_jsonable(s), indent=2)\n"
+                 'FILES = ("summary.json", "games.csv")\n'
+                 'HELP = "folder for summary.json and the CSV tables"\n'
+                 "cell = json.dumps([1, 2])\n")
+    assert sorted(_result_folder_by_hand(p)) == [
+        (3, "CSV tables beside a JSON document"), (5, "CSV tables beside a JSON document"),
+        (6, "summary.json")]
+    for text in ("atomic_write_json(out / 'x.json', s)\ndf.to_csv(out / 't.csv')\n",
+                 "f = {'a.csv': csv_text(df), 'b.json': json_bytes(s)}\n"):
+        p.write_text(text)
+        assert len(_result_folder_by_hand(p)) == 2
+
+
+def test_write_result_folder(tmp_path):
+    """Tables, then the extra files, then the summary (last: it marks a finished result),
+    each as its one serialisation; refused before anything is computed unless
+    ``overwrite``; never through a link."""
+    import pandas as pd
+
+    from arcnb.errors import ArcnbError, OutputExistsError
+    from arcnb.io import atomic_write_json, csv_text
+
+    out = tmp_path / "res"
+    df = pd.DataFrame({"name": ["=cmd()", "ok"], "x": [1.5, float("nan")]})
+    matrix = pd.DataFrame({"r1": [1.0]}, index=pd.Index(["t1"], name="task_id"))
+    summary = {"n": np.int64(3), "v": float("nan"), "a": [np.float32(0.5)]}
+    written = runs.write_result_folder(out, summary, {"t.csv": df, "m.csv": lambda: matrix,
+                                                      "none.csv": None},
+                                       indexed=["m.csv"], extra_files={"p.html": b"<p>"})
+    assert [p.name for p in written] == ["t.csv", "m.csv", "p.html", "summary.json"]
+    assert (out / "t.csv").read_text() == csv_text(df) and "'=cmd()" in csv_text(df)
+    assert (out / "m.csv").read_text() == csv_text(matrix, index=True)
+    assert (out / "p.html").read_bytes() == b"<p>" and not (out / "none.csv").exists()
+    atomic_write_json(tmp_path / "ref.json", summary)
+    assert (out / "summary.json").read_bytes() == (tmp_path / "ref.json").read_bytes()
+    assert json.loads((out / "summary.json").read_text()) == {"a": [0.5], "n": 3, "v": None}
+
+    def never():
+        raise AssertionError("computed before the refusal")
+
+    with pytest.raises(OutputExistsError, match="pass it"):
+        runs.write_result_folder(out, never, {"t.csv": never}, hint="pass it")
+    again = runs.write_result_folder(runs.OutputFolder(out), {"n": 4}, {"t.csv": df},
+                                     summary_name="other.json", overwrite=True)
+    assert [p.name for p in again] == ["t.csv", "other.json"]
+    (out / "t.csv").unlink()
+    (out / "t.csv").symlink_to(tmp_path / "elsewhere.csv")
+    with pytest.raises(ArcnbError, match="symbolic link"):
+        runs.write_result_folder(out, {}, {"t.csv": df}, overwrite=True)
+    assert not (tmp_path / "elsewhere.csv").exists()

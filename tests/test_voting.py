@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from arcnb.errors import ParameterError
-from arcnb.voting import TIE_RULES, check_tie, majority_vote
+from arcnb.voting import TIE_RULES, check_tie, majority_vote, vote_ensemble
 
 
 def naive_top(votes, after, order, k, tie):
@@ -73,3 +73,54 @@ def test_empty_and_bad_rule():
     assert check_tie("first") == "first"
     with pytest.raises(ParameterError, match="random, first"):
         majority_vote([0], [1], tie="coin")
+
+
+# ------------------------------------------------------------------ the vote ensemble of runs
+def test_vote_ensemble_by_hand():
+    g = {k: np.full((2, 2), v) for k, v in zip("TXYZAB", range(6))}
+    truth = [g["T"]]
+    # X 2 votes, T 1, Y 2, Z 1: X and Y are picked, the truth is not
+    assert vote_ensemble(truth, [[[g["X"], g["T"]]], [[g["X"], g["Y"]]],
+                                   [[g["Y"], g["Z"]]]]).tolist() == [0.0]
+    # X 2, T 2, Y 1: X and T
+    assert vote_ensemble(truth, [[[g["X"], g["T"]]], [[g["X"], g["Y"]]],
+                                   [[g["T"], None]]]).tolist() == [1.0]
+    # one vote each, four grids: at random the truth is among the two picked with
+    # chance 2/4 (the default rule); by first appearance, the first two seen in run
+    # order then attempt order
+    assert vote_ensemble(truth, [[[g["A"], g["T"]]], [[g["B"], g["Y"]]]]).tolist() == [0.5]
+    assert vote_ensemble(truth, [[[g["A"], g["T"]]], [[g["B"], g["Y"]]]],
+                           tie="first").tolist() == [1.0]
+    assert vote_ensemble(truth, [[[g["B"], g["Y"]]], [[g["A"], g["T"]]]],
+                           tie="first").tolist() == [0.0]
+    # X 2, T 1, Y 1: X, then T or Y at random (1/2)
+    assert vote_ensemble(truth, [[[g["X"], g["T"]]], [[g["X"], g["Y"]]]]).tolist() == [0.5]
+    # the same grid in another integer type pools its votes
+    # (pooled: T 2, B 2, A 1 -> T and B; apart, B 2 then A would be picked)
+    assert vote_ensemble(truth, [[[g["A"], g["T"].astype(np.int8)]],
+                                   [[g["B"], g["T"]]], [[g["B"], g["Z"]]]]).tolist() == [1.0]
+    assert vote_ensemble(truth, [[[]]]).tolist() == [0.0]
+
+
+def test_vote_ensemble_score_breaks_vote_ties():
+    g = {k: np.full((1, 1), v) for k, v in zip("TXY", range(3))}
+    truth = [g["T"]]
+    runs = [[[g["X"], g["Y"]]], [[g["T"], g["X"]]], [[g["Y"], g["T"]]]]
+    # votes: X 2, Y 2, T 2; by first appearance X and Y: the truth is left out; at
+    # random two of the three are picked: the truth with chance 2/3
+    assert vote_ensemble(truth, runs, tie="first").tolist() == [0.0]
+    assert vote_ensemble(truth, runs).tolist() == pytest.approx([2 / 3])
+    # scores: X .1 and .2, Y .3 and NaN, T .9 and .5: a grid's best score ranks it
+    sc = [[[0.1, 0.3]], [[0.9, 0.2]], [[np.nan, 0.5]]]
+    assert vote_ensemble(truth, runs, sc).tolist() == [1.0]
+    # more votes still win over a score: X 2 votes, Y 2, T 1 (score 9)
+    runs2 = [[[g["X"], g["Y"]]], [[g["X"], g["Y"]]], [[g["T"], None]]]
+    assert vote_ensemble(truth, runs2, [[[0.0, 0.0]], [[0.0, 0.0]], [[9.0, np.nan]]]
+                           ).tolist() == [0.0]
+    # a tie for second place (Y and T, one vote each) goes to the higher score
+    runs3 = [[[g["X"], g["Y"]]], [[g["X"], g["T"]]]]
+    assert vote_ensemble(truth, runs3, [[[0.0, 0.0]], [[0.0, 9.0]]]).tolist() == [1.0]
+    # without any score, the tie for second place goes by the tie rule
+    nan = [[[np.nan] * 2], [[np.nan] * 2]]
+    assert vote_ensemble(truth, runs3, nan, tie="first").tolist() == [0.0]
+    assert vote_ensemble(truth, runs3, nan).tolist() == [0.5]

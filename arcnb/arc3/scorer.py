@@ -43,8 +43,7 @@ import pandas as pd
 
 from ..errors import ParameterError, printable
 from ..html import escape, note, table
-from ..io import csv_text, to_jsonable
-from ..runs import OutputFolder, provenance_block
+from ..runs import SUMMARY_JSON, provenance_block, write_result_folder
 from ..stats import bootstrap_ci
 from .baselines import read_baselines
 from .faults import fault_lines, faults_table, find_faults
@@ -735,7 +734,7 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
 
 # ------------------------------------------------------------------ output
 #: The files :meth:`Scorecard.write` writes into a folder.
-OUTPUT_FILES = ("summary.json", "games.csv", "plays.csv", "levels.csv", "faults.csv")
+OUTPUT_FILES = (SUMMARY_JSON, "games.csv", "plays.csv", "levels.csv", "faults.csv")
 
 
 def _fmt(v, digits: int = 2) -> str:
@@ -771,20 +770,20 @@ def _text(self) -> str:
     return "\n".join(lines + fault_lines(self.faults))
 
 
-def _write(self, out, *, overwrite: bool = False) -> list:
-    """Write :data:`OUTPUT_FILES` into folder ``out`` (each atomically; all or none of
-    the new ones); existing files are refused unless ``overwrite``."""
-    folder = OutputFolder(out)
-    folder.claim(OUTPUT_FILES, overwrite=overwrite)  # refused before any work
-    games = self.games.copy()
+def _games_table(games: pd.DataFrame) -> pd.DataFrame:
+    """The games table as ``games.csv`` holds it: each list (the levels' scores and
+    actions, the baselines) as its JSON text in one cell."""
+    games = games.copy()
     for col in ("level_scores", "level_actions", "baseline_actions"):
         games[col] = games[col].map(lambda v: json.dumps(list(v)))
-    texts = {"summary.json": json.dumps(to_jsonable(self.summary()), indent=2,
-                                        sort_keys=True, allow_nan=False) + "\n",
-             "games.csv": csv_text(games), "plays.csv": csv_text(self.plays),
-             "levels.csv": csv_text(self.levels),
-             "faults.csv": csv_text(faults_table(self.faults))}
-    # the guarded folder writes them as one result (no links, all or none)
-    return folder.write({name: texts[name].encode("utf-8") for name in OUTPUT_FILES},
-                        overwrite=overwrite)
+    return games
+
+
+def _write(self, out, *, overwrite: bool = False) -> list:
+    """Write :data:`OUTPUT_FILES` into folder ``out`` (:func:`arcnb.runs.write_result_folder`:
+    each atomically, all or none, claimed before any work; refused unless ``overwrite``)."""
+    return write_result_folder(out, self.summary, {
+        "games.csv": lambda: _games_table(self.games), "plays.csv": self.plays,
+        "levels.csv": self.levels, "faults.csv": lambda: faults_table(self.faults)},
+        overwrite=overwrite)
 

@@ -97,9 +97,7 @@ holds ``{"version": 1, "lower_is_better": [...]}``.
 """
 from __future__ import annotations
 
-import sys
-import types
-
+from ..callable_module import callable_module
 from .analysis import CANDIDATE_DEFINITIONS, CandidateAnalysis, calibration, candidates
 from .files import (BUILTIN_RULES, FORMAT_KEY, MAX_VOTES, PRODUCT_OF_EXPERTS, CandidateSet,
                     candidates_bytes, grid_codes, load_candidates, write_candidates)
@@ -108,14 +106,6 @@ __all__ = ["CandidateSet", "CandidateAnalysis", "candidates", "load_candidates",
            "write_candidates", "candidates_bytes", "calibration", "grid_codes",
            "BUILTIN_RULES", "PRODUCT_OF_EXPERTS", "CANDIDATE_DEFINITIONS", "FORMAT_KEY"]
 
-
-class _CallableModule(types.ModuleType):
-    """``arcnb.candidates`` is this module and, called, :func:`candidates`: both
-    ``arcnb.candidates(dataset, predictions)`` and ``arcnb.candidates.load_candidates``
-    work, and ``import arcnb.candidates`` never meets a function in its place."""
-
-    def __call__(self, *args, **kwargs) -> CandidateAnalysis:
-        return candidates(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# ``arcnb.candidates`` is this package and, called, candidates(): both
+# ``arcnb.candidates(dataset, predictions)`` and ``arcnb.candidates.load_candidates`` work
+callable_module(__name__, candidates)

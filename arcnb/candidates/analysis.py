@@ -3,7 +3,6 @@ returns (:class:`CandidateAnalysis`), the ranking rules and :func:`calibration`.
 numbers are defined in :mod:`arcnb.candidates`."""
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +15,7 @@ from ..data import Dataset, load_dataset
 from ..errors import ParameterError
 from ..html import note
 from ..html import table as html_table
-from ..io import csv_text, to_jsonable
-from ..runs import OutputFolder, provenance_block
+from ..runs import OutputFolder, provenance_block, write_result_folder
 from ..scoring import missing_tasks_warning
 from ..stats import (bootstrap_ci, bootstrap_indices, check_n_boot, check_seed, mcnemar_table,
                      paired_bootstrap_ci, percentile_interval, ratio_bootstrap_ci)
@@ -346,23 +344,16 @@ class CandidateAnalysis:
         the guarded output folder (:class:`arcnb.runs.OutputFolder`: not inside arcnb's
         own folders, never through a link; the seven files (and ``anytime.csv``,
         ``steps.csv``, ``confidence_reliability.csv`` for a pool with those fields)
-        written as one, atomically; existing files are kept unless ``overwrite=True``)."""
+        written as one, atomically, by :func:`arcnb.runs.write_result_folder`; existing
+        files are kept unless ``overwrite=True``)."""
         folder = OutputFolder(out)
-        summary = json.dumps(to_jsonable(self.summary), indent=2, sort_keys=True,
-                             allow_nan=False) + "\n"
-        files = {"summary.json": summary.encode()}
-        for name, table in (("outputs.csv", self.outputs),
-                            ("candidates.csv", self.pool.drop(columns=["sample"])),
-                            ("pass_at_k.csv", self.pass_at_k),
-                            ("reliability.csv", self.reliability),
-                            ("by_category.csv", self.by_category),
-                            ("comparisons.csv", self.comparisons),
-                            ("anytime.csv", self.anytime), ("steps.csv", self.steps),
-                            ("confidence_reliability.csv", self.confidence_reliability)):
-            if table is not None:  # the last three only for pools with those fields
-                files[name] = (lambda t=table: csv_text(t).encode())
-        # the seven files as one: all claimed first, a failure takes back those created
-        folder.write(files, overwrite=overwrite)
+        # the last three only for pools with those fields (None: left out)
+        write_result_folder(folder, self.summary, {
+            "outputs.csv": self.outputs, "candidates.csv": self.pool.drop(columns=["sample"]),
+            "pass_at_k.csv": self.pass_at_k, "reliability.csv": self.reliability,
+            "by_category.csv": self.by_category, "comparisons.csv": self.comparisons,
+            "anytime.csv": self.anytime, "steps.csv": self.steps,
+            "confidence_reliability.csv": self.confidence_reliability}, overwrite=overwrite)
         return folder.path
 
 

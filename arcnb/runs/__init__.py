@@ -81,7 +81,9 @@ Extending the format (one place): a new top-level section goes through
 :data:`RUN_FILES` when it is part of every finished run).
 
 The package is cut by concept: ``layout.py`` (file names, what marks a finished run,
-output-path guards, the command line's paths), ``document.py`` (the metrics document,
+output-path guards, the guarded output folder and the one result-folder writer,
+:func:`write_result_folder`: a JSON summary beside its CSV tables; the command line's
+paths), ``document.py`` (the metrics document,
 the recorded dataset and K, the unscored summary and Kaggle submission, the flat
 provenance and the compact line), ``provenance.py`` (what produced a run) and
 ``run.py`` (:class:`Run`). The journal and the lock live in :mod:`arcnb.journal`,
@@ -102,7 +104,8 @@ from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILL
                      USER_PATHS_ENV, OutputFolder, RunDirError, absolute_path, check_out_path,
                      COPIED_RUN_FILES, copy_run_files,
                      finished_runs, is_finished, is_run_dir, refuse_finished,
-                     require_finished, user_paths)
+                     require_finished, user_paths, SUMMARY_JSON, csv_bytes, json_bytes,
+                     write_result_folder)
 from .provenance import file_sha256_or_none, predictions_provenance, run_provenance
 from .provenance import options_sha256, provenance_block, same_run_problem
 from .run import Run, candidates_file, recorded_task_ids, unique_labels, write_run_dir
@@ -121,4 +124,5 @@ __all__ = [
     "TRAINING_OVERLAP_KEY", "REUSED_KEY", "record_reuse", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
     "options_sha256", "same_run_problem", "PROBE_PREDICTIONS", "PROBES_CSV", "PROXY_CSV",
     "PROXY_PREDICTIONS", "is_run_dir", "finished_runs", "recorded_task_ids", "provenance_block",
+    "write_result_folder", "SUMMARY_JSON",
 ]

@@ -1,5 +1,7 @@
 """The layout of a run directory: its file names, what marks a finished run, the
-guards on output paths, and the paths of the command line handed to the runs it
+guards on output paths, the one result-folder writer (:func:`write_result_folder`: a
+JSON summary beside CSV tables, what compare, candidates, repeats, overlap, a sweep and
+an ARC-AGI-3 scorecard write), and the paths of the command line handed to the runs it
 makes (see :mod:`arcnb.runs` for the files). The only module that spells the
 run-directory file names."""
 from __future__ import annotations
@@ -10,8 +12,10 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
+import pandas as pd
+
 from ..errors import ArcnbError, RunDirError, refuse_overwrite
-from ..io import atomic_write_bytes, take_back_on_failure
+from ..io import atomic_write_bytes, csv_text, take_back_on_failure, to_jsonable
 from ..resources import checkout_root, notebooks_dir
 from ..text import printable
 
@@ -266,6 +270,59 @@ class OutputFolder:
                                   str(target)) from exc
                 written.append(target)
         return written
+
+
+# ====================================================================== result folders
+#: The summary of a result folder (:func:`write_result_folder`): compare's, a candidate
+#: pool's, many runs' and an ARC-AGI-3 scorecard's.
+SUMMARY_JSON = "summary.json"
+
+
+def json_bytes(obj) -> bytes:
+    """``obj`` as arcnb writes a JSON document (a result folder's summary, ``metrics.json``,
+    a sweep's files): plain JSON (:func:`arcnb.io.to_jsonable`: numpy values as numbers,
+    NaN as null), indented, keys sorted, a final newline, UTF-8: the same bytes for the
+    same numbers (the text :func:`arcnb.io.atomic_write_json` writes)."""
+    return (json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False)
+            + "\n").encode("utf-8")
+
+
+def csv_bytes(table: pd.DataFrame, *, index: bool = False) -> bytes:
+    """``table`` as a result folder's CSV file: :func:`arcnb.io.csv_text` (cells a
+    spreadsheet would run as a formula get a leading ``'``), UTF-8."""
+    return csv_text(table, index=index).encode("utf-8")
+
+
+def write_result_folder(out: "str | os.PathLike | OutputFolder",
+                        summary: "Mapping | Callable[[], Mapping]",
+                        tables: "Mapping[str, pd.DataFrame | Callable[[], pd.DataFrame] | None]",
+                        *, summary_name: str = SUMMARY_JSON, indexed: Iterable[str] = (),
+                        extra_files: "Mapping[str, bytes | Callable[[], bytes]] | None" = None,
+                        overwrite: bool = False,
+                        hint: str = "pass --overwrite / overwrite=True") -> list[Path]:
+    """Write a result folder: the CSV ``tables`` (``{file name: DataFrame}``, in order;
+    a table that is None is left out; the names of ``indexed`` keep their index), then
+    ``extra_files`` (``{file name: bytes}``: a page, LaTeX tables, pictures, Parquet),
+    then the summary as ``summary_name`` (:func:`json_bytes`), last: it marks a
+    finished result. The one writer of "a summary beside its tables": every table
+    through :func:`csv_bytes` (formula neutralisation), the summary through
+    :func:`json_bytes`, all through the guarded output folder ``out``
+    (:class:`OutputFolder`, or a path made one): nothing through a link, every target
+    claimed before anything is computed or written (an existing file is refused
+    unless ``overwrite``, ``hint`` naming how to allow it), each file atomically, and a
+    failure takes back the files this call created. ``summary`` and the tables may be
+    functions that give them, called once the targets are claimed. Returns the paths
+    written, in that order."""
+    folder = out if isinstance(out, OutputFolder) else OutputFolder(out)
+    indexed = set(indexed)
+    files: dict = {}
+    for name, table in tables.items():
+        if table is not None:
+            files[name] = (lambda t=table, i=name in indexed:
+                           csv_bytes(t() if callable(t) else t, index=i))
+    files.update(extra_files or {})
+    files[summary_name] = lambda: json_bytes(summary() if callable(summary) else summary)
+    return folder.write(files, overwrite=overwrite, hint=hint)
 
 
 #: The files of a run directory that :func:`copy_run_files` copies (when present): the

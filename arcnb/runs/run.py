@@ -14,7 +14,7 @@ from ..columns import upgrade_summary
 from ..data import DATASETS, load_dataset, load_task_ids
 from ..errors import ParameterError
 from ..html import escape
-from ..io import (FORMULA_START, JSONInputError, csv_text, file_sha256, read_bytes, read_csv,
+from ..io import (FORMULA_START, JSONInputError, file_sha256, read_bytes, read_csv,
                   read_json, read_parquet, to_jsonable)
 from ..predictions import Predictions, load_predictions, submission_bytes, to_submission
 from ..scoring import ESTIMATORS, score
@@ -25,7 +25,7 @@ from .document import (attempt_ks, compact_line, flat_provenance, is_scored, kag
 from .layout import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, PREDICTIONS, PROBE_PREDICTIONS,
                      PROBES_CSV, PROXY_CSV, RESULTS_CSV,
                      RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV, OutputFolder, RunDirError,
-                     REQUIRED_RUN_FILES, refuse_finished)
+                     REQUIRED_RUN_FILES, csv_bytes, json_bytes, refuse_finished)
 
 
 # ======================================================================= the Run
@@ -436,10 +436,10 @@ class Run:
         if extra_columns is not None:
             outputs = outputs.merge(extra_columns, on=["task_id", "test_index"], how="left",
                                     validate="one_to_one")
-        files = {PREDICTIONS: lambda: predictions_bytes, RESULTS_CSV: lambda: _df_csv(outputs),
+        files = {PREDICTIONS: lambda: predictions_bytes, RESULTS_CSV: lambda: csv_bytes(outputs),
                  RESULTS_PARQUET: lambda: _df_parquet(outputs),
-                 TASKS_CSV: lambda: _df_csv(tasks),
-                 METRICS: lambda: _json_bytes(self.metrics), **added}
+                 TASKS_CSV: lambda: csv_bytes(tasks),
+                 METRICS: lambda: json_bytes(self.metrics), **added}
         # through the guarded folder: no file through a link; an earlier run's
         # metrics.json goes first (a kill then leaves an unfinished run, which --resume
         # finishes, never old numbers beside new files), and so do its optional files that
@@ -568,17 +568,6 @@ def write_run_dir(results, out, *, provenance: dict, overwrite: bool = False,
                      predictions_text=predictions_text, extra_files=extra_files).run_dir
 
 
-def _df_csv(df) -> bytes:
-    """A table as CSV for people: user strings that a spreadsheet would run as a formula
-    (a leading ``=``, ``+``, ``-``, ``@``, tab or CR) get a leading ``'``
-    (:func:`arcnb.io.csv_text`); the exact values stay in Parquet and JSON."""
-    return csv_text(df).encode("utf-8")
-
-
-def _json_bytes(obj) -> bytes:
-    """``obj`` as metrics.json writes it (:func:`arcnb.io.atomic_write_json`)."""
-    return (json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False)
-            + "\n").encode("utf-8")
 
 
 

@@ -3,16 +3,15 @@ its run directories and entry files, and the guards that keep a sweep from writi
 over anything but a sweep."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..errors import ArcnbError, OutputExistsError, printable
-from ..io import read_json, to_jsonable
+from ..io import read_json
 from ..runs import OutputFolder
 
 __all__ = ["SWEEP_CSV", "SWEEP_JSON", "CATEGORIES_CSV", "CHANGES_CSV", "SOLVED_CSV",
            "SWEEP_NOTEBOOK", "SWEEP_HTML", "RUNS_DIR", "ENTRY_SUFFIX", "ENTRY_KIND",
-           "json_bytes", "is_sweep_folder", "sweep_folder", "claim_plan"]
+           "is_sweep_folder", "sweep_folder", "claim_plan"]
 
 #: One row per checkpoint, ordered by step.
 SWEEP_CSV = "sweep.csv"
@@ -34,11 +33,6 @@ RUNS_DIR = "runs"
 ENTRY_SUFFIX = ".sweep.json"
 #: The ``kind`` of an entry file's JSON object.
 ENTRY_KIND = "arcnb-sweep-entry"
-
-
-def json_bytes(obj) -> bytes:
-    return (json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False)
-            + "\n").encode("utf-8")
 
 
 def is_sweep_folder(out: Path) -> bool:

@@ -13,13 +13,12 @@ import pandas as pd
 from ..breakdown import breakdown, overall
 from ..columns import NEAR_MISS, is_near_miss
 from ..errors import ArcnbError, printable
-from ..io import csv_text
 from ..report.notebooks import run_notebook
-from ..runs import Run, provenance_block, read_metrics, same_run_problem
+from ..runs import Run, provenance_block, read_metrics, same_run_problem, write_result_folder
 from ..stats import check_n_boot, check_seed, ratio_bootstrap_ci
 from ..taxonomy import structural_taxonomy
 from .layout import (CATEGORIES_CSV, CHANGES_CSV, RUNS_DIR, SOLVED_CSV, SWEEP_CSV, SWEEP_HTML,
-                     SWEEP_JSON, SWEEP_NOTEBOOK, json_bytes, sweep_folder)
+                     SWEEP_JSON, SWEEP_NOTEBOOK, sweep_folder)
 from .select import honest_selection
 from .steps import STEP_SOURCES, SweepEntry, check_plan
 
@@ -265,16 +264,16 @@ class Sweep:
 
     # ------------------------------------------------------------ writing
     def write(self, *, report: bool = True) -> Path:
-        """Write the sweep's files into its folder (they are rebuilt from the run
-        directories, so rewriting them loses nothing); with ``report`` also run the
+        """Write the sweep's files into its folder as one result folder
+        (:func:`arcnb.runs.write_result_folder`: the tables, then ``sweep.json``; they
+        are rebuilt from the run directories, so rewriting them loses nothing); with ``report`` also run the
         sweep notebook into ``sweep.ipynb`` / ``sweep.html``. Returns ``sweep.csv``."""
         out = self.out
         folder = sweep_folder(out)  # a sweep folder only: never a user's own files
-        folder.write({CATEGORIES_CSV: csv_text(self.categories()).encode("utf-8"),
-                      CHANGES_CSV: csv_text(self.changes()).encode("utf-8"),
-                      SOLVED_CSV: csv_text(self.solved_matrix(), index=True).encode("utf-8"),
-                      SWEEP_JSON: json_bytes(self.summary()),
-                      SWEEP_CSV: csv_text(self.table()).encode("utf-8")}, overwrite=True)
+        write_result_folder(folder, self.summary(), {
+            CATEGORIES_CSV: self.categories(), CHANGES_CSV: self.changes(),
+            SOLVED_CSV: self.solved_matrix(), SWEEP_CSV: self.table()},
+            summary_name=SWEEP_JSON, indexed=(SOLVED_CSV,), overwrite=True)
         path = folder.target(SWEEP_CSV)
         if report:
             folder.claim([SWEEP_NOTEBOOK, SWEEP_HTML], overwrite=True)  # links refused

@@ -62,6 +62,8 @@ PUBLIC_MODULES.append("arcnb.voting")  # majority voting, the one rule
 NOT_IN_API = {
     "arcnb.cli": "the command line, documented in the user guide",
     "arcnb.__main__": "python -m arcnb",
+    "arcnb.callable_module": "the machinery of a package you call (arcnb.candidates, "
+                             "arcnb.repeats), documented on those packages' pages",
 }
 
 #: Public names that a module provides without listing them in ``__all__``.
