@@ -27,21 +27,21 @@ MAX_SEED = 2 ** 63 - 1
 def check_n_boot(n_boot) -> int:
     """``n_boot`` as an int, refused (:class:`~arcnb.errors.ParameterError`, one line)
     unless it is a whole number from 1 to :data:`MAX_N_BOOT`."""
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) \
-            or not 1 <= n_boot <= MAX_N_BOOT:
-        raise ParameterError(f"the number of bootstrap resamples must be a whole number "
-                             f"from 1 to {MAX_N_BOOT}, got {n_boot!r}")
-    return int(n_boot)
+    return _whole_number(n_boot, 1, MAX_N_BOOT, "the number of bootstrap resamples")
 
 
 def check_seed(seed) -> int:
     """``seed`` as an int, refused (:class:`~arcnb.errors.ParameterError`, one line)
     unless it is a whole number from 0 to :data:`MAX_SEED`."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
-            or not 0 <= seed <= MAX_SEED:
-        raise ParameterError(f"the seed must be a whole number from 0 to {MAX_SEED}, got "
-                             f"{seed!r}")
-    return int(seed)
+    return _whole_number(seed, 0, MAX_SEED, "the seed")
+
+
+def _whole_number(value, low: int, high: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not low <= value <= high:
+        raise ParameterError(f"{what} must be a whole number from {low} to {high}, got "
+                             f"{value!r}")
+    return int(value)
 
 
 def bootstrap_indices(n: int, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
