@@ -342,15 +342,7 @@ def _check_expression(text: str, path) -> None:
                              f"evaluates as Python, that is not plain arithmetic ({why}: "
                              f"{one_line(text, 80)!r})")
 
-    if len(text) > 10_000 or re.search(r"[\x00-\x1f\x7f]", text):
-        raise bad("control characters or too long")
-    try:
-        tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise bad("not an expression") from None
-    for node in ast.walk(tree):
-        if not isinstance(node, _EXPR_NODES):
-            raise bad(type(node).__name__)
+    for node in _expression_nodes(text, _EXPR_NODES, bad, "control characters or too long"):
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
                                                and node.func.id in _SYMPY_CALLS):
             raise bad("a call of something other than a sympy class")
@@ -366,6 +358,22 @@ def _check_expression(text: str, path) -> None:
             if not isinstance(v, (str, int, float, bool, type(None))) or \
                     (isinstance(v, int) and abs(v) > 2 ** 63):
                 raise bad("a constant that is not a small number")
+
+
+def _expression_nodes(text, allowed: tuple, bad, not_text: str):
+    """The nodes of ``text`` parsed as one Python expression, each of a type in
+    ``allowed``; anything else raises ``bad(why)`` (``not_text`` for what is not one
+    short line of text)."""
+    if not isinstance(text, str) or len(text) > 10_000 or re.search(r"[\x00-\x1f\x7f]", text):
+        raise bad(not_text)
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise bad("not an expression") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            raise bad(type(node).__name__)
+        yield node
 
 
 #: what a guard may name: the inputs (``L[...]``), their sizes, and arithmetic helpers
@@ -385,15 +393,7 @@ def _check_guard(text, path) -> None:
                              f"Python, that is not a check of input sizes ({why}: "
                              f"{one_line(text, 80)!r})")
 
-    if not isinstance(text, str) or len(text) > 10_000 or re.search(r"[\x00-\x1f\x7f]", text):
-        raise bad("not one line of text")
-    try:
-        tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise bad("not an expression") from None
-    for node in ast.walk(tree):
-        if not isinstance(node, _GUARD_NODES):
-            raise bad(type(node).__name__)
+    for node in _expression_nodes(text, _GUARD_NODES, bad, "not one line of text"):
         if isinstance(node, ast.Name) and node.id not in _GUARD_NAMES:
             raise bad(f"the name {node.id}")
         if isinstance(node, ast.keyword):
