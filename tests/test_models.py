@@ -14,7 +14,7 @@ import torch
 
 from arcnb.errors import ArcnbError
 from arcnb.grids import crop_padding
-from arcnb.models import (BUNDLED_BASELINE, ModelAdapter, UnsafeCheckpointError, decode_logits,
+from arcnb.models import (BUNDLED_CHECKPOINT, ModelAdapter, UnsafeCheckpointError, decode_logits,
                           detect_format, file_sha256, load_model, pad_batch, pad_demonstrations,
                           save_checkpoint)
 from arcnb.models.baseline import CopyInput, DemoConvNet, demo_features
@@ -209,15 +209,15 @@ def test_unknown_checkpoint_and_names():
 
 
 def test_bundled_baseline_loads_safely_and_matches_card():
-    if not BUNDLED_BASELINE.exists():
+    if not BUNDLED_CHECKPOINT.exists():
         pytest.skip("bundled baseline checkpoint not present")
-    assert BUNDLED_BASELINE.stat().st_size < 5 * 1024 * 1024
-    obj = torch.load(BUNDLED_BASELINE, weights_only=True)  # plain data only
+    assert BUNDLED_CHECKPOINT.stat().st_size < 5 * 1024 * 1024
+    obj = torch.load(BUNDLED_CHECKPOINT, weights_only=True)  # plain data only
     assert obj["arch"] == "demo-conv"
     m = load_model("baseline")
     assert isinstance(m.model, DemoConvNet) and m.reads_demonstrations
-    card = (BUNDLED_BASELINE.parent / "README.md").read_text()
-    assert file_sha256(BUNDLED_BASELINE) in card
+    card = (BUNDLED_CHECKPOINT.parent / "README.md").read_text()
+    assert file_sha256(BUNDLED_CHECKPOINT) in card
 
 
 def test_unreadable_checkpoints_are_not_called_unsafe(tmp_path):
@@ -509,7 +509,7 @@ def test_export_with_fixed_demonstration_count(tmp_path):
 
 # ------------------------------------------------------------------ safetensors
 def _bundled_weights():
-    saved = torch.load(BUNDLED_BASELINE, map_location="cpu", weights_only=True)
+    saved = torch.load(BUNDLED_CHECKPOINT, map_location="cpu", weights_only=True)
     return saved["state_dict"], saved["config"]
 
 
@@ -519,7 +519,7 @@ def test_safetensors_state_dict_with_arch_and_metadata_config(tmp_path):
     filtered to the builder's arguments as a Lightning checkpoint's is."""
     from safetensors.torch import save_file
 
-    if not BUNDLED_BASELINE.exists():
+    if not BUNDLED_CHECKPOINT.exists():
         pytest.skip("bundled checkpoint not present")
     sd, config = _bundled_weights()
     assert config == {"hidden": 32, "blocks": 3, "prior": True}

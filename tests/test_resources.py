@@ -189,10 +189,10 @@ def test_examples_picks_up_a_new_file(tmp_path, monkeypatch):
 
 
 def test_bundled_files_are_what_the_commands_use():
-    from arcnb.models import BUNDLED_BASELINE
+    from arcnb.models import BUNDLED_CHECKPOINT
     from arcnb.report import default_source, notebook_path
 
-    assert BUNDLED_BASELINE == resources.checkpoint("baseline")
+    assert BUNDLED_CHECKPOINT == resources.checkpoint("baseline")
     assert default_source().checkpoint == str(resources.checkpoint("baseline"))
     for name in NOTEBOOKS:
         assert notebook_path(name) == resources.notebook(name)

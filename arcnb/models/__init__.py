@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from .interface import (CANVAS, N_CLASSES, ModelAdapter, decode_logits, is_valid_prediction,
                         pad_batch, pad_demonstrations)
-from .loading import (BUNDLED_BASELINE, BUNDLED_CHECKPOINT, CHECKPOINT_FORMATS,
+from .loading import (BUNDLED_CHECKPOINT, CHECKPOINT_FORMATS,
                       CHECKPOINT_SUFFIXES, CheckpointFormat, ReplaceConfig, UnsafeCheckpointError,
                       detect_format, file_sha256, load_model, recorded_step, save_checkpoint)
 from .registry import builder_names, get_builder, register_builder, resolve_builder
 
 __all__ = [
     "CANVAS", "N_CLASSES", "ModelAdapter", "decode_logits", "is_valid_prediction", "pad_batch",
-    "pad_demonstrations", "BUNDLED_CHECKPOINT", "BUNDLED_BASELINE", "ReplaceConfig",
+    "pad_demonstrations", "BUNDLED_CHECKPOINT", "ReplaceConfig",
     "UnsafeCheckpointError", "detect_format", "CheckpointFormat", "CHECKPOINT_FORMATS",
     "CHECKPOINT_SUFFIXES", "recorded_step",
     "file_sha256", "load_model", "save_checkpoint", "builder_names", "get_builder",

@@ -70,7 +70,7 @@ from .safety import (TRUST_HINT, UnsafeCheckpointError, check_archive_sizes,
                      quiet_torch, refused_names)
 
 __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_CHECKPOINT",
-           "BUNDLED_BASELINE", "checkpoint_path", "UnsafeCheckpointError", "detect_format",
+           "checkpoint_path", "UnsafeCheckpointError", "detect_format",
            "ReplaceConfig", "CheckpointFormat", "CHECKPOINT_FORMATS", "CHECKPOINT_SUFFIXES",
            "recorded_step"]
 
@@ -78,8 +78,6 @@ __all__ = ["load_model", "file_sha256", "save_checkpoint", "BUNDLED_CHECKPOINT",
 #: scripts/train_baseline.py, shipped as package data (:func:`arcnb.resources.checkpoint`);
 #: ``"baseline"`` names it on the command line.
 BUNDLED_CHECKPOINT = checkpoint("baseline")
-#: The former name of :data:`BUNDLED_CHECKPOINT` (the same path).
-BUNDLED_BASELINE = BUNDLED_CHECKPOINT
 
 
 @dataclass(frozen=True)

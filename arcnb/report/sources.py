@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ArcnbError
-from ..models import BUNDLED_BASELINE
+from ..models import BUNDLED_CHECKPOINT
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, Source
 from ..resources import example, examples_dir, reports_root
 from ..runs import FIGURES, Run, is_finished
@@ -64,7 +64,7 @@ def resolve_references(references, dataset: str, *, exclude=None) -> list[str]:
 
 
 def _bundled_checkpoint() -> Path | None:
-    return BUNDLED_BASELINE if BUNDLED_BASELINE.is_file() else None
+    return BUNDLED_CHECKPOINT if BUNDLED_CHECKPOINT.is_file() else None
 
 
 def _source_path(source) -> str:
