@@ -52,7 +52,7 @@ import pandas as pd
 from .augment import N_DIHEDRAL, dihedral
 from .data import Dataset, load_dataset
 from .errors import ArcnbError, ParameterError
-from .text import dataset_line
+from .text import dataset_line, fmt_percent
 from .io import csv_text, to_jsonable
 from .runs import OutputFolder
 
@@ -342,7 +342,7 @@ class Overlap:
 
 
 def _share(k: int, n: int) -> str:
-    return f"{k}/{n}" + (f" ({100 * k / n:.1f}%)" if n else "")
+    return f"{k}/{n}" + (f" ({fmt_percent(k / n, least=1, most=1)})" if n else "")
 
 
 def format_line(summary: dict) -> str:

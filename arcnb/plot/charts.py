@@ -14,7 +14,7 @@ least 0.01 and at most 1, so a pass@2 of 0.0025 fills a quarter of its axis inst
 of a pixel of a [0, 1] axis. A bar of 0 is drawn as a thick stub on the baseline and
 labelled ``0``; intervals are drawn whenever the table has them (a zero-width
 interval as a cap); when every value of a chart is 0 the chart says so in a note on
-the Axes. NaN (an empty denominator) is shown as "n/a" or left blank, never as 0.
+the Axes. NaN (an empty denominator) is shown as "NaN" or left blank, never as 0.
 """
 from __future__ import annotations
 
@@ -33,22 +33,13 @@ from ..errors import ParameterError
 from ..runs import Run
 from ..scoring import Results
 from ..stats import pareto_front
-from ..text import fmt_number
+from ..text import MISSING, fmt_compact, fmt_count, fmt_number, fmt_significant
 from .palette import PALETTE, pyplot
 from .paper import DOUBLE_COLUMN, SINGLE_COLUMN
 from .pixelfont import plain_label
 
 __all__ = ["color_accuracy", "confusion_heatmap", "breakdown_bars", "pass_at_k", "compare",
            "leaderboard"]
-
-
-def _compact(n) -> str:
-    n = int(n)
-    if n >= 10**6:
-        return f"{n / 1e6:.1f}M"
-    if n >= 10**4:
-        return f"{n / 1e3:.0f}k"
-    return f"{n / 1e3:.1f}k" if n >= 10**3 else str(n)
 
 
 # ------------------------------------------------------------ scaling and labels
@@ -75,7 +66,7 @@ def _nice_ceil(x: float) -> float:
     for m in _NICE:
         v = float(m * 10.0**e)
         if v >= x * (1 - 1e-12):
-            return float(f"{v:.12g}")
+            return float(np.round(v, 11 - int(e)))  # m * 10**e without the float noise
     return float(10.0 ** (e + 1))
 
 
@@ -97,14 +88,14 @@ def value_limit(*arrays, count: bool = False, floor: float | None = None) -> flo
 
 
 def value_label(v, *, count: bool = False) -> str:
-    """A value as written on a chart: ``0`` for zero, ``n/a`` for NaN, counts as
+    """A value as written on a chart: ``0`` for zero, ``NaN`` for NaN, counts as
     integers, fractions with 2 decimals from 0.1 up and 2 significant digits below
     (0.0025, 0.013), so a small score is never rounded to 0."""
     if v is None or not np.isfinite(float(v)):
-        return "n/a"
+        return MISSING
     v = float(v)
     if count:
-        return str(int(round(v)))
+        return fmt_count(v)
     if v == 0:
         return "0"
     return fmt_number(v, least=2, most=8)  # the one rule (arcnb.text)
@@ -174,7 +165,7 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
     ``data`` is a DataFrame with columns ``color`` and ``value`` (such as
     :func:`arcnb.breakdown.color_accuracy`'s) or a :class:`~arcnb.scoring.Results`
     (then :func:`arcnb.breakdown.color_accuracy` is computed with its defaults). A NaN
-    accuracy (colour never present) is drawn as an empty slot marked "n/a".
+    accuracy (colour never present) is drawn as an empty slot marked "NaN".
     """
     res = _results_of(data)
     df = color_accuracy_table(res) if res is not None else data
@@ -196,7 +187,7 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
     lim = value_limit(vals, hi)
     for xi, v, h, c in zip(x, vals, hi, colors):
         if not np.isfinite(v):
-            ax.text(xi, 0.02 * lim, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
+            ax.text(xi, 0.02 * lim, MISSING, ha="center", va="bottom", fontsize=6, rotation=90)
             continue
         if v == 0:
             _zero_stub(ax, xi, 0.75, horizontal=False, color=PALETTE[c])
@@ -208,7 +199,7 @@ def color_accuracy(data, *, ax=None, value: str = "accuracy", ci_low: str | None
                     transform=ax.transAxes, ha="center", va="center", fontsize=7,
                     gid=_NOTE_GID)
     if annotate and "n_cells" in df.columns:
-        labels = [f"{c}\n{_compact(n)}" for c, n in zip(colors, df["n_cells"])]
+        labels = [f"{c}\n{fmt_compact(n)}" for c, n in zip(colors, df["n_cells"])]
         ax.set_xlabel("true colour (cells)")
     else:
         labels = [str(c) for c in colors]
@@ -327,7 +318,7 @@ def breakdown_bars(table, *, value: str = "pass@2", group: str | None = None,
     ``n_...``) from 0 up. Each bar's
     value is written past its end (``labels``); a bar of 0 is a stub labelled ``0``;
     when every value is 0 the chart says so. NaN values (empty groups) are left blank
-    and marked "n/a".
+    and marked "NaN".
     """
     df = table.copy()
     if value not in df.columns:
@@ -389,7 +380,7 @@ def _bar_series(ax, sub, *, value, ci, at, width, color, label, horizontal, labe
     """One series of bars (one ``hue`` level): ``sub[value]`` per group at positions
     ``at``, error bars from the ``ci`` columns ``(low, high)`` when given (an unknown
     end as a zero-length arm), each value written past its bar (or interval) end, a
-    bar of 0 as a labelled stub, NaN values as an empty slot marked "n/a"."""
+    bar of 0 as a labelled stub, NaN values as an empty slot marked "NaN"."""
     vals = sub[value].to_numpy(float)
     err = None
     hi = np.full(vals.shape, np.nan)
@@ -408,9 +399,9 @@ def _bar_series(ax, sub, *, value, ci, at, width, color, label, horizontal, labe
     for p, v, h in zip(at, vals, hi):
         if not np.isfinite(v):
             if horizontal:
-                ax.text(0.01 * lim, p, "n/a", va="center", ha="left", fontsize=6)
+                ax.text(0.01 * lim, p, MISSING, va="center", ha="left", fontsize=6)
             else:
-                ax.text(p, 0.01 * lim, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
+                ax.text(p, 0.01 * lim, MISSING, ha="center", va="bottom", fontsize=6, rotation=90)
             continue
         if v == 0:
             _zero_stub(ax, p, width * 0.95, horizontal=horizontal, color=color)
@@ -506,7 +497,7 @@ def cell_accuracy_hist(data, *, bins: int = 20, near_miss: float | None = NEAR_M
             _label_value(ax, x, c, c, horizontal=False, count=True, fontsize=MIN_LABEL_SIZE)
     if near_miss is not None and 0 <= near_miss <= 1:
         ax.axvline(near_miss, color="#D55E00", linestyle="--", linewidth=0.8)
-        ax.annotate(f"near miss from {near_miss:g}", (near_miss, 1), xycoords=("data",
+        ax.annotate(f"near miss from {fmt_significant(near_miss)}", (near_miss, 1), xycoords=("data",
                     "axes fraction"), xytext=(-3, -3), textcoords="offset points",
                     ha="right", va="top", fontsize=6, color="#D55E00")
     ax.set_xlim(0, 1)
@@ -527,7 +518,7 @@ def _log_axis(ax, which: str) -> None:
 
     axis = ax.xaxis if which == "x" else ax.yaxis
     (ax.set_xscale if which == "x" else ax.set_yscale)("log")
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: fmt_significant(v)))
     axis.set_minor_formatter(NullFormatter())
 
 
@@ -562,7 +553,7 @@ def cost_vs_score(results, *, metric: str = "pass@2", ax=None):
         ax.errorbar([cx], [cy], yerr=yerr, fmt="D", color="#D55E00", markersize=5,
                     capsize=3, elinewidth=1, label="run", zorder=4)
         high = cy > 0.6 * value_limit(y[ok], [hi] if hi is not None else None)
-        ax.annotate(f"{metric} {value_label(cy)} at {cx:.3g} per task", (cx, cy),
+        ax.annotate(f"{metric} {value_label(cy)} at {fmt_significant(cx, 3)} per task", (cx, cy),
                     xytext=(5, -5 if high else 5), textcoords="offset points",
                     va="top" if high else "bottom", fontsize=6, color="#D55E00",
                     gid=_LABEL_GID)
@@ -604,7 +595,7 @@ def cost_by_outcome(results, *, columns: Sequence[str] = ("cost", "total_tokens"
             medians[c][name] = med
             if np.isfinite(med):
                 ax.hlines(med, i - 0.3, i + 0.3, color="#333333", linewidth=1.5)
-                ax.annotate(f"median {med:.3g}", (i + 0.3, med), xytext=(2, 0),
+                ax.annotate(f"median {fmt_significant(med, 3)}", (i + 0.3, med), xytext=(2, 0),
                             textcoords="offset points", va="center", fontsize=6,
                             gid=_LABEL_GID)
         n = [int(solved.sum()), int((~solved).sum())]
