@@ -52,7 +52,7 @@ import pandas as pd
 from .augment import N_DIHEDRAL, dihedral
 from .data import Dataset, load_dataset
 from .errors import ArcnbError, ParameterError
-from .text import dataset_line, fmt_percent
+from .text import dataset_line, fmt_count, fmt_percent
 from .io import csv_text, to_jsonable
 from .runs import OutputFolder
 
@@ -288,7 +288,7 @@ def _refs(refs: list | None, cache: dict) -> str:
         names = sorted(set(refs))
         shown = "; ".join(names[:MAX_LISTED_REFS])
         more = len(names) - MAX_LISTED_REFS
-        cache[key] = (refs, shown + (f"; ... and {more:,} more" if more > 0 else ""))
+        cache[key] = (refs, shown + (f"; ... and {fmt_count(more, thousands=True)} more" if more > 0 else ""))
     return cache[key][1]
 
 

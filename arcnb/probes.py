@@ -231,8 +231,8 @@ class ProbePlan:
     def cost_line(self, tasks: Iterable[Task], n_views: int) -> str:
         """The planned forward passes, in one line (printed before the work starts)."""
         counts = self.forward_counts(tasks, n_views)
-        parts = [f"{k} {v:,}" for k, v in counts.items() if k != "total"]
-        return (f"planned forward passes: {counts['total']:,} ({', '.join(parts)}; "
+        parts = [f"{k} {fmt_count(v, thousands=True)}" for k, v in counts.items() if k != "total"]
+        return (f"planned forward passes: {fmt_count(counts['total'], thousands=True)} ({', '.join(parts)}; "
                 "one per model input)")
 
     def check_record(self, rec: Mapping, task: Task) -> None:

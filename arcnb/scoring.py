@@ -43,7 +43,7 @@ from .grids import best_attempt, shape_str
 from .metrics import partial_credit
 from .predictions import Predictions, load_predictions, problem_summary
 from .stats import bootstrap_ci
-from .text import MISSING, fmt_count, fmt_interval, fmt_number
+from .text import MISSING, fmt_count, fmt_interval, fmt_number, fmt_significant
 
 __all__ = ["Results", "score", "SUMMARY_KEYS", "METRIC_DEFINITIONS", "ESTIMATORS",
            "COST_SUMMARY_KEYS", "USAGE_COLUMNS", "pass_at_k_unbiased", "cost_line"]
@@ -740,7 +740,7 @@ def _warnings(ds: Dataset, preds: Predictions, summary: dict) -> list[str]:
     if summary.get("n_invalid_usage_values"):
         out.append(f"{summary['n_invalid_usage_values']} cost or token values in the attempts' "
                    "metadata are negative, not finite or above "
-                   f"{MAX_USAGE_VALUE:g}: left out of the cost and token sums")
+                   f"{fmt_significant(MAX_USAGE_VALUE)}: left out of the cost and token sums")
     if summary["n_extra_outputs"]:
         out.append(f"{summary['n_extra_outputs']} test-output entries in the predictions have "
                    f"no test input in {ds.name}: they may be aligned with another version of "

@@ -25,9 +25,10 @@ interval with it. Each output keeps its own fewest decimals (the terminal 4, tab
 figure labels 2), the rule is the same. :func:`fmt_count` writes a count (an integer,
 ``12,345`` with ``thousands``), :func:`fmt_significant` a value to a number of
 significant digits (a parameter, an axis tick, a cost), :func:`fmt_compact` a large count
-in a narrow label (``35k``). A missing value is :data:`MISSING` (``NaN``) in every one of
-them. No other module of arcnb formats a number for a person to read
-(``tests/test_text.py`` checks it); files for machines (CSV, JSON) keep full precision.
+in a narrow label (``35k``), :func:`fmt_seconds` a duration (``12.3 s``). A missing
+value is :data:`MISSING` (``NaN``) in every one of them. No other module of arcnb formats
+a number for a person to read (``tests/test_text.py`` checks it); files for machines
+(CSV, JSON) keep full precision.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ import math
 
 __all__ = ["printable", "escape_char", "escape_latex", "LATEX_ESCAPES", "decimals", "MISSING",
            "fmt_number", "fmt_percent", "fmt_fraction", "fmt_interval", "fmt_count",
-           "fmt_significant", "fmt_compact"]
+           "fmt_significant", "fmt_compact", "fmt_seconds"]
 
 
 def escape_char(ch: str) -> str:
@@ -156,6 +157,11 @@ def fmt_compact(n) -> str:
     if n >= 10**4:
         return f"{fmt_count(n / 1e3)}k"
     return f"{fmt_number(n / 1e3, least=1, most=1)}k" if n >= 10**3 else str(n)
+
+
+def fmt_seconds(v) -> str:
+    """A duration in seconds, to a tenth: ``fmt_seconds(12.34) == "12.3 s"``."""
+    return f"{fmt_number(v, least=1, most=1)} s"
 
 
 # ====================================================================== lines

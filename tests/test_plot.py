@@ -202,7 +202,7 @@ def _naive_label(results, tid, i):
         best, acc = first_right, 1.0
     if best is None:
         best = next((j for j, a in enumerate(atts) if a is not None), None)
-    text = f"{tid} test {i}  cell acc " + ("n/a" if acc is None else f"{acc:.3f}")
+    text = f"{tid} test {i}  cell acc " + ("NaN" if acc is None else f"{acc:.3f}")
     if best is not None and len(results.attempts(tid, i)) > 1:
         text += f"  attempt {best + 1}"
     return text
@@ -337,7 +337,7 @@ def test_breakdown_bars_values_intervals_and_labels():
     segs = bars.errorbar.lines[2][0].get_segments()
     spans = [(round(s[0][1], 6), round(s[1][1], 6)) for s in segs]
     assert spans[:3] == [(0.3, 0.7), (0.0, 0.5), (1.0, 1.0)]
-    assert any(t.get_text() == "n/a" for t in ax.texts)
+    assert any(t.get_text() == "NaN" for t in ax.texts)
     # an interval reaching 1: the scale stops at 1, the view leaves room for its label
     assert ax.arcnb_limit == 1.0 and ax.get_ylim() == (0.0, 1.12)
     assert max(ax.get_yticks()) == 1.0 and ax.spines["left"].get_bounds() == (0, 1.0)
@@ -355,7 +355,7 @@ def test_color_accuracy_bars_use_the_arc_colours():
     faces = [matplotlib.colors.to_hex(p.get_facecolor()).upper() for p in ax.patches]
     assert faces == list(P.PALETTE)
     assert ax.patches[5].get_height() == pytest.approx(0.5)
-    assert any(t.get_text() == "n/a" for t in ax.texts)
+    assert any(t.get_text() == "NaN" for t in ax.texts)
 
 
 def test_color_charts_from_results(mixed_results):

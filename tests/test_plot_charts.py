@@ -83,7 +83,7 @@ def test_value_label_never_rounds_a_small_score_away():
     assert P.value_label(0.013) == "0.013"
     assert P.value_label(0.5) == "0.50"
     assert P.value_label(1.0) == "1.00"
-    assert P.value_label(float("nan")) == "n/a"
+    assert P.value_label(float("nan")) == "NaN"
     assert P.value_label(162, count=True) == "162"
 
 
@@ -134,8 +134,8 @@ def test_breakdown_bars_scale_label_and_stub_zero_bars():
     ax = P.breakdown_bars(df)
     assert ax.get_ylim() == (0.0, 0.01)
     assert [p.get_height() for p in ax.patches] == [0.0025, 0.0, 0.0]
-    assert [t for t in _texts(ax) if t != "n/a"] == ["0.0025", "0"]
-    assert "n/a" in _texts(ax)
+    assert [t for t in _texts(ax) if t != "NaN"] == ["0.0025", "0"]
+    assert "NaN" in _texts(ax)
     stubs = _gid(ax, "arcnb-zero-bar")
     assert len(stubs) == 1 and list(stubs[0].get_ydata()) == [0, 0]
     assert stubs[0].get_linewidth() >= 2
@@ -173,7 +173,7 @@ def test_breakdown_panels_lead_with_partial_credit_when_nothing_is_solved(zero_r
     # each panel on its own scale: partial credit's limit covers its largest interval end
     assert pc.get_xlim()[1] >= np.nanmax(t["partial_credit_ci_high"])
     assert pc.arcnb_limit <= 1.0 and pc.get_xlim()[1] <= 1.12  # room for a label at 1
-    labels = [s for s in _texts(pc) if s != "n/a"]
+    labels = [s for s in _texts(pc) if s != "NaN"]
     assert labels == [P.value_label(v) for v in t["partial_credit"] if np.isfinite(v)]
     assert len(_gid(fig.arcnb_axes["pass@2"], "arcnb-all-zero")) == 1
     # with 1 of 400 tasks solved, the lead is still partial credit (fewer than 3 groups)
@@ -192,7 +192,7 @@ def test_color_accuracy_labels_every_bar(small_run, zero_run):
     acc = B.color_accuracy(small_run, n_boot=100)
     ax = P.color_accuracy(acc)
     assert ax.get_ylim()[1] >= np.nanmax(acc["ci_high"])
-    shown = [s for s in _texts(ax) if s != "n/a"]
+    shown = [s for s in _texts(ax) if s != "NaN"]
     assert shown == [P.value_label(v) for v in acc["accuracy"] if np.isfinite(v)]
 
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 from ..baselines import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, program_search_model
 from ..errors import ArcnbError
-from ..text import fmt_significant
+from ..text import fmt_count, fmt_significant
 
 __all__ = ["register_builder", "get_builder", "builder_names", "resolve_builder"]
 
@@ -108,8 +108,8 @@ def _build_demo_conv(hidden: int = 32, blocks: int = 3, prior: bool = False):
         raise ArcnbError(f"prior={prior!r} is not true or false")
     n = demo_conv_parameters(hidden, blocks, prior)
     if n > DEMO_CONV_MAX_PARAMS:
-        raise ArcnbError(f"hidden={hidden}, blocks={blocks} make {n:,} parameters, more than "
-                         f"the {DEMO_CONV_MAX_PARAMS:,} demo-conv allows")
+        raise ArcnbError(f"hidden={hidden}, blocks={blocks} make {fmt_count(n, thousands=True)} parameters, more than "
+                         f"the {fmt_count(DEMO_CONV_MAX_PARAMS, thousands=True)} demo-conv allows")
     return DemoConvNet(hidden=hidden, blocks=blocks, prior=prior)
 
 
