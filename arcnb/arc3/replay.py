@@ -31,7 +31,7 @@ from ..errors import ParameterError, printable
 from ..html import check_self_contained, escape, page, replay_css, style
 from ..io import atomic_write_text
 from ..text import fmt_number
-from .figures import PALETTE_RGB, key_frames
+from ..plot.arc3 import PALETTE_RGB, key_frames
 from .reader import Recording
 from .scorer import Scorecard, play_score
 
