@@ -172,6 +172,8 @@ _FORMAT_FIELD = re.compile(r"(?<!\{)\{[\w.\[\]]*(?:![rsa])?:(?:.?[<>=^])?[-+ ]?z
 _PRINTF = re.compile(r"%[-+ 0#]*\d*(?:\.\d+)?[eEfFgG]")
 #: The ways a missing value was spelt before it was :data:`arcnb.text.MISSING`.
 _MISSING_SPELLINGS = {"n/a", "N/A", "nan", "NaN", "–", "—"}
+#: ``nan`` or ``n/a`` as a word of a longer text (``"nan (nan%)"``).
+_MISSING_WORD = re.compile(r"(?<![\w.])(?:nan|n/a|N/A)(?![\w(])")
 #: The functions whose argument is a float's name, not a text (``float("nan")``).
 _PARSES = {"float", "Decimal", "float64", "float32"}
 
@@ -246,7 +248,7 @@ def number_formatting(source: str) -> list[tuple[int, str, str]]:
             what = "printf-style float"
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
             up = parent.get(node)
-            if node.value in _MISSING_SPELLINGS and not (
+            if (node.value in _MISSING_SPELLINGS or _MISSING_WORD.search(node.value)) and not (
                     isinstance(up, ast.Call)
                     and getattr(up.func, "id", getattr(up.func, "attr", "")) in _PARSES):
                 what = f"missing value spelt {node.value!r}"
@@ -263,12 +265,13 @@ def f(x, n, d):
     a = f"{x:.3f} {x:.1%} {x:.2g} {n:,} {x:.{d}f} {x:>6} {n} {x!r}"
     b = format(x, ".3f") + "%.2f" % x + "{:.2g}".format(x) + str(round(x, 2)) + f"{round(x, 1)}"
     c = "n/a" if x != x else "–"
+    e = "nan (nan%)"
     return float("nan"), "NaN", "plain {text}", "a - b", "--"
 '''
     kinds = [what.split(" ")[0] for _, _, what in number_formatting(src)]
-    assert kinds.count("f-string") == 5 and kinds.count("missing") == 3
+    assert kinds.count("f-string") == 5 and kinds.count("missing") == 4
     assert {"format(x,", "printf-style", "format", "str(round(...))", "round()"} <= set(kinds)
-    assert len(kinds) == 13
+    assert len(kinds) == 14
 
 
 def test_no_module_formats_a_number_for_display_by_itself():

@@ -20,7 +20,7 @@ import numpy as np
 from .palette import grid_image, pyplot
 from .paper import figsize, paper_style
 from .pixelfont import plain_label
-from ..text import fmt_interval, fmt_number, fmt_significant
+from ..text import fmt_count, fmt_interval, fmt_number, fmt_significant
 
 __all__ = ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule",
            "candidate_strip", "anytime_curve", "verifier_confusion",
@@ -68,7 +68,7 @@ def rank_histogram(analysis, *, rule: str | None = None, max_rank: int = 10, ax=
         colours = ["C0"] * (len(counts) - 1) + ["0.6"]
         bars = ax.bar(range(len(counts)), counts, color=colours)
         for b, c in zip(bars, counts):
-            ax.annotate(fmt_number(c, least=1) if c != int(c) else str(int(c)),
+            ax.annotate(fmt_number(c, least=1) if c != int(c) else fmt_count(c),
                         (b.get_x() + b.get_width() / 2, c), ha="center", va="bottom",
                         fontsize="small", xytext=(0, 1), textcoords="offset points")
         ax.set_xticks(range(len(counts)), labels)
