@@ -182,6 +182,8 @@ _PARSES = {"float", "Decimal", "float64", "float32"}
 MACHINE_FORMATS = {
     ("html.py", "data_value"): "the exact float of a table cell's data-value attribute, read "
                                "by scripts and tests: repr(), missing as 'nan' (parseFloat's)",
+    ("plot/charts.py", "_nice_ceil"): "float(f'{v:.12g}'): an axis limit rounded to 12 significant "
+                                      "digits (a number, never shown as text)",
     ("metrics/grid.py", "tolerance_name"): "a tolerance in a metric's key (grid_tol_0p95), a "
                                       "name to look up, the same in every file",
 }

@@ -61,7 +61,7 @@ def _nice_ceil(x: float) -> float:
     for m in _NICE:
         v = float(m * 10.0**e)
         if v >= x * (1 - 1e-12):
-            return float(np.round(v, 11 - int(e)))  # m * 10**e without the float noise
+            return float(f"{v:.12g}")  # m * 10**e without the float noise: a number, not a text
     return float(10.0 ** (e + 1))
 
 
