@@ -54,7 +54,7 @@ from .columns import GROUPS, NEAR_MISS, graded_columns, is_near_miss
 from .errors import ArcnbError, ParameterError
 from .grids import COLOR_NAMES, PAD_TOKEN, pad_grids
 from .io import atomic_write_text, csv_text
-from .text import escape_latex, fmt_number
+from .text import MISSING, escape_latex, fmt_number, fmt_percent, fmt_significant
 from .stats import bootstrap_ci, bootstrap_indices, ratio_bootstrap_ci
 from .taxonomy import UNCATEGORIZED, Taxonomy, load_taxonomy
 
@@ -589,6 +589,11 @@ def _adaptive(v: float) -> str:
     return fmt_number(v, least=3, most=6)  # the one rule (arcnb.text)
 
 
+def _two_significant(v: float) -> str:
+    """A p-value as a paper table shows it: two significant digits (``3.1e-05``)."""
+    return fmt_significant(v, 2)
+
+
 def _paper_columns(d: pd.DataFrame, columns, metric: str | None) -> list:
     """The columns a LaTeX table shows: ``columns="all"`` every column; a list those
     columns; ``None`` the columns a paper shows of a breakdown (a table with a
@@ -621,8 +626,7 @@ def _not_zero(v: float, text: str, pct: bool) -> str:
         return text
     if v == 0 or shown != 0 or not np.isfinite(v):
         return text
-    digits = int(min(8, np.ceil(-np.log10(abs(v))) + 1))
-    return f"{v:.{digits}f}"
+    return fmt_number(v, least=0, most=8)  # two significant digits (arcnb.text)
 
 
 def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: bool = False,
@@ -630,7 +634,7 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
                 formats: dict | None = None, columns=None, metric: str | None = None) -> str:
     """A booktabs LaTeX table of ``df`` (needs ``\\usepackage{booktabs}``), written by
     hand so it works without jinja2. Text is escaped; NaN and missing values are shown as
-    ``--``; numbers are right-aligned.
+    ``NaN`` (:data:`arcnb.text.MISSING`, as everywhere); numbers are right-aligned.
 
     Columns: a breakdown (:func:`breakdown`) shows what a paper shows, narrow enough
     for one column: the group, ``n_tasks``, ``metric`` (default pass@2) and its
@@ -643,9 +647,10 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
     digits, up to 6), so that 0.0025 prints as ``0.0025``, never ``0.003``;
     ``percent=True`` prints fractions as percent with 2 decimals (``0.25``, the way
     papers quote ARC scores; the header says ``(%)``); ``float_format`` (e.g.
-    ``"{:.3f}"``) fixes one format for every float; ``formats[column]`` overrides a
-    column (p-value columns, named ``p_value`` or ending in ``_p``, default to
-    ``"{:.2g}"`` so tiny p-values stay visible and are never turned into percent). A
+    ``"{:.3f}"``) fixes one format for every float; ``formats[column]`` (a format string
+    or a function of the value) overrides a column (p-value columns, named ``p_value`` or
+    ending in ``_p``, default to two significant digits, :func:`arcnb.text.fmt_significant`,
+    so tiny p-values stay visible and are never turned into percent). A
     nonzero value is never printed as zero: a format that would round it to 0 gets
     the decimals that show it (0.00004 as percent: ``0.004``)."""
     d = df.reset_index() if index else df
@@ -661,7 +666,7 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
             key = ("interval", c)  # shown as "95% interval"
             cols.append(key)
             spans[key] = (lo, hi, c)
-    fmt = {c: "{:.2g}" for c in d.columns if str(c) == "p_value" or str(c).endswith("_p")}
+    fmt = {c: _two_significant for c in d.columns if str(c) == "p_value" or str(c).endswith("_p")}
     fmt.update(formats or {})
 
     def numeric(c):
@@ -675,12 +680,14 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
 
     def cell(v, f, pct):
         if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
-            return "--"
+            return MISSING
         if isinstance(v, (float, np.floating)):
             v = float(v) * (100.0 if pct else 1.0)
             if pct and f is None:
-                return _not_zero(v, f"{v:.2f}", pct)
-            return _adaptive(v) if f is None else _not_zero(v, f.format(v), pct)
+                return _not_zero(v, fmt_number(v, least=2, most=2), pct)
+            if f is None:
+                return _adaptive(v)
+            return _not_zero(v, f(v) if callable(f) else f.format(v), pct)
         return _tex(v)
 
     # values column by column: a row of an all-numeric table (``iterrows``) would turn
@@ -690,10 +697,10 @@ def latex_table(df: pd.DataFrame, *, float_format: str | None = None, percent: b
     def value(i, c, f, pct):
         if c in spans:
             lo, hi = (cell(values[spans[c][j]][i], f, pct) for j in (0, 1))
-            return "--" if "--" in (lo, hi) else f"{lo}--{hi}"
+            return MISSING if MISSING in (lo, hi) else f"{lo}--{hi}"
         return cell(values[c][i], f, pct)
 
-    header = [_tex(f"{level:.0%} interval" if c in spans else c) + (r" (\%)" if pct else "")
+    header = [_tex(f"{fmt_percent(level, least=0, most=0)} interval" if c in spans else c) + (r" (\%)" if pct else "")
               for c, pct in zip(cols, as_pct)]
     lines = []
     if caption is not None or label is not None:

@@ -23,6 +23,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .text import fmt_significant
+
 __all__ = ["Column", "OUTPUTS", "TASKS", "GROUPS", "SUMMARY", "DEFINITIONS", "NEAR_MISS",
            "expand", "column", "is_near_miss", "label", "definitions", "interval_columns",
            "graded_columns", "group_metrics", "upgrade_summary"]
@@ -226,7 +228,7 @@ GROUPS: tuple[Column, ...] = (
            label="partial credit", graded=True),
     Column("n_near_miss", "group", "int64", "number of near misses: test outputs not solved "
            "within 2 attempts whose cell accuracy is at least the near-miss threshold "
-           f"({NEAR_MISS:g} unless the report says otherwise)", aggregate="sum",
+           f"({fmt_significant(NEAR_MISS)} unless the report says otherwise)", aggregate="sum",
            label="near misses", graded=True),
 )
 

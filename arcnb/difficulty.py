@@ -65,6 +65,7 @@ from .data import normalize_task_id
 from .errors import InputFileError, ParameterError
 from .io import atomic_write_text, csv_text, read_csv
 from .taxonomy import Taxonomy
+from .text import fmt_number, fmt_significant
 
 __all__ = ["MODELS", "PRIOR_SD", "LOG_A_PRIOR_SD", "SURPRISE", "BEYOND", "N_BINS",
            "DIFFICULTY_FILE", "CSV_COLUMNS", "IRTFit", "Difficulty", "fit_irt",
@@ -272,7 +273,8 @@ def difficulty_bins(values, n_bins: int = N_BINS) -> tuple[np.ndarray, list[str]
         vals = v[idx == k]
         word = (" easiest" if k == 0 and len(used) > 1 else
                 " hardest" if k == len(used) - 1 and len(used) > 1 else "")
-        labels.append(f"{k + 1}{word} ({vals.min():.1f} to {vals.max():.1f})")
+        lo, hi = (fmt_number(x, least=1, most=1) for x in (vals.min(), vals.max()))
+        labels.append(f"{k + 1}{word} ({lo} to {hi})")
     return idx, labels
 
 
@@ -334,8 +336,9 @@ class Difficulty:
                   for s in self.abilities["system"]}
         out = {
             "model": self.model, "prior_sd": self.fit.prior_sd,
-            "prior": (f"theta ~ N(0, {self.fit.prior_sd:g}^2), b ~ N(0, {self.fit.prior_sd:g}^2)"
-                      + (f", log a ~ N(0, {LOG_A_PRIOR_SD:g}^2)" if self.model == "2pl" else "")),
+            "prior": (f"theta ~ N(0, {fmt_significant(self.fit.prior_sd)}^2), "
+                      f"b ~ N(0, {fmt_significant(self.fit.prior_sd)}^2)"
+                      + (f", log a ~ N(0, {fmt_significant(LOG_A_PRIOR_SD)}^2)" if self.model == "2pl" else "")),
             "interval": _INTERVAL, "converged": self.fit.converged,
             "iterations": self.fit.iterations, "n_systems": len(self.abilities),
             "n_outputs": len(self.outputs), "n_tasks": len(self.tasks),

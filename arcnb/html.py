@@ -18,7 +18,7 @@ import re
 import pandas as pd
 
 from .errors import ArcnbError, printable
-from .text import fmt_number
+from .text import MISSING, fmt_number
 
 __all__ = ["escape", "data_value", "table", "note", "heading", "HTML",
            "PAGE_CSS", "CSP", "page", "check_self_contained", "style", "insert_contents"]
@@ -47,8 +47,8 @@ def table(df, *, table_id: str | None = None, caption: str | None = None,
     (a note says how many were left out)."""
     cut = max_rows is not None and len(df) > max_rows
     shown = _printable_frame(df.head(max_rows) if cut else df)
-    fmt = (lambda x: "NaN" if pd.isna(x) else fmt_number(x, least=digits, most=max(digits, 8)))
-    text = shown.to_html(escape=True, index=index, na_rep="NaN", float_format=fmt,
+    fmt = (lambda x: MISSING if pd.isna(x) else fmt_number(x, least=digits, most=max(digits, 8)))
+    text = shown.to_html(escape=True, index=index, na_rep=MISSING, float_format=fmt,
                          classes=classes, border=0,
                          table_id=table_id if table_id else None)
     text = _left_align_text(text, shown, index=index)
@@ -94,7 +94,7 @@ def _printable_frame(df):
     :func:`arcnb.text.printable` (``to_html`` escapes markup only: a direction override or
     an escape sequence in a task id or a label would reach the page as it is)."""
     def clean(v):  # a missing text (None) is spelt as every missing value: NaN
-        return printable(v, keep="\n\t") if isinstance(v, str) else ("NaN" if v is None else v)
+        return printable(v, keep="\n\t") if isinstance(v, str) else (MISSING if v is None else v)
 
     out = df.rename(columns=clean, index=clean)
     # a missing value of a nullable column (pd.NA: a seed, a count) is spelt as every
@@ -105,7 +105,7 @@ def _printable_frame(df):
         out = out.copy()
         for i in nullable:
             col = out.iloc[:, i]
-            out.isetitem(i, pd.Series([v if pd.notna(v) else "NaN" for v in col],
+            out.isetitem(i, pd.Series([v if pd.notna(v) else MISSING for v in col],
                                       index=col.index, dtype=object))
     text = [i for i, d in enumerate(out.dtypes)
             if pd.api.types.is_object_dtype(d) or isinstance(d, pd.StringDtype)]
@@ -174,6 +174,45 @@ margin:0.5em 0 1em 0;display:inline-block}
 .arcnb-summary{font-size:15px;line-height:1.5;max-width:60em}
 .arcnb-error{border:2px solid #c00;padding:0.5em 1em;background:#fff0f0}
 """
+
+#: The look of the script-free replay player of a game recording (``arcnb.arc3.replay``):
+#: a bar of radio buttons, one per step, coloured by what the step did, and the frame
+#: and text of the checked one; :func:`replay_css` scopes it to one player.
+REPLAY_CSS = (
+    ".arcnb-replay{display:flex;flex-wrap:wrap;align-items:flex-start;max-width:1100px}"
+    ".arcnb-replay>input{appearance:none;-webkit-appearance:none;flex:1 1 0;min-width:0;"
+    "height:22px;margin:0;border:0;border-right:1px solid #fff;background:#d9d9d9;"
+    "cursor:pointer}"
+    ".arcnb-replay>input.k-uncounted{background:#eeeeee}"
+    ".arcnb-replay>input.k-reset{background:#f6c28b}"
+    ".arcnb-replay>input.k-lost{background:#f28b82}"
+    ".arcnb-replay>input.k-level{background:#7bc96f}"
+    ".arcnb-replay>input:checked{background:#0072B2}"
+    ".arcnb-replay>input:focus-visible{outline:2px solid #000;outline-offset:1px}"
+    ".arcnb-replay .ticks{flex-basis:100%;display:flex;justify-content:space-between;"
+    "font-size:11px;color:#555;margin:2px 0 8px 0}"
+    ".arcnb-replay .ticks label{cursor:pointer;text-decoration:underline dotted}"
+    ".arcnb-replay .view{flex-basis:100%;display:flex;gap:16px;flex-wrap:wrap}"
+    ".arcnb-replay .fr{display:none;width:384px;height:384px;image-rendering:pixelated;"
+    "border:1px solid #999}"
+    ".arcnb-replay .st{display:none;max-width:640px;font-size:13px}"
+    ".arcnb-replay .st .why{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;"
+    "border:1px solid #ddd;padding:6px;max-height:300px;overflow:auto;font-family:"
+    "ui-monospace,monospace;font-size:12px}"
+    ".arcnb-replay .st p{margin:0 0 6px 0}"
+    ".arcnb-replay .noframe{display:none;width:384px;height:384px;border:1px dashed #999;"
+    "align-items:center;justify-content:center;color:#555}")
+
+
+def replay_css(uid: str, frames) -> str:
+    """The stylesheet of one replay player, the element of id ``uid`` (a player of a
+    page shows beside others in a notebook): :data:`REPLAY_CSS` scoped to it, and for
+    each step ``n`` (its radio button ``#{uid}s{n}``) the rules that show its frame
+    (``frames[n]``, a class selector such as ``.i3``; ``.nf``: no frame) and its text
+    ``.t{n}`` while it is checked."""
+    rules = "".join(f"#{uid}s{n}:checked~.view {show},#{uid}s{n}:checked~.view .t{n}"
+                    "{display:block}" for n, show in enumerate(frames))
+    return REPLAY_CSS.replace(".arcnb-replay", f"#{uid}") + rules
 
 
 # a section heading: as nbconvert writes a markdown "##" heading, as heading() writes one

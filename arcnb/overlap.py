@@ -51,7 +51,7 @@ import pandas as pd
 from .augment import N_DIHEDRAL, dihedral
 from .data import Dataset, load_dataset
 from .errors import ArcnbError, ParameterError
-from .text import dataset_line
+from .text import dataset_line, fmt_count, fmt_percent
 from .runs import write_result_folder
 
 __all__ = [
@@ -286,7 +286,7 @@ def _refs(refs: list | None, cache: dict) -> str:
         names = sorted(set(refs))
         shown = "; ".join(names[:MAX_LISTED_REFS])
         more = len(names) - MAX_LISTED_REFS
-        cache[key] = (refs, shown + (f"; ... and {more:,} more" if more > 0 else ""))
+        cache[key] = (refs, shown + (f"; ... and {fmt_count(more, thousands=True)} more" if more > 0 else ""))
     return cache[key][1]
 
 
@@ -339,7 +339,7 @@ class Overlap:
 
 
 def _share(k: int, n: int) -> str:
-    return f"{k}/{n}" + (f" ({100 * k / n:.1f}%)" if n else "")
+    return f"{k}/{n}" + (f" ({fmt_percent(k / n, least=1, most=1)})" if n else "")
 
 
 def format_line(summary: dict) -> str:

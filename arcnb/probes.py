@@ -66,7 +66,7 @@ from .runs.layout import PROBE_PREDICTIONS, PROBES_CSV, PROXY_CSV, PROXY_PREDICT
 from .scoring import score
 from .stats import bootstrap_ci, paired_bootstrap_ci
 from .taxonomy import structural_taxonomy
-from .text import fmt_number
+from .text import fmt_count, fmt_interval, fmt_number
 
 __all__ = ["PROBES", "PROBE_NAMES", "PROBE_COLOR_PERMS", "ProbeView", "ProbePlan",
            "check_probes", "probe_views", "probe_plan", "probe_numbers", "proxy_numbers",
@@ -231,8 +231,8 @@ class ProbePlan:
     def cost_line(self, tasks: Iterable[Task], n_views: int) -> str:
         """The planned forward passes, in one line (printed before the work starts)."""
         counts = self.forward_counts(tasks, n_views)
-        parts = [f"{k} {v:,}" for k, v in counts.items() if k != "total"]
-        return (f"planned forward passes: {counts['total']:,} ({', '.join(parts)}; "
+        parts = [f"{k} {fmt_count(v, thousands=True)}" for k, v in counts.items() if k != "total"]
+        return (f"planned forward passes: {fmt_count(counts['total'], thousands=True)} ({', '.join(parts)}; "
                 "one per model input)")
 
     def check_record(self, rec: Mapping, task: Task) -> None:
@@ -502,32 +502,31 @@ def proxy_numbers(table: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
     return out
 
 
-def _num(x) -> str:
-    return "nan" if x is None or x != x else f"{x:.3f}"
-
-
 def probe_lines(metrics: Mapping) -> list[str]:
     """The probes' and the proxy's numbers of a ``metrics.json`` as lines of text (what
-    ``arcnb evaluate`` prints)."""
+    ``arcnb evaluate`` prints): numbers with 3 decimals (:func:`arcnb.text.fmt_number`)."""
+    def num(v):
+        return fmt_number(v, least=3, most=3)
+
     lines = []
     probes = metrics.get("probes") or {}
     for p, n in sorted(probes.items(), key=lambda kv: (
             PROBE_NAMES.index(kv[0]) if kv[0] in PROBE_NAMES else len(PROBE_NAMES), kv[0])):
         lo, hi = n.get("drop_ci95") or (None, None)
-        lines.append(f"probe {p}: pass@2 {_num(n.get('pass@2'))}, drop {_num(n.get('drop'))} "
-                     f"[{_num(lo)}, {_num(hi)}], consistency {_num(n.get('consistency'))}, "
-                     f"robustly solved {_num(n.get('robustly_solved'))} "
-                     f"({n.get('n_views')} views, {n.get('n_forward', 0):,} forward passes)")
+        lines.append(f"probe {p}: pass@2 {num(n.get('pass@2'))}, drop {num(n.get('drop'))} "
+                     f"{fmt_interval(lo, hi, least=3, most=3)}, consistency {num(n.get('consistency'))}, "
+                     f"robustly solved {num(n.get('robustly_solved'))} "
+                     f"({n.get('n_views')} views, {fmt_count(n.get('n_forward', 0), thousands=True)} forward passes)")
     if metrics.get("memorisation"):
         lines.append("memorisation: " + str(metrics["memorisation"].get("line")))
     proxy = metrics.get("proxy")
     if proxy:
         lo, hi = proxy.get("ci95") or (None, None)
-        line = (f"proxy (leave-one-demonstration-out): pass@2 {_num(proxy.get('pass@2'))} "
-                f"[{_num(lo)}, {_num(hi)}] on {proxy.get('n_tasks')} tasks")
+        line = (f"proxy (leave-one-demonstration-out): pass@2 {num(proxy.get('pass@2'))} "
+                f"{fmt_interval(lo, hi, least=3, most=3)} on {proxy.get('n_tasks')} tasks")
         if "true_pass@2" in proxy:
-            line += (f"; true pass@2 on them {_num(proxy['true_pass@2'])}, per-task agreement "
-                     f"{_num(proxy.get('agreement'))}")
+            line += (f"; true pass@2 on them {num(proxy['true_pass@2'])}, per-task agreement "
+                     f"{num(proxy.get('agreement'))}")
         lines.append(line)
     return lines
 

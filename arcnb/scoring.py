@@ -43,7 +43,7 @@ from .grids import best_attempt, shape_str
 from .metrics import partial_credit
 from .predictions import Predictions, load_predictions, problem_summary
 from .stats import bootstrap_ci
-from .text import fmt_interval, fmt_number
+from .text import MISSING, fmt_count, fmt_interval, fmt_number, fmt_significant
 
 __all__ = ["Results", "score", "SUMMARY_KEYS", "METRIC_DEFINITIONS", "ESTIMATORS",
            "COST_SUMMARY_KEYS", "USAGE_COLUMNS", "pass_at_k_unbiased", "cost_line"]
@@ -531,7 +531,7 @@ def cost_line(summary: dict) -> str:
     or "" when the summary has neither cost, tokens nor a model (also for a summary
     read back from JSON, where NaN is null)."""
     def money(v):
-        return f"${fmt_number(v, least=4)}" if _known(v) else "nan"
+        return f"${fmt_number(v, least=4)}" if _known(v) else MISSING
 
     parts = []
     if _known(summary.get("total_cost")):
@@ -542,8 +542,8 @@ def cost_line(summary: dict) -> str:
                      f"{summary.get('n_attempts', 0)} attempts with a cost)")
     if _known(summary.get("total_tokens")):
         per = summary.get("tokens_per_task")
-        parts.append(f"tokens: {int(summary['total_tokens'])} total, "
-                     + (f"{per:.1f}" if _known(per) else "nan") + " per task")
+        parts.append(f"tokens: {fmt_count(summary['total_tokens'])} total, "
+                     + (fmt_number(per, least=1, most=1) if _known(per) else MISSING) + " per task")
     if summary.get("model"):
         parts.append(f"model: {summary['model']}"
                      + (f" ({summary['provider']})" if summary.get("provider") else ""))
@@ -740,7 +740,7 @@ def _warnings(ds: Dataset, preds: Predictions, summary: dict) -> list[str]:
     if summary.get("n_invalid_usage_values"):
         out.append(f"{summary['n_invalid_usage_values']} cost or token values in the attempts' "
                    "metadata are negative, not finite or above "
-                   f"{MAX_USAGE_VALUE:g}: left out of the cost and token sums")
+                   f"{fmt_significant(MAX_USAGE_VALUE)}: left out of the cost and token sums")
     if summary["n_extra_outputs"]:
         out.append(f"{summary['n_extra_outputs']} test-output entries in the predictions have "
                    f"no test input in {ds.name}: they may be aligned with another version of "

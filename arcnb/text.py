@@ -22,14 +22,21 @@ digits for small values" (a small nonzero score, 0.0025 or 0.00004, is never pri
 0.003 or 0.0000); :func:`fmt_number`, :func:`fmt_percent`, :func:`fmt_fraction` and
 :func:`fmt_interval` write a value, a percent, a fraction with its percent and an
 interval with it. Each output keeps its own fewest decimals (the terminal 4, tables 3,
-figure labels 2), the rule is the same.
+figure labels 2), the rule is the same. :func:`fmt_count` writes a count (an integer,
+``12,345`` with ``thousands``), :func:`fmt_significant` a value to a number of
+significant digits (a parameter, an axis tick, a cost), :func:`fmt_compact` a large count
+in a narrow label (``35k``), :func:`fmt_seconds` a duration (``12.3 s``). A missing
+value is :data:`MISSING` (``NaN``) in every one of them. No other module of arcnb formats
+a number for a person to read (``tests/test_text.py`` checks it); files for machines
+(CSV, JSON) keep full precision.
 """
 from __future__ import annotations
 
 import math
 
-__all__ = ["printable", "escape_char", "escape_latex", "LATEX_ESCAPES", "decimals",
-           "fmt_number", "fmt_percent", "fmt_fraction", "fmt_interval"]
+__all__ = ["printable", "escape_char", "escape_latex", "LATEX_ESCAPES", "decimals", "MISSING",
+           "fmt_number", "fmt_percent", "fmt_fraction", "fmt_interval", "fmt_count",
+           "fmt_significant", "fmt_compact", "fmt_seconds"]
 
 
 def escape_char(ch: str) -> str:
@@ -87,17 +94,22 @@ def fmt_number(v, *, least: int = 3, most: int = 6) -> str:
     """``v`` with :func:`decimals` decimals: ``fmt_number(0.25) == "0.250"``,
     ``fmt_number(0.0025) == "0.0025"``, ``fmt_number(0.00004, least=4) == "0.000040"``;
     a missing value (NaN) as ``MISSING`` (``NaN``: the one spelling arcnb writes in
-    every table, line and page), infinities as Python writes them (``inf``)."""
+    every table, line and page; None too), infinities as Python writes them (``inf``)."""
+    if v is None:
+        return MISSING
     v = float(v)
     if math.isnan(v):
         return MISSING
     return f"{v:.{decimals(v, least=least, most=most)}f}"
 
 
-def fmt_percent(v, *, least: int = 2, most: int = 6) -> str:
+def fmt_percent(v, *, least: int = 2, most: int = 6, sep: str = "") -> str:
     """The fraction ``v`` as a percent: ``fmt_percent(0.25) == "25.00%"``,
-    ``fmt_percent(0.00004) == "0.0040%"``."""
-    return f"{fmt_number(100 * float(v), least=least, most=most)}%"
+    ``fmt_percent(0.00004) == "0.0040%"``; ``sep`` between the number and ``%`` (a
+    sentence writes ``"25.00 %"``); a missing value (None, NaN) as ``MISSING``."""
+    if v is None or math.isnan(float(v)):
+        return MISSING
+    return f"{fmt_number(100 * float(v), least=least, most=most)}{sep}%"
 
 
 def fmt_fraction(v, *, missing: str = MISSING) -> str:
@@ -111,6 +123,45 @@ def fmt_fraction(v, *, missing: str = MISSING) -> str:
 def fmt_interval(lo, hi, *, least: int = 4, most: int = 8) -> str:
     """An interval as ``[lo, hi]``, each end as :func:`fmt_number` writes it."""
     return f"[{fmt_number(lo, least=least, most=most)}, {fmt_number(hi, least=least, most=most)}]"
+
+
+def fmt_count(v, *, thousands: bool = False) -> str:
+    """A count as an integer (a float rounded): ``fmt_count(12.0) == "12"``,
+    ``fmt_count(12345, thousands=True) == "12,345"``; ``MISSING`` for None or NaN."""
+    if v is None or math.isnan(float(v)):
+        return MISSING
+    if not math.isfinite(float(v)):
+        return str(float(v))
+    n = int(round(float(v)))
+    return f"{n:,d}" if thousands else str(n)
+
+
+def fmt_significant(v, digits: int = 6) -> str:
+    """``v`` to ``digits`` significant digits, trailing zeros dropped (Python's general
+    format): ``fmt_significant(0.95) == "0.95"``, ``fmt_significant(1234.5, 3) ==
+    "1.23e+03"``, ``fmt_significant(1e-05) == "1e-05"``; for a parameter, an axis tick, a
+    cost whose scale is not known; ``MISSING`` for None or NaN."""
+    if v is None or math.isnan(float(v)):
+        return MISSING
+    return f"{float(v):.{int(digits)}g}"
+
+
+def fmt_compact(n) -> str:
+    """A large count in a narrow label: ``999``, ``1.2k``, ``35k``, ``1.5M``;
+    ``MISSING`` for None or NaN."""
+    if n is None or math.isnan(float(n)):
+        return MISSING
+    n = int(n)
+    if n >= 10**6:
+        return f"{fmt_number(n / 1e6, least=1, most=1)}M"
+    if n >= 10**4:
+        return f"{fmt_count(n / 1e3)}k"
+    return f"{fmt_number(n / 1e3, least=1, most=1)}k" if n >= 10**3 else str(n)
+
+
+def fmt_seconds(v) -> str:
+    """A duration in seconds, to a tenth: ``fmt_seconds(12.34) == "12.3 s"``."""
+    return f"{fmt_number(v, least=1, most=1)} s"
 
 
 # ====================================================================== lines

@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from make_arc3_example import record  # noqa: E402
 from arcnb import arc3  # noqa: E402
-from arcnb.arc3 import figures as F  # noqa: E402
+from arcnb.plot import arc3 as F  # noqa: E402
 from arcnb.plot import paper_style, save  # noqa: E402
 
 OUT = ROOT / "docs" / "guide" / "images"

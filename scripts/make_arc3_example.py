@@ -16,7 +16,7 @@ toolkit's line format:
 ``baselines.csv`` (``game_id,level,baseline_actions``) holds the human baselines of the
 games (none for tw03, one level for tw04). To stay small (a 64 x 64 frame is 12 KB of
 JSON), only agent A's first recording keeps frames, and only at its key steps
-(``arcnb.arc3.figures.key_frames``: level starts and ends, the GAME_OVER, the win, the
+(``arcnb.plot.arc3.key_frames``: level starts and ends, the GAME_OVER, the win, the
 last step) and the empty frames of the actions sent after the game ended; every other
 recording is recorded without frames (the toolkit's recorder leaves the key out). The
 scores do not depend on the frames. Deterministic: the same code writes the same bytes.
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import _arc3_game as G  # noqa: E402
 from arcnb.arc3 import read_recording  # noqa: E402
-from arcnb.arc3.figures import key_frames  # noqa: E402
+from arcnb.plot.arc3 import key_frames  # noqa: E402
 
 OUT = ROOT / "arcnb" / "resources" / "examples" / "arc3"
 #: The one recording that keeps frames (at its key steps).

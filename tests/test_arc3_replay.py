@@ -14,7 +14,7 @@ from PIL import Image
 
 import _arc3_game as G
 from arcnb import arc3
-from arcnb.arc3.figures import PALETTE
+from arcnb.plot.arc3 import PALETTE
 from arcnb.arc3.replay import png_bytes, replay
 from arcnb.errors import ParameterError
 from arcnb.html import CSP
@@ -64,6 +64,14 @@ def test_the_page_is_self_contained_and_script_free(scenario):
     assert r.n_steps == r.n_recorded == 38
     assert page.count("type='radio'") == 38 and page.count(" checked autofocus") == 1
     assert r.fragment in page or r.fragment.split("</style>", 1)[1] in page
+    # one stylesheet, arcnb.html's: the page look and the player's rules, scoped to it
+    from arcnb.html import PAGE_CSS, REPLAY_CSS
+
+    uid = re.search(r"<div class='arcnb-replay' id='([\w-]+)'>", page).group(1)
+    sheet = page.split("<style>", 1)[1].split("</style>", 1)[0]
+    assert page.count("<style>") == 1 and sheet.startswith(PAGE_CSS)
+    assert REPLAY_CSS.replace(".arcnb-replay", f"#{uid}") in sheet
+    assert sheet.count(":checked~.view .t") == 38
 
 
 def test_distinct_frames_are_encoded_once_and_decode_to_the_game(scenario):

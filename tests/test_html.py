@@ -2,6 +2,10 @@
 check that a page loads nothing remote and runs no script."""
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -80,3 +84,68 @@ def test_ids_written_in_digits_read_from_the_left_and_a_missing_text_is_nan():
     df = pd.DataFrame({"task_id": ["45737921"], "model": [None], "p": [0.5]})
     cells = re.findall(r"<td( class='arcnb-text')?>([^<]*)</td>", table(df))
     assert cells == [(" class='arcnb-text'", "45737921"), ("", "NaN"), ("", "0.5000")]
+
+
+# ---------------------------------------------------------------- one stylesheet
+#: A CSS rule: a selector, then ``{property: value; ...}`` (``.x{display:block}``,
+#: ``#id .t3 { color: #555 }``).
+_CSS_RULE = re.compile(r"[\w\])*>~+.#-]\s*\{\s*-?[a-z][a-z-]*\s*:\s*[^{};:]+"
+                       r"(?:;\s*-?[a-z][a-z-]*\s*:\s*[^{};]+)*;?\s*\}")
+
+
+def stylesheets(source: str) -> list[str]:
+    """Where ``source`` (a module's text) holds CSS: a string with a CSS rule (an
+    f-string's literal parts, its fields as ``X``; docstrings are prose), ``<style``, or a
+    module's constant named for a stylesheet (``_CSS``, ``PAGE_CSS``)."""
+    tree = ast.parse(source)
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        text = None
+        if id(node) in docs:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "X" for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        if text is not None:
+            if _CSS_RULE.search(text):
+                found.append(f"line {node.lineno}: a CSS rule {_CSS_RULE.search(text).group()!r}")
+            if "<style" in text.lower():
+                found.append(f"line {node.lineno}: <style")
+    for node in tree.body:
+        targets = (node.targets if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, ast.AnnAssign) else [])
+        for t in targets:
+            if isinstance(t, ast.Name) and "css" in t.id.lower():
+                found.append(f"line {node.lineno}: a stylesheet named {t.id}")
+    return found
+
+
+def test_stylesheets_finds_rules_style_elements_and_css_names():
+    src = '''
+_CSS = ".a{display:flex;gap:4px}"
+x = f"#{uid}s{n}:checked~.view .t{n}{{display:block}}"
+y = "<STYLE>"
+def f():
+    """Prose: {outcome: median}, .x{display:none}."""
+    css = page_css()
+ok = ("\\\\begin{table}[ht]", "{name}: {value}", '{"a": 1}', "f(x) {y}", "a {b: c")
+'''
+    found = stylesheets(src)
+    assert len(found) == 4 and sum("CSS rule" in f for f in found) == 2
+
+
+def test_no_module_but_html_holds_css():
+    """The page look is :data:`arcnb.html.PAGE_CSS` and the replay player's
+    :data:`arcnb.html.REPLAY_CSS` (through :func:`arcnb.html.replay_css`): no other module
+    of arcnb holds a stylesheet, a CSS rule or a ``<style>`` element (the replay carried
+    a second stylesheet of its own)."""
+    root = Path(__file__).resolve().parents[1] / "arcnb"
+    offenders = [f"arcnb/{p.relative_to(root).as_posix()}: {f}" for p in sorted(root.rglob("*.py"))
+                 if p.relative_to(root).as_posix() != "html.py"
+                 for f in stylesheets(p.read_text(encoding="utf-8"))]
+    assert offenders == []
+    assert stylesheets((root / "html.py").read_text(encoding="utf-8"))  # the test sees CSS

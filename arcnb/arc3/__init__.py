@@ -14,8 +14,8 @@ Modules: :mod:`~arcnb.arc3.reader` (the layouts, bounded, frames read lazily),
 :mod:`~arcnb.arc3.baselines` (human baselines), :mod:`~arcnb.arc3.scorer` (the
 accounting and the rule, by version), :mod:`~arcnb.arc3.faults` (what the recorder got
 wrong), :mod:`~arcnb.arc3.tables` (per level, game and run),
-:mod:`~arcnb.arc3.figures` (paper figures; matplotlib is imported when one is drawn),
-:mod:`~arcnb.arc3.replay` (a replay page per recording).
+:mod:`~arcnb.arc3.replay` (a replay page per recording); the paper figures are
+:mod:`arcnb.plot.arc3`'s (matplotlib is imported when one is drawn).
 """
 from __future__ import annotations
 

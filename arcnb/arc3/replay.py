@@ -28,9 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ParameterError, printable
-from ..html import check_self_contained, escape, page, style
+from ..html import check_self_contained, escape, page, replay_css, style
 from ..io import atomic_write_text
-from .figures import PALETTE_RGB, key_frames
+from ..text import fmt_number
+from ..plot.arc3 import PALETTE_RGB, key_frames
 from .reader import Recording
 from .scorer import Scorecard, play_score
 
@@ -70,32 +71,6 @@ def _esc_text(text: str) -> str:
 
 def _esc(text) -> str:
     return escape(printable(str(text)))
-
-
-_CSS = (
-    ".arcnb-replay{display:flex;flex-wrap:wrap;align-items:flex-start;max-width:1100px}"
-    ".arcnb-replay>input{appearance:none;-webkit-appearance:none;flex:1 1 0;min-width:0;"
-    "height:22px;margin:0;border:0;border-right:1px solid #fff;background:#d9d9d9;"
-    "cursor:pointer}"
-    ".arcnb-replay>input.k-uncounted{background:#eeeeee}"
-    ".arcnb-replay>input.k-reset{background:#f6c28b}"
-    ".arcnb-replay>input.k-lost{background:#f28b82}"
-    ".arcnb-replay>input.k-level{background:#7bc96f}"
-    ".arcnb-replay>input:checked{background:#0072B2}"
-    ".arcnb-replay>input:focus-visible{outline:2px solid #000;outline-offset:1px}"
-    ".arcnb-replay .ticks{flex-basis:100%;display:flex;justify-content:space-between;"
-    "font-size:11px;color:#555;margin:2px 0 8px 0}"
-    ".arcnb-replay .ticks label{cursor:pointer;text-decoration:underline dotted}"
-    ".arcnb-replay .view{flex-basis:100%;display:flex;gap:16px;flex-wrap:wrap}"
-    ".arcnb-replay .fr{display:none;width:384px;height:384px;image-rendering:pixelated;"
-    "border:1px solid #999}"
-    ".arcnb-replay .st{display:none;max-width:640px;font-size:13px}"
-    ".arcnb-replay .st .why{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;"
-    "border:1px solid #ddd;padding:6px;max-height:300px;overflow:auto;font-family:"
-    "ui-monospace,monospace;font-size:12px}"
-    ".arcnb-replay .st p{margin:0 0 6px 0}"
-    ".arcnb-replay .noframe{display:none;width:384px;height:384px;border:1px dashed #999;"
-    "align-items:center;justify-content:center;color:#555}")
 
 
 class Replay:
@@ -183,7 +158,7 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
 
     images: dict[tuple, int] = {}     # (shape, frame digest) -> image index
     img_tags: list[str] = []
-    radios, texts, rules = [], [], []
+    radios, texts, shown = [], [], []
     actions_in_play: dict[int, int] = {}
     budget = 4 * 1024 ** 2  # characters of reasoning on the whole page
     for n, i in enumerate(chosen):
@@ -215,7 +190,7 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
                                 card.rule) if scores else 0.0
             where = (f"play {play + 1}, level {min(done + 1, max(win, 1))} of {win}, "
                      f"{done} completed; {actions_in_play[play]} actions so far; score so "
-                     f"far {so_far:.2f}")
+                     f"far {fmt_number(so_far, least=2, most=2)}")
         else:
             where = "before any play (not counted)"
         act = row["action"]
@@ -241,8 +216,7 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
             f"{int(row['line'])}): <b>{_esc(act)}</b>; {_esc(counted or '-')}; state "
             f"{_esc(row['state'])}<br>{_esc(where)}</p>"
             + (f"<div class='why'>{_esc_text(why)}</div>" if why else "") + "</div>")
-        rules.append(f"#{uid}s{n}:checked~.view {show},#{uid}s{n}:checked~.view .t{n}"
-                     "{display:block}")
+        shown.append(show)
     ticks = []
     if chosen:
         for t in sorted(set(np.round(np.linspace(0, len(chosen) - 1,
@@ -251,10 +225,10 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
     sample = (f" Showing {len(chosen)} of the {len(rows)} steps (an even sample and every "
               "key step)." if len(chosen) < len(rows) else "")
     g = card.games[card.games["game_id"] == gid]
-    score_line = (f"game score {float(g['score'].iloc[0]):.2f} (best of "
+    score_line = (f"game score {fmt_number(g['score'].iloc[0], least=2, most=2)} (best of "
                   f"{int(g['plays'].iloc[0])} plays; rule {card.rule.name})" if len(g) else "")
     title = f"{gid}: {rec.name}"
-    css = _CSS.replace(".arcnb-replay", f"#{uid}") + "".join(rules)
+    css = replay_css(uid, shown)
     if chosen:
         noframe = "<div class='noframe nf'>no frame at this step</div>"
         body = (f"<div class='arcnb-replay' id='{uid}'>" + "".join(radios)

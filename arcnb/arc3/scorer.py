@@ -45,6 +45,7 @@ from ..errors import ParameterError, printable
 from ..html import escape, note, table
 from ..runs import SUMMARY_JSON, provenance_block, write_result_folder
 from ..stats import bootstrap_ci
+from ..text import fmt_number, fmt_significant
 from .baselines import read_baselines
 from .faults import fault_lines, faults_table, find_faults
 from .reader import ACTIONS, Run, read_run
@@ -79,7 +80,7 @@ class Rule:
         cap = (", at most the weighted share of levels scored above 0"
                if self.completion_cap else "")
         return (f"rule {self.name} ({self.toolkit}): a completed level scores "
-                f"min({self.level_cap:g}, 100 {ratio}); a play the {mean}{cap}; a game its "
+                f"min({fmt_significant(self.level_cap)}, 100 {ratio}); a play the {mean}{cap}; a game its "
                 "best play; the run the mean over games")
 
     def as_dict(self) -> dict:
@@ -633,7 +634,7 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
     if cap is not None:
         if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0 \
                 or not math.isfinite(cap) or cap > MAX_CAP:
-            raise ParameterError(f"the action cap must be a number > 0 and at most {MAX_CAP:g} "
+            raise ParameterError(f"the action cap must be a number > 0 and at most {fmt_significant(MAX_CAP)} "
                                  f"(a multiple of the human baseline), got {cap!r}")
         cap = float(cap)
     # the baselines first: a bad file is refused before gigabytes of recordings are read
@@ -737,10 +738,9 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
 OUTPUT_FILES = (SUMMARY_JSON, "games.csv", "plays.csv", "levels.csv", "faults.csv")
 
 
-def _fmt(v, digits: int = 2) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "NaN"
-    return f"{float(v):.{digits}f}"
+def _fmt(v) -> str:
+    """A score (0-100) with two decimals (:func:`arcnb.text.fmt_number`), NaN as NaN."""
+    return fmt_number(v, least=2, most=2)
 
 
 def _text(self) -> str:
@@ -750,7 +750,7 @@ def _text(self) -> str:
     # every string from a recording is escaped (text.printable): a newline in a game id
     # or a label shows as \n and never forges a row of the table
     lines = [f"{printable(self.label)}: {self.rule.words}"
-             + (f"; every play stopped past {self.cap:g} x the human baseline on a level"
+             + (f"; every play stopped past {fmt_significant(self.cap)} x the human baseline on a level"
                 if self.cap is not None else ""),
              f"score: {_fmt(self.score)} [{_fmt(lo)}, {_fmt(hi)}] over {self.n_games} games "
              "(mean over games, 0-100; 95% bootstrap interval over games)",

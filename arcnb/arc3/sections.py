@@ -30,7 +30,7 @@ from ..report.sections.base import Figure, Options, Section
 from ..report.sections.run import Provenance
 from ..resources import arc3_example
 from ..runs import OutputFolder, unique_labels
-from . import figures as F
+from ..plot import arc3 as F
 from .compare import Comparison, compare
 from .faults import faults_table
 from .reader import read_run

@@ -13,7 +13,7 @@ import pandas as pd
 from ..errors import ArcnbError, ExploreError
 from ..front import PredictionsSource, RunDirSource, open_run, parse_source
 from ..grids import best_attempt
-from ..text import MISSING
+from ..text import MISSING, fmt_number
 from ..report.sources import DEFAULT_DATASET, require_scored
 from ..resources import example
 from ..candidates import candidates
@@ -212,7 +212,7 @@ def format_value(v, digits: int = 3) -> str:
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     if isinstance(v, (float, np.floating)):
-        return MISSING if not np.isfinite(v) else f"{v:.{digits}f}"
+        return MISSING if not np.isfinite(v) else fmt_number(v, least=digits, most=digits)
     return str(v)
 
 

@@ -13,6 +13,7 @@ from typing import Callable
 
 from ..baselines import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, program_search_model
 from ..errors import ArcnbError
+from ..text import fmt_count, fmt_significant
 
 __all__ = ["register_builder", "get_builder", "builder_names", "resolve_builder"]
 
@@ -107,8 +108,8 @@ def _build_demo_conv(hidden: int = 32, blocks: int = 3, prior: bool = False):
         raise ArcnbError(f"prior={prior!r} is not true or false")
     n = demo_conv_parameters(hidden, blocks, prior)
     if n > DEMO_CONV_MAX_PARAMS:
-        raise ArcnbError(f"hidden={hidden}, blocks={blocks} make {n:,} parameters, more than "
-                         f"the {DEMO_CONV_MAX_PARAMS:,} demo-conv allows")
+        raise ArcnbError(f"hidden={hidden}, blocks={blocks} make {fmt_count(n, thousands=True)} parameters, more than "
+                         f"the {fmt_count(DEMO_CONV_MAX_PARAMS, thousands=True)} demo-conv allows")
     return DemoConvNet(hidden=hidden, blocks=blocks, prior=prior)
 
 
@@ -143,7 +144,7 @@ def _build_program_search(max_depth: int = 2, budget: int | None = None,
     if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or \
             not 0 < float(time_limit) <= PROGRAM_SEARCH_MAX_TIME_LIMIT:
         raise ArcnbError(f"time_limit={time_limit!r} is not a number of seconds in "
-                         f"(0, {PROGRAM_SEARCH_MAX_TIME_LIMIT:g}]")
+                         f"(0, {fmt_significant(PROGRAM_SEARCH_MAX_TIME_LIMIT)}]")
     return program_search_model(max_depth=max_depth, budget=budget,
                                 time_limit=float(time_limit))
 

@@ -57,6 +57,7 @@ import zipfile
 from pathlib import Path
 
 from ..errors import ArcnbError, UnsafeCheckpointError, one_line
+from ..text import fmt_count
 
 __all__ = ["UnsafeCheckpointError", "pickle_globals", "check_export_archive",
            "check_torchscript_archive", "check_safetensors_header", "read_archive", "repack",
@@ -171,9 +172,10 @@ def check_archive_sizes(path) -> None:
     if declared > 4 * size + MAX_INFLATION_SLACK:
         worst = max(infos, key=lambda i: i.file_size - i.compress_size)
         raise ArcnbError(
-            f"refusing to load checkpoint {path}: its {size:,} bytes declare {declared:,} "
-            f"bytes once uncompressed (the member {one_line(worst.filename, 80)!r}: "
-            f"{worst.compress_size:,} -> {worst.file_size:,} bytes), a compression bomb")
+            f"refusing to load checkpoint {path}: its {fmt_count(size, thousands=True)} bytes "
+            f"declare {fmt_count(declared, thousands=True)} bytes once uncompressed (the member "
+            f"{one_line(worst.filename, 80)!r}: {fmt_count(worst.compress_size, thousands=True)} "
+            f"-> {fmt_count(worst.file_size, thousands=True)} bytes), a compression bomb")
 
 
 def read_archive(path, kind: str) -> tuple[str, dict[str, bytes]]:
@@ -478,11 +480,11 @@ def check_safetensors_header(path) -> tuple[dict, dict]:
                 raise bad(f"{size} bytes, shorter than the 8-byte header length")
             n = int.from_bytes(head, "little")
             if n > MAX_SAFETENSORS_HEADER:
-                raise bad(f"its header length is {n:,} bytes, more than the "
-                          f"{MAX_SAFETENSORS_HEADER:,} arcnb reads")
+                raise bad(f"its header length is {fmt_count(n, thousands=True)} bytes, more than the "
+                          f"{fmt_count(MAX_SAFETENSORS_HEADER, thousands=True)} arcnb reads")
             if 8 + n > size:
-                raise bad(f"its header length is {n:,} bytes, but the file holds only "
-                          f"{size - 8:,} bytes after it")
+                raise bad(f"its header length is {fmt_count(n, thousands=True)} bytes, but the file holds only "
+                          f"{fmt_count(size - 8, thousands=True)} bytes after it")
             raw = fh.read(n)
     except OSError as exc:
         raise bad(f"{type(exc).__name__}: {exc.strerror or exc}") from None
@@ -530,27 +532,30 @@ def check_safetensors_header(path) -> tuple[dict, dict]:
                       "[begin, end] with 0 <= begin <= end")
         begin, end = offsets
         if end > data_size:
-            raise bad(f"{where} ends at byte {end:,} of the data, past the end of the file "
-                      f"({data_size:,} bytes of data)")
+            raise bad(f"{where} ends at byte {fmt_count(end, thousands=True)} of the data, past the end of the file "
+                      f"({fmt_count(data_size, thousands=True)} bytes of data)")
         count = 1
         for d in shape:
             count *= d
         if count * SAFETENSORS_DTYPES[dtype] != end - begin:
             raise bad(f"{where}: its shape {shape} of {dtype} needs "
-                      f"{count * SAFETENSORS_DTYPES[dtype]:,} bytes, its data_offsets hold "
-                      f"{end - begin:,}")
+                      f"{fmt_count(count * SAFETENSORS_DTYPES[dtype], thousands=True)} bytes, its data_offsets hold "
+                      f"{fmt_count(end - begin, thousands=True)}")
         spans.append((begin, end, name))
     spans.sort()
     reached, last = 0, None
     for begin, end, name in spans:
         if begin < reached:
             raise bad(f"tensors {one_line(last, 60)!r} and {one_line(name, 60)!r} overlap "
-                      f"(bytes {begin:,} to {reached:,})")
+                      f"(bytes {fmt_count(begin, thousands=True)} to "
+                      f"{fmt_count(reached, thousands=True)})")
         if begin > reached:
-            raise bad(f"bytes {reached:,} to {begin:,} of the data belong to no tensor")
+            raise bad(f"bytes {fmt_count(reached, thousands=True)} to "
+                      f"{fmt_count(begin, thousands=True)} of the data belong to no tensor")
         reached, last = max(reached, end), name
     if reached != data_size:
-        raise bad(f"bytes {reached:,} to {data_size:,} of the data belong to no tensor")
+        raise bad(f"bytes {fmt_count(reached, thousands=True)} to "
+                  f"{fmt_count(data_size, thousands=True)} of the data belong to no tensor")
     return header, metadata
 
 

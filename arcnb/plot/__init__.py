@@ -42,9 +42,12 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
 * ``tiles``: the gallery's tile rendering (tokens and their colour look-up table)
 * ``pixelfont``: the gallery's text, rasterised into the image; label escaping
 * ``figures``: :class:`~arcnb.plot.figures.ArcnbFigure`, the figures that show once
-* ``charts``: :func:`color_accuracy`, :func:`confusion_heatmap`, :func:`breakdown_bars`,
-  :func:`breakdown_panels`, :func:`cell_accuracy_hist`, :func:`pass_at_k`,
-  :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`compare`, :func:`leaderboard`
+* ``charts``: the scale and labels of every result chart (:func:`value_limit`,
+  :func:`value_label`), :func:`color_accuracy`, :func:`confusion_heatmap`
+* ``breakdowns``: :func:`breakdown_bars`, :func:`breakdown_panels`,
+  :func:`cell_accuracy_hist`
+* ``scores``: :func:`pass_at_k`, :func:`compare` (run against run)
+* ``cost``: :func:`cost_vs_score`, :func:`cost_by_outcome`, :func:`leaderboard`
 * ``sweep``: :func:`learning_curve`, :func:`learning_curves`, :func:`changes_bars`,
   :func:`solved_heatmap`, :func:`category_curves` (a checkpoint sweep's figures)
 * ``candidates``: candidate-pool figures, :func:`rank_histogram`,
@@ -58,6 +61,8 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
 * ``probes``: :func:`probe_scores`, :func:`probe_drops`, :func:`probe_consistency`,
   :func:`proxy_vs_true`, :func:`probe_gallery`, :func:`lost_outputs` (the memorisation
   and invariance probes, :mod:`arcnb.probes`)
+* ``arc3``: the figures of ARC-AGI-3 game recordings (:mod:`arcnb.plot.arc3`, a module of
+  its own: its ``PALETTE`` is the game's 16 colours; not re-exported here)
 * ``paper``: :func:`paper_style`, :data:`STYLE`, :func:`figsize`, :func:`save`,
   :data:`WIDTHS` and :func:`paper_width` (``"column"`` 3.5 in, ``"page"`` 7.2 in)
 * ``check``: :func:`check_figure`, the problems of a finished figure (overlapping,
@@ -67,13 +72,16 @@ Modules (every public name is importable from ``arcnb.plot`` itself):
 """
 from __future__ import annotations
 
-from .charts import (breakdown_bars, color_accuracy, compare, confusion_heatmap, leaderboard,
-                     pass_at_k)
+from .breakdowns import breakdown_bars
+from .charts import color_accuracy, confusion_heatmap
+from .cost import leaderboard
+from .scores import compare, pass_at_k
 from .display import GridView, PairView, TaskView, enable_rich_display, view
 from .galleries import gallery, gallery_items, gallery_pages, pairs_image
 # charts that scale to their data and the report's graded and cost charts
-from .charts import (breakdown_panels, cell_accuracy_hist, cost_by_outcome, cost_vs_score,
-                     value_label, value_limit)
+from .breakdowns import breakdown_panels, cell_accuracy_hist
+from .charts import value_label, value_limit
+from .cost import cost_by_outcome, cost_vs_score
 from .palette import (COLOR_NAMES, DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, PAD_COLOR,
                       PAD_HATCH_COLOR, PALETTE, PALETTE_RGB, diff_mask, grid_image)
 from .panels import grid, pair, task

@@ -20,7 +20,7 @@ import numpy as np
 from .palette import grid_image, pyplot
 from .paper import figsize, paper_style
 from .pixelfont import plain_label
-from ..text import fmt_interval, fmt_number
+from ..text import fmt_count, fmt_interval, fmt_number, fmt_significant
 
 __all__ = ["rank_histogram", "coverage_vs_pass", "reliability_diagram", "pass_at_k_by_rule",
            "candidate_strip", "anytime_curve", "verifier_confusion",
@@ -68,7 +68,7 @@ def rank_histogram(analysis, *, rule: str | None = None, max_rank: int = 10, ax=
         colours = ["C0"] * (len(counts) - 1) + ["0.6"]
         bars = ax.bar(range(len(counts)), counts, color=colours)
         for b, c in zip(bars, counts):
-            ax.annotate(fmt_number(c, least=1) if c != int(c) else str(int(c)),
+            ax.annotate(fmt_number(c, least=1) if c != int(c) else fmt_count(c),
                         (b.get_x() + b.get_width() / 2, c), ha="center", va="bottom",
                         fontsize="small", xytext=(0, 1), textcoords="offset points")
         ax.set_xticks(range(len(counts)), labels)
@@ -224,7 +224,7 @@ def anytime_curve(analysis, *, metric: str = "pass@1", ax=None):
                 label="coverage (ceiling)")
         if t["n"].max() > 20:
             ax.set_xscale("log")
-            ax.xaxis.set_major_formatter(pyplot().FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_major_formatter(pyplot().FuncFormatter(lambda v, _: fmt_significant(v)))
         else:
             ax.xaxis.set_major_locator(pyplot().MaxNLocator(integer=True))
         axis = analysis.summary["anytime"]["axis"]
@@ -255,11 +255,9 @@ def verifier_confusion(analysis, *, ax=None):
         ax.set_xlabel("on the test output")
         ax.set_ylabel("on the demonstrations")
 
-        def f(x):
-            return "n/a" if x != x else fmt_number(x, least=2)
-
-        ax.set_title(f"precision {f(v['precision'])}, recall {f(v['recall'])}, "
-                     f"overfit {f(v['overfit_rate'])}", fontsize="small")
+        ax.set_title(f"precision {fmt_number(v['precision'], least=2)}, recall "
+                     f"{fmt_number(v['recall'], least=2)}, overfit "
+                     f"{fmt_number(v['overfit_rate'], least=2)}", fontsize="small")
     return ax
 
 

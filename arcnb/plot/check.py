@@ -29,6 +29,7 @@ import re
 
 import numpy as np
 
+from ..text import fmt_number, fmt_percent, fmt_significant
 from .paper import DOUBLE_COLUMN
 
 __all__ = ["check_figure", "MIN_FONT_SIZE", "looks_like_column_name"]
@@ -191,10 +192,11 @@ def check_figure(fig, *, min_size: float = MIN_FONT_SIZE,
         if size < min_size - 1e-6:
             small.setdefault((round(size, 1), float(t.get_fontsize())), []).append(t)
     for (size, own), ts in sorted(small.items()):
-        extra = f" ({own:g} pt on a figure {width_in:.2f} in wide)" if scale < 1 else ""
+        extra = (f" ({fmt_significant(own)} pt on a figure {fmt_number(width_in, least=2, most=2)} in "
+                 "wide)" if scale < 1 else "")
         names = ", ".join(_describe(t) for t in ts[:6]) + (", ..." if len(ts) > 6 else "")
-        problems.append(f"{len(ts)} text{'s' if len(ts) > 1 else ''} {size:.1f} pt as "
-                        f"printed, smaller than {min_size:g} pt{extra}: {names}")
+        problems.append(f"{len(ts)} text{'s' if len(ts) > 1 else ''} {fmt_number(size, least=1, most=1)} pt as "
+                        f"printed, smaller than {fmt_significant(min_size)} pt{extra}: {names}")
     # 2. text outside the canvas
     W, H = fig.bbox.width, fig.bbox.height
     for t, (x0, y0, x1, y1) in zip(texts, boxes):
@@ -220,7 +222,7 @@ def check_figure(fig, *, min_size: float = MIN_FONT_SIZE,
         covered = np.where(later, ix * iy, 0.0).max(axis=1) / area
         for k in np.flatnonzero(covered > _HIDDEN):
             problems.append(f"text {_describe(texts[k])} is hidden under a shape or image "
-                            f"drawn over it ({covered[k]:.0%} of it covered)")
+                            f"drawn over it ({fmt_percent(covered[k], least=0, most=0)} of it covered)")
     # 5. labels that are column names
     drawn = set(map(id, texts))
     for kind, t in _label_texts(fig):

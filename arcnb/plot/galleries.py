@@ -115,10 +115,6 @@ def gallery_items(results, select: str = "failed", *, tasks: Iterable[str] | Non
     return sel
 
 
-def _fmt_acc(acc: float) -> str:
-    return "n/a" if acc is None or not np.isfinite(acc) else fmt_number(acc, least=3, most=6)
-
-
 _EXACT_IMAGE = None
 
 
@@ -172,7 +168,7 @@ def gallery(results, select: str = "failed", *, tasks=None, category=None, categ
     ``attempt`` is ``"best"`` (the first correct attempt, else the same-shape attempt
     behind the table's ``cell_accuracy``, else the first valid one) or a 1-based
     attempt number. The label's cell accuracy is that of the drawn attempt: the
-    fraction of cells equal to the truth (``n/a`` when its shape is wrong or it is
+    fraction of cells equal to the truth (``NaN`` when its shape is wrong or it is
     missing; the difference tile is then hatched red with the reason written on it).
 
     ``text="pixels"`` (default) writes the labels into the image (fast: hundreds of
@@ -272,7 +268,7 @@ def _gallery_rows(results, items, *, k, attempt):
             j, p = (attempt - 1, atts[attempt - 1]) if attempt <= len(atts) else (None, None)
         same = p is not None and p.shape == truth.shape
         acc = float(np.mean(p == truth)) if same else float("nan")
-        tail = f"cell acc {_fmt_acc(acc)}"
+        tail = f"cell acc {fmt_number(acc, least=3, most=6)}"
         if j is not None and len(atts) > 1:
             tail += f"  attempt {j + 1}"
         if bool(solved):

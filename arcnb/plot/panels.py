@@ -21,6 +21,7 @@ from ..errors import ParameterError
 from ..grids import PAD_TOKEN, check_pad_token
 from ..predictions import Predictions, load_predictions
 from ..scoring import Results
+from ..text import fmt_number
 from .palette import (DIFF_OK_COLOR, DIFF_WRONG_COLOR, LINE_COLOR, PAD_HATCH_COLOR, RIGHT_COLOR,
                       WRONG_COLOR, as_grid_array, diff_mask, grid_image, hex_to_rgb, is_dark,
                       mismatch_text, pyplot, shape_text)
@@ -268,5 +269,5 @@ def _attempt_panel(ax, j: int, a: np.ndarray | None, truth: np.ndarray | None, *
     elif a.shape != truth.shape:
         note = f"✗ wrong\nshape {shape_text(a)}"
     else:
-        note = f"✗ wrong\n{np.mean(a == truth):.2f} of cells right"
+        note = f"✗ wrong\n{fmt_number(np.mean(a == truth), least=2, most=2)} of cells right"
     ax.set_title(f"attempt {j + 1} {note}", color=color, fontsize=fontsize)

@@ -379,7 +379,7 @@ class Repeats:
         s = self.summary
 
         def f(x):
-            return "NaN" if x is None or x != x else fmt_number(x, least=4)
+            return fmt_number(x, least=4)
 
         def nm(x):  # a run or configuration name, escaped: a newline never forges a row
             return printable(str(x))

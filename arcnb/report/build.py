@@ -31,7 +31,7 @@ from ..io import atomic_write_text
 from ..evaluate import checkpoint_kwargs, same_finished_run
 from ..options import EvalOptions
 from ..taxonomy import load_taxonomy
-from ..text import fmt_fraction
+from ..text import fmt_fraction, fmt_seconds
 from ..front import CheckpointSource, PredictionsSource, RunDirSource, parse_source
 from ..runs import (EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, METRICS, PREDICTIONS, REPORT_HTML,
                     REPORT_NOTEBOOK, OutputFolder, absolute_path, check_out_path, copy_run_files,
@@ -77,7 +77,7 @@ def _stage(timings: dict, name: str, log):
     t0 = time.perf_counter()
     yield  # a stage that fails is reported by the error, in one line
     timings[name] = time.perf_counter() - t0
-    log(f"{name}: {timings[name]:.1f} s")
+    log(f"{name}: {fmt_seconds(timings[name])}")
 
 
 #: the lists a report writes beside itself (:func:`arcnb.report.cut_note`)
@@ -345,13 +345,14 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
     cells = cell_times(nb_path) if notebook else []
     if cells:  # where the notebook's time went: the kernel, the setup, each section
         rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
-        log("  in it: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in cells
-                                    if sec >= 0.05) + f"; papermill itself {max(rest, 0):.1f} s")
+        log("  in it: " + ", ".join(f"{name} {fmt_seconds(sec)}" for name, sec in cells
+                                    if sec >= 0.05)
+            + f"; papermill itself {fmt_seconds(max(rest, 0))}")
     if notebook:
         with _stage(timings, "html export", log):
             export_html(nb_path, html_path, overwrite=True, title=label or out.name)
     timings["total"] = time.perf_counter() - t0
-    log(f"total: {timings['total']:.1f} s")
+    log(f"total: {fmt_seconds(timings['total'])}")
     metrics = read_metrics(out) if is_finished(out) else {}
     return ReportResult(out, html_path, nb_path if notebook else None, metrics, timings,
                         label or out.name, cells)

@@ -24,7 +24,7 @@ from ..io import atomic_write_text, csv_text
 from ..plot import gallery_items, save
 from ..runs import compact_line, flat_provenance, ks_of, summary_of
 from ..scoring import METRIC_DEFINITIONS
-from ..text import fmt_fraction, fmt_number
+from ..text import MISSING, fmt_count, fmt_fraction, fmt_number, fmt_percent, fmt_significant
 
 __all__ = ["headline_html", "definitions_html", "table_html", "BREAKDOWN_COLUMNS",
            "BREAKDOWN_METRICS", "breakdown_html", "graded_table_html", "lead_html",
@@ -105,14 +105,14 @@ def _fmt_value(v, *, count: bool = False) -> str:
     """A table value: counts as integers, fractions with 3 decimals and more for
     small values (0.0025, never 0.003), NaN as NaN."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "NaN"
+        return MISSING
     try:
         if pd.isna(v):
-            return "NaN"
+            return MISSING
     except (TypeError, ValueError):
         pass
     if count:
-        return str(int(v))
+        return fmt_count(v)
     return fmt_number(v, least=3, most=8)  # the one rule: two significant digits when small
 
 
@@ -125,7 +125,7 @@ def _metric_cell(row, col: str, with_ci: bool) -> str:
     if with_ci:
         lo, hi = row.get(f"{col}_ci_low"), row.get(f"{col}_ci_high")
         attrs += f" data-ci-low='{_data_value(lo)}' data-ci-high='{_data_value(hi)}'"
-        if text != "NaN":
+        if text != MISSING:
             ci = (f"<br><span class='arcnb-ci'>[{_esc(_fmt_value(lo))}, "
                   f"{_esc(_fmt_value(hi))}]</span>")
     return f"<td {attrs}>{_esc(text)}{ci}</td>"
@@ -222,8 +222,8 @@ def cost_html(summary: Mapping) -> str:
     for key, words in COST_ROWS:
         v = summary.get(key)
         if isinstance(v, (int, float)) or v is None:
-            text = "NaN" if v is None or (isinstance(v, float) and math.isnan(v)) else (
-                f"{v:,.0f}" if key.endswith("tokens") or key.startswith("n_") else f"{v:.6g}")
+            text = (fmt_count(v, thousands=True) if key.endswith("tokens") or key.startswith("n_")
+                    else fmt_significant(v))
             dv = _data_value(v)
         else:
             text, dv = str(v), str(v)
@@ -364,15 +364,11 @@ def cut_note(run, select: str = "failed", shown: int = 24, *, near_miss: float =
 
 def percent_text(v) -> str:
     """A fraction as a percent for a sentence: two decimals (``0.25 %``), more for a
-    small nonzero value so it is never written as 0 (``0.0040 %``); ``n/a`` for NaN."""
+    small nonzero value so it is never written as 0 (``0.0040 %``); ``NaN`` for NaN
+    (:func:`arcnb.text.fmt_percent`)."""
     if v is None or not math.isfinite(float(v)):
-        return "n/a"
-    p = 100.0 * float(v)
-    if p == 0 or abs(p) >= 0.01:
-        text = f"{p:.2f}"
-    else:
-        text = f"{p:.{int(min(8, math.ceil(-math.log10(abs(p))) + 1))}f}"
-    return f"{text} %"
+        return MISSING
+    return fmt_percent(v, least=2, most=8, sep=" ")
 
 
 def summary_html(run) -> str:

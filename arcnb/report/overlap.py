@@ -17,7 +17,7 @@ from ..overlap import Overlap, overlap
 from ..runs import record_training_overlap
 from ..stats import bootstrap_ci
 from ..html import escape as _esc
-from ..text import fmt_number
+from ..text import fmt_interval, fmt_number, fmt_percent
 from .html import note_html, table_html
 
 __all__ = ["WARN_SHARE", "overlap_check", "overlap_split", "overlap_section_html"]
@@ -64,10 +64,6 @@ def overlap_split(run, ov: Overlap, *, n_boot: int = 1000, seed: int = 0) -> pd.
     return pd.DataFrame(rows)
 
 
-def _fmt(v) -> str:
-    return fmt_number(v, least=4, most=8)  # nan as nan
-
-
 def overlap_section_html(run, ov: Overlap, *, n_boot: int = 1000, seed: int = 0) -> str:
     """The section: a warning line when at least :data:`WARN_SHARE` of the test outputs
     are in the training data, the counts, and the clean / overlapping comparison."""
@@ -78,7 +74,7 @@ def overlap_section_html(run, ov: Overlap, *, n_boot: int = 1000, seed: int = 0)
     if share >= WARN_SHARE:
         parts.append(note_html(
             f"Warning: {s['outputs_equivalent']} of the {s['n_outputs']} test outputs "
-            f"({100 * share:.1f}%) are in the training data ({sources}), verbatim or rotated "
+            f"({fmt_percent(share, least=1, most=1)}) are in the training data ({sources}), verbatim or rotated "
             "and recoloured: the headline partly measures memorisation. Report the clean "
             "part below.", note_id="arcnb-overlap-warning"))
     counts = pd.DataFrame([
@@ -101,7 +97,7 @@ def overlap_section_html(run, ov: Overlap, *, n_boot: int = 1000, seed: int = 0)
     for metric, grp in split.groupby("metric", sort=False):
         row = {"metric": metric}
         for _, r in grp.iterrows():
-            row[r["part"]] = f"{_fmt(r['value'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
+            row[r["part"]] = f"{fmt_number(r['value'], least=4, most=8)} {fmt_interval(r['ci_low'], r['ci_high'])}"
             row[f"n ({r['part']})"] = r["n"]
         wide.append(row)
     wide = pd.DataFrame(wide)

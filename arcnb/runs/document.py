@@ -3,7 +3,6 @@ reading it (summary, K, recorded dataset), an unscored run's summary and Kaggle
 submission, and the compact reporting line."""
 from __future__ import annotations
 
-import math
 import os
 import time
 from pathlib import Path
@@ -249,10 +248,8 @@ def compact_line(metrics: Mapping, metric: str = "pass@2") -> str:
     v = s.get(metric)
     if not is_scored(metrics):
         value = "not scored (no truth)"
-    elif v is None or (isinstance(v, float) and math.isnan(v)):
-        value = "nan (nan%)"
     else:
-        value = fmt_fraction(v)
+        value = fmt_fraction(v)  # NaN when missing (arcnb.text.MISSING)
     parts = [f"{metric}={value}"]
     if is_scored(metrics):
         parts.append(f"estimator={s.get('estimator') or 'ranked'}")

@@ -50,7 +50,7 @@ PUBLIC_MODULES = [
 ]
 PUBLIC_MODULES.append("arcnb.sweep")  # checkpoint sweeps
 PUBLIC_MODULES += ["arcnb.html", "arcnb.report.sections"]  # HTML in one home; report sections
-PUBLIC_MODULES += ["arcnb.arc3", "arcnb.arc3.figures"]  # ARC-AGI-3 recordings
+PUBLIC_MODULES += ["arcnb.arc3", "arcnb.plot.arc3"]  # ARC-AGI-3 recordings
 PUBLIC_MODULES.append("arcnb.text")  # the one text escaper
 PUBLIC_MODULES.append("arcnb.repeats")  # many runs
 PUBLIC_MODULES.append("arcnb.harness_logs")  # the harness's raw API logs

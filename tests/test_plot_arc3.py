@@ -1,4 +1,4 @@
-"""arcnb.arc3.figures: what each figure draws (from matplotlib's artists, against values
+"""arcnb.plot.arc3: what each figure draws (from matplotlib's artists, against values
 known from the synthetic game), and every figure through the figure check at one- and
 two-column widths."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 
 import _arc3_game as G  # noqa: E402
 from arcnb import arc3  # noqa: E402
-from arcnb.arc3 import figures as F  # noqa: E402
+from arcnb.plot import arc3 as F  # noqa: E402
 from arcnb.arc3.reader import read_recording  # noqa: E402
 from arcnb.errors import ParameterError  # noqa: E402
 from arcnb.plot import paper_style  # noqa: E402

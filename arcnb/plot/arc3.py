@@ -17,11 +17,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..arc3.reader import ACTIONS, FRAME_SIZE, N_COLOURS, Recording, Run
+from ..arc3.scorer import Scorecard
 from ..errors import ParameterError
-from ..plot.palette import pyplot
-from ..plot.pixelfont import plain_label
-from .reader import ACTIONS, FRAME_SIZE, N_COLOURS, Recording, Run
-from .scorer import Scorecard
+from .palette import pyplot
+from .pixelfont import plain_label
 
 __all__ = ["PALETTE", "frame_rgb", "plot_frame", "key_frames", "film_strip",
            "cumulative_actions", "click_heatmap", "action_mix", "compare_scores"]
