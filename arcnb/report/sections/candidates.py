@@ -9,9 +9,7 @@ import pandas as pd
 from ... import plot as P
 from ...html import note, table
 from ..candidates import candidate_pool, has_budget, has_checks, section_numbers
-from .base import Figure, Section
-
-__all__ = ["CandidateBudget", "CandidateChecks"]
+from .base import Figure, Section, section_names
 
 #: The budgets the report's anytime table shows (those within the pool's size).
 _SHOWN = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000)
@@ -116,7 +114,7 @@ class CandidateChecks(Section):
         v = self.pool.summary["verifier"]
         self.numbers["verifier"] = v
         self.tables["verifier"] = pd.DataFrame([
-            {"number": k, "value": _fmt(v[k])} for k in (
+            {"number": k, "value": v[k]} for k in (
                 "precision", "recall", "overfit_rate", "coverage_passers", "coverage_all")])
 
     def figures(self):
@@ -126,5 +124,9 @@ class CandidateChecks(Section):
         return []
 
     def body(self):
-        return [table(self.tables["verifier"], caption="distinct candidates with "
+        verifier = self.tables["verifier"].assign(value=self.tables["verifier"]["value"].map(_fmt))
+        return [table(verifier, caption="distinct candidates with "
                       "passes_train"), self.image("candidates_verifier")]
+
+
+__all__ = section_names(globals())

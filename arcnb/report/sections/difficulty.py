@@ -6,9 +6,7 @@ from __future__ import annotations
 from ...difficulty import BEYOND, SURPRISE
 from ...html import note, table
 from ...plot import difficulty as PD
-from .base import Figure, Section
-
-__all__ = ["Difficulty"]
+from .base import Figure, Section, section_names
 
 #: At most this many systems get a surprises gallery (those with the most surprises).
 MAX_GALLERIES = 4
@@ -93,3 +91,6 @@ class Difficulty(Section):
             parts.append(self.image(f"difficulty_surprises_{i}"))
         parts += [note(f"note: {n}") for n in self.numbers["notes"]]
         return parts
+
+
+__all__ = section_names(globals())

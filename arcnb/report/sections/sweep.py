@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from ... import plot as P
 from ...html import escape, note, table
-from .base import Figure, Section
-
-__all__ = ["selection_text", "SweepCurves", "SweepSelection", "SweepChanges", "SweepSolved", "SweepCategories"]
+from .base import Figure, Section, section_names
 
 #: The sweep table's columns shown on the page.
 CURVE_COLUMNS = ["step", "epoch", "pass@2", "pass@2_ci_low", "pass@2_ci_high", "shape_accuracy",
@@ -168,3 +166,6 @@ class SweepCategories(Section):
 
     def body(self):
         return [self.image(f.name) for f in self.figures()]
+
+
+__all__ = ["selection_text"] + section_names(globals())
