@@ -55,7 +55,7 @@ NOTEBOOKS = {
     "explore": "explore.ipynb",
 }
 NOTEBOOKS["sweep"] = "sweep.ipynb"  # a checkpoint sweep's page (arcnb.sweep)
-NOTEBOOKS["arc3"] = "arc3.ipynb"  # ARC-AGI-3 recordings' report (arcnb.arc3.report)
+NOTEBOOKS["arc3"] = "arc3.ipynb"  # ARC-AGI-3 recordings' report (arcnb.report.arc3)
 
 #: papermill always runs notebooks with this kernel.
 KERNEL_NAME = "python3"
