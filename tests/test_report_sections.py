@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import arcnb
@@ -297,6 +298,140 @@ def test_plot_returns_axes_and_files_are_written(runs, tmp_path):
         sec.figure("x")
 
 
+
+def test_from_run_computes_and_the_constructor_only_stores(runs, tmp_path):
+    """A Display: ``from_run`` computes (and writes with figures_dir), ``__init__`` stores
+    what it is given, ``plot`` keeps ``ax_`` / ``figure_``; a section never computed
+    refuses to show itself and says to use from_run."""
+    import matplotlib.pyplot as plt
+
+    bare = S.Colors(runs["copy"], OPTS)
+    assert bare.tables == {} and bare.numbers == {} and bare.empty is None
+    assert bare.written == [] and not list(tmp_path.iterdir())
+    assert "from_run" in repr(bare)
+    for call in (bare.to_html, bare.plot, bare.files, bare._repr_html_):
+        with pytest.raises(arcnb.errors.ParameterError,
+                           match=r"never computed: build it with Colors\.from_run\(run, options\)"):
+            call()
+    with pytest.raises(arcnb.errors.ParameterError, match="from_run"):
+        S.Cost(runs["copy"], OPTS).to_html()  # a section with a to_html of its own
+    computed = S.Colors.from_run(runs["copy"], OPTS)
+    stored = S.Colors(runs["copy"], OPTS, tables=computed.tables, numbers=computed.numbers)
+    assert stored.to_html() == computed.to_html()  # what it is given, shown as computed
+    assert S.Cost(runs["copy"], OPTS, empty="no cost here").to_html().count("no cost here") == 1
+    ax = computed.plot()
+    assert computed.ax_ is ax and computed.figure_ is ax.get_figure()
+    _, mine = plt.subplots()
+    assert computed.plot(ax=mine) is mine and computed.ax_ is mine
+    plt.close("all")
+    written = S.Colors.from_run(runs["copy"], OPTS, figures_dir=tmp_path)
+    assert sorted(p.name for p in written.written) == sorted(written.files())
+
+
+def test_tables_hold_numbers_and_text_is_made_when_shown():
+    """The tables a section holds are numbers: the candidate checks' values and the
+    probes' intervals are formatted in ``to_html`` only."""
+    from arcnb.report.sections import candidates as SC
+    from arcnb.report.sections import probes as SP
+
+    t = pd.DataFrame([{"probe": "dihedral", "drop ci95 low": 0.1, "drop ci95 high": 0.25,
+                       "consistency": 0.5},
+                      {"probe": "colors", "drop ci95 low": float("nan"),
+                       "drop ci95 high": float("nan"), "consistency": 1.0}])
+    shown = SP.shown(t)
+    assert list(shown.columns) == ["probe", "drop 95% interval", "consistency"]
+    assert list(shown["drop 95% interval"]) == ["[0.100, 0.250]", "NaN"]
+    sec = SC.CandidateChecks(None, S.Options(), tables={"verifier": pd.DataFrame(
+        [{"number": "precision", "value": 0.5}, {"number": "recall", "value": float("nan")}])})
+    assert sec.tables["verifier"]["value"].dtype == float
+    sec.image = lambda name, alt="": ""  # no pool to draw: the table alone
+    html = "".join(sec.body())
+    assert ">0.5000<" in html and ">n/a<" in html
+
+
+def _naive_several_outputs(sub, tasks):
+    """Per task with two test outputs or more: (outputs, outputs right within 2 attempts),
+    by a plain loop over the grids."""
+    out = {}
+    for t in tasks:
+        if len(t.test) < 2:
+            continue
+        right = 0
+        for i, p in enumerate(t.test):
+            rows = sub.get(t.id, [])
+            atts = rows[i] if i < len(rows) else {}
+            firsts = [atts.get(f"attempt_{j}") for j in (1, 2)]
+            right += any(a is not None and _same(np.asarray(a), p.output) for a in firsts)
+        out[t.id] = (len(t.test), right)
+    return out
+
+
+@pytest.mark.parametrize("name", ["example", "three"])
+def test_several_outputs_against_plain_loops(ds, tmp_path, name):
+    """Tasks with several test outputs: all / some / none right and both scores, on the
+    bundled example predictions over the whole evaluation set, and on three attempts per
+    output over the tasks with several outputs (the right one at attempt 1, 2, 3 or
+    never)."""
+    full = ds[0]
+    if name == "example":
+        run = arcnb.open(str(example()), dataset=DATASET, n_boot=50)
+        sub, tasks = _example_sub(), list(full)
+    else:
+        rng = np.random.default_rng(3)
+        tasks = [t for t in full if len(t.test) >= 2]
+        sub = {t.id: [{f"attempt_{j + 1}": (p.output.tolist() if j == where else
+                                            np.full_like(p.output, 1 + j).tolist())
+                       for j in range(3)}
+                      for p, where in zip(t.test, rng.integers(0, 4, len(t.test)))]
+               for t in tasks}
+        (tmp_path / "three.json").write_text(json.dumps(sub))
+        (tmp_path / "tasks.json").write_text(json.dumps([t.id for t in tasks]))
+        run = arcnb.open(str(tmp_path / "three.json"), dataset=DATASET,
+                         tasks=str(tmp_path / "tasks.json"), n_boot=50)
+    naive = _naive_several_outputs(sub, tasks)
+    sec = S.SeveralOutputs.from_run(run, OPTS)
+    assert naive, "the tasks have some with several test outputs"
+    assert sec.empty is None
+    n = sec.numbers
+    assert n["n_tasks"] == len(naive) and n["n_tasks_all"] == len(tasks)
+    assert n["n_outputs"] == sum(k for k, _ in naive.values())
+    assert n["all_right"] == sum(r == k for k, r in naive.values())
+    assert n["some_right"] == sum(0 < r < k for k, r in naive.values())
+    assert n["none_right"] == sum(r == 0 for k, r in naive.values())
+    assert n["pass@2"] == pytest.approx(np.mean([r / k for k, r in naive.values()]))
+    assert n["pass@2_all_or_nothing"] == pytest.approx(np.mean([r == k for k, r in naive.values()]))
+    by = sec.tables["by_outputs"].set_index("test outputs")
+    for k in sorted({k for k, _ in naive.values()}):
+        mine = [r for kk, r in naive.values() if kk == k]
+        assert by.loc[k, "tasks"] == len(mine)
+        assert by.loc[k, "all right"] == sum(r == k for r in mine)
+        assert by.loc[k, "pass@2"] == pytest.approx(np.mean([r / k for r in mine]))
+    if name == "three":  # every case is met
+        assert min(n["all_right"], n["some_right"], n["none_right"]) > 0
+    partly = {tid for tid, (k, r) in naive.items() if 0 < r < k}
+    assert set(sec.tables["partly_solved"]["task_id"]) == partly
+    assert all(pd.api.types.is_numeric_dtype(t[c]) for t in sec.tables.values()
+               for c in t.columns if c != "task_id")  # numbers, formatted when shown
+    html = sec.to_html()
+    assert "arcnb-section-several-outputs" in html
+    assert f"{n['n_tasks']} of {n['n_tasks_all']} tasks have several test outputs" in html
+    if name == "example":  # the official estimator on the whole set: the headline agrees
+        s = run.results.summary
+        n_all = len(tasks)
+        gap = (n["pass@2"] - n["pass@2_all_or_nothing"]) * n["n_tasks"] / n_all
+        assert s["pass@2"] - s["pass@2_all_or_nothing"] == pytest.approx(gap, abs=1e-12)
+
+
+def test_several_outputs_is_left_out_without_such_tasks(runs, ds, tmp_path):
+    full, _ = ds
+    single = [t.id for t in full if len(t.test) == 1][:3]
+    tasks = tmp_path / "single.json"
+    tasks.write_text(json.dumps(single))
+    run = arcnb.open(str(example()), dataset=DATASET, tasks=str(tasks), n_boot=20)
+    sec = S.SeveralOutputs.from_run(run, OPTS)
+    assert sec.empty == "No task has several test outputs." and sec.to_html() == ""
+
+
 HOSTILE_IDS = ["<script>alert(1)</script>", "a&b\"'<img src=//evil>", "rtl\u202egnp.exe"]
 
 
@@ -351,7 +486,7 @@ def test_cell_times_name_the_kernel_setup_and_sections(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.metadata["papermill"] = {"start_time": "2026-01-01T00:00:00+00:00"}
     cells = [("x: int = 1", ["parameters"], 0.01, "00:00:01"),
-             ("from arcnb.report import sections as S\nrun = arcnb.open(source)\nS.Summary(run)", [],
+             ("from arcnb.report import sections as S\nrun = arcnb.open(source)\nS.Summary.from_run(run)", [],
               1.5, "00:00:02"),
              ("S.Colors.from_run(run, options)  # colours", [], 0.25, "00:00:04")]
     for src, tags, dur, start in cells:
