@@ -134,7 +134,7 @@ def test_the_shipped_notebook_is_one_thin_cell_per_section():
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
     assert [c["id"] for c in nb["cells"]] == [f"cell-{k:02d}" for k in range(len(nb["cells"]))]
     assert all(not c["outputs"] and c["execution_count"] is None for c in code)
-    called = [re.match(r"S\.(\w+)\(scored, options\)", "".join(c["source"])) for c in code[2:]]
+    called = [re.match(r"S\.(\w+)\.from_run\(scored, options\)", "".join(c["source"])) for c in code[2:]]
     assert [m.group(1) for m in called if m] == [s.__name__ for s in S.ARC3]
     assert len(called) == len(S.ARC3)
 

@@ -71,7 +71,7 @@ def test_budget_and_checks_against_hand_counts(with_pool):
 def test_sections_are_silent_without_the_fields(with_pool):
     with_pool(False)
     for cls in (S.CandidateBudget, S.CandidateChecks):
-        section = cls(None)
+        section = cls.from_run(None)
         assert section.empty and section.to_html() == "" and section.figures() == []
     assert S.CandidateBudget in S.REPORT and S.CandidateChecks in S.REPORT
 
