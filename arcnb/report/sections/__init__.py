@@ -19,7 +19,7 @@ Every section takes the report-wide :class:`Options` (``n_boot``, ``seed``,
 A page is a list of sections: :data:`REPORT` (one run), :data:`COMPARE` (several
 runs), :data:`SWEEP` (a checkpoint sweep), :data:`FIGURES` (a paper's figures),
 :data:`EVALUATE` and :data:`REPEATS`; the ARC-AGI-3 page is
-:data:`arcnb.report.sections.arc3.ARC3`. The shipped notebooks show them one cell
+``arcnb.report.sections.arc3.ARC3``. The shipped notebooks show them one cell
 each; adding a section is one class in its module and one line in its page's list
 (``__all__`` is made from the pages).
 """
@@ -32,19 +32,17 @@ from ...columns import NEAR_MISS
 from .. import sources
 
 from .base import NO_TRUTH, Figure, Options, Section, page_of
-from .compare import (CompareCategories, CompareFiles, CompareDifferences, CompareOnlyOne, CompareRuns,
-                      Leaderboard)
-from .candidates import CandidateBudget, CandidateChecks
-from .difficulty import Difficulty
-from .run import (AlmostWorks, CandidatePool, Categories, Colors, Cost, Failures,
-                  GridSizeAndShape, Headline, PassAtK, PredictionsOnly, Provenance, References, RunFiles,
-                  SecondAttempt, SeveralOutputs, Summary, TrainingOverlap)
-from .sweep import (SweepCategories, SweepChanges, SweepCurves, SweepSelection,
-                    SweepSolved)
-from .repeats import (REPEATS, RepeatsComparisons, RepeatsConfigs, RepeatsFlips, RepeatsUnion,
-                      repeats_page)
-from .probes import Probes
-from .paper import PaperBreakdowns, PaperFiles, PaperGallery, PaperTables, paper_files
+# every section of each module (its __all__, made from its classes): a new section needs
+# no import here, only its line in its page's list
+from .run import *  # noqa: F403
+from .candidates import *  # noqa: F403
+from .compare import *  # noqa: F403
+from .difficulty import *  # noqa: F403
+from .sweep import *  # noqa: F403
+from .probes import *  # noqa: F403
+from .paper import *  # noqa: F403
+from .repeats import *  # noqa: F403
+from .repeats import REPEATS
 
 #: The report of one run, in order (the report notebook shows one cell per section).
 REPORT = [Summary, Headline, TrainingOverlap, AlmostWorks, References, PassAtK, SecondAttempt,

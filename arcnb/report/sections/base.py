@@ -82,7 +82,7 @@ class Section:
       (DataFrames of numbers), ``numbers`` (a dict) and ``empty`` (None, or the words
       saying why there is nothing to show: an unscored run, no cost data, ...), then,
       when ``options.figures_dir`` names a folder, writes the section's files there by
-      calling :meth:`write` (``written`` lists them), as scikit-learn's ``from_estimator``
+      calling ``write`` (``written`` lists them), as scikit-learn's ``from_estimator``
       computes and plots. One rule for every section: ``from_run`` takes the data the
       section shows, named by ``built_from`` (a run, or a path :func:`arcnb.open` opens;
       a comparison, a sweep, many runs or ARC-AGI-3 scored runs for the other pages).
