@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import _arc3_game as G  # noqa: E402
 from arcnb.arc3 import read_recording  # noqa: E402
-from arcnb.plot.arc3 import key_frames  # noqa: E402
+from arcnb.arc3.tables import key_frames  # noqa: E402
 
 OUT = ROOT / "arcnb" / "resources" / "examples" / "arc3"
 #: The one recording that keeps frames (at its key steps).

@@ -89,7 +89,7 @@ def main() -> None:
     for section, name in ((S.RepeatsConfigs, "seed_spread"), (S.RepeatsFlips, "solve_matrix"),
                           (S.RepeatsComparisons, "winners_curse"),
                           (S.RepeatsUnion, "union_coverage")):
-        fig = section(rep).figure(name)
+        fig = section.from_run(rep).figure(name)
         P.save(fig, OUT / f"repeats-{name.replace('_', '-')}.png", dpi=150,
                overwrite=args.overwrite)
     print(rep.text())

@@ -159,7 +159,7 @@ def default_report(tmp_path_factory) -> dict:
 
 def arc3_default_report(tmp_path_factory) -> dict:
     """``arcnb arc3 report`` on its defaults (the bundled ARC-AGI-3 example), built once
-    per session: tests/test_arc3_report.py checks it, the docs build shows its notebook."""
+    per session: tests/test_report_arc3.py checks it, the docs build shows its notebook."""
     def build(base):
         out = base / "report"
         proc = arcnb("arc3", "report", "--out", out)

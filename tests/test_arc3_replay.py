@@ -14,7 +14,7 @@ from PIL import Image
 
 import _arc3_game as G
 from arcnb import arc3
-from arcnb.plot.arc3 import PALETTE
+from arcnb.arc3.tables import PALETTE
 from arcnb.arc3.replay import png_bytes, replay
 from arcnb.errors import ParameterError
 from arcnb.html import CSP

@@ -556,7 +556,7 @@ def test_report_sections_of_a_hidden_set_show_the_predictions(case, hidden_run, 
     _, out = hidden_run
     opened = Run.open(out)
     figures = tmp_path / "figures"
-    shown = [section(opened, S.Options(n_boot=50, figures_dir=figures))
+    shown = [section.from_run(opened, S.Options(n_boot=50, figures_dir=figures))
              for section in S.REPORT_NO_TRUTH]
     soup = BeautifulSoup("\n".join(x._repr_html_() for x in shown), "html.parser")
     assert soup.select_one("#arcnb-no-truth") is not None
@@ -568,7 +568,7 @@ def test_report_sections_of_a_hidden_set_show_the_predictions(case, hidden_run, 
     assert numbers["n_invalid_attempts"] == case["n_fillers"]
     for section in S.REPORT:  # what needs the truth says so, in words
         if section.needs_truth:
-            empty = section(opened, S.Options(n_boot=50)).empty
+            empty = section.from_run(opened, S.Options(n_boot=50)).empty
             assert "has no truth" in empty and "needs the test outputs" in empty, section
 
 

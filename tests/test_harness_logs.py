@@ -150,10 +150,10 @@ def test_cost_section_shows_the_new_numbers_and_the_log_rates(tmp_path):
     ds = _task_dir(tmp_path)
     run_folder = _harness_tree(tmp_path)
     run = arcnb.open(str(run_folder), dataset=str(ds))
-    sec = S.Cost(run)
+    sec = S.Cost.from_run(run)
     assert "api_log" not in sec.tables  # no logs beside the run
     _logs(tmp_path)
-    sec = S.Cost(arcnb.open(str(run_folder), dataset=str(ds)))
+    sec = S.Cost.from_run(arcnb.open(str(run_folder), dataset=str(ds)))
     assert sec.numbers["retry_rate"] == 0.5 and sec.numbers["timeout_rate"] == 0.5
     assert sec.numbers["failure_rate"] == pytest.approx(1 / 3)
     assert sec.numbers["total_tool_calls"] == 3

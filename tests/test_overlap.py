@@ -438,7 +438,7 @@ def test_training_overlap_section_of_the_report(tmp_path):
     # the setup cell (the run and the options) and the section's cell
     _, section = notebook_cells_here(name="report", params={
         "run_dir": str(out), "train_data": ["arc-agi-2:training"]},
-        only=("S.open_report(", "S.TrainingOverlap("))
+        only=("S.open_report(", "S.TrainingOverlap.from_run("))
     assert isinstance(section, S.TrainingOverlap)
     check = json.loads((out / "metrics.json").read_text())["training_overlap"]
     assert [t["source"] for t in check["train"]] == ["arc-agi-2:training"]

@@ -11,6 +11,7 @@ import pytest  # noqa: E402
 import _arc3_game as G  # noqa: E402
 from arcnb import arc3  # noqa: E402
 from arcnb.plot import arc3 as F  # noqa: E402
+from arcnb.arc3 import tables as T  # noqa: E402
 from arcnb.arc3.reader import read_recording  # noqa: E402
 from arcnb.errors import ParameterError  # noqa: E402
 from arcnb.plot import paper_style  # noqa: E402
@@ -40,26 +41,26 @@ def made(tmp_path_factory):
 
 
 def test_the_palette_is_the_toolkits():
-    assert len(F.PALETTE) == 16 and F.PALETTE[0] == "#FFFFFF" and F.PALETTE[5] == "#000000"
-    assert F.PALETTE[9] == "#1E93FF" and F.PALETTE[15] == "#A356D6"
-    rgb = F.frame_rgb(np.array([[0, 8], [14, 15]]))
+    assert len(T.PALETTE) == 16 and T.PALETTE[0] == "#FFFFFF" and T.PALETTE[5] == "#000000"
+    assert T.PALETTE[9] == "#1E93FF" and T.PALETTE[15] == "#A356D6"
+    rgb = T.frame_rgb(np.array([[0, 8], [14, 15]]))
     assert rgb.tolist() == [[[255, 255, 255], [249, 60, 49]], [[79, 204, 48], [163, 86, 214]]]
     with pytest.raises(ParameterError):
-        F.frame_rgb(np.full((2, 2), 16))
+        T.frame_rgb(np.full((2, 2), 16))
     with pytest.raises(ParameterError):
-        F.frame_rgb(np.zeros((65, 3), int))
+        T.frame_rgb(np.zeros((65, 3), int))
 
 
 def test_plot_frame_draws_the_pixels(made):
     rec = made["rec"]
     ax = F.plot_frame((rec, 0), title="start")
     img = ax.get_images()[0].get_array()
-    np.testing.assert_array_equal(np.asarray(img), F.frame_rgb(rec.frame(0)))
+    np.testing.assert_array_equal(np.asarray(img), T.frame_rgb(rec.frame(0)))
     assert ax.get_title() == "start"
 
 
 def test_key_frames_of_the_scenario(made):
-    keys = F.key_frames(made["rec"])
+    keys = T.key_frames(made["rec"])
     labels = [k[2] for k in keys]
     # opening RESET, level 1 done -> level 2, a level reset, level 2 done -> 3, a trap
     # (lost), a level reset, the win, then a RESET after the win (a new play) whose
@@ -78,8 +79,8 @@ def test_the_bundled_example_keeps_the_key_frames(made):
     from arcnb.resources import arc3_example
 
     rec = read_recording(arc3_example().runs[0] / "tw01-0a1b2c3d-aaaa-1.jsonl")
-    keys = F.key_frames(rec)
-    assert keys == F.key_frames(made["rec"])
+    keys = T.key_frames(rec)
+    assert keys == T.key_frames(made["rec"])
     for step, layer, _ in keys:
         np.testing.assert_array_equal(rec.frame(step, layer), made["rec"].frame(step, layer))
     assert set(rec.steps["frame"]) == {"present", "absent", "empty"}

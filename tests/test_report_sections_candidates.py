@@ -50,7 +50,7 @@ def with_pool(ds, monkeypatch):
 
 def test_budget_and_checks_against_hand_counts(with_pool):
     with_pool(True)
-    budget = S.CandidateBudget(None)
+    budget = S.CandidateBudget.from_run(None)
     t = budget.tables["anytime"].set_index("n")
     # A: 4 draws, the truth once -> n=1: 1/4; B's first output: always right; B's second 0
     assert t.loc[1, "coverage"] == pytest.approx((1 / 4 + (1 + 0) / 2) / 2)
@@ -61,7 +61,7 @@ def test_budget_and_checks_against_hand_counts(with_pool):
     assert budget.numbers["first_right_step"] == {"1": 1, "3": 1, "never": 1}
     html = budget.to_html()
     assert "12. What more draws buy" in html and "data:image/png" in html
-    checks = S.CandidateChecks(None)
+    checks = S.CandidateChecks.from_run(None)
     v = checks.numbers["verifier"]
     # passers: A wrong, A right -> precision 1/2; right: A (passes), B (fails) -> recall 1/2
     assert v["precision"] == 0.5 and v["recall"] == 0.5 and v["overfit_rate"] == 0.5
@@ -71,7 +71,7 @@ def test_budget_and_checks_against_hand_counts(with_pool):
 def test_sections_are_silent_without_the_fields(with_pool):
     with_pool(False)
     for cls in (S.CandidateBudget, S.CandidateChecks):
-        section = cls(None)
+        section = cls.from_run(None)
         assert section.empty and section.to_html() == "" and section.figures() == []
     assert S.CandidateBudget in S.REPORT and S.CandidateChecks in S.REPORT
 
@@ -88,7 +88,7 @@ def test_a_confidence_without_checks_shows_no_demonstration_section(ds, monkeypa
     a = candidates(ds, pool, taxonomy=None, n_boot=20)
     assert "confidence" in a.summary and "verifier" not in a.summary
     monkeypatch.setattr(SC, "candidate_pool", lambda run, **k: a)
-    checks = S.CandidateChecks(None)
+    checks = S.CandidateChecks.from_run(None)
     assert checks.empty and checks.to_html() == ""
     from arcnb.report.candidates import candidates_html, section_numbers
     html = candidates_html(a, "11. Candidate pool")

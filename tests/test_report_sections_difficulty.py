@@ -21,7 +21,7 @@ def runs():
 
 def test_section_numbers_match_plain_loops(runs):
     cmp = compare(runs, labels=[f"s{i}" for i in range(5)], n_boot=20, taxonomy=None)
-    sec = S.Difficulty(cmp, gallery_size=6)
+    sec = S.Difficulty.from_run(cmp, gallery_size=6)
     assert sec.empty is None
     d = cmp.difficulty
     prob = d.fit.probability()
@@ -48,6 +48,6 @@ def test_section_numbers_match_plain_loops(runs):
 
 def test_section_says_when_no_model_was_fitted(runs):
     cmp = compare(runs[:2], n_boot=20, taxonomy=None, difficulty=None)
-    sec = S.Difficulty(cmp)
+    sec = S.Difficulty.from_run(cmp)
     assert sec.empty and "none" in sec.empty
     assert "difficulty" not in cmp.summary

@@ -30,14 +30,14 @@ def runs(ds, tmp_path_factory):
 
 
 def test_the_section_is_left_out_for_a_run_without_probes(runs):
-    section = S.Probes(runs[1])
+    section = S.Probes.from_run(runs[1])
     assert section.empty is not None
     assert section.to_html() == ""
     assert S.Probes in S.REPORT and S.Probes in S.EVALUATE
 
 
 def test_the_drops_table_and_the_lost_outputs(runs, ds):
-    section = S.Probes(runs[0])
+    section = S.Probes.from_run(runs[0])
     assert section.empty is None
     t = section.tables["probes"]
     # in the order of the probes' names, each once
@@ -65,7 +65,7 @@ def test_the_drops_table_and_the_lost_outputs(runs, ds):
 
 
 def test_the_figures_and_the_page(runs):
-    section = S.Probes(runs[0], gallery_size=4)
+    section = S.Probes.from_run(runs[0], gallery_size=4)
     names = [f.name for f in section.figures()]
     assert names == ["probe_drops", "probe_scores", "probe_consistency", "probe_lost",
                      "proxy_vs_true"]

@@ -26,19 +26,19 @@ def test_the_page_lists_the_sections():
 
 
 def test_sections_hold_the_numbers(rep):
-    configs = S.RepeatsConfigs(rep)
+    configs = S.RepeatsConfigs.from_run(rep)
     assert configs.empty is None
     t = configs.tables["configs"].set_index("config")
     assert t.loc["A", "pass@2_mean"] == pytest.approx((2 / 3 + 1 / 3) / 2)
     assert t.loc["B", "pass@2_mean"] == pytest.approx((2 / 3 + 1) / 2)
-    flips = S.RepeatsFlips(rep)
+    flips = S.RepeatsFlips.from_run(rep)
     assert flips.numbers["A"] == {"always_solved": 1, "never_solved": 1, "flipping": 1,
                                   "steady_partial": 0}
     assert flips.tables["flips"][["config", "task_id"]].values.tolist() == [["A", "t2"],
                                                                            ["B", "t3"]]
-    comp = S.RepeatsComparisons(rep)
+    comp = S.RepeatsComparisons.from_run(rep)
     assert comp.tables["comparisons"]["diff"].iloc[0] == pytest.approx(1 / 3)
-    union = S.RepeatsUnion(rep)
+    union = S.RepeatsUnion.from_run(rep)
     assert union.tables["union"]["union_pass@2"].tolist()[-1] == pytest.approx(1.0)
     assert union.tables["unique_solves"]["unique_solves"].tolist() == [0, 0, 0, 1]
     for sec in (configs, flips, comp, union):
@@ -51,7 +51,7 @@ def test_figures_pass_the_figure_check(rep):
 
     names = []
     for section in S.REPEATS:
-        sec = section(rep)
+        sec = section.from_run(rep)
         for spec in sec.figures():
             names.append(spec.name)
             fig = sec.figure(spec.name)
@@ -61,12 +61,12 @@ def test_figures_pass_the_figure_check(rep):
     # at a paper's one- and two-column widths
     for width in ("column", "page"):
         for section in S.REPEATS:
-            sec = section(rep, S.Options(width=width))
+            sec = section.from_run(rep, S.Options(width=width))
             for spec in sec.figures():
                 fig = sec.figure(spec.name)
                 assert check_figure(fig) == [], (width, spec.name, check_figure(fig))
                 plt.close(fig)
-    ax = S.RepeatsConfigs(rep).plot()
+    ax = S.RepeatsConfigs.from_run(rep).plot()
     from matplotlib.collections import PathCollection
 
     # one point per run: A 2/3, 1/3; B 2/3, 1
@@ -79,7 +79,7 @@ def test_figures_pass_the_figure_check(rep):
 def test_winners_curse_figure_draws_the_numbers(rep):
     import matplotlib.pyplot as plt
 
-    ax = S.RepeatsComparisons(rep).plot()
+    ax = S.RepeatsComparisons.from_run(rep).plot()
     heights = [p.get_height() for p in ax.patches]
     curse = rep.summary["winners_curse"]
     want = [curse[c][k] for k in ("public", "private", "mean") for c in ("A", "B")]
@@ -97,7 +97,7 @@ def test_union_section_shows_the_ensembles_and_the_held_out_choice():
     rep = R.analyse(solved, [0, 1, 2], ["t1", "t2", "t3"], ["r1", "r2"], ["c", "c"],
                     n_boot=50, ensembles=[{"name": "c", "runs": ["r1", "r2"],
                                            "solved": np.ones(3)}])
-    sec = S.RepeatsUnion(rep)
+    sec = S.RepeatsUnion.from_run(rep)
     assert sec.tables["ensembles"].values.tolist() == [["c", 2, 1.0, 1.0, 1.0]]
     html = sec.to_html()
     assert "most often the run r1, 33%" in html
@@ -111,7 +111,7 @@ def test_configs_section_shows_graded_metrics_in_their_own_table():
     cell = np.array([[1.0, 0.5], [0.25, np.nan]])
     rep = R.analyse(solved, [0, 1], ["t1", "t2"], ["r1", "r2"], ["c", "c"], n_boot=50,
                     graded={"cell_accuracy": cell})
-    sec = S.RepeatsConfigs(rep)
+    sec = S.RepeatsConfigs.from_run(rep)
     row = sec.tables["graded"].iloc[0]
     # r1: (1 + .25) / 2 outputs; r2: .5 / 1 output; mean .5625, SD of .625 and .5
     assert (row["config"], row["metric"]) == ("c", "cell_accuracy")
@@ -132,7 +132,7 @@ def test_a_seed_is_shown_as_the_whole_number_it_is():
     rep = R.analyse(solved, [0, 1], ["t1", "t2"], ["A-seed1", "A-seed2", "B"],
                     ["A", "A", "B"], seeds=[1, 2, None], n_boot=20)
     assert rep.runs["seed"].tolist()[:2] == [1, 2]
-    html = S.RepeatsConfigs(rep).to_html()
+    html = S.RepeatsConfigs.from_run(rep).to_html()
     runs = html[html.index("arcnb-repeats-runs"):].split("</table>")[0]
     col = re.findall(r"<th>([^<]*)</th>", runs).index("seed")
     seeds = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[col]
@@ -146,12 +146,12 @@ def test_untestable_comparisons_and_one_run_intervals_are_said_in_words():
     solved = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1], [0, 0, 1]], dtype=float)
     rep = R.analyse(solved, [0, 1, 2, 3], ["t1", "t2", "t3", "t4"], ["x", "y1", "y2"],
                     ["X", "Y", "Y"], n_boot=50, n_splits=10)
-    configs = S.RepeatsConfigs(rep)
+    configs = S.RepeatsConfigs.from_run(rep)
     t = configs.tables["configs"].set_index("config")
     assert np.isnan(t.loc["X", "ci95_low"]) and not np.isnan(t.loc["Y", "ci95_low"])
     html = configs.to_html()
     assert "arcnb-repeats-one-run" in html and "No interval over tasks and runs for X" in html
-    comp = S.RepeatsComparisons(rep)
+    comp = S.RepeatsComparisons.from_run(rep)
     row = comp.tables["comparisons"].iloc[0]
     assert row["diff"] == pytest.approx(solved[:, 1:].mean() - solved[:, 0].mean())
     assert np.isnan(row["p"]) and np.isnan(row["mde80"])

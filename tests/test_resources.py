@@ -277,7 +277,7 @@ def test_report_cells_are_the_report_page():
 
     called = []
     for cell in _code_cells("report")[1:]:
-        called += re.findall(r"\bS\.([A-Z]\w+)\(run", "".join(cell["source"]))
+        called += re.findall(r"\bS\.([A-Z]\w+)\.from_run\(run", "".join(cell["source"]))
     page = [c.__name__ for c in S.REPORT]
     no_truth = [c.__name__ for c in S.REPORT_NO_TRUTH]
     assert [c for c in called if c in page] == page

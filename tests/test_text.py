@@ -190,9 +190,7 @@ MACHINE_FORMATS = {
 #: Modules another change routes through text.py at the same time (the command line split
 #: into arcnb/commands/, the sections' tables holding numbers formatted at rendering); this
 #: list is to be empty once those land.
-PENDING = {"cli.py", "arc3/sections.py", "report/sections/candidates.py",
-           "report/sections/difficulty.py", "report/sections/probes.py",
-           "report/sections/sweep.py"}
+PENDING = {"cli.py"}
 
 
 def _docstrings(tree) -> set[int]:

@@ -31,9 +31,9 @@ from ..errors import ParameterError, printable
 from ..html import check_self_contained, escape, page, replay_css, style
 from ..io import atomic_write_text
 from ..text import fmt_number
-from ..plot.arc3 import PALETTE_RGB, key_frames
 from .reader import Recording
 from .scorer import Scorecard, play_score
+from .tables import PALETTE_RGB, key_frames
 
 __all__ = ["Replay", "replay", "png_bytes"]
 

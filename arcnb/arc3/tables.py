@@ -11,9 +11,12 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ..errors import ParameterError
+from .reader import FRAME_SIZE, N_COLOURS, Recording
 from .scorer import Scorecard
 
-__all__ = ["LEVEL_COLUMNS", "GAME_COLUMNS", "RUN_COLUMNS", "level_table", "game_table",
+__all__ = ["PALETTE", "PALETTE_RGB", "frame_rgb", "key_frames",
+           "LEVEL_COLUMNS", "GAME_COLUMNS", "RUN_COLUMNS", "level_table", "game_table",
            "run_table"]
 
 #: The columns of :func:`level_table`, with their words.
@@ -131,3 +134,55 @@ def run_table(cards: Scorecard | Iterable[Scorecard]) -> pd.DataFrame:
                      "levels_completed": int(counted["levels_completed"].sum()),
                      "actions": int(counted["actions"].sum()), "faults": len(c.faults)})
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+
+
+#: The 16 colours of ARC-AGI-3 frames, as the toolkit draws them: 0 white, 1 off-white,
+#: 2 light grey, 3 grey, 4 off-black, 5 black, 6 magenta, 7 light magenta, 8 red, 9 blue,
+#: 10 light blue, 11 yellow, 12 orange, 13 maroon, 14 green, 15 purple.
+PALETTE = ("#FFFFFF", "#CCCCCC", "#999999", "#666666", "#333333", "#000000", "#E53AA3",
+           "#FF7BCC", "#F93C31", "#1E93FF", "#88D8F1", "#FFDC00", "#FF851B", "#921231",
+           "#4FCC30", "#A356D6")
+#: ``PALETTE`` as a ``(16, 3)`` uint8 array.
+PALETTE_RGB = np.array([[int(h[i:i + 2], 16) for i in (1, 3, 5)] for h in PALETTE], dtype=np.uint8)
+
+
+def frame_rgb(frame) -> np.ndarray:
+    """A frame layer (2-D, colours 0-15) as an RGB ``uint8`` image."""
+    a = np.asarray(frame)
+    if a.ndim != 2 or a.size == 0 or a.shape[0] > FRAME_SIZE or a.shape[1] > FRAME_SIZE:
+        raise ParameterError(f"a frame layer is a 2-D array at most {FRAME_SIZE} x "
+                             f"{FRAME_SIZE}, got shape {list(a.shape)}")
+    if a.dtype.kind not in "iu" or a.min() < 0 or a.max() >= N_COLOURS:
+        raise ParameterError(f"a frame holds colours 0-{N_COLOURS - 1}")
+    return PALETTE_RGB[a.astype(np.intp)]
+
+
+def key_frames(rec: Recording, game_id: str | None = None) -> list[tuple[int, int, str]]:
+    """The key frames of a recording as ``(step, layer, label)``: each level's start
+    (``start``), each level's last frame (``done``), each GAME_OVER (``lost``), the win
+    (``won``) and the last step (``last``). ``layer`` indexes the step's frame layers."""
+    s = rec.steps
+    if game_id is not None:
+        s = s[s["game_id"] == game_id]
+    s = s[s["frame"] == "present"]
+    out: list[tuple[int, int, str]] = []
+    prev_lc, prev_state = None, None
+    for row in s.itertuples(index=False):
+        i, lc, state = int(row.step), int(row.levels_completed), row.state
+        if row.action == "RESET":
+            out.append((i, -1, "start"))
+        elif prev_lc is not None and lc > prev_lc:
+            if state == "WIN":
+                out.append((i, -1, "won"))
+            else:
+                if row.n_layers > 1:
+                    out.append((i, 0, "done"))
+                out.append((i, -1, "start"))
+        elif state == "GAME_OVER" and prev_state != "GAME_OVER":
+            out.append((i, -1, "lost"))
+        prev_lc, prev_state = lc, state
+    if len(s):
+        last = int(s["step"].iloc[-1])
+        if not out or out[-1][0] != last:
+            out.append((last, -1, "last"))
+    return out

@@ -17,37 +17,19 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..arc3.reader import ACTIONS, FRAME_SIZE, N_COLOURS, Recording, Run
+from ..arc3.reader import ACTIONS, FRAME_SIZE, Recording, Run
 from ..arc3.scorer import Scorecard
+from ..arc3.tables import frame_rgb, key_frames
 from ..errors import ParameterError
 from .palette import pyplot
 from .pixelfont import plain_label
 
-__all__ = ["PALETTE", "frame_rgb", "plot_frame", "key_frames", "film_strip",
+__all__ = ["plot_frame", "film_strip",
            "cumulative_actions", "click_heatmap", "action_mix", "compare_scores"]
 
-#: The 16 colours of ARC-AGI-3 frames, as the toolkit draws them: 0 white, 1 off-white,
-#: 2 light grey, 3 grey, 4 off-black, 5 black, 6 magenta, 7 light magenta, 8 red, 9 blue,
-#: 10 light blue, 11 yellow, 12 orange, 13 maroon, 14 green, 15 purple.
-PALETTE = ("#FFFFFF", "#CCCCCC", "#999999", "#666666", "#333333", "#000000", "#E53AA3",
-           "#FF7BCC", "#F93C31", "#1E93FF", "#88D8F1", "#FFDC00", "#FF851B", "#921231",
-           "#4FCC30", "#A356D6")
-#: ``PALETTE`` as a ``(16, 3)`` uint8 array.
-PALETTE_RGB = np.array([[int(h[i:i + 2], 16) for i in (1, 3, 5)] for h in PALETTE], dtype=np.uint8)
 #: Colours of the action types in :func:`action_mix` (colour-blind-safe, RESET grey).
 ACTION_COLOURS = ("#999999", "#0072B2", "#56B4E9", "#009E73", "#E69F00", "#D55E00",
                   "#CC79A7", "#000000")
-
-
-def frame_rgb(frame) -> np.ndarray:
-    """A frame layer (2-D, colours 0-15) as an RGB ``uint8`` image."""
-    a = np.asarray(frame)
-    if a.ndim != 2 or a.size == 0 or a.shape[0] > FRAME_SIZE or a.shape[1] > FRAME_SIZE:
-        raise ParameterError(f"a frame layer is a 2-D array at most {FRAME_SIZE} x "
-                             f"{FRAME_SIZE}, got shape {list(a.shape)}")
-    if a.dtype.kind not in "iu" or a.min() < 0 or a.max() >= N_COLOURS:
-        raise ParameterError(f"a frame holds colours 0-{N_COLOURS - 1}")
-    return PALETTE_RGB[a.astype(np.intp)]
 
 
 def _new_ax(aspect: float = 0.62, height: float | None = None):
@@ -83,37 +65,6 @@ def plot_frame(frame, ax=None, *, title: str | None = None):
     if title:
         ax.set_title(plain_label(title))
     return ax
-
-
-def key_frames(rec: Recording, game_id: str | None = None) -> list[tuple[int, int, str]]:
-    """The key frames of a recording as ``(step, layer, label)``: each level's start
-    (``start``), each level's last frame (``done``), each GAME_OVER (``lost``), the win
-    (``won``) and the last step (``last``). ``layer`` indexes the step's frame layers."""
-    s = rec.steps
-    if game_id is not None:
-        s = s[s["game_id"] == game_id]
-    s = s[s["frame"] == "present"]
-    out: list[tuple[int, int, str]] = []
-    prev_lc, prev_state = None, None
-    for row in s.itertuples(index=False):
-        i, lc, state = int(row.step), int(row.levels_completed), row.state
-        if row.action == "RESET":
-            out.append((i, -1, "start"))
-        elif prev_lc is not None and lc > prev_lc:
-            if state == "WIN":
-                out.append((i, -1, "won"))
-            else:
-                if row.n_layers > 1:
-                    out.append((i, 0, "done"))
-                out.append((i, -1, "start"))
-        elif state == "GAME_OVER" and prev_state != "GAME_OVER":
-            out.append((i, -1, "lost"))
-        prev_lc, prev_state = lc, state
-    if len(s):
-        last = int(s["step"].iloc[-1])
-        if not out or out[-1][0] != last:
-            out.append((last, -1, "last"))
-    return out
 
 
 def _pick(items: list, n: int) -> list:

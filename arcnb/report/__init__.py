@@ -2,9 +2,9 @@
 self-contained HTML page.
 
 * :mod:`arcnb.report.sections`: **the sections**, one display object per view of a run
-  (``sections.Colors(run)`` shows itself in JupyterLab, holds its ``.tables``, draws
-  with ``.plot(ax=None)``), and the pages as lists of sections (``sections.REPORT``,
-  ``COMPARE``, ``SWEEP``, ``FIGURES``).
+  (``sections.Colors.from_run(run)`` computes it, shows itself in JupyterLab, holds its
+  ``.tables``, draws with ``.plot(ax=None)``), and the pages as lists of sections
+  (``sections.REPORT``, ``COMPARE``, ``SWEEP``, ``FIGURES``).
 * the verbs: :func:`build_report` (behind ``arcnb report``), :func:`build_reports`
   (several at once, with an index page), :func:`build_compare_report` (behind
   ``arcnb compare --report``), :func:`run_notebook` (papermill with the ``python3``

@@ -55,7 +55,7 @@ NOTEBOOKS = {
     "explore": "explore.ipynb",
 }
 NOTEBOOKS["sweep"] = "sweep.ipynb"  # a checkpoint sweep's page (arcnb.sweep)
-NOTEBOOKS["arc3"] = "arc3.ipynb"  # ARC-AGI-3 recordings' report (arcnb.arc3.report)
+NOTEBOOKS["arc3"] = "arc3.ipynb"  # ARC-AGI-3 recordings' report (arcnb.report.arc3)
 
 #: papermill always runs notebooks with this kernel.
 KERNEL_NAME = "python3"
@@ -306,7 +306,7 @@ def cell_times(notebook: str | os.PathLike) -> list[tuple[str, float]]:
     """Where an executed notebook's time went, from papermill's records: ``("kernel
     start", s)`` (papermill's start to the first cell), then one ``(name, s)`` per code
     cell that ran: a section's class name for a cell that shows one
-    (``S.Colors(run, options)`` -> ``Colors``), ``setup`` for the cell that opens the
+    (``S.Colors.from_run(run, options)`` -> ``Colors``), ``setup`` for the cell that opens the
     run (imports included; ``setup and Summary`` when it also shows a section). Empty
     when the notebook holds no such records."""
     import datetime as dt
@@ -329,7 +329,7 @@ def cell_times(notebook: str | os.PathLike) -> list[tuple[str, float]]:
         if c.cell_type != "code" or "parameters" in c.metadata.get("tags", []) \
                 or "injected-parameters" in c.metadata.get("tags", []):
             continue
-        m = re.search(r"^S\.([A-Z]\w*)\(", c.source, re.M)
+        m = re.search(r"^S\.([A-Z]\w*)\.from_run\(", c.source, re.M)
         name = m.group(1) if m else ""
         if re.search(r"^(run|sw|cmp|source) = ", c.source, re.M):  # imports, opening the run
             name = f"setup and {name}" if name else "setup"

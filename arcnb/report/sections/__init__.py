@@ -1,22 +1,27 @@
 """The report as sections: each view of a run is one object you can use in JupyterLab,
 in the HTML report and in a paper.
 
-A section is built from a run (or several) in one call and computes once::
+A section is a display object (in the spirit of scikit-learn's Displays): ``from_run``
+computes it from a run (or what its page shows) in one call::
 
     from arcnb.report import sections as S
     run = arcnb.open("submission.json", dataset="arc-agi-1:evaluation")
-    S.Colors(run)                 # as the last line of a cell: the section itself
-    S.Colors(run).tables          # its DataFrames
-    S.Colors(run).plot()          # its main figure on a new Axes (or ax=...)
+    colors = S.Colors.from_run(run)   # as the last line of a cell: the section itself
+    colors.tables                     # its DataFrames (numbers, formatted when shown)
+    colors.plot()                     # its main figure on a new Axes (or ax=...);
+                                      # colors.ax_, colors.figure_ keep them
 
 Every section takes the report-wide :class:`Options` (``n_boot``, ``seed``,
 ``near_miss``, ``gallery_size``, ``taxonomy``, ``references``, ``train_data``,
-``figures_dir``, ``formats``) and says in words when it has nothing to show.
+``figures_dir``, ``formats``) and says in words when it has nothing to show; with
+``figures_dir``, ``from_run`` also writes its files there.
 
 A page is a list of sections: :data:`REPORT` (one run), :data:`COMPARE` (several
-runs), :data:`SWEEP` (a checkpoint sweep) and :data:`FIGURES` (a paper's figures).
-The shipped notebooks show them one cell each; adding a section is one class and one
-line in its page's list.
+runs), :data:`SWEEP` (a checkpoint sweep), :data:`FIGURES` (a paper's figures),
+:data:`EVALUATE` and :data:`REPEATS`; the ARC-AGI-3 page is
+``arcnb.report.sections.arc3.ARC3``. The shipped notebooks show them one cell
+each; adding a section is one class in its module and one line in its page's list
+(``__all__`` is made from the pages).
 """
 from __future__ import annotations
 
@@ -27,23 +32,21 @@ from ...columns import NEAR_MISS
 from .. import sources
 
 from .base import NO_TRUTH, Figure, Options, Section, page_of
-from .compare import (CompareCategories, CompareFiles, CompareDifferences, CompareOnlyOne, CompareRuns,
-                      Leaderboard)
-from .candidates import CandidateBudget, CandidateChecks
-from .difficulty import Difficulty
-from .run import (AlmostWorks, CandidatePool, Categories, Colors, Cost, Failures,
-                  GridSizeAndShape, Headline, PassAtK, PredictionsOnly, Provenance, References, RunFiles,
-                  SecondAttempt, Summary, TrainingOverlap)
-from .sweep import (SweepCategories, SweepChanges, SweepCurves, SweepSelection,
-                    SweepSolved)
-from .repeats import (REPEATS, RepeatsComparisons, RepeatsConfigs, RepeatsFlips, RepeatsUnion,
-                      repeats_page)
-from .probes import Probes
-from .paper import PaperBreakdowns, PaperFiles, PaperGallery, PaperTables, paper_files
+# every section of each module (its __all__, made from its classes): a new section needs
+# no import here, only its line in its page's list
+from .run import *  # noqa: F403
+from .candidates import *  # noqa: F403
+from .compare import *  # noqa: F403
+from .difficulty import *  # noqa: F403
+from .sweep import *  # noqa: F403
+from .probes import *  # noqa: F403
+from .paper import *  # noqa: F403
+from .repeats import *  # noqa: F403
+from .repeats import REPEATS
 
 #: The report of one run, in order (the report notebook shows one cell per section).
 REPORT = [Summary, Headline, TrainingOverlap, AlmostWorks, References, PassAtK, SecondAttempt,
-          Failures, Colors, Categories, GridSizeAndShape, Cost, CandidatePool, CandidateBudget,
+          SeveralOutputs, Failures, Colors, Categories, GridSizeAndShape, Cost, CandidatePool, CandidateBudget,
           CandidateChecks, Probes, Provenance]
 
 #: What the report shows for a run without truth (a hidden test set).
@@ -93,16 +96,14 @@ SWEEP = [SweepCurves, SweepSelection, SweepChanges, SweepSolved, SweepCategories
 
 #: The figures and tables for a paper (PDF / SVG, booktabs LaTeX).
 FIGURES = [PassAtK, Colors, PaperBreakdowns, PaperGallery, PaperTables, CandidatePool,
-           CandidateBudget, CandidateChecks]
+           CandidateBudget, CandidateChecks, PaperFiles]
 
-__all__ = ["Options", "Section", "Figure", "NO_TRUTH", "page_of", "open_report", "report_page",
-           "REPORT", "REPORT_NO_TRUTH", "EVALUATE", "COMPARE", "Difficulty",
-           "SWEEP", "FIGURES", "REPEATS", "Summary", "PredictionsOnly", "Headline", "TrainingOverlap",
-           "AlmostWorks", "References", "PassAtK", "Failures", "SecondAttempt", "Colors",
-           "Categories", "GridSizeAndShape", "Cost", "CandidatePool", "CandidateBudget",
-           "CandidateChecks", "Provenance", "RunFiles",
-           "CompareRuns", "Leaderboard", "CompareDifferences", "CompareOnlyOne",
-           "CompareCategories", "CompareFiles", "SweepCurves", "SweepSelection", "SweepChanges", "SweepSolved",
-           "SweepCategories", "PaperBreakdowns", "PaperGallery", "PaperTables", "PaperFiles", "paper_files",
-           "RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
-           "repeats_page", "Probes"]
+#: Every page of this module, by name.
+PAGES = {"REPORT": REPORT, "REPORT_NO_TRUTH": REPORT_NO_TRUTH, "EVALUATE": EVALUATE,
+         "COMPARE": COMPARE, "SWEEP": SWEEP, "FIGURES": FIGURES, "REPEATS": REPEATS}
+
+#: The public names: the building blocks, the pages and every section of a page, in
+#: page order (a section is public by being on a page).
+__all__ = (["Options", "Section", "Figure", "NO_TRUTH", "page_of", "open_report", "report_page",
+            "repeats_page", "paper_files", "PAGES", *PAGES]
+           + list(dict.fromkeys(c.__name__ for page in PAGES.values() for c in page)))

@@ -1,6 +1,7 @@
 """What every report section is: :class:`Section` (a display object in the spirit of
-scikit-learn's Displays: built from a run in one call, computes once, holds its tables
-and numbers, draws its figures with ``plot(ax=None)``, renders itself to HTML) and
+scikit-learn's Displays: ``from_run`` computes, the constructor only stores, it holds
+its tables (numbers) and numbers, draws its main figure with ``plot(ax=None)`` and
+renders itself to HTML, formatting its numbers then) and
 :class:`Options` (the report-wide settings every section reads).
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ...io import atomic_write_bytes
 from ...plot import paper_style
 from ...plot.paper import figure_bytes
 
-__all__ = ["Options", "Section", "Figure", "NO_TRUTH"]
+__all__ = ["Options", "Section", "Figure", "NO_TRUTH", "section_names", "page_of"]
 
 #: What a section that needs the truth says on an unscored run.
 NO_TRUTH = ("This run has no truth (a hidden test set): this section needs the test "
@@ -74,19 +75,30 @@ class Figure:
 
 
 class Section:
-    """A view of a run for JupyterLab, the HTML report and a paper.
+    """A view of a run for JupyterLab, the HTML report and a paper: a display object in
+    the spirit of scikit-learn's Displays (``ConfusionMatrixDisplay.from_estimator``).
 
-    ``Section(run, options, **changes)`` computes everything at once: ``tables``
-    (DataFrames), ``numbers`` (a dict), and ``empty`` (None, or the words
-    saying why there is nothing to show: an unscored run, no cost data, ...).
-    ``plot()`` draws the main figure on ``ax`` (created when None) and returns the
-    Axes; ``figures()`` lists every figure; ``to_html()`` (and so the display in
-    JupyterLab) renders the heading, the words, the tables and the figures; with
-    ``options.figures_dir`` the figures are written there (``files()`` names them).
+    - ``Section.from_run(data, options=None, **changes)`` computes: it fills ``tables``
+      (DataFrames of numbers), ``numbers`` (a dict) and ``empty`` (None, or the words
+      saying why there is nothing to show: an unscored run, no cost data, ...), then,
+      when ``options.figures_dir`` names a folder, writes the section's files there by
+      calling ``write`` (``written`` lists them), as scikit-learn's ``from_estimator``
+      computes and plots. One rule for every section: ``from_run`` takes the data the
+      section shows, named by ``built_from`` (a run, or a path :func:`arcnb.open` opens;
+      a comparison, a sweep, many runs or ARC-AGI-3 scored runs for the other pages).
+    - ``Section(data, options, *, tables=None, numbers=None, empty=None)`` only stores
+      what it is given: it computes nothing and writes nothing. A section that was never
+      computed refuses to show itself (``to_html``, ``plot``) and says to use ``from_run``.
+    - ``plot(ax=None)`` draws the main figure on ``ax`` (created when None), returns the
+      Axes and keeps it as ``ax_`` and its Figure as ``figure_``; ``figures()`` lists every
+      figure; ``to_html()`` (and so the display in JupyterLab) renders the heading, the
+      words, the tables (their numbers formatted then, through :mod:`arcnb.text` and
+      :func:`arcnb.html.table`) and the figures; ``write(folder)`` writes the files
+      ``files()`` names.
 
-    A subclass sets ``title``, ``anchor`` and ``intro``, and implements
-    ``compute()``, ``body()`` (the HTML between the words and the end) and, when
-    it draws, ``figures()``.
+    A subclass sets ``title``, ``anchor`` and ``intro``, and implements ``compute()``
+    (fill ``tables`` and ``numbers``, or set ``empty``), ``body()`` (the HTML between the
+    words and the end) and, when it draws, ``figures()``.
     """
 
     title: ClassVar[str] = ""
@@ -97,36 +109,59 @@ class Section:
     #: renders nothing when it is empty, rather than a sentence
     optional: ClassVar[bool] = False
 
-    #: What a path given instead of the data is opened as: ``"run"`` (the default:
+    #: What ``from_run`` is built from: ``"run"`` (the default: a run, or a path opened
     #: through :func:`arcnb.open`, any source it takes), or the words of what to pass
     #: instead (a comparison, a sweep, many runs: data made by its own call).
     built_from: ClassVar[str] = "run"
 
-    def __init__(self, run, options: Options | None = None, **changes):
-        if isinstance(run, (str, os.PathLike)):
-            run = self._open_path(run)
+    def __init__(self, run, options: Options | None = None, *, tables: dict | None = None,
+                 numbers: dict | None = None, empty: str | None = None):
         self.run = run
-        opts = options if options is not None else Options()
-        self.options = replace(opts, **changes) if changes else opts
-        self.tables: dict = {}
-        self.numbers: dict = {}
-        self.empty: str | None = None
-        self._png: dict | None = None
+        self.options = options if options is not None else Options()
+        self.tables: dict = dict(tables) if tables is not None else {}
+        self.numbers: dict = dict(numbers) if numbers is not None else {}
+        self.empty: str | None = empty
         self.written: list[Path] = []
-        if self.needs_truth and not getattr(run, "scored", True):
-            self.empty = NO_TRUTH
-        else:
-            self.compute()
-        if self.options.figures_dir and self.empty is None:
-            self.written = self.write(self.options.figures_dir, overwrite=self.options.overwrite)
+        self.ax_ = None
+        self.figure_ = None
+        self._png: dict | None = None
+        self._computed = tables is not None or numbers is not None or empty is not None
 
     @classmethod
-    def _open_path(cls, path):
-        """A path given instead of the data, opened by the one opener of its kind."""
+    def from_run(cls, run, options: Options | None = None, **changes):
+        """Compute the section of ``run`` (the data the section shows: see
+        ``built_from``; a path is opened through :func:`arcnb.open`) with ``options``
+        (``changes``: options set for this section alone) and return it; when the
+        options name a ``figures_dir``, its files are then written there."""
+        opts = options if options is not None else Options()
+        opts = replace(opts, **changes) if changes else opts
+        section = cls(cls._data(run), opts)
+        if section.needs_truth and not getattr(section.run, "scored", True):
+            section.empty = NO_TRUTH
+        else:
+            section.compute()
+        section._computed = True
+        if opts.figures_dir and section.empty is None:
+            section.written = section.write(opts.figures_dir, overwrite=opts.overwrite)
+        return section
+
+    @classmethod
+    def _data(cls, data):
+        """What ``from_run`` is given, as the section's data: a path opened by the one
+        opener of its kind."""
+        if not isinstance(data, (str, os.PathLike)):
+            return data
         if cls.built_from == "run":
-            return front.open_run(path)
+            return front.open_run(data)
         raise ParameterError(f"the {cls.__name__} section is built from {cls.built_from}, "
-                             f"not a path ({printable(str(path))})")
+                             f"not a path ({printable(str(data))})")
+
+    def _require(self) -> None:
+        """Refuse to show a section that holds nothing computed."""
+        if not self._computed:
+            name = type(self).__name__
+            raise ParameterError(f"this {name} section was never computed: build it with "
+                                 f"{name}.from_run(run, options)")
 
     # ------------------------------------------------------------ for subclasses
     def compute(self) -> None:
@@ -143,15 +178,24 @@ class Section:
     # ------------------------------------------------------------------ the views
     def plot(self, ax=None):
         """Draw the section's main figure on ``ax`` (a new figure when None) and return
-        its Axes (a figure-level view returns its Figure)."""
+        its Axes (a figure-level view returns its Figure); ``ax_`` and ``figure_`` keep
+        the Axes and the Figure drawn."""
+        self._require()
         figs = self.figures() if self.empty is None else []
         if not figs:
             raise ParameterError(f"the {self.title or type(self).__name__} section has no "
                                  "figure" + (f" ({self.empty})" if self.empty else ""))
-        return self._draw(figs[0], ax)
+        out = self._draw(figs[0], ax)
+        self.figure_ = _as_figure(out)
+        if hasattr(out, "savefig"):  # a figure-level view
+            self.ax_ = self.figure_.axes[0] if self.figure_.axes else None
+        else:
+            self.ax_ = out if hasattr(out, "get_figure") else np.ravel(out)[0]
+        return out
 
     def figure(self, name: str | None = None):
         """The figure named ``name`` (default: the main one) as a matplotlib Figure."""
+        self._require()
         figs = {f.name: f for f in (self.figures() if self.empty is None else [])}
         if not figs:
             raise ParameterError(f"the {self.title or type(self).__name__} section has no "
@@ -164,6 +208,7 @@ class Section:
 
     def files(self) -> list[str]:
         """The names of the files the section writes (figures in every format)."""
+        self._require()
         if self.empty is not None:
             return []
         return [f"{f.name}.{fmt}" for f in self.figures() for fmt in self.options.formats]
@@ -173,6 +218,7 @@ class Section:
         ``options.formats``); returns the paths."""
         import matplotlib.pyplot as plt
 
+        self._require()
         folder = Path(folder)
         if not overwrite:
             for name in self.files():
@@ -196,6 +242,7 @@ class Section:
     def to_html(self) -> str:
         """The section as HTML: its heading (with the id the contents list links to),
         its words, then its tables and figures, or what it lacks."""
+        self._require()
         if self.optional and self.empty is not None:
             return ""
         parts = [f"<section class='arcnb-section' data-section='{escape(type(self).__name__)}'>"]
@@ -214,7 +261,8 @@ class Section:
         return self.to_html()
 
     def __repr__(self) -> str:
-        state = f"empty: {self.empty}" if self.empty else f"tables: {', '.join(self.tables)}"
+        state = (f"empty: {self.empty}" if self.empty else f"tables: {', '.join(self.tables)}"
+                 if self._computed else "not computed (use from_run)")
         return f"<{type(self).__name__} of {getattr(self.run, 'label', self.run)!r}; {state}>"
 
     # ------------------------------------------------------------------ helpers
@@ -258,6 +306,13 @@ class Section:
         self._png = png
 
 
+def section_names(namespace: dict) -> list[str]:
+    """The sections a module defines, in order (its public :class:`Section` subclasses):
+    the ``__all__`` of a module of sections, so that a new class needs no list of its own."""
+    return [n for n, v in namespace.items() if isinstance(v, type) and issubclass(v, Section)
+            and v.__module__ == namespace["__name__"] and not n.startswith("_")]
+
+
 def _as_figure(out):
     """The Figure of what a plot function returned (a Figure, an Axes, an array of Axes)."""
     if hasattr(out, "savefig"):
@@ -278,5 +333,5 @@ def page_of(sections: Sequence[type], data, options: Options | None = None, *,
     title, a contents list, then each section as it displays itself (figures embedded;
     with ``options.figures_dir`` they are also written there). The shipped notebooks
     show the same sections, one cell each."""
-    body = "\n".join(s(data, options).to_html() for s in sections)
+    body = "\n".join(s.from_run(data, options).to_html() for s in sections)
     return page(title, insert_contents(f"<main><h1>{escape(title)}</h1>{body}</main>"))

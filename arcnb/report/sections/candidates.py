@@ -8,17 +8,16 @@ import pandas as pd
 
 from ... import plot as P
 from ...html import note, table
+from ...text import fmt_number
 from ..candidates import candidate_pool, has_budget, has_checks, section_numbers
-from .base import Figure, Section
-
-__all__ = ["CandidateBudget", "CandidateChecks"]
+from .base import Figure, Section, section_names
 
 #: The budgets the report's anytime table shows (those within the pool's size).
 _SHOWN = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000)
 
 
 def _fmt(x) -> str:
-    return "n/a" if x is None or x != x else f"{x:.4f}"
+    return fmt_number(x, least=4, most=4)
 
 
 class CandidateBudget(Section):
@@ -116,7 +115,7 @@ class CandidateChecks(Section):
         v = self.pool.summary["verifier"]
         self.numbers["verifier"] = v
         self.tables["verifier"] = pd.DataFrame([
-            {"number": k, "value": _fmt(v[k])} for k in (
+            {"number": k, "value": v[k]} for k in (
                 "precision", "recall", "overfit_rate", "coverage_passers", "coverage_all")])
 
     def figures(self):
@@ -126,5 +125,9 @@ class CandidateChecks(Section):
         return []
 
     def body(self):
-        return [table(self.tables["verifier"], caption="distinct candidates with "
+        verifier = self.tables["verifier"].assign(value=self.tables["verifier"]["value"].map(_fmt))
+        return [table(verifier, caption="distinct candidates with "
                       "passes_train"), self.image("candidates_verifier")]
+
+
+__all__ = section_names(globals())

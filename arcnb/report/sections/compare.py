@@ -5,10 +5,7 @@ from __future__ import annotations
 from ... import plot as P
 from ...html import note, table
 from ..html import file_table
-from .base import Figure, Section
-
-__all__ = ["CompareRuns", "Leaderboard", "CompareDifferences", "CompareOnlyOne",
-           "CompareCategories", "CompareFiles"]
+from .base import Figure, Section, section_names
 
 
 class CompareRuns(Section):
@@ -131,3 +128,6 @@ class CompareFiles(Section):
 
     def body(self):
         return [table(self.tables["files"], table_id="arcnb-compare-files")]
+
+
+__all__ = section_names(globals())

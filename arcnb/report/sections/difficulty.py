@@ -6,9 +6,8 @@ from __future__ import annotations
 from ...difficulty import BEYOND, SURPRISE
 from ...html import note, table
 from ...plot import difficulty as PD
-from .base import Figure, Section
-
-__all__ = ["Difficulty"]
+from ...text import fmt_number, fmt_significant
+from .base import Figure, Section, section_names
 
 #: At most this many systems get a surprises gallery (those with the most surprises).
 MAX_GALLERIES = 4
@@ -27,8 +26,8 @@ class Difficulty(Section):
              "P(solved) = sigmoid(ability - difficulty) (Rasch; the two-parameter model scales "
              "it per output). Difficulties are relative to these systems and centred to mean "
              "0; with few systems their intervals are wide. A surprise is an output a system "
-             f"never solves although the model gives it at least {SURPRISE:g}; beyond, one it "
-             f"solves at most {BEYOND:g}.")
+             f"never solves although the model gives it at least {fmt_significant(SURPRISE)}; beyond, one it "
+             f"solves at most {fmt_significant(BEYOND)}.")
 
     def compute(self):
         d = getattr(self.run, "difficulty", None)
@@ -82,7 +81,7 @@ class Difficulty(Section):
         human = self.numbers.get("human")
         if human:
             parts += [note(f"{human['n_tasks']} tasks with people's solve rates; Spearman "
-                           f"rank correlation with the difficulty {human['spearman']:.2f}."),
+                           f"rank correlation with the difficulty {fmt_number(human['spearman'], least=2, most=2)}."),
                       self.image("difficulty_human")]
         parts.append(table(self.tables["tasks"].head(20), table_id="arcnb-difficulty-tasks",
                            caption="The 20 hardest tasks"))
@@ -93,3 +92,6 @@ class Difficulty(Section):
             parts.append(self.image(f"difficulty_surprises_{i}"))
         parts += [note(f"note: {n}") for n in self.numbers["notes"]]
         return parts
+
+
+__all__ = section_names(globals())

@@ -14,9 +14,7 @@ from ...errors import refuse_overwrite
 from ...html import escape, table
 from ...io import atomic_write_text
 from ..html import file_table, lead_html
-from .base import Figure, Section
-
-__all__ = ["PaperBreakdowns", "PaperGallery", "PaperTables", "PaperFiles", "paper_files"]
+from .base import Figure, Section, section_names
 
 #: The breakdowns of the figures page (a user taxonomy adds ``user``).
 PAPER_BY = ("structural", "grid_size", "shape_change")
@@ -164,3 +162,4 @@ class PaperFiles(Section):
                 f"<pre id='arcnb-compact-line'>{escape(self.numbers['compact_line'])}</pre>"]
 
 
+__all__ = ["paper_files"] + section_names(globals())

@@ -8,11 +8,8 @@ from ... import plot as P
 from ...html import note, table
 from ...repeats import GRADED
 from ...text import fmt_interval, fmt_number, fmt_percent
-from .base import Figure, Options, Section, page_of
+from .base import Figure, Options, Section, page_of, section_names
 from .run import Provenance
-
-__all__ = ["RepeatsConfigs", "RepeatsFlips", "RepeatsComparisons", "RepeatsUnion",
-           "repeats_page"]
 
 
 class RepeatsConfigs(Section):
@@ -212,3 +209,6 @@ def repeats_page(rep, options: Options | None = None, *, title: str = "Many runs
     """The page of many runs as one self-contained HTML page (every section of
     :data:`REPEATS`, figures embedded): what ``arcnb repeats --report`` writes."""
     return page_of(REPEATS, rep, options, title=title)
+
+
+__all__ = ["repeats_page"] + section_names(globals())

@@ -2,7 +2,7 @@
 (:data:`arcnb.report.sections.REPORT`).
 
 Each is built from a :class:`arcnb.runs.Run` and the report's :class:`Options`
-(``Colors(run)`` as the last line of a notebook cell shows the section); see
+(``Colors.from_run(run, options)`` as the last line of a notebook cell shows the section); see
 :class:`~arcnb.report.sections.base.Section` for what every section offers.
 """
 from __future__ import annotations
@@ -25,11 +25,7 @@ from ..sources import resolve_references
 from ..unscored import no_truth_html, predictions_gallery
 from ...text import fmt_number, fmt_percent
 from ...runs import provenance_block
-from .base import Figure, Section
-
-__all__ = ["Summary", "PredictionsOnly", "Headline", "AlmostWorks", "References", "PassAtK",
-           "Failures", "SecondAttempt", "Colors", "Categories", "GridSizeAndShape", "Cost",
-           "Provenance", "RunFiles", "CandidatePool", "TrainingOverlap"]
+from .base import Figure, Section, section_names
 
 
 class Summary(Section):
@@ -71,6 +67,7 @@ class PredictionsOnly(Section):
             self.run, max_items=self.options.gallery_size), tight=False, axes_level=False)]
 
     def to_html(self):
+        self._require()
         if self.run.scored:  # a scored run's report shows the sections that follow
             return ""
         return super().to_html()
@@ -312,6 +309,69 @@ class SecondAttempt(Section):
                 note(words, note_id="arcnb-second-attempt-note")]
 
 
+class SeveralOutputs(Section):
+    """The tasks with several test outputs: by their number of outputs, how many have
+    all, some or none of their outputs right within 2 attempts, and pass@2 per task
+    (the ARC Prize rule: the fraction right) beside all-or-nothing over them; then the
+    tasks only partly solved. Shown when the run has such tasks."""
+
+    title = "Tasks with several test outputs"
+    anchor = "arcnb-section-several-outputs"
+    optional = True
+    intro = ("A task with several test inputs scores the fraction of its test outputs right "
+             "within 2 attempts under the ARC Prize rule, and 1 only when every one is right "
+             "under all-or-nothing. Here are the tasks with two test outputs or more, by "
+             "their number of outputs: how many have all, some or none of them right, and "
+             "both scores over those tasks.")
+
+    def compute(self):
+        out = self.run.results.outputs
+        solved = out["solved@2" if "solved@2" in out.columns else "solved@1"].astype(bool)
+        per_task = (pd.DataFrame({"task_id": out["task_id"], "right": solved})
+                    .groupby("task_id", sort=False)["right"].agg(["size", "sum"]))
+        several = per_task[per_task["size"] >= 2]
+        if several.empty:
+            self.empty = "No task has several test outputs."
+            return
+        rows = []
+        for n, g in several.groupby("size"):
+            rows.append({"test outputs": int(n), "tasks": len(g),
+                         "all right": int((g["sum"] == n).sum()),
+                         "some right": int(((g["sum"] > 0) & (g["sum"] < n)).sum()),
+                         "none right": int((g["sum"] == 0).sum()),
+                         "pass@2": float((g["sum"] / n).mean()),
+                         "pass@2_all_or_nothing": float((g["sum"] == n).mean())})
+        self.tables["by_outputs"] = pd.DataFrame(rows)
+        partly = several[(several["sum"] > 0) & (several["sum"] < several["size"])]
+        self.tables["partly_solved"] = pd.DataFrame(
+            {"task_id": partly.index.astype(str), "test outputs": partly["size"].astype(int).values,
+             "right": partly["sum"].astype(int).values})
+        t = self.tables["by_outputs"]
+        self.numbers = {"n_tasks": int(t["tasks"].sum()), "n_tasks_all": len(per_task),
+                        "n_outputs": int(several["size"].sum()),
+                        "all_right": int(t["all right"].sum()),
+                        "some_right": int(t["some right"].sum()),
+                        "none_right": int(t["none right"].sum()),
+                        "pass@2": float((several["sum"] / several["size"]).mean()),
+                        "pass@2_all_or_nothing": float((several["sum"] == several["size"]).mean())}
+
+    def body(self):
+        nb = self.numbers
+        words = (f"{nb['n_tasks']} of {nb['n_tasks_all']} tasks have several test outputs "
+                 f"({nb['n_outputs']} outputs): all right in {nb['all_right']}, some in "
+                 f"{nb['some_right']}, none in {nb['none_right']}; over them pass@2 is "
+                 f"{fmt_number(nb['pass@2'], least=4)} per task and "
+                 f"{fmt_number(nb['pass@2_all_or_nothing'], least=4)} all-or-nothing.")
+        parts = [note(words, note_id="arcnb-several-outputs-note"),
+                 table(self.tables["by_outputs"], table_id="arcnb-several-outputs",
+                       caption="tasks by their number of test outputs; right: within 2 "
+                               "attempts")]
+        if len(self.tables["partly_solved"]):
+            parts.append(table(self.tables["partly_solved"], table_id="arcnb-several-outputs-partly",
+                               caption="tasks with some but not all of their test outputs right"))
+        return parts
+
+
 class Colors(Section):
     """Per-colour accuracy of attempt 1 (over the outputs whose attempt 1 has the
     truth's shape) and the colour confusion matrix."""
@@ -455,6 +515,7 @@ class Cost(Section):
                                                        "failure_rate")})
 
     def to_html(self):
+        self._require()
         if self.empty is not None:  # the id the report has always given this note
             return (f"<section class='arcnb-section' data-section='Cost'>"
                     f"<h2 id=\"{self.anchor}\">{self.title}</h2>"
@@ -587,6 +648,7 @@ class CandidatePool(Section):
                                    ("candidates_pass_at_k", P.pass_at_k_by_rule))]
 
     def to_html(self):
+        self._require()
         if self.empty is not None:  # nothing at all: the report shows no section
             return ""
         # the pool's own fragment carries the heading (id arcnb-candidate-pool)
@@ -623,9 +685,13 @@ class TrainingOverlap(Section):
                                               "outputs_equivalent", "tasks_equivalent")}
 
     def to_html(self):
+        self._require()
         if self.empty is not None:
             return ""
         o = self.options
         return ("<section class='arcnb-section' data-section='TrainingOverlap'>"
                 + overlap_section_html(self.run, self.check, n_boot=o.n_boot, seed=o.seed)
                 + "</section>")
+
+
+__all__ = section_names(globals())

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from ... import plot as P
 from ...html import escape, note, table
-from .base import Figure, Section
-
-__all__ = ["selection_text", "SweepCurves", "SweepSelection", "SweepChanges", "SweepSolved", "SweepCategories"]
+from ...text import fmt_percent
+from .base import Figure, Section, section_names
 
 #: The sweep table's columns shown on the page.
 CURVE_COLUMNS = ["step", "epoch", "pass@2", "pass@2_ci_low", "pass@2_ci_high", "shape_accuracy",
@@ -16,7 +15,7 @@ CURVE_COLUMNS = ["step", "epoch", "pass@2", "pass@2_ci_low", "pass@2_ci_high", "
 def selection_text(sel: dict) -> str:
     """The honest selection in words (the sweep page's paragraph)."""
     def pct(v):
-        return "n/a" if v is None or v != v else f"{100 * v:.1f}%"
+        return fmt_percent(v, least=1, most=1)
 
     lo, hi = sel["report_score_ci95"]
     metric = sel["metric"]
@@ -168,3 +167,6 @@ class SweepCategories(Section):
 
     def body(self):
         return [self.image(f.name) for f in self.figures()]
+
+
+__all__ = ["selection_text"] + section_names(globals())

@@ -14,8 +14,8 @@ import pytest
 import _arc3_game as G
 import _report_fixture as F
 from _cli import one_line_refusal, run_arcnb
-from arcnb.arc3 import report as R
-from arcnb.arc3.report import build_report
+from arcnb.report import arc3 as R
+from arcnb.report.arc3 import build_report
 from arcnb.errors import OutputExistsError, ParameterError, RecordingError
 from arcnb.html import check_self_contained
 from arcnb.report.notebooks import NOTEBOOKS, notebook_path
@@ -145,7 +145,7 @@ def test_what_a_cell_would_find_is_refused_before_the_kernel(inputs, tmp_path, m
     OUT/report.html, a figure or a run's folder the report would replace: each is one
     line before the notebook runs (the kernel is never started), as a bad recording
     is; a label of 300 characters gives a folder name of at most 120."""
-    from arcnb.arc3 import sections as A
+    from arcnb.report.sections import arc3 as A
     from arcnb.errors import ArcnbError
 
     def no_kernel(*a, **k):

@@ -1,4 +1,4 @@
-"""arcnb.arc3.sections: each section of the ARC-AGI-3 report in-process: its tables are the
+"""arcnb.report.sections.arc3: each section of the ARC-AGI-3 report in-process: its tables are the
 scorer's, its HTML escapes every user string, it says in words when it has nothing to
 show, its figures pass the figure check, and the notebook made of them is thin."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 import _arc3_game as G  # noqa: E402
-from arcnb.arc3 import sections as S  # noqa: E402
+from arcnb.report.sections import arc3 as S  # noqa: E402
 from arcnb.errors import ParameterError  # noqa: E402
 from arcnb.html import check_self_contained  # noqa: E402
 from arcnb.plot.check import check_figure  # noqa: E402
@@ -42,7 +42,7 @@ def test_scored_runs_and_the_scores_section(two):
     tw02 = (100 * (6 / 15) ** 2 + 2 * 100 * (4 / 12) ** 2 + 3 * 100 * (9 / 27) ** 2) / 6
     assert runs.cards[0].score == 31.875
     assert runs.cards[1].score == pytest.approx((25 + tw02) / 2)
-    sec = S.Scores(runs)
+    sec = S.Scores.from_run(runs)
     assert list(sec.tables["runs"]["run"]) == ["agent <A>", "agent\u202eB"]
     html = sec.to_html()
     assert "agent &lt;A&gt;" in html and "<A>" not in html
@@ -53,19 +53,19 @@ def test_scored_runs_and_the_scores_section(two):
 
 def test_games_levels_and_faults_are_the_scorers_tables(two):
     _, _, runs = two
-    games = S.Games(runs).tables["games"]
+    games = S.Games.from_run(runs).tables["games"]
     a = games[games["run"] == "agent <A>"].set_index("game_id")
     assert a.loc["tw02-1b2c3d4e", "score"] == 27.5 and a.loc["tw01-0a1b2c3d", "plays"] == 3
-    levels = S.Levels(runs).tables["levels"]
+    levels = S.Levels.from_run(runs).tables["levels"]
     assert len(levels) == len(runs.cards[0].levels) + len(runs.cards[1].levels)
-    faults = S.Faults(runs).tables["faults"]
+    faults = S.Faults.from_run(runs).tables["faults"]
     assert sorted(faults["kind"]) == ["baselines_missing", "baselines_short"]
     assert set(faults["run"]) == {"agent <A>"}
 
 
 def test_the_comparison_section(two):
     _, _, runs = two
-    sec = S.Comparisons(runs)
+    sec = S.Comparisons.from_run(runs)
     p = sec.tables["pairs"].iloc[0]
     assert (p["a"], p["b"], p["n_games"]) == ("agent <A>", "agent\u202eB", 2)
     # agent A: 100 and 27.5 on the two common games; agent B: 25 and 12.96...
@@ -77,28 +77,28 @@ def test_the_comparison_section(two):
 def test_sections_say_when_they_have_nothing_to_show(tmp_path):
     G.write_lines(tmp_path / "r.jsonl", G.level_walk([2], frame="absent"))
     one = S.scored_runs([tmp_path / "r.jsonl"], {"hb01-00000001": [2]})
-    assert S.Comparisons(one).empty.startswith("One run: nothing to compare")
-    assert "no frame" in S.KeyFrames(one).empty
-    assert "none of the faults arcnb checks" not in (S.Faults(one).empty or "")
+    assert S.Comparisons.from_run(one).empty.startswith("One run: nothing to compare")
+    assert "no frame" in S.KeyFrames.from_run(one).empty
+    assert "none of the faults arcnb checks" not in (S.Faults.from_run(one).empty or "")
     clean = S.scored_runs([G.write_lines(tmp_path / "c.jsonl", G.level_walk([2]))],
                           {"hb01-00000001": [2]})
-    assert "none of the faults arcnb checks" in S.Faults(clean).empty
-    assert "Nothing written" in S.Files(clean).empty
-    html = S.Comparisons(one).to_html()
+    assert "none of the faults arcnb checks" in S.Faults.from_run(clean).empty
+    assert "Nothing written" in S.Files.from_run(clean).empty
+    html = S.Comparisons.from_run(one).to_html()
     assert "nothing to compare" in html
     with pytest.raises(ParameterError):
-        S.Comparisons(one).plot()
+        S.Comparisons.from_run(one).plot()
     with pytest.raises(ParameterError):
         S.scored_runs([], {})
     with pytest.raises(ParameterError):
-        S.Scores("not a run")
+        S.Scores.from_run("not a run")
 
 
 @pytest.mark.parametrize("width", ["column", "page"])
 def test_every_section_figure_passes_the_figure_check(two, width):
     _, _, runs = two
     for cls in S.ARC3:
-        sec = cls(runs, S.Options(width=width))
+        sec = cls.from_run(runs, S.Options(width=width))
         for spec in (sec.figures() if sec.empty is None else []):
             fig = sec.figure(spec.name)
             problems = check_figure(fig)
@@ -108,7 +108,7 @@ def test_every_section_figure_passes_the_figure_check(two, width):
 
 def test_files_writes_tables_and_replays_with_relative_links(two, tmp_path):
     _, _, runs = two
-    sec = S.Files(runs, S.Options(figures_dir=tmp_path / "out"))
+    sec = S.Files.from_run(runs, S.Options(figures_dir=tmp_path / "out"))
     files = sec.tables["files"]
     assert (tmp_path / "out" / "agent_A" / "summary.json").is_file()
     replays = files[files["what"].str.startswith("replay")]
@@ -134,7 +134,7 @@ def test_the_shipped_notebook_is_one_thin_cell_per_section():
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
     assert [c["id"] for c in nb["cells"]] == [f"cell-{k:02d}" for k in range(len(nb["cells"]))]
     assert all(not c["outputs"] and c["execution_count"] is None for c in code)
-    called = [re.match(r"S\.(\w+)\(scored, options\)", "".join(c["source"])) for c in code[2:]]
+    called = [re.match(r"S\.(\w+)\.from_run\(scored, options\)", "".join(c["source"])) for c in code[2:]]
     assert [m.group(1) for m in called if m] == [s.__name__ for s in S.ARC3]
     assert len(called) == len(S.ARC3)
 
@@ -168,7 +168,7 @@ def test_recordings_are_keyed_by_a_name_unique_in_their_run(tmp_path):
     same = runs.cards[0]
     assert sorted(r.name for r in same.run.recordings) == ["x/rec.jsonl", "y/rec.jsonl"]
     assert sorted(same.plays["recording"].unique()) == ["x/rec.jsonl", "y/rec.jsonl"]
-    sec = S.Files(runs, S.Options(figures_dir=tmp_path / "out"))
+    sec = S.Files.from_run(runs, S.Options(figures_dir=tmp_path / "out"))
     replays = sec.tables["files"]
     replays = replays[replays["what"].str.startswith("replay")]["file"].tolist()
     assert len(replays) == len(set(replays)) == 5
@@ -191,5 +191,5 @@ def test_a_link_planted_in_the_reports_folder_is_never_written_through(tmp_path)
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(elsewhere, target_is_directory=True)
         with pytest.raises(ArcnbError, match="symbolic link"):
-            S.Files(runs, S.Options(figures_dir=out)).write(out, overwrite=True)
+            S.Files.from_run(runs, S.Options(figures_dir=out)).write(out, overwrite=True)
         assert list(elsewhere.iterdir()) == []

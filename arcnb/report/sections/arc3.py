@@ -2,11 +2,11 @@
 object (:class:`arcnb.report.sections.Section`) for JupyterLab, the HTML report and a
 paper::
 
-    from arcnb.arc3 import sections as S
+    from arcnb.report.sections import arc3 as S
     runs = S.scored_runs(["agent-a/", "agent-b/"], "environment_files/")
-    S.Scores(runs)                 # as the last line of a cell: the section itself
-    S.Games(runs).tables["games"]  # its DataFrames
-    S.Levels(runs).plot()          # its main figure (or ax=...)
+    S.Scores.from_run(runs)                 # as the last line of a cell: the section itself
+    S.Games.from_run(runs).tables["games"]  # its DataFrames
+    S.Levels.from_run(runs).plot()          # its main figure (or ax=...)
 
 Every section takes the report-wide :class:`arcnb.report.sections.Options` (``n_boot``,
 ``seed``, ``figures_dir``, ``formats``, ``width``, ``overwrite``) and says in words when it
@@ -23,23 +23,21 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..errors import ParameterError, printable
-from ..html import escape, note
-from ..html import table as _table
-from ..report.sections.base import Figure, Options, Section
-from ..report.sections.run import Provenance
-from ..resources import arc3_example
-from ..runs import OutputFolder, unique_labels
-from ..plot import arc3 as F
-from .compare import Comparison, compare
-from .faults import faults_table
-from .reader import read_run
-from .replay import replay
-from .scorer import Scorecard, score
-from .tables import game_table, level_table, run_table
-
-__all__ = ["Options", "ScoredRuns", "report_inputs", "scored_runs", "Scores", "Games", "Levels",
-           "Faults", "KeyFrames", "Comparisons", "Files", "Provenance", "ARC3"]
+from ...plot import arc3 as F
+from ...arc3.compare import Comparison, compare
+from ...arc3.faults import faults_table
+from ...arc3.reader import read_run
+from ...arc3.replay import replay
+from ...arc3.scorer import Scorecard, score
+from ...arc3.tables import game_table, level_table, run_table
+from ...errors import ParameterError, printable
+from ...html import escape, note
+from ...html import table as _table
+from ...text import fmt_number, fmt_significant
+from ...resources import arc3_example
+from ...runs import OutputFolder, unique_labels
+from .base import Figure, Options, Section, section_names
+from .run import Provenance
 
 
 @dataclass
@@ -139,9 +137,11 @@ def table(df: pd.DataFrame, **kw) -> str:
 
 class _Arc3Section(Section):
     needs_truth = False
+    built_from = "ARC-AGI-3 scored runs (scored_runs(...), a Scorecard or a list of them)"
 
-    def __init__(self, runs, options: Options | None = None, **changes):
-        super().__init__(_as_runs(runs), options, **changes)
+    @classmethod
+    def _data(cls, data):
+        return _as_runs(data)
 
     def _with_run(self, frames: dict) -> pd.DataFrame:
         parts = [df.assign(run=lab)[["run", *df.columns]] for lab, df in frames.items()]
@@ -165,14 +165,14 @@ class Scores(_Arc3Section):
         out = []
         for c in self.run.cards:
             lo, hi = c.ci95
-            out.append(f"<p>{_text(c.label)}: <b>{c.score:.2f}</b> [{lo:.2f}, {hi:.2f}] over "
+            out.append(f"<p>{_text(c.label)}: <b>{_two(c.score)}</b> [{_two(lo)}, {_two(hi)}] over "
                        f"{c.n_games} games (95% bootstrap interval over games); its first "
-                       f"play of each game alone scores {c.first_play_score:.2f}.</p>")
+                       f"play of each game alone scores {_two(c.first_play_score)}.</p>")
         out.append(table(self.tables["runs"], table_id="arcnb-arc3-runs", digits=2))
         rules = {c.rule.name: c.rule for c in self.run.cards}
         out += [note(r.words) for r in rules.values()]
         caps = {c.cap for c in self.run.cards if c.cap is not None}
-        out += [note(f"Every play is scored as if stopped past {m:g} x the human baseline on "
+        out += [note(f"Every play is scored as if stopped past {fmt_significant(m)} x the human baseline on "
                      "a level (an option of arcnb, not of the scorecard).") for m in caps]
         out.append(note("Re-scored from the recordings as the toolkit's scorecard scores "
                         "them; scores on hidden games can't be reproduced locally (their "
@@ -390,3 +390,12 @@ class Files(_Arc3Section):
 
 #: The ARC-AGI-3 report, in order (one notebook cell per section).
 ARC3 = [Scores, Games, Levels, Faults, KeyFrames, Comparisons, Files, Provenance]
+
+
+__all__ = ["Options", "ScoredRuns", "report_inputs", "scored_runs", *section_names(globals()),
+           "Provenance", "ARC3"]
+
+
+def _two(v) -> str:
+    """A score as the scorecard shows it: two decimals."""
+    return fmt_number(v, least=2, most=2)
