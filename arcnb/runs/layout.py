@@ -5,13 +5,12 @@ run-directory file names."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ..errors import ArcnbError, RunDirError, refuse_overwrite
-from ..io import atomic_write_bytes, take_back_on_failure
+from ..io import JSONInputError, atomic_write_bytes, parse_json, take_back_on_failure
 from ..resources import checkout_root, notebooks_dir
 from ..text import printable
 
@@ -321,7 +320,7 @@ def user_paths() -> dict | None:
     if not raw:
         return None
     try:
-        paths = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
+        paths = parse_json(raw, what=USER_PATHS_ENV)
+    except JSONInputError:
         return None
     return paths if isinstance(paths, dict) else None
