@@ -1,9 +1,17 @@
-"""Atomic, non-clobbering file writes.
+"""Atomic, non-clobbering file writes, and the one home of reading input and parsing JSON.
 
 Every artefact arcnb writes goes through these helpers: the data is written to a
 temporary file in the same folder, flushed and renamed over the target, so a run
 killed at any moment never leaves a truncated file. An existing file is only replaced
 when the caller says so.
+
+Every JSON text arcnb parses is parsed here, by one set of rules (bounds checked before
+parsing, a key given twice refused, one-line errors): a file (:func:`read_json`), a
+JSON Lines file (:func:`read_json_lines`), one line (:func:`parse_json_line`: a
+recording's step, a journal record) and a text that is not a file of its own
+(:func:`parse_json`: an option, a header, an answer). :func:`plain_json` is the one
+round trip of arcnb's own values through JSON text. ``tests/test_io.py`` checks that no
+other module parses JSON.
 """
 from __future__ import annotations
 
