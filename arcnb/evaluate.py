@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import sys
 import time
@@ -51,7 +50,7 @@ import pandas as pd
 
 from .augment import View, make_views, vote
 from .errors import ArcnbError, OutputExistsError
-from .io import to_jsonable
+from .io import parse_json, plain_json, to_jsonable
 from .journal import (Journal, RunLock, journal_name, journal_paths, journal_record_problem,
                       read_journals)
 from .runs import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, RUN_FILES, OutputFolder, Run,
@@ -218,7 +217,7 @@ def _records(tasks, cands, confs, solves: bool, *, attempts: int) -> list[dict]:
                                          for (g, n, c), d in zip(vt.ranked, draws)]})
         rec = {"task_id": task.id, "attempts": atts, "votes": votes}
         # normalise through JSON so fresh and journaled records are identical
-        records.append(json.loads(json.dumps(rec, sort_keys=True)))
+        records.append(plain_json(rec))
     return records
 
 
@@ -640,7 +639,7 @@ def run_options(checkpoint, ds, device_type: str, *, batch_size: int = 64, attem
             "batch_size": int(batch_size), "attempts": int(attempts), "augment": augment,
             "color_perms": int(color_perms) if augment == "dihedral+colors" else None,
             "seed": int(seed), "estimator": estimator, "n_boot": int(n_boot)}
-    return json.loads(json.dumps(opts, sort_keys=True, default=str))
+    return plain_json(opts, default=str)
 
 
 def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, augment,
@@ -673,7 +672,7 @@ def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, au
         "seed": int(seed),
         "trust_checkpoint": bool(trust_checkpoint),
     }
-    return json.loads(json.dumps(to_jsonable(params), sort_keys=True))
+    return plain_json(to_jsonable(params))
 
 
 def _run_units(adapter, task_list, views, my_units, counts, done: dict, journal: Journal, *,
@@ -759,7 +758,7 @@ def _write_results(all_records: list[dict], task_list, ds, out: Path, params: di
                         for t in task_list}
     submission = to_submission(attempts_by_task)
     text = submission_bytes(submission).decode()
-    preds = Predictions.from_obj(json.loads(text))
+    preds = Predictions.from_obj(parse_json(text, what="the predictions written"))
     votes = _vote_columns([by_id[t.id] for t in task_list], attempts)
     extra_files = _candidate_files([by_id[t.id] for t in task_list], params)
     # what ties the run to its options (the same-run check) and to its pool (a report

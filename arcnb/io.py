@@ -1,9 +1,17 @@
-"""Atomic, non-clobbering file writes.
+"""Atomic, non-clobbering file writes, and the one home of reading input and parsing JSON.
 
 Every artefact arcnb writes goes through these helpers: the data is written to a
 temporary file in the same folder, flushed and renamed over the target, so a run
 killed at any moment never leaves a truncated file. An existing file is only replaced
 when the caller says so.
+
+Every JSON text arcnb parses is parsed here, by one set of rules (bounds checked before
+parsing, a key given twice refused, one-line errors): a file (:func:`read_json`), a
+JSON Lines file (:func:`read_json_lines`), one line (:func:`parse_json_line`: a
+recording's step, a journal record) and a text that is not a file of its own
+(:func:`parse_json`: an option, a header, an answer). :func:`plain_json` is the one
+round trip of arcnb's own values through JSON text. ``tests/test_io.py`` checks that no
+other module parses JSON.
 """
 from __future__ import annotations
 
@@ -25,7 +33,7 @@ import pandas as pd
 from .errors import (DuplicateKeyError, HugeNumberError, InputFileError, JSONInputError,
                      one_line, refuse_overwrite)
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "to_jsonable",
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "json_bytes", "to_jsonable",
            "read_json", "read_json_lines", "read_bytes", "read_text", "read_csv", "read_parquet",
            "JSONInputError", "MAX_JSON_DEPTH", "MAX_JSON_CONTAINERS", "MAX_JSON_DIGITS",
            "MAX_PARQUET_ROWS", "MAX_PARQUET_COLUMNS", "MAX_PARQUET_DECODED_BYTES",
@@ -69,10 +77,18 @@ MAX_JSON_CONTAINERS = 10_000_000
 MAX_JSON_DIGITS = 32
 
 
+#: ``bytes.translate`` tables of the scan: every byte but a bracket deleted; every digit
+#: made ``0`` and every other byte a space (a long number is then a run of ``0``).
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_DIGIT_MARKS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+
+
 def _json_scan(raw: bytes) -> tuple[int, int, bool]:
     """``(deepest nesting, number of arrays and objects, whether a number has more than
-    MAX_JSON_DIGITS digits)`` outside strings: strings are blanked once, then the
-    brackets are counted a few megabytes at a time (vectorised, bounded extra memory)."""
+    MAX_JSON_DIGITS digits)`` outside strings: strings are blanked once, then the text is
+    read a few megabytes at a time (bounded extra memory): its digits marked and its
+    brackets kept (``bytes.translate``, at the speed of a copy), the brackets' nesting
+    summed (vectorised)."""
     global _DEPTH_STEP
     if _DEPTH_STEP is None:
         step = np.zeros(256, dtype=np.int64)
@@ -80,14 +96,19 @@ def _json_scan(raw: bytes) -> tuple[int, int, bool]:
         step[[0x5D, 0x7D]] = -1
         _DEPTH_STEP = step
     body = _STRING.sub(b'""', raw) if b'"' in raw else raw
-    containers = body.count(b"[") + body.count(b"{")
-    long_number = re.search(rb"[0-9]{%d}" % (MAX_JSON_DIGITS + 1), body) is not None
-    level, deepest = 0, 0
+    long_run = b"0" * (MAX_JSON_DIGITS + 1)
+    containers, level, deepest, long_number, tail = 0, 0, 0, False, b""
     view = memoryview(body)
     for start in range(0, len(body), _SCAN_CHUNK):
-        chunk = np.frombuffer(view[start:start + _SCAN_CHUNK], dtype=np.uint8)
-        run = np.cumsum(_DEPTH_STEP[chunk])
-        if run.size:
+        piece = body if len(body) <= _SCAN_CHUNK else bytes(view[start:start + _SCAN_CHUNK])
+        if not long_number:  # a number may run over a chunk's border: its tail is kept
+            marks = tail + piece.translate(_DIGIT_MARKS)
+            long_number = long_run in marks
+            tail = marks[-MAX_JSON_DIGITS:]
+        brackets = piece.translate(None, _NOT_BRACKETS)
+        if brackets:
+            containers += brackets.count(b"[") + brackets.count(b"{")
+            run = np.cumsum(_DEPTH_STEP[np.frombuffer(brackets, dtype=np.uint8)])
             deepest = max(deepest, level + int(run.max()))
             level += int(run[-1])
     return deepest, containers, long_number
@@ -390,6 +411,54 @@ def _parse(text: str, where: str, *, invalid, duplicate: str = "",
         raise JSONInputError(f"{where} is too deeply nested or too large") from None
 
 
+def parse_json(text: str | bytes, *, what: str, max_depth: int = MAX_JSON_DEPTH,
+               max_containers: int = MAX_JSON_CONTAINERS, max_bytes: int = MAX_JSON_BYTES,
+               invalid: str = "is not valid JSON", duplicate: str = "",
+               unicode_only: bool = False, error=None) -> Any:
+    """Parse JSON text that is not a file of its own (a ``--config`` string, a task-id
+    list, a model's answer text, a Parquet file's metadata, a checkpoint's header or
+    config, an environment variable) by the rules of :func:`read_json`: ``text`` (bytes
+    are UTF-8; a byte-order mark is dropped) of at most ``max_bytes``, nesting deeper
+    than ``max_depth``, more than ``max_containers`` arrays and objects and a number of
+    more than :data:`MAX_JSON_DIGITS` digits refused before parsing, a number beyond a
+    float's range and a key given twice in one object (``duplicate``: words added to
+    that refusal) refused while parsing, and, with ``unicode_only``, an escaped lone
+    surrogate. Every failure raises ``error`` (default :class:`JSONInputError`) with one
+    line that starts with ``what`` and never shows the text: a syntax error is ``{what}
+    {invalid}: {reason} at line L column C``."""
+    error = error or JSONInputError
+    try:
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+        if len(data) > max_bytes:
+            raise JSONInputError(f"{what} is longer than {max_bytes} bytes")
+        if not isinstance(text, str):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise JSONInputError(f"{what} is not UTF-8 text (byte {exc.start})") from None
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        _check_scan(data, what, max_depth, max_containers, "one text")
+        return _parse(text, what, duplicate=duplicate, unicode_only=unicode_only,
+                      invalid=lambda exc: f"{what} {invalid}: {exc.msg} at line {exc.lineno} "
+                                          f"column {exc.colno}")
+    except JSONInputError as exc:
+        if error is JSONInputError:
+            raise
+        raise error(exc.args[0]) from None
+    except MemoryError:
+        raise error(f"{what} is too large to read") from None
+
+
+def plain_json(value: Any, *, default=None, sort_keys: bool = True) -> Any:
+    """``value`` as plain JSON values, the one round trip through JSON text (keys sorted
+    unless ``sort_keys`` is False; ``default`` as in ``json.dumps``, for values JSON has
+    no form of): tuples become lists, keys strings, numpy scalars what ``default`` makes
+    of them; a record made fresh then equals the same record read back from a journal.
+    Not a parse of input: the text is arcnb's own."""
+    return json.loads(json.dumps(value, sort_keys=sort_keys, default=default))
+
+
 def read_json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
                     max_depth: int = MAX_JSON_DEPTH,
                     max_bytes: int = MAX_JSON_BYTES) -> list[tuple[int, Any]]:
@@ -507,10 +576,19 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+def json_bytes(obj) -> bytes:
+    """``obj`` as arcnb writes a JSON document (a result folder's summary, ``metrics.json``,
+    a sweep's files): plain JSON (:func:`to_jsonable`: numpy values as numbers, NaN as
+    null), indented, keys sorted, a final newline, UTF-8: the same bytes for the same
+    numbers. The one JSON document text."""
+    return (json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False)
+            + "\n").encode("utf-8")
+
+
 def atomic_write_json(path: str | os.PathLike, obj: Any, *, overwrite: bool = False) -> Path:
-    """Write ``obj`` as indented, key-sorted JSON (byte-stable for the same input)."""
-    text = json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False)
-    return atomic_write_text(path, text + "\n", overwrite=overwrite)
+    """Write ``obj`` as :func:`json_bytes` (indented, key-sorted JSON: byte-stable for
+    the same input)."""
+    return atomic_write_bytes(path, json_bytes(obj), overwrite=overwrite)
 
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV
@@ -629,8 +707,9 @@ def parse_json_line(raw: bytes | str, *, what: str, path, line: int,
     text that is not Unicode (invalid UTF-8; with ``unicode_only``, the default, a lone
     surrogate such as ``"\\ud800"``, which no game id or guid holds) refused with a
     one-line :class:`JSONInputError` naming ``what``, ``path`` and the ``line`` number
-    (from 1). The one parser of a JSON line: :func:`read_json_lines` and the ARC-AGI-3
-    reader use it. ``scanned``: the caller scanned the whole file already
+    (from 1); a byte-order mark at the start of line 1 (the file's) is dropped. The one
+    parser of a JSON line: :func:`read_json_lines`, the ARC-AGI-3 reader and evaluate's
+    resume journal use it. ``scanned``: the caller scanned the whole file already
     (nesting, containers and digits), only the parse is left."""
     where = f"{what} {path} line {line}"
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
@@ -639,11 +718,12 @@ def parse_json_line(raw: bytes | str, *, what: str, path, line: int,
     try:
         text = data.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeError as exc:
-        raise JSONInputError(f"{where} is not Unicode text (byte {exc.start}: invalid UTF-8)"
-                             ) from None
+        raise JSONInputError(f"{where} is not UTF-8 text (byte {exc.start})") from None
+    if line == 1 and text.startswith("\ufeff"):  # the file's byte-order mark
+        text = text[1:]
     return _parse(text, where, unicode_only=unicode_only,
                   invalid=lambda exc: f"{what} {path} is not valid JSON Lines: line {line}: "
                                       f"{exc.msg} at column {exc.colno}")
 
 
-__all__ += ["parse_json_line"]
+__all__ += ["parse_json_line", "parse_json", "plain_json"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import ArcnbError, RunLockedError
 from .grids import MAX_SIZE
-from .io import to_jsonable
+from .io import JSONInputError, parse_json_line, to_jsonable
 from .runs.layout import JOURNAL, JOURNAL_GLOB
 
 __all__ = ["Journal", "journal_name", "journal_paths", "read_journals", "params_sha256",
@@ -85,7 +85,10 @@ def journal_record_problem(rec: Mapping) -> str | None:
 def read_journals(out: str | os.PathLike, params: dict) -> dict[str, dict]:
     """Finished task records (by ``task_id``) from every journal in ``out``.
 
-    A line cut short (by a kill or a full disk) is skipped. Refused with an
+    Each line is parsed by :func:`arcnb.io.parse_json_line` (the rules of every JSON
+    input). A line cut short (by a kill or a full disk) is skipped, and so is one those
+    rules refuse (too deep, a key given twice: no line arcnb writes): its task is
+    evaluated again. Refused with an
     :class:`~arcnb.errors.ArcnbError` naming the file and line, never used: a journal
     whose header names other ``params``; a record whose ``params_sha256`` is not the
     hash of ``params`` (a record from another run); a line that is valid JSON but
@@ -99,10 +102,11 @@ def read_journals(out: str | os.PathLike, params: dict) -> dict[str, dict]:
         for n, raw in enumerate(lines, 1):
             if not raw.strip():
                 continue
-            try:
-                rec = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-                continue  # a line cut short by a kill
+            try:  # io's parse of a JSON line: bounded, no key twice
+                rec = parse_json_line(raw, what="journal", path=path, line=n,
+                                      unicode_only=False)
+            except JSONInputError:
+                continue  # a line cut short by a kill (or not a record arcnb wrote)
             where = f"{path} line {n}"
             if not isinstance(rec, dict):
                 raise ArcnbError(f"{where} is not a journal record (a JSON "

@@ -21,7 +21,6 @@ bar) are not evaluation options: they stay keyword arguments of ``evaluate``.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -31,6 +30,7 @@ import numpy as np
 
 from .augment import AUGMENT_MODES
 from .errors import ParameterError
+from .io import parse_json
 from .models.loading import ReplaceConfig
 from .probes import PROBES, check_probes
 from .runs import user_paths
@@ -235,10 +235,7 @@ def _plain(name: str, value):
 def _config_json(text: str):
     if not text.strip():
         return None
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParameterError(f"--config is invalid JSON: {exc}") from None
+    config = parse_json(text, what="--config", invalid="is invalid JSON", error=ParameterError)
     if config is not None and not isinstance(config, dict):
         raise ParameterError("--config must be a JSON object")
     return config

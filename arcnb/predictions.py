@@ -39,7 +39,8 @@ import numpy as np
 
 from .errors import PredictionsError, one_line, printable
 from .grids import as_grid_or_none, grid_problem
-from .io import JSONInputError, atomic_write_bytes, file_sha256, read_json, read_json_lines
+from .io import (JSONInputError, atomic_write_bytes, file_sha256, parse_json, read_json,
+                 read_json_lines)
 
 __all__ = ["submission_bytes", "Predictions", "load_predictions", "write_predictions", "to_submission",
            "attempt_entry", "attempt_keys", "bad_attempt_keys", "HARNESS_SKIPPED_FILES",
@@ -96,6 +97,19 @@ def _list_of_lists(obj) -> bool:
     return isinstance(obj, list) and all(isinstance(row, list) for row in obj)
 
 
+#: What :func:`_answer_json` gives for text that is not JSON (``null`` is JSON).
+_NOT_JSON = object()
+
+
+def _answer_json(text: str):
+    """``text`` (an answer, or a part of one) parsed as JSON by io's rules (bounded, no
+    key twice), else :data:`_NOT_JSON`."""
+    try:
+        return parse_json(text, what="answer text")
+    except JSONInputError:
+        return _NOT_JSON
+
+
 def _backscan(text: str):
     """The last bracketed block of ``text``: from its last ``]`` (or ``}``) back to the
     bracket that opens it, counting only that bracket kind (the harness's back-scan);
@@ -113,11 +127,8 @@ def _backscan(text: str):
         elif ch == opening:
             depth -= 1
             if depth == 0:
-                try:
-                    obj = json.loads(text[i:close + 1])
-                except (ValueError, RecursionError):
-                    return None
-                return obj if obj and _list_of_lists(obj) else None
+                obj = _answer_json(text[i:close + 1])
+                return obj if obj is not _NOT_JSON and obj and _list_of_lists(obj) else None
     return None
 
 
@@ -133,10 +144,7 @@ def _extract(text: str):
     """``(list of lists or None, where it was found)`` (see :func:`extract_grid`)."""
     m = _BOXED.search(text)
     if m:
-        try:
-            obj = json.loads(m.group(1).strip())
-        except (ValueError, RecursionError):
-            obj = None
+        obj = _answer_json(m.group(1).strip())
         if _list_of_lists(obj):
             return obj, "\\boxed{}"
     return _backscan(text), "the last bracketed block"
@@ -176,9 +184,10 @@ def _attempt_value(value: Any) -> tuple[np.ndarray | None, dict | None, str | No
         metadata = md if isinstance(md, dict) else None
         raw = value.get("answer")
         if isinstance(raw, str):  # the harness stores some answers as text
-            try:
-                raw = json.loads(raw)
-            except (ValueError, RecursionError):
+            parsed = _answer_json(raw)
+            if parsed is not _NOT_JSON:
+                raw = parsed
+            else:
                 found, how = _extract(raw)
                 if found is None:
                     return None, metadata, ("malformed attempt: the answer is text without a "

@@ -50,7 +50,6 @@ as solved when its score is at least 0.5).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -60,7 +59,7 @@ import pandas as pd
 from .augment import N_DIHEDRAL, View, random_color_perms
 from .data import Dataset, Pair, Task
 from .errors import ArcnbError, ParameterError
-from .io import csv_text
+from .io import csv_text, plain_json
 from .predictions import Predictions, submission_bytes, to_submission
 from .runs.layout import PROBE_PREDICTIONS, PROBES_CSV, PROXY_CSV, PROXY_PREDICTIONS
 from .scoring import score
@@ -286,7 +285,7 @@ class ProbePlan:
                 for ti, r in zip(owner, recs):
                     records[ti]["proxy"].append(r["attempts"][0])
         for i, rec in enumerate(records):  # as JSON, so fresh and journaled records match
-            records[i] = json.loads(json.dumps(rec, sort_keys=True))
+            records[i] = plain_json(rec)
 
     def _renamed(self, task: Task, pv: ProbeView) -> Task:
         if pv.task_id == "blank":
@@ -321,7 +320,7 @@ def probe_plan(probe, proxy: bool, dataset: Dataset, adapter=None, *,
 def _preds(attempts_by_task: Mapping[str, list]) -> Predictions:
     as_arrays = {tid: [[None if g is None else np.asarray(g, dtype=np.int8) for g in outs]
                        for outs in per_test] for tid, per_test in attempts_by_task.items()}
-    return Predictions.from_obj(json.loads(json.dumps(to_submission(as_arrays))))
+    return Predictions.from_obj(plain_json(to_submission(as_arrays), sort_keys=False))
 
 
 def _scored(ds: Dataset, attempts_by_task: Mapping[str, list], estimator: str) -> pd.DataFrame:

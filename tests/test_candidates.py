@@ -798,6 +798,9 @@ def test_fractional_shapes_indices_and_votes_are_refused_not_truncated(ds, tmp_p
     ({"version": True}, "unsupported arcnb_candidates version True"),
     ({"version": 1, "lower_is_better": [3]}, "lower_is_better must be a list of score"),
     ("[1, 2]", "metadata is not a JSON object"),
+    # parsed by io's rules, as a JSON file is
+    ('{"version": 1, "version": 1}', "metadata: the key 'version' appears more than once"),
+    ('{"version": 1', "metadata is not valid JSON: Expecting"),
 ])
 def test_parquet_metadata_is_checked_as_the_json_form_is(ds, tmp_path, capsys, meta, said):
     """lower_is_better "logprob" (a string) was split into letters, silently flipping

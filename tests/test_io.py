@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -251,3 +252,206 @@ def test_a_lone_surrogate_is_refused_in_a_recording_line_and_kept_in_a_file_name
     assert read_json(tmp_path / "a.json") == {"path": "ck\udcff-10.pt"}
     (tmp_path / "b.jsonl").write_text('{"path": "ck\\udcff"}\n')
     assert read_json_lines(tmp_path / "b.jsonl") == [(1, {"path": "ck\udcff"})]
+
+
+# ------------------------------------------------- JSON text that is not a file of its own
+def test_parse_json_has_the_rules_of_the_file_readers():
+    """``parse_json`` (a ``--config`` string, a task-id list, a model's answer, a
+    checkpoint's header): the bounds and the duplicate-key rule of ``read_json``, each
+    refusal one line that starts with ``what`` and never shows the text."""
+    from arcnb.io import MAX_JSON_DIGITS, parse_json
+
+    assert parse_json('{"a": [1, 2.5, null]}', what="x") == {"a": [1, 2.5, None]}
+    assert parse_json(b'\xef\xbb\xbf[1]', what="x") == [1]  # bytes: UTF-8, its BOM dropped
+    assert parse_json("\ufeff[1]", what="x") == [1]
+    assert parse_json('"caf\\u00e9"', what="x") == "caf\u00e9"
+    secret = "s3cr3t"
+    cases = [
+        ('{"%s": 1, "%s": 2}' % (secret, secret), "the key 's3cr3t' appears more than once"),
+        ("[" * 65 + "]" * 65, "nests arrays/objects 65 levels deep"),
+        ("[%s]" % ("9" * (MAX_JSON_DIGITS + 1)), f"more than {MAX_JSON_DIGITS} digits"),
+        ("[1e400]", "beyond the range of a float"),
+        ('{"%s": 1,\n "b": }' % secret, "is not valid JSON: Expecting value at line 2 column 7"),
+        (b'["\xff"]', "is not UTF-8 text (byte 2)"),
+        ("[]" * 11, "holds 11 arrays and objects, more than the 10"),
+        ("[1, 2, 3, 4]", "longer than 8 bytes"),
+    ]
+    for text, said in cases:
+        with pytest.raises(JSONInputError) as exc:
+            parse_json(text, what="the option\nX", max_containers=10,
+                       max_bytes=8 if said.startswith("longer") else 1000)
+        message = str(exc.value)
+        assert message.startswith("the option\\nX") and said in message, message
+        assert "\n" not in message and (secret not in message or "key" in said)
+
+
+def test_parse_json_words_and_error_class_are_the_callers():
+    from arcnb.errors import ParameterError
+    from arcnb.io import parse_json
+
+    with pytest.raises(ParameterError, match=r"^--config is invalid JSON: Expecting") as exc:
+        parse_json("{", what="--config", invalid="is invalid JSON", error=ParameterError)
+    assert not isinstance(exc.value, JSONInputError)
+    with pytest.raises(ParameterError, match=r"^h: the key 'w' appears more than once in one "
+                                             r"object \(a tensor named twice\)$"):
+        parse_json('{"w": 1, "w": 1}', what="h", duplicate=" (a tensor named twice)",
+                   error=ParameterError)
+    with pytest.raises(JSONInputError, match="lone surrogate"):
+        parse_json('"\\ud800"', what="id", unicode_only=True)
+    assert parse_json('"\\udcff"', what="a file name") == "\udcff"
+
+
+def test_plain_json_is_the_round_trip_through_json_text():
+    from arcnb.io import plain_json
+
+    value = {"b": (1, 2), "a": {3: np.int64(4).item()}, "c": float("nan")}
+    out = plain_json(value)
+    assert out["b"] == [1, 2] and out["a"] == {"3": 4}
+    assert list(out) == ["a", "b", "c"] and out["c"] != out["c"]  # NaN stays NaN
+    assert list(plain_json({"b": 1, "a": 2}, sort_keys=False)) == ["b", "a"]
+    assert plain_json({"p": Path("x")}, default=str) == {"p": "x"}
+    with pytest.raises(TypeError):
+        plain_json({"p": Path("x")})
+
+
+def test_parse_json_line_drops_the_byte_order_mark_of_line_one_only():
+    from arcnb.io import parse_json_line
+
+    assert parse_json_line(b'\xef\xbb\xbf{"a": 1}', what="r", path="p", line=1) == {"a": 1}
+    with pytest.raises(JSONInputError, match="not valid JSON Lines: line 2"):
+        parse_json_line(b'\xef\xbb\xbf{"a": 1}', what="r", path="p", line=2)
+    with pytest.raises(JSONInputError, match=r"^r p line 3 is not UTF-8 text \(byte 1\)$"):
+        parse_json_line(b'"\xff"', what="r", path="p", line=3)
+
+
+def test_the_scan_matches_a_naive_reading_across_chunk_borders(monkeypatch):
+    """The bounds' scan reads a few megabytes at a time (``bytes.translate`` of each):
+    a number cut by a chunk's border, and brackets on both sides of it, are counted as
+    a plain reading of the whole text counts them."""
+    import re
+
+    from arcnb import io as aio
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        parts = []
+        for _ in range(int(rng.integers(1, 60))):
+            r = rng.random()
+            if r < 0.3:
+                parts.append(str(rng.choice(["[", "]", "{", "}", "[[", "]]"])))
+            elif r < 0.6:
+                parts.append("7" * int(rng.integers(1, 2 * aio.MAX_JSON_DIGITS)))
+            elif r < 0.8:
+                parts.append(json.dumps("[{" + "9" * int(rng.integers(0, 40)) + "\\\""))
+            else:
+                parts.append(str(rng.choice([" ", ",", ":", "-", ".", "e"])))
+        raw = "".join(parts).encode()
+        body = aio._STRING.sub(b'""', raw)
+        level = deepest = 0
+        for ch in body:
+            level += (ch in b"[{") - (ch in b"]}")
+            deepest = max(deepest, level)
+        naive = (deepest, body.count(b"[") + body.count(b"{"),
+                 re.search(rb"[0-9]{%d}" % (aio.MAX_JSON_DIGITS + 1), body) is not None)
+        monkeypatch.setattr(aio, "_SCAN_CHUNK", int(rng.integers(1, 40)))
+        assert aio._json_scan(raw) == naive, raw
+
+
+# --------------------------------------------------------- the one home of every parse
+#: The calls and imports that parse JSON text; only arcnb/io.py makes them.
+_JSON_PARSERS = {"load", "loads", "JSONDecoder", "decoder", "scanner"}
+_PARSE_KEYWORDS = {"object_pairs_hook", "object_hook", "parse_float", "parse_int",
+                   "parse_constant"}
+_OTHER_JSON_LIBRARIES = {"orjson", "ujson", "simplejson", "rapidjson", "simdjson",
+                         "pysimdjson", "msgspec", "ijson", "json5", "hjson"}
+
+
+def json_parses(source: str) -> list[tuple[int, str]]:
+    """``(line, what)`` for each JSON parse in ``source`` made other than through
+    ``arcnb.io``: ``json.load`` / ``json.loads`` / ``json.JSONDecoder`` (the module under
+    any name, or those names imported from it), any ``raw_decode``, a call given
+    ``object_pairs_hook`` or another of ``json.loads``' parsing hooks, pandas'
+    ``read_json``, and another JSON library imported."""
+    import ast
+
+    tree = ast.parse(source)
+    modules, pandas, found = set(), set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                if top == "json":
+                    modules.add(alias.asname or "json")
+                elif top == "pandas":
+                    pandas.add(alias.asname or "pandas")
+                elif top in _OTHER_JSON_LIBRARIES:
+                    found.append((node.lineno, f"import {alias.name}"))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            top = node.module.split(".")[0]
+            names = {a.name for a in node.names}
+            if top in _OTHER_JSON_LIBRARIES:
+                found.append((node.lineno, f"from {node.module} import ..."))
+            elif top == "json" and (node.module != "json" or names & (_JSON_PARSERS | {"*"})):
+                found.append((node.lineno, f"from {node.module} import "
+                                           f"{', '.join(sorted(names))}"))
+            elif top == "pandas" and "read_json" in names:
+                found.append((node.lineno, "from pandas import read_json"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            if owner in modules and node.attr in _JSON_PARSERS:
+                found.append((node.lineno, f"{owner}.{node.attr}"))
+            elif owner in pandas and node.attr == "read_json":
+                found.append((node.lineno, f"{owner}.read_json"))
+            elif node.attr == "raw_decode":
+                found.append((node.lineno, "raw_decode"))
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg in _PARSE_KEYWORDS:
+                    found.append((node.lineno, f"{kw.arg}="))
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("source, caught", [
+    ("import json\njson.loads(t)", True),
+    ("import json\nwith open(p) as fh:\n    json.load(fh)", True),
+    ("import json as j\nj.loads(t)", True),
+    ("from json import loads\nloads(t)", True),
+    ("from json import loads as parse\nparse(t)", True),
+    ("from json.decoder import JSONDecoder", True),
+    ("import json\njson.JSONDecoder().raw_decode(t)", True),
+    ("import json.decoder\njson.decoder.scanstring(t, 0)", True),
+    ("decoder.raw_decode(t)", True),
+    ("import json\nparse = json.loads", True),
+    ("import json\njson.loads(t, object_pairs_hook=hook)", True),
+    ("other.loads(t, object_pairs_hook=hook)", True),
+    ("import pandas as pd\npd.read_json(p)", True),
+    ("import orjson\norjson.loads(t)", True),
+    ("from simplejson import loads", True),
+    ("import json\njson.dumps(x, sort_keys=True)", False),
+    ("from json import dumps, JSONEncoder", False),
+    ("from .io import parse_json, read_json\nread_json(p)\nparse_json(t, what='x')", False),
+    ("from ..io import plain_json\nplain_json(x)", False),
+    ("import pickle\npickle.loads(b)", False),
+    ("import yaml\nyaml.safe_load(t)", False),
+])
+def test_the_json_rule_checker(source, caught):
+    """What the rule means: any parse of JSON text, under any name, is caught; writing
+    JSON (``json.dumps``) and io's own readers are not parses outside io."""
+    assert bool(json_parses(source)) is caught, json_parses(source)
+
+
+def test_every_json_parse_is_in_io():
+    """Parsing JSON has one home: arcnb/io.py (``read_json``, ``read_json_lines``,
+    ``parse_json_line``, ``parse_json``, ``plain_json``), so every JSON text a user
+    gives, a file, a line or a string, meets the same bounds and the same refusal of a
+    key given twice. No other module of arcnb parses JSON itself."""
+    root = Path(__file__).resolve().parents[1] / "arcnb"
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        if path == root / "io.py":
+            continue
+        for line, what in json_parses(path.read_text(encoding="utf-8")):
+            offenders.append(f"{path.relative_to(root.parent)}:{line}: {what}")
+    assert not offenders, ("JSON parsed outside arcnb/io.py (use io.read_json, read_json_lines, "
+                           "parse_json_line, parse_json or plain_json):\n" + "\n".join(offenders))

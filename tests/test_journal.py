@@ -41,3 +41,23 @@ def test_run_lock_is_exclusive_and_released(tmp_path):
     with RunLock(tmp_path):
         pass
     assert sorted(tmp_path.iterdir()) == []  # no lock file left behind
+
+
+def test_a_line_the_json_rules_refuse_is_not_used(tmp_path):
+    """The journal's lines go through io's parse of a JSON line: a record with a key
+    given twice (which of the two would count?), one nested too deep or holding a
+    number of hundreds of digits is no line arcnb writes, and is skipped like a line
+    cut short: its task is done again, never read half-right."""
+    params = {"seed": 0}
+    j = Journal(tmp_path / journal_name(0, 1), params)
+    j.append({"task_id": "a", "attempts": []})
+    j.close()
+    stamp = params_sha256(params)
+    with open(tmp_path / journal_name(0, 1), "ab") as fh:
+        fh.write(b'{"task_id": "b", "task_id": "c", "params_sha256": "%s"}\n' % stamp.encode())
+        fh.write(b'{"task_id": "d", "params_sha256": "%s", "x": %s}\n'
+                 % (stamp.encode(), b"[" * 100 + b"]" * 100))
+        fh.write(b'{"task_id": "e", "params_sha256": "%s", "x": 1%s}\n'
+                 % (stamp.encode(), b"0" * 400))
+        fh.write(b'\xef\xbb\xbf{"task_id": "f", "params_sha256": "%s"}\n' % stamp.encode())
+    assert sorted(read_journals(tmp_path, params)) == ["a"]

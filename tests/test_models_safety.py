@@ -408,7 +408,7 @@ HOSTILE_SAFETENSORS = {
 }
 _twice = b'{"w":' + json.dumps(_f32(0, 1)).encode() + b',"w":' + json.dumps(_f32(0, 1)).encode() + b"}"
 HOSTILE_SAFETENSORS["a_name_twice"] = (len(_twice).to_bytes(8, "little") + _twice + bytes(4),
-                                       ["'w' twice"])
+                                       ["'w' appears more than once", "a tensor named twice"])
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_SAFETENSORS))

@@ -178,6 +178,11 @@ def test_the_old_messages_stay():
         EvalOptions.from_mapping({"config": "{"})
     with pytest.raises(ParameterError, match="^--config must be a JSON object$"):
         EvalOptions.from_mapping({"config": "[1]"})
+    # the rules of every JSON input: a key given twice, nesting beyond 64 levels
+    with pytest.raises(ParameterError, match="^--config: the key 'hidden' appears more than once"):
+        EvalOptions.from_mapping({"config": '{"hidden": 8, "hidden": 16}'})
+    with pytest.raises(ParameterError, match="^--config nests arrays/objects 65 levels deep"):
+        EvalOptions.from_mapping({"config": '{"a": ' + "[" * 64 + "]" * 64 + "}"})
     with pytest.raises(ParameterError, match="probe"):
         EvalOptions(probe="rotate")
 

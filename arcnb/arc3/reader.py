@@ -242,17 +242,11 @@ class Run:
 
 # ---------------------------------------------------------------- parsing helpers
 def _parse_line(raw: bytes, path: Path, line: int) -> Any:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecordingError(f"recording {path} line {line} is not UTF-8 text (byte "
-                             f"{exc.start})", file=str(path), line=line) from None
-    if line == 1 and text.startswith("\ufeff"):
-        text = text[1:]
-    try:  # the one parser of a JSON line (bounded, Unicode only, no duplicate key)
-        # at most MAX_LAYERS layers of 64 rows (and a few objects more) before parsing: a
-        # 30 MB line of 5 million one-cell layers never reaches json.loads (1.5 GB)
-        return parse_json_line(text, what="recording", path=path, line=line,
+    try:  # io's parser of a JSON line: UTF-8 (line 1's byte-order mark dropped), bounded,
+        # Unicode only, no duplicate key; at most MAX_LAYERS layers of 64 rows (and a few
+        # objects more) before parsing: a 30 MB line of 5 million one-cell layers is
+        # refused by the scan, never parsed (1.5 GB)
+        return parse_json_line(raw, what="recording", path=path, line=line,
                                max_containers=LINE_CONTAINERS)
     except JSONInputError as exc:
         raise RecordingError(str(exc), file=str(path), line=line) from None

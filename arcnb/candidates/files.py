@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import PredictionsError, one_line
 from ..grids import MAX_SIZE, as_grid_or_none
-from ..io import JSONInputError, read_json, read_parquet
+from ..io import JSONInputError, parse_json, read_json, read_parquet
 from ..predictions import MAX_TEST_INPUTS, Predictions, load_predictions
 from ..runs import OutputFolder
 
@@ -384,10 +384,8 @@ def _from_parquet(path: Path) -> CandidateSet:
     meta = (table.schema.metadata or {}).get(FORMAT_KEY.encode())
     lower: frozenset = frozenset()
     if meta is not None:
-        try:
-            header = json.loads(meta)
-        except (ValueError, RecursionError):
-            header = None
+        header = parse_json(meta, what=f"the {FORMAT_KEY} metadata",
+                            error=lambda m: PredictionsError(f"{where}: {m}", file=where))
         if not isinstance(header, dict):
             _refuse(where, f"the {FORMAT_KEY} metadata is not a JSON object")
         lower = _header(header.get("version"), header.get("lower_is_better", []), where, where)

@@ -51,7 +51,6 @@ importing it runs code.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import zipfile
 from dataclasses import dataclass
@@ -61,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArcnbError, ParameterError
-from ..io import atomic_write_bytes, file_sha256
+from ..io import atomic_write_bytes, file_sha256, parse_json
 from ..resources import checkpoint
 from .interface import ModelAdapter
 from .registry import builder_names, resolve_builder
@@ -543,10 +542,8 @@ def _metadata_config(text, path) -> dict:
     object text); {} without one."""
     if text is None:
         return {}
-    try:
-        cfg = json.loads(text)
-    except (ValueError, RecursionError):
-        raise ArcnbError(f"checkpoint {path}: its metadata's config is not JSON") from None
+    cfg = parse_json(text, what=f"checkpoint {path}: its metadata's config", invalid="is not JSON",
+                     error=ArcnbError)
     return _saved_config(cfg, path)
 
 

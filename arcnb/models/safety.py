@@ -48,7 +48,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
-import json
 import logging
 import os
 import re
@@ -58,6 +57,7 @@ from pathlib import Path
 
 from ..errors import ArcnbError, UnsafeCheckpointError, one_line
 from ..text import fmt_count
+from ..io import parse_json
 
 __all__ = ["UnsafeCheckpointError", "pickle_globals", "check_export_archive",
            "check_torchscript_archive", "check_safetensors_header", "read_archive", "repack",
@@ -261,10 +261,8 @@ def check_export_archive(members: dict[str, bytes], path) -> None:
 
 
 def _json(members, name, path):
-    try:
-        return json.loads(members[name])
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _malformed(path, "torch.export archive", f"{name}: {exc}") from None
+    return parse_json(members[name], what=name,
+                      error=lambda m: _malformed(path, "torch.export archive", m))
 
 
 def _check_payloads(cfg, members, folder: str, path) -> None:
@@ -491,21 +489,9 @@ def check_safetensors_header(path) -> tuple[dict, dict]:
     if len(raw) != n:
         raise bad("the file changed while its header was read")
 
-    def no_duplicates(pairs):
-        keys = [k for k, _ in pairs]
-        dup = next((k for k in keys if keys.count(k) > 1), None)
-        if dup is not None:
-            raise bad(f"its header names {one_line(dup, 60)!r} twice")
-        return dict(pairs)
-
-    try:
-        header = json.loads(raw.decode("utf-8"), object_pairs_hook=no_duplicates)
-    except UnicodeDecodeError as exc:
-        raise bad(f"its header is not UTF-8 text (byte {exc.start})") from None
-    except ValueError as exc:  # json.JSONDecodeError
-        raise bad(f"its header is not JSON ({one_line(getattr(exc, 'msg', exc), 80)})") from None
-    except (RecursionError, MemoryError):
-        raise bad("its header is too deeply nested") from None
+    # io's parse (UTF-8, bounded, a tensor named twice refused), in the words of this file
+    header = parse_json(raw, what="its header", invalid="is not JSON",
+                        duplicate=" (a tensor named twice)", error=bad)
     if not isinstance(header, dict):
         raise bad(f"its header is a JSON {type(header).__name__}, not an object")
     metadata = header.pop("__metadata__", None) or {}

@@ -104,7 +104,7 @@ from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILL
                      USER_PATHS_ENV, OutputFolder, RunDirError, absolute_path, check_out_path,
                      COPIED_RUN_FILES, copy_run_files,
                      finished_runs, is_finished, is_run_dir, refuse_finished,
-                     require_finished, user_paths, SUMMARY_JSON, csv_bytes, json_bytes,
+                     require_finished, user_paths, SUMMARY_JSON, csv_bytes,
                      write_result_folder)
 from .provenance import file_sha256_or_none, predictions_provenance, run_provenance
 from .provenance import options_sha256, provenance_block, same_run_problem

@@ -7,7 +7,6 @@ run-directory file names."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
@@ -15,7 +14,7 @@ from typing import Callable, Iterable, Mapping
 import pandas as pd
 
 from ..errors import ArcnbError, RunDirError, refuse_overwrite
-from ..io import atomic_write_bytes, csv_text, take_back_on_failure, to_jsonable
+from ..io import JSONInputError, atomic_write_bytes, csv_text, json_bytes, parse_json, take_back_on_failure
 from ..resources import checkout_root, notebooks_dir
 from ..text import printable
 
@@ -278,15 +277,6 @@ class OutputFolder:
 SUMMARY_JSON = "summary.json"
 
 
-def json_bytes(obj) -> bytes:
-    """``obj`` as arcnb writes a JSON document (a result folder's summary, ``metrics.json``,
-    a sweep's files): plain JSON (:func:`arcnb.io.to_jsonable`: numpy values as numbers,
-    NaN as null), indented, keys sorted, a final newline, UTF-8: the same bytes for the
-    same numbers (the text :func:`arcnb.io.atomic_write_json` writes)."""
-    return (json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False)
-            + "\n").encode("utf-8")
-
-
 def csv_bytes(table: pd.DataFrame, *, index: bool = False) -> bytes:
     """``table`` as a result folder's CSV file: :func:`arcnb.io.csv_text` (cells a
     spreadsheet would run as a formula get a leading ``'``), UTF-8."""
@@ -303,10 +293,10 @@ def write_result_folder(out: "str | os.PathLike | OutputFolder",
     """Write a result folder: the CSV ``tables`` (``{file name: DataFrame}``, in order;
     a table that is None is left out; the names of ``indexed`` keep their index), then
     ``extra_files`` (``{file name: bytes}``: a page, LaTeX tables, pictures, Parquet),
-    then the summary as ``summary_name`` (:func:`json_bytes`), last: it marks a
+    then the summary as ``summary_name`` (:func:`arcnb.io.json_bytes`), last: it marks a
     finished result. The one writer of "a summary beside its tables": every table
     through :func:`csv_bytes` (formula neutralisation), the summary through
-    :func:`json_bytes`, all through the guarded output folder ``out``
+    :func:`arcnb.io.json_bytes`, all through the guarded output folder ``out``
     (:class:`OutputFolder`, or a path made one): nothing through a link, every target
     claimed before anything is computed or written (an existing file is refused
     unless ``overwrite``, ``hint`` naming how to allow it), each file atomically, and a
@@ -378,7 +368,7 @@ def user_paths() -> dict | None:
     if not raw:
         return None
     try:
-        paths = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
+        paths = parse_json(raw, what=USER_PATHS_ENV)
+    except JSONInputError:
         return None
     return paths if isinstance(paths, dict) else None

@@ -14,7 +14,7 @@ from ..columns import upgrade_summary
 from ..data import DATASETS, load_dataset, load_task_ids
 from ..errors import ParameterError
 from ..html import escape
-from ..io import (FORMULA_START, JSONInputError, file_sha256, read_bytes, read_csv,
+from ..io import (FORMULA_START, JSONInputError, file_sha256, json_bytes, read_bytes, read_csv,
                   read_json, read_parquet, to_jsonable)
 from ..predictions import Predictions, load_predictions, submission_bytes, to_submission
 from ..scoring import ESTIMATORS, score
@@ -25,7 +25,7 @@ from .document import (attempt_ks, compact_line, flat_provenance, is_scored, kag
 from .layout import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, PREDICTIONS, PROBE_PREDICTIONS,
                      PROBES_CSV, PROXY_CSV, RESULTS_CSV,
                      RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV, OutputFolder, RunDirError,
-                     REQUIRED_RUN_FILES, csv_bytes, json_bytes, refuse_finished)
+                     REQUIRED_RUN_FILES, csv_bytes, refuse_finished)
 
 
 # ======================================================================= the Run

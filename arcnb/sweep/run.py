@@ -11,7 +11,8 @@ from ..errors import ArcnbError, OutputExistsError, printable
 from ..evaluate import distributed_setup, evaluate, resolve_device, run_options
 from ..journal import journal_paths
 from ..options import EvalOptions, combine
-from ..runs import (CANDIDATES, METRICS, RUN_FILES, Run, is_finished, json_bytes, read_metrics,
+from ..io import json_bytes
+from ..runs import (CANDIDATES, METRICS, RUN_FILES, Run, is_finished, read_metrics,
                      same_run_problem)
 from .layout import ENTRY_SUFFIX, RUNS_DIR, claim_plan, sweep_folder
 from .steps import SweepEntry, parse_shard, plan, read_entries
