@@ -99,7 +99,7 @@ def test_every_number_writer_follows_the_one_rule():
     value visible with two significant digits, through :func:`arcnb.text.decimals`
     (``arcnb score`` printed 0.00004 as 0.0000)."""
     from arcnb.breakdown import latex_table
-    from arcnb.cli import format_summary
+    from arcnb.commands.common import format_summary
     from arcnb.plot import value_label
 
     summary = {"dataset": {"name": "d", "version": "1"}, "estimator": "ranked",
