@@ -63,32 +63,6 @@ def test_validators_raise_arcnb_errors_that_are_still_value_errors():
     assert bootstrap_ci([1.0, 1.0]) == (1.0, 1.0)
 
 
-def test_the_registrys_path_marks_are_the_paths_each_command_resolves():
-    """resolve_paths makes absolute the registry's is_path options of the commands that
-    hand paths to a kernel, a worker or a run's provenance, and nothing else."""
-    import argparse
-
-    from arcnb.cli import build_parser
-    from arcnb.commands.common import path_dests
-
-    expected = {
-        "evaluate": {"checkpoint", "dataset", "tasks", "out"},
-        "report": {"checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
-                   "train_data", "out", "difficulty"},
-        "compare": {"runs", "dataset", "taxonomy", "out", "tasks"},
-        "sweep": {"checkpoints", "dataset", "tasks", "collect", "out"},
-        "candidates": {"dataset", "predictions", "tasks", "out"},
-        "repeats": {"dataset", "tasks", "groups", "out"},
-        "arc3": {"recordings", "runs", "baselines", "out"},
-        "score": set(), "overlap": set(), "notebooks": set()}
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    for command, dests in expected.items():
-        assert set(path_dests(command)) == dests, command
-        if command != "arc3":  # every mark is an option the command has
-            have = {a.dest for a in sub.choices[command]._actions}
-            assert dests <= have, command
-
-
 def test_the_command_exits_with_its_status_after_its_output_and_exit_handlers(tmp_path):
     """``arcnb`` (``cli.run``) skips the interpreter's teardown, not its duties: the
     whole output reaches a pipe, the exit handlers run, and the status is main's."""

@@ -22,7 +22,7 @@ from ..front import open_run, task_set
 from ..options import EvalOptions
 from ..runs import USER_PATHS_ENV, absolute_path, is_run_dir
 from ..scoring import cost_line
-from ..text import dataset_line, fmt_interval, fmt_number
+from ..text import MISSING, dataset_line, fmt_interval, fmt_number
 from ..voting import TIE_RULES
 
 
@@ -78,8 +78,12 @@ def escaped_stdout():
 
 
 def number(v) -> str:
-    """A number on the terminal: at least 4 decimals, two significant digits when small
-    (:func:`arcnb.text.fmt_number`: 0.00004 is 0.000040, never 0.0000)."""
+    """A number on the terminal: :func:`arcnb.text.fmt_number` with at least 4 decimals
+    and two significant digits when small (0.00004 is 0.000040, never 0.0000), at most
+    8; a missing one (NaN, or None: a NaN read back from JSON) is ``text.MISSING``; a
+    count (an int) as it is."""
+    if v is None:
+        return MISSING
     if isinstance(v, float):
         return fmt_number(v, least=4, most=8)
     return str(v)

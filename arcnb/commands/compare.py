@@ -73,7 +73,7 @@ def _difficulty_line(summary: dict) -> str | None:
     n = sum(len(v) for v in d["surprises"].values())
     items = sorted(d["systems"].items(), key=lambda kv: -kv[1]["ability"])
     shown = items if len(items) <= 8 else items[:3] + items[-3:]
-    words = [f"{k} {v['ability']:.2f}" for k, v in shown]
+    words = [f"{k} {fmt_number(v['ability'], least=2, most=2)}" for k, v in shown]
     if len(items) > 8:
         words.insert(3, "...")
     return (f"difficulty: {d['model']} fit over {d['n_systems']} systems and {d['n_outputs']} "
@@ -109,7 +109,8 @@ def run(args) -> int:
     board = cmp.summary["leaderboard"]
     if board["drawn"]:
         print("leaderboard: " + ", ".join(f"{row['run']} {number(row['pass@2'])} at "
-                                          f"${row['cost_per_task']:.4f} per task"
+                                          f"${fmt_number(row['cost_per_task'], least=4, most=4)}"
+                                          " per task"
                                           for row in cmp.summary["runs"])
               + "; Pareto front: " + ", ".join(board["pareto_front"]))
     else:

@@ -14,6 +14,7 @@ from ..report.build import SWEEP_FOLDER
 from ..report.references import COPY_INPUT
 from ..runs import (FIGURES, METRICS, REPORT_HTML, REPORT_NOTEBOOK, OutputFolder, compact_line,
                     finished_runs, is_run_dir, is_scored, ks_of, summary_of)
+from ..text import fmt_number
 from .common import (add_eval_options, add_option, eval_options, format_summary,
                      format_unscored, say)
 
@@ -109,7 +110,8 @@ def run(args) -> int:
         print(format_summary(summary_of(r.metrics), ks_of(r.metrics)) if is_scored(r.metrics)
               else format_unscored(summary_of(r.metrics)))
         print(compact_line(r.metrics))
-        print("time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in r.timings.items()))
+        print("time per stage: " + ", ".join(f"{k} {fmt_number(v, least=1, most=1)} s"
+                                             for k, v in r.timings.items()))
     if len(results) > 1:
         print(f"index: {Path(args.out) / R.INDEX_HTML}")
     if len(ckpts) >= 2:
