@@ -23,11 +23,22 @@ from .errors import ArcnbError
 __all__ = ["main"]
 
 #: The subcommands, in the order ``arcnb --help`` lists them: one module each.
-COMMANDS = (score, compare, evaluate, report, notebooks, sweep, overlap, candidates, repeats,
-            arc3)
+COMMANDS = (
+    score,
+    compare,
+    evaluate,
+    report,
+    notebooks,
+    sweep,
+    overlap,
+    candidates,
+    repeats,
+    arc3,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``arcnb`` parser: each module of :data:`COMMANDS` adds its subcommand."""
     parser = Parser(prog="arcnb", description="Evaluate models on ARC: scoring, metrics, "
                                               "plots, breakdowns and reports.")
     parser.add_argument("--version", action="version", version=f"arcnb {__version__}")
@@ -38,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run ``arcnb ARGV`` (default: the process's arguments) and return its exit status:
+    bad input is one line on stderr and status 2, a bug keeps its traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

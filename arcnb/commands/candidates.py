@@ -15,6 +15,7 @@ __all__ = ["add", "run"]
 
 
 def add(sub) -> None:
+    """Add ``arcnb candidates`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("candidates", help="measure a candidate pool: what the model found "
                                           "versus what it picked",
                        description="Read many candidates per test output (a submission or "
@@ -45,6 +46,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``arcnb candidates`` on parsed arguments; returns the exit status."""
     ds, given = scored_input(args)
     if isinstance(given, Run):
         given = given.candidates()

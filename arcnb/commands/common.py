@@ -246,7 +246,6 @@ def add_scoring_inputs(p, predictions_help: str) -> None:
     add_option(p, command, "tasks")
 
 
-
 def scored_input(args):
     """The task set (:func:`arcnb.front.task_set`: ``--tasks``, else the tasks a run
     directory records, else the whole dataset) and what ``--predictions`` names: a run
@@ -256,7 +255,6 @@ def scored_input(args):
     if is_run_dir(args.predictions):
         return ds, open_run(args.predictions, dataset=args.dataset)
     return ds, args.predictions
-
 
 
 def format_summary(summary: dict, ks=(1, 2)) -> str:
@@ -335,5 +333,3 @@ def user_paths_env(record: dict):
             os.environ.pop(USER_PATHS_ENV, None)
         else:
             os.environ[USER_PATHS_ENV] = old
-
-

@@ -14,6 +14,7 @@ __all__ = ["add", "run"]
 
 
 def add(sub) -> None:
+    """Add ``arcnb compare`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("compare", help="compare run directories on the same tasks",
                        description="Re-score two or more run directories and compare them: "
                                    "paired bootstrap interval for the difference in pass@2, "
@@ -88,6 +89,7 @@ def _compare_taxonomy(args):
 
 
 def run(args) -> int:
+    """Run ``arcnb compare`` on parsed arguments; returns the exit status."""
     if len(args.runs) < 2:
         raise ParameterError("compare needs at least two run directories")
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None

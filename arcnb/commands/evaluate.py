@@ -16,6 +16,7 @@ __all__ = ["add", "run"]
 
 
 def add(sub) -> None:
+    """Add ``arcnb evaluate`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("evaluate", help="run a model checkpoint on a dataset and score it",
                        description=f"Evaluate a checkpoint: {PREDICTIONS} (ARC Prize format), "
                                    f"{RESULTS_CSV}/.parquet, {TASKS_CSV} and {METRICS} with "
@@ -45,6 +46,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``arcnb evaluate`` on parsed arguments; returns the exit status."""
     res = evaluate(args.checkpoint, args.dataset, args.out, options=eval_options(args),
                    tasks=args.tasks, resume=args.resume, overwrite=args.overwrite,
                    progress=False if args.no_progress else None)

@@ -8,6 +8,7 @@ __all__ = ["add", "run"]
 
 
 def add(sub) -> None:
+    """Add ``arcnb notebooks`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("notebooks", help="copy arcnb's notebooks into a folder of your project",
                        description="Copy the notebooks arcnb ships ("
                                    + ", ".join(notebook_names()) + ") into DEST, to open "
@@ -20,6 +21,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``arcnb notebooks`` on parsed arguments; returns the exit status."""
     for path in copy_notebooks(args.dest, overwrite=args.overwrite):
         print(f"wrote {path}")
     return 0

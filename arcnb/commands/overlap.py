@@ -12,6 +12,7 @@ __all__ = ["add", "run"]
 
 
 def add(sub) -> None:
+    """Add ``arcnb overlap`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("overlap", help="which evaluation outputs the training data already holds",
                        description="For every test output of EVAL: is its (input, output) pair "
                                    "a pair of some training task verbatim (exact), up to a "
@@ -37,6 +38,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``arcnb overlap`` on parsed arguments; returns the exit status."""
     ov = overlap(args.dataset, args.train, tasks=args.tasks, colors=args.colors)
     if args.out:
         ov.write(args.out, overwrite=args.overwrite)

@@ -14,6 +14,7 @@ __all__ = ["add", "run"]
 
 
 def add(sub) -> None:
+    """Add ``arcnb repeats`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("repeats", help="many runs (seeds, reruns, configurations) on one "
                                        "dataset: spread, flips, differences, unions",
                        description="Score many runs on one dataset and analyse them together, "
@@ -50,6 +51,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``arcnb repeats`` on parsed arguments; returns the exit status."""
     if args.report and not args.out:
         raise ArcnbError("--report writes repeats.html into a folder: pass --out DIR")
     group_by = args.group_by

@@ -22,6 +22,7 @@ __all__ = ["add", "run"]
 
 
 def add(sub) -> None:
+    """Add ``arcnb report`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("report", help="build a self-contained HTML report (papermill + nbconvert)",
                        description="Evaluate a checkpoint, score a predictions file or take a "
                                    "run directory, execute arcnb's report notebook with papermill "
@@ -70,6 +71,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``arcnb report`` on parsed arguments; returns the exit status."""
     dataset, references = args.dataset, None
     opts = eval_options(args)
     ckpts = args.checkpoint or []

@@ -12,6 +12,7 @@ __all__ = ["add", "run"]
 
 
 def add(sub) -> None:
+    """Add ``arcnb score`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("score", help="score an ARC Prize submission file on a dataset",
                        description="Score predictions (an ARC Prize submission file, a "
                                    "benchmarking-harness run folder or a JSON Lines file) "
@@ -32,9 +33,8 @@ def add(sub) -> None:
     p.set_defaults(func=run)
 
 
-
-
 def run(args) -> int:
+    """Run ``arcnb score`` on parsed arguments; returns the exit status."""
     ds, given = scored_input(args)
     res = score(ds, given.results.predictions if isinstance(given, Run) else given,
                 ks=[1, 2, *args.k], estimator=args.estimator)
@@ -53,7 +53,6 @@ def run(args) -> int:
         return 0
     print(format_summary(res.summary, res.ks))
     return 0
-
 
 
 def format_problems(problems: list[dict]) -> list[str]:

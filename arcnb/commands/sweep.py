@@ -13,6 +13,7 @@ __all__ = ["add", "run"]
 
 
 def add(sub) -> None:
+    """Add ``arcnb sweep`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("sweep", help="evaluate the checkpoints of a training run: learning "
                                      "curves and the sweep page",
                        description="Evaluate every checkpoint (files, a folder or a quoted glob "
@@ -46,6 +47,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``arcnb sweep`` on parsed arguments; returns the exit status."""
     if args.collect:
         if args.checkpoints or args.out or args.shard:
             raise ParameterError("--collect DIR takes no checkpoint, --out or --shard")
