@@ -272,7 +272,9 @@ def format_summary(summary: dict, ks=(1, 2)) -> str:
         lines.append(f"{k:>3}  {number(summary[f'pass@{k}']):>8}  "
                      f"{number(summary[f'pass@{k}_per_output']):>17}  "
                      f"{number(summary[f'pass@{k}_all_or_nothing']):>21}")
-    lo, hi = summary.get("pass@2_ci95", [float("nan")] * 2)
+    # a NaN end read back from metrics.json is None: NaN, as any missing number
+    lo, hi = (float("nan") if v is None else v
+              for v in summary.get("pass@2_ci95", [float("nan")] * 2))
     lines.append(f"pass@2 95% bootstrap interval over tasks: {fmt_interval(lo, hi)}")
     lines.append("tasks: {n_tasks}  outputs: {n_outputs}  missing outputs: {n_missing_outputs}  "
                  "invalid attempts: {n_invalid_attempts}  extra tasks: {n_extra_tasks}"
