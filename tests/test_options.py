@@ -69,9 +69,9 @@ def test_the_defaults_are_the_command_lines(argv):
         assert getattr(args, name) == defaults[name], (argv[0], name)
     if argv[0] != "report":  # what the command hands evaluate is the defaults
         return
-    from arcnb.cli import _eval_options
+    from arcnb.commands.common import eval_options
 
-    assert _eval_options(args) == EvalOptions()
+    assert eval_options(args) == EvalOptions()
 
 
 def _notebook_parameters(name: str) -> dict:
@@ -125,8 +125,11 @@ def test_no_option_is_defined_twice_differently():
             assert first[1] == key, (dest, first, (prog, key))
 
 
-def test_the_command_line_patches_no_parser():
-    text = (ROOT / "arcnb" / "cli.py").read_text(encoding="utf-8")
+@pytest.mark.parametrize("path", [ROOT / "arcnb" / "cli.py",
+                                  *sorted((ROOT / "arcnb" / "commands").glob("*.py"))],
+                         ids=lambda p: p.name)
+def test_the_command_line_patches_no_parser(path):
+    text = path.read_text(encoding="utf-8")
     assert "._actions" not in text and "_extend_" not in text
     tree = ast.parse(text)
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "_actions"]

@@ -102,7 +102,7 @@ def test_every_number_writer_follows_the_one_rule():
     value visible with two significant digits, through :func:`arcnb.text.decimals`
     (``arcnb score`` printed 0.00004 as 0.0000)."""
     from arcnb.breakdown import latex_table
-    from arcnb.cli import format_summary
+    from arcnb.commands.common import format_summary
     from arcnb.plot import value_label
 
     summary = {"dataset": {"name": "d", "version": "1"}, "estimator": "ranked",
@@ -187,10 +187,6 @@ MACHINE_FORMATS = {
     ("metrics/grid.py", "tolerance_name"): "a tolerance in a metric's key (grid_tol_0p95), a "
                                       "name to look up, the same in every file",
 }
-#: Modules another change routes through text.py at the same time (the command line split
-#: into arcnb/commands/, the sections' tables holding numbers formatted at rendering); this
-#: list is to be empty once those land.
-PENDING = {"cli.py"}
 
 
 def _docstrings(tree) -> set[int]:
@@ -284,7 +280,7 @@ def test_no_module_formats_a_number_for_display_by_itself():
     problems = []
     for path in sorted(ARCNB.rglob("*.py")):
         rel = path.relative_to(ARCNB).as_posix()
-        if rel == "text.py" or rel in PENDING:
+        if rel == "text.py":
             continue
         for line, fn, what in number_formatting(path.read_text(encoding="utf-8")):
             if (rel, fn) not in MACHINE_FORMATS:
@@ -295,6 +291,3 @@ def test_no_module_formats_a_number_for_display_by_itself():
 def test_the_exemptions_are_still_needed():
     for rel, fn in MACHINE_FORMATS:
         assert any(f == fn for _, f, _ in number_formatting((ARCNB / rel).read_text())), (rel, fn)
-    for rel in PENDING:  # a module that no longer formats by itself leaves the list
-        path = ARCNB / rel
-        assert not path.is_file() or number_formatting(path.read_text()), rel

@@ -61,6 +61,7 @@ PUBLIC_MODULES.append("arcnb.voting")  # majority voting, the one rule
 #: Top-level modules of arcnb that are not in the API reference, and why.
 NOT_IN_API = {
     "arcnb.cli": "the command line, documented in the user guide",
+    "arcnb.commands": "the command line's subcommands, documented in the user guide",
     "arcnb.__main__": "python -m arcnb",
     "arcnb.callable_module": "the machinery of a package you call (arcnb.candidates, "
                              "arcnb.repeats), documented on those packages' pages",

@@ -1,31 +1,33 @@
 """``arcnb arc3``: the command line of the ARC-AGI-3 recordings (``score`` and
-``report``), added to ``arcnb``'s parser by :mod:`arcnb.cli`; bad input is an
-:class:`~arcnb.errors.ArcnbError`, which the command answers in one line."""
+``report``, :mod:`arcnb.arc3`); bad input is an :class:`~arcnb.errors.ArcnbError`,
+which the command answers in one line."""
 from __future__ import annotations
 
 import json
 import sys
 
+from ..report.arc3 import build_report
+from ..arc3.scorer import OUTPUT_FILES, score
 from ..io import to_jsonable
 from ..runs import REPORT_HTML, OutputFolder, unique_labels
-from .report import build_report
-from .scorer import OUTPUT_FILES, score
+from .common import Parser, add_option
 
-__all__ = ["add_command", "run"]
+__all__ = ["add", "run"]
 
 
-def add_command(sub, parser_class, add) -> None:
+def add(sub) -> None:
     """Add ``arcnb arc3`` (``score``, ``report``) to the command line's sub-parsers.
-    ``add(parser, "arc3", dest, **overrides)`` adds an option of the command line's one
-    registry (``--n-boot``, ``--seed``, ``--json``, ``--out``, ``--overwrite``, the
-    paths), so that it means here what it means in every other subcommand."""
+    Its shared options (``--n-boot``, ``--seed``, ``--json``, ``--out``,
+    ``--overwrite``, the paths) come from the command line's one registry
+    (:func:`arcnb.commands.common.add_option`), so that each means here what it means
+    in every other subcommand."""
     p = sub.add_parser("arc3", help="ARC-AGI-3 game recordings: re-score them as the official "
                                     "scorecard does",
                        description="Read ARC-AGI-3 game recordings (the toolkit's .jsonl "
                                    "files, the agents repository's *.recording.jsonl, "
                                    "benchmarking-harness run folders) without running any "
                                    "game.")
-    cmds = p.add_subparsers(dest="arc3_command", required=True, parser_class=parser_class)
+    cmds = p.add_subparsers(dest="arc3_command", required=True, parser_class=Parser)
 
     def rule_options(q) -> None:
         q.add_argument("--rule", default="0.9.9",
@@ -44,8 +46,8 @@ def add_command(sub, parser_class, add) -> None:
                             "resets)")
         q.add_argument("--max-actions", type=int, metavar="N",
                        help="the run's declared cap on actions per recording")
-        add(q, "arc3", "n_boot")
-        add(q, "arc3", "seed")
+        add_option(q, "arc3", "n_boot")
+        add_option(q, "arc3", "seed")
 
     s = cmds.add_parser("score", help="score recordings with the official rule (RHAE)",
                         description="Re-score recordings exactly as the toolkit's scorecard "
@@ -65,10 +67,10 @@ def add_command(sub, parser_class, add) -> None:
                         "(<game>/<version>/metadata.json or <game_id>/metadata.json) or a CSV "
                         "game_id,level,baseline_actions (levels from 1)")
     rule_options(s)
-    add(s, "arc3", "json")
-    add(s, "arc3", "out", help="folder for summary.json and the games, plays, levels and "
-                               "faults tables (CSV)")
-    add(s, "arc3", "overwrite", help="replace existing files in --out")
+    add_option(s, "arc3", "json")
+    add_option(s, "arc3", "out", help="folder for summary.json and the games, plays, levels and "
+                                      "faults tables (CSV)")
+    add_option(s, "arc3", "overwrite", help="replace existing files in --out")
     s.set_defaults(func=run)
     r = cmds.add_parser("report", help="an HTML report of one or more runs (papermill "
                                        "notebook of sections)",
@@ -82,12 +84,12 @@ def add_command(sub, parser_class, add) -> None:
                    help="one run each: a recording, a harness run folder or a folder of them "
                         "(none: the bundled example)")
     r.add_argument("--baselines", help="as for 'arcnb arc3 score' (required with RUN)")
-    add(r, "arc3", "out", required=True, help="the report's folder")
+    add_option(r, "arc3", "out", required=True, help="the report's folder")
     r.add_argument("--label", action="append", default=[], metavar="LABEL",
                    help="a run's label, once per run in order (default: the agent's or the "
                         "folder's name)")
     rule_options(r)
-    add(r, "arc3", "overwrite", help="replace an existing report")
+    add_option(r, "arc3", "overwrite", help="replace an existing report")
     r.set_defaults(func=run)
 
 
