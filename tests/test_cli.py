@@ -84,6 +84,7 @@ def test_usage_error_is_one_line():
     assert len(p.stderr.strip().splitlines()) == 1 and "--predictions" in p.stderr
 
 
+@pytest.mark.slow  # starts another process
 def test_a_bug_is_not_reported_as_bad_input(tmp_path):
     """An arcnb error is one line and exit status 2; an unexpected exception (here a
     plain ValueError from inside scoring) is a bug: it keeps its traceback and exit
@@ -149,6 +150,7 @@ def test_the_registrys_path_marks_are_the_paths_each_command_resolves():
             assert dests <= have, command
 
 
+@pytest.mark.slow  # starts another process
 def test_the_command_exits_with_its_status_after_its_output_and_exit_handlers(tmp_path):
     """``arcnb`` (``cli.run``) skips the interpreter's teardown, not its duties: the
     whole output reaches a pipe, the exit handlers run, and the status is main's."""

