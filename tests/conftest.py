@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -59,6 +60,49 @@ def arc2_eval():
     from arcnb.data import load_dataset
 
     return load_dataset("arc-agi-2:evaluation")
+
+
+#: The dataset most test modules work on (the ``ds`` fixture).
+DS_NAME = "arc-agi-1:evaluation"
+
+
+@pytest.fixture(scope="module")
+def ds(request):
+    """The dataset a test module works on, loaded once per module: ARC-AGI-1's evaluation
+    split (:data:`DS_NAME`), or the part of it the module names, ``DS_TASKS`` (task ids:
+    ``load_dataset(DS_NAME, tasks=DS_TASKS)``) or ``DS_FIRST`` (a number n: the split's
+    first n tasks, ``select``-ed, so its filter reads "n task ids")."""
+    from arcnb.data import load_dataset
+
+    tasks = getattr(request.module, "DS_TASKS", None)
+    first = getattr(request.module, "DS_FIRST", None)
+    if tasks is not None and first is not None:
+        raise AssertionError(f"{request.module.__name__} sets both DS_TASKS and DS_FIRST")
+    if tasks is not None:
+        return load_dataset(DS_NAME, tasks=list(tasks))
+    full = load_dataset(DS_NAME)
+    return full if first is None else full.select(full.task_ids[:first])
+
+
+@pytest.fixture(scope="module")
+def default_report(tmp_path_factory):
+    """``arcnb report --default`` (built once per session by
+    ``_report_fixture.default_report``), checked to have succeeded."""
+    import _report_fixture as F
+
+    info = F.default_report(tmp_path_factory)
+    assert info["returncode"] == 0, info["stderr"][-3000:]
+    return info
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close the figures a test leaves open in pyplot (nothing to do where no test of the
+    process has imported it)."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")
 
 
 def pytest_collection_modifyitems(config, items):

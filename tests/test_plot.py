@@ -27,12 +27,6 @@ OFFICIAL = {
 RED_MARK = (0xD6, 0x27, 0x28)  # DIFF_WRONG_COLOR, by hand
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
 @pytest.fixture(scope="module")
 def small_ds(arc1_eval):
     """30 real evaluation tasks (some with two test outputs)."""

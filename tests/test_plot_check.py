@@ -35,12 +35,6 @@ from _notebook_cells import notebook_cells_here  # noqa: E402
 N_BOOT = 50
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
 # ------------------------------------------------------------------ planted defects
 def _fig(w=3.5, h=2.4):
     with P.paper_style():

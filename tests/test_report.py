@@ -25,10 +25,8 @@ SECTIONS = ["1. Headline", "2. Where it almost works", "3. Reference points", "4
 
 
 @pytest.fixture(scope="module")
-def default(tmp_path_factory):
-    info = F.default_report(tmp_path_factory)
-    assert info["returncode"] == 0, info["stderr"][-3000:]
-    return info
+def default(default_report):
+    return default_report  # conftest.py
 
 
 @pytest.fixture(scope="module")

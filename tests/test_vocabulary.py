@@ -119,13 +119,6 @@ def test_public_help_texts():
     assert not hits, "\n".join(hits)
 
 
-@pytest.fixture(scope="module")
-def default_report(tmp_path_factory):
-    info = F.default_report(tmp_path_factory)
-    assert info["returncode"] == 0, info["stderr"][-3000:]
-    return info
-
-
 @pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_default_report_html_and_command_output(default_report):
     html = (Path(default_report["out"]) / "report.html").read_text(encoding="utf-8")
