@@ -700,12 +700,13 @@ def _starts_a_process(key, functions, seen=None) -> str | None:
     fn, bind = functions[key]
     code = [fn.args, *fn.body]
     for node in (n for part in code for n in ast.walk(part)):
-        name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            name = (node.names[0].name if isinstance(node, ast.Import) else node.module or "")
-            name = name.split(".")[0]
-        if name in STARTS_A_PROCESS:
-            return f"{key[0]}::{key[1]} names {name}"
+        names = {node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)}
+        if isinstance(node, ast.Import):
+            names = {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names = {(node.module or "").split(".")[0]}
+        if names & STARTS_A_PROCESS:
+            return f"{key[0]}::{key[1]} names {min(names & STARTS_A_PROCESS)}"
         callee = None
         if isinstance(node, ast.Name) and isinstance(bind.get(node.id), tuple):
             callee = bind[node.id]
@@ -762,8 +763,10 @@ def test_the_slow_check_catches_an_unmarked_test(tmp_path):
     (tmp_path / "test_b.py").write_text(
         "import pytest\nimport subprocess\n\npytestmark = pytest.mark.slow\n\n\n"
         "def test_in_a_slow_file():\n    subprocess.run(['true'])\n")
+    (tmp_path / "test_c.py").write_text(
+        "def test_imports():\n    import os, subprocess\n    subprocess.run(['true'])\n")
     assert [line.split(" ")[0] for line in unmarked_slow_tests(tmp_path)] == [
-        "test_a.py::test_helper", "test_a.py::test_fixture"]
+        "test_a.py::test_helper", "test_a.py::test_fixture", "test_c.py::test_imports"]
 
 
 # ------------------------------------------------------------ one copy of each fixture
