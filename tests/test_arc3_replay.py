@@ -143,6 +143,7 @@ def test_long_reasoning_is_cut_and_the_size_of_a_1000_step_replay(tmp_path):
     assert r.size < 1_500_000, r.size
 
 
+@pytest.mark.slow  # drives a headless browser
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 def test_the_slider_and_the_arrow_keys_in_a_browser(scenario, tmp_path):
     from playwright.sync_api import sync_playwright

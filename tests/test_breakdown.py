@@ -24,11 +24,6 @@ DIFFICULTY = SHARED / "taxonomies" / "arcgame_arc1_difficulty_levels.csv"
 HEURISTIC = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
 
 
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation")
-
-
 def _submission(ds, kind, seed=0):
     # mixed: attempt 1 right 30%, attempt 2 right another 20%, else zeros
     return synthetic_submission(ds, kind, seed)

@@ -23,11 +23,7 @@ from test_predictions import attempt, complete_run, write_run
 from test_predictions import TASK_IDS as HARNESS_TASKS
 
 A, B, C, D = "00576224", "12997ef3", "66e6c45b", "3b4c2228"  # 1, 2, 1, 2 test outputs
-
-
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation", tasks=[A, B, C, D])
+DS_TASKS = [A, B, C, D]  # the module's dataset (conftest.py's ds)
 
 
 def wrong(grid, k=1):

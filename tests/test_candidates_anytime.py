@@ -17,10 +17,7 @@ from arcnb.errors import ArcnbError
 
 from test_candidates import A, B, C, D, wrong  # the same four tasks
 
-
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation", tasks=[A, B, C, D])
+DS_TASKS = [A, B, C, D]  # the module's dataset (conftest.py's ds)
 
 
 # ------------------------------------------------------------ plain references

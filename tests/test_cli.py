@@ -23,6 +23,7 @@ def run(*args):
     return cli(*args, cwd=ROOT)
 
 
+@pytest.mark.slow  # starts another process
 def test_a_bug_is_not_reported_as_bad_input(tmp_path):
     """An arcnb error is one line and exit status 2; an unexpected exception (here a
     plain ValueError from inside scoring) is a bug: it keeps its traceback and exit
@@ -63,6 +64,7 @@ def test_validators_raise_arcnb_errors_that_are_still_value_errors():
     assert bootstrap_ci([1.0, 1.0]) == (1.0, 1.0)
 
 
+@pytest.mark.slow  # starts another process
 def test_the_command_exits_with_its_status_after_its_output_and_exit_handlers(tmp_path):
     """``arcnb`` (``cli.run``) skips the interpreter's teardown, not its duties: the
     whole output reaches a pipe, the exit handlers run, and the status is main's."""

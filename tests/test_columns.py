@@ -20,18 +20,13 @@ from arcnb import breakdown as B
 from arcnb import columns
 from arcnb import plot as P
 from arcnb.report import html as RH
-from arcnb.data import load_dataset
 from arcnb.report.references import reference_table
 from arcnb.resources import notebook
 from arcnb.runs import Run
 from arcnb.scoring import score
 
 N_TASKS = 80
-
-
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation")[:N_TASKS]
+DS_FIRST = N_TASKS  # the module's dataset (conftest.py's ds)
 
 
 def _perturbed(truth: np.ndarray, n_wrong: int, rng) -> np.ndarray:

@@ -105,6 +105,7 @@ def test_bad_inputs_are_one_line(tmp_path, capsys):
                      "the header must be")
 
 
+@pytest.mark.slow  # starts another process
 def test_the_command_in_a_real_process(card_dir):
     tmp, base = card_dir
     res = run_arcnb("arc3", "score", tmp / "recordings", "--baselines", base, "--json",

@@ -27,11 +27,6 @@ HEURISTIC = ROOT / "data" / "examples" / "arc-agi-1-evaluation_heuristic.json"
 N_BOOT = 300
 
 
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation")
-
-
 def _sub(ds, kind, seed=0):
     return synthetic_submission(ds, kind, seed, p_second=0.45, second_wrong="input")
 
@@ -362,6 +357,7 @@ def test_harness_run_dir_keeps_cost_and_reopens_to_the_same_numbers(cost_ds, fol
                            + _digest(folders["mid"]))
 
 
+@pytest.mark.slow  # starts another process
 def test_a_run_dir_whose_cost_was_edited_is_refused(cost_rundirs, tmp_path):
     rd = tmp_path / "edited"
     rd.mkdir()
@@ -598,6 +594,7 @@ def test_compare_page_shows_the_leaderboard_or_says_why_not(cost_rundirs, tmp_pa
             "(attempt metadata cost.total_cost)") in text
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_report_keeps_a_run_dirs_estimator(cost_rundirs, tmp_path, capsys):
     """`arcnb report --run DIR --estimator unbiased` on a ranked run is one line, exit 2
     (a run directory is re-opened with its recorded estimator, never another)."""

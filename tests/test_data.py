@@ -198,6 +198,7 @@ def _run_python(code: str) -> str:
     return r.stdout
 
 
+@pytest.mark.slow  # starts another process
 def test_tasks_and_pairs_display_as_pictures():
     """Inside IPython, a Task or a Pair that ends a cell shows as a PNG: what Jupyter
     does is ask the shell's display formatter, which `import arcnb` has set up (without
@@ -229,6 +230,7 @@ def test_tasks_and_pairs_display_as_pictures():
         assert img.ndim == 3 and img.shape[0] > 20 and img.shape[1] > 20
 
 
+@pytest.mark.slow  # starts another process
 def test_data_knows_nothing_of_plotting():
     """arcnb.data (a grid container) imports nothing from arcnb.plot or matplotlib, and
     `import arcnb` outside IPython imports neither (nor IPython)."""

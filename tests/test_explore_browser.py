@@ -36,9 +36,10 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
 PLACEHOLDERS = ("Loading widget", "could not be displayed", "Error displaying widget",
                 "Failed to load model class")
 
-pytestmark = pytest.mark.skipif(
+# drives a headless browser
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium; "
-                             ".ci/run installs it)")
+                             ".ci/run installs it)")]
 
 
 def _free_port() -> int:

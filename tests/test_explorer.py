@@ -24,15 +24,10 @@ from arcnb.explorer import SELECTIONS, ExploreError
 
 ROOT = Path(__file__).resolve().parents[1]
 N_TASKS = 40
+DS_FIRST = N_TASKS  # the module's dataset (conftest.py's ds)
 
 
 # ------------------------------------------------------------------ fixtures
-@pytest.fixture(scope="module")
-def ds():
-    full = load_dataset("arc-agi-1:evaluation")
-    return full.select(full.task_ids[:N_TASKS])
-
-
 def _case_attempts(case: int, inp: np.ndarray, truth: np.ndarray) -> list:
     """The attempts of one output for a crafted case (lists, as in a JSON file)."""
     t = truth.tolist()
@@ -163,6 +158,7 @@ def runs(ds, sub_a, sub_b, tmp_path_factory):
 
 
 # ------------------------------------------------------------------ import and notebook
+@pytest.mark.slow  # starts another process
 def test_import_arcnb_stays_light_and_explore_is_lazy():
     code = ("import sys, arcnb; heavy = [m for m in ('ipywidgets', 'matplotlib', 'PIL') "
             "if m in sys.modules]; assert heavy == [], heavy; "
@@ -174,6 +170,7 @@ def test_import_arcnb_stays_light_and_explore_is_lazy():
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
 
 
+@pytest.mark.slow  # runs a notebook in a Jupyter kernel
 def test_explore_notebook_has_its_parameters():
     # the parameter cell's form (typed, commented literals) is checked with the other
     # notebooks in test_report_notebooks.py; here: the names the browser's cells use

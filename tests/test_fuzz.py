@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 
 from arcnb.io import _SCAN_CHUNK
 
+pytestmark = pytest.mark.slow  # thousands of generated files through the loaders and the command line
+
 EXAMPLES = int(os.environ.get("ARCNB_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="ARCNB_FUZZ_EXAMPLES" not in os.environ,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,

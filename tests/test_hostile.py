@@ -121,6 +121,7 @@ def test_a_builder_stored_as_a_device_is_refused(tmp_path):
         load_model(path)
 
 
+@pytest.mark.slow  # starts another process
 def test_a_deflate_bomb_state_dict_is_refused_before_inflating(tmp_path):
     import torch
 
@@ -171,6 +172,7 @@ def test_a_deflate_bomb_state_dict_is_refused_before_inflating(tmp_path):
 
 
 # ---------------------------------------------------------------- 7, 13, 14: files
+@pytest.mark.slow  # starts another process
 def test_a_sparse_dataset_file_is_refused_within_a_memory_bound(tmp_path):
     folder = tmp_path / "ds"
     folder.mkdir()
@@ -246,6 +248,7 @@ for reader in (read_taxonomy_csv, read_taxonomy_json):
 """
 
 
+@pytest.mark.slow  # starts another process
 def test_fifos_and_devices_are_refused_without_waiting(tmp_path):
     (tmp_path / "p.json").write_text("{}")
     r = _run_limited(FIFO_CASES, mem_mb=3000, cwd=tmp_path, timeout=240)

@@ -114,6 +114,7 @@ def _tiny_notebook(path: Path, code: str) -> Path:
     return path
 
 
+@pytest.mark.slow  # runs a notebook in a Jupyter kernel
 def test_running_a_notebook_prints_nothing_on_stderr(tmp_path):
     import os
     import subprocess
@@ -151,6 +152,7 @@ def small_disk(tmp_path):
         subprocess.run(["umount", str(mnt)], check=False)
 
 
+@pytest.mark.slow  # runs a notebook in a Jupyter kernel
 def test_a_full_disk_leaves_the_old_notebook_and_names_the_disk(tmp_path, small_disk):
     import nbformat
 
@@ -278,6 +280,7 @@ def test_a_malformed_taxonomy_is_refused_before_any_work(tmp_path):
     assert not (tmp_path / "new").exists()
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 @pytest.mark.parametrize("case", ["dataset", "json_list", "task_ids"])
 def test_early_bad_input_leaves_no_out_folder(tmp_path, case):
     from test_robust import cli, one_line_error
@@ -308,6 +311,7 @@ def test_a_stem_of_dots_never_names_a_folder_outside_out():
     assert _unique_names(["a.pt", "sweep.pt", "sweep.ckpt"]) == ["a", "sweep_2", "sweep_3"]
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 @pytest.mark.parametrize("planted", ["a", "sweep"])
 def test_links_planted_in_out_are_refused_before_any_report(tmp_path, capsys, planted):
     """arcnb report --checkpoint a.pt b.pt --out R followed links placed beforehand at
@@ -333,6 +337,7 @@ def test_links_planted_in_out_are_refused_before_any_report(tmp_path, capsys, pl
     assert sorted(p.name for p in out.iterdir()) == [planted]
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_an_existing_index_is_kept_without_overwrite(tmp_path, capsys):
     """A report of several runs replaced an existing R/index.html without --overwrite:
     refused before any report is built."""
@@ -355,6 +360,7 @@ def test_an_existing_index_is_kept_without_overwrite(tmp_path, capsys):
     assert sorted(p.name for p in out.iterdir()) == ["index.html"]
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_train_data_naming_a_fifo_says_so(tmp_path, capsys):
     """report --train-data naming a FIFO said "unknown dataset"; the guide says one line
     naming it, as for every input: it is a FIFO, not a regular file."""
@@ -404,6 +410,7 @@ def _histories(tmp_path: Path) -> list:
     return sorted(str(p) for p in (tmp_path / "home").rglob("history.sqlite*"))
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_a_report_never_imports_from_its_run_or_its_out_folder(tmp_path):
     """``arcnb report --run DIR --out OUT``: a ``pandas.py`` (and a
     ``sitecustomize.py``, a ``matplotlib.py``, a ``matplotlibrc``) left in the shared

@@ -632,3 +632,184 @@ def test_the_tests_choose_matplotlibs_backend_in_one_place():
     setters = sorted(p.name for p in tests.glob("*.py")
                      if re.search(r"matplotlib\.use\(", p.read_text()))
     assert setters == ["conftest.py"]
+
+
+# ------------------------------------------------------------ slow tests carry their mark
+#: What a test's code names when it starts a Jupyter kernel (papermill, nbclient, arcnb's
+#: ``run_notebook``), a browser (playwright), the docs build (sphinx) or another process:
+#: such a test carries the ``slow`` mark that ``make test-fast`` leaves out, in its own
+#: file (``pytestmark = pytest.mark.slow`` or ``@pytest.mark.slow``).
+STARTS_A_PROCESS = {"papermill", "run_notebook", "nbclient", "NotebookClient", "jupyter_client",
+                    "KernelManager", "playwright", "sync_playwright", "sphinx", "subprocess",
+                    "multiprocessing", "start_processes", "torchrun"}
+
+
+def _is_slow_mark(node: ast.AST) -> bool:
+    """``pytest.mark.slow`` (or ``pytest.mark.slow(...)``) anywhere in ``node``."""
+    return any(isinstance(n, ast.Attribute) and n.attr == "slow"
+               and isinstance(n.value, ast.Attribute) and n.value.attr == "mark"
+               for n in ast.walk(node))
+
+
+def _is_fixture(fn: ast.FunctionDef) -> bool:
+    return any("fixture" in ast.unparse(d) for d in fn.decorator_list)
+
+
+def _helper_imports(nodes, trees: dict) -> dict:
+    """What the import statements among ``nodes`` bind to the test helpers: a name to the
+    ``(file, name)`` of a function (``from _cli import cli``), a module's alias to its file
+    (``import _report_fixture as F``)."""
+    bind = {}
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and f"{node.module}.py" in trees:
+            for a in node.names:
+                bind[a.asname or a.name] = (f"{node.module}.py", a.name)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if f"{a.name}.py" in trees:
+                    bind[a.asname or a.name] = f"{a.name}.py"
+    return bind
+
+
+def _functions(tests: Path) -> dict:
+    """``{(file, name): (function, its bindings)}`` for the module-level functions of
+    every ``tests/*.py``; the bindings map a name to the ``(file, name)`` it calls (its
+    file's functions, those it or its file imports from the test helpers) or, for an
+    imported helper module, to the module's file."""
+    trees = {p.name: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(tests.glob("*.py"))}
+    out = {}
+    for name, tree in trees.items():
+        bind = _helper_imports(tree.body, trees)
+        defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        bind.update({fn.name: (name, fn.name) for fn in defs})
+        for fn in defs:
+            out[(name, fn.name)] = (fn, {**bind, **_helper_imports(ast.walk(fn), trees)})
+    return out
+
+
+def _starts_a_process(key, functions, seen=None) -> str | None:
+    """What in function ``key`` starts a kernel, a browser or a process, followed through
+    the functions it calls, the fixtures it takes (its file's, then ``conftest.py``'s) and
+    the test helpers; None when nothing does."""
+    seen = set() if seen is None else seen
+    if key in seen or key not in functions:
+        return None
+    seen.add(key)
+    fn, bind = functions[key]
+    code = [fn.args, *fn.body]
+    for node in (n for part in code for n in ast.walk(part)):
+        names = {node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)}
+        if isinstance(node, ast.Import):
+            names = {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names = {(node.module or "").split(".")[0]}
+        if names & STARTS_A_PROCESS:
+            return f"{key[0]}::{key[1]} names {min(names & STARTS_A_PROCESS)}"
+        callee = None
+        if isinstance(node, ast.Name) and isinstance(bind.get(node.id), tuple):
+            callee = bind[node.id]
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+              and isinstance(bind.get(node.value.id), str)):
+            callee = (bind[node.value.id], node.attr)
+        if callee and (why := _starts_a_process(callee, functions, seen)):
+            return why
+    for arg in fn.args.args:
+        for fixture in ((key[0], arg.arg), ("conftest.py", arg.arg)):
+            if fixture in functions and _is_fixture(functions[fixture][0]):
+                if why := _starts_a_process(fixture, functions, seen):
+                    return why
+                break
+    return None
+
+
+def unmarked_slow_tests(tests: Path = TESTS) -> list[str]:
+    """The tests that start a kernel, a browser, the docs build or another process (see
+    :data:`STARTS_A_PROCESS`) without the ``slow`` mark, each with what starts it."""
+    functions = _functions(tests)
+    out = []
+    for path in sorted(tests.glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
+               and _is_slow_mark(n.value) for n in tree.body):
+            continue
+        for fn in tree.body:
+            if (isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name.startswith("test_")
+                    and not any(_is_slow_mark(d) for d in fn.decorator_list)):
+                if why := _starts_a_process((path.name, fn.name), functions):
+                    out.append(f"{path.name}::{fn.name} ({why})")
+    return out
+
+
+def test_every_test_that_starts_a_process_is_marked_slow():
+    """The ``slow`` mark is written in the test's file, not guessed: a test that starts a
+    kernel, a browser, the docs build or another process carries it (whole files by
+    ``pytestmark = pytest.mark.slow``), so that ``make test-fast`` leaves it out."""
+    assert unmarked_slow_tests() == []
+
+
+def test_the_slow_check_catches_an_unmarked_test(tmp_path):
+    (tmp_path / "_helpers.py").write_text("import subprocess\n\n\ndef run():\n    subprocess.run(['true'])\n")
+    (tmp_path / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef kernel():\n    import papermill\n    return papermill\n")
+    (tmp_path / "test_a.py").write_text(
+        "import pytest\nfrom _helpers import run\n\n\n"
+        "def _indirect():\n    run()\n\n\n"
+        "def test_helper():\n    _indirect()\n\n\n"
+        "def test_fixture(kernel):\n    pass\n\n\n"
+        "@pytest.mark.slow  # starts another process\ndef test_marked():\n    run()\n\n\n"
+        "def test_plain():\n    assert 1\n")
+    (tmp_path / "test_b.py").write_text(
+        "import pytest\nimport subprocess\n\npytestmark = pytest.mark.slow\n\n\n"
+        "def test_in_a_slow_file():\n    subprocess.run(['true'])\n")
+    (tmp_path / "test_c.py").write_text(
+        "def test_imports():\n    import os, subprocess\n    subprocess.run(['true'])\n")
+    assert [line.split(" ")[0] for line in unmarked_slow_tests(tmp_path)] == [
+        "test_a.py::test_helper", "test_a.py::test_fixture", "test_c.py::test_imports"]
+
+
+# ------------------------------------------------------------ one copy of each fixture
+def _fixtures(path: Path):
+    """``(name, body)`` of each fixture ``path`` defines, the body as ``ast.unparse``
+    writes it, its docstring left out."""
+    for fn in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_fixture(fn):
+            body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
+            yield fn.name, ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+def copied_fixtures(tests: Path = TESTS) -> list[str]:
+    """The fixtures of the test files that redefine a fixture of ``conftest.py`` (its
+    name) or repeat the body of another fixture (``conftest.py``'s or a test file's):
+    a fixture that several files need is defined once, in ``conftest.py``."""
+    shared = dict(_fixtures(tests / "conftest.py"))
+    seen = {body: f"conftest.py::{name}" for name, body in shared.items()}
+    out = []
+    for path in sorted(tests.glob("test_*.py")):
+        for name, body in _fixtures(path):
+            where = f"{path.name}::{name}"
+            if name in shared:
+                out.append(f"{where} redefines conftest.py::{name}")
+            elif body in seen:
+                out.append(f"{where} repeats {seen[body]}")
+            else:
+                seen[body] = where
+    return out
+
+
+def test_no_test_file_copies_a_fixture():
+    """The dataset (``ds``, ``arc1_eval``, ``arc2_eval``), the default report
+    (``default_report``) and the figures' clean-up (``_close_figures``) are defined once,
+    in ``conftest.py``; a module narrows ``ds`` by ``DS_TASKS`` or ``DS_FIRST``."""
+    assert copied_fixtures() == []
+
+
+def test_the_fixture_check_catches_a_copy(tmp_path):
+    fixture = "import pytest\n\n\n@pytest.fixture\ndef {}():\n    {}return {}\n\n\n"
+    (tmp_path / "conftest.py").write_text(fixture.format("ds", "", 1))
+    (tmp_path / "test_a.py").write_text(fixture.format("ds", "", 2)
+                                        + fixture.format("runs", '"""Runs."""\n    ', [3]))
+    (tmp_path / "test_b.py").write_text(fixture.format("one", "", 1) + fixture.format("runs", "", [3])
+                                        + fixture.format("own", "", 4))
+    assert copied_fixtures(tmp_path) == ["test_a.py::ds redefines conftest.py::ds",
+                                         "test_b.py::one repeats conftest.py::ds",
+                                         "test_b.py::runs repeats test_a.py::runs"]

@@ -299,6 +299,7 @@ def _same(a, b):
     return abs(a - b) <= 1e-6 * max(1.0, abs(b))
 
 
+@pytest.mark.slow  # starts worker processes
 def test_two_gloo_processes_reduce_to_the_single_process_result():
     if not dist.is_available() or not dist.is_gloo_available():
         pytest.skip("torch.distributed with gloo is not available")

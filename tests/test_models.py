@@ -398,6 +398,7 @@ def test_builder_config_bounds_checked_before_building(tmp_path):
     _assert_one_line(r, tmp_path / "run", "blocks=10000000", "0..64")
 
 
+@pytest.mark.slow  # runs the arcnb command in another process
 def test_builder_exception_is_one_line(tmp_path):
     (tmp_path / "mybuilders.py").write_text(
         "def broken(**config):\n    raise RuntimeError('cannot build this')\n")

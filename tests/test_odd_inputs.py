@@ -282,6 +282,7 @@ def test_task_filter_errors_never_echo_the_file(tmp_path, tiny):
         assert word not in line.replace(str(tmp_path), "")
 
 
+@pytest.mark.slow  # starts another process
 def test_arch_module_is_found_in_the_current_directory(tmp_path, tiny):
     """The console script (not `python -m`, which already looks in the current
     directory) finds `mymodels.py` beside the user, like `python -m` and uvicorn."""

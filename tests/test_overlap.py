@@ -492,6 +492,7 @@ def test_report_train_data_is_the_report_notebooks_parameter(tmp_path, monkeypat
                                                         "arc-agi-1:training"]}
 
 
+@pytest.mark.slow  # starts another process
 def test_report_train_data_is_checked_before_any_work(tmp_path):
     """An unknown --train-data is one line and exit 2, and no --out folder is left."""
     import subprocess

@@ -27,12 +27,6 @@ OFFICIAL = {
 RED_MARK = (0xD6, 0x27, 0x28)  # DIFF_WRONG_COLOR, by hand
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
 @pytest.fixture(scope="module")
 def small_ds(arc1_eval):
     """30 real evaluation tasks (some with two test outputs)."""
@@ -466,6 +460,7 @@ PUBLIC += "probe_scores probe_drops probe_consistency proxy_vs_true probe_galler
 PUBLIC += "ability_intervals accuracy_by_difficulty difficulty_vs_human surprise_gallery".split()
 
 
+@pytest.mark.slow  # starts another process
 def test_every_public_name_is_importable_from_arcnb_plot():
     """`arcnb.plot.X` and `from arcnb.plot import *` give every public name, and importing
     arcnb.plot does not import matplotlib (the first drawing does)."""
@@ -541,6 +536,7 @@ def test_gallery_attempt_choice(mixed_results):
         P.gallery(mixed_results, "solved", slot=8)
 
 
+@pytest.mark.slow  # starts another process
 def test_headless_and_offline(tmp_path):
     """A fresh interpreter with no display, no backend setting and no network draws and
     saves every kind of figure."""
@@ -580,6 +576,7 @@ def test_headless_and_offline(tmp_path):
     assert {p.name for p in tmp_path.iterdir()} == {"task.pdf", "pair.svg", "gallery.png", "b.pdf"}
 
 
+@pytest.mark.slow  # runs code in a Jupyter kernel
 def test_task_and_grid_show_as_pictures_in_a_real_kernel():
     """A Task, a Pair or a wrapped grid that ends a notebook cell displays as a PNG."""
     nbformat = pytest.importorskip("nbformat")

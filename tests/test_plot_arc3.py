@@ -4,7 +4,6 @@ two-column widths."""
 from __future__ import annotations
 
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -16,12 +15,6 @@ from arcnb.arc3.reader import read_recording  # noqa: E402
 from arcnb.errors import ParameterError  # noqa: E402
 from arcnb.plot import paper_style  # noqa: E402
 from arcnb.plot.check import check_figure  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close():
-    yield
-    plt.close("all")
 
 
 @pytest.fixture(scope="module")

@@ -3,32 +3,14 @@ distribution of cell accuracy, read back from the Axes (values, intervals, label
 stub of a bar of 0, the note when every value is 0), against tables and naive counts."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import pytest
 
 import _plot_runs as R
 from arcnb import breakdown as B
 from arcnb import plot as P
 
 _texts, _gid, _raw_eval = R.texts, R.gid, R.raw_eval
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-@pytest.fixture(scope="module")
-def small_run(arc1_eval):
-    return R.example_run(arc1_eval)
-
-
-@pytest.fixture(scope="module")
-def zero_run():
-    return R.zero_run()
 
 
 def test_breakdown_bars_values_intervals_and_labels():

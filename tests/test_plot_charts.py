@@ -9,29 +9,11 @@ from the matplotlib Axes, not judged by eye.
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
-import pytest
 
 import _plot_runs as R
 from arcnb import breakdown as B
 from arcnb import plot as P
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-@pytest.fixture(scope="module")
-def small_run(arc1_eval):
-    return R.example_run(arc1_eval)
-
-
-@pytest.fixture(scope="module")
-def zero_run():
-    return R.zero_run()
 
 
 _texts, _gid = R.texts, R.gid

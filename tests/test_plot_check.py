@@ -35,12 +35,6 @@ from _notebook_cells import notebook_cells_here  # noqa: E402
 N_BOOT = 50
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
 # ------------------------------------------------------------------ planted defects
 def _fig(w=3.5, h=2.4):
     with P.paper_style():
@@ -397,6 +391,7 @@ def test_every_figure_of_the_figures_notebook_passes_the_check(monkeypatch, tmp_
     _assert_passes([f"{k}: {p}" for k, v in found.items() for p in v], "figures saved")
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_every_figure_of_the_report_notebook_passes_the_check(monkeypatch, tmp_path):
     found = _run_in_process("report", {"figures_dir": str(tmp_path / "figs"),
                                        "n_boot": N_BOOT}, monkeypatch, tmp_path,

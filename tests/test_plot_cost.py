@@ -2,7 +2,6 @@
 from the Axes against the costs of a harness run summed by hand."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,12 +12,6 @@ from arcnb import plot as P
 from arcnb.scoring import score
 
 _texts, _gid, _raw_eval = R.texts, R.gid, R.raw_eval
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def test_cost_charts_from_a_harness_run(tmp_path):

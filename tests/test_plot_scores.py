@@ -2,7 +2,6 @@
 the Axes against naive counts."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,22 +11,6 @@ from arcnb import plot as P
 from arcnb.scoring import score
 
 _texts, _gid, _raw_eval = R.texts, R.gid, R.raw_eval
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-@pytest.fixture(scope="module")
-def small_run(arc1_eval):
-    return R.example_run(arc1_eval)
-
-
-@pytest.fixture(scope="module")
-def zero_run():
-    return R.zero_run()
 
 
 @pytest.fixture(scope="module")

@@ -24,11 +24,7 @@ from _cli import one_line_refusal
 #: A few evaluation tasks; d4b1c2b1 and d931c21c have demonstrations whose output is
 #: their input (the copy-the-input proxy is then above 0).
 IDS = ["00576224", "009d5c81", "12997ef3", "1d398264", "d4b1c2b1", "d931c21c"]
-
-
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation", tasks=IDS)
+DS_TASKS = IDS  # the module's dataset (conftest.py's ds)
 
 
 def _equal(a, b) -> bool:

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", ROOT / "ARCHITECTURE.md",
+#: The pages checked; ``benchmarks/README.md`` (the benchmarks and their figures, not part
+#: of the documentation site) too.
+DOCS = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "benchmarks" / "README.md",
         *sorted((ROOT / "docs").rglob("*.md"))]
 
 FROM_IMPORT = re.compile(r"^\s*from (arcnb(?:\.\w+)*) import \(?([\w, \n]+?)\)?\s*(?:#.*)?$", re.M)

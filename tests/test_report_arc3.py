@@ -20,6 +20,8 @@ from arcnb.errors import OutputExistsError, ParameterError, RecordingError
 from arcnb.html import check_self_contained
 from arcnb.report.notebooks import NOTEBOOKS, notebook_path
 
+pytestmark = pytest.mark.slow  # runs the arc3 notebook in a Jupyter kernel
+
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):

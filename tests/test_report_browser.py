@@ -20,9 +20,10 @@ CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
 
-pytestmark = pytest.mark.skipif(
+# drives a headless browser
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium; "
-                             ".ci/run installs it)")
+                             ".ci/run installs it)")]
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,8 @@ from arcnb.front import CheckpointSource, PredictionsSource
 from arcnb.report import build as BLD
 from arcnb.report.notebooks import notebook_path
 
+pytestmark = pytest.mark.slow  # builds reports: their notebooks run in a Jupyter kernel
+
 
 class _Stop(Exception):
     pass

@@ -23,6 +23,8 @@ import _report_fixture as F
 from _cli import cli
 from _notebook_cells import notebook_cells_here
 
+pytestmark = pytest.mark.slow  # runs the report notebooks in a Jupyter kernel
+
 ROOT = F.ROOT
 NOTEBOOKS = sorted(SHIPPED_NOTEBOOKS)  # every shipped notebook
 

@@ -12,25 +12,19 @@ import pandas as pd
 import pytest
 
 import arcnb
-from arcnb.data import load_dataset
 from arcnb.report import sections as S
 from arcnb.resources import example
 
 DATASET = "arc-agi-1:evaluation"
 N_TASKS = 24  # the first tasks of the evaluation set: enough for every view, still fast
+DS_FIRST = N_TASKS  # the module's dataset (conftest.py's ds)
 OPTS = S.Options(n_boot=50, seed=0, gallery_size=6)
-
-
-@pytest.fixture(scope="module")
-def ds():
-    full = load_dataset(DATASET)
-    return full, [t.id for t in full][:N_TASKS]
 
 
 @pytest.fixture(scope="module")
 def tasks_file(tmp_path_factory, ds):
     path = tmp_path_factory.mktemp("tasks") / "tasks.json"
-    path.write_text(json.dumps(ds[1]))
+    path.write_text(json.dumps(ds.task_ids))
     return path
 
 
@@ -41,9 +35,7 @@ def _open(tmp_path_factory, name, sub, tasks_file):
 
 
 def _tasks(ds):
-    full, ids = ds
-    keep = set(ids)
-    return [t for t in full if t.id in keep]
+    return list(ds)
 
 
 @pytest.fixture(scope="module")
@@ -476,6 +468,7 @@ def test_the_page_lists_are_the_one_definition():
     assert Path(S.__file__).parent.name == "sections"
 
 
+@pytest.mark.slow  # runs a notebook in a Jupyter kernel
 def test_cell_times_name_the_kernel_setup_and_sections(tmp_path):
     """Where a report's time went, read from papermill's records of a notebook written
     here (two sections, a setup cell, the kernel's start)."""
@@ -520,7 +513,7 @@ def test_every_page_and_summary_names_dataset_version_filter_arcnb_and_rules(run
     from arcnb.candidates import candidates
     from arcnb.resources import examples_dir
 
-    full, ids = ds
+    full = ds
     want = {"dataset": DATASET, "dataset_version": full.version,
             "arcnb_version": arcnb.__version__}
     cmp = compare([runs["copy"], runs["three"]], n_boot=20)

@@ -17,12 +17,6 @@ from arcnb.html import check_self_contained  # noqa: E402
 from arcnb.plot.check import check_figure  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _close():
-    yield
-    plt.close("all")
-
-
 @pytest.fixture(scope="module")
 def two(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sections")

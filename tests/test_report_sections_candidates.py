@@ -7,16 +7,11 @@ import numpy as np
 import pytest
 
 from arcnb.candidates import candidates
-from arcnb.data import load_dataset
 from arcnb.report import sections as S
 from arcnb.report.sections import candidates as SC
 
 A, B = "00576224", "12997ef3"  # 1 and 2 test outputs
-
-
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation", tasks=[A, B])
+DS_TASKS = [A, B]  # the module's dataset (conftest.py's ds)
 
 
 def wrong(grid):

@@ -6,18 +6,13 @@ from __future__ import annotations
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from arcnb.data import load_dataset  # noqa: E402
 from arcnb.evaluate import evaluate  # noqa: E402
 from arcnb.models import ModelAdapter  # noqa: E402
 from arcnb.report import sections as S  # noqa: E402
 from test_probes import IdMemoriser  # noqa: E402
 
 IDS = ["00576224", "009d5c81", "12997ef3", "1d398264"]
-
-
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation", tasks=IDS)
+DS_TASKS = IDS  # the module's dataset (conftest.py's ds)
 
 
 @pytest.fixture(scope="module")

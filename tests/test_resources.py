@@ -67,6 +67,7 @@ def test_the_clone_notebooks_are_the_shipped_notebooks():
     assert {p.stem for p in link.glob("*.ipynb")} == NOTEBOOKS
 
 
+@pytest.mark.slow  # starts another process
 def test_sync_script_agrees():
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "sync_data.py"), "--check"],
                           capture_output=True, text=True)
@@ -161,6 +162,7 @@ def test_examples_lists_every_json_file_of_the_folder():
     assert (folder / "arc3").is_dir() and not [p for p in got.values() if "arc3" in p.parts]
 
 
+@pytest.mark.slow  # starts another process
 def test_the_arc3_example_is_bundled_small_and_regenerated_by_its_script():
     ex = resources.arc3_example()
     folder = resources.examples_dir() / resources.ARC3_EXAMPLE
@@ -204,6 +206,7 @@ def test_clone_is_detected_for_reports_and_commit():
 
 
 # ------------------------------------------------------------------ arcnb notebooks DEST
+@pytest.mark.slow  # runs the arcnb command in another process
 def test_notebooks_command_copies_refuses_and_overwrites(tmp_path):
     dest = tmp_path / "my project" / "nb"
     proc = arcnb_cli("notebooks", dest, cwd=tmp_path)
@@ -228,6 +231,7 @@ def test_notebooks_command_copies_refuses_and_overwrites(tmp_path):
     assert (dest / "evaluate.ipynb").is_file()
 
 
+@pytest.mark.slow  # runs the arcnb command in another process
 def test_notebooks_command_relative_dest_and_bad_dest(tmp_path):
     proc = arcnb_cli("notebooks", "nbs", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -270,6 +274,7 @@ def test_notebook_cells_hold_calls_only(name):
         assert len(src.splitlines()) <= 15, f"{name}.ipynb: a cell of {len(src.splitlines())} lines"
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_report_cells_are_the_report_page():
     """The report notebook shows the sections of arcnb.report.sections.REPORT, one cell
     each, in the page's order (the page list is the one definition of the report)."""

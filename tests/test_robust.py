@@ -117,6 +117,7 @@ def scored_run(tmp_path_factory):
     return base / "run"
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 @pytest.mark.parametrize("key,value", [
     ("pass@2_per_output", 0.99),
     ("pass@1_all_or_nothing", 1.0),
@@ -257,6 +258,7 @@ def _wait_for_lines(path: Path, n: int, proc, timeout=120.0):
                          f"{proc.stderr.read() if proc.poll() is not None else ''}")
 
 
+@pytest.mark.slow  # starts another process
 def test_a_second_evaluate_into_the_same_out_is_refused(tmp_path):
     from arcnb.runs import Run
 
@@ -403,6 +405,7 @@ def test_run_files_without_a_journal_need_overwrite(tmp_path):
 
 
 # ------------------------------------------------------------ relative paths (15.1)
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_report_and_compare_report_with_every_path_relative(tmp_path):
     """From a temporary working directory, with a relative task folder, relative
     predictions, task list, taxonomy, run dirs and outputs: the notebook kernels,
@@ -506,6 +509,7 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(tmp_path, monkeypatch, wher
         assert (out / f).read_bytes() == (ref / f).read_bytes(), f
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_a_full_disk_in_report_and_compare_leaves_no_partial_output(tmp_path, monkeypatch):
     make_folder(tmp_path / "ds")
     pred = tmp_path / "p.json"
@@ -531,6 +535,7 @@ def test_a_full_disk_in_report_and_compare_leaves_no_partial_output(tmp_path, mo
     assert code == 0, err
 
 
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_out_under_a_file_or_an_existing_file_is_one_line(tmp_path):
     make_folder(tmp_path / "ds")
     afile = tmp_path / "afile"
@@ -558,6 +563,7 @@ def test_out_under_a_file_or_an_existing_file_is_one_line(tmp_path):
 
 
 # ------------------------------------------- never over the shipped notebooks (16.10)
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_out_inside_the_shipped_notebooks_is_refused(tmp_path):
     import hashlib
 
@@ -674,6 +680,7 @@ def test_every_report_section_on_task_files_with_odd_names(tmp_path):
 
 
 # ----------------------------------------------------- figures display once (16.12)
+@pytest.mark.slow  # runs code in a Jupyter kernel
 def test_task_pair_and_gallery_figures_display_once_in_a_kernel(tmp_path):
     """Through a real Jupyter kernel: every way of showing a figure of P.task, P.pair
     or P.gallery gives one picture, never two."""
@@ -778,6 +785,7 @@ def _papermill_request(args: list[str]) -> dict:
     return seen
 
 
+@pytest.mark.slow  # runs a notebook in a Jupyter kernel
 def test_readme_papermill_commands_run_as_written(tmp_path, monkeypatch):
     """The user guide's batch and figures commands (docs/guide/reports.md), as written,
     in a fresh folder holding a copy of notebooks/: each command line split as a shell

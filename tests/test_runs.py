@@ -10,19 +10,13 @@ import json
 import pytest
 
 from arcnb.compare import CompareError, compare, load_run
-from arcnb.data import load_dataset
 from arcnb.errors import ArcnbError, OutputExistsError
 from arcnb.runs import (METRICS, PREDICTIONS, RESULTS_CSV, RUN_FILES, Run, RunDirError,
                         run_provenance)
 from arcnb.scoring import score
 
 N = 12
-
-
-@pytest.fixture(scope="module")
-def ds():
-    full = load_dataset("arc-agi-1:evaluation")
-    return full.select(full.task_ids[:N])
+DS_FIRST = N  # the module's dataset (conftest.py's ds)
 
 
 def _wrong(grid):

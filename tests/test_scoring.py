@@ -209,6 +209,7 @@ def test_predictions_attempt_order_and_malformed():
 
 TASK_IDS = ["66e6c45b", "00576224", "12997ef3", "1d398264", "31d5ba1a", "3b4c2228",
             "4852f2fa", "4c177718"]
+DS_TASKS = TASK_IDS  # the module's dataset (conftest.py's ds)
 
 
 def ordering_average(flags, k) -> float:
@@ -260,11 +261,6 @@ def test_stable_for_a_thousand_samples():
 
 
 # ------------------------------------------------------------ end to end in score()
-@pytest.fixture(scope="module")
-def ds():
-    return load_dataset("arc-agi-1:evaluation", tasks=TASK_IDS)
-
-
 def sampled(ds, n_of, seed=0, p_right=0.4):
     """Per output, ``n_of(task_index, test_index)`` attempts, each right with
     probability p_right, else a wrong grid, a malformed one (None) now and then."""

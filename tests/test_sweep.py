@@ -388,6 +388,7 @@ def test_a_logger_without_images_is_skipped_with_one_info_line(caplog, tmp_path)
 
 
 # ------------------------------------------------------------------ the page
+@pytest.mark.slow  # runs a notebook in a Jupyter kernel
 def test_the_sweep_page_of_a_collected_sweep(cli_sweep, monkeypatch):
     """``collect(report=True)`` hands the sweep notebook its sweep folder; the
     notebook's cells, run here in the folder its kernel starts in (the notebook runs in
@@ -449,6 +450,7 @@ def test_a_sweep_from_run_directories_made_elsewhere(trained, cli_sweep, tmp_pat
                                   pd.read_csv(cli_sweep / S.SWEEP_CSV))
 
 
+@pytest.mark.slow  # starts processes under torchrun
 def test_a_sweep_under_torchrun_equals_one_process(tmp_path):
     """Each checkpoint's evaluation spread over 2 processes (one process group for the
     whole sweep); rank 0 writes the same sweep.csv as a single process."""

@@ -72,6 +72,7 @@ def _all_help(parser: argparse.ArgumentParser, prefix: str = "arcnb") -> dict[st
     return out
 
 
+@pytest.mark.slow  # starts another process
 def test_cli_help_of_every_command():
     from arcnb.cli import build_parser
 
@@ -118,13 +119,7 @@ def test_public_help_texts():
     assert not hits, "\n".join(hits)
 
 
-@pytest.fixture(scope="module")
-def default_report(tmp_path_factory):
-    info = F.default_report(tmp_path_factory)
-    assert info["returncode"] == 0, info["stderr"][-3000:]
-    return info
-
-
+@pytest.mark.slow  # builds a report: its notebook runs in a Jupyter kernel
 def test_default_report_html_and_command_output(default_report):
     html = (Path(default_report["out"]) / "report.html").read_text(encoding="utf-8")
     hits = _hits(html, "report.html")

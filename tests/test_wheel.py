@@ -34,7 +34,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.wheel
+# builds a wheel and runs pip and the commands in a fresh venv
+pytestmark = [pytest.mark.wheel, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCH = "torch==2.13.0"  # the CPU build on disk; never unpinned

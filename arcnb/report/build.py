@@ -238,6 +238,72 @@ def _truncated_report(out: Path) -> Path:
     return path
 
 
+def _check_inputs(source, dataset, tasks, taxonomy) -> None:
+    """The checks of a report's inputs before anything is written or a kernel starts,
+    each failing in one line: a run directory is re-scored (a run whose metrics.json
+    disagrees with its predictions is refused), then the taxonomy, the dataset and a
+    task filter naming ids the bundled set lacks."""
+    if isinstance(source, RunDirSource):
+        require_finished(source.path)
+        source.open(ks=(1, 2))
+    if taxonomy and str(taxonomy) not in ("structural", "folder"):
+        load_taxonomy(taxonomy)
+    if not isinstance(source, RunDirSource) and dataset:
+        check_dataset(dataset)
+        if tasks and str(dataset) in DATASETS:
+            # its split read from the cache folder in milliseconds, kept for the run's
+            # scoring in this process
+            load_dataset(dataset, tasks=tasks, require_truth=False)
+
+
+def _report_params(out: Path, taxonomy, references, report_parameters) -> dict:
+    """The report notebook's parameters for the run in ``out``: absolute paths, the
+    reference runs shown beside the model (the embedded default's reference points),
+    then the caller's ``report_parameters``."""
+    params = {"run_dir": str(out.resolve()),
+              "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
+              "figures_dir": str((out / FIGURES).resolve())}
+    if references:
+        params["references"] = [r if not Path(r).exists() else str(Path(r).resolve())
+                                for r in map(str, references)]
+    params.update(dict(report_parameters or {}))
+    return params
+
+
+def _write_report_page(params: dict, nb_path: Path, html_path: Path, title: str) -> None:
+    """``report.html`` from the report's sections in this process (no kernel); an older
+    report's notebook (``--overwrite``) is removed."""
+    run, options = open_report(**params)
+    nb_path.unlink(missing_ok=True)
+    atomic_write_text(html_path, report_page(run, options, title=title), overwrite=True)
+
+
+def _run_report_notebook(out: Path, params: dict, nb_path: Path, html_path: Path, title: str, *,
+                         scored: bool, progress: bool, kernel) -> None:
+    """``report.ipynb`` executed on the run in ``out`` (papermill, in the warm
+    ``kernel``): the whole notebook for a scored run, its cells up to
+    :data:`NO_TRUTH_TAG` for an unscored one. On a failing cell, ``run_notebook`` still
+    writes the partial notebook and an error page, then raises NotebookError naming the
+    cell."""
+    source_nb = "report" if scored else _truncated_report(out)
+    try:
+        run_notebook(source_nb, nb_path, params, progress=progress, overwrite=True,
+                     html=html_path, html_on_success=False, title=title, kernel=kernel)
+    finally:
+        if not scored:
+            Path(source_nb).unlink(missing_ok=True)
+
+
+def _log_cell_times(cells: list, timings: dict, log) -> None:
+    """Where the notebook's time went: the kernel, the setup, each section (cells of at
+    least 0.05 s), and papermill's own time."""
+    if cells:
+        rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
+        log("  in it: " + ", ".join(f"{name} {fmt_seconds(sec)}" for name, sec in cells
+                                    if sec >= 0.05)
+            + f"; papermill itself {fmt_seconds(max(rest, 0))}")
+
+
 def build_report(source, *, dataset: str, out: str | os.PathLike,
                  taxonomy: str | None = None, tasks: str | None = None,
                  overwrite: bool = False, progress: bool = True, label: str | None = None,
@@ -275,21 +341,10 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
     dataset, tasks = absolute_path(dataset), absolute_path(tasks)
     source = _absolute(parse_source(source))
     log = _printer(label)
+    title = label or out.name
     timings: dict = {}
     html_path, nb_path = out / REPORT_HTML, out / REPORT_NOTEBOOK
-    if isinstance(source, RunDirSource):
-        # re-score the run before anything is written or a kernel starts: a run whose
-        # metrics.json disagrees with its predictions is refused in one line
-        require_finished(source.path)
-        source.open(ks=(1, 2))
-    if taxonomy and str(taxonomy) not in ("structural", "folder"):
-        load_taxonomy(taxonomy)  # a malformed taxonomy is one line before any work
-    if not isinstance(source, RunDirSource) and dataset:
-        check_dataset(dataset)  # so is an unknown dataset (before the kernel starts)
-        if tasks and str(dataset) in DATASETS:
-            # and a task filter naming ids the bundled set lacks (its split read from the
-            # cache folder in milliseconds, kept for the run's scoring in this process)
-            load_dataset(dataset, tasks=tasks, require_truth=False)
+    _check_inputs(source, dataset, tasks, taxonomy)
     created = not out.exists()
     t0 = time.perf_counter()
     kernel = None
@@ -313,49 +368,27 @@ def build_report(source, *, dataset: str, out: str | os.PathLike,
         raise
     try:  # the warm kernel is shut down however this ends (run_notebook uses it)
         scored = is_scored(read_metrics(out))
-        params = {"run_dir": str(out.resolve()),
-                  "taxonomy": str(Path(taxonomy).resolve()) if taxonomy else "",
-                  "figures_dir": str((out / FIGURES).resolve())}
-        if references:
-            # reference runs shown beside the model (the embedded default's reference points)
-            params["references"] = [r if not Path(r).exists() else str(Path(r).resolve())
-                                    for r in map(str, references)]
-        params.update(dict(report_parameters or {}))
+        params = _report_params(out, taxonomy, references, report_parameters)
         if not notebook:
             with _stage(timings, "report page (in this process)", log):
-                run, options = open_report(**params)
-                nb_path.unlink(missing_ok=True)  # an older report's notebook (--overwrite)
-                atomic_write_text(html_path, report_page(run, options, title=label or out.name),
-                                  overwrite=True)
+                _write_report_page(params, nb_path, html_path, title)
         else:
             with _stage(timings, f"{REPORT_NOTEBOOK} (papermill)", log):
-                # on a failing cell, run_notebook still writes the partial notebook and an
-                # error page, then raises NotebookError naming the cell
-                source_nb = "report" if scored else _truncated_report(out)
-                try:
-                    run_notebook(source_nb, nb_path, params, progress=progress, overwrite=True,
-                                 html=html_path, html_on_success=False,
-                                 title=label or out.name, kernel=kernel)
-                finally:
-                    if not scored:
-                        Path(source_nb).unlink(missing_ok=True)
+                _run_report_notebook(out, params, nb_path, html_path, title, scored=scored,
+                                     progress=progress, kernel=kernel)
     finally:
         if kernel is not None:
             kernel.close()
     cells = cell_times(nb_path) if notebook else []
-    if cells:  # where the notebook's time went: the kernel, the setup, each section
-        rest = timings[f"{REPORT_NOTEBOOK} (papermill)"] - sum(sec for _, sec in cells)
-        log("  in it: " + ", ".join(f"{name} {fmt_seconds(sec)}" for name, sec in cells
-                                    if sec >= 0.05)
-            + f"; papermill itself {fmt_seconds(max(rest, 0))}")
+    _log_cell_times(cells, timings, log)
     if notebook:
         with _stage(timings, "html export", log):
-            export_html(nb_path, html_path, overwrite=True, title=label or out.name)
+            export_html(nb_path, html_path, overwrite=True, title=title)
     timings["total"] = time.perf_counter() - t0
     log(f"total: {fmt_seconds(timings['total'])}")
     metrics = read_metrics(out) if is_finished(out) else {}
     return ReportResult(out, html_path, nb_path if notebook else None, metrics, timings,
-                        label or out.name, cells)
+                        title, cells)
 
 
 def build_compare_report(runs: Sequence[str | os.PathLike], out: str | os.PathLike, *,
