@@ -131,6 +131,32 @@ def _chosen_steps(rec: Recording, rows: np.ndarray, max_steps: int, game_id) -> 
     return sorted(set(int(i) for i in even) | (keys & set(int(i) for i in rows)))
 
 
+def _frame_of_step(rec: Recording, i: int, row, images: dict, img_tags: list) -> tuple:
+    """The class that shows step ``i``'s frame (``.iN``, or ``.nf`` for none) and its
+    reasoning; a frame not seen before is encoded once, as a new image tag."""
+    wanted = row["frame"] == "present" or row["reasoning_chars"] > 0
+    frame, why = rec.step_view(i) if wanted else (None, "")
+    if frame is None:
+        return ".nf", why
+    # the same frame is its shape and its bytes (a 32 x 64 and a 64 x 32 frame of the
+    # same bytes are two frames), by a digest, not Python's hash
+    key = (frame.shape, hashlib.sha256(np.ascontiguousarray(frame).tobytes()).digest())
+    if key not in images:
+        images[key] = len(img_tags)
+        data = base64.b64encode(png_bytes(frame)).decode("ascii")
+        img_tags.append(f"<img class='fr i{images[key]}' alt='frame' "
+                        f"src='data:image/png;base64,{data}'>")
+    return f".i{images[key]}", why
+
+
+def _step_kind(row, counted, level_completed: bool) -> str:
+    """The class that colours a step's mark on the bar."""
+    return ("k-lost" if row["state"] == "GAME_OVER" else
+            "k-reset" if counted == "level reset" else
+            "k-uncounted" if str(counted).startswith("not counted") else
+            "k-level" if level_completed else "")
+
+
 def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
            max_steps: int = 2000, reasoning_chars: int = 2000) -> Replay:
     """The replay of one recording of a scored run (``recording``: its file name, path or
@@ -167,21 +193,7 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
         counted = a["counted"] if a is not None else ""
         play = int(a["play"]) if a is not None else -1
         done = int(a["levels_done"]) if a is not None else 0
-        # the frame: encoded once per distinct frame
-        wanted = row["frame"] == "present" or row["reasoning_chars"] > 0
-        frame, why = rec.step_view(i) if wanted else (None, "")
-        if frame is not None:
-            # the same frame is its shape and its bytes (a 32 x 64 and a 64 x 32 frame
-            # of the same bytes are two frames), by a digest, not Python's hash
-            key = (frame.shape, hashlib.sha256(np.ascontiguousarray(frame).tobytes()).digest())
-            if key not in images:
-                images[key] = len(img_tags)
-                data = base64.b64encode(png_bytes(frame)).decode("ascii")
-                img_tags.append(f"<img class='fr i{images[key]}' alt='frame' "
-                                f"src='data:image/png;base64,{data}'>")
-            show = f".i{images[key]}"
-        else:
-            show = ".nf"
+        show, why = _frame_of_step(rec, i, row, images, img_tags)
         # the play's actions and score so far
         if a is not None and play >= 0:
             actions_in_play[play] = int(so_far_actions.loc[i])
@@ -202,11 +214,8 @@ def replay(card: Scorecard, recording=None, *, game_id: str | None = None,
         budget -= len(why)
         if row["reasoning_chars"] and not why:
             why = "(reasoning left out: the page's reasoning budget is spent)"
-        kind = ("k-lost" if row["state"] == "GAME_OVER" else
-                "k-reset" if counted == "level reset" else
-                "k-uncounted" if str(counted).startswith("not counted") else
-                "k-level" if i > 0 and row["levels_completed"] > s["levels_completed"].iloc[i - 1]
-                else "")
+        kind = _step_kind(row, counted, i > 0 and row["levels_completed"]
+                          > s["levels_completed"].iloc[i - 1])
         label = f"step {i}: {row['action']}"
         radios.append(f"<input type='radio' name='{uid}' id='{uid}s{n}' class='{kind}' "
                       f"aria-label='{_esc(label)}' title='{_esc(label)}'"
