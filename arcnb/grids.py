@@ -225,7 +225,7 @@ def cell_accuracy(pred: Any, truth: Any, *, otherwise: float = float("nan")) -> 
     """The fraction of ``pred``'s cells equal to ``truth``'s, when ``pred`` has the
     truth's shape; ``otherwise`` (NaN unless given) when ``pred`` is missing (None) or
     shaped differently. The cell accuracy of the results tables (of the attempt
-    :func:`best_attempt` picks), the figures' notes and the program search's
+    :func:`~arcnb.grids.best_attempt` picks), the figures' notes and the program search's
     ``train_score`` (``otherwise=0.0``).
 
     >>> cell_accuracy([[1, 2]], [[1, 3]]), cell_accuracy([[1, 2]], [[1], [2]])

@@ -29,7 +29,8 @@ baselines, or with fewer baselines than level changes in a play, scores 0 (a fau
 named). The run scores the mean over its games.
 
 Older rules are kept under their toolkit version (:data:`RULES`), and every result
-records the rule it was computed with.
+records the rule it was computed with. The rules, a level's and a play's score are
+``arcnb.arc3.rules`` (re-exported here).
 """
 from __future__ import annotations
 
@@ -48,99 +49,15 @@ from ..stats import bootstrap_ci
 from .baselines import read_baselines
 from .faults import fault_lines, faults_table, find_faults
 from .reader import ACTIONS, Run, read_run
+from .rules import DEFAULT_RULE, RULES, Rule, get_rule, level_score, play_score
 
 __all__ = ["Rule", "RULES", "DEFAULT_RULE", "get_rule", "level_score", "play_score",
            "Scorecard", "score", "account"]
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One version of the scoring rule: ``power`` (2: squared efficiency, 1: linear),
-    ``level_cap`` (the most a level scores), ``weighted`` (levels weighted by their
-    number, else a plain mean), ``completion_cap`` (a play scores at most the weighted
-    share of the levels it scored on), ``count_empty`` (whether steps with an empty
-    frame are counted, as before the toolkit stopped counting them). ``toolkit`` names
-    the ``arc-agi`` versions that score this way."""
-
-    name: str
-    power: int
-    level_cap: float
-    weighted: bool
-    completion_cap: bool
-    count_empty: bool
-    toolkit: str
-
-    @property
-    def words(self) -> str:
-        """The rule in one sentence (shown with every result)."""
-        ratio = "(h/a)^2" if self.power == 2 else "h/a"
-        mean = ("mean of its levels' scores weighted by level number" if self.weighted
-                else "plain mean of its levels' scores")
-        cap = (", at most the weighted share of levels scored above 0"
-               if self.completion_cap else "")
-        return (f"rule {self.name} ({self.toolkit}): a completed level scores "
-                f"min({self.level_cap:g}, 100 {ratio}); a play the {mean}{cap}; a game its "
-                "best play; the run the mean over games")
-
-    def as_dict(self) -> dict:
-        """The rule's parameters and its sentence, as JSON."""
-        return {"name": self.name, "power": self.power, "level_cap": self.level_cap,
-                "weighted": self.weighted, "completion_cap": self.completion_cap,
-                "count_empty": self.count_empty, "toolkit": self.toolkit,
-                "words": self.words}
-
-
-#: The scoring rules by name (the ``arc-agi`` version that introduced them last).
-RULES = {
-    "0.9.9": Rule("0.9.9", power=2, level_cap=115.0, weighted=True, completion_cap=True,
-                  count_empty=False, toolkit="arc-agi 0.9.7 to 0.9.9"),
-    "0.9.6": Rule("0.9.6", power=2, level_cap=100.0, weighted=True, completion_cap=False,
-                  count_empty=False, toolkit="arc-agi 0.9.6; 0.9.3 to 0.9.5 also counted "
-                                             "empty-frame steps"),
-    "0.9.1": Rule("0.9.1", power=1, level_cap=100.0, weighted=False, completion_cap=False,
-                  count_empty=True, toolkit="arc-agi 0.9.1 to 0.9.2, the linear rule"),
-}
-#: The rule used unless another is asked for: the current toolkit's.
-DEFAULT_RULE = "0.9.9"
-
 #: The largest action cap, as a multiple of the human baseline (the verified leaderboard
 #: uses 5): beyond it a cap stops no play and its actions overflow a whole number.
 MAX_CAP = 1e6
-
-
-def get_rule(rule: str | Rule | None) -> Rule:
-    """A :class:`Rule` from its name (``"0.9.9"``, ``"0.9.6"``, ``"0.9.1"``)."""
-    if rule is None:
-        return RULES[DEFAULT_RULE]
-    if isinstance(rule, Rule):
-        return rule
-    if rule not in RULES:
-        raise ParameterError(f"unknown scoring rule {rule!r}; known: {', '.join(RULES)}")
-    return RULES[rule]
-
-
-def level_score(baseline: int, actions: int, completed: bool, rule: str | Rule | None = None
-                ) -> float:
-    """One level's score: ``min(cap, 100 (h/a)^power)`` when completed with a > 0
-    actions, else 0."""
-    rule = get_rule(rule)
-    if not completed or actions <= 0:
-        return 0.0
-    return min(100.0 * (baseline / actions) ** rule.power, rule.level_cap)
-
-
-def play_score(level_scores: Sequence[float], rule: str | Rule | None = None) -> float:
-    """A play's score from the scores of every level of its game (level 1 first)."""
-    rule = get_rule(rule)
-    if not len(level_scores):
-        return 0.0
-    w = np.arange(1, len(level_scores) + 1, dtype=float) if rule.weighted else \
-        np.ones(len(level_scores))
-    s = np.asarray(level_scores, dtype=float)
-    total = float((w * s).sum() / w.sum())
-    if rule.completion_cap:
-        total = min(total, float(w[s > 0].sum() / w.sum() * 100.0))
-    return total
 
 
 # ------------------------------------------------------------------ the accounting
@@ -286,56 +203,22 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     if n == 0:
         return {}, pd.DataFrame([], columns=_STEP_COLUMNS)
     names = [r.name for r in recs]  # once per recording
-    tables = [r.steps for r in recs if len(r.steps)]
-    # every recording's steps in order, one table (one concat: many small files too)
-    st = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
-    rec_of = np.repeat(np.arange(len(recs)), sizes)
-    first_of_rec = np.zeros(n, dtype=bool)
-    first_of_rec[np.cumsum(sizes)[sizes > 0] - sizes[sizes > 0]] = True
-    # the seconds since the step before in the same recording (none for its first step)
-    if len({t.dtypes["timestamp"] for t in tables}) == 1:
-        secs = st["timestamp"].diff().dt.total_seconds().to_numpy(float, copy=True)
-        secs[first_of_rec] = np.nan
-    else:  # (timestamps of several units: each file's own)
-        secs = np.concatenate([t["timestamp"].diff().dt.total_seconds().to_numpy(float)
-                               for t in tables])
+    st, rec_of, first_of_rec, secs = _all_steps(recs, sizes)
     gid, gids = pd.factorize(st["game_id"], use_na_sentinel=False)
     guid, _ = pd.factorize(st["guid"], use_na_sentinel=False)
     gids = gids.tolist()
-    action, frame, state = st["action"], st["frame"], st["state"]
+    action, state = st["action"], st["state"]
     is_reset = (action == "RESET").to_numpy(bool)
     is_move = action.isin(list(_MOVES)).to_numpy(bool)
     full = st["full_reset"].to_numpy().astype(bool)
-    frame_empty = (frame == "empty").to_numpy(bool)
     over = (state == "GAME_OVER").to_numpy(bool)
     ended = over | (state == "WIN").to_numpy(bool)
     lc = st["levels_completed"].to_numpy()
 
-    # empty steps: an empty frame, or no frame after the game ended; "ended" is the state
-    # of the game's last step with a non-empty frame before it in the same recording
-    key = rec_of * len(gids) + gid
-    order = _stable_order(key)
-    o = slice(None) if order is None else order
-    last = _last_flagged(~frame_empty[o], _run_firsts(key[o]), before=True)
-    prev_ended = np.zeros(n, dtype=bool)
-    prev_ended[o] = ended[o][last] & (last >= 0)
-    empty = frame_empty | ((frame == "absent").to_numpy(bool) & ~is_reset & prev_ended)
-    skip = empty & (not rule.count_empty)  # "not counted: game ended"
+    skip = _skipped_steps(st, rec_of * len(gids) + gid, ended, is_reset, rule)
     counted = ~skip
     new = counted & is_reset & full  # a full reset: a new play of its game
-
-    # each step's play: the game's latest play of the step's guid, else its latest play
-    order = _stable_order(gid)
-    o = slice(None) if order is None else order
-    latest = np.empty(n, dtype=np.int64)  # the game's latest play so far, -1 when none
-    latest[o] = _segment_cumsum(new[o], _run_firsts(gid[o])) - 1
-    key = gid * (int(guid.max()) + 1) + guid
-    order = _stable_order(key)
-    o = slice(None) if order is None else order
-    mine = _last_flagged(new[o], _run_firsts(key[o]))  # the guid's latest full reset
-    play = latest.copy()
-    play[o] = np.where(mine >= 0, latest[o][mine], latest[o])
-
+    play = _play_of_steps(new, gid, guid)
     kind = np.full(n, _NO_ACTION, dtype=np.int64)
     kind[is_move] = _ACTION
     kind[is_reset] = np.where(full[is_reset], _FULL_RESET, _LEVEL_RESET)
@@ -347,19 +230,8 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     block[1] = play
     level, done = block[2], block[3]
 
-    # the plays: numbered over all games (each game's in the order they started)
-    n_plays = np.bincount(gid[new], minlength=len(gids))
-    first_play = np.concatenate([[0], np.cumsum(n_plays)[:-1]])
-    cards: dict[str, list[_Play]] = {g: [] for g in gids}
-    if n_plays.sum():
-        opening = np.flatnonzero(new)
-        opening = opening[np.argsort(first_play[gid[opening]] + play[opening],
-                                     kind="stable")]
-        plays = [_Play(gids[g], u, names[r], int(s)) for g, u, r, s in zip(
-            gid[opening].tolist(), st["guid"].take(opening).tolist(),
-            rec_of[opening].tolist(), st["step"].take(opening).tolist())]
-        for p in plays:
-            cards[p.game_id].append(p)
+    cards, plays, first_play = _open_plays(st, new, play, gid, gids, rec_of, names)
+    if plays:
         _play_steps(plays, _rows_of_plays(play, gid, first_play), st, counted, kind,
                     lc, ended, over, secs, first_of_rec, level, done)
 
@@ -369,6 +241,77 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     steps.insert(2, "game_id", _str_take(gids, gid))
     steps.insert(3, "counted", pd.array(list(_KINDS), dtype="str").take(kind))
     return cards, steps
+
+
+def _all_steps(recs: list, sizes: np.ndarray):
+    """Every recording's steps in recording order as one table (one concat: many small
+    files too), as ``(steps, each step's recording, whether it is its recording's first,
+    the seconds since the step before in the same recording (NaN for a first step))``."""
+    n = int(sizes.sum())
+    tables = [r.steps for r in recs if len(r.steps)]
+    st = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    rec_of = np.repeat(np.arange(len(recs)), sizes)
+    first_of_rec = np.zeros(n, dtype=bool)
+    first_of_rec[np.cumsum(sizes)[sizes > 0] - sizes[sizes > 0]] = True
+    if len({t.dtypes["timestamp"] for t in tables}) == 1:
+        secs = st["timestamp"].diff().dt.total_seconds().to_numpy(float, copy=True)
+        secs[first_of_rec] = np.nan
+    else:  # (timestamps of several units: each file's own)
+        secs = np.concatenate([t["timestamp"].diff().dt.total_seconds().to_numpy(float)
+                               for t in tables])
+    return st, rec_of, first_of_rec, secs
+
+
+def _skipped_steps(st: pd.DataFrame, key: np.ndarray, ended: np.ndarray,
+                   is_reset: np.ndarray, rule: Rule) -> np.ndarray:
+    """The steps ``not counted: game ended`` (none when ``rule`` counts them): an empty
+    frame, or no frame after the game ended; "ended" is the state of the game's last step
+    with a non-empty frame before it in the same recording (``key``: recording x game)."""
+    frame = st["frame"]
+    frame_empty = (frame == "empty").to_numpy(bool)
+    order = _stable_order(key)
+    o = slice(None) if order is None else order
+    last = _last_flagged(~frame_empty[o], _run_firsts(key[o]), before=True)
+    prev_ended = np.zeros(len(key), dtype=bool)
+    prev_ended[o] = ended[o][last] & (last >= 0)
+    empty = frame_empty | ((frame == "absent").to_numpy(bool) & ~is_reset & prev_ended)
+    return empty & (not rule.count_empty)
+
+
+def _play_of_steps(new: np.ndarray, gid: np.ndarray, guid: np.ndarray) -> np.ndarray:
+    """Each step's play, numbered within its game (-1 when none): the game's latest play
+    of the step's guid, else the game's latest play (``new``: the steps that open one)."""
+    order = _stable_order(gid)
+    o = slice(None) if order is None else order
+    latest = np.empty(len(new), dtype=np.int64)  # the game's latest play so far, -1 when none
+    latest[o] = _segment_cumsum(new[o], _run_firsts(gid[o])) - 1
+    key = gid * (int(guid.max()) + 1) + guid
+    order = _stable_order(key)
+    o = slice(None) if order is None else order
+    mine = _last_flagged(new[o], _run_firsts(key[o]))  # the guid's latest full reset
+    play = latest.copy()
+    play[o] = np.where(mine >= 0, latest[o][mine], latest[o])
+    return play
+
+
+def _open_plays(st: pd.DataFrame, new: np.ndarray, play: np.ndarray, gid: np.ndarray,
+                gids: list, rec_of: np.ndarray, names: list):
+    """The plays, numbered over all games (each game's in the order they started):
+    ``({game_id: [play, ...]}, every play, each game's first play number)``."""
+    n_plays = np.bincount(gid[new], minlength=len(gids))
+    first_play = np.concatenate([[0], np.cumsum(n_plays)[:-1]])
+    cards: dict[str, list[_Play]] = {g: [] for g in gids}
+    plays: list[_Play] = []
+    if n_plays.sum():
+        opening = np.flatnonzero(new)
+        opening = opening[np.argsort(first_play[gid[opening]] + play[opening],
+                                     kind="stable")]
+        plays = [_Play(gids[g], u, names[r], int(s)) for g, u, r, s in zip(
+            gid[opening].tolist(), st["guid"].take(opening).tolist(),
+            rec_of[opening].tolist(), st["step"].take(opening).tolist())]
+        for p in plays:
+            cards[p.game_id].append(p)
+    return cards, plays, first_play
 
 
 def _rows_of_plays(play: np.ndarray, gid: np.ndarray, first_play: np.ndarray):
