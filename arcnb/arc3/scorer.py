@@ -573,12 +573,7 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
     The interval is a percentile bootstrap over games (``n_boot`` resamples, ``seed``).
     ``competition`` / ``max_actions`` say what the run claims (for the faults)."""
     rule = get_rule(rule)
-    if cap is not None:
-        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0 \
-                or not math.isfinite(cap) or cap > MAX_CAP:
-            raise ParameterError(f"the action cap must be a number > 0 and at most {MAX_CAP:g} "
-                                 f"(a multiple of the human baseline), got {cap!r}")
-        cap = float(cap)
+    cap = _checked_cap(cap)
     # the baselines first: a bad file is refused before gigabytes of recordings are read
     base = read_baselines(baselines) if baselines is not None else {}
     if not isinstance(run, Run):
@@ -590,76 +585,20 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
             run.max_actions = max_actions
     label = label or run.label
     cards, steps = account(run, rule)
-
+    universe, counted_set = _games_of(cards, base, all_games, games)
+    win_levels = _win_levels(run)
     play_rows, level_rows, game_rows = [], [], []
-    counted_games = [g for g, plays in cards.items() if plays]
-    universe = list(cards)
-    if all_games:
-        universe += [g for g in base if g not in cards]
-        counted_games += [g for g in base if g not in cards]
-    if games is not None:
-        games = [str(g) for g in games]
-        universe = list(dict.fromkeys(list(universe) + games))
-        counted_games = list(dict.fromkeys(games))
-    counted_set = set(counted_games)  # a set: 300,000 games of baselines are no list scan
-    # the most levels any step of a game says it has (only the two columns gathered)
-    win_levels = {}
-    tables = [r.steps for r in run.recordings if len(r.steps)]
-    if tables:
-        st = tables[0] if len(tables) == 1 else pd.DataFrame({
-            c: np.concatenate([t[c].to_numpy() for t in tables])
-            for c in ("game_id", "win_levels")})
-        win_levels = st.groupby("game_id")["win_levels"].max().to_dict()
     for gid in universe:
         plays = cards.get(gid, [])
         b = base.get(gid)
         results = [_score_play(p, b, rule, cap) for p in plays]
         for k, (p, r) in enumerate(zip(plays, results)):
-            play_rows.append({"game_id": gid, "play": k, "recording": p.recording,
-                              "guid": p.guid, "score": r["score"],
-                              "levels_completed": p.levels_completed,
-                              "actions": r["actions"], "resets": p.resets, "state": p.state,
-                              "first_step": p.first_step, "level_changes": len(p.by_level),
-                              "zero_because": r["reason"]})
-            for lv, ((done, a), sc) in enumerate(zip(r["levels"], r["scores"])):
-                h = b[lv] if b and lv < len(b) else math.nan
-                known = p.level_known_frames.get(lv, 0)
-                level_rows.append({
-                    "game_id": gid, "play": k, "level": lv + 1, "completed": done,
-                    "actions": a, "baseline": h,
-                    "ratio": a / h if (h == h and h > 0) else math.nan,
-                    "score": sc, "resets": p.level_resets.get(lv, 0),
-                    "game_overs": p.level_game_overs.get(lv, 0),
-                    "unchanged_actions": p.level_unchanged.get(lv, 0) if known else math.nan,
-                    "seconds": p.level_seconds.get(lv, math.nan),
-                    "tokens": p.level_tokens.get(lv, math.nan),
-                    "cost": p.level_cost.get(lv, math.nan)})
-        best = int(np.argmax([r["score"] for r in results])) if results else -1
-        g_score = float(results[best]["score"]) if results else 0.0
-        game_rows.append({
-            "game_id": gid, "score": g_score,
-            "levels_completed": max((p.levels_completed for p in plays), default=0),
-            "win_levels": int(win_levels.get(gid, len(b) if b else 0)),
-            "actions": int(sum(r["actions"] for r in results)),
-            "resets": int(sum(p.resets for p in plays)), "plays": len(plays),
-            "best_play": best,
-            "level_scores": [float(x) for x in results[best]["scores"]] if results else [],
-            "level_actions": [int(a) for _, a in results[best]["levels"]] if results else [],
-            "baseline_actions": list(b) if b else [],
-            "first_play_score": float(results[0]["score"]) if results else 0.0,
-            "won": any(p.state == "WIN" for p in plays),
-            "counted": gid in counted_set,
-        })
-    games_df = pd.DataFrame(game_rows, columns=[
-        "game_id", "score", "levels_completed", "win_levels", "actions", "resets", "plays",
-        "best_play", "level_scores", "level_actions", "baseline_actions",
-        "first_play_score", "won", "counted"])
-    plays_df = pd.DataFrame(play_rows, columns=[
-        "game_id", "play", "recording", "guid", "score", "levels_completed", "actions",
-        "resets", "state", "first_step", "level_changes", "zero_because"])
-    levels_df = pd.DataFrame(level_rows, columns=[
-        "game_id", "play", "level", "completed", "actions", "baseline", "ratio", "score",
-        "resets", "game_overs", "unchanged_actions", "seconds", "tokens", "cost"])
+            play_rows.append(_play_row(gid, k, p, r))
+            level_rows += _level_rows(gid, k, p, r, b)
+        game_rows.append(_game_row(gid, plays, results, b, win_levels, counted_set))
+    games_df = pd.DataFrame(game_rows, columns=_GAME_COLUMNS)
+    plays_df = pd.DataFrame(play_rows, columns=_PLAY_COLUMNS)
+    levels_df = pd.DataFrame(level_rows, columns=_LEVEL_COLUMNS)
     # as bool: the column of no games is empty and untyped (a mask, not column names)
     counted = games_df[games_df["counted"].astype(bool)]
     run_score = _mean(counted["score"]) if len(counted) else math.nan
@@ -673,6 +612,104 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
                      ci95=(float(ci[0]), float(ci[1])), first_play_score=first,
                      first_play_ci95=(float(fci[0]), float(fci[1])), n_boot=n_boot,
                      seed=seed, run=run, baselines=base)
+
+
+#: The columns of the scorecard's tables: games, plays, levels.
+_GAME_COLUMNS = ["game_id", "score", "levels_completed", "win_levels", "actions", "resets",
+                 "plays", "best_play", "level_scores", "level_actions", "baseline_actions",
+                 "first_play_score", "won", "counted"]
+_PLAY_COLUMNS = ["game_id", "play", "recording", "guid", "score", "levels_completed",
+                 "actions", "resets", "state", "first_step", "level_changes", "zero_because"]
+_LEVEL_COLUMNS = ["game_id", "play", "level", "completed", "actions", "baseline", "ratio",
+                  "score", "resets", "game_overs", "unchanged_actions", "seconds", "tokens",
+                  "cost"]
+
+
+def _checked_cap(cap) -> float | None:
+    """``score``'s action cap as a float, or a one-line refusal."""
+    if cap is None:
+        return None
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0 \
+            or not math.isfinite(cap) or cap > MAX_CAP:
+        raise ParameterError(f"the action cap must be a number > 0 and at most {MAX_CAP:g} "
+                             f"(a multiple of the human baseline), got {cap!r}")
+    return float(cap)
+
+
+def _games_of(cards: dict, base: dict, all_games: bool, games) -> tuple[list, set]:
+    """The games the scorecard lists (those played, then the others asked for) and the
+    set of those its mean counts."""
+    counted_games = [g for g, plays in cards.items() if plays]
+    universe = list(cards)
+    if all_games:
+        universe += [g for g in base if g not in cards]
+        counted_games += [g for g in base if g not in cards]
+    if games is not None:
+        games = [str(g) for g in games]
+        universe = list(dict.fromkeys(list(universe) + games))
+        counted_games = list(dict.fromkeys(games))
+    return universe, set(counted_games)  # a set: 300,000 games of baselines are no list scan
+
+
+def _win_levels(run: Run) -> dict:
+    """The most levels any step of a game says it has (only the two columns gathered)."""
+    tables = [r.steps for r in run.recordings if len(r.steps)]
+    if not tables:
+        return {}
+    st = tables[0] if len(tables) == 1 else pd.DataFrame({
+        c: np.concatenate([t[c].to_numpy() for t in tables])
+        for c in ("game_id", "win_levels")})
+    return st.groupby("game_id")["win_levels"].max().to_dict()
+
+
+def _play_row(gid: str, k: int, p: _Play, r: dict) -> dict:
+    """Play ``k`` of game ``gid`` as a row of the plays table (``r``: its score)."""
+    return {"game_id": gid, "play": k, "recording": p.recording, "guid": p.guid,
+            "score": r["score"], "levels_completed": p.levels_completed,
+            "actions": r["actions"], "resets": p.resets, "state": p.state,
+            "first_step": p.first_step, "level_changes": len(p.by_level),
+            "zero_because": r["reason"]}
+
+
+def _level_rows(gid: str, k: int, p: _Play, r: dict, b) -> list[dict]:
+    """The levels of play ``k`` of game ``gid`` as rows of the levels table (``r``: the
+    play's score, ``b``: the game's baselines)."""
+    rows = []
+    for lv, ((done, a), sc) in enumerate(zip(r["levels"], r["scores"])):
+        h = b[lv] if b and lv < len(b) else math.nan
+        known = p.level_known_frames.get(lv, 0)
+        rows.append({
+            "game_id": gid, "play": k, "level": lv + 1, "completed": done,
+            "actions": a, "baseline": h,
+            "ratio": a / h if (h == h and h > 0) else math.nan,
+            "score": sc, "resets": p.level_resets.get(lv, 0),
+            "game_overs": p.level_game_overs.get(lv, 0),
+            "unchanged_actions": p.level_unchanged.get(lv, 0) if known else math.nan,
+            "seconds": p.level_seconds.get(lv, math.nan),
+            "tokens": p.level_tokens.get(lv, math.nan),
+            "cost": p.level_cost.get(lv, math.nan)})
+    return rows
+
+
+def _game_row(gid: str, plays: list, results: list, b, win_levels: dict,
+              counted_set: set) -> dict:
+    """Game ``gid`` as a row of the games table: its best play's score and levels."""
+    best = int(np.argmax([r["score"] for r in results])) if results else -1
+    g_score = float(results[best]["score"]) if results else 0.0
+    return {
+        "game_id": gid, "score": g_score,
+        "levels_completed": max((p.levels_completed for p in plays), default=0),
+        "win_levels": int(win_levels.get(gid, len(b) if b else 0)),
+        "actions": int(sum(r["actions"] for r in results)),
+        "resets": int(sum(p.resets for p in plays)), "plays": len(plays),
+        "best_play": best,
+        "level_scores": [float(x) for x in results[best]["scores"]] if results else [],
+        "level_actions": [int(a) for _, a in results[best]["levels"]] if results else [],
+        "baseline_actions": list(b) if b else [],
+        "first_play_score": float(results[0]["score"]) if results else 0.0,
+        "won": any(p.state == "WIN" for p in plays),
+        "counted": gid in counted_set,
+    }
 
 
 # ------------------------------------------------------------------ output
