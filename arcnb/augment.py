@@ -168,10 +168,10 @@ def random_color_perms(n: int, *, seed: int = 0) -> list[np.ndarray]:
     """``n`` seeded random permutations of colours 1-9 (0 fixed), none the identity."""
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    ident = np.arange(10)
+    ident = list(range(10))
     while len(out) < n:
         p = np.concatenate([[0], 1 + rng.permutation(9)])
-        if np.array_equal(p, ident):
+        if p.tolist() == ident:  # a permutation, not a grid
             continue
         out.append(p.astype(np.int64))
     return out

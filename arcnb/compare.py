@@ -53,6 +53,7 @@ from .breakdown import group_membership, latex_table
 from .difficulty import DIFFICULTY_FILE, PRIOR_SD, Difficulty, fit_difficulty
 from .errors import CompareError
 from .front import PredictionsSource, RunDirSource, parse_source
+from .grids import same_grid
 from .harness_logs import run_log_rates
 from .runs import (METRICS, SUMMARY_JSON, Run, RunDirError, provenance_block, unique_labels,
                    write_result_folder)
@@ -242,9 +243,7 @@ def _check_truths(runs: Sequence[Run], task_ids: list[str]) -> None:
             continue
         for t in task_ids:
             a, b = ref[t].test, ds[t].test
-            if len(a) != len(b) or any(x.output.shape != y.output.shape or
-                                       not np.array_equal(x.output, y.output)
-                                       for x, y in zip(a, b)):
+            if len(a) != len(b) or any(not same_grid(x.output, y.output) for x, y in zip(a, b)):
                 raise CompareError(f"runs {runs[0].label} and {r.label} disagree on the truth "
                                    f"of task {t} ({ref.name} vs {ds.name}); they cannot be "
                                    "compared")

@@ -37,6 +37,8 @@ __all__ = [
     "shape_str",
     "pad_grids",
     "crop_padding",
+    "same_grid",
+    "cell_accuracy",
     "best_attempt",
 ]
 
@@ -198,6 +200,47 @@ def crop_padding(padded: Any, *, pad_token: int = PAD_TOKEN) -> np.ndarray | Non
     return arr[: rows[-1] + 1, : cols[-1] + 1].copy()
 
 
+def same_grid(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are the same grid: the same shape, then the same cells.
+
+    The one test of "is this grid right" (``same_grid(attempt, truth)``) and of "are
+    these two grids one": a missing grid (None) is never the same as anything, not even
+    another None, so a missing attempt is never right. The dtypes may differ (an
+    ``int8`` grid equals the ``int16`` grid of the same colours). Lists are read as
+    arrays.
+
+    >>> same_grid([[1, 2]], [[1, 2]]), same_grid([[1, 2]], [[1], [2]]), same_grid(None, None)
+    (True, False, False)
+    """
+    if a is None or b is None:
+        return False
+    if not isinstance(a, np.ndarray):
+        a = np.asarray(a)
+    if not isinstance(b, np.ndarray):
+        b = np.asarray(b)
+    return a.shape == b.shape and bool((a == b).all())
+
+
+def cell_accuracy(pred: Any, truth: Any, *, otherwise: float = float("nan")) -> float:
+    """The fraction of ``pred``'s cells equal to ``truth``'s, when ``pred`` has the
+    truth's shape; ``otherwise`` (NaN unless given) when ``pred`` is missing (None) or
+    shaped differently. The cell accuracy of the results tables (of the attempt
+    :func:`~arcnb.grids.best_attempt` picks), the figures' notes and the program search's
+    ``train_score`` (``otherwise=0.0``).
+
+    >>> cell_accuracy([[1, 2]], [[1, 3]]), cell_accuracy([[1, 2]], [[1], [2]])
+    (0.5, nan)
+    """
+    if pred is None:
+        return otherwise
+    if not isinstance(pred, np.ndarray):
+        pred = np.asarray(pred)
+    if not isinstance(truth, np.ndarray):
+        truth = np.asarray(truth)
+    if pred.shape != truth.shape:
+        return otherwise
+    return float(np.mean(pred == truth))
+
 
 def best_attempt(truth: np.ndarray, attempts: Sequence[np.ndarray | None],
                  max_k: int | None = None) -> tuple[int | None, float]:
@@ -219,7 +262,7 @@ def best_attempt(truth: np.ndarray, attempts: Sequence[np.ndarray | None],
             first_valid = i
         if g.shape != truth.shape:
             continue
-        acc = float(np.mean(g == truth))
+        acc = cell_accuracy(g, truth)
         if acc > best_acc:
             best, best_acc = i, acc
         if acc == 1.0:

@@ -59,6 +59,7 @@ import pandas as pd
 from .augment import N_DIHEDRAL, View, random_color_perms
 from .data import Dataset, Pair, Task
 from .errors import ArcnbError, ParameterError
+from .grids import same_grid
 from .io import csv_text, plain_json
 from .predictions import Predictions, submission_bytes, to_submission
 from .runs.layout import PROBE_PREDICTIONS, PROBES_CSV, PROXY_CSV, PROXY_PREDICTIONS
@@ -333,8 +334,7 @@ def _scored(ds: Dataset, attempts_by_task: Mapping[str, list], estimator: str) -
 def _same(a, b) -> bool:
     if a is None or b is None:
         return a is None and b is None
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and bool(np.array_equal(a, b))
+    return same_grid(a, b)
 
 
 def probe_table(ds: Dataset, records: Sequence[Mapping], probes: Sequence[str], *,

@@ -39,7 +39,7 @@ from .columns import DEFINITIONS, OUTPUTS, TASK_ORDER, TASKS, expand
 from .data import DATASETS, Dataset, bundled_task_ids, load_dataset
 from .errors import DatasetError, ParameterError
 from .html import escape, table as html_table
-from .grids import best_attempt, shape_str
+from .grids import best_attempt, same_grid, shape_str
 from .metrics import partial_credit
 from .predictions import Predictions, load_predictions, problem_summary
 from .stats import bootstrap_ci
@@ -233,8 +233,7 @@ class Results:
 def _score_output(truth: np.ndarray, attempts: list, metas: list, ks: Sequence[int]) -> dict:
     max_k = max(ks)
     considered = attempts[:max_k]
-    correct = [g is not None and g.shape == truth.shape and np.array_equal(g, truth)
-               for g in attempts]
+    correct = [same_grid(g, truth) for g in attempts]
     first = next((i + 1 for i, c in enumerate(correct) if c), None)
     same_shape = [g for g in considered if g is not None and g.shape == truth.shape]
     best, cell_acc = best_attempt(truth, attempts, max_k)

@@ -38,7 +38,7 @@ import pandas as pd
 from .augment import dihedral_fn
 from .data import Dataset, Task, load_dataset, normalize_task_id
 from .errors import TaxonomyError
-from .grids import background
+from .grids import background, same_grid
 from .io import JSONInputError, read_json, read_text
 
 __all__ = [
@@ -383,7 +383,7 @@ def _is_scaled(inp: np.ndarray, out: np.ndarray) -> bool:
     (h, w), (H, W) = inp.shape, out.shape
     if H % h or W % w or (H == h and W == w):
         return False
-    return bool(np.array_equal(np.repeat(np.repeat(inp, H // h, axis=0), W // w, axis=1), out))
+    return same_grid(np.repeat(np.repeat(inp, H // h, axis=0), W // w, axis=1), out)
 
 
 def _is_tiled(inp: np.ndarray, out: np.ndarray) -> bool:
@@ -446,7 +446,7 @@ def structural_categories(task: Task) -> tuple[str, ...]:
             if delete:
                 cats.add("delete_to_background")
     for t in _DIHEDRAL.values():
-        if all(t(i).shape == o.shape and np.array_equal(t(i), o) for i, o in pairs):
+        if all(same_grid(t(i), o) for i, o in pairs):
             cats.add("dihedral")
             break
     if any(set(np.unique(o)) - set(np.unique(i)) for i, o in pairs):

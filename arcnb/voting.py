@@ -36,6 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import ParameterError
+from .grids import same_grid
 
 __all__ = ["TIE_RULES", "VoteRanks", "majority_vote", "check_tie", "vote_ensemble"]
 
@@ -148,7 +149,7 @@ def vote_ensemble(truths: Sequence[np.ndarray], attempts: Sequence[Sequence[list
                     votes.append(1)
                     best.append(-sc if sc == sc else np.inf)
                     first.append(len(seen))
-                    right.append(g.shape == truth.shape and np.array_equal(g, truth))
+                    right.append(same_grid(g, truth))
                 else:
                     votes[k] += 1
                     if sc == sc and -sc < best[k]:  # a higher score

@@ -71,32 +71,6 @@ def test_worked_examples_from_recordings(tmp_path):
 
 
 # ------------------------------------------------------------------ the rule
-def test_level_score_by_rule():
-    assert level_score(10, 5, True) == 115.0          # 400 capped at 115
-    assert level_score(10, 5, True, "0.9.6") == 100.0
-    assert level_score(10, 5, True, "0.9.1") == 100.0  # linear 200, capped at 100
-    assert level_score(10, 20, True, "0.9.1") == 50.0
-    assert level_score(10, 20, True) == 25.0
-    assert level_score(10, 0, True) == 0.0             # completed with no action
-    assert level_score(10, 10, False) == 0.0
-    assert level_score(0, 4, True) == 0.0
-
-
-def test_play_score_weights_and_caps():
-    # 115 on level 1, 25 on level 2: weighted (115 + 2 x 25) / 3 = 55
-    assert play_score([115.0, 25.0]) == pytest.approx(55.0)
-    # 115 then nothing: weighted 115/3 = 38.33, capped at 100 x 1/3 = 33.33
-    assert play_score([115.0, 0.0]) == pytest.approx(100 / 3)
-    assert play_score([115.0, 0.0], "0.9.6") == pytest.approx(115 / 3)
-    assert play_score([100.0, 50.0], "0.9.1") == 75.0
-    assert play_score([]) == 0.0
-
-
-def test_unknown_rule_is_refused():
-    with pytest.raises(ParameterError, match="unknown scoring rule"):
-        level_score(1, 1, True, "1.0")
-
-
 def test_every_result_records_its_rule(tmp_path):
     for name in RULES:
         card = _score(tmp_path / name, G.level_walk([3]), {"hb01-00000001": [3]}, rule=name)

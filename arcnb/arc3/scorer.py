@@ -29,7 +29,8 @@ baselines, or with fewer baselines than level changes in a play, scores 0 (a fau
 named). The run scores the mean over its games.
 
 Older rules are kept under their toolkit version (:data:`RULES`), and every result
-records the rule it was computed with.
+records the rule it was computed with. The rules, a level's and a play's score are
+``arcnb.arc3.rules`` (re-exported here).
 """
 from __future__ import annotations
 
@@ -49,99 +50,15 @@ from ..text import fmt_number, fmt_significant
 from .baselines import read_baselines
 from .faults import fault_lines, faults_table, find_faults
 from .reader import ACTIONS, Run, read_run
+from .rules import DEFAULT_RULE, RULES, Rule, get_rule, level_score, play_score
 
 __all__ = ["Rule", "RULES", "DEFAULT_RULE", "get_rule", "level_score", "play_score",
            "Scorecard", "score", "account"]
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One version of the scoring rule: ``power`` (2: squared efficiency, 1: linear),
-    ``level_cap`` (the most a level scores), ``weighted`` (levels weighted by their
-    number, else a plain mean), ``completion_cap`` (a play scores at most the weighted
-    share of the levels it scored on), ``count_empty`` (whether steps with an empty
-    frame are counted, as before the toolkit stopped counting them). ``toolkit`` names
-    the ``arc-agi`` versions that score this way."""
-
-    name: str
-    power: int
-    level_cap: float
-    weighted: bool
-    completion_cap: bool
-    count_empty: bool
-    toolkit: str
-
-    @property
-    def words(self) -> str:
-        """The rule in one sentence (shown with every result)."""
-        ratio = "(h/a)^2" if self.power == 2 else "h/a"
-        mean = ("mean of its levels' scores weighted by level number" if self.weighted
-                else "plain mean of its levels' scores")
-        cap = (", at most the weighted share of levels scored above 0"
-               if self.completion_cap else "")
-        return (f"rule {self.name} ({self.toolkit}): a completed level scores "
-                f"min({fmt_significant(self.level_cap)}, 100 {ratio}); a play the {mean}{cap}; a game its "
-                "best play; the run the mean over games")
-
-    def as_dict(self) -> dict:
-        """The rule's parameters and its sentence, as JSON."""
-        return {"name": self.name, "power": self.power, "level_cap": self.level_cap,
-                "weighted": self.weighted, "completion_cap": self.completion_cap,
-                "count_empty": self.count_empty, "toolkit": self.toolkit,
-                "words": self.words}
-
-
-#: The scoring rules by name (the ``arc-agi`` version that introduced them last).
-RULES = {
-    "0.9.9": Rule("0.9.9", power=2, level_cap=115.0, weighted=True, completion_cap=True,
-                  count_empty=False, toolkit="arc-agi 0.9.7 to 0.9.9"),
-    "0.9.6": Rule("0.9.6", power=2, level_cap=100.0, weighted=True, completion_cap=False,
-                  count_empty=False, toolkit="arc-agi 0.9.6; 0.9.3 to 0.9.5 also counted "
-                                             "empty-frame steps"),
-    "0.9.1": Rule("0.9.1", power=1, level_cap=100.0, weighted=False, completion_cap=False,
-                  count_empty=True, toolkit="arc-agi 0.9.1 to 0.9.2, the linear rule"),
-}
-#: The rule used unless another is asked for: the current toolkit's.
-DEFAULT_RULE = "0.9.9"
-
 #: The largest action cap, as a multiple of the human baseline (the verified leaderboard
 #: uses 5): beyond it a cap stops no play and its actions overflow a whole number.
 MAX_CAP = 1e6
-
-
-def get_rule(rule: str | Rule | None) -> Rule:
-    """A :class:`Rule` from its name (``"0.9.9"``, ``"0.9.6"``, ``"0.9.1"``)."""
-    if rule is None:
-        return RULES[DEFAULT_RULE]
-    if isinstance(rule, Rule):
-        return rule
-    if rule not in RULES:
-        raise ParameterError(f"unknown scoring rule {rule!r}; known: {', '.join(RULES)}")
-    return RULES[rule]
-
-
-def level_score(baseline: int, actions: int, completed: bool, rule: str | Rule | None = None
-                ) -> float:
-    """One level's score: ``min(cap, 100 (h/a)^power)`` when completed with a > 0
-    actions, else 0."""
-    rule = get_rule(rule)
-    if not completed or actions <= 0:
-        return 0.0
-    return min(100.0 * (baseline / actions) ** rule.power, rule.level_cap)
-
-
-def play_score(level_scores: Sequence[float], rule: str | Rule | None = None) -> float:
-    """A play's score from the scores of every level of its game (level 1 first)."""
-    rule = get_rule(rule)
-    if not len(level_scores):
-        return 0.0
-    w = np.arange(1, len(level_scores) + 1, dtype=float) if rule.weighted else \
-        np.ones(len(level_scores))
-    s = np.asarray(level_scores, dtype=float)
-    total = float((w * s).sum() / w.sum())
-    if rule.completion_cap:
-        total = min(total, float(w[s > 0].sum() / w.sum() * 100.0))
-    return total
 
 
 # ------------------------------------------------------------------ the accounting
@@ -287,56 +204,22 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     if n == 0:
         return {}, pd.DataFrame([], columns=_STEP_COLUMNS)
     names = [r.name for r in recs]  # once per recording
-    tables = [r.steps for r in recs if len(r.steps)]
-    # every recording's steps in order, one table (one concat: many small files too)
-    st = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
-    rec_of = np.repeat(np.arange(len(recs)), sizes)
-    first_of_rec = np.zeros(n, dtype=bool)
-    first_of_rec[np.cumsum(sizes)[sizes > 0] - sizes[sizes > 0]] = True
-    # the seconds since the step before in the same recording (none for its first step)
-    if len({t.dtypes["timestamp"] for t in tables}) == 1:
-        secs = st["timestamp"].diff().dt.total_seconds().to_numpy(float, copy=True)
-        secs[first_of_rec] = np.nan
-    else:  # (timestamps of several units: each file's own)
-        secs = np.concatenate([t["timestamp"].diff().dt.total_seconds().to_numpy(float)
-                               for t in tables])
+    st, rec_of, first_of_rec, secs = _all_steps(recs, sizes)
     gid, gids = pd.factorize(st["game_id"], use_na_sentinel=False)
     guid, _ = pd.factorize(st["guid"], use_na_sentinel=False)
     gids = gids.tolist()
-    action, frame, state = st["action"], st["frame"], st["state"]
+    action, state = st["action"], st["state"]
     is_reset = (action == "RESET").to_numpy(bool)
     is_move = action.isin(list(_MOVES)).to_numpy(bool)
     full = st["full_reset"].to_numpy().astype(bool)
-    frame_empty = (frame == "empty").to_numpy(bool)
     over = (state == "GAME_OVER").to_numpy(bool)
     ended = over | (state == "WIN").to_numpy(bool)
     lc = st["levels_completed"].to_numpy()
 
-    # empty steps: an empty frame, or no frame after the game ended; "ended" is the state
-    # of the game's last step with a non-empty frame before it in the same recording
-    key = rec_of * len(gids) + gid
-    order = _stable_order(key)
-    o = slice(None) if order is None else order
-    last = _last_flagged(~frame_empty[o], _run_firsts(key[o]), before=True)
-    prev_ended = np.zeros(n, dtype=bool)
-    prev_ended[o] = ended[o][last] & (last >= 0)
-    empty = frame_empty | ((frame == "absent").to_numpy(bool) & ~is_reset & prev_ended)
-    skip = empty & (not rule.count_empty)  # "not counted: game ended"
+    skip = _skipped_steps(st, rec_of * len(gids) + gid, ended, is_reset, rule)
     counted = ~skip
     new = counted & is_reset & full  # a full reset: a new play of its game
-
-    # each step's play: the game's latest play of the step's guid, else its latest play
-    order = _stable_order(gid)
-    o = slice(None) if order is None else order
-    latest = np.empty(n, dtype=np.int64)  # the game's latest play so far, -1 when none
-    latest[o] = _segment_cumsum(new[o], _run_firsts(gid[o])) - 1
-    key = gid * (int(guid.max()) + 1) + guid
-    order = _stable_order(key)
-    o = slice(None) if order is None else order
-    mine = _last_flagged(new[o], _run_firsts(key[o]))  # the guid's latest full reset
-    play = latest.copy()
-    play[o] = np.where(mine >= 0, latest[o][mine], latest[o])
-
+    play = _play_of_steps(new, gid, guid)
     kind = np.full(n, _NO_ACTION, dtype=np.int64)
     kind[is_move] = _ACTION
     kind[is_reset] = np.where(full[is_reset], _FULL_RESET, _LEVEL_RESET)
@@ -348,19 +231,8 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     block[1] = play
     level, done = block[2], block[3]
 
-    # the plays: numbered over all games (each game's in the order they started)
-    n_plays = np.bincount(gid[new], minlength=len(gids))
-    first_play = np.concatenate([[0], np.cumsum(n_plays)[:-1]])
-    cards: dict[str, list[_Play]] = {g: [] for g in gids}
-    if n_plays.sum():
-        opening = np.flatnonzero(new)
-        opening = opening[np.argsort(first_play[gid[opening]] + play[opening],
-                                     kind="stable")]
-        plays = [_Play(gids[g], u, names[r], int(s)) for g, u, r, s in zip(
-            gid[opening].tolist(), st["guid"].take(opening).tolist(),
-            rec_of[opening].tolist(), st["step"].take(opening).tolist())]
-        for p in plays:
-            cards[p.game_id].append(p)
+    cards, plays, first_play = _open_plays(st, new, play, gid, gids, rec_of, names)
+    if plays:
         _play_steps(plays, _rows_of_plays(play, gid, first_play), st, counted, kind,
                     lc, ended, over, secs, first_of_rec, level, done)
 
@@ -370,6 +242,77 @@ def account(run: Run, rule: str | Rule | None = None) -> tuple[dict, pd.DataFram
     steps.insert(2, "game_id", _str_take(gids, gid))
     steps.insert(3, "counted", pd.array(list(_KINDS), dtype="str").take(kind))
     return cards, steps
+
+
+def _all_steps(recs: list, sizes: np.ndarray):
+    """Every recording's steps in recording order as one table (one concat: many small
+    files too), as ``(steps, each step's recording, whether it is its recording's first,
+    the seconds since the step before in the same recording (NaN for a first step))``."""
+    n = int(sizes.sum())
+    tables = [r.steps for r in recs if len(r.steps)]
+    st = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    rec_of = np.repeat(np.arange(len(recs)), sizes)
+    first_of_rec = np.zeros(n, dtype=bool)
+    first_of_rec[np.cumsum(sizes)[sizes > 0] - sizes[sizes > 0]] = True
+    if len({t.dtypes["timestamp"] for t in tables}) == 1:
+        secs = st["timestamp"].diff().dt.total_seconds().to_numpy(float, copy=True)
+        secs[first_of_rec] = np.nan
+    else:  # (timestamps of several units: each file's own)
+        secs = np.concatenate([t["timestamp"].diff().dt.total_seconds().to_numpy(float)
+                               for t in tables])
+    return st, rec_of, first_of_rec, secs
+
+
+def _skipped_steps(st: pd.DataFrame, key: np.ndarray, ended: np.ndarray,
+                   is_reset: np.ndarray, rule: Rule) -> np.ndarray:
+    """The steps ``not counted: game ended`` (none when ``rule`` counts them): an empty
+    frame, or no frame after the game ended; "ended" is the state of the game's last step
+    with a non-empty frame before it in the same recording (``key``: recording x game)."""
+    frame = st["frame"]
+    frame_empty = (frame == "empty").to_numpy(bool)
+    order = _stable_order(key)
+    o = slice(None) if order is None else order
+    last = _last_flagged(~frame_empty[o], _run_firsts(key[o]), before=True)
+    prev_ended = np.zeros(len(key), dtype=bool)
+    prev_ended[o] = ended[o][last] & (last >= 0)
+    empty = frame_empty | ((frame == "absent").to_numpy(bool) & ~is_reset & prev_ended)
+    return empty & (not rule.count_empty)
+
+
+def _play_of_steps(new: np.ndarray, gid: np.ndarray, guid: np.ndarray) -> np.ndarray:
+    """Each step's play, numbered within its game (-1 when none): the game's latest play
+    of the step's guid, else the game's latest play (``new``: the steps that open one)."""
+    order = _stable_order(gid)
+    o = slice(None) if order is None else order
+    latest = np.empty(len(new), dtype=np.int64)  # the game's latest play so far, -1 when none
+    latest[o] = _segment_cumsum(new[o], _run_firsts(gid[o])) - 1
+    key = gid * (int(guid.max()) + 1) + guid
+    order = _stable_order(key)
+    o = slice(None) if order is None else order
+    mine = _last_flagged(new[o], _run_firsts(key[o]))  # the guid's latest full reset
+    play = latest.copy()
+    play[o] = np.where(mine >= 0, latest[o][mine], latest[o])
+    return play
+
+
+def _open_plays(st: pd.DataFrame, new: np.ndarray, play: np.ndarray, gid: np.ndarray,
+                gids: list, rec_of: np.ndarray, names: list):
+    """The plays, numbered over all games (each game's in the order they started):
+    ``({game_id: [play, ...]}, every play, each game's first play number)``."""
+    n_plays = np.bincount(gid[new], minlength=len(gids))
+    first_play = np.concatenate([[0], np.cumsum(n_plays)[:-1]])
+    cards: dict[str, list[_Play]] = {g: [] for g in gids}
+    plays: list[_Play] = []
+    if n_plays.sum():
+        opening = np.flatnonzero(new)
+        opening = opening[np.argsort(first_play[gid[opening]] + play[opening],
+                                     kind="stable")]
+        plays = [_Play(gids[g], u, names[r], int(s)) for g, u, r, s in zip(
+            gid[opening].tolist(), st["guid"].take(opening).tolist(),
+            rec_of[opening].tolist(), st["step"].take(opening).tolist())]
+        for p in plays:
+            cards[p.game_id].append(p)
+    return cards, plays, first_play
 
 
 def _rows_of_plays(play: np.ndarray, gid: np.ndarray, first_play: np.ndarray):
@@ -631,12 +574,7 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
     The interval is a percentile bootstrap over games (``n_boot`` resamples, ``seed``).
     ``competition`` / ``max_actions`` say what the run claims (for the faults)."""
     rule = get_rule(rule)
-    if cap is not None:
-        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0 \
-                or not math.isfinite(cap) or cap > MAX_CAP:
-            raise ParameterError(f"the action cap must be a number > 0 and at most {fmt_significant(MAX_CAP)} "
-                                 f"(a multiple of the human baseline), got {cap!r}")
-        cap = float(cap)
+    cap = _checked_cap(cap)
     # the baselines first: a bad file is refused before gigabytes of recordings are read
     base = read_baselines(baselines) if baselines is not None else {}
     if not isinstance(run, Run):
@@ -648,76 +586,20 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
             run.max_actions = max_actions
     label = label or run.label
     cards, steps = account(run, rule)
-
+    universe, counted_set = _games_of(cards, base, all_games, games)
+    win_levels = _win_levels(run)
     play_rows, level_rows, game_rows = [], [], []
-    counted_games = [g for g, plays in cards.items() if plays]
-    universe = list(cards)
-    if all_games:
-        universe += [g for g in base if g not in cards]
-        counted_games += [g for g in base if g not in cards]
-    if games is not None:
-        games = [str(g) for g in games]
-        universe = list(dict.fromkeys(list(universe) + games))
-        counted_games = list(dict.fromkeys(games))
-    counted_set = set(counted_games)  # a set: 300,000 games of baselines are no list scan
-    # the most levels any step of a game says it has (only the two columns gathered)
-    win_levels = {}
-    tables = [r.steps for r in run.recordings if len(r.steps)]
-    if tables:
-        st = tables[0] if len(tables) == 1 else pd.DataFrame({
-            c: np.concatenate([t[c].to_numpy() for t in tables])
-            for c in ("game_id", "win_levels")})
-        win_levels = st.groupby("game_id")["win_levels"].max().to_dict()
     for gid in universe:
         plays = cards.get(gid, [])
         b = base.get(gid)
         results = [_score_play(p, b, rule, cap) for p in plays]
         for k, (p, r) in enumerate(zip(plays, results)):
-            play_rows.append({"game_id": gid, "play": k, "recording": p.recording,
-                              "guid": p.guid, "score": r["score"],
-                              "levels_completed": p.levels_completed,
-                              "actions": r["actions"], "resets": p.resets, "state": p.state,
-                              "first_step": p.first_step, "level_changes": len(p.by_level),
-                              "zero_because": r["reason"]})
-            for lv, ((done, a), sc) in enumerate(zip(r["levels"], r["scores"])):
-                h = b[lv] if b and lv < len(b) else math.nan
-                known = p.level_known_frames.get(lv, 0)
-                level_rows.append({
-                    "game_id": gid, "play": k, "level": lv + 1, "completed": done,
-                    "actions": a, "baseline": h,
-                    "ratio": a / h if (h == h and h > 0) else math.nan,
-                    "score": sc, "resets": p.level_resets.get(lv, 0),
-                    "game_overs": p.level_game_overs.get(lv, 0),
-                    "unchanged_actions": p.level_unchanged.get(lv, 0) if known else math.nan,
-                    "seconds": p.level_seconds.get(lv, math.nan),
-                    "tokens": p.level_tokens.get(lv, math.nan),
-                    "cost": p.level_cost.get(lv, math.nan)})
-        best = int(np.argmax([r["score"] for r in results])) if results else -1
-        g_score = float(results[best]["score"]) if results else 0.0
-        game_rows.append({
-            "game_id": gid, "score": g_score,
-            "levels_completed": max((p.levels_completed for p in plays), default=0),
-            "win_levels": int(win_levels.get(gid, len(b) if b else 0)),
-            "actions": int(sum(r["actions"] for r in results)),
-            "resets": int(sum(p.resets for p in plays)), "plays": len(plays),
-            "best_play": best,
-            "level_scores": [float(x) for x in results[best]["scores"]] if results else [],
-            "level_actions": [int(a) for _, a in results[best]["levels"]] if results else [],
-            "baseline_actions": list(b) if b else [],
-            "first_play_score": float(results[0]["score"]) if results else 0.0,
-            "won": any(p.state == "WIN" for p in plays),
-            "counted": gid in counted_set,
-        })
-    games_df = pd.DataFrame(game_rows, columns=[
-        "game_id", "score", "levels_completed", "win_levels", "actions", "resets", "plays",
-        "best_play", "level_scores", "level_actions", "baseline_actions",
-        "first_play_score", "won", "counted"])
-    plays_df = pd.DataFrame(play_rows, columns=[
-        "game_id", "play", "recording", "guid", "score", "levels_completed", "actions",
-        "resets", "state", "first_step", "level_changes", "zero_because"])
-    levels_df = pd.DataFrame(level_rows, columns=[
-        "game_id", "play", "level", "completed", "actions", "baseline", "ratio", "score",
-        "resets", "game_overs", "unchanged_actions", "seconds", "tokens", "cost"])
+            play_rows.append(_play_row(gid, k, p, r))
+            level_rows += _level_rows(gid, k, p, r, b)
+        game_rows.append(_game_row(gid, plays, results, b, win_levels, counted_set))
+    games_df = pd.DataFrame(game_rows, columns=_GAME_COLUMNS)
+    plays_df = pd.DataFrame(play_rows, columns=_PLAY_COLUMNS)
+    levels_df = pd.DataFrame(level_rows, columns=_LEVEL_COLUMNS)
     # as bool: the column of no games is empty and untyped (a mask, not column names)
     counted = games_df[games_df["counted"].astype(bool)]
     run_score = _mean(counted["score"]) if len(counted) else math.nan
@@ -731,6 +613,104 @@ def score(run, baselines, *, rule: str | Rule | None = None, cap: float | None =
                      ci95=(float(ci[0]), float(ci[1])), first_play_score=first,
                      first_play_ci95=(float(fci[0]), float(fci[1])), n_boot=n_boot,
                      seed=seed, run=run, baselines=base)
+
+
+#: The columns of the scorecard's tables: games, plays, levels.
+_GAME_COLUMNS = ["game_id", "score", "levels_completed", "win_levels", "actions", "resets",
+                 "plays", "best_play", "level_scores", "level_actions", "baseline_actions",
+                 "first_play_score", "won", "counted"]
+_PLAY_COLUMNS = ["game_id", "play", "recording", "guid", "score", "levels_completed",
+                 "actions", "resets", "state", "first_step", "level_changes", "zero_because"]
+_LEVEL_COLUMNS = ["game_id", "play", "level", "completed", "actions", "baseline", "ratio",
+                  "score", "resets", "game_overs", "unchanged_actions", "seconds", "tokens",
+                  "cost"]
+
+
+def _checked_cap(cap) -> float | None:
+    """``score``'s action cap as a float, or a one-line refusal."""
+    if cap is None:
+        return None
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0 \
+            or not math.isfinite(cap) or cap > MAX_CAP:
+        raise ParameterError(f"the action cap must be a number > 0 and at most {fmt_significant(MAX_CAP)} "
+                             f"(a multiple of the human baseline), got {cap!r}")
+    return float(cap)
+
+
+def _games_of(cards: dict, base: dict, all_games: bool, games) -> tuple[list, set]:
+    """The games the scorecard lists (those played, then the others asked for) and the
+    set of those its mean counts."""
+    counted_games = [g for g, plays in cards.items() if plays]
+    universe = list(cards)
+    if all_games:
+        universe += [g for g in base if g not in cards]
+        counted_games += [g for g in base if g not in cards]
+    if games is not None:
+        games = [str(g) for g in games]
+        universe = list(dict.fromkeys(list(universe) + games))
+        counted_games = list(dict.fromkeys(games))
+    return universe, set(counted_games)  # a set: 300,000 games of baselines are no list scan
+
+
+def _win_levels(run: Run) -> dict:
+    """The most levels any step of a game says it has (only the two columns gathered)."""
+    tables = [r.steps for r in run.recordings if len(r.steps)]
+    if not tables:
+        return {}
+    st = tables[0] if len(tables) == 1 else pd.DataFrame({
+        c: np.concatenate([t[c].to_numpy() for t in tables])
+        for c in ("game_id", "win_levels")})
+    return st.groupby("game_id")["win_levels"].max().to_dict()
+
+
+def _play_row(gid: str, k: int, p: _Play, r: dict) -> dict:
+    """Play ``k`` of game ``gid`` as a row of the plays table (``r``: its score)."""
+    return {"game_id": gid, "play": k, "recording": p.recording, "guid": p.guid,
+            "score": r["score"], "levels_completed": p.levels_completed,
+            "actions": r["actions"], "resets": p.resets, "state": p.state,
+            "first_step": p.first_step, "level_changes": len(p.by_level),
+            "zero_because": r["reason"]}
+
+
+def _level_rows(gid: str, k: int, p: _Play, r: dict, b) -> list[dict]:
+    """The levels of play ``k`` of game ``gid`` as rows of the levels table (``r``: the
+    play's score, ``b``: the game's baselines)."""
+    rows = []
+    for lv, ((done, a), sc) in enumerate(zip(r["levels"], r["scores"])):
+        h = b[lv] if b and lv < len(b) else math.nan
+        known = p.level_known_frames.get(lv, 0)
+        rows.append({
+            "game_id": gid, "play": k, "level": lv + 1, "completed": done,
+            "actions": a, "baseline": h,
+            "ratio": a / h if (h == h and h > 0) else math.nan,
+            "score": sc, "resets": p.level_resets.get(lv, 0),
+            "game_overs": p.level_game_overs.get(lv, 0),
+            "unchanged_actions": p.level_unchanged.get(lv, 0) if known else math.nan,
+            "seconds": p.level_seconds.get(lv, math.nan),
+            "tokens": p.level_tokens.get(lv, math.nan),
+            "cost": p.level_cost.get(lv, math.nan)})
+    return rows
+
+
+def _game_row(gid: str, plays: list, results: list, b, win_levels: dict,
+              counted_set: set) -> dict:
+    """Game ``gid`` as a row of the games table: its best play's score and levels."""
+    best = int(np.argmax([r["score"] for r in results])) if results else -1
+    g_score = float(results[best]["score"]) if results else 0.0
+    return {
+        "game_id": gid, "score": g_score,
+        "levels_completed": max((p.levels_completed for p in plays), default=0),
+        "win_levels": int(win_levels.get(gid, len(b) if b else 0)),
+        "actions": int(sum(r["actions"] for r in results)),
+        "resets": int(sum(p.resets for p in plays)), "plays": len(plays),
+        "best_play": best,
+        "level_scores": [float(x) for x in results[best]["scores"]] if results else [],
+        "level_actions": [int(a) for _, a in results[best]["levels"]] if results else [],
+        "baseline_actions": list(b) if b else [],
+        "first_play_score": float(results[0]["score"]) if results else 0.0,
+        "won": any(p.state == "WIN" for p in plays),
+        "counted": gid in counted_set,
+    }
 
 
 # ------------------------------------------------------------------ output

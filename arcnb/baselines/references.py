@@ -15,7 +15,7 @@ import numpy as np
 
 from ..data import Dataset, Task
 from ..errors import ParameterError
-from ..grids import MAX_SIZE
+from ..grids import MAX_SIZE, same_grid
 from ..predictions import attempt_entry
 from .language import DIHEDRAL, GridFn
 from .search import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, search_task, solve_task
@@ -85,7 +85,7 @@ def _candidates(task: Task) -> Iterable[tuple[str, GridFn]]:
         yield f"tile {f[0]}x{f[1]}", lambda g: np.tile(g, f)
         yield f"upscale {f[0]}x{f[1]}", lambda g: np.kron(g, np.ones(f, dtype=np.int8))
     outs = [p.output for p in task.train]
-    if outs and all(o.shape == outs[0].shape and np.array_equal(o, outs[0]) for o in outs):
+    if outs and all(same_grid(o, outs[0]) for o in outs):
         const = outs[0]
         yield "constant", lambda g: const
 
@@ -97,7 +97,7 @@ def fit_programs(task: Task) -> list[tuple[str, GridFn]]:
         ok = True
         for p in task.train:
             out = prog(p.input)
-            if out is None or out.shape != p.output.shape or not np.array_equal(out, p.output):
+            if not same_grid(out, p.output):
                 ok = False
                 break
         if ok:
@@ -117,7 +117,7 @@ def heuristic_submission(dataset: Dataset, *, attempts: int = 2) -> dict:
             for _, prog in progs:
                 g = prog(pair.input)
                 if g is not None and g.size and max(g.shape) <= MAX_SIZE and not any(
-                        g.shape == x.shape and np.array_equal(g, x) for x in grids):
+                        same_grid(g, x) for x in grids):
                     grids.append(g)
                 if len(grids) == attempts:
                     break

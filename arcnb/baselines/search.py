@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from ..data import Task
+from ..grids import cell_accuracy, same_grid
 from .language import MARK, clear_object_cache, fits, primitives
 
 __all__ = ["Program", "SearchResult", "search_task", "solve_task", "run_program",
@@ -101,7 +102,7 @@ _CHEAP = frozenset({"whole-grid transforms", "tiling and mirroring", "scaling"})
 
 
 def _same(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
-    return all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, b))
+    return all(same_grid(x, y) for x, y in zip(a, b))
 
 
 def _state_key(state) -> tuple:
@@ -210,7 +211,7 @@ class _Search:
                     if r is None or not fit.add(r, o):
                         ok = False
                         break
-                    changed = changed or r.shape != g.shape or not np.array_equal(r, g)
+                    changed = changed or not same_grid(r, g)
                 if not ok or not changed:
                     continue
                 tests = []
@@ -236,8 +237,7 @@ def train_score(predicted: Sequence[np.ndarray], truth: Sequence[np.ndarray]) ->
     shape is wrong): 1.0 exactly when every pair is reproduced."""
     if not truth:
         return float("nan")
-    parts = [float(np.mean(p == t)) if p is not None and p.shape == t.shape else 0.0
-             for p, t in zip(predicted, truth)]
+    parts = [cell_accuracy(p, t, otherwise=0.0) for p, t in zip(predicted, truth)]
     return float(np.mean(parts))
 
 
@@ -270,7 +270,7 @@ def search_task(task: Task, *, max_depth: int = 2, budget: int = DEFAULT_BUDGET,
         [p.input.astype(np.int16) for p in task.test]
     s.add(_consistent((), 0, ins, s.outs))
     outs = s.outs
-    if outs and all(o.shape == outs[0].shape and np.array_equal(o, outs[0]) for o in outs):
+    if outs and all(same_grid(o, outs[0]) for o in outs):
         s.add(Program(("constant",), 1, (), tuple(outs[0] for _ in task.test)))
     seen = {_state_key(ins)}
     frontier = [((0, ()), ins)]
@@ -298,8 +298,7 @@ def solve_task(task: Task, *, attempts: int = 2,
         grids: list[np.ndarray] = []
         for p in res.programs:
             g = p.outputs[i]
-            if g is not None and not any(g.shape == x.shape and np.array_equal(g, x)
-                                         for x in grids):
+            if g is not None and not any(same_grid(g, x) for x in grids):
                 grids.append(g)
             if len(grids) == attempts:
                 break

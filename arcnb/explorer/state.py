@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..errors import ArcnbError, ExploreError
 from ..front import PredictionsSource, RunDirSource, open_run, parse_source
-from ..grids import best_attempt
+from ..grids import best_attempt, same_grid
 from ..text import MISSING, fmt_number
 from ..report.sources import DEFAULT_DATASET, require_scored
 from ..resources import example
@@ -160,7 +160,7 @@ def _align(main: RunView, other: RunView) -> RunView:
     if other.results.dataset is not main.results.dataset:
         for tid, i in zip(a["task_id"], a["test_index"]):
             ta, tb = main.results.truth(tid, int(i)), other.results.truth(tid, int(i))
-            if ta.shape != tb.shape or not np.array_equal(ta, tb):
+            if not same_grid(ta, tb):
                 raise ExploreError(f"runs {main.label!r} and {other.label!r} disagree on the "
                                    f"truth of task {tid} test {i}: not the same dataset")
     other.table = b.loc[pd.MultiIndex.from_frame(a)].reset_index()

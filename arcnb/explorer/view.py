@@ -8,6 +8,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..grids import same_grid
 from ..html import escape
 from ..columns import NEAR_MISS, is_near_miss
 from ..errors import ExploreError
@@ -391,8 +392,7 @@ class Explorer:
         label = r.label if len(self.runs) > 1 else ""
         title, _ = attempt_words(label, j, g, truth, len(attempts))
         solved = bool(self._solved_col(r.table)[self._sel[self._pos]])
-        right = g is not None and truth is not None and g.shape == truth.shape \
-            and bool(np.array_equal(g, truth))
+        right = same_grid(g, truth)
         status = ("✓ right" if right else "✗ wrong") + (f"  (solved@{self.k})" if solved else
                                                         f"  (not solved@{self.k})")
         color = RIGHT_RGB if right else WRONG_RGB

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..grids import same_grid
+
 
 def partial_credit(truth, pred) -> float:
     """Partial credit for one predicted grid.
@@ -23,7 +25,7 @@ def partial_credit(truth, pred) -> float:
         return 0.0
     t = np.asarray(truth)
     p = np.asarray(pred)
-    if t.shape == p.shape and np.array_equal(t, p):
+    if same_grid(t, p):
         return 1.0
     if p.ndim != 2 or p.size == 0:
         return 0.0

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..columns import NEAR_MISS, is_near_miss
 from ..errors import ParameterError
-from ..grids import best_attempt
+from ..grids import best_attempt, cell_accuracy, same_grid
 from ..text import fmt_number
 from .palette import WRONG_COLOR, shape_text
 from .pixelfont import PixelFont, plain_label, safe_text
@@ -267,7 +267,7 @@ def _gallery_rows(results, items, *, k, attempt):
         else:
             j, p = (attempt - 1, atts[attempt - 1]) if attempt <= len(atts) else (None, None)
         same = p is not None and p.shape == truth.shape
-        acc = float(np.mean(p == truth)) if same else float("nan")
+        acc = cell_accuracy(p, truth)
         tail = f"cell acc {fmt_number(acc, least=3, most=6)}"
         if j is not None and len(atts) > 1:
             tail += f"  attempt {j + 1}"
@@ -437,8 +437,7 @@ def pairs_image(pairs, labels: Sequence[str] | None = None, *, ncols: int | None
     if len(labels) != len(pairs):
         raise ParameterError(f"{len(labels)} labels for {len(pairs)} pairs")
     src = _PairRows(pairs)
-    solved = [p is not None and p.shape == t.shape and bool(np.array_equal(p, t))
-              for t, p in src._pairs]
+    solved = [same_grid(p, t) for t, p in src._pairs]
     items = pd.DataFrame({"task_id": labels, "test_index": range(len(pairs)),
                           "solved@1": solved})
     fig = _gallery(src, items, what="all", k=1, attempt=1, ncols=ncols, slot=slot, dpi=dpi,

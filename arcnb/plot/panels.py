@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ParameterError
-from ..grids import PAD_TOKEN, check_pad_token
+from ..grids import PAD_TOKEN, cell_accuracy, check_pad_token, same_grid
 from ..predictions import Predictions, load_predictions
 from ..scoring import Results
 from ..text import fmt_number
@@ -261,7 +261,7 @@ def _attempt_panel(ax, j: int, a: np.ndarray | None, truth: np.ndarray | None, *
     if truth is None:
         grid(a, ax=ax, title=f"attempt {j + 1}", **kw)
         return
-    right = a.shape == truth.shape and np.array_equal(a, truth)
+    right = same_grid(a, truth)
     color = RIGHT_COLOR if right else WRONG_COLOR
     grid(a, ax=ax, label=False, border_color=color, **kw)
     if right:
@@ -269,5 +269,5 @@ def _attempt_panel(ax, j: int, a: np.ndarray | None, truth: np.ndarray | None, *
     elif a.shape != truth.shape:
         note = f"✗ wrong\nshape {shape_text(a)}"
     else:
-        note = f"✗ wrong\n{fmt_number(np.mean(a == truth), least=2, most=2)} of cells right"
+        note = f"✗ wrong\n{fmt_number(cell_accuracy(a, truth), least=2, most=2)} of cells right"
     ax.set_title(f"attempt {j + 1} {note}", color=color, fontsize=fontsize)

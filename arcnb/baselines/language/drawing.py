@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...grids import same_grid
 from .core import MARK, Context, Primitive, background_guess
 from .objects import STEPS4, STEPS8, find_objects
 
@@ -63,7 +64,7 @@ def _fill_boxes(g):
     for o in find_objects(g, "x8"):
         box = out[o.r0:o.r1, o.c0:o.c1]
         box[box == bg] = MARK
-    return None if (out == g).all() else out
+    return None if same_grid(out, g) else out
 
 
 def _connect(axis, mark=False):
@@ -83,7 +84,7 @@ def _connect(axis, mark=False):
                     seg = out[i, idx[0]:idx[-1] + 1]
                     seg[seg == bg] = MARK if mark else c
         out = out if axis == 1 else out.T
-        return None if (out == g).all() else out
+        return None if same_grid(out, g) else out
     return fn
 
 
@@ -119,7 +120,7 @@ def _rays(dirs):
             r = np.rot90(g, k)
             painted = np.rot90(_ffill_down(r, bg), -k)
             out = np.where(out == bg, painted, out)
-        return None if (out == g).all() else out
+        return None if same_grid(out, g) else out
     return fn
 
 
