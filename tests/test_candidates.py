@@ -547,10 +547,10 @@ def test_figures_draw_the_numbers(ds):
 # ------------------------------------------------- augmented evaluate runs
 def test_evaluate_dihedral_keeps_every_voted_candidate(tmp_path):
     from arcnb.evaluate import evaluate
-    from arcnb.models import BUNDLED_BASELINE
+    from arcnb.models import BUNDLED_CHECKPOINT
     from arcnb.runs import CANDIDATES
 
-    if not BUNDLED_BASELINE.exists():
+    if not BUNDLED_CHECKPOINT.exists():
         pytest.skip("bundled baseline checkpoint not present")
     ds = load_dataset("arc-agi-1:evaluation")[:6]
     res = evaluate("baseline", ds, tmp_path / "run", augment="dihedral", progress=False)

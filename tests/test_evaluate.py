@@ -22,12 +22,12 @@ from arcnb.evaluate import evaluate, plan_units
 from arcnb.front import score_to_run_dir
 from arcnb.runs import (FILLER, METRICS, RUN_FILES, SUBMISSION, Run, RunDirError,
                         kaggle_submission)
-from arcnb.models import BUNDLED_BASELINE
+from arcnb.models import BUNDLED_CHECKPOINT
 from arcnb.predictions import Predictions, load_predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
-needs_baseline = pytest.mark.skipif(not BUNDLED_BASELINE.exists(),
+needs_baseline = pytest.mark.skipif(not BUNDLED_CHECKPOINT.exists(),
                                     reason="bundled baseline checkpoint not present")
 
 
@@ -250,7 +250,7 @@ def test_torchrun_two_processes_match_single(eval_ds, tmp_path):
     ids = tmp_path / "ids.txt"
     ids.write_text("\n".join(eval_ds.task_ids[:12]))
     common = ["evaluate", "--checkpoint",
-              str(BUNDLED_BASELINE) if BUNDLED_BASELINE.exists() else "copy-input",
+              str(BUNDLED_CHECKPOINT) if BUNDLED_CHECKPOINT.exists() else "copy-input",
               "--dataset", "arc-agi-1:evaluation", "--tasks", ids, "--augment", "dihedral",
               "--batch-size", "8", "--device", "cpu", "--no-progress"]
     # torchrun runs each process with OMP_NUM_THREADS=1: same arithmetic for the reference
