@@ -10,6 +10,7 @@ or is one of the listed cross-cutting suites.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import re
 from pathlib import Path
@@ -37,16 +38,6 @@ ALLOWED_LAZY = {
     ("arcnb/plot/palette.py", "arcnb.plot.figures"),  # axes_or_new: a new figure's Axes
     ("arcnb/plot/probes.py", "arcnb.plot.figures"),
 }
-
-#: Files whose function-level imports of arcnb modules are allowed as a whole. None:
-#: the command line's modules (arcnb/cli.py, arcnb/commands/) import what they run at
-#: their top, as every module does.
-ALLOWED_LAZY_FILES: set = set()
-
-#: Files still owned by the front-door refactor (the run package, the loaders). Their
-#: function-level imports are converted there; the lead removes this list after the
-#: merge.
-TEMPORARY_EXEMPT: set = set()  # none left: every module imports arcnb's own modules at its top
 
 #: Third-party modules imported at module top, never lazily (cheap, and every arcnb
 #: import loads them anyway).
@@ -155,8 +146,6 @@ def lazy_own_imports(files=None) -> list[str]:
     found = []
     for path in files or _files():
         rel = _rel(path)
-        if rel in ALLOWED_LAZY_FILES or rel in TEMPORARY_EXEMPT:
-            continue
         for func, node in _function_imports(ast.parse(path.read_text(encoding="utf-8"))):
             for mod in _resolve(path, node):
                 top = mod.split(".")[0]
@@ -232,7 +221,7 @@ def test_arcnb_modules_are_imported_at_module_top():
 
 
 def test_the_allow_lists_name_real_files():
-    for rel in {f for f, _ in ALLOWED_LAZY} | ALLOWED_LAZY_FILES | TEMPORARY_EXEMPT:
+    for rel in {f for f, _ in ALLOWED_LAZY}:
         assert (ROOT / rel).is_file(), rel
 
 
@@ -813,3 +802,63 @@ def test_the_fixture_check_catches_a_copy(tmp_path):
     assert copied_fixtures(tmp_path) == ["test_a.py::ds redefines conftest.py::ds",
                                          "test_b.py::one repeats conftest.py::ds",
                                          "test_b.py::runs repeats test_a.py::runs"]
+
+
+def feature_families() -> list[dict]:
+    """The rows of ARCHITECTURE.md's "Feature families" table: the family and, for each
+    of its parts, the paths named (in backticks) in that column."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    part = text.split("## Feature families", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in part.splitlines() if line.startswith("| ") and "---" not in line]
+    head = [c.strip() for c in rows[0].strip("|").split("|")]
+    families = []
+    for line in rows[1:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        row = {"family": cells[0]}
+        for name, cell in zip(head[1:], cells[1:]):
+            row[name] = [p for p in re.findall(r"`([^`]+)`", cell) if p.endswith((".py", "/"))]
+        families.append(row)
+    return families
+
+
+def test_every_feature_family_keeps_its_parts_where_the_table_says():
+    """Each family's computation, figures, sections and command are where ARCHITECTURE.md's
+    table names them, and each place holds that part: figures that take ``ax``, sections
+    on a page, a command of ``cli.py``."""
+    import inspect
+
+    from arcnb import cli
+    from arcnb.report import sections as S
+    from arcnb.report.sections import arc3 as A
+    from arcnb.report.sections.base import Section
+
+    families = feature_families()
+    assert len(families) >= 6, "the table of feature families is gone"
+    on_a_page = {c for page in (*S.PAGES.values(), A.ARC3) for c in page}
+    commands = {m.__name__ for m in cli.COMMANDS}
+    problems = []
+    for fam in families:
+        for column in ("computation", "figures", "sections", "command"):
+            if not fam[column]:
+                problems.append(f"{fam['family']}: no {column}")
+            for rel in fam[column]:
+                if not (PACKAGE / rel).exists():
+                    problems.append(f"{fam['family']}: {column} {rel} does not exist")
+        for rel in fam["figures"]:
+            mod = importlib.import_module(_module_name(PACKAGE / rel))
+            draws = [n for n, f in inspect.getmembers(mod, inspect.isfunction)
+                     if f.__module__ == mod.__name__ and not n.startswith("_")
+                     and "ax" in inspect.signature(f).parameters]
+            if not draws:
+                problems.append(f"{fam['family']}: {rel} draws nothing on an ax")
+        for rel in fam["sections"]:
+            mod = importlib.import_module(_module_name(PACKAGE / rel))
+            mine = [c for _, c in inspect.getmembers(mod, inspect.isclass)
+                    if issubclass(c, Section) and c.__module__ == mod.__name__
+                    and not c.__name__.startswith("_")]
+            if not mine or not set(mine) <= on_a_page:
+                problems.append(f"{fam['family']}: {rel} holds no section, or one on no page")
+        for rel in fam["command"]:
+            if _module_name(PACKAGE / rel) not in commands:
+                problems.append(f"{fam['family']}: {rel} is not one of cli.py's commands")
+    assert problems == []

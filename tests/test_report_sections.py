@@ -359,12 +359,12 @@ def _naive_several_outputs(sub, tasks):
 
 
 @pytest.mark.parametrize("name", ["example", "three"])
-def test_several_outputs_against_plain_loops(ds, tmp_path, name):
+def test_several_outputs_against_plain_loops(arc1_eval, tmp_path, name):
     """Tasks with several test outputs: all / some / none right and both scores, on the
     bundled example predictions over the whole evaluation set, and on three attempts per
     output over the tasks with several outputs (the right one at attempt 1, 2, 3 or
     never)."""
-    full = ds[0]
+    full = arc1_eval
     if name == "example":
         run = arcnb.open(str(example()), dataset=DATASET, n_boot=50)
         sub, tasks = _example_sub(), list(full)
@@ -414,8 +414,8 @@ def test_several_outputs_against_plain_loops(ds, tmp_path, name):
         assert s["pass@2"] - s["pass@2_all_or_nothing"] == pytest.approx(gap, abs=1e-12)
 
 
-def test_several_outputs_is_left_out_without_such_tasks(runs, ds, tmp_path):
-    full, _ = ds
+def test_several_outputs_is_left_out_without_such_tasks(runs, arc1_eval, tmp_path):
+    full = arc1_eval
     single = [t.id for t in full if len(t.test) == 1][:3]
     tasks = tmp_path / "single.json"
     tasks.write_text(json.dumps(single))
@@ -587,3 +587,37 @@ def test_the_provenance_writes_no_python_none(runs):
     compact line writes it, ``none``, never Python's ``None``."""
     html = S.Provenance.from_run(runs["copy"], OPTS).to_html()
     assert ">None<" not in html
+
+
+def _notebook_sections(name: str) -> list[str]:
+    """The sections a shipped notebook shows, in its cells' order."""
+    import json as _json
+    import re as _re
+
+    from arcnb import resources
+
+    cells = _json.loads(resources.notebook(name).read_text())["cells"]
+    found = []
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            found += _re.findall(r"\bS\.([A-Z]\w+)\.from_run\(", "".join(cell["source"]))
+    return found
+
+
+@pytest.mark.parametrize("page, notebook", [("EVALUATE", "evaluate"), ("COMPARE", "compare"),
+                                            ("SWEEP", "sweep"), ("FIGURES", "figures")])
+def test_each_page_list_is_what_its_notebook_shows(page, notebook):
+    """A page list is the one definition of its page: the shipped notebook shows exactly
+    its sections, in its order (the evaluate page once listed two of them the other way
+    round)."""
+    assert _notebook_sections(notebook) == [c.__name__ for c in S.PAGES[page]]
+
+
+def test_the_report_and_arc3_notebooks_show_their_pages():
+    from arcnb.report.sections import arc3 as A
+
+    shown = _notebook_sections("report")
+    report = [c.__name__ for c in S.REPORT]
+    assert [c for c in shown if c in report] == report
+    assert set(shown) == set(report) | {c.__name__ for c in S.REPORT_NO_TRUTH}
+    assert _notebook_sections("arc3") == [c.__name__ for c in A.ARC3]

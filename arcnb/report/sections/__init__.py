@@ -84,7 +84,7 @@ def report_page(run, options: Options | None = None, *, title: str | None = None
 
 
 #: The evaluate page: what a run directory holds once written.
-EVALUATE = [Headline, PredictionsOnly, Probes, RunFiles]
+EVALUATE = [Headline, Probes, PredictionsOnly, RunFiles]
 
 #: The comparison page of several runs.
 COMPARE = [CompareRuns, Leaderboard, CompareDifferences, CompareOnlyOne, CompareCategories,
