@@ -62,7 +62,7 @@ from .errors import ArcnbError, ParameterError
 from .grids import same_grid
 from .io import csv_text, plain_json
 from .predictions import Predictions, submission_bytes, to_submission
-from .runs.layout import PROBE_PREDICTIONS, PROBES_CSV, PROXY_CSV, PROXY_PREDICTIONS
+from .runs.layout import PROBE_NAMES, PROBE_PREDICTIONS, PROBES_CSV, PROXY_CSV, PROXY_PREDICTIONS
 from .scoring import score
 from .stats import bootstrap_ci, paired_bootstrap_ci
 from .taxonomy import structural_taxonomy
@@ -73,10 +73,10 @@ __all__ = ["PROBES", "PROBE_NAMES", "PROBE_COLOR_PERMS", "ProbeView", "ProbePlan
            "memorisation_line", "probe_lines", "probe_table", "proxy_table", "run_sections",
            "SOLVED_AT"]
 
-#: What ``--probe`` takes (``task-id`` stands for both of its probes).
-PROBES = ("dihedral", "colors", "dihedral+colors", "task-id")
-#: The probes' names in ``metrics.json`` and on ``Run.probes``.
-PROBE_NAMES = ("dihedral", "colors", "dihedral+colors", "task-id-blank", "task-id-random")
+#: What ``--probe`` takes: each probe's name, ``task-id`` standing for both of its probes
+#: (the names themselves, :data:`PROBE_NAMES`, are :data:`arcnb.runs.layout.PROBE_NAMES`).
+PROBES = tuple(dict.fromkeys(p.removesuffix("-blank").removesuffix("-random")
+                             for p in PROBE_NAMES))
 #: Colour permutations of the ``colors`` and ``dihedral+colors`` probes.
 PROBE_COLOR_PERMS = 8
 #: The proxy and the agreement count a task as solved at this score or above.

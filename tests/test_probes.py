@@ -316,3 +316,40 @@ def test_cli_bad_probe_is_one_line_and_exit_2(tmp_path, capsys, value):
 
 def test_probe_names_are_the_layouts():
     assert tuple(PROBE_PREDICTIONS) == PROBE_NAMES
+
+
+def probe_name_lists(root=None) -> list[str]:
+    """``file:line`` of every literal collection (tuple, list, set, dict keys) in arcnb/
+    that spells three or more of the probes' names: a list of the probes."""
+    import ast
+    from pathlib import Path
+
+    from arcnb.runs.layout import PROBE_NAMES
+
+    root = Path(root or Path(__file__).resolve().parents[1] / "arcnb")
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            items = (node.keys if isinstance(node, ast.Dict) else
+                     node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [])
+            names = {i.value for i in items if isinstance(i, ast.Constant)} & set(PROBE_NAMES)
+            if len(names) >= 3:
+                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_the_probes_names_are_listed_once():
+    """One list of the probes (``runs/layout.py``'s ``PROBE_NAMES``, which
+    ``arcnb.probes`` re-exports): the probes' choices, their files and their figures'
+    colours are made from it, never listed again."""
+    import arcnb.probes as P
+    from arcnb.runs import layout
+
+    assert P.PROBE_NAMES is layout.PROBE_NAMES
+    assert [f.split(":")[0] for f in probe_name_lists()] == ["runs/layout.py"]
+
+
+def test_the_probe_list_check_sees_a_copy(tmp_path):
+    (tmp_path / "a.py").write_text('COLOURS = {"dihedral": 1, "colors": 2, "task-id-blank": 3}\n')
+    (tmp_path / "b.py").write_text('MODES = ("none", "dihedral", "dihedral+colors")\n')
+    assert probe_name_lists(tmp_path) == ["a.py:1"]

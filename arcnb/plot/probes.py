@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ParameterError
+from ..probes import PROBE_NAMES
 from ..stats import bootstrap_ci
 from .galleries import pairs_image
 from .palette import axes_or_new
@@ -19,8 +20,7 @@ __all__ = ["probe_scores", "probe_drops", "probe_consistency", "proxy_vs_true",
            "probe_gallery", "lost_outputs"]
 
 #: How each probe is drawn (colour) and what its views are called on an axis.
-_COLORS = {"dihedral": "C0", "colors": "C1", "dihedral+colors": "C2",
-           "task-id-blank": "C4", "task-id-random": "C5"}
+_COLORS = dict(zip(PROBE_NAMES, ("C0", "C1", "C2", "C4", "C5"), strict=True))
 
 
 def _runs(runs) -> list:

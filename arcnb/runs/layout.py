@@ -55,10 +55,13 @@ RUN_FILES = (PREDICTIONS, RESULTS_CSV, RESULTS_PARQUET, TASKS_CSV, METRICS)
 #: Every voted candidate of an augmented evaluate run, with its votes (a candidates
 #: Parquet file, see :mod:`arcnb.candidates`); optional.
 CANDIDATES = "candidates.parquet"
+#: The probes' names (``arcnb evaluate --probe``, :mod:`arcnb.probes`), as ``metrics.json``,
+#: ``Run.probes`` and their files name them: the one list (:data:`arcnb.probes.PROBE_NAMES`
+#: is this tuple; a run directory names its probe files by it, so it is kept here).
+PROBE_NAMES = ("dihedral", "colors", "dihedral+colors", "task-id-blank", "task-id-random")
 #: Each probe's predictions (``arcnb evaluate --probe``, :mod:`arcnb.probes`), by probe
 #: name: ``{"probe", "views", "predictions": {view: submission}}``; optional.
-PROBE_PREDICTIONS = {p: f"probe-{p}.json" for p in ("dihedral", "colors", "dihedral+colors",
-                                                    "task-id-blank", "task-id-random")}
+PROBE_PREDICTIONS = {p: f"probe-{p}.json" for p in PROBE_NAMES}
 #: The probes' per-output table (probe x view x test output); optional.
 PROBES_CSV = "probes.csv"
 #: The proxy's predictions (``--proxy``: each held-out demonstration pair, by task); optional.
