@@ -286,3 +286,25 @@ def level_walk(levels, start_lc=0, **kw) -> list[dict]:
         lc += 1
         out.append(step("ACTION5", lc, **kw))
     return out
+
+
+def baselines_csv(path, baselines: dict) -> Path:
+    """``baselines`` (game -> each level's baseline actions) as the human-baseline CSV."""
+    import csv
+
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["game_id", "level", "baseline_actions"])
+        for g, levels in baselines.items():
+            for i, v in enumerate(levels, 1):
+                w.writerow([g, i, v])
+    return Path(path)
+
+
+def second_agent(folder, reasoning=None) -> None:
+    """A second agent's recordings of two games in ``folder`` (2 and 3 times the shortest
+    play), beside :func:`scenario`'s."""
+    for i, m in enumerate([2, 3]):
+        g = Game("tw01-0a1b2c3d") if i == 0 else Game("tw02-1b2c3d4e", GAME_B_LEVELS)
+        kw = {"reasoning": reasoning} if reasoning else {}
+        play(Path(folder) / f"{g.game_id}-b{i}.jsonl", agent(g, m), game=g, guid=f"b{i}", **kw)

@@ -60,7 +60,7 @@ def small_ds(arc1_eval):
     return arc1_eval.select(sorted(set(ids) | set(multi)))
 
 
-def _perturb(g: np.ndarray, cells) -> np.ndarray:
+def perturb(g: np.ndarray, cells) -> np.ndarray:
     out = g.copy()
     for r, c in cells:
         out[r, c] = (out[r, c] + 1) % 10
@@ -78,7 +78,7 @@ def mixed_results(ds):
             if kind == 0:
                 entries.append({"attempt_1": p.input.tolist(), "attempt_2": p.output.tolist()})
             elif kind == 1:
-                entries.append({"attempt_1": _perturb(p.output, [(0, 0)]).tolist()})
+                entries.append({"attempt_1": perturb(p.output, [(0, 0)]).tolist()})
             elif kind == 2:
                 entries.append({"attempt_1": p.input.tolist()})
             else:

@@ -3,7 +3,6 @@ contract, its ``--out`` tables, each path a run (``--merge`` one scorecard), and
 one-line refusals."""
 from __future__ import annotations
 
-import csv
 import json
 
 import pandas as pd
@@ -14,20 +13,12 @@ from _cli import one_line_refusal, run_arcnb
 from arcnb.cli import main
 
 
-def _csv(path, baselines):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["game_id", "level", "baseline_actions"])
-        for g, levels in baselines.items():
-            for i, v in enumerate(levels, 1):
-                w.writerow([g, i, v])
-    return path
 
 
 @pytest.fixture
 def card_dir(tmp_path):
     base = G.scenario(tmp_path / "recordings" / "card-1")
-    return tmp_path, _csv(tmp_path / "baselines.csv", base)
+    return tmp_path, G.baselines_csv(tmp_path / "baselines.csv", base)
 
 
 def test_score_json_contract(card_dir, capsys):
@@ -65,13 +56,13 @@ def test_out_writes_the_tables_and_refuses_to_overwrite(card_dir, capsys):
     assert main(args) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cap"] == 5.0 and summary["rule"] == "0.9.9"
-    levels = pd.read_csv(out / "levels.csv")
+    levels = pd.readG.baselines_csv(out / "levels.csv")
     assert {"game_id", "play", "level", "actions", "baseline", "ratio", "score", "resets",
             "game_overs", "unchanged_actions", "seconds"} <= set(levels.columns)
-    games = pd.read_csv(out / "games.csv")
+    games = pd.readG.baselines_csv(out / "games.csv")
     assert json.loads(games.set_index("game_id").loc["tw02-1b2c3d4e", "level_scores"]) == \
         [115.0, 25.0, 0.0]
-    assert len(pd.read_csv(out / "faults.csv")) == 2
+    assert len(pd.readG.baselines_csv(out / "faults.csv")) == 2
     capsys.readouterr()
     assert main(args) == 2
     err = capsys.readouterr().err
@@ -92,7 +83,7 @@ def test_bad_options_are_one_line(card_dir, capsys, extra, needle):
 
 
 def test_bad_inputs_are_one_line(tmp_path, capsys):
-    base = _csv(tmp_path / "b.csv", {"x-1": [1]})
+    base = G.baselines_csv(tmp_path / "b.csv", {"x-1": [1]})
     bad = G.write_lines(tmp_path / "r.jsonl", [G.step("RESET", full=True),
                                                G.step("ACTION1", frame=[[[99] * 64] * 64])])
     one_line_refusal(main(["arc3", "score", str(bad), "--baselines", str(base)]),

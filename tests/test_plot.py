@@ -13,6 +13,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
+import _plot_runs  # noqa: E402
+from _plot_runs import perturb as _perturb  # noqa: E402
 from arcnb import plot as P  # noqa: E402
 from arcnb.errors import OutputExistsError  # noqa: E402
 from arcnb.plot import tiles as T  # noqa: E402
@@ -30,38 +32,14 @@ RED_MARK = (0xD6, 0x27, 0x28)  # DIFF_WRONG_COLOR, by hand
 @pytest.fixture(scope="module")
 def small_ds(arc1_eval):
     """30 real evaluation tasks (some with two test outputs)."""
-    ids = arc1_eval.task_ids[:24]
-    multi = [t.id for t in arc1_eval if len(t.test) > 1][:6]
-    return arc1_eval.select(sorted(set(ids) | set(multi)))
-
-
-def _perturb(g: np.ndarray, cells) -> np.ndarray:
-    out = g.copy()
-    for r, c in cells:
-        out[r, c] = (out[r, c] + 1) % 10
-    return out
+    return _plot_runs.small_ds(arc1_eval)
 
 
 @pytest.fixture(scope="module")
 def mixed_results(small_ds):
-    """Real predictions of four kinds: exact truth (solved on attempt 2), truth with one
-    changed cell (near miss), a copy of the test input, and missing outputs."""
-    preds = {}
-    for n, t in enumerate(small_ds):
-        entries = []
-        for p in t.test:
-            kind = n % 4
-            if kind == 0:
-                entries.append({"attempt_1": p.input.tolist(), "attempt_2": p.output.tolist()})
-            elif kind == 1:
-                entries.append({"attempt_1": _perturb(p.output, [(0, 0)]).tolist()})
-            elif kind == 2:
-                entries.append({"attempt_1": p.input.tolist()})
-            else:
-                continue
-        if entries:
-            preds[t.id] = entries
-    return score(small_ds, preds, n_boot=50)
+    """Real predictions of four kinds (solved on attempt 2, a near miss, a copy of the
+    test input, missing outputs), scored."""
+    return _plot_runs.mixed_results(small_ds)
 
 
 # ------------------------------------------------------------------ palette and grid

@@ -4,7 +4,6 @@ command hands it are those it declares; its one-line refusals. The notebook exec
 once here, on its defaults (the bundled example)."""
 from __future__ import annotations
 
-import csv
 import json
 import re
 from pathlib import Path
@@ -27,16 +26,8 @@ pytestmark = pytest.mark.slow  # runs the arc3 notebook in a Jupyter kernel
 def inputs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("arc3report")
     base = G.scenario(tmp / "agent-a")
-    for i, m in enumerate([2, 3]):
-        g = G.Game("tw01-0a1b2c3d") if i == 0 else G.Game("tw02-1b2c3d4e", G.GAME_B_LEVELS)
-        G.play(tmp / "agent-b" / f"{g.game_id}-b{i}.jsonl", G.agent(g, m), game=g,
-               guid=f"b{i}", reasoning=lambda k: f"<b>step</b> {k} \u202e")
-    with open(tmp / "baselines.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["game_id", "level", "baseline_actions"])
-        for g, levels in base.items():
-            for i, v in enumerate(levels, 1):
-                w.writerow([g, i, v])
+    G.second_agent(tmp / "agent-b", reasoning=lambda k: f"<b>step</b> {k} \u202e")
+    G.baselines_csv(tmp / "baselines.csv", base)
     return tmp
 
 

@@ -21,9 +21,7 @@ from arcnb.plot.check import check_figure  # noqa: E402
 def two(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sections")
     base = G.scenario(tmp / "a")
-    for i, m in enumerate([2, 3]):
-        g = G.Game("tw01-0a1b2c3d") if i == 0 else G.Game("tw02-1b2c3d4e", G.GAME_B_LEVELS)
-        G.play(tmp / "b" / f"{g.game_id}-b{i}.jsonl", G.agent(g, m), game=g, guid=f"b{i}")
+    G.second_agent(tmp / "b")
     runs = S.scored_runs([tmp / "a", tmp / "b"], base, labels=["agent <A>", "agent\u202eB"],
                          n_boot=200)
     return tmp, base, runs
