@@ -56,13 +56,13 @@ def test_out_writes_the_tables_and_refuses_to_overwrite(card_dir, capsys):
     assert main(args) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cap"] == 5.0 and summary["rule"] == "0.9.9"
-    levels = pd.readG.baselines_csv(out / "levels.csv")
+    levels = pd.read_csv(out / "levels.csv")
     assert {"game_id", "play", "level", "actions", "baseline", "ratio", "score", "resets",
             "game_overs", "unchanged_actions", "seconds"} <= set(levels.columns)
-    games = pd.readG.baselines_csv(out / "games.csv")
+    games = pd.read_csv(out / "games.csv")
     assert json.loads(games.set_index("game_id").loc["tw02-1b2c3d4e", "level_scores"]) == \
         [115.0, 25.0, 0.0]
-    assert len(pd.readG.baselines_csv(out / "faults.csv")) == 2
+    assert len(pd.read_csv(out / "faults.csv")) == 2
     capsys.readouterr()
     assert main(args) == 2
     err = capsys.readouterr().err
