@@ -306,6 +306,22 @@ class Section:
         self._png = png
 
 
+class FilesSection(Section):
+    """A section that writes its page's own files (tables, pages: not figures) into
+    ``figures_dir`` and lists them (``tables["files"]``, filled by ``write``); without a
+    folder it is empty, ``nothing`` saying so. A subclass implements ``write`` (and
+    ``body``): compare's files, the ARC-AGI-3 report's tables and replays."""
+
+    nothing: ClassVar[str] = "Nothing written (no folder given)."
+
+    def compute(self):
+        if not self.options.figures_dir:
+            self.empty = self.nothing
+
+    def files(self):
+        return []
+
+
 def section_names(namespace: dict) -> list[str]:
     """The sections a module defines, in order (its public :class:`Section` subclasses):
     the ``__all__`` of a module of sections, so that a new class needs no list of its own."""
