@@ -232,7 +232,7 @@ class Levels(_Arc3Section):
 
     def body(self):
         return ([table(self.tables["levels"], table_id="arcnb-arc3-levels", digits=2)]
-                + [self.image(f.name) for f in self.figures()])
+                + self.images())
 
 
 class Faults(_Arc3Section):

@@ -276,6 +276,10 @@ class Section:
         return (f"<img class='arcnb-figure' data-figure='{escape(name)}' alt='{escape(alt or name)}' "
                 f"src='data:image/png;base64,{base64.b64encode(data).decode('ascii')}'>")
 
+    def images(self) -> list[str]:
+        """Every figure of the section (``figures()``), in order, as embedded PNGs."""
+        return [self.image(f.name) for f in self.figures()]
+
     def figure_of(self, spec: Figure):
         """Draw ``spec`` on a new figure and return the Figure."""
         return _as_figure(self._draw(spec, None))

@@ -76,7 +76,7 @@ class CompareDifferences(_CompareSection):
 
     def body(self):
         return ([table(self.tables["differences"], table_id="arcnb-compare-differences")]
-                + [self.image(f.name) for f in self.figures()])
+                + self.images())
 
 
 class CompareOnlyOne(_CompareSection):

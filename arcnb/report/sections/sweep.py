@@ -119,7 +119,7 @@ class SweepChanges(_SweepSection):
         return figs
 
     def body(self):
-        parts = [self.image(f.name) for f in self.figures()]
+        parts = self.images()
         if self.tables["changes"].empty:
             parts.append(note("No output was gained or lost between consecutive checkpoints."))
         return parts
@@ -165,7 +165,7 @@ class SweepCategories(_SweepSection):
                 for m in ("pass@2", "partial_credit")]
 
     def body(self):
-        return [self.image(f.name) for f in self.figures()]
+        return self.images()
 
 
 __all__ = ["selection_text"] + section_names(globals())
