@@ -77,18 +77,17 @@ class PredictionsSource:
         """Scored on ``dataset`` (``tasks`` filters it) with ``estimator``, for ``ks``
         (default: 1 .. the most attempts of any output), in memory, or written as the
         run directory ``out``."""
-        ds = _dataset(dataset, tasks, cache)
-        if out is not None:
-            refuse_finished(out, overwrite=overwrite)
+        return _scored_run(self, _dataset(dataset, tasks, cache), label, ks=ks, n_boot=n_boot,
+                           seed=seed, estimator=estimator, out=out, overwrite=overwrite)
+
+    def predictions(self, ds: Dataset):
+        """The predictions, loaded (cut to ``ds``'s tasks with ``only_dataset_tasks``),
+        and their provenance."""
         if self.only_dataset_tasks and isinstance(self.path, (str, os.PathLike)) and \
                 Path(self.path).is_file():
-            preds, prov = _cut_predictions(Path(self.path), ds)
-        else:
-            preds = load_predictions(self.path)
-            prov = predictions_provenance(self.path, preds, ds)
-        return _scored_run(ds, preds, prov, label or self.label, ks=ks, n_boot=n_boot,
-                           seed=seed, estimator=estimator, out=out, overwrite=overwrite,
-                           label=label)
+            return _cut_predictions(Path(self.path), ds)
+        preds = load_predictions(self.path)
+        return preds, predictions_provenance(self.path, preds, ds)
 
 
 @dataclass(frozen=True)
@@ -184,20 +183,22 @@ class BaselineSource:
              ks: Sequence[int] | str | None = None, n_boot: int = 1000, seed: int = 0,
              estimator: str = "ranked", out: str | os.PathLike | None = None,
              overwrite: bool = False, cache: dict | None = None) -> Run:
-        """Scored on ``dataset`` (``tasks`` filters it) like predictions: copy-the-input's
+        """Scored on ``dataset`` (``tasks`` filters it) like predictions (see
+        :meth:`predictions`), in memory, or written as the run directory ``out``."""
+        return _scored_run(self, _dataset(dataset, tasks, cache), label, ks=ks, n_boot=n_boot,
+                           seed=seed, estimator=estimator, out=out, overwrite=overwrite)
+
+    def predictions(self, ds: Dataset):
+        """The baseline's predictions on ``ds`` and their provenance: copy-the-input's
         attempts made from the dataset, the program search's bundled predictions cut
         to the dataset's tasks."""
-        ds = _dataset(dataset, tasks, cache)
         if self.name == "copy-input":
             preds = load_predictions(copy_input_submission(ds))
-            prov = run_provenance(source="reference", reference=self.name, dataset=ds.info,
-                                  predictions_sha256=None)
-        else:
-            preds, prov = _cut_predictions(_bundled_program_search(ds), ds)
-            prov["reference"] = self.name
-        return _scored_run(ds, preds, prov, label or self.label, ks=ks, n_boot=n_boot,
-                           seed=seed, estimator=estimator, out=out, overwrite=overwrite,
-                           label=label)
+            return preds, run_provenance(source="reference", reference=self.name,
+                                         dataset=ds.info, predictions_sha256=None)
+        preds, prov = _cut_predictions(_bundled_program_search(ds), ds)
+        prov["reference"] = self.name
+        return preds, prov
 
 
 @dataclass(frozen=True)
@@ -442,13 +443,19 @@ def open_run(source, *, dataset=None, tasks=None, label: str | None = None,
                                      overwrite=overwrite, cache=cache)
 
 
-def _scored_run(ds: Dataset, preds, prov: dict, name: str, *, ks, n_boot: int, seed: int,
-                estimator: str, out, overwrite: bool, label: str | None) -> Run:
-    """Predictions scored on ``ds`` as a Run named ``name``, written to ``out`` when
-    given."""
+def _scored_run(source, ds: Dataset, label: str | None, *, ks, n_boot: int, seed: int,
+                estimator: str, out, overwrite: bool) -> Run:
+    """What the sources of predictions share (:class:`PredictionsSource`,
+    :class:`BaselineSource`): their ``predictions(ds)`` scored on ``ds`` as a Run
+    labelled ``label`` (default: the source's own), written to ``out`` when given
+    (refused before anything is read when ``out`` holds a finished run and not
+    ``overwrite``)."""
+    if out is not None:
+        refuse_finished(out, overwrite=overwrite)
+    preds, prov = source.predictions(ds)
     res = score(ds, preds, ks=attempt_ks(preds) if ks is None else ks, n_boot=n_boot,
                 seed=seed, estimator=estimator)
-    run = Run.from_results(res, provenance=prov, label=name)
+    run = Run.from_results(res, provenance=prov, label=label or source.label)
     if out is not None:
         run = run.write(out, overwrite=overwrite)
         run.label = label or run.label

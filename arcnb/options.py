@@ -26,8 +26,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
-import numpy as np
-
 from .augment import AUGMENT_MODES
 from .errors import ParameterError
 from .io import parse_json
@@ -35,7 +33,7 @@ from .models.loading import ReplaceConfig
 from .probes import PROBES, check_probes
 from .runs import user_paths
 from .scoring import ESTIMATORS
-from .stats import check_n_boot, check_seed
+from .stats import check_n_boot, check_seed, whole_number
 
 __all__ = ["EvalOptions", "combine", "MAX_ATTEMPTS", "MAX_BATCH_SIZE", "MAX_COLOR_PERMS"]
 
@@ -47,14 +45,6 @@ MAX_ATTEMPTS = 1000
 MAX_COLOR_PERMS = 1000
 #: Most model inputs per batch (2**20).
 MAX_BATCH_SIZE = 1 << 20
-
-
-def _whole(value, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
-            or not lo <= value <= hi:
-        raise ParameterError(f"{name} must be a whole number from {lo} to {hi}, got "
-                             f"{value!r}")
-    return int(value)
 
 
 def _option(default, help: str, **meta):
@@ -136,7 +126,7 @@ class EvalOptions(Mapping):
                                  f"{', '.join(ESTIMATORS)}")
         for f in fields(self):
             if "bounds" in f.metadata:
-                value = _whole(getattr(self, f.name), f.name, *f.metadata["bounds"])
+                value = whole_number(getattr(self, f.name), *f.metadata["bounds"], f.name)
                 object.__setattr__(self, f.name, value)
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "n_boot", check_n_boot(self.n_boot))

@@ -27,16 +27,20 @@ MAX_SEED = 2 ** 63 - 1
 def check_n_boot(n_boot) -> int:
     """``n_boot`` as an int, refused (:class:`~arcnb.errors.ParameterError`, one line)
     unless it is a whole number from 1 to :data:`MAX_N_BOOT`."""
-    return _whole_number(n_boot, 1, MAX_N_BOOT, "the number of bootstrap resamples")
+    return whole_number(n_boot, 1, MAX_N_BOOT, "the number of bootstrap resamples")
 
 
 def check_seed(seed) -> int:
     """``seed`` as an int, refused (:class:`~arcnb.errors.ParameterError`, one line)
     unless it is a whole number from 0 to :data:`MAX_SEED`."""
-    return _whole_number(seed, 0, MAX_SEED, "the seed")
+    return whole_number(seed, 0, MAX_SEED, "the seed")
 
 
-def _whole_number(value, low: int, high: int, what: str) -> int:
+def whole_number(value, low: int, high: int, what: str) -> int:
+    """``value`` as an int, refused (:class:`~arcnb.errors.ParameterError`, one line
+    naming ``what``) unless it is a whole number (an int or a numpy integer, not a
+    bool) from ``low`` to ``high``: the one check behind :func:`check_n_boot`,
+    :func:`check_seed` and the bounded evaluation options."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
             or not low <= value <= high:
         raise ParameterError(f"{what} must be a whole number from {low} to {high}, got "

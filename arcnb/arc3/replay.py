@@ -23,6 +23,7 @@ import os
 import struct
 import uuid
 import zlib
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -73,20 +74,20 @@ def _esc(text) -> str:
     return escape(printable(str(text)))
 
 
+@dataclass(repr=False, eq=False)
 class Replay:
     """The replay page of one recording (one game of it): ``html`` (the whole page),
     ``fragment`` (the same player to embed in a notebook: ``_repr_html_``), ``n_steps``
     (shown) of ``n_recorded``, ``n_images`` (distinct frames encoded); :meth:`write`
     writes the page."""
 
-    def __init__(self, html_page: str, fragment: str, *, n_steps: int, n_recorded: int,
-                 n_images: int, title: str):
-        self.html = html_page
-        self.fragment = fragment
-        self.n_steps = n_steps
-        self.n_recorded = n_recorded
-        self.n_images = n_images
-        self.title = title
+    html: str
+    fragment: str
+    _: KW_ONLY
+    n_steps: int
+    n_recorded: int
+    n_images: int
+    title: str
 
     @property
     def size(self) -> int:

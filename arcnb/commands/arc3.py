@@ -3,14 +3,10 @@
 which the command answers in one line."""
 from __future__ import annotations
 
-import json
-import sys
-
 from ..report.arc3 import build_report
 from ..arc3.scorer import OUTPUT_FILES, score
-from ..io import to_jsonable
 from ..runs import REPORT_HTML, OutputFolder, unique_labels
-from .common import Parser, add_option
+from .common import Parser, add_eval_options, add_option, add_result_options, show_result
 
 __all__ = ["add", "run"]
 
@@ -46,8 +42,7 @@ def add(sub) -> None:
                             "resets)")
         q.add_argument("--max-actions", type=int, metavar="N",
                        help="the run's declared cap on actions per recording")
-        add_option(q, "arc3", "n_boot")
-        add_option(q, "arc3", "seed")
+        add_eval_options(q, "arc3", "n_boot", "seed")
 
     s = cmds.add_parser("score", help="score recordings with the official rule (RHAE)",
                         description="Re-score recordings exactly as the toolkit's scorecard "
@@ -67,10 +62,9 @@ def add(sub) -> None:
                         "(<game>/<version>/metadata.json or <game_id>/metadata.json) or a CSV "
                         "game_id,level,baseline_actions (levels from 1)")
     rule_options(s)
-    add_option(s, "arc3", "json")
-    add_option(s, "arc3", "out", help="folder for summary.json and the games, plays, levels and "
-                                      "faults tables (CSV)")
-    add_option(s, "arc3", "overwrite", help="replace existing files in --out")
+    add_result_options(s, "arc3", out_help="folder for summary.json and the games, plays, levels "
+                                           "and faults tables (CSV)",
+                       overwrite_help="replace existing files in --out")
     s.set_defaults(func=run)
     r = cmds.add_parser("report", help="an HTML report of one or more runs (papermill "
                                        "notebook of sections)",
@@ -110,23 +104,17 @@ def run(args) -> int:
                    competition=True if args.competition else None,
                    max_actions=args.max_actions) for r in runs]
     if len(cards) == 1:
-        if args.out:
-            cards[0].write(args.out, overwrite=args.overwrite)
-        print(json.dumps(to_jsonable(cards[0].summary()), sort_keys=True) if args.json
-              else cards[0].text())
-    else:
-        names = unique_labels([c.label for c in cards], sep="_")
-        if args.out:  # one folder per run, all claimed before any is written
-            folders = [OutputFolder(args.out).folder(n) for n in names]
-            for folder in folders:
-                folder.claim(OUTPUT_FILES, overwrite=args.overwrite)
-            for card, folder in zip(cards, folders):
-                card.write(folder.path, overwrite=args.overwrite)
-        if args.json:
-            print(json.dumps(to_jsonable({"runs": [c.summary() for c in cards]}),
-                             sort_keys=True))
-        else:
-            print("\n\n".join(c.text() for c in cards))
-    if args.out:
-        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
-    return 0
+        card = cards[0]
+        return show_result(args, card.summary(), card.text,
+                           lambda out: card.write(out, overwrite=args.overwrite))
+    names = unique_labels([c.label for c in cards], sep="_")
+
+    def write(out) -> None:  # one folder per run, all claimed before any is written
+        folders = [OutputFolder(out).folder(n) for n in names]
+        for folder in folders:
+            folder.claim(OUTPUT_FILES, overwrite=args.overwrite)
+        for card, folder in zip(cards, folders):
+            card.write(folder.path, overwrite=args.overwrite)
+
+    return show_result(args, {"runs": [c.summary() for c in cards]},
+                       lambda: "\n\n".join(c.text() for c in cards), write)

@@ -2,14 +2,12 @@
 curves, calibration)."""
 from __future__ import annotations
 
-import json
-
 from ..candidates import candidates
 from ..errors import ArcnbError, printable
-from ..io import to_jsonable
 from ..runs import Run
 from ..text import dataset_line, fmt_interval, fmt_number
-from .common import add_eval_options, add_option, add_scoring_inputs, number, say, scored_input
+from .common import (add_eval_options, add_option, add_result_options, add_scoring_inputs,
+                     number, say, scored_input, show_result)
 
 __all__ = ["add", "run"]
 
@@ -39,9 +37,7 @@ def add(sub) -> None:
                         "sample, view, step, iteration the candidates carry)")
     add_option(p, "candidates", "tie")
     add_eval_options(p, "candidates", "n_boot", "seed")
-    add_option(p, "candidates", "json")
-    add_option(p, "candidates", "out", help="folder for summary.json and the CSV tables")
-    add_option(p, "candidates", "overwrite")
+    add_result_options(p, "candidates", out_help="folder for summary.json and the CSV tables")
     p.set_defaults(func=run)
 
 
@@ -60,13 +56,14 @@ def run(args) -> int:
         res.write(args.out, overwrite=args.overwrite)
     for w in s["warnings"]:
         say("warning", w)
-    if args.json:
-        print(json.dumps(to_jsonable({k: v for k, v in s.items() if k != "definitions"}),
-                         sort_keys=True))
-        return 0
-    ds = s["dataset"]
+    return show_result(args, {k: v for k, v in s.items() if k != "definitions"},
+                       lambda: _text(s))
+
+
+def _text(s: dict) -> str:
+    """The pool's numbers on the terminal (``s``: the analysis's summary)."""
     lo, hi = s["coverage_ci95"]
-    lines = [dataset_line(ds),
+    lines = [dataset_line(s["dataset"]),
              f"tasks: {s['n_tasks']}  outputs: {s['n_outputs']}  samples: {s['n_samples']}  "
              f"distinct candidates: {s['n_candidates']}  invalid attempts: "
              f"{s['n_invalid_attempts']}  outputs without candidates: "
@@ -88,11 +85,7 @@ def run(args) -> int:
     elo, ehi = s["ece_ci95"]
     lines.append(f"calibration of the top vote share: ece {number(s['ece'])} [{number(elo)}, "
                  f"{number(ehi)}]")
-    lines += _budget_lines(s)
-    print("\n".join(lines))
-    if args.out:
-        print(f"wrote {args.out}")
-    return 0
+    return "\n".join(lines + _budget_lines(s))
 
 
 def _budget_lines(s: dict) -> list[str]:

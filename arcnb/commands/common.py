@@ -5,7 +5,8 @@ registry of shared options (``OPTIONS``: ``add_option``, ``add_eval_options``,
 ``eval_options``), the paths made absolute before a kernel or a worker sees them
 (``resolve_paths``, ``user_paths_env``), and what several commands print
 (``format_summary``, ``format_unscored``) or read (``add_scoring_inputs``,
-``scored_input``)."""
+``scored_input``), and how a command shows its result (``add_result_options``,
+``show_result``, ``json_line``)."""
 from __future__ import annotations
 
 import argparse
@@ -13,12 +14,13 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 
 from ..data import DATASETS
 from ..errors import one_line, printable
 from ..front import open_run, task_set
+from ..io import to_jsonable
 from ..options import EvalOptions
 from ..runs import USER_PATHS_ENV, absolute_path, is_run_dir
 from ..scoring import cost_line
@@ -212,6 +214,34 @@ def add_eval_options(p, command: str, *names: str) -> None:
     for name in names or [o.dest for o in OPTIONS if o.dest in EvalOptions.names()
                           and command in o.commands]:
         add_option(p, command, name)
+
+
+def add_result_options(p, command: str, *, out_help: str, overwrite_help: str | None = None) -> None:
+    """``--json``, ``--out`` and ``--overwrite``: what a command whose result is a summary
+    and an output folder takes (its run ends with :func:`show_result`); ``out_help``
+    says what the folder holds, ``overwrite_help`` words ``--overwrite`` for it."""
+    add_option(p, command, "json")
+    add_option(p, command, "out", help=out_help)
+    add_option(p, command, "overwrite", **({"help": overwrite_help} if overwrite_help else {}))
+
+
+def json_line(obj) -> str:
+    """``obj`` as the one JSON line a command prints under ``--json`` (keys sorted)."""
+    return json.dumps(to_jsonable(obj), sort_keys=True)
+
+
+def show_result(args, summary, text: Callable[[], str],
+                write: Callable[[str], object] | None = None) -> int:
+    """The end of a command with :func:`add_result_options`: the result written into
+    ``--out`` (``write(out)``) when given, then shown: ``summary`` as one JSON line
+    (:func:`json_line`) under ``--json``, else ``text()``; last, ``wrote OUT`` (on
+    stderr under ``--json``, so that stdout stays one JSON object). Returns 0."""
+    if args.out and write is not None:
+        write(args.out)
+    print(json_line(summary) if args.json else text())
+    if args.out:
+        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
 
 
 def eval_options(args) -> EvalOptions:

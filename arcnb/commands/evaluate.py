@@ -2,15 +2,14 @@
 and scored."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..evaluate import evaluate
-from ..io import to_jsonable
 from ..models.loading import CHECKPOINT_SUFFIXES
 from ..probes import probe_lines
 from ..runs import METRICS, PREDICTIONS, RESULTS_CSV, SUBMISSION, TASKS_CSV
-from .common import add_eval_options, add_option, eval_options, format_summary, format_unscored
+from .common import (add_eval_options, add_option, eval_options, format_summary, format_unscored,
+                     json_line)
 
 __all__ = ["add", "run"]
 
@@ -53,8 +52,7 @@ def run(args) -> int:
     if res is None:  # a non-zero rank under torchrun: rank 0 reports
         return 0
     if args.json:
-        print(json.dumps(to_jsonable({k: v for k, v in res.metrics.items()
-                                      if k != "provenance"}), sort_keys=True))
+        print(json_line({k: v for k, v in res.metrics.items() if k != "provenance"}))
         return 0
     if getattr(res, "scored", True) is False:  # a hidden test set: predictions only
         print(format_unscored(res.summary))

@@ -1,12 +1,8 @@
 """``arcnb overlap``: which evaluation outputs the training data already holds."""
 from __future__ import annotations
 
-import json
-import sys
-
-from ..io import to_jsonable
 from ..overlap import overlap
-from .common import add_option
+from .common import add_option, add_result_options, show_result
 
 __all__ = ["add", "run"]
 
@@ -30,22 +26,14 @@ def add(sub) -> None:
     p.add_argument("--colors", choices=["1-9", "all"], default="1-9",
                    help="colours that may permute for 'equivalent': 1-9 (default; black, the "
                         "background, stays black) or all")
-    add_option(p, "overlap", "json")
-    add_option(p, "overlap", "out", help="folder for the per-output table (overlap.csv, "
-                                          "overlap.parquet), overlap_tasks.csv and overlap.json")
-    add_option(p, "overlap", "overwrite", help="replace existing files in --out")
+    add_result_options(p, "overlap", out_help="folder for the per-output table (overlap.csv, "
+                                              "overlap.parquet), overlap_tasks.csv and overlap.json",
+                       overwrite_help="replace existing files in --out")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     """Run ``arcnb overlap`` on parsed arguments; returns the exit status."""
     ov = overlap(args.dataset, args.train, tasks=args.tasks, colors=args.colors)
-    if args.out:
-        ov.write(args.out, overwrite=args.overwrite)
-    if args.json:
-        print(json.dumps(to_jsonable(ov.summary), sort_keys=True))
-    else:
-        print(ov.text())
-    if args.out:
-        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
-    return 0
+    return show_result(args, ov.summary, ov.text,
+                       lambda out: ov.write(out, overwrite=args.overwrite))

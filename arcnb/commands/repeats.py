@@ -1,14 +1,10 @@
 """``arcnb repeats``: many runs on one dataset analysed together."""
 from __future__ import annotations
 
-import json
-import sys
-
 from .. import report as R
 from ..errors import ArcnbError
-from ..io import to_jsonable
 from ..repeats import repeats as analyse_repeats
-from .common import add_eval_options, add_option, say
+from .common import add_eval_options, add_option, add_result_options, say, show_result
 
 __all__ = ["add", "run"]
 
@@ -42,9 +38,7 @@ def add(sub) -> None:
                                           "expectation, default) or 'first' (first appearance: run "
                                           "order, then attempt order)")
     add_eval_options(p, "repeats", "n_boot", "seed")
-    add_option(p, "repeats", "json")
-    add_option(p, "repeats", "out", help="folder for summary.json and the CSV tables")
-    add_option(p, "repeats", "overwrite")
+    add_result_options(p, "repeats", out_help="folder for summary.json and the CSV tables")
     p.add_argument("--report", action="store_true",
                    help="also write the page of many runs, repeats.html, into --out")
     p.set_defaults(func=run)
@@ -62,13 +56,5 @@ def run(args) -> int:
                           seed=args.seed, score=args.score, tie=args.tie)
     for w in rep.summary.get("warnings", []):
         say("warning", w)
-    if args.out:
-        rep.write(args.out, overwrite=args.overwrite,
-                  html=R.sections.repeats_page(rep) if args.report else None)
-    if args.json:
-        print(json.dumps(to_jsonable(rep.summary), sort_keys=True))
-    else:
-        print(rep.text())
-    if args.out:
-        print(f"wrote {args.out}", file=sys.stderr if args.json else sys.stdout)
-    return 0
+    return show_result(args, rep.summary, rep.text, lambda out: rep.write(
+        out, overwrite=args.overwrite, html=R.sections.repeats_page(rep) if args.report else None))

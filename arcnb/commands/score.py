@@ -1,12 +1,10 @@
 """``arcnb score``: predictions scored with the official rule, in three conventions."""
 from __future__ import annotations
 
-import json
-
-from ..io import to_jsonable
 from ..runs import Run
 from ..scoring import score
-from .common import add_option, add_scoring_inputs, fail, format_summary, say, scored_input
+from .common import (add_option, add_scoring_inputs, fail, format_summary, json_line, say,
+                     scored_input)
 
 __all__ = ["add", "run"]
 
@@ -49,7 +47,7 @@ def run(args) -> int:
     for line in format_problems(problems):
         say("problems", line)
     if args.json:
-        print(json.dumps(to_jsonable({**res.summary, "problems": problems}), sort_keys=True))
+        print(json_line({**res.summary, "problems": problems}))
         return 0
     print(format_summary(res.summary, res.ks))
     return 0

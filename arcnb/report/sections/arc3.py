@@ -36,7 +36,7 @@ from ...html import table as _table
 from ...text import fmt_number, fmt_significant
 from ...resources import arc3_example
 from ...runs import OutputFolder, unique_labels
-from .base import Figure, Options, Section, section_names
+from .base import Figure, FilesSection, Options, Section, section_names
 from .run import Provenance
 
 
@@ -232,7 +232,7 @@ class Levels(_Arc3Section):
 
     def body(self):
         return ([table(self.tables["levels"], table_id="arcnb-arc3-levels", digits=2)]
-                + [self.image(f.name) for f in self.figures()])
+                + self.images())
 
 
 class Faults(_Arc3Section):
@@ -329,20 +329,14 @@ def folder_names(labels: Sequence[str]) -> list[str]:
                           for lab in labels], sep="_")
 
 
-class Files(_Arc3Section):
+class Files(_Arc3Section, FilesSection):
     """With ``figures_dir`` (the report's folder): each run's tables (``summary.json``,
     games, plays, levels, faults) in a folder of its own and a replay page per
     recording under ``replays/``, listed with links."""
 
     title = "Files and replays"
     anchor = "arcnb-arc3-files"
-
-    def compute(self):
-        if not self.options.figures_dir:
-            self.empty = "Nothing written (no folder given for the report's files)."
-
-    def files(self):
-        return []
+    nothing = "Nothing written (no folder given for the report's files)."
 
     def write(self, folder, *, overwrite=True):
         # every file through the one guarded output folder: a link planted at OUT/<run>/

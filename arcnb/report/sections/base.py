@@ -276,6 +276,10 @@ class Section:
         return (f"<img class='arcnb-figure' data-figure='{escape(name)}' alt='{escape(alt or name)}' "
                 f"src='data:image/png;base64,{base64.b64encode(data).decode('ascii')}'>")
 
+    def images(self) -> list[str]:
+        """Every figure of the section (``figures()``), in order, as embedded PNGs."""
+        return [self.image(f.name) for f in self.figures()]
+
     def figure_of(self, spec: Figure):
         """Draw ``spec`` on a new figure and return the Figure."""
         return _as_figure(self._draw(spec, None))
@@ -304,6 +308,22 @@ class Section:
                                           **({"bbox_inches": "tight"} if spec.tight else {}))
             plt.close(fig)
         self._png = png
+
+
+class FilesSection(Section):
+    """A section that writes its page's own files (tables, pages: not figures) into
+    ``figures_dir`` and lists them (``tables["files"]``, filled by ``write``); without a
+    folder it is empty, ``nothing`` saying so. A subclass implements ``write`` (and
+    ``body``): compare's files, the ARC-AGI-3 report's tables and replays."""
+
+    nothing: ClassVar[str] = "Nothing written (no folder given)."
+
+    def compute(self):
+        if not self.options.figures_dir:
+            self.empty = self.nothing
+
+    def files(self):
+        return []
 
 
 def section_names(namespace: dict) -> list[str]:

@@ -5,12 +5,18 @@ from __future__ import annotations
 from ... import plot as P
 from ...html import note, table
 from ..html import file_table
-from .base import Figure, Section, section_names
+from .base import Figure, FilesSection, Section, section_names
+
+#: What the sections of the comparison page are built from (``built_from``).
+COMPARISON = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
 
-class CompareRuns(Section):
+class _CompareSection(Section):
+    built_from = COMPARISON
+
+
+class CompareRuns(_CompareSection):
     """The runs side by side on the same tasks, and the comparison's notes."""
-    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Runs"
     anchor = "arcnb-section-compare-runs"
@@ -24,10 +30,9 @@ class CompareRuns(Section):
                 + [note(f"note: {n}") for n in self.numbers["notes"]])
 
 
-class Leaderboard(Section):
+class Leaderboard(_CompareSection):
     """pass@2 with its interval against cost per task (log axis) and the Pareto front;
     says so when the runs carry no cost."""
-    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Score against cost"
     anchor = "arcnb-section-leaderboard"
@@ -50,10 +55,9 @@ class Leaderboard(Section):
         return [self.image("leaderboard")]
 
 
-class CompareDifferences(Section):
+class CompareDifferences(_CompareSection):
     """The paired difference in pass@2 (B - A) with its bootstrap interval and the
     exact McNemar test, and a per-task picture for each pair of consecutive runs."""
-    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Paired differences"
     anchor = "arcnb-section-compare-differences"
@@ -72,12 +76,11 @@ class CompareDifferences(Section):
 
     def body(self):
         return ([table(self.tables["differences"], table_id="arcnb-compare-differences")]
-                + [self.image(f.name) for f in self.figures()])
+                + self.images())
 
 
-class CompareOnlyOne(Section):
+class CompareOnlyOne(_CompareSection):
     """The test outputs that only one of the runs solved."""
-    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Outputs only one run solved"
     anchor = "arcnb-section-compare-only-one"
@@ -89,9 +92,8 @@ class CompareOnlyOne(Section):
         return [table(self.tables["only_one_solved"], table_id="arcnb-compare-only-one")]
 
 
-class CompareCategories(Section):
+class CompareCategories(_CompareSection):
     """Per category, the differences between the runs."""
-    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Per category"
     anchor = "arcnb-section-compare-categories"
@@ -106,20 +108,13 @@ class CompareCategories(Section):
         return [table(self.tables["categories"], table_id="arcnb-compare-categories")]
 
 
-class CompareFiles(Section):
+class CompareFiles(_CompareSection, FilesSection):
     """With ``figures_dir`` (the compare page's ``out``): the comparison's tables (CSV,
     LaTeX, ``summary.json``) and leaderboard picture written there, listed."""
-    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
 
     title = "Files written"
     anchor = "arcnb-section-compare-files"
-
-    def compute(self):
-        if not self.options.figures_dir:
-            self.empty = "Nothing written (the out option names no folder)."
-
-    def files(self):
-        return []
+    nothing = "Nothing written (the out option names no folder)."
 
     def write(self, folder, *, overwrite=True):
         paths = self.run.write(folder, overwrite=overwrite)

@@ -8,6 +8,7 @@ from ...html import note, table
 from ...plot import difficulty as PD
 from ...text import fmt_number, fmt_significant
 from .base import Figure, Section, section_names
+from .compare import COMPARISON
 
 #: At most this many systems get a surprises gallery (those with the most surprises).
 MAX_GALLERIES = 4
@@ -17,7 +18,7 @@ class Difficulty(Section):
     """Each system's ability with its interval, accuracy by difficulty bin beside the
     other systems', people's solve rates against the fitted difficulty (when given) and
     the surprises: outputs a system fails although the model expected it to solve them."""
-    built_from = "a comparison (arcnb.compare.compare([run, run, ...]))"
+    built_from = COMPARISON
 
     title = "Difficulty"
     anchor = "arcnb-section-difficulty"

@@ -12,9 +12,13 @@ from .base import Figure, Options, Section, page_of, section_names
 from .run import Provenance
 
 
-class RepeatsConfigs(Section):
-    """pass@2 per configuration over its runs: mean, SD, min, max, both intervals."""
+class _RepeatsSection(Section):
     built_from = "many runs (arcnb.repeats([run, run, ...], dataset=...))"
+    needs_truth = False
+
+
+class RepeatsConfigs(_RepeatsSection):
+    """pass@2 per configuration over its runs: mean, SD, min, max, both intervals."""
 
     title = "Spread over runs"
     anchor = "arcnb-section-repeats-configs"
@@ -27,7 +31,6 @@ class RepeatsConfigs(Section):
              "variance: task sampling and run-to-run spread. The graded metrics "
              "(shape accuracy, cell accuracy over the outputs with a right-shaped attempt, "
              "partial credit) get the same numbers in a table of their own.")
-    needs_truth = False
 
     def compute(self):
         graded = [f"{m}_{k}" for m in GRADED
@@ -62,16 +65,14 @@ class RepeatsConfigs(Section):
                 table(self.tables["runs"], table_id="arcnb-repeats-runs")]
 
 
-class RepeatsFlips(Section):
+class RepeatsFlips(_RepeatsSection):
     """Tasks whose pass@2 differs between runs of one configuration."""
-    built_from = "many runs (arcnb.repeats([run, run, ...], dataset=...))"
 
     title = "Tasks that flip"
     anchor = "arcnb-section-repeats-flips"
     intro = ("Per configuration, the tasks always solved (pass@2 of 1 in every run), never "
              "solved (0 in every run) and flipping (solved in some runs only), with each "
              "flipping task's solve rate: the mean over runs of its pass@2.")
-    needs_truth = False
 
     def compute(self):
         self.tables["flips"] = self.run.flips
@@ -92,9 +93,8 @@ class RepeatsFlips(Section):
         return parts
 
 
-class RepeatsComparisons(Section):
+class RepeatsComparisons(_RepeatsSection):
     """Differences between configurations and the winner's curse."""
-    built_from = "many runs (arcnb.repeats([run, run, ...], dataset=...))"
 
     title = "Differences between configurations"
     anchor = "arcnb-section-repeats-comparisons"
@@ -109,7 +109,6 @@ class RepeatsComparisons(Section):
              "curse: the run with the best pass@2 on a random half of the tasks, its score "
              "on that half and on the other half (averaged over many halves), beside the "
              "configuration's mean.")
-    needs_truth = False
 
     def compute(self):
         self.tables["comparisons"] = self.run.comparisons
@@ -137,9 +136,8 @@ class RepeatsComparisons(Section):
         return parts
 
 
-class RepeatsUnion(Section):
+class RepeatsUnion(_RepeatsSection):
     """Union coverage against the number of runs, and unique solves per run."""
-    built_from = "many runs (arcnb.repeats([run, run, ...], dataset=...))"
 
     title = "What more runs would add"
     anchor = "arcnb-section-repeats-union"
@@ -152,7 +150,6 @@ class RepeatsUnion(Section):
              "each ensemble, the one with the best pass@2 on a random half of the tasks, "
              "scored on the other half, averaged over many halves, beside the same choice "
              "among the runs alone.")
-    needs_truth = False
 
     def compute(self):
         s = self.run.summary

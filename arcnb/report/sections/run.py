@@ -13,7 +13,7 @@ from ... import breakdown as B
 from ... import plot as P
 from ...harness_logs import run_log_rates
 from ...html import note, table
-from ..candidates import candidate_pool, candidates_html, section_numbers
+from ..candidates import section_numbers
 from ..cost import cost_results
 from ..html import (breakdown_html, cost_html, cut_note, definitions_html, graded_table_html,
                     headline_html, lead_html, provenance_block_html, provenance_html,
@@ -612,52 +612,6 @@ class Provenance(Section):
             return [provenance_html(self.run.metrics, run_dir=self.run.run_dir,
                                     rules=self.block["rules"])]
         return [provenance_block_html(self.block)]
-
-
-class CandidatePool(Section):
-    """The candidate pool, shown when some test output has more than 2 distinct
-    candidates: coverage, each ranking rule's pass@1 / pass@2 and selection gap, the
-    rank of the right candidate and the calibration of the top vote share."""
-
-    title = "Candidate pool"
-    anchor = "arcnb-candidate-pool"
-    optional = True
-    intro = ("What the model found versus what it picked, when it proposes more than two "
-             "distinct candidates for some test output (an augmented evaluation, or "
-             "predictions with more than two attempts).")
-
-    def compute(self):
-        o = self.options
-        self.pool = candidate_pool(self.run, n_boot=o.n_boot, seed=o.seed)
-        if self.pool is None:
-            self.empty = "No candidate pool: no test output has more than 2 distinct candidates."
-            return
-        self.title = f"{section_numbers(self.run, o, self.pool)['CandidatePool']}. Candidate pool"
-        self.tables.update({"outputs": self.pool.outputs, "rankings": pd.DataFrame(
-            [{"rule": rule, **{k: v for k, v in r.items() if not isinstance(v, (list, tuple))}}
-             for rule, r in self.pool.summary["rankings"].items()])})
-        s = self.pool.summary
-        self.numbers = {k: s.get(k) for k in ("coverage", "coverage_ci95", "distinct_mean",
-                                              "ece", "n_candidates", "n_outputs")}
-
-    def figures(self):
-        return [Figure(name, (lambda draw: lambda ax: draw(self.pool, ax=ax))(draw))
-                for name, draw in (("candidates_rank", P.rank_histogram),
-                                   ("candidates_by_category", P.coverage_vs_pass),
-                                   ("candidates_reliability", P.reliability_diagram),
-                                   ("candidates_pass_at_k", P.pass_at_k_by_rule))]
-
-    def to_html(self):
-        self._require()
-        if self.empty is not None:  # nothing at all: the report shows no section
-            return ""
-        # the pool's own fragment carries the heading (id arcnb-candidate-pool)
-        return ("<section class='arcnb-section' data-section='CandidatePool'>"
-                + "\n".join(self.body()) + "</section>")
-
-    def body(self):
-        return [candidates_html(self.pool, self.title), self.image("candidates_rank"),
-                self.image("candidates_pass_at_k")]
 
 
 class TrainingOverlap(Section):

@@ -33,9 +33,12 @@ def selection_text(sel: dict) -> str:
             f"{pct(sel['full_set_best_score'])}, a figure that carries the same bias.")
 
 
-class SweepCurves(Section):
-    """Each metric at each checkpoint with its 95% bootstrap band, and the table."""
+class _SweepSection(Section):
     built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
+
+
+class SweepCurves(_SweepSection):
+    """Each metric at each checkpoint with its 95% bootstrap band, and the table."""
 
     title = "Learning curves"
     anchor = "arcnb-section-sweep-curves"
@@ -71,9 +74,8 @@ class SweepCurves(Section):
                       table_id="arcnb-sweep-table")]
 
 
-class SweepSelection(Section):
+class SweepSelection(_SweepSection):
     """The best checkpoint chosen on one half of the tasks and reported on the other."""
-    built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
 
     title = "Best checkpoint, chosen honestly"
     anchor = "arcnb-section-sweep-selection"
@@ -87,9 +89,8 @@ class SweepSelection(Section):
         return [f"<p id='arcnb-sweep-selection'>{escape(selection_text(self.numbers))}</p>"]
 
 
-class SweepChanges(Section):
+class SweepChanges(_SweepSection):
     """Test outputs gained and lost from one checkpoint to the next, with galleries."""
-    built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
 
     title = "Outputs gained and lost"
     anchor = "arcnb-section-sweep-changes"
@@ -118,15 +119,14 @@ class SweepChanges(Section):
         return figs
 
     def body(self):
-        parts = [self.image(f.name) for f in self.figures()]
+        parts = self.images()
         if self.tables["changes"].empty:
             parts.append(note("No output was gained or lost between consecutive checkpoints."))
         return parts
 
 
-class SweepSolved(Section):
+class SweepSolved(_SweepSection):
     """Each task's pass@2 at each checkpoint, for the tasks solved at some checkpoint."""
-    built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
 
     title = "Which tasks were solved when"
     anchor = "arcnb-section-sweep-solved"
@@ -147,9 +147,8 @@ class SweepSolved(Section):
                 self.image("solved")]
 
 
-class SweepCategories(Section):
+class SweepCategories(_SweepSection):
     """pass@2 and partial credit per structural category at each checkpoint."""
-    built_from = "a sweep (arcnb.sweep.open_sweep(DIR))"
 
     title = "Per structural category"
     anchor = "arcnb-section-sweep-categories"
@@ -166,7 +165,7 @@ class SweepCategories(Section):
                 for m in ("pass@2", "partial_credit")]
 
     def body(self):
-        return [self.image(f.name) for f in self.figures()]
+        return self.images()
 
 
 __all__ = ["selection_text"] + section_names(globals())
