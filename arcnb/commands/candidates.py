@@ -1,5 +1,10 @@
-"""``arcnb candidates``: a candidate pool measured (coverage, rankings, anytime
-curves, calibration)."""
+"""Read many candidates per test output (a submission or benchmarking-harness run with more
+than 2 attempts, or a candidates .json/.parquet file) and report coverage (is the right
+answer among the candidates at all?), pass@1 and pass@2 per ranking rule, the selection
+gap (coverage - pass@2), the rank of the right candidate, distinct candidates per output
+and the calibration of the top candidate's vote share, with 95% bootstrap intervals over
+tasks.
+"""
 from __future__ import annotations
 
 from ..candidates import candidates
@@ -16,15 +21,7 @@ def add(sub) -> None:
     """Add ``arcnb candidates`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("candidates", help="measure a candidate pool: what the model found "
                                           "versus what it picked",
-                       description="Read many candidates per test output (a submission or "
-                                   "benchmarking-harness run with more than 2 attempts, or a "
-                                   "candidates .json/.parquet file) and report coverage (is "
-                                   "the right answer among the candidates at all?), pass@1 and "
-                                   "pass@2 per ranking rule, the selection gap (coverage - "
-                                   "pass@2), the rank of the right candidate, distinct "
-                                   "candidates per output and the calibration of the top "
-                                   "candidate's vote share, with 95% bootstrap intervals over "
-                                   "tasks.")
+                       description=__doc__)
     add_scoring_inputs(p, "submission JSON file, benchmarking-harness run folder, or "
                           "candidates file (.json or .parquet)")
     p.add_argument("--rank-by", action="append", default=[], metavar="RULE",

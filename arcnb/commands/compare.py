@@ -1,5 +1,9 @@
-"""``arcnb compare``: runs compared on the same tasks (paired intervals, McNemar, the
-leaderboard, task difficulty), and optionally the compare page."""
+"""Re-score two or more run directories and compare them: paired bootstrap interval for the
+difference in pass@2, exact McNemar test, outputs only one run solved, per-category
+differences, and, when every run has a cost, the leaderboard picture (pass@2 against
+cost per task, Pareto front). Writes CSV + LaTeX tables, summary.json and
+leaderboard.png/.pdf into --out.
+"""
 from __future__ import annotations
 
 from .. import report as R
@@ -16,13 +20,7 @@ __all__ = ["add", "run"]
 def add(sub) -> None:
     """Add ``arcnb compare`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("compare", help="compare run directories on the same tasks",
-                       description="Re-score two or more run directories and compare them: "
-                                   "paired bootstrap interval for the difference in pass@2, "
-                                   "exact McNemar test, outputs only one run solved, "
-                                   "per-category differences, and, when every run has a cost, "
-                                   "the leaderboard picture (pass@2 against cost per task, "
-                                   "Pareto front). Writes CSV + LaTeX tables, summary.json and "
-                                   "leaderboard.png/.pdf into --out.")
+                       description=__doc__)
     add_option(p, "compare", "runs", help=f"run directories ({PREDICTIONS} + {METRICS}); with "
                                            "--dataset also submission files or benchmarking-harness "
                                            "run folders")

@@ -1,4 +1,9 @@
-"""``arcnb overlap``: which evaluation outputs the training data already holds."""
+"""For every test output of EVAL: is its (input, output) pair a pair of some training task
+verbatim (exact), up to a rotation or mirror and a permutation of the colours
+(equivalent), or is its input a training input (input seen); per task also whether a
+training task has its id, with other content (version drift). Several --train datasets
+form one pool.
+"""
 from __future__ import annotations
 
 from ..overlap import overlap
@@ -10,13 +15,7 @@ __all__ = ["add", "run"]
 def add(sub) -> None:
     """Add ``arcnb overlap`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("overlap", help="which evaluation outputs the training data already holds",
-                       description="For every test output of EVAL: is its (input, output) pair "
-                                   "a pair of some training task verbatim (exact), up to a "
-                                   "rotation or mirror and a permutation of the colours "
-                                   "(equivalent), or is its input a training input (input "
-                                   "seen); per task also whether a training task has its id, "
-                                   "with other content (version drift). Several --train "
-                                   "datasets form one pool.")
+                       description=__doc__)
     p.add_argument("dataset", metavar="EVAL",
                    help="the evaluation dataset: a name (e.g. arc-agi-1:evaluation), task "
                         "folder, task file or *_challenges.json")

@@ -1,4 +1,10 @@
-"""``arcnb repeats``: many runs on one dataset analysed together."""
+"""Score many runs on one dataset and analyse them together, grouped into configurations:
+pass@2 mean, SD, min and max over runs with a 95% interval over tasks and runs beside
+the one-run interval, tasks that flip, differences between configurations with a paired
+test over tasks, the expected private score of the best run picked on a public half, and
+union coverage. A folder that is not a run stands for every run below it (one per
+sub-folder, at any depth).
+"""
 from __future__ import annotations
 
 from .. import report as R
@@ -13,14 +19,7 @@ def add(sub) -> None:
     """Add ``arcnb repeats`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("repeats", help="many runs (seeds, reruns, configurations) on one "
                                        "dataset: spread, flips, differences, unions",
-                       description="Score many runs on one dataset and analyse them together, "
-                                   "grouped into configurations: pass@2 mean, SD, min and max "
-                                   "over runs with a 95% interval over tasks and runs beside "
-                                   "the one-run interval, tasks that flip, differences between "
-                                   "configurations with a paired test over tasks, the expected "
-                                   "private score of the best run picked on a public half, "
-                                   "and union coverage. A folder that is not a run stands for "
-                                   "every run below it (one per sub-folder, at any depth).")
+                       description=__doc__)
     p.add_argument("sources", nargs="+", metavar="SOURCE",
                    help="predictions file, harness run folder, run directory, or a folder "
                         "holding runs in sub-folders")

@@ -1,4 +1,7 @@
-"""``arcnb score``: predictions scored with the official rule, in three conventions."""
+"""Score predictions (an ARC Prize submission file, a benchmarking-harness run folder or a
+JSON Lines file) with the official rule, in three conventions, with cost and tokens when
+the attempts carry them.
+"""
 from __future__ import annotations
 
 from ..runs import Run
@@ -12,11 +15,7 @@ __all__ = ["add", "run"]
 def add(sub) -> None:
     """Add ``arcnb score`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("score", help="score an ARC Prize submission file on a dataset",
-                       description="Score predictions (an ARC Prize submission file, a "
-                                   "benchmarking-harness run folder or a JSON Lines file) "
-                                   "with the official rule, "
-                                   "in three conventions, with cost and tokens when the "
-                                   "attempts carry them.")
+                       description=__doc__)
     add_scoring_inputs(p, "submission JSON file, a benchmarking-harness run folder (one "
                           "<task_id>.json per task) or a .jsonl file (one test output per "
                           "line)")

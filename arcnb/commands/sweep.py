@@ -1,5 +1,11 @@
-"""``arcnb sweep``: the checkpoints of a training run evaluated, their learning curves
-and the sweep page."""
+"""Evaluate every checkpoint (files, a folder or a quoted glob pattern) on one dataset,
+each into DIR/runs/ (a finished checkpoint is not redone), then write DIR/sweep.csv (one
+row per checkpoint, ordered by training step, with pass@2 and the graded metrics and
+their 95% intervals) and the sweep page DIR/sweep.html. The step comes from the
+checkpoint, else its file name, else the order given. With --shard I/N only every N-th
+checkpoint is evaluated (one job of a job array); then arcnb sweep --collect DIR builds
+the files.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,15 +22,7 @@ def add(sub) -> None:
     """Add ``arcnb sweep`` to the command line's sub-parsers (its ``func``: :func:`run`)."""
     p = sub.add_parser("sweep", help="evaluate the checkpoints of a training run: learning "
                                      "curves and the sweep page",
-                       description="Evaluate every checkpoint (files, a folder or a quoted glob "
-                                   "pattern) on one dataset, each into DIR/runs/ (a finished "
-                                   "checkpoint is not redone), then write DIR/sweep.csv (one row "
-                                   "per checkpoint, ordered by training step, with pass@2 and "
-                                   "the graded metrics and their 95% intervals) and the sweep "
-                                   "page DIR/sweep.html. The step comes from the checkpoint, "
-                                   "else its file name, else the order given. With --shard I/N "
-                                   "only every N-th checkpoint is evaluated (one job of a job "
-                                   "array); then arcnb sweep --collect DIR builds the files.")
+                       description=__doc__)
     add_option(p, "sweep", "checkpoints")
     add_option(p, "sweep", "collect", help="build sweep.csv and sweep.html from the finished runs of "
                                             "the sweep folder DIR (after every shard is done); no "
