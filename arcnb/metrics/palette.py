@@ -59,30 +59,34 @@ def _bins(pred, target, pad_bin, pad_token):
     if tc.dtype == torch.int8:  # 14 * 10 + 12 does not fit
         tc = tc.to(torch.int16)
     pc = _clamped(pred, -1, 10)
-    if torch.result_type(tc, pc) == tc.dtype:
+    if tc.dtype == pc.dtype or (tc.dtype.is_signed and tc.dtype.itemsize > pc.dtype.itemsize):
         s = tc.add_(pc, alpha=_T_CODES)  # tc is a fresh tensor of ours
     else:
         s = torch.add(tc, pc, alpha=_T_CODES)
-    wide = s.dtype == torch.int64 or not _fits(n + _BINS, torch.int32)
+    eager_cpu = s.device.type == "cpu" and not torch.compiler.is_compiling()
+    # int32 keys where bincount takes them (scatter_add_ wants int64 indices)
+    wide = s.dtype == torch.int64 or not eager_cpu or not _fits(n + _BINS, torch.int32)
     kdt = torch.int64 if wide else torch.int32
     offs = torch.arange(_T_CODES + 1, n + _T_CODES + 1, _BINS, device=s.device,
                         dtype=kdt).view((B,) + (1,) * (s.dim() - 1))
-    key = (s.add_(offs) if s.dtype == kdt else offs + s).reshape(-1)
-    if key.device.type == "cpu" and not torch.compiler.is_compiling():
-        counts = torch.bincount(key, minlength=n)  # on CUDA bincount waits for the GPU
-    else:
-        counts = torch.zeros(n, dtype=torch.int64, device=key.device).index_put_(
-            (key,), _constant(1, torch.int64, key.device, ("pal-one",)), accumulate=True)
+    # (a cast then an add in place: faster than one add that promotes)
+    key = (s if s.dtype == kdt else s.to(kdt)).add_(offs).reshape(-1)
+    if eager_cpu:
+        counts = torch.bincount(key, minlength=n)
+    else:  # bincount would wait for the device (it reads the largest key); atomics instead
+        one = _constant(1, torch.int64, key.device, ("pal-one",))
+        counts = torch.zeros(n, dtype=torch.int64, device=key.device).scatter_add_(
+            0, key, one.expand(key.shape))
     return counts.view(B, _P_CODES, _T_CODES)
 
 
-def _weights(pad_bin, device):
-    """``[2, 14]`` int64 weights on the target bins: the valid non-colours (errors),
-    the valid cells."""
+def _weights(pad_bin, device, which: int):
+    """``[14]`` int64 weights on the target bins: the valid non-colours (errors,
+    ``which`` 0), the valid cells (``which`` 1)."""
     torch = _torch()
     valid = tuple(0 if i == pad_bin else 1 for i in range(_T_CODES))
     bad = tuple(v if not 1 <= i <= 10 else 0 for i, v in enumerate(valid))
-    return _constant((bad, valid), torch.int64, device, ("pal-w", pad_bin))
+    return _constant((bad, valid)[which], torch.int64, device, ("pal-w", pad_bin, which))
 
 
 def palette_update(pred, target, *, pad_token=10) -> dict:
@@ -91,7 +95,7 @@ def palette_update(pred, target, *, pad_token=10) -> dict:
     ``sum_jaccard`` (the sum of their per-grid Jaccard indices).
 
     One pass over the two batches, in their own integer dtypes: each cell's pair of
-    codes counted in one ``bincount`` (``index_put_`` off the CPU and under
+    codes counted in one ``bincount`` (``scatter_add_`` off the CPU and under
     ``torch.compile``: no wait for the device), then the palettes, their
     intersections and unions from those ``[B, 12, 14]`` counts. A valid target cell
     that is not a colour raises :class:`~arcnb.errors.TensorError` on the CPU;
@@ -100,18 +104,19 @@ def palette_update(pred, target, *, pad_token=10) -> dict:
     torch = _torch()
     pad_bin = _pad_bin(pad_token, target.dtype)
     c = _bins(pred, target, pad_bin, pad_token)
-    w_bad, w_valid = _weights(pad_bin, target.device)
-    bad = (c.sum(1) * w_bad).sum()                        # valid target cells, no colour
+    w_bad, w_valid = (_weights(pad_bin, target.device, i) for i in (0, 1))
+    tm = c.sum(1)                                         # [B, 14] target codes
+    bad = (tm * w_bad).sum()                              # valid target cells, no colour
     eager_cpu = target.device.type == "cpu" and not torch.compiler.is_compiling()
     if eager_cpu and bool(bad):
         raise TensorError("target holds a value that is neither a colour 0-9 nor pad_token")
-    tp = c[:, :, _COLOURS].sum(1) > 0                     # [B, 10] target palette
+    tp = tm[:, _COLOURS] > 0                              # [B, 10] target palette
     pp = (c[:, _COLOURS] * w_valid).sum(-1) > 0           # [B, 10] on the valid cells
     inter = (tp & pp).sum(-1)
     union = (tp | pp).sum(-1)                             # 0: no valid cell
     has_cell = union > 0
     dt = _float_dtype(target.device)
-    jaccard = (inter.to(dt) / union.to(dt)).nansum()      # 0 / 0 for a grid without cells
+    jaccard = torch.div(inter, union.to(dt)).nansum()     # 0 / 0 for a grid without cells
     if not eager_cpu:
         jaccard = torch.where(bad > 0, _constant(math.nan, dt, target.device, ("pal-nan",)),
                               jaccard)
@@ -121,12 +126,11 @@ def palette_update(pred, target, *, pad_token=10) -> dict:
 
 def palette_compute(counts) -> dict:
     """The metrics of :func:`palette_metrics` from the counts of :func:`palette_update`."""
-    out = {
-        "palette_accuracy": _ratio(counts["n_palette_exact"], counts["n_grids"]),
-        "palette_jaccard": _ratio(counts["sum_jaccard"], counts["n_grids"]),
-        "n_grids": counts["n_grids"],
-    }
-    return {k: _out(v) for k, v in out.items()}
+    torch = _torch()
+    # one vector (float: the sum of Jaccard indices is one), one ratio, one cast
+    v = torch.stack([counts["n_palette_exact"], counts["sum_jaccard"], counts["n_grids"]])
+    out = _out(torch.cat([_ratio(v[:2], v[2]), v[2:]])).unbind()
+    return dict(zip(PALETTE_METRIC_NAMES, out))
 
 
 def palette_metrics(pred, target, *, pad_token: int | None = 10) -> dict:
