@@ -103,8 +103,9 @@ def decode_logits(logits) -> tuple[list[np.ndarray | None], np.ndarray]:
     30x30, or non-finite logits: see the module docstring); ``confidence[b]`` is the
     mean over the crop rectangle of the winning class's softmax probability (NaN for
     an all-padding prediction or non-finite logits). The argmax, softmax and
-    rectangle means are computed on the logits' device for the whole batch; only the
-    ``[B, H, W]`` argmax moves to the CPU for the crop.
+    rectangle means, each grid's crop and whether it is valid are computed on the
+    logits' device for the whole batch; one transfer a batch brings the argmax (int8),
+    the crop sizes and the confidences to the CPU, where each grid is cut out.
     """
     import torch
 
