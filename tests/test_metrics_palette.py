@@ -220,7 +220,8 @@ def test_every_integer_dtype_gives_the_int64_numbers(seed):
 
 
 @pytest.mark.parametrize("pad, bad", [(10, 11), (10, -5), (10, 300), (-1, 10), (-1, 11),
-                                      (None, 10), (None, -1), (255, 10), (255, 12)])
+                                      (-1, -2), (-1, -300), (None, 10), (None, -1), (None, -2),
+                                      (255, 10), (255, 12), (255, -1), (255, -3), (-100, -1)])
 def test_every_non_colour_target_value_is_refused_whatever_the_pad_token(pad, bad):
     t = torch.zeros((2, 2, 2), dtype=torch.int64)
     t[1, 1, 0] = bad

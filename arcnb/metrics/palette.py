@@ -18,6 +18,7 @@ from ._tensors import _constant, _fits, _float_dtype, _out, _pred_target, _ratio
 #: Names :func:`palette_metrics` returns.
 PALETTE_METRIC_NAMES = ("palette_accuracy", "palette_jaccard", "n_grids")
 
+
 def palette_prepare(pred, target, pad_token):
     """``(pred, target, pad_token)`` checked, as tensors on one device."""
     pad_token = check_pad_token(pad_token)
@@ -25,20 +26,22 @@ def palette_prepare(pred, target, pad_token):
     return pred, target, pad_token
 
 
-# A cell's codes: the target's value clamped to [-1, 11] (padding: its own code, -1 or
-# 10, or 12 for another pad token), the prediction's clamped to [-1, 10]; 0-9 are the
-# colours. Shifted by one they index the bins of a grid: 14 x 12 (target, prediction).
-_T_CODES = 14
+# A cell's codes: the target's value clamped to [-2, 11] (padding: its own code, -1 or
+# 10, or 12 for another pad token; -2 and 11 stand for every value beyond, never
+# padding), the prediction's clamped to [-1, 10]; 0-9 are the colours. Shifted (by two
+# and by one) they index the bins of a grid: 12 x 15 (prediction, target).
+_T_CODES = 15
 _P_CODES = 12
 _BINS = _T_CODES * _P_CODES
-_COLOURS = slice(1, 11)  # the bins of the colours 0-9
+_COLOURS = slice(2, 12)  # the target bins of the colours 0-9
+_P_COLOURS = slice(1, 11)  # the prediction bins of the colours 0-9
 
 
 def _pad_bin(pad_token, dtype):
     """The target bin of padding (None: no cell is padding)."""
     if pad_token is None or not _fits(pad_token, dtype):
         return None
-    return {-1: 0, 10: 11}.get(pad_token, 13)
+    return {-1: 1, 10: 12}.get(pad_token, 14)
 
 
 def _clamped(x, low, high):
@@ -46,17 +49,17 @@ def _clamped(x, low, high):
 
 
 def _bins(pred, target, pad_bin, pad_token):
-    """``[B, 12, 14]`` counts of each grid's (prediction code, target code) pairs: one
-    key per cell (``grid * 168 + 14 * (pred + 1) + target + 1``) counted at once, in
+    """``[B, 12, 15]`` counts of each grid's (prediction code, target code) pairs: one
+    key per cell (``grid * 180 + 15 * (pred + 1) + target + 2``) counted at once, in
     the inputs' own dtypes (int32 keys unless an input or the bins need int64)."""
     torch = _torch()
     B = target.shape[0]
     n = B * _BINS
-    tc = _clamped(target, -1, 11)
-    if pad_bin == 13:  # a pad token the clamp does not keep apart
+    tc = _clamped(target, -2, 11)
+    if pad_bin == 14:  # a pad token the clamp does not keep apart
         tc = torch.where(target == pad_token, _constant(12, tc.dtype, tc.device, ("pal-pad",)),
                          tc)
-    if tc.dtype == torch.int8:  # 14 * 10 + 12 does not fit
+    if tc.dtype == torch.int8:  # 15 * 10 + 12 does not fit
         tc = tc.to(torch.int16)
     pc = _clamped(pred, -1, 10)
     if tc.dtype == pc.dtype or (tc.dtype.is_signed and tc.dtype.itemsize > pc.dtype.itemsize):
@@ -67,7 +70,7 @@ def _bins(pred, target, pad_bin, pad_token):
     # int32 keys where bincount takes them (scatter_add_ wants int64 indices)
     wide = s.dtype == torch.int64 or not eager_cpu or not _fits(n + _BINS, torch.int32)
     kdt = torch.int64 if wide else torch.int32
-    offs = torch.arange(_T_CODES + 1, n + _T_CODES + 1, _BINS, device=s.device,
+    offs = torch.arange(_T_CODES + 2, n + _T_CODES + 2, _BINS, device=s.device,
                         dtype=kdt).view((B,) + (1,) * (s.dim() - 1))
     # (a cast then an add in place: faster than one add that promotes)
     key = (s if s.dtype == kdt else s.to(kdt)).add_(offs).reshape(-1)
@@ -81,11 +84,11 @@ def _bins(pred, target, pad_bin, pad_token):
 
 
 def _weights(pad_bin, device, which: int):
-    """``[14]`` int64 weights on the target bins: the valid non-colours (errors,
+    """``[15]`` int64 weights on the target bins: the valid non-colours (errors,
     ``which`` 0), the valid cells (``which`` 1)."""
     torch = _torch()
     valid = tuple(0 if i == pad_bin else 1 for i in range(_T_CODES))
-    bad = tuple(v if not 1 <= i <= 10 else 0 for i, v in enumerate(valid))
+    bad = tuple(v if not 2 <= i <= 11 else 0 for i, v in enumerate(valid))
     return _constant((bad, valid)[which], torch.int64, device, ("pal-w", pad_bin, which))
 
 
@@ -97,7 +100,7 @@ def palette_update(pred, target, *, pad_token=10) -> dict:
     One pass over the two batches, in their own integer dtypes: each cell's pair of
     codes counted in one ``bincount`` (``scatter_add_`` off the CPU and under
     ``torch.compile``: no wait for the device), then the palettes, their
-    intersections and unions from those ``[B, 12, 14]`` counts. A valid target cell
+    intersections and unions from those ``[B, 12, 15]`` counts. A valid target cell
     that is not a colour raises :class:`~arcnb.errors.TensorError` on the CPU;
     elsewhere (where raising means waiting for the device) it makes ``sum_jaccard``
     NaN instead."""
@@ -105,13 +108,13 @@ def palette_update(pred, target, *, pad_token=10) -> dict:
     pad_bin = _pad_bin(pad_token, target.dtype)
     c = _bins(pred, target, pad_bin, pad_token)
     w_bad, w_valid = (_weights(pad_bin, target.device, i) for i in (0, 1))
-    tm = c.sum(1)                                         # [B, 14] target codes
+    tm = c.sum(1)                                         # [B, 15] target codes
     bad = (tm * w_bad).sum()                              # valid target cells, no colour
     eager_cpu = target.device.type == "cpu" and not torch.compiler.is_compiling()
     if eager_cpu and bool(bad):
         raise TensorError("target holds a value that is neither a colour 0-9 nor pad_token")
     tp = tm[:, _COLOURS] > 0                              # [B, 10] target palette
-    pp = (c[:, _COLOURS] * w_valid).sum(-1) > 0           # [B, 10] on the valid cells
+    pp = (c[:, _P_COLOURS] * w_valid).sum(-1) > 0         # [B, 10] on the valid cells
     inter = (tp & pp).sum(-1)
     union = (tp | pp).sum(-1)                             # 0: no valid cell
     has_cell = union > 0
