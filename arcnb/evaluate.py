@@ -42,6 +42,7 @@ import hashlib
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -364,6 +365,44 @@ def distributed_setup(device):
     return dist.get_rank(), dist.get_world_size(), True
 
 
+@dataclass(frozen=True)
+class _Setup:
+    """What an evaluation is made of, read and checked before its first forward pass."""
+
+    dev: object
+    ds: object
+    adapter: object
+    views: list
+    plan: object
+    params: dict
+    options: dict
+    task_list: list
+    counts: list
+
+
+def _setup(checkpoint, dataset, tasks, o: EvalOptions) -> _Setup:
+    """The device, the dataset, the model, the views, the probes, the run's parameters
+    and options, and the model inputs of each task."""
+    dev = resolve_device(o.device)
+    ds = load_dataset(dataset, tasks=tasks, require_truth=False)
+    adapter = load_model(checkpoint, arch=o.arch, config=o.model_config,
+                         trust_checkpoint=o.trust_checkpoint, device=dev)
+    views = make_views(o.augment, color_perms=o.color_perms, seed=o.seed)
+    plan = probe_plan(o.probe, o.proxy, ds, adapter, seed=o.seed)
+    params = _parameters(checkpoint, adapter, ds, dev, views, batch_size=o.batch_size,
+                         attempts=o.attempts, augment=o.augment, color_perms=o.color_perms,
+                         arch=o.arch, config=o.model_config, seed=o.seed,
+                         trust_checkpoint=o.trust_checkpoint)
+    options = _same_run_options(checkpoint, ds, dev.type, o, plan,
+                                checkpoint_sha256=params["checkpoint_sha256"])
+    if plan:  # the probes are part of the run (its journal, the same-run check)
+        params.update(plan.parameters())
+    task_list = list(ds)
+    counts = [len(t.test) * len(views) + (plan.n_inputs(t, len(views)) if plan else 0)
+              for t in task_list]
+    return _Setup(dev, ds, adapter, views, plan, params, options, task_list, counts)
+
+
 def evaluate(checkpoint, dataset, out, *, options: EvalOptions | None = None,
              device: str = "auto", batch_size: int = 64,
              attempts: int = 2, augment: str = "none", color_perms: int = 1, tasks=None,
@@ -418,60 +457,40 @@ def evaluate(checkpoint, dataset, out, *, options: EvalOptions | None = None,
                 augment=augment, color_perms=color_perms, trust_checkpoint=trust_checkpoint,
                 arch=arch, config=config, seed=seed, n_boot=n_boot, estimator=estimator,
                 probe=probe, proxy=proxy)
-    batch_size, attempts, augment, seed = o.batch_size, o.attempts, o.augment, o.seed
-    n_boot, estimator, arch, config = o.n_boot, o.estimator, o.arch, o.model_config
     out = Path(out)
     _check_out_dir(out, resume=resume, overwrite=overwrite)
-
-    dev = resolve_device(o.device)
-    ds = load_dataset(dataset, tasks=tasks, require_truth=False)
-    adapter = load_model(checkpoint, arch=arch, config=config,
-                         trust_checkpoint=o.trust_checkpoint, device=dev)
-    views = make_views(augment, color_perms=o.color_perms, seed=seed)
-    plan = probe_plan(o.probe, o.proxy, ds, adapter, seed=seed)
-    params = _parameters(checkpoint, adapter, ds, dev, views, batch_size=batch_size,
-                         attempts=attempts, augment=augment, color_perms=o.color_perms,
-                         arch=arch, config=config, seed=seed,
-                         trust_checkpoint=o.trust_checkpoint)
-    options = _same_run_options(checkpoint, ds, dev.type, o, plan,
-                                checkpoint_sha256=params["checkpoint_sha256"])
-    if plan:  # the probes are part of the run (its journal, the same-run check)
-        params.update(plan.parameters())
-    task_list = list(ds)
-    counts = [len(t.test) * len(views) + (plan.n_inputs(t, len(views)) if plan else 0)
-              for t in task_list]
-    units = plan_units(counts, batch_size)
-
-    rank, world, created = distributed_setup(dev)
-    if plan and rank == 0:
-        print(plan.cost_line(task_list, len(views)), file=sys.stderr)
+    st = _setup(checkpoint, dataset, tasks, o)
+    units = plan_units(st.counts, o.batch_size)
+    rank, world, created = distributed_setup(st.dev)
+    if st.plan and rank == 0:
+        print(st.plan.cost_line(st.task_list, len(st.views)), file=sys.stderr)
     lock = None
     try:
         lock = _claim_out_dir(out, rank, world, resume=resume, overwrite=overwrite)
-        if world > 1:
-            import torch.distributed as dist
-        done = read_journals(out, params) if resume else {}
+        done = read_journals(out, st.params) if resume else {}
         my_units = [u for j, u in enumerate(units) if j % world == rank]
         show = (sys.stderr.isatty() if progress is None else bool(progress)) and rank == 0
-        journal = Journal(out / journal_name(rank, world), params)
+        journal = Journal(out / journal_name(rank, world), st.params)
         try:
-            my_records = _run_units(adapter, task_list, views, my_units, counts, done,
-                                    journal, attempts=attempts, batch_size=batch_size,
-                                    device=dev, seed=seed, show=show, plan=plan)
+            my_records = _run_units(st.adapter, st.task_list, st.views, my_units, st.counts,
+                                    done, journal, attempts=o.attempts,
+                                    batch_size=o.batch_size, device=st.dev, seed=o.seed,
+                                    show=show, plan=st.plan)
         finally:
             journal.close()
         all_records = _gather(my_records, rank, world)
         if all_records is None:
             return None
-        run = {"resumed": bool(resume), "tasks_from_journal": len(done), "world_size": world}
-        if user_paths():  # the command line's paths, as typed and resolved
-            run["paths"] = user_paths()
         # files of an unfinished run (killed during its final writes) are rewritten
-        results = _write_results(all_records, task_list, ds, out, params, run, t_start,
-                                 attempts=attempts, n_boot=n_boot,
-                                 overwrite=overwrite or resume, estimator=estimator,
-                                 options=options, plan=plan, n_views=len(views), seed=seed)
+        results = _write_results(all_records, st.task_list, st.ds, out, st.params,
+                                 _run_facts(resume, len(done), world), t_start,
+                                 attempts=o.attempts, n_boot=o.n_boot,
+                                 overwrite=overwrite or resume, estimator=o.estimator,
+                                 options=st.options, plan=st.plan, n_views=len(st.views),
+                                 seed=o.seed)
         if world > 1:
+            import torch.distributed as dist
+
             dist.barrier()
         return results
     finally:
@@ -481,6 +500,15 @@ def evaluate(checkpoint, dataset, out, *, options: EvalOptions | None = None,
             import torch.distributed as dist
 
             dist.destroy_process_group()
+
+
+def _run_facts(resume: bool, from_journal: int, world: int) -> dict:
+    """Facts about this execution for the provenance: resumed, tasks taken from the
+    journal, processes, and the command line's paths as typed and resolved."""
+    run = {"resumed": bool(resume), "tasks_from_journal": from_journal, "world_size": world}
+    if user_paths():
+        run["paths"] = user_paths()
+    return run
 
 
 def check_run_parameters(*, batch_size=64, attempts=2, augment: str = "none",

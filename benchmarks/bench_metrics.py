@@ -1,4 +1,4 @@
-"""Benchmark: arcnb.metrics.grid_metrics with source on padded 30x30 grids.
+"""Benchmark: arcnb.metrics.grid_metrics with source, and palette_metrics, on padded 30x30 grids.
 
 Reports, in one run and on the same tensors, for every integer dtype (int64, int32,
 int16, uint8):
@@ -12,6 +12,9 @@ int16, uint8):
   step, its fixed costs included, against the same batch's floor;
 * with ``--compiled``, the same through :func:`arcnb.metrics.compiled`
   (``torch.compile``; compiled once per dtype and shape before the timing);
+* ``palette_metrics(pred, target)`` against its own floor (reading its two inputs
+  once), on the whole batch and on the training-loop batch (and compiled with
+  ``--compiled``);
 * for int64, two per-grid loops on a subset, scaled to the full batch: the tests'
   naive reference (Python loops over numpy, tests/naive_metrics.py) and a per-grid
   loop of torch calls.
@@ -125,20 +128,32 @@ def torch_loop(pred, target, source):
     return out
 
 
-def time_dtype(x, b: int, args, compiled) -> dict:
-    """Timings (seconds) of one dtype: floors and grid_metrics on the whole batch and
-    on its first ``b`` grids."""
+def read_two(p, t):
+    """The palette's floor: its two inputs read once."""
+    return _words(p).sum(), _words(t).sum()
+
+
+def time_dtype(x, b: int, args, compiled, palette_compiled) -> dict:
+    """Timings (seconds) of one dtype: floors, grid_metrics and palette_metrics on the
+    whole batch and on its first ``b`` grids."""
     p, t, s = x
     pb, tb, sb = (y[:b].clone() for y in x)
     fns = {"read": lambda: read_three(p, t, s),
            "eq": lambda: p == t,
            "ours": lambda: M.grid_metrics(p, t, source=s),
            "read_b": lambda: read_three(pb, tb, sb),
-           "ours_b": lambda: M.grid_metrics(pb, tb, source=sb)}
+           "ours_b": lambda: M.grid_metrics(pb, tb, source=sb),
+           "read2": lambda: read_two(p, t),
+           "pal": lambda: M.palette_metrics(p, t),
+           "read2_b": lambda: read_two(pb, tb),
+           "pal_b": lambda: M.palette_metrics(pb, tb)}
     if compiled is not None:
         compiled(p, t, source=s), compiled(pb, tb, source=sb)  # compile both shapes
         fns["comp"] = lambda: compiled(p, t, source=s)
         fns["comp_b"] = lambda: compiled(pb, tb, source=sb)
+        palette_compiled(p, t), palette_compiled(pb, tb)
+        fns["pcomp"] = lambda: palette_compiled(p, t)
+        fns["pcomp_b"] = lambda: palette_compiled(pb, tb)
     for fn in fns.values():  # warm: first calls make small cached constants
         fn()
     return alternate(fns, args.repeats)
@@ -172,12 +187,13 @@ def main(argv=None) -> int:
           f"{Path(M.__file__).parents[1]}), torch {torch.__version__}, {device.type}: "
           f"{where}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     compiled = M.compiled() if args.compiled and hasattr(M, "compiled") else None
+    palette_compiled = M.compiled(M.palette_metrics) if compiled is not None else None
     b = min(args.batch, args.n)
     print(f"  {'dtype':6} {'read 3 inputs':>13} {'pred==target':>12} {'grid_metrics':>12} "
           f"{'/read':>6} {'/eq':>6}   batch of {b}: {'read':>8} {'metrics':>8} {'/read':>6}")
     for dtype in dtypes:
         x = tuple(y.to(device=device, dtype=dtype) for y in base)
-        r = time_dtype(x, b, args, compiled)
+        r = time_dtype(x, b, args, compiled, palette_compiled)
         ms = {k: v * 1e3 for k, v in r.items()}
         print(f"  {str(dtype).split('.')[1]:6} {ms['read']:10.2f} ms {ms['eq']:9.2f} ms "
               f"{ms['ours']:9.2f} ms {r['ours'] / r['read']:5.2f}x {r['ours'] / r['eq']:5.2f}x"
@@ -187,6 +203,12 @@ def main(argv=None) -> int:
             print(f"  {'':6} {'compiled:':>26} {ms['comp']:9.2f} ms "
                   f"{r['comp'] / r['read']:5.2f}x {r['comp'] / r['eq']:5.2f}x   {'':13}"
                   f"{'':8} {ms['comp_b']:8.3f} {r['comp_b'] / r['read_b']:5.1f}x")
+        rows = [("palette:", "pal")] + ([("compiled:", "pcomp")] if compiled is not None else [])
+        for label, key in rows:
+            print(f"  {'':6} {label + ' read 2 inputs':>26} {ms['read2']:6.2f} ms "
+                  f"{ms[key]:9.2f} ms {r[key] / r['read2']:5.2f}x {'':6}   {'':13}"
+                  f"{ms['read2_b']:8.3f} {ms[key + '_b']:8.3f} "
+                  f"{r[key + '_b'] / r['read2_b']:5.1f}x")
         del x
 
     pred, target, source = (y.to(device) for y in base)

@@ -11,7 +11,11 @@ scaled by its own small seeded noise, saved with a step by
   evaluations, the tables: sweep.csv with its bootstrap intervals, categories,
   gained/lost, the task x step matrix, the honest selection), without the page;
 * page = one run of the sweep notebook (papermill + nbconvert) on the finished sweep,
-  reported on its own: the target is sweep <= 1.10 x baseline, plus one page.
+  reported on its own: the target is sweep <= 1.10 x baseline, plus one page;
+* per stage (``benchmarks/_stages.py``), for the separate evaluations and for the
+  sweep: the models' forward passes and each arcnb stage around them (padding,
+  decoding, voting, records, journal, scoring, writing, loading; the sweep's plan,
+  tables and files), so the overhead shows where it is spent.
 
     python benchmarks/bench_sweep.py [--tasks 400] [--checkpoints 10] [--threads 2]
     python benchmarks/bench_sweep.py --device cuda --no-page   # the models on the GPU
@@ -20,9 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def main() -> None:
@@ -38,6 +45,8 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
+    from _stages import Stages
+
     from arcnb import sweep as S
     from arcnb.data import load_dataset
     from arcnb.evaluate import evaluate
@@ -60,15 +69,22 @@ def main() -> None:
         # warm-up outside the timings (a GPU's context, the first model load)
         evaluate(str(ckpts[0]), ds.select(ds.task_ids[:2]), tmp / "warm-up", progress=False,
                  device=args.device)
-        t0 = time.perf_counter()
-        for c in ckpts:
-            evaluate(str(c), ds, tmp / "separate" / c.stem, progress=False,
-                     device=args.device)
-        t_sum = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        sw = S.sweep([tmp / "ckpt"], ds, tmp / "sweep", report=False, progress=False,
-                     device=args.device)
-        t_sweep = time.perf_counter() - t0
+        stages = Stages(args.device).patch()
+        try:
+            t0 = time.perf_counter()
+            for c in ckpts:
+                evaluate(str(c), ds, tmp / "separate" / c.stem, progress=False,
+                         device=args.device)
+            t_sum = time.perf_counter() - t0
+            separate = stages.table(t_sum)
+            stages.reset()
+            t0 = time.perf_counter()
+            sw = S.sweep([tmp / "ckpt"], ds, tmp / "sweep", report=False, progress=False,
+                         device=args.device)
+            t_sweep = time.perf_counter() - t0
+            in_sweep = stages.table(t_sweep)
+        finally:
+            stages.restore()
         t_page = None
         if not args.no_page:
             t0 = time.perf_counter()
@@ -78,7 +94,14 @@ def main() -> None:
                           "sum_of_evaluations_s": round(t_sum, 2),
                           "sweep_s": round(t_sweep, 2),
                           "overhead": round(t_sweep / t_sum - 1, 4),
-                          "page_s": None if t_page is None else round(t_page, 2)}))
+                          "page_s": None if t_page is None else round(t_page, 2),
+                          "stages_separate": separate, "stages_sweep": in_sweep}))
+        print("per stage (self times; every stage waits for the device):")
+        print(f"    {'stage':<34} {'separate':>11} {'sweep':>11} {'sweep %':>8}")
+        sep = {k: v for k, v, _ in separate}
+        for stage, sec, share in in_sweep:
+            print(f"    {stage:<34} {sep.get(stage, 0.0) * 1e3:8.0f} ms {sec * 1e3:8.0f} ms "
+                  f"{100 * share:7.1f}%")
         print(f"sweep of {len(ckpts)} checkpoints on {len(ds)} tasks: {t_sweep:.1f} s against "
               f"{t_sum:.1f} s for the evaluations alone: overhead "
               f"{100 * (t_sweep / t_sum - 1):+.1f}% (target <= +10%)"

@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from arcnb.metrics import (color_confusion, grid_metrics, latent_diagnostics,
+from arcnb.metrics import (color_confusion, grid_metrics, latent_diagnostics, palette_metrics,
                            reconstruction_metrics, token_accuracy)
 
 from naive_metrics import (close, naive_color_confusion, naive_grid_metrics, naive_latent,
                            naive_reconstruction_metrics, naive_token_accuracy, random_batch)
+from test_metrics_palette import naive_palette
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -109,6 +110,27 @@ def test_the_other_metric_families_on_cuda_match_the_naive_loops():
                     naive_latent(mu.numpy(), logvar.numpy()))
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.int32, torch.int64])
+def test_palette_metrics_on_cuda_match_the_naive_loop_in_every_dtype(dtype):
+    from arcnb.metrics import compiled
+    from arcnb.metrics.streaming import PaletteMetrics
+
+    metrics = compiled(palette_metrics)
+    for seed in range(10):
+        p, t, _ = random_batch(np.random.default_rng(300 + seed), size=(30, 30))
+        want = naive_palette(p, t)
+        pc, tc = (_on_cuda(x).to(dtype) for x in (p, t))
+        _assert_matches(palette_metrics(pc, tc), want)
+        _assert_matches(metrics(pc, tc), want)
+        m = PaletteMetrics().to(CUDA)
+        m.update(pc, tc)
+        _assert_matches(m.compute(), want)
+    # a target value that is no colour: NaN (raising would wait for the GPU)
+    t[0, 0, 0] = 11
+    r = palette_metrics(_on_cuda(p).to(dtype), _on_cuda(t).to(dtype))
+    assert np.isnan(r["palette_jaccard"].item())
+
+
 def test_streaming_grid_metrics_on_cuda_over_batches_equal_the_naive_loop_on_all():
     from arcnb.metrics.streaming import GridMetrics
 
@@ -130,11 +152,12 @@ def test_a_training_step_of_metrics_never_waits_for_the_gpu():
     caught up. CUDA's sync debug mode turns such a wait into an error; torch says it
     does not detect every one (a small copy of numbers from host memory went unnoticed
     on torch 2.11), so the metrics also make no such copy."""
-    from arcnb.metrics.streaming import GridMetrics
+    from arcnb.metrics.streaming import GridMetrics, PaletteMetrics
 
     p, t, s = (_on_cuda(x) for x in random_batch(np.random.default_rng(5), B=64,
                                                   size=(30, 30)))
     m = GridMetrics().to(CUDA)
+    mp = PaletteMetrics().to(CUDA)
     logits = torch.randn(4, 50, 11, device=CUDA)
     tokens = torch.randint(0, 11, (4, 50), device=CUDA)
     mu, logvar = torch.randn(64, 8, device=CUDA), torch.randn(64, 8, device=CUDA)
@@ -146,6 +169,9 @@ def test_a_training_step_of_metrics_never_waits_for_the_gpu():
         grid_metrics(p, t)
         m.update(p, t, s)
         m.update(p, t, s)
+        palette_metrics(p, t)
+        palette_metrics(p.to(torch.uint8), t.to(torch.uint8))
+        mp.update(p, t)
         token_accuracy(logits, tokens, ignore_index=-100)
         latent_diagnostics(mu, logvar)
     finally:

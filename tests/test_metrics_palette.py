@@ -184,3 +184,115 @@ def test_docstring_examples_run():
     for mod in (P, S):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.failed == 0 and res.attempted > 0, mod.__name__
+
+
+# ------------------------------------------------------------ one pass, any dtype
+DTYPES = (torch.uint8, torch.int16, torch.int32, torch.int64)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_integer_dtype_gives_the_int64_numbers(seed):
+    # each dtype read as it is: the same numbers as int64 and as the naive loop, for
+    # the default pad token, -1, a pad token the clamp would merge (255), and none
+    rng = np.random.default_rng(400 + seed)
+    p, t, _ = random_batch(rng, B=int(rng.integers(1, 40)), size=(7, 9))
+    cases = [(p, t, 10), (np.where(p == 10, 255, p), np.where(t == 10, 255, t), 255),
+             (p, np.where(t == 10, 0, t), None)]
+    for pp, tt, pad in cases:
+        want = naive_palette(pp, tt, pad)
+        base = palette_metrics(torch.from_numpy(pp), torch.from_numpy(tt), pad_token=pad)
+        assert_matches(base, want)
+        for dtype in DTYPES:
+            got = palette_metrics(torch.from_numpy(pp).to(dtype), torch.from_numpy(tt).to(dtype),
+                                  pad_token=pad)
+            for k in base:
+                assert float(got[k]) == float(base[k]) or (
+                    math.isnan(float(got[k])) and math.isnan(float(base[k]))), (dtype, pad, k)
+    # -1 as padding (signed dtypes), and mixed dtypes of pred and target
+    p2, t2 = np.where(p == 10, -1, p), np.where(t == 10, -1, t)
+    want = naive_palette(p2, t2, -1)
+    for dp, dt in ((torch.int16, torch.int64), (torch.int64, torch.int8), (torch.int8, torch.int8),
+                   (torch.int32, torch.int16)):
+        assert_matches(palette_metrics(torch.from_numpy(p2).to(dp), torch.from_numpy(t2).to(dt),
+                                       pad_token=-1), want)
+    assert_matches(palette_metrics(torch.from_numpy(p).to(torch.uint8), torch.from_numpy(t),
+                                   pad_token=10), naive_palette(p, t))
+
+
+@pytest.mark.parametrize("pad, bad", [(10, 11), (10, -5), (10, 300), (-1, 10), (-1, 11),
+                                      (-1, -2), (-1, -300), (None, 10), (None, -1), (None, -2),
+                                      (255, 10), (255, 12), (255, -1), (255, -3), (-100, -1)])
+def test_every_non_colour_target_value_is_refused_whatever_the_pad_token(pad, bad):
+    t = torch.zeros((2, 2, 2), dtype=torch.int64)
+    t[1, 1, 0] = bad
+    with pytest.raises(ArcnbError, match="neither a colour"):
+        palette_metrics(torch.zeros_like(t), t, pad_token=pad)
+
+
+def test_the_device_path_equals_the_cpu_path_and_marks_a_bad_target(monkeypatch):
+    # off the CPU (and compiled) the keys are counted by scatter_add_ and a bad target
+    # makes the Jaccard sum NaN (raising would wait for the device): that path, on the CPU
+    rng = np.random.default_rng(77)
+    p, t, _ = (torch.from_numpy(x) for x in random_batch(rng, B=30, size=(6, 6)))
+    want = palette_metrics(p, t)
+    bad = t.clone()
+    bad[0, 0, 0] = 11
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    got = palette_metrics(p, t)
+    marked = P.palette_update(p, bad)
+    monkeypatch.undo()
+    for k in want:
+        assert float(got[k]) == float(want[k]), k
+    assert math.isnan(float(marked["sum_jaccard"]))
+
+
+#: The most aten operations one palette_metrics call may dispatch (views included).
+MAX_PALETTE_OPS = 45
+
+
+def test_one_palette_call_dispatches_at_most_45_operations_whatever_the_batch():
+    from test_metrics_grid_kernel import _CountOps
+
+    rng = np.random.default_rng(12)
+    p, t, _ = (torch.from_numpy(x) for x in random_batch(rng, B=256, size=(30, 30)))
+    u8 = [x.to(torch.uint8) for x in (p, t)]
+    seq = [x.reshape(x.shape[0], -1) for x in (p, t)]
+    full = torch.where(t == 10, 0, t)
+    big, small = [x.repeat(4, 1, 1) for x in (p, t)], [x[:4].clone() for x in (p, t)]
+    calls = {"int64": lambda: palette_metrics(p, t), "uint8": lambda: palette_metrics(*u8),
+             "sequences": lambda: palette_metrics(*seq),
+             "no padding": lambda: palette_metrics(p, full, pad_token=None),
+             "1,024 grids": lambda: palette_metrics(*big), "4 grids": lambda: palette_metrics(*small)}
+    seen = {}
+    for label, call in calls.items():
+        call()  # the first call makes the small constants, once
+        with _CountOps() as c:
+            call()
+        assert len(c.ops) <= MAX_PALETTE_OPS, (label, len(c.ops), c.ops)
+        seen[label] = c.ops
+    assert seen["1,024 grids"] == seen["4 grids"] == seen["int64"]  # no loop over the batch
+
+
+@pytest.mark.slow  # Inductor compiles: about a minute on a 2-core machine
+def test_compiled_palette_metrics_equal_eager_on_fixed_and_mixed_grid_sizes():
+    from arcnb.metrics import compiled
+
+    torch._dynamo.reset()
+    metrics = compiled(palette_metrics)
+    rng = np.random.default_rng(21)
+    for size, dtype in (((6, 7), torch.int64), ((9, 5), torch.int64), ((30, 30), torch.int64),
+                        ((3, 3), torch.int64), ((8, 8), torch.uint8), ((5, 9), torch.int32)):
+        p, t, _ = (torch.from_numpy(x).to(dtype)
+                   for x in random_batch(rng, B=int(rng.integers(2, 20)), size=size))
+        got, want = metrics(p, t), palette_metrics(p, t)
+        for k in want:
+            assert got[k].dtype == torch.float32 and got[k].dim() == 0, k
+            assert close(got[k], want[k], 1e-7), (size, dtype, k)
+
+
+@pytest.mark.slow  # dynamo traces: seconds
+def test_palette_metrics_traces_as_one_graph_without_breaks():
+    torch._dynamo.reset()
+    p, t, _ = (torch.from_numpy(x) for x in random_batch(np.random.default_rng(1), B=5))
+    ex = torch._dynamo.explain(palette_metrics)(p, t)
+    assert ex.graph_break_count == 0 and ex.graph_count == 1, ex.break_reasons

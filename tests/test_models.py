@@ -28,6 +28,43 @@ def one_hot_logits(pred):
     return torch.nn.functional.one_hot(torch.as_tensor(pred).long(), 11).permute(0, 3, 1, 2).float()
 
 
+def test_decode_logits_equals_the_per_grid_crop_and_check():
+    # the batch decides validity on its device and makes one transfer: each grid is what
+    # crop_padding of its argmax gives, when is_valid_prediction accepts it (pad inside
+    # the crop, all padding, NaN or -inf logits, crops larger than 30x30 are refused)
+    from arcnb.models.interface import is_valid_prediction
+
+    g = torch.Generator().manual_seed(0)
+    for trial in range(120):
+        B, H, W = (int(torch.randint(lo, hi, (1,), generator=g)) for lo, hi in
+                   ((0, 7), (1, 34), (1, 34)))
+        logits = torch.randn(B, 11, H, W, generator=g)
+        for b in range(B):
+            h, w = (int(torch.randint(1, n + 1, (1,), generator=g)) for n in (H, W))
+            logits[b, 10, h:, :] += 50
+            logits[b, 10, :, w:] += 50
+            kind = (trial + b) % 5
+            if kind == 1:
+                logits[b, 10, 0, 0] += 100
+            elif kind == 2:
+                logits[b, 3, 0, 0] = float("nan")
+            elif kind == 3:
+                logits[b, 10] += 100
+            elif kind == 4:
+                logits[b, :, 0, 0] = float("-inf")
+        grids, conf = decode_logits(logits)
+        assert len(grids) == B and conf.shape == (B,) and conf.dtype == np.float64
+        argmax = logits.argmax(1).to(torch.int8).numpy()
+        finite = ~torch.isnan(torch.softmax(logits, 1)).flatten(1).any(1).numpy()
+        for b in range(B):
+            want = crop_padding(argmax[b]) if finite[b] else None
+            want = want if is_valid_prediction(want) else None
+            if want is None:
+                assert grids[b] is None, (trial, b)
+            else:
+                assert grids[b].dtype == np.int8 and np.array_equal(grids[b], want), (trial, b)
+
+
 def test_decode_logits_crop_rule_and_confidence():
     pred = torch.full((3, 5, 5), 10)
     pred[0, :2, :3] = torch.tensor([[1, 2, 3], [0, 0, 4]])

@@ -50,7 +50,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ArcnbError
-from ..grids import MAX_SIZE, PAD_TOKEN, crop_padding, grid_problem, pad_grids
+from ..grids import MAX_SIZE, PAD_TOKEN, grid_problem, pad_grids
 
 __all__ = ["N_CLASSES", "CANVAS", "ModelAdapter", "pad_batch", "pad_demonstrations",
            "decode_logits", "is_valid_prediction"]
@@ -103,8 +103,9 @@ def decode_logits(logits) -> tuple[list[np.ndarray | None], np.ndarray]:
     30x30, or non-finite logits: see the module docstring); ``confidence[b]`` is the
     mean over the crop rectangle of the winning class's softmax probability (NaN for
     an all-padding prediction or non-finite logits). The argmax, softmax and
-    rectangle means are computed on the logits' device for the whole batch; only the
-    ``[B, H, W]`` argmax moves to the CPU for the crop.
+    rectangle means, each grid's crop and whether it is valid are computed on the
+    logits' device for the whole batch; one transfer a batch brings the argmax (int8),
+    the crop sizes and the confidences to the CPU, where each grid is cut out.
     """
     import torch
 
@@ -129,13 +130,21 @@ def decode_logits(logits) -> tuple[list[np.ndarray | None], np.ndarray]:
     n = rect.sum(dim=(1, 2))
     conf = torch.where((n > 0) & finite, (prob_max * rect).sum(dim=(1, 2)) / n.clamp(min=1),
                        torch.full_like(n, float("nan"), dtype=prob_max.dtype))
-    pred_np = pred.to(torch.int8).cpu().numpy()
-    finite_np = finite.cpu().numpy()
-    grids = []
-    for b in range(B):
-        g = crop_padding(pred_np[b], pad_token=PAD_TOKEN) if finite_np[b] else None
-        grids.append(g if is_valid_prediction(g) else None)
-    return grids, conf.double().cpu().numpy()
+    # a valid prediction (is_valid_prediction of the crop): finite, not all padding, no
+    # padding inside the crop (the argmax is 0-10), at most 30x30; decided here for the
+    # whole batch, so the host only cuts each grid out (no per-grid check)
+    ok = finite & (n > 0) & ~(rect & ~valid).flatten(1).any(dim=1) & (last_r < MAX_SIZE) \
+        & (last_c < MAX_SIZE)
+    sizes = torch.stack([torch.where(ok, last_r + 1, 0), last_c + 1]).to(torch.int32)
+    # one transfer a batch: the argmax, the sizes and the confidences as one byte buffer
+    packed = torch.cat([pred.to(torch.int8).flatten(), sizes.flatten().view(torch.int8),
+                        conf.double().view(torch.int8)]).cpu().numpy()
+    pred_np = packed[:B * H * W].reshape(B, H, W)
+    hs, ws = packed[B * H * W:B * (H * W + 8)].view(np.int32).reshape(2, B)
+    conf_np = packed[B * (H * W + 8):].view(np.float64).copy()  # aligned
+    grids = [pred_np[b, :h, :w].copy() if h else None
+             for b, (h, w) in enumerate(zip(hs.tolist(), ws.tolist()))]
+    return grids, conf_np
 
 
 class ModelAdapter:
