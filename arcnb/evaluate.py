@@ -57,9 +57,9 @@ from .journal import (Journal, RunLock, journal_name, journal_paths, journal_rec
 from .runs import (CANDIDATES, METRICS, OPTIONAL_RUN_FILES, RUN_FILES, OutputFolder, Run,
                    check_out_path, options_sha256, read_metrics, refuse_finished,
                    run_provenance, same_run_problem, user_paths)
-from .models import ReplaceConfig, load_model
-from .options import MAX_ATTEMPTS, MAX_COLOR_PERMS, EvalOptions, combine
-from .models.loading import checkpoint_path
+from .models import load_model
+from .options import MAX_ATTEMPTS, MAX_COLOR_PERMS, EvalOptions, combine, run_options
+from .models.loading import builder_name, checkpoint_path
 from .data import Pair, Task, load_dataset
 from .grids import as_grid_or_none
 from .models.interface import decode_logits, pad_batch, pad_demonstrations
@@ -579,11 +579,6 @@ def _claim_out_dir(out: Path, rank: int, world: int, *, resume: bool,
     return lock
 
 
-def _arch_name(arch) -> str | None:
-    return None if arch is None else str(arch) if isinstance(arch, str) \
-        else f"{getattr(arch, '__module__', '?')}:{getattr(arch, '__qualname__', repr(arch))}"
-
-
 def _same_run_options(checkpoint, ds, device_type: str, o: EvalOptions, plan, *,
                       checkpoint_sha256: str | None = None) -> dict:
     """:func:`run_options` of an evaluation with options ``o``, with the probe ``plan``'s
@@ -641,35 +636,6 @@ def same_finished_run(checkpoint, dataset, out, *, options: EvalOptions | None =
     return same_run_problem(metrics, wanted) is None
 
 
-def run_options(checkpoint, ds, device_type: str, *, batch_size: int = 64, attempts: int = 2,
-                augment: str = "none", color_perms: int = 1, arch=None, config=None,
-                seed: int = 0, estimator: str = "ranked", n_boot: int = 1000,
-                checkpoint_sha256: str | None = None) -> dict:
-    """Every parameter that changes an evaluation's result, as plain JSON: the
-    checkpoint's bytes (its SHA-256, or the model's name when it reads no file; never
-    its path), the builder and its config (merged or replacing), the dataset's version
-    and task ids, the device type, the batch size (every input is computed in the same
-    batch), attempts, augmentation, colour permutations, seed, estimator and bootstrap
-    resamples. Their hash (:func:`arcnb.runs.options_sha256`) is the one "same run"
-    check: evaluate records both in ``metrics.json``; a sweep reuses a finished run, and
-    collects the runs of its shards, only when it matches (``checkpoint_sha256``
-    spares hashing a file the caller has hashed)."""
-    if isinstance(checkpoint, (str, os.PathLike)):
-        p = checkpoint_path(checkpoint)
-        ck = checkpoint_sha256 or (file_sha256(p) if p.is_file() else str(checkpoint))
-    else:
-        ck = type(getattr(checkpoint, "model", checkpoint)).__name__
-    ids = hashlib.sha256("\n".join(ds.task_ids).encode("utf-8", "surrogateescape")).hexdigest()
-    opts = {"checkpoint": ck, "arch": _arch_name(arch),
-            "config": to_jsonable(config) if config else None,
-            "replace_config": isinstance(config, ReplaceConfig),
-            "dataset_version": ds.version, "task_ids_sha256": ids, "device": device_type,
-            "batch_size": int(batch_size), "attempts": int(attempts), "augment": augment,
-            "color_perms": int(color_perms) if augment == "dihedral+colors" else None,
-            "seed": int(seed), "estimator": estimator, "n_boot": int(n_boot)}
-    return plain_json(opts, default=str)
-
-
 def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, augment,
                 color_perms, arch, config, seed, trust_checkpoint) -> dict:
     """Every parameter of the run, as plain JSON (the journal header and provenance)."""
@@ -686,7 +652,7 @@ def _parameters(checkpoint, adapter, ds, dev, views, *, batch_size, attempts, au
             else str(ckpt_path)),
         "checkpoint_sha256": file_sha256(ckpt_path) if ckpt_path else None,
         "checkpoint_format": adapter.source,
-        "arch": _arch_name(arch),
+        "arch": None if arch is None else builder_name(arch),
         "config": to_jsonable(config) if config else None,
         "reads_demonstrations": adapter.reads_demonstrations,
         "dataset": ds.info,

@@ -21,6 +21,7 @@ bar) are not evaluation options: they stay keyword arguments of ``evaluate``.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Mapping
@@ -28,14 +29,14 @@ from dataclasses import dataclass, field, fields, replace
 
 from .augment import AUGMENT_MODES
 from .errors import ParameterError
-from .io import parse_json
-from .models.loading import ReplaceConfig
+from .io import parse_json, plain_json, to_jsonable
+from .models.loading import ReplaceConfig, builder_name, checkpoint_path, file_sha256
 from .probes import PROBES, check_probes
 from .runs import user_paths
 from .scoring import ESTIMATORS
 from .stats import check_n_boot, check_seed, whole_number
 
-__all__ = ["EvalOptions", "combine", "MAX_ATTEMPTS", "MAX_BATCH_SIZE", "MAX_COLOR_PERMS"]
+__all__ = ["EvalOptions", "combine", "run_options", "MAX_ATTEMPTS", "MAX_BATCH_SIZE", "MAX_COLOR_PERMS"]
 
 #: Most attempts per test input (1,000): the vote fills every attempt, so the bound is
 #: the bound on the predictions' size.
@@ -263,3 +264,32 @@ def combine(options: "EvalOptions | None", **keywords) -> EvalOptions:
     defaults = EvalOptions.defaults()
     changed = {k: v for k, v in keywords.items() if not _is_default(v, defaults[k])}
     return options.replace(**changed) if changed else options
+
+
+def run_options(checkpoint, ds, device_type: str, *, batch_size: int = 64, attempts: int = 2,
+                augment: str = "none", color_perms: int = 1, arch=None, config=None,
+                seed: int = 0, estimator: str = "ranked", n_boot: int = 1000,
+                checkpoint_sha256: str | None = None) -> dict:
+    """Every parameter that changes an evaluation's result, as plain JSON: the
+    checkpoint's bytes (its SHA-256, or the model's name when it reads no file; never
+    its path), the builder and its config (merged or replacing), the dataset's version
+    and task ids, the device type, the batch size (every input is computed in the same
+    batch), attempts, augmentation, colour permutations, seed, estimator and bootstrap
+    resamples. Their hash (:func:`arcnb.runs.options_sha256`) is the one "same run"
+    check: evaluate records both in ``metrics.json``; a sweep reuses a finished run, and
+    collects the runs of its shards, only when it matches (``checkpoint_sha256``
+    spares hashing a file the caller has hashed)."""
+    if isinstance(checkpoint, (str, os.PathLike)):
+        p = checkpoint_path(checkpoint)
+        ck = checkpoint_sha256 or (file_sha256(p) if p.is_file() else str(checkpoint))
+    else:
+        ck = type(getattr(checkpoint, "model", checkpoint)).__name__
+    ids = hashlib.sha256("\n".join(ds.task_ids).encode("utf-8", "surrogateescape")).hexdigest()
+    opts = {"checkpoint": ck, "arch": None if arch is None else builder_name(arch),
+            "config": to_jsonable(config) if config else None,
+            "replace_config": isinstance(config, ReplaceConfig),
+            "dataset_version": ds.version, "task_ids_sha256": ids, "device": device_type,
+            "batch_size": int(batch_size), "attempts": int(attempts), "augment": augment,
+            "color_perms": int(color_perms) if augment == "dihedral+colors" else None,
+            "seed": int(seed), "estimator": estimator, "n_boot": int(n_boot)}
+    return plain_json(opts, default=str)

@@ -364,24 +364,26 @@ def _build(arch, saved: dict, user: dict | None, path, *, trust: bool, user_arch
     where = f"checkpoint {path}" if path is not None else f"model {arch!r}"
     unknown = [] if accepted is None else sorted(str(k) for k in (user or {}) if k not in accepted)
     if unknown:  # a key the user gave that the builder does not take: name the ones it does
-        raise ParameterError(f"{where}: builder {_arch_name(arch)} has no option "
+        raise ParameterError(f"{where}: builder {builder_name(arch)!r} has no option "
                              f"{', '.join(map(repr, unknown))}; its options are "
                              f"{', '.join(sorted(accepted)) or 'none'}")
     try:
         return builder(**config), facts
     except ArcnbError as exc:
-        raise ArcnbError(f"{where}: builder {_arch_name(arch)} rejected the config: "
+        raise ArcnbError(f"{where}: builder {builder_name(arch)!r} rejected the config: "
                          f"{one_line(exc, 300)}") from None
     except Exception as exc:  # noqa: BLE001 - a builder's failure is one line, not a traceback
         shown = ", ".join(f"{k}={one_line(repr(v), 40)}" for k, v in config.items())
-        raise ArcnbError(f"{where}: builder {_arch_name(arch)} failed on the config "
+        raise ArcnbError(f"{where}: builder {builder_name(arch)!r} failed on the config "
                          f"({shown}): {type(exc).__name__}: {one_line(exc, 200)}") from None
 
 
-def _arch_name(arch) -> str:
+def builder_name(arch) -> str:
+    """A model builder's name: the registered name or ``module:callable`` as given, else
+    a callable's ``module:qualname`` (what a run records and its messages name)."""
     if isinstance(arch, str):
-        return repr(arch)
-    return repr(f"{getattr(arch, '__module__', '?')}:{getattr(arch, '__qualname__', arch)}")
+        return arch
+    return f"{getattr(arch, '__module__', '?')}:{getattr(arch, '__qualname__', repr(arch))}"
 
 
 def load_model(spec, *, arch=None, config: dict | None = None, trust_checkpoint: bool = False,
