@@ -74,7 +74,7 @@ __all__ = ["PROBES", "PROBE_NAMES", "PROBE_COLOR_PERMS", "ProbeView", "ProbePlan
            "SOLVED_AT"]
 
 #: What ``--probe`` takes: each probe's name, ``task-id`` standing for both of its probes
-#: (the names themselves, :data:`PROBE_NAMES`, are :data:`arcnb.runs.layout.PROBE_NAMES`).
+#: (the names themselves, :data:`PROBE_NAMES`, are :data:`arcnb.runs.PROBE_NAMES`).
 PROBES = tuple(dict.fromkeys(p.removesuffix("-blank").removesuffix("-random")
                              for p in PROBE_NAMES))
 #: Colour permutations of the ``colors`` and ``dihedral+colors`` probes.

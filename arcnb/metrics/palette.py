@@ -121,7 +121,7 @@ def palette_update(pred, target, *, pad_token=10) -> dict:
     dt = _float_dtype(target.device)
     jaccard = torch.div(inter, union.to(dt)).nansum()     # 0 / 0 for a grid without cells
     if not eager_cpu:
-        jaccard = torch.where(bad > 0, _constant(math.nan, dt, target.device, ("pal-nan",)),
+        jaccard = torch.where(bad > 0, _constant(math.nan, dt, target.device, ("palette-bad-target",)),
                               jaccard)
     return {"n_grids": has_cell.sum(), "n_palette_exact": (has_cell & (inter == union)).sum(),
             "sum_jaccard": jaccard}

@@ -97,7 +97,7 @@ from .document import (REUSED_KEY, TRAINING_OVERLAP_KEY, attempt_ks, compact_lin
                        summary_of,
                        unscored_summary)
 from .layout import (CANDIDATES, EVALUATE_HTML, EVALUATE_NOTEBOOK, FIGURES, FILLER, HEADLINE_KEYS,
-                     JOURNAL, OPTIONAL_RUN_FILES, PROBE_PREDICTIONS, PROBES_CSV,
+                     JOURNAL, OPTIONAL_RUN_FILES, PROBE_NAMES, PROBE_PREDICTIONS, PROBES_CSV,
                      PROXY_CSV, PROXY_PREDICTIONS,
                      JOURNAL_GLOB, METRICS, PREDICTIONS, REPORT_HTML, REPORT_NOTEBOOK,
                      RESULTS_CSV, RESULTS_PARQUET, RUN_FILES, SUBMISSION, TASKS_CSV,
@@ -124,5 +124,5 @@ __all__ = [
     "TRAINING_OVERLAP_KEY", "REUSED_KEY", "record_reuse", "unique_labels", "candidates_file", "OPTIONAL_RUN_FILES",
     "options_sha256", "same_run_problem", "PROBE_PREDICTIONS", "PROBES_CSV", "PROXY_CSV",
     "PROXY_PREDICTIONS", "is_run_dir", "finished_runs", "recorded_task_ids", "provenance_block",
-    "write_result_folder", "SUMMARY_JSON",
+    "write_result_folder", "SUMMARY_JSON", "csv_bytes", "PROBE_NAMES",
 ]

@@ -298,7 +298,7 @@ def write_result_folder(out: "str | os.PathLike | OutputFolder",
     ``extra_files`` (``{file name: bytes}``: a page, LaTeX tables, pictures, Parquet),
     then the summary as ``summary_name`` (:func:`arcnb.io.json_bytes`), last: it marks a
     finished result. The one writer of "a summary beside its tables": every table
-    through :func:`csv_bytes` (formula neutralisation), the summary through
+    through :func:`arcnb.runs.csv_bytes` (formula neutralisation), the summary through
     :func:`arcnb.io.json_bytes`, all through the guarded output folder ``out``
     (:class:`OutputFolder`, or a path made one): nothing through a link, every target
     claimed before anything is computed or written (an existing file is refused

@@ -31,7 +31,7 @@ from ... import front
 from ...columns import NEAR_MISS
 from .. import sources
 
-from .base import NO_TRUTH, Figure, Options, Section, page_of
+from .base import NO_TRUTH, FilesSection, Figure, Options, Section, page_of
 # every section of each module (its __all__, made from its classes): a new section needs
 # no import here, only its line in its page's list
 from .run import *  # noqa: F403
@@ -104,6 +104,6 @@ PAGES = {"REPORT": REPORT, "REPORT_NO_TRUTH": REPORT_NO_TRUTH, "EVALUATE": EVALU
 
 #: The public names: the building blocks, the pages and every section of a page, in
 #: page order (a section is public by being on a page).
-__all__ = (["Options", "Section", "Figure", "NO_TRUTH", "page_of", "open_report", "report_page",
+__all__ = (["Options", "Section", "FilesSection", "Figure", "NO_TRUTH", "page_of", "open_report", "report_page",
             "repeats_page", "paper_files", "PAGES", *PAGES]
            + list(dict.fromkeys(c.__name__ for page in PAGES.values() for c in page)))
