@@ -252,6 +252,22 @@ def sample_pool(ds, draws_by_output: dict) -> dict:
     return {"arcnb_candidates": 1, "tasks": tasks}
 
 
+def _mean_curve(draws: dict, n_tests: dict, rates_of, n: int = 6) -> np.ndarray:
+    """The enumerated curves (pass@1, pass@2, coverage at 1..n draws) averaged per task,
+    then over tasks: an output without the right answer among its draws adds 0, and an
+    output's curve stays flat past its last draw."""
+    want = np.zeros((3, n))
+    for tid, k in n_tests.items():
+        for i in range(k):
+            labels = draws.get((tid, i))
+            if not labels or "T" not in labels:
+                continue
+            rates = rates_of(labels, "T")
+            full = np.concatenate([rates, np.repeat(rates[:, -1:], n - rates.shape[1], 1)], 1)
+            want += full / k / len(n_tests)
+    return want
+
+
 def test_anytime_curve_of_a_pool_is_the_enumerated_mean_over_tasks(ds):
     draws = {(A, 0): ["W1", "T", "W1", "T", "T", None],
              (B, 0): ["T", "W1", "W1"],
@@ -261,15 +277,7 @@ def test_anytime_curve_of_a_pool_is_the_enumerated_mean_over_tasks(ds):
     pts = a.summary["anytime"]["points"]
     assert a.summary["anytime"]["axis"] == "sample" and [p["n"] for p in pts] == list(range(1, 7))
     n_tests = {A: 1, B: 2, C: 1, D: 2}
-    want = np.zeros((3, 6))
-    for tid, k in n_tests.items():
-        for i in range(k):
-            labels = draws.get((tid, i))
-            if not labels or "T" not in labels:
-                continue
-            rates = subset_rates(labels, "T")
-            full = np.concatenate([rates, np.repeat(rates[:, -1:], 6 - rates.shape[1], 1)], 1)
-            want += full / k / len(n_tests)
+    want = _mean_curve(draws, n_tests, subset_rates)
     for j, name in enumerate(("pass@1", "pass@2", "coverage")):
         np.testing.assert_allclose([p[name] for p in pts], want[j], atol=1e-12)
         lo, hi = np.array([p[f"{name}_ci95"] for p in pts]).T
@@ -282,15 +290,7 @@ def test_anytime_curve_of_a_pool_is_the_enumerated_mean_over_tasks(ds):
     assert a.summary["anytime"]["tie"] == a.summary["rankings"]["votes"]["tie"] == "first"
     # random ties (the default): against every subset with every tie split
     r = candidates(ds, sample_pool(ds, draws), taxonomy=None, n_boot=20)
-    want = np.zeros((3, 6))
-    for tid, k in n_tests.items():
-        for i in range(k):
-            labels = draws.get((tid, i))
-            if not labels or "T" not in labels:
-                continue
-            rates = subset_rates_random_ties(labels, "T")
-            full = np.concatenate([rates, np.repeat(rates[:, -1:], 6 - rates.shape[1], 1)], 1)
-            want += full / k / len(n_tests)
+    want = _mean_curve(draws, n_tests, subset_rates_random_ties)
     rp = r.summary["anytime"]["points"]
     for j, name in enumerate(("pass@1", "pass@2", "coverage")):
         np.testing.assert_allclose([p[name] for p in rp], want[j], atol=1e-12)
